@@ -1,0 +1,403 @@
+//! Every response body, SSE event and header set, encoded once at start-up.
+//!
+//! Responses come from the wire types of `gatebench_shared::wire::openai`, serialised with
+//! sentinels and cut into [`Template`]s. A request then costs a lookup and `Bytes` clones.
+
+use bytes::Bytes;
+use gatebench_shared::wire::openai::{
+    ChatChunk, ChatCompletion, Choice, ChunkChoice, ChunkUsage, Delta, FinishReason, Message,
+    Model, ModelList, Usage,
+};
+use hyper::header::{HeaderMap, HeaderName, HeaderValue, CACHE_CONTROL, CONTENT_TYPE};
+
+use crate::config::Config;
+use crate::template::{Slot, Template};
+
+/// `id` of every completion. Constant, so the same request always gets the same bytes.
+pub const COMPLETION_ID: &str = "chatcmpl-gatebench0000000000000000000";
+/// `created` of every response (2026-01-01T00:00:00Z), constant for the same reason.
+pub const CREATED: u64 = 1_767_225_600;
+pub const SYSTEM_FINGERPRINT: &str = "fp_gatebench";
+/// `x-request-id` of every response.
+pub const REQUEST_ID: &str = "req_gatebench0000000000000000000";
+
+/// The output text cycles through these tokens; the first token of a response has no space.
+const FIRST_TOKEN: &str = "Hello";
+const TOKENS: [&str; 16] = [
+    " Hello",
+    " from",
+    " the",
+    " gatebench",
+    " mock",
+    ",",
+    " a",
+    " deterministic",
+    " provider",
+    " whose",
+    " bytes",
+    " are",
+    " the",
+    " same",
+    " every",
+    " run.",
+];
+
+/// Largest `openai-processing-ms` value kept pre-encoded; larger ones are formatted.
+const PROCESSING_MS_TABLE: u64 = 1_000;
+
+/// Whether stream chunks carry a `usage` key (`include_usage`) or not.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UsageKey {
+    Absent = 0,
+    Null = 1,
+}
+
+/// The pre-encoded responses of one server.
+#[derive(Debug)]
+pub struct Catalog {
+    completion: [Template; 2],
+    chunk_role: [Template; 2],
+    chunk_content: [Template; 2],
+    chunk_finish: [[Template; 2]; 2],
+    chunk_usage: Template,
+    done: Bytes,
+    first_token: Bytes,
+    tokens: Vec<Bytes>,
+    content: Bytes,
+    content_ends: Vec<usize>,
+    max_tokens: u32,
+    pub models_body: Bytes,
+    pub health_body: Bytes,
+    json_headers: HeaderMap,
+    sse_headers: HeaderMap,
+    processing_ms: Vec<HeaderValue>,
+}
+
+pub const PROCESSING_MS: HeaderName = HeaderName::from_static("openai-processing-ms");
+
+impl Catalog {
+    /// Encodes everything the configuration can ask for.
+    pub fn build(config: &Config) -> Catalog {
+        let max_tokens = config.latency.tokens.max();
+        let escaped = |s: &str| {
+            // Invariant: serialising a &str cannot fail.
+            let quoted = serde_json::to_vec(s).expect("string serialises");
+            Bytes::copy_from_slice(&quoted[1..quoted.len() - 1])
+        };
+        let first_token = escaped(FIRST_TOKEN);
+        let tokens: Vec<Bytes> = TOKENS.iter().map(|t| escaped(t)).collect();
+        let mut content = Vec::new();
+        let mut content_ends = vec![0];
+        for k in 0..max_tokens as usize {
+            let token = if k == 0 {
+                &first_token
+            } else {
+                &tokens[k % TOKENS.len()]
+            };
+            content.extend_from_slice(token);
+            content_ends.push(content.len());
+        }
+        let usage_keys = [UsageKey::Absent, UsageKey::Null];
+        Catalog {
+            completion: [FinishReason::Stop, FinishReason::Length].map(completion_template),
+            chunk_role: usage_keys.map(|u| {
+                chunk_template(
+                    Delta {
+                        role: Some("assistant"),
+                        content: Some(""),
+                    },
+                    None,
+                    u,
+                )
+            }),
+            chunk_content: usage_keys.map(|u| {
+                let delta = Delta {
+                    role: None,
+                    content: Some(Slot::CONTENT_SENTINEL),
+                };
+                chunk_template(delta, None, u)
+            }),
+            chunk_finish: [FinishReason::Stop, FinishReason::Length]
+                .map(|r| usage_keys.map(|u| chunk_template(Delta::default(), Some(r), u))),
+            chunk_usage: usage_chunk_template(),
+            done: Bytes::from_static(b"data: [DONE]\n\n"),
+            first_token,
+            tokens,
+            content: Bytes::from(content),
+            content_ends,
+            max_tokens,
+            models_body: models_body(&config.models),
+            health_body: Bytes::from_static(b"{\"status\":\"ok\"}"),
+            json_headers: openai_headers("application/json"),
+            sse_headers: {
+                let mut h = openai_headers("text/event-stream; charset=utf-8");
+                h.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+                h
+            },
+            processing_ms: (0..=PROCESSING_MS_TABLE).map(HeaderValue::from).collect(),
+        }
+    }
+
+    /// The non-streaming completion template.
+    pub fn completion(&self, finish: FinishReason) -> &Template {
+        &self.completion[finish as usize]
+    }
+
+    /// The first chunk: `{"role":"assistant","content":""}`.
+    pub fn chunk_role(&self, usage: UsageKey) -> &Template {
+        &self.chunk_role[usage as usize]
+    }
+
+    /// A content chunk; fill its content with [`Catalog::token`].
+    pub fn chunk_content(&self, usage: UsageKey) -> &Template {
+        &self.chunk_content[usage as usize]
+    }
+
+    /// The chunk with an empty delta and the finish reason.
+    pub fn chunk_finish(&self, finish: FinishReason, usage: UsageKey) -> &Template {
+        &self.chunk_finish[finish as usize][usage as usize]
+    }
+
+    /// The last chunk when `include_usage` is set: `"choices":[]` and usage.
+    pub fn chunk_usage(&self) -> &Template {
+        &self.chunk_usage
+    }
+
+    /// `data: [DONE]\n\n`.
+    pub fn done(&self) -> &Bytes {
+        &self.done
+    }
+
+    /// The text of output token `k` (0-based), JSON-escaped.
+    pub fn token(&self, k: u32) -> &Bytes {
+        if k == 0 {
+            &self.first_token
+        } else {
+            &self.tokens[k as usize % self.tokens.len()]
+        }
+    }
+
+    /// The text of the first `n` tokens, JSON-escaped (a slice of one shared buffer).
+    pub fn content(&self, n: u32) -> Bytes {
+        let n = n.min(self.max_tokens) as usize;
+        self.content.slice(..self.content_ends[n])
+    }
+
+    /// Headers of a JSON response, `openai-processing-ms` set to `processing_ms`.
+    pub fn json_headers(&self, processing_ms: u64) -> HeaderMap {
+        let mut headers = self.json_headers.clone();
+        headers.insert(PROCESSING_MS, self.processing_ms_value(processing_ms));
+        headers
+    }
+
+    /// Headers of an SSE response.
+    pub fn sse_headers(&self, processing_ms: u64) -> HeaderMap {
+        let mut headers = self.sse_headers.clone();
+        headers.insert(PROCESSING_MS, self.processing_ms_value(processing_ms));
+        headers
+    }
+
+    fn processing_ms_value(&self, ms: u64) -> HeaderValue {
+        match self.processing_ms.get(ms as usize) {
+            Some(v) => v.clone(),
+            None => HeaderValue::from(ms),
+        }
+    }
+}
+
+fn completion_template(finish: FinishReason) -> Template {
+    let body = ChatCompletion {
+        id: COMPLETION_ID,
+        object: "chat.completion",
+        created: CREATED,
+        model: Slot::MODEL_SENTINEL,
+        choices: [Choice {
+            index: 0,
+            message: Message {
+                role: "assistant",
+                content: Slot::CONTENT_SENTINEL,
+                refusal: None,
+            },
+            logprobs: None,
+            finish_reason: finish,
+        }],
+        usage: sentinel_usage(),
+        system_fingerprint: SYSTEM_FINGERPRINT,
+    };
+    // Invariant: the wire types always serialise.
+    Template::parse(&serde_json::to_vec(&body).expect("completion serialises"))
+}
+
+fn chunk(choices: Vec<ChunkChoice<'_>>, usage: ChunkUsage) -> ChatChunk<'_> {
+    ChatChunk {
+        id: COMPLETION_ID,
+        object: "chat.completion.chunk",
+        created: CREATED,
+        model: Slot::MODEL_SENTINEL,
+        system_fingerprint: SYSTEM_FINGERPRINT,
+        choices,
+        usage,
+    }
+}
+
+fn sse_template(chunk: &ChatChunk<'_>) -> Template {
+    let mut frame = b"data: ".to_vec();
+    // Invariant: the wire types always serialise.
+    serde_json::to_writer(&mut frame, chunk).expect("chunk serialises");
+    frame.extend_from_slice(b"\n\n");
+    Template::parse(&frame)
+}
+
+fn chunk_template(delta: Delta<'_>, finish: Option<FinishReason>, usage: UsageKey) -> Template {
+    let choice = ChunkChoice {
+        index: 0,
+        delta,
+        logprobs: None,
+        finish_reason: finish,
+    };
+    let usage = match usage {
+        UsageKey::Absent => ChunkUsage::Absent,
+        UsageKey::Null => ChunkUsage::Null,
+    };
+    sse_template(&chunk(vec![choice], usage))
+}
+
+fn usage_chunk_template() -> Template {
+    sse_template(&chunk(Vec::new(), ChunkUsage::Usage(sentinel_usage())))
+}
+
+fn sentinel_usage() -> Usage {
+    Usage {
+        prompt_tokens: Slot::PROMPT_SENTINEL,
+        completion_tokens: Slot::COMPLETION_SENTINEL,
+        total_tokens: Slot::TOTAL_SENTINEL,
+    }
+}
+
+fn models_body(models: &[String]) -> Bytes {
+    let list = ModelList {
+        object: "list",
+        data: models
+            .iter()
+            .map(|id| Model {
+                id,
+                object: "model",
+                created: CREATED,
+                owned_by: "gatebench",
+            })
+            .collect(),
+    };
+    // Invariant: the wire types always serialise.
+    Bytes::from(serde_json::to_vec(&list).expect("model list serialises"))
+}
+
+/// The headers OpenAI sends on a completion, with fixed, plausible values.
+fn openai_headers(content_type: &'static str) -> HeaderMap {
+    let mut h = HeaderMap::with_capacity(16);
+    let fixed = [
+        ("openai-organization", "gatebench-mock"),
+        ("openai-version", "2020-10-01"),
+        ("x-request-id", REQUEST_ID),
+        ("x-ratelimit-limit-requests", "10000"),
+        ("x-ratelimit-limit-tokens", "30000000"),
+        ("x-ratelimit-remaining-requests", "9999"),
+        ("x-ratelimit-remaining-tokens", "29999990"),
+        ("x-ratelimit-reset-requests", "6ms"),
+        ("x-ratelimit-reset-tokens", "0s"),
+    ];
+    h.insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
+    h.insert(PROCESSING_MS, HeaderValue::from_static("0"));
+    for (name, value) in fixed {
+        h.insert(
+            HeaderName::from_static(name),
+            HeaderValue::from_static(value),
+        );
+    }
+    h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::payload::MAX_PIECES;
+    use crate::template::Fill;
+
+    #[test]
+    fn every_template_fits_a_frame() {
+        let catalog = Catalog::build(&Config::default());
+        let mut templates = vec![catalog.chunk_usage()];
+        for u in [UsageKey::Absent, UsageKey::Null] {
+            templates.extend([catalog.chunk_role(u), catalog.chunk_content(u)]);
+            for f in [FinishReason::Stop, FinishReason::Length] {
+                templates.extend([catalog.chunk_finish(f, u), catalog.completion(f)]);
+            }
+        }
+        for t in templates {
+            assert!(t.pieces() <= MAX_PIECES);
+        }
+    }
+
+    #[test]
+    fn completion_matches_the_wire_type_with_real_values() {
+        let catalog = Catalog::build(&Config::default());
+        let model = Bytes::from_static(b"gpt-4o-mini");
+        let content = catalog.content(3);
+        assert_eq!(&content[..], b"Hello from the");
+        let frame = catalog.completion(FinishReason::Length).fill(&Fill {
+            model: &model,
+            content: &content,
+            prompt_tokens: 20,
+            completion_tokens: 3,
+        });
+        let expected = ChatCompletion {
+            id: COMPLETION_ID,
+            object: "chat.completion",
+            created: CREATED,
+            model: "gpt-4o-mini",
+            choices: [Choice {
+                index: 0,
+                message: Message {
+                    role: "assistant",
+                    content: "Hello from the",
+                    refusal: None,
+                },
+                logprobs: None,
+                finish_reason: FinishReason::Length,
+            }],
+            usage: Usage {
+                prompt_tokens: 20,
+                completion_tokens: 3,
+                total_tokens: 23,
+            },
+            system_fingerprint: SYSTEM_FINGERPRINT,
+        };
+        assert_eq!(frame.to_vec(), serde_json::to_vec(&expected).unwrap());
+    }
+
+    #[test]
+    fn tokens_cycle_and_content_is_their_concatenation() {
+        let config = Config {
+            latency: gatebench_shared::LatencyModel {
+                tokens: gatebench_shared::TokenCount::Fixed(40),
+                ..Default::default()
+            },
+            ..Config::default()
+        };
+        let catalog = Catalog::build(&config);
+        let joined: Vec<u8> = (0..40).flat_map(|k| catalog.token(k).to_vec()).collect();
+        assert_eq!(&catalog.content(40)[..], &joined[..]);
+        assert_eq!(catalog.token(16), catalog.token(32));
+        assert_eq!(catalog.content(99).len(), joined.len());
+    }
+
+    #[test]
+    fn processing_ms_header_is_exact_beyond_the_table() {
+        let catalog = Catalog::build(&Config::default());
+        assert_eq!(catalog.json_headers(7)[PROCESSING_MS], "7");
+        assert_eq!(catalog.json_headers(123_456)[PROCESSING_MS], "123456");
+        assert_eq!(
+            catalog.sse_headers(0)[CONTENT_TYPE],
+            "text/event-stream; charset=utf-8"
+        );
+    }
+}

@@ -1,0 +1,433 @@
+//! Configuration: raw settings from flags, `MOCK_*` variables and a TOML file, validated into
+//! one immutable [`Config`] before the server starts.
+//!
+//! Precedence: documented defaults, then the `--config` file, then the environment, then flags.
+
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::path::Path;
+use std::time::Duration;
+
+use clap::Args;
+use gatebench_shared::latency::{format_us, parse_duration_us};
+use gatebench_shared::{Distribution, LatencyModel, SpecError, TokenCount};
+use serde::{Deserialize, Serialize};
+
+/// A setting the mock cannot use. Each message says what was expected.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("invalid listen address '{0}': expected HOST:PORT, like 127.0.0.1:8080 or [::1]:8080")]
+    Listen(String),
+    #[error("invalid --threads {0}: expected a whole number from 1 to 1024")]
+    Threads(usize),
+    #[error(
+        "invalid --pin '{0}': expected core ids like 0, 0,1 or 0-3, each below the {1} cores here"
+    )]
+    Pin(String, usize),
+    #[error(transparent)]
+    Spec(#[from] SpecError),
+    #[error("invalid {0} '{1}': expected a duration like 500ms, 10s or 2m")]
+    Duration(&'static str, String),
+    #[error("invalid --max-body '{0}': expected a size like 16MiB, 512KiB or 1048576")]
+    Size(String),
+    #[error("invalid --models '{0}': expected a comma-separated list of model names")]
+    Models(String),
+    #[error("cannot read config file {path}: {source}")]
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("invalid config file {path}: {source}")]
+    Parse {
+        path: String,
+        source: Box<toml::de::Error>,
+    },
+}
+
+/// Settings as given, before validation. Each field is a flag, a `MOCK_*` variable and a key of
+/// the TOML file (kebab-case, like the flag).
+#[derive(Debug, Clone, Default, Args, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RawSettings {
+    /// Address to listen on. Default 127.0.0.1:8080; use 0.0.0.0:PORT to accept other hosts.
+    #[arg(long, env = "MOCK_LISTEN")]
+    pub listen: Option<String>,
+    /// Worker threads, each with its own runtime and SO_REUSEPORT listener. Default: one per
+    /// core (or one per --pin entry).
+    #[arg(long, env = "MOCK_THREADS")]
+    pub threads: Option<usize>,
+    /// Cores to pin worker threads to, like 0 or 0,1 or 0-3. Default: not pinned.
+    #[arg(long, env = "MOCK_PIN")]
+    pub pin: Option<String>,
+    /// Time to a whole non-streaming response (a distribution). Default: the stream's e2e,
+    /// ttft + itl x (tokens - 1).
+    #[arg(long, env = "MOCK_LATENCY")]
+    pub latency: Option<String>,
+    /// Time to first token of a stream, like 0, 200ms, uniform:100ms..300ms,
+    /// normal:200ms,50ms, lognormal:200ms,0.5. Default 0.
+    #[arg(long, env = "MOCK_TTFT")]
+    pub ttft: Option<String>,
+    /// Gap between stream tokens (a distribution like --ttft). Default 0.
+    #[arg(long, env = "MOCK_ITL")]
+    pub itl: Option<String>,
+    /// Output tokens per response, like 16 or uniform:10..100; a request's max_tokens caps it.
+    /// Default 16.
+    #[arg(long, env = "MOCK_TOKENS")]
+    #[serde(default, deserialize_with = "text_or_number")]
+    pub tokens: Option<String>,
+    /// Seed of every latency and length draw. Default 0.
+    #[arg(long, env = "MOCK_SEED")]
+    pub seed: Option<u64>,
+    /// Models listed by GET /v1/models (any model name is accepted and echoed).
+    /// Default gpt-4o-mini,gpt-4o.
+    #[arg(long, env = "MOCK_MODELS")]
+    pub models: Option<String>,
+    /// Largest request body accepted; larger ones get 413. Default 16MiB.
+    #[arg(long, env = "MOCK_MAX_BODY")]
+    #[serde(default, deserialize_with = "text_or_number")]
+    pub max_body: Option<String>,
+    /// Time a client has to send a request's headers before the connection is closed.
+    /// Default 10s.
+    #[arg(long, env = "MOCK_HEADER_TIMEOUT")]
+    pub header_timeout: Option<String>,
+    /// On SIGINT/SIGTERM, how long in-flight responses may take to finish. Default 5s.
+    #[arg(long, env = "MOCK_SHUTDOWN_GRACE")]
+    pub shutdown_grace: Option<String>,
+}
+
+/// TOML numbers are accepted where a flag takes text (`tokens = 16`, `max-body = 1048576`).
+fn text_or_number<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum TextOrNumber {
+        Text(String),
+        Number(u64),
+    }
+    Ok(Option::<TextOrNumber>::deserialize(d)?.map(|v| match v {
+        TextOrNumber::Text(s) => s,
+        TextOrNumber::Number(n) => n.to_string(),
+    }))
+}
+
+impl RawSettings {
+    /// Reads a TOML config file.
+    pub fn from_file(path: &Path) -> Result<RawSettings, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.display().to_string(),
+            source,
+        })?;
+        toml::from_str(&text).map_err(|source| ConfigError::Parse {
+            path: path.display().to_string(),
+            source: Box::new(source),
+        })
+    }
+
+    /// Settings from `self` (flags and environment) win over those of `file`.
+    pub fn over(self, file: RawSettings) -> RawSettings {
+        RawSettings {
+            listen: self.listen.or(file.listen),
+            threads: self.threads.or(file.threads),
+            pin: self.pin.or(file.pin),
+            latency: self.latency.or(file.latency),
+            ttft: self.ttft.or(file.ttft),
+            itl: self.itl.or(file.itl),
+            tokens: self.tokens.or(file.tokens),
+            seed: self.seed.or(file.seed),
+            models: self.models.or(file.models),
+            max_body: self.max_body.or(file.max_body),
+            header_timeout: self.header_timeout.or(file.header_timeout),
+            shutdown_grace: self.shutdown_grace.or(file.shutdown_grace),
+        }
+    }
+
+    /// Validates every setting, filling in defaults.
+    pub fn validate(self) -> Result<Config, ConfigError> {
+        let defaults = Config::default();
+        let listen = match self.listen {
+            Some(text) => parse_listen(&text)?,
+            None => defaults.listen,
+        };
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let pin = match self.pin {
+            Some(text) => parse_cores(&text, cores)?,
+            None => Vec::new(),
+        };
+        let threads = self
+            .threads
+            .unwrap_or(if pin.is_empty() { cores } else { pin.len() });
+        if !(1..=1024).contains(&threads) {
+            return Err(ConfigError::Threads(threads));
+        }
+        let dist = |v: Option<String>| v.map(|s| s.parse::<Distribution>()).transpose();
+        let latency = LatencyModel {
+            latency: dist(self.latency)?,
+            ttft: dist(self.ttft)?.unwrap_or(Distribution::ZERO),
+            itl: dist(self.itl)?.unwrap_or(Distribution::ZERO),
+            tokens: match self.tokens {
+                Some(t) => t.parse::<TokenCount>()?,
+                None => defaults.latency.tokens,
+            },
+            seed: self.seed.unwrap_or(0),
+        };
+        let models = match self.models {
+            Some(text) => parse_models(&text)?,
+            None => defaults.models,
+        };
+        let max_body_bytes = match self.max_body {
+            Some(text) => parse_size(&text).ok_or(ConfigError::Size(text))?,
+            None => defaults.max_body_bytes,
+        };
+        let duration = |name: &'static str, v: Option<String>, default: Duration| match v {
+            Some(text) => parse_duration_us(&text)
+                .map(Duration::from_micros)
+                .ok_or(ConfigError::Duration(name, text)),
+            None => Ok(default),
+        };
+        Ok(Config {
+            listen,
+            threads,
+            pin,
+            latency,
+            models,
+            max_body_bytes,
+            header_timeout: duration(
+                "--header-timeout",
+                self.header_timeout,
+                defaults.header_timeout,
+            )?,
+            shutdown_grace: duration(
+                "--shutdown-grace",
+                self.shutdown_grace,
+                defaults.shutdown_grace,
+            )?,
+        })
+    }
+}
+
+/// The validated configuration of a mock server.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Config {
+    /// Listen address. Default `127.0.0.1:8080`.
+    pub listen: SocketAddr,
+    /// Worker threads. Default one per core.
+    pub threads: usize,
+    /// Cores the workers are pinned to, round-robin. Default: none.
+    pub pin: Vec<usize>,
+    /// Latency, time to first token, inter-token gap, output length, seed. Default: no latency,
+    /// 16 tokens, seed 0.
+    pub latency: LatencyModel,
+    /// Models listed by `GET /v1/models`. Default `gpt-4o-mini`, `gpt-4o`.
+    pub models: Vec<String>,
+    /// Largest request body, in bytes. Default 16 MiB.
+    pub max_body_bytes: u64,
+    /// Time allowed to read a request's headers. Default 10 s.
+    pub header_timeout: Duration,
+    /// Time in-flight responses may take to finish after shutdown is asked. Default 5 s.
+    pub shutdown_grace: Duration,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
+            threads: 1,
+            pin: Vec::new(),
+            latency: LatencyModel::default(),
+            models: vec!["gpt-4o-mini".to_string(), "gpt-4o".to_string()],
+            max_body_bytes: 16 << 20,
+            header_timeout: Duration::from_secs(10),
+            shutdown_grace: Duration::from_secs(5),
+        }
+    }
+}
+
+impl Config {
+    /// The configuration for a test or an embedded mock: loopback, an ephemeral port, one thread.
+    pub fn loopback() -> Config {
+        Config {
+            listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+            ..Config::default()
+        }
+    }
+
+    /// The configuration as TOML that `--config` reads back.
+    pub fn to_toml(&self) -> String {
+        let m = &self.latency;
+        let raw = RawSettings {
+            listen: Some(self.listen.to_string()),
+            threads: Some(self.threads),
+            pin: (!self.pin.is_empty()).then(|| {
+                let ids: Vec<String> = self.pin.iter().map(|c| c.to_string()).collect();
+                ids.join(",")
+            }),
+            latency: m.latency.map(|d| d.to_string()),
+            ttft: Some(m.ttft.to_string()),
+            itl: Some(m.itl.to_string()),
+            tokens: Some(m.tokens.to_string()),
+            seed: Some(m.seed),
+            models: Some(self.models.join(",")),
+            max_body: Some(self.max_body_bytes.to_string()),
+            header_timeout: Some(format_us(self.header_timeout.as_micros() as u64)),
+            shutdown_grace: Some(format_us(self.shutdown_grace.as_micros() as u64)),
+        };
+        // Invariant: a struct of strings and integers always serialises to TOML.
+        toml::to_string(&raw).expect("settings serialise")
+    }
+}
+
+fn parse_listen(text: &str) -> Result<SocketAddr, ConfigError> {
+    let err = || ConfigError::Listen(text.to_string());
+    if let Ok(addr) = text.parse() {
+        return Ok(addr);
+    }
+    // A name such as localhost:8080: take its first address.
+    text.to_socket_addrs()
+        .map_err(|_| err())?
+        .next()
+        .ok_or_else(err)
+}
+
+/// Parses core ids like `0`, `0,1`, `0-3`, `0,2-3`.
+pub fn parse_cores(text: &str, cores: usize) -> Result<Vec<usize>, ConfigError> {
+    let err = || ConfigError::Pin(text.to_string(), cores);
+    let mut ids = Vec::new();
+    for part in text.split(',').map(str::trim) {
+        let (lo, hi) = part.split_once('-').unwrap_or((part, part));
+        let lo: usize = lo.trim().parse().map_err(|_| err())?;
+        let hi: usize = hi.trim().parse().map_err(|_| err())?;
+        if lo > hi || hi >= cores {
+            return Err(err());
+        }
+        ids.extend(lo..=hi);
+    }
+    Ok(ids)
+}
+
+fn parse_models(text: &str) -> Result<Vec<String>, ConfigError> {
+    let models: Vec<String> = text
+        .split(',')
+        .map(str::trim)
+        .filter(|m| !m.is_empty())
+        .map(str::to_string)
+        .collect();
+    if models.is_empty() {
+        return Err(ConfigError::Models(text.to_string()));
+    }
+    Ok(models)
+}
+
+/// Parses `1048576`, `512KiB`, `16MiB`, `1GiB` (and `k`, `M`, `G` as powers of 1024).
+fn parse_size(text: &str) -> Option<u64> {
+    let t = text.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
+    let (number, unit) = t.split_at(split);
+    let number: u64 = number.parse().ok()?;
+    let shift = match unit.trim() {
+        "" | "B" => 0,
+        "k" | "K" | "KiB" | "KB" => 10,
+        "M" | "MiB" | "MB" => 20,
+        "G" | "GiB" | "GB" => 30,
+        _ => return None,
+    };
+    number.checked_mul(1 << shift).filter(|n| *n > 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_documented_values() {
+        let config = RawSettings::default().validate().unwrap();
+        assert_eq!(config.listen, "127.0.0.1:8080".parse().unwrap());
+        assert_eq!(config.max_body_bytes, 16 << 20);
+        assert!(config.latency.is_instant());
+        assert!(config.threads >= 1);
+    }
+
+    #[test]
+    fn flags_win_over_the_file() {
+        let file: RawSettings = toml::from_str(
+            "listen = \"127.0.0.1:9000\"\ntokens = 60\nitl = \"10ms\"\nmax-body = 1024\n",
+        )
+        .unwrap();
+        let flags = RawSettings {
+            listen: Some("127.0.0.1:9001".into()),
+            ..RawSettings::default()
+        };
+        let config = flags.over(file).validate().unwrap();
+        assert_eq!(config.listen.port(), 9001);
+        assert_eq!(config.latency.tokens, TokenCount::Fixed(60));
+        assert_eq!(config.latency.itl, Distribution::Fixed { us: 10_000 });
+        assert_eq!(config.max_body_bytes, 1024);
+    }
+
+    #[test]
+    fn printed_config_reads_back_the_same() {
+        let raw = RawSettings {
+            pin: Some("0".into()),
+            ttft: Some("lognormal:50ms,0.5".into()),
+            tokens: Some("uniform:5..9".into()),
+            seed: Some(3),
+            header_timeout: Some("1500ms".into()),
+            ..RawSettings::default()
+        };
+        let config = raw.validate().unwrap();
+        let again: RawSettings = toml::from_str(&config.to_toml()).unwrap();
+        assert_eq!(again.validate().unwrap(), config);
+    }
+
+    #[test]
+    fn bad_settings_say_what_was_expected() {
+        let cases = [
+            (
+                RawSettings {
+                    listen: Some("nowhere".into()),
+                    ..Default::default()
+                },
+                "expected HOST:PORT",
+            ),
+            (
+                RawSettings {
+                    pin: Some("0-99999".into()),
+                    ..Default::default()
+                },
+                "expected core ids",
+            ),
+            (
+                RawSettings {
+                    itl: Some("10 parsecs".into()),
+                    ..Default::default()
+                },
+                "expected a duration",
+            ),
+            (
+                RawSettings {
+                    max_body: Some("lots".into()),
+                    ..Default::default()
+                },
+                "expected a size",
+            ),
+            (
+                RawSettings {
+                    threads: Some(0),
+                    ..Default::default()
+                },
+                "from 1 to 1024",
+            ),
+        ];
+        for (raw, expected) in cases {
+            let err = raw.validate().unwrap_err().to_string();
+            assert!(err.contains(expected), "{err}");
+        }
+        assert!(toml::from_str::<RawSettings>("colour = \"red\"").is_err());
+    }
+
+    #[test]
+    fn sizes_and_cores_parse() {
+        assert_eq!(parse_size("16MiB"), Some(16 << 20));
+        assert_eq!(parse_size("512KiB"), Some(512 << 10));
+        assert_eq!(parse_size("0"), None);
+        assert_eq!(parse_cores("0,2-3", 4).unwrap(), vec![0, 2, 3]);
+        assert!(parse_cores("4", 4).is_err());
+    }
+}

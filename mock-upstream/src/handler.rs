@@ -1,0 +1,218 @@
+//! Answers one request: route, read, scan, draw, respond.
+
+use std::borrow::Cow;
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use gatebench_shared::wire::openai::{ChatRequest, FinishReason};
+use hyper::body::Incoming;
+use hyper::header::{HeaderValue, CONTENT_TYPE};
+use hyper::{Request, Response};
+use tokio::time::Instant;
+
+use crate::body::MockBody;
+use crate::metrics::RouteKind;
+use crate::rejection::Rejection;
+use crate::request::{read_body, seq, BodyError};
+use crate::router::{route, Route};
+use crate::sse::{SseStream, StreamPlan};
+use crate::state::State;
+use crate::template::Fill;
+
+/// The hyper service function of the mock.
+pub async fn handle(
+    state: Arc<State>,
+    req: Request<Incoming>,
+) -> Result<Response<MockBody>, Infallible> {
+    let start = Instant::now();
+    let response = match route(req.method(), req.uri().path()) {
+        Route::ChatCompletions => chat(&state, req, start)
+            .await
+            .unwrap_or_else(Rejection::into_response),
+        Route::Models => {
+            state.metrics.request(RouteKind::Models);
+            json(&state.catalog.models_body)
+        }
+        Route::Model(id) => {
+            state.metrics.request(RouteKind::Models);
+            model(&state, id)
+        }
+        Route::Health => {
+            state.metrics.request(RouteKind::Health);
+            json(&state.catalog.health_body)
+        }
+        Route::Metrics => {
+            state.metrics.request(RouteKind::Metrics);
+            let mut response = Response::new(MockBody::owned(state.metrics.to_prometheus().into()));
+            response.headers_mut().insert(
+                CONTENT_TYPE,
+                HeaderValue::from_static("text/plain; version=0.0.4"),
+            );
+            response
+        }
+        Route::MethodNotAllowed { allow } => {
+            state.metrics.request(RouteKind::Other);
+            Rejection::method_not_allowed(req.method().as_str(), req.uri().path(), allow)
+                .into_response()
+        }
+        Route::NotFound => {
+            state.metrics.request(RouteKind::Other);
+            Rejection::not_found(req.method().as_str(), req.uri().path()).into_response()
+        }
+    };
+    state.metrics.response(response.status().as_u16());
+    Ok(response)
+}
+
+fn json(body: &Bytes) -> Response<MockBody> {
+    let mut response = Response::new(MockBody::bytes(body));
+    response
+        .headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response
+}
+
+fn model(state: &State, id: &str) -> Response<MockBody> {
+    if !state.config.models.iter().any(|m| m == id) {
+        return Rejection::model_not_found(id).into_response();
+    }
+    let model = gatebench_shared::wire::openai::Model {
+        id,
+        object: "model",
+        created: crate::catalog::CREATED,
+        owned_by: "gatebench",
+    };
+    // Invariant: the wire types always serialise.
+    json(&Bytes::from(
+        serde_json::to_vec(&model).expect("model serialises"),
+    ))
+}
+
+/// `POST /v1/chat/completions`.
+async fn chat(
+    state: &Arc<State>,
+    req: Request<Incoming>,
+    start: Instant,
+) -> Result<Response<MockBody>, Rejection> {
+    let seq = seq(req.headers()).map_err(|_| {
+        Rejection::bad_request(
+            "Invalid x-gatebench-seq header: expected a whole number.",
+            None,
+            None,
+        )
+    })?;
+    let (parts, body) = req.into_parts();
+    let limit = state.config.max_body_bytes;
+    let body = read_body(&parts.headers, body, limit)
+        .await
+        .map_err(|e| match e {
+            BodyError::TooLarge => Rejection::too_large(limit),
+            BodyError::Read => {
+                Rejection::bad_request("Could not read the request body.", None, None)
+            }
+        })?;
+    // serde would read a JSON array as a struct in sequence form; the API takes only objects.
+    let first = body.iter().find(|b| !b.is_ascii_whitespace());
+    if first.is_some_and(|b| *b != b'{')
+        && serde_json::from_slice::<serde::de::IgnoredAny>(&body).is_ok()
+    {
+        return Err(Rejection::bad_request(
+            "Invalid request body: expected a JSON object.",
+            None,
+            None,
+        ));
+    }
+    let request: ChatRequest = serde_json::from_slice(&body).map_err(|e| {
+        if e.is_data() {
+            Rejection::bad_request(format!("Invalid request body: {e}."), None, None)
+        } else {
+            Rejection::not_json()
+        }
+    })?;
+    let model = match &request.model {
+        Some(Cow::Borrowed(name)) => body.slice_ref(name.as_bytes()),
+        Some(Cow::Owned(name)) => escaped(name),
+        None => {
+            return Err(Rejection::bad_request(
+                "you must provide a model parameter",
+                None,
+                None,
+            ))
+        }
+    };
+    let Some(messages) = request.messages else {
+        return Err(Rejection::bad_request(
+            "Missing required parameter: 'messages'.",
+            Some("messages"),
+            Some("missing_required_parameter"),
+        ));
+    };
+    let cap = request.max_output_tokens();
+    if cap == Some(0) {
+        let param = if request.max_completion_tokens.is_some() {
+            "max_completion_tokens"
+        } else {
+            "max_tokens"
+        };
+        return Err(Rejection::bad_request(
+            format!(
+                "Invalid '{param}': integer below minimum value. Expected a value >= 1, \
+                 but got 0 instead."
+            ),
+            Some(param),
+            Some("integer_below_min_value"),
+        ));
+    }
+
+    let ordinal = seq.unwrap_or_else(|| state.next_ordinal());
+    let mut draw = state.config.latency.request(ordinal);
+    let drawn = draw.tokens();
+    let (tokens, finish) = match cap {
+        Some(cap) if cap < u64::from(drawn) => (cap as u32, FinishReason::Length),
+        _ => (drawn, FinishReason::Stop),
+    };
+    let prompt_tokens = messages.prompt_tokens();
+
+    if request.stream == Some(true) {
+        state.metrics.request(RouteKind::ChatStream);
+        let plan = StreamPlan {
+            model,
+            tokens,
+            finish,
+            include_usage: request.include_usage(),
+            prompt_tokens,
+        };
+        let stream = SseStream::new(state.clone(), plan, draw, start);
+        let mut response = Response::new(MockBody::stream(stream));
+        *response.headers_mut() = state.catalog.sse_headers(0);
+        return Ok(response);
+    }
+
+    state.metrics.request(RouteKind::Chat);
+    let delay_us = draw.response_us(tokens);
+    if delay_us > 0 {
+        let due = start + Duration::from_micros(delay_us);
+        tokio::time::sleep_until(due).await;
+        let late = Instant::now().saturating_duration_since(due);
+        state.metrics.emission_error.record(late.as_micros() as u64);
+    }
+    let content = state.catalog.content(tokens);
+    let payload = state.catalog.completion(finish).fill(&Fill {
+        model: &model,
+        content: &content,
+        prompt_tokens,
+        completion_tokens: u64::from(tokens),
+    });
+    let mut response = Response::new(MockBody::whole(payload));
+    *response.headers_mut() = state.catalog.json_headers(delay_us / 1000);
+    Ok(response)
+}
+
+/// A model name that had escapes in the request, escaped again for the response.
+fn escaped(name: &str) -> Bytes {
+    // Invariant: serialising a &str cannot fail.
+    let quoted = serde_json::to_vec(name).expect("string serialises");
+    Bytes::copy_from_slice(&quoted[1..quoted.len() - 1])
+}

@@ -1,0 +1,318 @@
+//! Counters the mock keeps about itself, lock-free, and their Prometheus text form.
+//!
+//! The emission error (actual − scheduled time of each delayed response or stream event) is the
+//! mock's own error as an instrument; it is kept in a log-linear atomic histogram (relative
+//! error of a bucket at most 12.5%) with exact count, sum and maximum.
+
+use std::fmt::Write as _;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed};
+
+/// What a request was, for the per-route counters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RouteKind {
+    Chat,
+    ChatStream,
+    Models,
+    Health,
+    Metrics,
+    Other,
+}
+
+impl RouteKind {
+    const ALL: [RouteKind; 6] = [
+        RouteKind::Chat,
+        RouteKind::ChatStream,
+        RouteKind::Models,
+        RouteKind::Health,
+        RouteKind::Metrics,
+        RouteKind::Other,
+    ];
+
+    fn label(self) -> &'static str {
+        match self {
+            RouteKind::Chat => "chat",
+            RouteKind::ChatStream => "chat_stream",
+            RouteKind::Models => "models",
+            RouteKind::Health => "health",
+            RouteKind::Metrics => "metrics",
+            RouteKind::Other => "other",
+        }
+    }
+}
+
+/// Statuses the mock answers with, for the per-status counters.
+const STATUSES: [u16; 7] = [200, 400, 404, 405, 408, 413, 500];
+
+/// All counters of one server. Shared by every worker thread.
+#[derive(Debug, Default)]
+pub struct Metrics {
+    requests: [AtomicU64; RouteKind::ALL.len()],
+    responses: [AtomicU64; STATUSES.len()],
+    connections_opened: AtomicU64,
+    connections_open: AtomicI64,
+    streams_open: AtomicI64,
+    accept_errors: AtomicU64,
+    /// Emission error of delayed responses and stream events, in microseconds.
+    pub emission_error: AtomicHistogram,
+}
+
+impl Metrics {
+    pub fn request(&self, route: RouteKind) {
+        self.requests[route as usize].fetch_add(1, Relaxed);
+    }
+
+    pub fn response(&self, status: u16) {
+        if let Some(i) = STATUSES.iter().position(|s| *s == status) {
+            self.responses[i].fetch_add(1, Relaxed);
+        }
+    }
+
+    pub fn connection_opened(&self) {
+        self.connections_opened.fetch_add(1, Relaxed);
+        self.connections_open.fetch_add(1, Relaxed);
+    }
+
+    pub fn connection_closed(&self) {
+        self.connections_open.fetch_sub(1, Relaxed);
+    }
+
+    pub fn stream_opened(&self) {
+        self.streams_open.fetch_add(1, Relaxed);
+    }
+
+    pub fn stream_closed(&self) {
+        self.streams_open.fetch_sub(1, Relaxed);
+    }
+
+    pub fn accept_error(&self) {
+        self.accept_errors.fetch_add(1, Relaxed);
+    }
+
+    /// Requests seen on a route.
+    pub fn requests(&self, route: RouteKind) -> u64 {
+        self.requests[route as usize].load(Relaxed)
+    }
+
+    /// Responses sent with a status (0 for a status the mock never sends).
+    pub fn responses(&self, status: u16) -> u64 {
+        STATUSES
+            .iter()
+            .position(|s| *s == status)
+            .map_or(0, |i| self.responses[i].load(Relaxed))
+    }
+
+    /// Streams currently open.
+    pub fn streams_open(&self) -> i64 {
+        self.streams_open.load(Relaxed)
+    }
+
+    /// Connections accepted since start.
+    pub fn connections_opened(&self) -> u64 {
+        self.connections_opened.load(Relaxed)
+    }
+
+    /// Connections currently open.
+    pub fn connections_open(&self) -> i64 {
+        self.connections_open.load(Relaxed)
+    }
+
+    /// The Prometheus text exposition of every counter.
+    pub fn to_prometheus(&self) -> String {
+        let mut out = String::with_capacity(2048);
+        out.push_str("# HELP mock_requests_total Requests received, by route.\n");
+        out.push_str("# TYPE mock_requests_total counter\n");
+        for route in RouteKind::ALL {
+            let n = self.requests(route);
+            let _ = writeln!(
+                out,
+                "mock_requests_total{{route=\"{}\"}} {n}",
+                route.label()
+            );
+        }
+        out.push_str("# HELP mock_responses_total Responses sent, by status.\n");
+        out.push_str("# TYPE mock_responses_total counter\n");
+        for status in STATUSES {
+            let n = self.responses(status);
+            let _ = writeln!(out, "mock_responses_total{{status=\"{status}\"}} {n}");
+        }
+        let gauges = [
+            (
+                "mock_connections_opened_total",
+                "counter",
+                "Connections accepted.",
+                { self.connections_opened() as i64 },
+            ),
+            ("mock_connections_open", "gauge", "Connections open now.", {
+                self.connections_open()
+            }),
+            ("mock_streams_open", "gauge", "Streams being sent now.", {
+                self.streams_open()
+            }),
+            ("mock_accept_errors_total", "counter", "Failed accepts.", {
+                self.accept_errors.load(Relaxed) as i64
+            }),
+        ];
+        for (name, kind, help, value) in gauges {
+            let _ = writeln!(
+                out,
+                "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {value}"
+            );
+        }
+        let e = &self.emission_error;
+        out.push_str(
+            "# HELP mock_emission_error_seconds Actual minus scheduled time of delayed \
+             responses and stream events.\n# TYPE mock_emission_error_seconds summary\n",
+        );
+        for q in [0.5, 0.9, 0.99, 0.999, 1.0] {
+            let v = e.quantile_us(q) as f64 / 1e6;
+            let _ = writeln!(out, "mock_emission_error_seconds{{quantile=\"{q}\"}} {v}");
+        }
+        let _ = writeln!(
+            out,
+            "mock_emission_error_seconds_sum {}\nmock_emission_error_seconds_count {}",
+            e.sum_us() as f64 / 1e6,
+            e.count()
+        );
+        out
+    }
+}
+
+const LINEAR: u64 = 16;
+const SUB_BITS: u32 = 3;
+const BUCKETS: usize = LINEAR as usize + (64 - 4) * (1 << SUB_BITS);
+
+/// A lock-free histogram of microsecond values: exact below 16 µs, then eight buckets per
+/// power of two.
+#[derive(Debug)]
+pub struct AtomicHistogram {
+    buckets: Box<[AtomicU64; BUCKETS]>,
+    count: AtomicU64,
+    sum: AtomicU64,
+    max: AtomicU64,
+}
+
+impl Default for AtomicHistogram {
+    fn default() -> Self {
+        AtomicHistogram {
+            buckets: Box::new([const { AtomicU64::new(0) }; BUCKETS]),
+            count: AtomicU64::new(0),
+            sum: AtomicU64::new(0),
+            max: AtomicU64::new(0),
+        }
+    }
+}
+
+impl AtomicHistogram {
+    fn bucket(value: u64) -> usize {
+        if value < LINEAR {
+            return value as usize;
+        }
+        let exp = 63 - value.leading_zeros(); // >= 4
+        let sub = (value >> (exp - SUB_BITS)) & ((1 << SUB_BITS) - 1);
+        LINEAR as usize + (exp as usize - 4) * (1 << SUB_BITS) + sub as usize
+    }
+
+    /// The largest value a bucket holds.
+    fn upper(bucket: usize) -> u64 {
+        if bucket < LINEAR as usize {
+            return bucket as u64;
+        }
+        let i = bucket - LINEAR as usize;
+        let exp = (i >> SUB_BITS) as u32 + 4;
+        let sub = (i & ((1 << SUB_BITS) - 1)) as u64;
+        let low = (1u64 << exp) + (sub << (exp - SUB_BITS));
+        low.saturating_add((1u64 << (exp - SUB_BITS)) - 1)
+    }
+
+    /// Records one value.
+    pub fn record(&self, value_us: u64) {
+        self.buckets[Self::bucket(value_us)].fetch_add(1, Relaxed);
+        self.count.fetch_add(1, Relaxed);
+        self.sum.fetch_add(value_us, Relaxed);
+        self.max.fetch_max(value_us, Relaxed);
+    }
+
+    pub fn count(&self) -> u64 {
+        self.count.load(Relaxed)
+    }
+
+    pub fn sum_us(&self) -> u64 {
+        self.sum.load(Relaxed)
+    }
+
+    pub fn max_us(&self) -> u64 {
+        self.max.load(Relaxed)
+    }
+
+    /// The value at quantile `q` (0..=1), as the upper bound of its bucket (at most the maximum).
+    pub fn quantile_us(&self, q: f64) -> u64 {
+        let count = self.count();
+        if count == 0 {
+            return 0;
+        }
+        let rank = ((q * count as f64).ceil() as u64).clamp(1, count);
+        let mut seen = 0;
+        for (i, bucket) in self.buckets.iter().enumerate() {
+            seen += bucket.load(Relaxed);
+            if seen >= rank {
+                return Self::upper(i).min(self.max_us());
+            }
+        }
+        self.max_us()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buckets_cover_every_value_with_bounded_error() {
+        for v in [
+            0,
+            1,
+            15,
+            16,
+            17,
+            100,
+            1_000,
+            123_456,
+            u64::MAX / 3,
+            u64::MAX,
+        ] {
+            let b = AtomicHistogram::bucket(v);
+            assert!(b < BUCKETS);
+            let upper = AtomicHistogram::upper(b);
+            assert!(upper >= v, "{v} -> {upper}");
+            assert!(
+                (upper - v) as f64 <= v as f64 * 0.125 + 1.0,
+                "{v} -> {upper}"
+            );
+        }
+    }
+
+    #[test]
+    fn quantiles_of_a_known_sample() {
+        let h = AtomicHistogram::default();
+        for v in 1..=1000 {
+            h.record(v);
+        }
+        assert_eq!(h.count(), 1000);
+        assert_eq!(h.max_us(), 1000);
+        let p50 = h.quantile_us(0.5);
+        assert!((500..=563).contains(&p50), "{p50}");
+        assert_eq!(h.quantile_us(1.0), 1000);
+    }
+
+    #[test]
+    fn prometheus_text_names_every_series() {
+        let m = Metrics::default();
+        m.request(RouteKind::ChatStream);
+        m.response(200);
+        m.emission_error.record(250);
+        let text = m.to_prometheus();
+        assert!(text.contains("mock_requests_total{route=\"chat_stream\"} 1"));
+        assert!(text.contains("mock_responses_total{status=\"200\"} 1"));
+        assert!(text.contains("mock_emission_error_seconds_count 1"));
+    }
+}

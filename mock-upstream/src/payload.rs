@@ -1,0 +1,208 @@
+//! A response payload assembled from shared pre-encoded pieces, without allocating.
+//!
+//! A body or SSE event is a short list of pieces: literal `Bytes` from the catalog, the model name
+//! sliced out of the request body, and a few decimal numbers (usage counts) written into an inline
+//! buffer. hyper writes the pieces with vectored I/O, so nothing is copied into a new buffer.
+
+use std::io::IoSlice;
+
+use bytes::{Buf, Bytes};
+
+/// Most pieces a payload holds; the largest template (a whole chat completion) needs 11.
+pub const MAX_PIECES: usize = 12;
+
+/// One piece of a payload.
+#[derive(Debug, Clone, Default)]
+pub enum Piece {
+    #[default]
+    Empty,
+    /// Pre-encoded bytes shared with the catalog, or a slice of the request body.
+    Shared(Bytes),
+    /// A decimal number, digits in `digits[start..]`.
+    Number { digits: [u8; 20], start: u8 },
+}
+
+impl Piece {
+    /// A decimal number as a piece.
+    pub fn number(mut value: u64) -> Piece {
+        let mut digits = [0u8; 20];
+        let mut start = digits.len();
+        loop {
+            start -= 1;
+            digits[start] = b'0' + (value % 10) as u8;
+            value /= 10;
+            if value == 0 {
+                break;
+            }
+        }
+        Piece::Number {
+            digits,
+            start: start as u8,
+        }
+    }
+
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Piece::Empty => &[],
+            Piece::Shared(bytes) => bytes,
+            Piece::Number { digits, start } => &digits[*start as usize..],
+        }
+    }
+
+    fn advance(&mut self, cnt: usize) {
+        match self {
+            Piece::Empty => debug_assert_eq!(cnt, 0),
+            Piece::Shared(bytes) => bytes.advance(cnt),
+            Piece::Number { start, .. } => *start += cnt as u8,
+        }
+    }
+}
+
+/// An ordered list of pieces that hyper writes as one body frame (a `Buf`).
+#[derive(Debug, Clone, Default)]
+pub struct Payload {
+    pieces: [Piece; MAX_PIECES],
+    count: usize,
+    next: usize,
+    remaining: usize,
+}
+
+impl Payload {
+    /// An empty payload.
+    pub fn new() -> Payload {
+        Payload::default()
+    }
+
+    /// Appends a piece. Templates are checked against [`MAX_PIECES`] when the catalog is
+    /// built, so a full payload here is a programming error.
+    pub fn push(&mut self, piece: Piece) {
+        assert!(
+            self.count < MAX_PIECES,
+            "payload template over {MAX_PIECES} pieces"
+        );
+        self.remaining += piece.bytes().len();
+        self.pieces[self.count] = piece;
+        self.count += 1;
+    }
+
+    /// Appends shared bytes.
+    pub fn push_bytes(&mut self, bytes: &Bytes) {
+        if !bytes.is_empty() {
+            self.push(Piece::Shared(bytes.clone()));
+        }
+    }
+
+    /// Bytes left to send.
+    pub fn len(&self) -> usize {
+        self.remaining
+    }
+
+    /// True when nothing is left to send.
+    pub fn is_empty(&self) -> bool {
+        self.remaining == 0
+    }
+
+    /// The payload as one contiguous vector (tests only; allocates).
+    #[cfg(test)]
+    pub fn to_vec(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.remaining);
+        for piece in &self.pieces[self.next..self.count] {
+            out.extend_from_slice(piece.bytes());
+        }
+        out
+    }
+}
+
+impl Buf for Payload {
+    fn remaining(&self) -> usize {
+        self.remaining
+    }
+
+    fn chunk(&self) -> &[u8] {
+        self.pieces[self.next..self.count]
+            .iter()
+            .map(Piece::bytes)
+            .find(|b| !b.is_empty())
+            .unwrap_or(&[])
+    }
+
+    fn advance(&mut self, mut cnt: usize) {
+        assert!(cnt <= self.remaining, "advance past the end of a payload");
+        self.remaining -= cnt;
+        while cnt > 0 {
+            let piece = &mut self.pieces[self.next];
+            let here = piece.bytes().len();
+            if cnt < here {
+                piece.advance(cnt);
+                return;
+            }
+            cnt -= here;
+            *piece = Piece::Empty;
+            self.next += 1;
+        }
+    }
+
+    fn chunks_vectored<'a>(&'a self, dst: &mut [IoSlice<'a>]) -> usize {
+        let mut filled = 0;
+        for piece in &self.pieces[self.next..self.count] {
+            if filled == dst.len() {
+                break;
+            }
+            let bytes = piece.bytes();
+            if !bytes.is_empty() {
+                dst[filled] = IoSlice::new(bytes);
+                filled += 1;
+            }
+        }
+        filled
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample() -> Payload {
+        let mut frame = Payload::new();
+        frame.push_bytes(&Bytes::from_static(b"{\"n\":"));
+        frame.push(Piece::number(1234567));
+        frame.push_bytes(&Bytes::new());
+        frame.push_bytes(&Bytes::from_static(b"}"));
+        frame
+    }
+
+    #[test]
+    fn numbers_are_decimal() {
+        for n in [0, 7, 10, 1234567, u64::MAX] {
+            assert_eq!(Piece::number(n).bytes(), n.to_string().as_bytes());
+        }
+    }
+
+    #[test]
+    fn reads_as_one_buffer_across_pieces() {
+        let mut frame = sample();
+        assert_eq!(frame.remaining(), 13);
+        assert_eq!(frame.to_vec(), b"{\"n\":1234567}");
+        let mut out = Vec::new();
+        // Advance by odd amounts so cuts land inside pieces.
+        while frame.has_remaining() {
+            let take = frame.chunk().len().min(3);
+            out.extend_from_slice(&frame.chunk()[..take]);
+            frame.advance(take);
+        }
+        assert_eq!(out, b"{\"n\":1234567}");
+    }
+
+    #[test]
+    fn vectored_skips_empty_pieces_and_respects_dst() {
+        let mut frame = sample();
+        let mut dst = [IoSlice::new(&[]); 8];
+        assert_eq!(frame.chunks_vectored(&mut dst), 3);
+        let mut small = [IoSlice::new(&[]); 2];
+        assert_eq!(frame.chunks_vectored(&mut small), 2);
+        frame.advance(6);
+        let mut dst = [IoSlice::new(&[]); 8];
+        assert_eq!(frame.chunks_vectored(&mut dst), 2);
+        assert_eq!(&*dst[0], b"234567");
+    }
+}

@@ -1,0 +1,114 @@
+//! Error responses in OpenAI's shape: `{"error":{"message","type","param","code"}}`.
+//!
+//! These are the answers to what a user can get wrong; they allocate, which is fine off the
+//! hot path.
+
+use gatebench_shared::wire::openai::ErrorBody;
+use hyper::header::{HeaderValue, ALLOW, CONNECTION, CONTENT_TYPE};
+use hyper::{Response, StatusCode};
+
+use crate::body::MockBody;
+use crate::catalog::{PROCESSING_MS, REQUEST_ID};
+
+/// An error the mock answers with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rejection {
+    pub status: StatusCode,
+    pub message: String,
+    pub kind: &'static str,
+    pub param: Option<&'static str>,
+    pub code: Option<&'static str>,
+    allow: Option<&'static str>,
+    close: bool,
+}
+
+impl Rejection {
+    /// A 400 `invalid_request_error`.
+    pub fn bad_request(
+        message: impl Into<String>,
+        param: Option<&'static str>,
+        code: Option<&'static str>,
+    ) -> Rejection {
+        Rejection {
+            status: StatusCode::BAD_REQUEST,
+            message: message.into(),
+            kind: "invalid_request_error",
+            param,
+            code,
+            allow: None,
+            close: false,
+        }
+    }
+
+    /// The body was not JSON at all (OpenAI's own wording).
+    pub fn not_json() -> Rejection {
+        Rejection::bad_request(
+            "We could not parse the JSON body of your request. (HINT: This likely means you \
+             aren't using your HTTP library correctly. The OpenAI API expects a JSON payload, \
+             but what was sent was not valid JSON.)",
+            None,
+            None,
+        )
+    }
+
+    /// 404 for a path the mock does not serve.
+    pub fn not_found(method: &str, path: &str) -> Rejection {
+        Rejection {
+            status: StatusCode::NOT_FOUND,
+            message: format!("Invalid URL ({method} {path})"),
+            code: None,
+            ..Rejection::bad_request("", None, None)
+        }
+    }
+
+    /// 404 for an unknown model in `GET /v1/models/{id}`.
+    pub fn model_not_found(model: &str) -> Rejection {
+        Rejection {
+            status: StatusCode::NOT_FOUND,
+            message: format!("The model '{model}' does not exist"),
+            code: Some("model_not_found"),
+            param: Some("model"),
+            ..Rejection::bad_request("", None, None)
+        }
+    }
+
+    /// 405 with the method the path takes.
+    pub fn method_not_allowed(method: &str, path: &str, allow: &'static str) -> Rejection {
+        Rejection {
+            status: StatusCode::METHOD_NOT_ALLOWED,
+            message: format!("Method {method} is not allowed for {path}; use {allow}."),
+            code: Some("method_not_allowed"),
+            allow: Some(allow),
+            ..Rejection::bad_request("", None, None)
+        }
+    }
+
+    /// 413 for a body over the limit. The connection closes: the rest of the body is unread.
+    pub fn too_large(limit: u64) -> Rejection {
+        Rejection {
+            status: StatusCode::PAYLOAD_TOO_LARGE,
+            message: format!("Request body too large: the limit is {limit} bytes."),
+            code: Some("request_too_large"),
+            close: true,
+            ..Rejection::bad_request("", None, None)
+        }
+    }
+
+    /// The response for this error.
+    pub fn into_response(self) -> Response<MockBody> {
+        let body = ErrorBody::encode(&self.message, self.kind, self.param, self.code);
+        let mut response = Response::new(MockBody::owned(body));
+        *response.status_mut() = self.status;
+        let headers = response.headers_mut();
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        headers.insert("x-request-id", HeaderValue::from_static(REQUEST_ID));
+        headers.insert(PROCESSING_MS, HeaderValue::from_static("0"));
+        if let Some(allow) = self.allow {
+            headers.insert(ALLOW, HeaderValue::from_static(allow));
+        }
+        if self.close {
+            headers.insert(CONNECTION, HeaderValue::from_static("close"));
+        }
+        response
+    }
+}

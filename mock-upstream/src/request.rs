@@ -1,0 +1,103 @@
+//! Reading what a request carries: its body (under a size limit) and its schedule index.
+
+use bytes::{Bytes, BytesMut};
+use http_body_util::BodyExt;
+use hyper::body::Incoming;
+use hyper::header::{HeaderMap, CONTENT_LENGTH};
+
+use gatebench_shared::wire::SEQ_HEADER;
+
+/// Why a body could not be read.
+#[derive(Debug)]
+pub enum BodyError {
+    /// Larger than the configured limit.
+    TooLarge,
+    /// The connection failed or the client sent a malformed body.
+    Read,
+}
+
+/// Reads a whole body of at most `limit` bytes. A body that arrives in one piece is kept as it
+/// is (no copy); one in several pieces is joined.
+pub async fn read_body(
+    headers: &HeaderMap,
+    mut body: Incoming,
+    limit: u64,
+) -> Result<Bytes, BodyError> {
+    let declared = headers
+        .get(CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > limit) {
+        return Err(BodyError::TooLarge);
+    }
+    let mut first: Option<Bytes> = None;
+    let mut joined: Option<BytesMut> = None;
+    let mut total = 0u64;
+    while let Some(frame) = body.frame().await {
+        let frame = frame.map_err(|_| BodyError::Read)?;
+        let Ok(data) = frame.into_data() else {
+            continue; // trailers
+        };
+        total += data.len() as u64;
+        if total > limit {
+            return Err(BodyError::TooLarge);
+        }
+        match (&mut joined, first.take()) {
+            (Some(buf), _) => buf.extend_from_slice(&data),
+            (None, None) => first = Some(data),
+            (None, Some(head)) => {
+                let mut buf = BytesMut::with_capacity(declared.unwrap_or(total) as usize);
+                buf.extend_from_slice(&head);
+                buf.extend_from_slice(&data);
+                joined = Some(buf);
+            }
+        }
+    }
+    Ok(match joined {
+        Some(buf) => buf.freeze(),
+        None => first.unwrap_or_default(),
+    })
+}
+
+/// The request's `x-gatebench-seq`, if it has one.
+pub fn seq(headers: &HeaderMap) -> Result<Option<u64>, InvalidSeq> {
+    let Some(value) = headers.get(SEQ_HEADER) else {
+        return Ok(None);
+    };
+    parse_u64(value.as_bytes()).map(Some).ok_or(InvalidSeq)
+}
+
+/// `x-gatebench-seq` was not a whole number.
+#[derive(Debug)]
+pub struct InvalidSeq;
+
+fn parse_u64(digits: &[u8]) -> Option<u64> {
+    if digits.is_empty() || digits.len() > 20 {
+        return None;
+    }
+    digits.iter().try_fold(0u64, |acc, &d| {
+        d.is_ascii_digit()
+            .then(|| acc.checked_mul(10)?.checked_add(u64::from(d - b'0')))
+            .flatten()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hyper::header::HeaderValue;
+
+    #[test]
+    fn seq_is_a_whole_number_or_absent() {
+        let mut headers = HeaderMap::new();
+        assert!(matches!(seq(&headers), Ok(None)));
+        headers.insert(SEQ_HEADER, HeaderValue::from_static("12345"));
+        assert!(matches!(seq(&headers), Ok(Some(12345))));
+        for bad in ["", "-1", "1e3", "99999999999999999999999"] {
+            headers.insert(SEQ_HEADER, HeaderValue::from_static(bad));
+            assert!(seq(&headers).is_err(), "{bad}");
+        }
+        assert_eq!(parse_u64(b"18446744073709551615"), Some(u64::MAX));
+        assert_eq!(parse_u64(b"18446744073709551616"), None);
+    }
+}

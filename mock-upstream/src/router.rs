@@ -1,0 +1,75 @@
+//! Method and path to a route, without allocating.
+
+use hyper::Method;
+
+/// Where a request goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Route<'a> {
+    /// `POST /v1/chat/completions`.
+    ChatCompletions,
+    /// `GET /v1/models`.
+    Models,
+    /// `GET /v1/models/{id}`.
+    Model(&'a str),
+    /// `GET /health`.
+    Health,
+    /// `GET /metrics` (Prometheus text).
+    Metrics,
+    /// A known path with the wrong method; `allow` is the method it takes.
+    MethodNotAllowed { allow: &'static str },
+    /// Anything else.
+    NotFound,
+}
+
+/// Routes a request.
+pub fn route<'a>(method: &Method, path: &'a str) -> Route<'a> {
+    let (wanted, route) = match path {
+        "/v1/chat/completions" => (Method::POST, Route::ChatCompletions),
+        "/v1/models" => (Method::GET, Route::Models),
+        "/health" => (Method::GET, Route::Health),
+        "/metrics" => (Method::GET, Route::Metrics),
+        _ => match path.strip_prefix("/v1/models/") {
+            Some(id) if !id.is_empty() && !id.contains('/') => (Method::GET, Route::Model(id)),
+            _ => return Route::NotFound,
+        },
+    };
+    if *method == wanted {
+        route
+    } else {
+        let allow = if wanted == Method::POST {
+            "POST"
+        } else {
+            "GET"
+        };
+        Route::MethodNotAllowed { allow }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn routes_by_method_and_path() {
+        assert_eq!(
+            route(&Method::POST, "/v1/chat/completions"),
+            Route::ChatCompletions
+        );
+        assert_eq!(
+            route(&Method::GET, "/v1/chat/completions"),
+            Route::MethodNotAllowed { allow: "POST" }
+        );
+        assert_eq!(route(&Method::GET, "/v1/models"), Route::Models);
+        assert_eq!(
+            route(&Method::GET, "/v1/models/gpt-4o"),
+            Route::Model("gpt-4o")
+        );
+        assert_eq!(
+            route(&Method::DELETE, "/v1/models/x"),
+            Route::MethodNotAllowed { allow: "GET" }
+        );
+        assert_eq!(route(&Method::GET, "/v1/models/"), Route::NotFound);
+        assert_eq!(route(&Method::GET, "/health"), Route::Health);
+        assert_eq!(route(&Method::POST, "/v1/nothing"), Route::NotFound);
+    }
+}

@@ -1,0 +1,145 @@
+//! Starting and stopping a mock server: listeners, worker threads, shutdown.
+//!
+//! Each worker thread runs its own current-thread tokio runtime on its own `SO_REUSEPORT`
+//! listener (the kernel spreads connections), optionally pinned to a core: no work stealing
+//! and no cross-thread wake-ups on the hot path.
+
+use std::io;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use socket2::{Domain, Protocol, Socket, Type};
+use tokio::sync::watch;
+
+use crate::config::Config;
+use crate::connection::serve;
+use crate::metrics::Metrics;
+use crate::state::State;
+
+/// The server could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("cannot listen on {addr}: {source}")]
+    Bind { addr: SocketAddr, source: io::Error },
+    #[error("cannot start worker thread: {0}")]
+    Thread(io::Error),
+}
+
+/// A running mock server. Dropping it asks the workers to stop without waiting for them.
+#[derive(Debug)]
+pub struct MockServer {
+    addr: SocketAddr,
+    state: Arc<State>,
+    stop: watch::Sender<bool>,
+    workers: Vec<JoinHandle<()>>,
+}
+
+impl MockServer {
+    /// Binds the listeners and starts the worker threads.
+    pub fn start(config: Config) -> Result<MockServer, StartError> {
+        let listeners = bind(config.listen, config.threads)?;
+        let addr = listeners[0]
+            .local_addr()
+            .map_err(|source| StartError::Bind {
+                addr: config.listen,
+                source,
+            })?;
+        let pin = config.pin.clone();
+        let state = Arc::new(State::new(config));
+        let (stop, stopped) = watch::channel(false);
+        let mut workers = Vec::with_capacity(listeners.len());
+        for (i, listener) in listeners.into_iter().enumerate() {
+            let core = (!pin.is_empty()).then(|| pin[i % pin.len()]);
+            let state = state.clone();
+            let stopped = stopped.clone();
+            let worker = std::thread::Builder::new()
+                .name(format!("mock-worker-{i}"))
+                .spawn(move || run_worker(listener, state, stopped, core))
+                .map_err(StartError::Thread)?;
+            workers.push(worker);
+        }
+        Ok(MockServer {
+            addr,
+            state,
+            stop,
+            workers,
+        })
+    }
+
+    /// The address the server listens on (with the real port when the config asked for 0).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The server's counters.
+    pub fn metrics(&self) -> &Metrics {
+        &self.state.metrics
+    }
+
+    /// Stops accepting, lets in-flight responses finish within the shutdown grace, and waits
+    /// for every worker to end.
+    pub fn shutdown(mut self) {
+        let _ = self.stop.send(true);
+        for worker in self.workers.drain(..) {
+            let _ = worker.join();
+        }
+    }
+}
+
+impl Drop for MockServer {
+    fn drop(&mut self) {
+        let _ = self.stop.send(true);
+    }
+}
+
+fn run_worker(
+    listener: std::net::TcpListener,
+    state: Arc<State>,
+    stopped: watch::Receiver<bool>,
+    core: Option<usize>,
+) {
+    if let Some(id) = core {
+        core_affinity::set_for_current(core_affinity::CoreId { id });
+    }
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build();
+    match runtime {
+        Ok(runtime) => {
+            if let Err(err) = runtime.block_on(serve(listener, state, stopped)) {
+                eprintln!("mock-upstream: worker stopped: {err}");
+            }
+        }
+        Err(err) => eprintln!("mock-upstream: cannot build runtime: {err}"),
+    }
+}
+
+/// One listener per thread on the same address; the first picks the port when it is 0.
+fn bind(addr: SocketAddr, threads: usize) -> Result<Vec<std::net::TcpListener>, StartError> {
+    let mut listeners = Vec::with_capacity(threads);
+    let mut addr = addr;
+    for _ in 0..threads {
+        let listener =
+            bind_one(addr, threads > 1).map_err(|source| StartError::Bind { addr, source })?;
+        if addr.port() == 0 {
+            addr = listener
+                .local_addr()
+                .map_err(|source| StartError::Bind { addr, source })?;
+        }
+        listeners.push(listener);
+    }
+    Ok(listeners)
+}
+
+fn bind_one(addr: SocketAddr, reuse_port: bool) -> io::Result<std::net::TcpListener> {
+    let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
+    socket.set_reuse_address(true)?;
+    if reuse_port {
+        socket.set_reuse_port(true)?;
+    }
+    socket.set_nonblocking(true)?;
+    socket.bind(&addr.into())?;
+    socket.listen(4096)?;
+    Ok(socket.into())
+}

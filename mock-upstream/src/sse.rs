@@ -1,0 +1,183 @@
+//! A streamed chat completion: pre-encoded SSE events yielded on absolute deadlines.
+//!
+//! The stream is the response body itself: no task and no channel per stream. Events are
+//! `role, token 0, token 1 … token n−1, finish, [usage], [DONE]`. The role chunk and token 0 are
+//! due at `start + ttft`, token k at the deadline of token k−1 plus a drawn inter-token gap, and
+//! the closing events leave right behind the last token, so hyper writes them with the chunked
+//! terminator in one flush. Deadlines are absolute, so timer lateness never accumulates; each
+//! wait's lateness (actual − scheduled) is recorded as the mock's emission error.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use bytes::Bytes;
+use gatebench_shared::wire::openai::FinishReason;
+use gatebench_shared::RequestDraw;
+use pin_project_lite::pin_project;
+use tokio::time::{Instant, Sleep};
+
+use crate::catalog::UsageKey;
+use crate::payload::Payload;
+use crate::state::State;
+use crate::template::Fill;
+
+/// What one stream sends, decided when the request arrives.
+#[derive(Debug)]
+pub struct StreamPlan {
+    pub model: Bytes,
+    pub tokens: u32,
+    pub finish: FinishReason,
+    pub include_usage: bool,
+    pub prompt_tokens: u64,
+}
+
+/// Counts a stream as open for as long as its body lives.
+#[derive(Debug)]
+struct OpenStream(Arc<State>);
+
+impl OpenStream {
+    fn new(state: Arc<State>) -> OpenStream {
+        state.metrics.stream_opened();
+        OpenStream(state)
+    }
+}
+
+impl Drop for OpenStream {
+    fn drop(&mut self) {
+        self.0.metrics.stream_closed();
+    }
+}
+
+pin_project! {
+    /// The body of a streamed chat completion.
+    #[derive(Debug)]
+    pub struct SseStream {
+        open: OpenStream,
+        plan: StreamPlan,
+        draw: RequestDraw,
+        // Index of the next event to send.
+        next: u32,
+        // Deadline of the next timed event; `None` when the model adds no latency.
+        due: Option<Instant>,
+        #[pin]
+        sleep: Option<Sleep>,
+    }
+}
+
+impl SseStream {
+    /// A stream for `plan`, timed from `start` unless the latency model adds nothing.
+    pub fn new(state: Arc<State>, plan: StreamPlan, mut draw: RequestDraw, start: Instant) -> Self {
+        let timed = !state.config.latency.is_instant();
+        let due = timed.then(|| start + micros(draw.ttft_us()));
+        SseStream {
+            open: OpenStream::new(state),
+            plan,
+            draw,
+            next: 0,
+            due,
+            sleep: None,
+        }
+    }
+
+    /// True once every event has been yielded.
+    pub fn is_done(&self) -> bool {
+        self.next >= self.plan.events()
+    }
+}
+
+impl StreamPlan {
+    fn events(&self) -> u32 {
+        self.tokens + 3 + u32::from(self.include_usage)
+    }
+
+    /// Events that wait for their deadline: the role chunk (time to first token) and every
+    /// token after the first (inter-token gap). The rest leave with the event before them.
+    fn waits(&self, event: u32) -> bool {
+        event == 0 || (2..=self.tokens).contains(&event)
+    }
+
+    /// Encodes event `event` of this stream.
+    fn encode(&self, state: &State, event: u32) -> Payload {
+        let catalog = &state.catalog;
+        let usage = if self.include_usage {
+            UsageKey::Null
+        } else {
+            UsageKey::Absent
+        };
+        let empty = Bytes::new();
+        let mut fill = Fill {
+            model: &self.model,
+            content: &empty,
+            prompt_tokens: self.prompt_tokens,
+            completion_tokens: u64::from(self.tokens),
+        };
+        let n = self.tokens;
+        match event {
+            0 => catalog.chunk_role(usage).fill(&fill),
+            e if e <= n => {
+                fill.content = catalog.token(e - 1);
+                catalog.chunk_content(usage).fill(&fill)
+            }
+            e if e == n + 1 => catalog.chunk_finish(self.finish, usage).fill(&fill),
+            e if e == n + 2 && self.include_usage => catalog.chunk_usage().fill(&fill),
+            _ => {
+                let mut payload = Payload::new();
+                payload.push_bytes(catalog.done());
+                payload
+            }
+        }
+    }
+}
+
+fn micros(us: u64) -> std::time::Duration {
+    std::time::Duration::from_micros(us)
+}
+
+impl http_body::Body for SseStream {
+    type Data = Payload;
+    type Error = std::convert::Infallible;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<Payload>, Self::Error>>> {
+        if self.is_done() {
+            return Poll::Ready(None);
+        }
+        let event = self.next;
+        let this = self.project();
+        if let (Some(due), true) = (*this.due, this.plan.waits(event)) {
+            let now = Instant::now();
+            if now < due {
+                let mut sleep = this.sleep;
+                match sleep.as_mut().as_pin_mut() {
+                    Some(sleep) => sleep.reset(due),
+                    None => sleep.set(Some(tokio::time::sleep_until(due))),
+                }
+                // Invariant: set just above.
+                let timer = sleep.as_mut().as_pin_mut().expect("sleep is set");
+                if timer.poll(cx).is_pending() {
+                    return Poll::Pending;
+                }
+            }
+            let late = Instant::now().saturating_duration_since(due);
+            let metrics = &this.open.0.metrics;
+            metrics.emission_error.record(late.as_micros() as u64);
+        }
+        // Token k's successor is due one inter-token gap after token k.
+        if let Some(due) = this.due.as_mut() {
+            if (1..this.plan.tokens).contains(&event) {
+                *due += micros(this.draw.itl_us());
+            }
+        }
+        *this.next += 1;
+        let payload = this.plan.encode(&this.open.0, event);
+        Poll::Ready(Some(Ok(http_body::Frame::data(payload))))
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.is_done()
+    }
+}

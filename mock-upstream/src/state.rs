@@ -1,0 +1,34 @@
+//! What every worker thread shares: the configuration, the catalog and the counters.
+
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+use crate::catalog::Catalog;
+use crate::config::Config;
+use crate::metrics::Metrics;
+
+/// The shared state of one server.
+#[derive(Debug)]
+pub struct State {
+    pub config: Config,
+    pub catalog: Catalog,
+    pub metrics: Metrics,
+    /// Ordinal of the next request that carries no `x-gatebench-seq`.
+    next_ordinal: AtomicU64,
+}
+
+impl State {
+    /// Encodes the catalog for `config`.
+    pub fn new(config: Config) -> State {
+        State {
+            catalog: Catalog::build(&config),
+            config,
+            metrics: Metrics::default(),
+            next_ordinal: AtomicU64::new(0),
+        }
+    }
+
+    /// The ordinal for a request without `x-gatebench-seq`: requests in arrival order.
+    pub fn next_ordinal(&self) -> u64 {
+        self.next_ordinal.fetch_add(1, Relaxed)
+    }
+}

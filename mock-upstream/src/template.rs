@@ -1,0 +1,177 @@
+//! Response templates: a response serialised once with sentinel values, then cut at them.
+//!
+//! The wire types in `gatebench_shared::wire` are the one definition of each shape. The catalog
+//! serialises them with sentinels standing where per-request values go (the model, the content,
+//! usage counts), and this module cuts the bytes at the sentinels. Filling a template is then a
+//! walk over literal `Bytes` and slots: no JSON is built per request.
+
+use bytes::Bytes;
+
+use crate::payload::{Payload, Piece, MAX_PIECES};
+
+/// A per-request value in a template.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Slot {
+    /// The model name, as it was written in the request (already JSON-escaped).
+    Model,
+    /// The output text (already JSON-escaped).
+    Content,
+    PromptTokens,
+    CompletionTokens,
+    TotalTokens,
+}
+
+impl Slot {
+    const ALL: [Slot; 5] = [
+        Slot::Model,
+        Slot::Content,
+        Slot::PromptTokens,
+        Slot::CompletionTokens,
+        Slot::TotalTokens,
+    ];
+
+    /// The string to serialise in this slot's place.
+    pub const MODEL_SENTINEL: &'static str = "\u{1}gb-model\u{1}";
+    pub const CONTENT_SENTINEL: &'static str = "\u{1}gb-content\u{1}";
+    /// The numbers to serialise in the usage slots' places.
+    pub const PROMPT_SENTINEL: u64 = 9_176_000_000_000_000_001;
+    pub const COMPLETION_SENTINEL: u64 = 9_176_000_000_000_000_002;
+    pub const TOTAL_SENTINEL: u64 = 9_176_000_000_000_000_003;
+
+    /// How the sentinel appears in serialised JSON.
+    fn marker(self) -> String {
+        let escaped = |s: &str| {
+            // Invariant: serialising a &str cannot fail.
+            let quoted = serde_json::to_string(s).expect("string serialises");
+            quoted[1..quoted.len() - 1].to_string()
+        };
+        match self {
+            Slot::Model => escaped(Self::MODEL_SENTINEL),
+            Slot::Content => escaped(Self::CONTENT_SENTINEL),
+            Slot::PromptTokens => Self::PROMPT_SENTINEL.to_string(),
+            Slot::CompletionTokens => Self::COMPLETION_SENTINEL.to_string(),
+            Slot::TotalTokens => Self::TOTAL_SENTINEL.to_string(),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Part {
+    Literal(Bytes),
+    Slot(Slot),
+}
+
+/// A pre-encoded response with slots for per-request values.
+#[derive(Debug, Clone)]
+pub struct Template {
+    parts: Vec<Part>,
+}
+
+/// The per-request values that fill a template's slots.
+#[derive(Debug, Clone)]
+pub struct Fill<'a> {
+    pub model: &'a Bytes,
+    pub content: &'a Bytes,
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+}
+
+impl Template {
+    /// Cuts `encoded` at every sentinel.
+    ///
+    /// # Panics
+    /// If the result needs more than [`MAX_PIECES`] pieces: templates are fixed at compile time,
+    /// so this is caught by the catalog's tests.
+    pub fn parse(encoded: &[u8]) -> Template {
+        let markers: Vec<(Slot, String)> = Slot::ALL.iter().map(|s| (*s, s.marker())).collect();
+        let mut parts = Vec::new();
+        let mut rest = encoded;
+        while !rest.is_empty() {
+            let next = markers
+                .iter()
+                .filter_map(|(slot, m)| find(rest, m.as_bytes()).map(|at| (at, *slot, m.len())))
+                .min_by_key(|(at, ..)| *at);
+            match next {
+                Some((at, slot, len)) => {
+                    if at > 0 {
+                        parts.push(Part::Literal(Bytes::copy_from_slice(&rest[..at])));
+                    }
+                    parts.push(Part::Slot(slot));
+                    rest = &rest[at + len..];
+                }
+                None => {
+                    parts.push(Part::Literal(Bytes::copy_from_slice(rest)));
+                    rest = &[];
+                }
+            }
+        }
+        assert!(
+            parts.len() <= MAX_PIECES,
+            "template has {} pieces",
+            parts.len()
+        );
+        Template { parts }
+    }
+
+    /// Appends this template, filled, to `frame`.
+    pub fn fill_into(&self, frame: &mut Payload, fill: &Fill<'_>) {
+        for part in &self.parts {
+            match part {
+                Part::Literal(bytes) => frame.push_bytes(bytes),
+                Part::Slot(Slot::Model) => frame.push_bytes(fill.model),
+                Part::Slot(Slot::Content) => frame.push_bytes(fill.content),
+                Part::Slot(Slot::PromptTokens) => frame.push(Piece::number(fill.prompt_tokens)),
+                Part::Slot(Slot::CompletionTokens) => {
+                    frame.push(Piece::number(fill.completion_tokens))
+                }
+                Part::Slot(Slot::TotalTokens) => {
+                    frame.push(Piece::number(fill.prompt_tokens + fill.completion_tokens))
+                }
+            }
+        }
+    }
+
+    /// This template filled, as a new frame.
+    pub fn fill(&self, fill: &Fill<'_>) -> Payload {
+        let mut frame = Payload::new();
+        self.fill_into(&mut frame, fill);
+        frame
+    }
+
+    /// Number of pieces a filled frame takes.
+    #[cfg(test)]
+    pub fn pieces(&self) -> usize {
+        self.parts.len()
+    }
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cuts_at_sentinels_and_fills_them() {
+        let json = serde_json::json!({
+            "model": Slot::MODEL_SENTINEL,
+            "usage": {"p": Slot::PROMPT_SENTINEL, "t": Slot::TOTAL_SENTINEL},
+            "content": Slot::CONTENT_SENTINEL,
+        });
+        let template = Template::parse(json.to_string().as_bytes());
+        let model = Bytes::from_static(b"gpt-4o");
+        let content = Bytes::from_static(b"hi\\n");
+        let frame = template.fill(&Fill {
+            model: &model,
+            content: &content,
+            prompt_tokens: 12,
+            completion_tokens: 3,
+        });
+        assert_eq!(
+            String::from_utf8(frame.to_vec()).unwrap(),
+            r#"{"content":"hi\n","model":"gpt-4o","usage":{"p":12,"t":15}}"#
+        );
+    }
+}

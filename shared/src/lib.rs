@@ -1,0 +1,11 @@
+//! What the gatebench mock and load generator must agree on.
+//!
+//! - [`wire`]: the providers' request and response shapes (`wire::openai` for chat completions)
+//!   and the `x-gatebench-seq` header.
+//! - [`latency`]: latency models (fixed, uniform, normal, lognormal; time to first token,
+//!   inter-token gap, output length), drawn as a pure function of `(seed, request ordinal)`.
+
+pub mod latency;
+pub mod wire;
+
+pub use latency::{Distribution, LatencyModel, RequestDraw, SpecError, TokenCount};
