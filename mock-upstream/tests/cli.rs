@@ -1,0 +1,126 @@
+//! The `mock-upstream` binary: configuration layering, `--print-config`, usage errors.
+
+#![allow(clippy::unwrap_used)] // test code: a panic is the failure report
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+fn mock() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mock-upstream"));
+    // The tests' own environment must not leak settings in.
+    for (key, _) in std::env::vars() {
+        if key.starts_with("MOCK_") {
+            cmd.env_remove(key);
+        }
+    }
+    cmd
+}
+
+fn printed(cmd: &mut Command) -> toml::Table {
+    let out = cmd.arg("--print-config").output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    toml::from_str(&String::from_utf8(out.stdout).unwrap()).unwrap()
+}
+
+#[test]
+fn defaults_then_file_then_environment_then_flags() {
+    let dir = std::env::temp_dir().join(format!("mock-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("mock.toml");
+    std::fs::write(
+        &file,
+        "ttft = \"200ms\"\nitl = \"5ms\"\ntokens = 60\nseed = 9\nlisten = \"127.0.0.1:9100\"\n",
+    )
+    .unwrap();
+
+    let defaults = printed(&mut mock());
+    assert_eq!(defaults["listen"].as_str(), Some("127.0.0.1:8080"));
+    assert_eq!(defaults["ttft"].as_str(), Some("0"));
+    assert_eq!(defaults["tokens"].as_str(), Some("16"));
+    assert_eq!(defaults["max-body"].as_str(), Some("16777216"));
+
+    let from_file = printed(mock().arg("--config").arg(&file));
+    assert_eq!(from_file["ttft"].as_str(), Some("200ms"));
+    assert_eq!(from_file["tokens"].as_str(), Some("60"));
+
+    let env_over_file = printed(
+        mock()
+            .env("MOCK_CONFIG", &file)
+            .env("MOCK_TTFT", "uniform:10ms..20ms")
+            .env("MOCK_LISTEN", "0.0.0.0:9200"),
+    );
+    assert_eq!(env_over_file["ttft"].as_str(), Some("uniform:10ms..20ms"));
+    assert_eq!(env_over_file["listen"].as_str(), Some("0.0.0.0:9200"));
+    assert_eq!(env_over_file["itl"].as_str(), Some("5ms"));
+
+    let flag_over_env = printed(
+        mock()
+            .env("MOCK_CONFIG", &file)
+            .env("MOCK_TTFT", "uniform:10ms..20ms")
+            .args(["--ttft", "lognormal:50ms,0.5", "--seed", "3"]),
+    );
+    assert_eq!(flag_over_env["ttft"].as_str(), Some("lognormal:50ms,0.5"));
+    assert_eq!(flag_over_env["seed"].as_integer(), Some(3));
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn bad_settings_exit_2_with_the_expected_format() {
+    let cases: [&[&str]; 4] = [
+        &["--itl", "fast"],
+        &["--listen", "nowhere"],
+        &["--tokens", "0"],
+        &["--config", "/nonexistent/mock.toml"],
+    ];
+    for args in cases {
+        let out = mock().args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("expected") || err.contains("cannot read"),
+            "{args:?}: {err}"
+        );
+    }
+    let out = mock().arg("--no-such-flag").output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn serves_until_sigterm_then_exits_cleanly() {
+    let mut child = mock()
+        .args(["--listen", "127.0.0.1:0", "--threads", "1"])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    stderr.read_line(&mut line).unwrap();
+    let addr = line
+        .split("http://")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no address in {line:?}"))
+        .to_string();
+
+    let mut tcp = TcpStream::connect(&addr).unwrap();
+    tcp.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    tcp.write_all(b"GET /health HTTP/1.1\r\nhost: m\r\nconnection: close\r\n\r\n")
+        .unwrap();
+    let mut response = String::new();
+    tcp.read_to_string(&mut response).unwrap();
+    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+
+    // SAFETY: kill(2) on our own child's pid.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status}");
+    let mut rest = String::new();
+    stderr.read_to_string(&mut rest).unwrap();
+    assert!(rest.contains("emission error"), "{rest}");
+}

@@ -1,0 +1,153 @@
+//! Helpers for the end-to-end tests: a mock on an ephemeral loopback port, and an HTTP/1.1
+//! client that keeps one connection and records when each body frame arrived.
+
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::client::conn::http1::SendRequest;
+use hyper::header::HeaderMap;
+use hyper::{Method, Request, StatusCode};
+use hyper_util::rt::TokioIo;
+use mock_upstream::{Config, MockServer};
+use tokio::net::TcpStream;
+
+/// Starts a mock on `127.0.0.1:0` with `config` (its `listen` is overridden).
+pub fn start_mock(config: Config) -> MockServer {
+    let config = Config {
+        listen: SocketAddr::from(([127, 0, 0, 1], 0)),
+        ..config
+    };
+    MockServer::start(config).expect("mock starts on loopback")
+}
+
+/// A response with the arrival time of every body frame, from the moment it was sent.
+#[derive(Debug)]
+pub struct Recorded {
+    pub status: StatusCode,
+    pub headers: HeaderMap,
+    /// Time from sending the request to the response head.
+    pub head_after: Duration,
+    /// Each body frame and the time it arrived, from sending the request.
+    pub frames: Vec<(Duration, Bytes)>,
+}
+
+impl Recorded {
+    /// The whole body.
+    pub fn body(&self) -> Vec<u8> {
+        self.frames.iter().flat_map(|(_, b)| b.to_vec()).collect()
+    }
+
+    /// The body as JSON.
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_slice(&self.body()).expect("body is JSON")
+    }
+
+    /// The body as text.
+    pub fn text(&self) -> String {
+        String::from_utf8(self.body()).expect("body is UTF-8")
+    }
+
+    /// The time the last frame arrived.
+    pub fn end_after(&self) -> Duration {
+        self.frames.last().map_or(self.head_after, |(t, _)| *t)
+    }
+}
+
+/// One keep-alive HTTP/1.1 connection.
+#[derive(Debug)]
+pub struct Client {
+    sender: SendRequest<Full<Bytes>>,
+}
+
+impl Client {
+    /// Connects to `addr`.
+    pub async fn connect(addr: SocketAddr) -> Client {
+        let stream = TcpStream::connect(addr).await.expect("connects");
+        stream.set_nodelay(true).expect("nodelay");
+        let (sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+            .await
+            .expect("handshake");
+        tokio::spawn(conn);
+        Client { sender }
+    }
+
+    /// True while the server keeps the connection open.
+    pub fn is_open(&self) -> bool {
+        !self.sender.is_closed()
+    }
+
+    /// Sends a request and reads the whole response, timing each frame.
+    pub async fn send(
+        &mut self,
+        method: Method,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: &[u8],
+    ) -> Recorded {
+        let mut req = Request::builder().method(method).uri(path);
+        req = req.header("host", "mock");
+        for (name, value) in headers {
+            req = req.header(*name, *value);
+        }
+        let req = req
+            .body(Full::new(Bytes::copy_from_slice(body)))
+            .expect("valid request");
+        self.sender.ready().await.expect("connection ready");
+        let sent = Instant::now();
+        let response = self.sender.send_request(req).await.expect("response");
+        let head_after = sent.elapsed();
+        let (parts, mut body) = response.into_parts();
+        let mut frames = Vec::new();
+        while let Some(frame) = body.frame().await {
+            if let Ok(data) = frame.expect("body frame").into_data() {
+                frames.push((sent.elapsed(), data));
+            }
+        }
+        Recorded {
+            status: parts.status,
+            headers: parts.headers,
+            head_after,
+            frames,
+        }
+    }
+
+    /// `POST /v1/chat/completions` with a JSON body.
+    pub async fn chat(&mut self, body: &serde_json::Value, headers: &[(&str, &str)]) -> Recorded {
+        let mut all = vec![("content-type", "application/json")];
+        all.extend_from_slice(headers);
+        let bytes = serde_json::to_vec(body).expect("JSON");
+        self.send(Method::POST, "/v1/chat/completions", &all, &bytes)
+            .await
+    }
+}
+
+/// The JSON payloads of an SSE body (`data: …` lines), `[DONE]` included as a string.
+pub fn sse_data(text: &str) -> Vec<String> {
+    assert!(text.ends_with("\n\n"), "stream ends with a blank line");
+    text.split("\n\n")
+        .filter(|e| !e.is_empty())
+        .map(|event| {
+            event
+                .strip_prefix("data: ")
+                .unwrap_or_else(|| panic!("event without data: {event:?}"))
+                .to_string()
+        })
+        .collect()
+}
+
+/// A chat request body.
+pub fn chat_body(stream: bool, extra: serde_json::Value) -> serde_json::Value {
+    let mut body = serde_json::json!({
+        "model": "gpt-4o-mini",
+        "messages": [{"role": "user", "content": "Say hello."}],
+        "stream": stream,
+    });
+    if let (Some(body), Some(extra)) = (body.as_object_mut(), extra.as_object()) {
+        for (k, v) in extra {
+            body.insert(k.clone(), v.clone());
+        }
+    }
+    body
+}

@@ -1,0 +1,43 @@
+//! The official OpenAI Python SDK judges the wire format.
+//!
+//! Needs `python3` with the `openai` package (`.ci/run` installs it). Set
+//! `GATEBENCH_SKIP_SDK=1` to skip on a machine without them; otherwise a missing SDK fails.
+
+use std::path::Path;
+use std::process::Command;
+
+use gatebench_tests::start_mock;
+use mock_upstream::Config;
+
+fn run_python(script: &str, base_url: &str) {
+    if std::env::var_os("GATEBENCH_SKIP_SDK").is_some() {
+        eprintln!("GATEBENCH_SKIP_SDK is set: skipping {script}");
+        return;
+    }
+    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("sdk")
+        .join(script);
+    let python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".to_string());
+    let output = Command::new(&python)
+        .arg(&script)
+        .arg(base_url)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {python}: {e} (set GATEBENCH_SKIP_SDK=1 to skip)"));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "{} failed:\n{stdout}\n{stderr}",
+        script.display()
+    );
+    assert!(stdout.contains("openai sdk: ok"), "{stdout}");
+}
+
+#[test]
+fn openai_python_sdk_parses_completions_and_streams() {
+    let mock = start_mock(Config::default());
+    run_python(
+        "openai_chat.py",
+        &format!("http://{}/v1", mock.local_addr()),
+    );
+}
