@@ -35,9 +35,13 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         return Ok(());
     }
     let threads = config.threads;
+    // Every open stream is a descriptor: raise the soft limit before accepting any.
+    let files = gatebench_shared::host::raise_open_file_limit()
+        .map(|l| format!("open files {}/{}", l.soft, l.hard))
+        .unwrap_or_else(|e| format!("open-file limit unknown: {e}"));
     let server = MockServer::start(config)?;
     eprintln!(
-        "mock-upstream {} listening on http://{} ({threads} threads)",
+        "mock-upstream {} listening on http://{} ({threads} threads, {files})",
         env!("CARGO_PKG_VERSION"),
         server.local_addr()
     );

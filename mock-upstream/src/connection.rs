@@ -35,7 +35,10 @@ pub async fn serve(
     let mut http = http1::Builder::new();
     http.timer(TokioTimer::new())
         .header_read_timeout(state.config.header_timeout)
-        .keep_alive(true);
+        .keep_alive(true)
+        // One copy into hyper's write buffer beats a vectored write of a dozen small pieces:
+        // measured 135k against 108k req/s for a ~350-byte completion (BENCHMARKS.md).
+        .writev(false);
 
     loop {
         tokio::select! {

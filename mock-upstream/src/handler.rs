@@ -26,7 +26,8 @@ pub async fn handle(
     state: Arc<State>,
     req: Request<Incoming>,
 ) -> Result<Response<MockBody>, Infallible> {
-    let start = Instant::now();
+    // Only a latency model that waits needs the arrival time; skip the clock read otherwise.
+    let start = state.timed.then(Instant::now);
     let response = match route(req.method(), req.uri().path()) {
         Route::ChatCompletions => chat(&state, req, start)
             .await
@@ -94,7 +95,7 @@ fn model(state: &State, id: &str) -> Response<MockBody> {
 async fn chat(
     state: &Arc<State>,
     req: Request<Incoming>,
-    start: Instant,
+    start: Option<Instant>,
 ) -> Result<Response<MockBody>, Rejection> {
     let seq = seq(req.headers()).map_err(|_| {
         Rejection::bad_request(
@@ -192,7 +193,7 @@ async fn chat(
 
     state.metrics.request(RouteKind::Chat);
     let delay_us = draw.response_us(tokens);
-    if delay_us > 0 {
+    if let (Some(start), true) = (start, delay_us > 0) {
         let due = start + Duration::from_micros(delay_us);
         tokio::time::sleep_until(due).await;
         let late = Instant::now().saturating_duration_since(due);

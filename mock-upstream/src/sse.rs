@@ -67,10 +67,14 @@ pin_project! {
 }
 
 impl SseStream {
-    /// A stream for `plan`, timed from `start` unless the latency model adds nothing.
-    pub fn new(state: Arc<State>, plan: StreamPlan, mut draw: RequestDraw, start: Instant) -> Self {
-        let timed = !state.config.latency.is_instant();
-        let due = timed.then(|| start + micros(draw.ttft_us()));
+    /// A stream for `plan`, timed from `start` (`None` when the latency model adds nothing).
+    pub fn new(
+        state: Arc<State>,
+        plan: StreamPlan,
+        mut draw: RequestDraw,
+        start: Option<Instant>,
+    ) -> Self {
+        let due = start.map(|start| start + micros(draw.ttft_us()));
         SseStream {
             open: OpenStream::new(state),
             plan,

@@ -12,6 +12,8 @@ pub struct State {
     pub config: Config,
     pub catalog: Catalog,
     pub metrics: Metrics,
+    /// True when the latency model ever waits, so requests need their arrival time.
+    pub timed: bool,
     /// Ordinal of the next request that carries no `x-gatebench-seq`.
     next_ordinal: AtomicU64,
 }
@@ -21,6 +23,7 @@ impl State {
     pub fn new(config: Config) -> State {
         State {
             catalog: Catalog::build(&config),
+            timed: !config.latency.is_instant(),
             config,
             metrics: Metrics::default(),
             next_ordinal: AtomicU64::new(0),

@@ -4,7 +4,9 @@
 //!   and the `x-gatebench-seq` header.
 //! - [`latency`]: latency models (fixed, uniform, normal, lognormal; time to first token,
 //!   inter-token gap, output length), drawn as a pure function of `(seed, request ordinal)`.
+//! - [`host`]: facts about the machine, and the open-file limit raised for a server or client.
 
+pub mod host;
 pub mod latency;
 pub mod wire;
 
