@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
-# Throughput of mock-upstream against nginx serving the same pre-encoded body, under the same
-# wrk load, interleaved, on loopback. The server under test is pinned to CPU 0 (one worker),
-# wrk to CPU 1 (one thread, 64 connections). Prints requests/s per round and the median ratio.
+# Benchmarks of mock-upstream, on loopback, in three parts:
+# 1. Throughput: nginx returning the mock's own pre-encoded completion, the smallest hyper server
+#    returning the same bytes (the ceiling for anything built on hyper), and the mock, under the
+#    same wrk load, interleaved. The server is pinned to CPU 0 (one worker), wrk to CPU 1 (one
+#    thread, 64 connections). Prints requests/s per round and the median ratios to nginx.
+# 2. Allocations per request (cargo bench --bench alloc), against the hyper hello world.
+# 3. Idle RSS, and RSS with 10,000 streams open (their first token held back by a long TTFT).
 #
 # Usage: scripts/bench-mock.sh [ROUNDS] [SECONDS]      (defaults: 3 rounds of 10 s)
-# Needs: wrk and nginx (apt-get install wrk nginx), a release build of mock-upstream.
+# Needs: wrk, nginx, curl (apt-get install wrk nginx curl), python3.
 set -euo pipefail
 
 rounds=${1:-3}
@@ -17,10 +21,12 @@ trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 for tool in wrk nginx curl taskset; do
   command -v "$tool" >/dev/null || { echo "bench-mock: $tool not found (apt-get install wrk nginx curl)" >&2; exit 2; }
 done
-[ -x "$mock_bin" ] || (cd "$root" && cargo build --release -q -p mock-upstream)
+(cd "$root" && cargo build --release -q -p mock-upstream --bin mock-upstream --example hyper_hello)
+hello_bin="$root/target/release/examples/hyper_hello"
 
 mock_port=18431
 nginx_port=18432
+hello_port=18433
 request='{"model":"gpt-4o-mini","messages":[{"role":"user","content":"Say hello."}],"max_tokens":16}'
 stream_request='{"model":"gpt-4o-mini","messages":[{"role":"user","content":"Say hello."}],"max_tokens":16,"stream":true}'
 
@@ -78,6 +84,12 @@ start_nginx() {
   wait_port "$nginx_port"
 }
 
+start_hello() {
+  taskset -c 0 "$hello_bin" "127.0.0.1:$hello_port" "$work/body.json" 2>/dev/null &
+  hello_pid=$!
+  wait_port "$hello_port"
+}
+
 cat >"$work/post.lua" <<LUA
 wrk.method = "POST"
 wrk.body = '$request'
@@ -99,14 +111,32 @@ load() { # port script -> requests/s
 
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), kernel $(uname -r)"
 echo "wrk $(wrk --version 2>&1 | head -1 | awk '{print $2}'), nginx $(nginx -v 2>&1 | cut -d/ -f2); server on CPU 0, wrk -t1 -c64 -d${seconds}s on CPU 1"
-printf "%-6s %14s %14s %8s %16s\n" round "nginx req/s" "mock req/s" ratio "mock stream/s"
-ratios=()
+echo "response: $(wc -c <"$work/body.json") bytes of completion JSON"
+echo
+echo "## Throughput (requests/s, non-streaming chat completion)"
+printf "%-6s %12s %12s %12s %9s %9s %14s\n" round nginx "hyper hello" mock "hello/ng" "mock/ng" "mock streams/s"
+mock_ratios=(); hello_ratios=()
 for round in $(seq "$rounds"); do
   start_nginx; n=$(load "$nginx_port" "$work/post.lua"); stop "$nginx_pid"
+  start_hello; h=$(load "$hello_port" "$work/post.lua"); stop "$hello_pid"
   start_mock; m=$(load "$mock_port" "$work/post.lua"); s=$(load "$mock_port" "$work/stream.lua"); stop "$mock_pid"
-  r=$(awk -v m="$m" -v n="$n" 'BEGIN {printf "%.3f", m / n}')
-  ratios+=("$r")
-  printf "%-6s %14s %14s %8s %16s\n" "$round" "$n" "$m" "$r" "$s"
+  rm=$(awk -v a="$m" -v b="$n" 'BEGIN {printf "%.3f", a / b}')
+  rh=$(awk -v a="$h" -v b="$n" 'BEGIN {printf "%.3f", a / b}')
+  mock_ratios+=("$rm"); hello_ratios+=("$rh")
+  printf "%-6s %12s %12s %12s %9s %9s %14s\n" "$round" "$n" "$h" "$m" "$rh" "$rm" "$s"
 done
-median=$(printf "%s\n" "${ratios[@]}" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}')
-echo "median ratio mock/nginx: $median"
+median() { printf "%s\n" "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+echo "median ratio to nginx: hyper hello $(median "${hello_ratios[@]}"), mock $(median "${mock_ratios[@]}")"
+
+echo
+echo "## Allocations per request"
+(cd "$root" && cargo bench -q -p mock-upstream --bench alloc 2>/dev/null)
+
+echo
+echo "## Memory (VmRSS of the mock, one worker thread)"
+taskset -c 0 "$mock_bin" --listen "127.0.0.1:$mock_port" --threads 1 --ttft 300s 2>"$work/mock.log" &
+mock_pid=$!
+wait_port "$mock_port"
+echo "idle: $(awk '/VmRSS/ {print $2, $3}' /proc/$mock_pid/status)"
+python3 "$root/scripts/lib/open_streams.py" "127.0.0.1:$mock_port" 10000 "$mock_pid" | sed 's/^/with streams: /'
+stop "$mock_pid"

@@ -11,7 +11,7 @@ use gatebench_shared::wire::openai::{
 use hyper::header::{HeaderMap, HeaderName, HeaderValue, CACHE_CONTROL, CONTENT_TYPE};
 
 use crate::config::Config;
-use crate::template::{Slot, Template};
+use crate::template::{permanent, Slot, Template};
 
 /// `id` of every completion. Constant, so the same request always gets the same bytes.
 pub const COMPLETION_ID: &str = "chatcmpl-gatebench0000000000000000000";
@@ -82,7 +82,7 @@ impl Catalog {
         let escaped = |s: &str| {
             // Invariant: serialising a &str cannot fail.
             let quoted = serde_json::to_vec(s).expect("string serialises");
-            Bytes::copy_from_slice(&quoted[1..quoted.len() - 1])
+            permanent(&quoted[1..quoted.len() - 1])
         };
         let first_token = escaped(FIRST_TOKEN);
         let tokens: Vec<Bytes> = TOKENS.iter().map(|t| escaped(t)).collect();
@@ -123,7 +123,7 @@ impl Catalog {
             done: Bytes::from_static(b"data: [DONE]\n\n"),
             first_token,
             tokens,
-            content: Bytes::from(content),
+            content: permanent(&content),
             content_ends,
             max_tokens,
             models_body: models_body(&config.models),
@@ -288,7 +288,7 @@ fn models_body(models: &[String]) -> Bytes {
             .collect(),
     };
     // Invariant: the wire types always serialise.
-    Bytes::from(serde_json::to_vec(&list).expect("model list serialises"))
+    permanent(&serde_json::to_vec(&list).expect("model list serialises"))
 }
 
 /// The headers OpenAI sends on a completion, with fixed, plausible values.

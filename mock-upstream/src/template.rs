@@ -94,13 +94,13 @@ impl Template {
             match next {
                 Some((at, slot, len)) => {
                     if at > 0 {
-                        parts.push(Part::Literal(Bytes::copy_from_slice(&rest[..at])));
+                        parts.push(Part::Literal(permanent(&rest[..at])));
                     }
                     parts.push(Part::Slot(slot));
                     rest = &rest[at + len..];
                 }
                 None => {
-                    parts.push(Part::Literal(Bytes::copy_from_slice(rest)));
+                    parts.push(Part::Literal(permanent(rest)));
                     rest = &[];
                 }
             }
@@ -143,6 +143,13 @@ impl Template {
     pub fn pieces(&self) -> usize {
         self.parts.len()
     }
+}
+
+/// Bytes that live as long as the process, so cloning or dropping them is a pointer copy with no
+/// reference count to touch. Catalogs are built once per server; their few kilobytes are
+/// leaked on purpose (atomic reference counting cost about 5% of throughput, BENCHMARKS.md).
+pub fn permanent(bytes: &[u8]) -> Bytes {
+    Bytes::from_static(Box::leak(bytes.to_vec().into_boxed_slice()))
 }
 
 fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
