@@ -20,7 +20,7 @@ pub enum SpecError {
     )]
     Latency(String),
     #[error(
-        "invalid token count '{0}': expected a whole number of at least 1 like 16, \
+        "invalid token count '{0}': expected a whole number from 1 to 1000000 like 16, \
          or a range like uniform:10..100"
     )]
     Tokens(String),
@@ -179,6 +179,9 @@ pub fn format_us(us: u64) -> String {
     }
 }
 
+/// The most output tokens a response may be configured to carry (the catalog holds their text).
+pub const MAX_TOKENS: u32 = 1_000_000;
+
 /// How many output tokens a response carries (before a request's `max_tokens` caps it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TokenCount {
@@ -209,7 +212,12 @@ impl FromStr for TokenCount {
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let err = || SpecError::Tokens(s.to_string());
         let t = s.trim();
-        let count = |v: &str| v.trim().parse::<u32>().ok().filter(|n| *n >= 1);
+        let count = |v: &str| {
+            v.trim()
+                .parse::<u32>()
+                .ok()
+                .filter(|n| (1..=MAX_TOKENS).contains(n))
+        };
         if let Some(range) = t.strip_prefix("uniform:") {
             let (lo, hi) = range.split_once("..").ok_or_else(err)?;
             let (lo, hi) = (count(lo).ok_or_else(err)?, count(hi).ok_or_else(err)?);
@@ -377,7 +385,7 @@ mod tests {
                 "{bad}: {err}"
             );
         }
-        for bad in ["0", "-3", "x", "uniform:5..2"] {
+        for bad in ["0", "-3", "x", "uniform:5..2", "1000001"] {
             assert!(bad.parse::<TokenCount>().is_err(), "{bad}");
         }
     }
