@@ -1,0 +1,123 @@
+//! The schedule: when each request is due, as an offset from the start of the run.
+//!
+//! Request `i` is due at `t_i = i / rate` (constant arrivals) or at the sum of `i` seeded
+//! exponential gaps of mean `1 / rate` (Poisson arrivals). Worker `w` of `W` takes every `W`-th
+//! slot (`i ≡ w mod W`), so the union of the workers is exactly the one schedule.
+
+use rand::SeedableRng;
+use rand_distr::{Distribution, Exp};
+use rand_pcg::Pcg64Mcg;
+
+/// How requests arrive.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Arrival {
+    /// Evenly spaced, `1 / rate` apart.
+    Constant,
+    /// A Poisson process: exponential gaps of mean `1 / rate`, from a seeded generator.
+    Poisson,
+}
+
+/// The slots of one worker, in order. An iterator of `(index, due offset in ns)`.
+#[derive(Debug, Clone)]
+pub struct Schedule {
+    arrival: Arrival,
+    interval_ns: f64,
+    workers: u64,
+    next: u64,
+    // Poisson only: the whole schedule's generator and the due time of slot `cursor`.
+    rng: Pcg64Mcg,
+    gap: Option<Exp<f64>>,
+    cursor: u64,
+    cursor_ns: f64,
+}
+
+impl Schedule {
+    /// The slots of worker `worker` of `workers` for `rate` requests per second.
+    ///
+    /// # Panics
+    /// If `rate` is not positive and finite or `worker >= workers`; the plan validates both.
+    pub fn new(arrival: Arrival, rate: f64, seed: u64, worker: u64, workers: u64) -> Schedule {
+        assert!(rate.is_finite() && rate > 0.0, "rate must be positive");
+        assert!(worker < workers, "worker index out of range");
+        Schedule {
+            arrival,
+            interval_ns: 1e9 / rate,
+            workers,
+            next: worker,
+            rng: Pcg64Mcg::seed_from_u64(seed),
+            // Invariant: a rate of 1 is valid for Exp; gaps are scaled by the interval.
+            gap: (arrival == Arrival::Poisson).then(|| Exp::new(1.0).expect("rate 1 is valid")),
+            cursor: 0,
+            cursor_ns: 0.0,
+        }
+    }
+
+    /// Due offset of the whole schedule's slot `i`, for Poisson arrivals: walks the shared
+    /// generator forward (each worker walks it all, so every worker agrees on every slot).
+    fn poisson_due(&mut self, i: u64) -> f64 {
+        // Invariant: set for Poisson schedules, and this is only called for them.
+        let gap = self.gap.expect("poisson schedule");
+        while self.cursor < i {
+            self.cursor_ns += gap.sample(&mut self.rng) * self.interval_ns;
+            self.cursor += 1;
+        }
+        self.cursor_ns
+    }
+}
+
+impl Iterator for Schedule {
+    type Item = (u64, u64);
+
+    fn next(&mut self) -> Option<(u64, u64)> {
+        let i = self.next;
+        self.next += self.workers;
+        let due_ns = match self.arrival {
+            Arrival::Constant => i as f64 * self.interval_ns,
+            Arrival::Poisson => self.poisson_due(i),
+        };
+        Some((i, due_ns.round() as u64))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn constant_slots_are_evenly_spaced() {
+        let slots: Vec<_> = Schedule::new(Arrival::Constant, 5000.0, 0, 0, 1).take(4).collect();
+        assert_eq!(slots, vec![(0, 0), (1, 200_000), (2, 400_000), (3, 600_000)]);
+    }
+
+    #[test]
+    fn workers_split_one_schedule_exactly() {
+        for arrival in [Arrival::Constant, Arrival::Poisson] {
+            let whole: Vec<_> = Schedule::new(arrival, 1000.0, 9, 0, 1).take(300).collect();
+            let mut merged: Vec<_> = (0..3)
+                .flat_map(|w| Schedule::new(arrival, 1000.0, 9, w, 3).take(100))
+                .collect();
+            merged.sort_unstable();
+            assert_eq!(merged, whole, "{arrival:?}");
+        }
+    }
+
+    #[test]
+    fn poisson_has_the_right_mean_rate_and_is_seeded() {
+        let n = 100_000;
+        let last = Schedule::new(Arrival::Poisson, 2000.0, 1, 0, 1)
+            .nth(n)
+            .unwrap()
+            .1;
+        let rate = n as f64 / (last as f64 / 1e9);
+        assert!((rate - 2000.0).abs() < 30.0, "{rate}");
+        let a: Vec<_> = Schedule::new(Arrival::Poisson, 100.0, 5, 0, 1).take(50).collect();
+        let b: Vec<_> = Schedule::new(Arrival::Poisson, 100.0, 5, 0, 1).take(50).collect();
+        let c: Vec<_> = Schedule::new(Arrival::Poisson, 100.0, 6, 0, 1).take(50).collect();
+        assert_eq!(a, b);
+        assert_ne!(a, c);
+        // Gaps are not all equal (it is not the constant schedule).
+        let gaps: std::collections::BTreeSet<u64> = a.windows(2).map(|w| w[1].1 - w[0].1).collect();
+        assert!(gaps.len() > 40);
+    }
+}
