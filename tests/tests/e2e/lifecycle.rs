@@ -20,15 +20,9 @@ fn slow_stream(itl: &str, tokens: &str, grace: Duration) -> Config {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn shutdown_lets_in_flight_streams_finish_and_refuses_new_connections() {
-    let mock = start_mock(slow_stream("20ms", "20", Duration::from_secs(10)));
-    let addr = mock.local_addr();
-    let stream = tokio::spawn(async move {
-        let mut client = Client::connect(addr).await;
-        client.chat(&chat_body(true, json!({})), &[]).await
-    });
-    // Wait until the stream is open, then shut down while it runs.
+/// Waits until a stream is open, then shuts the mock down while it runs; returns when the
+/// shutdown began.
+async fn shutdown_once_streaming(mock: mock_upstream::MockServer) -> Instant {
     let deadline = Instant::now() + Duration::from_secs(5);
     while mock.metrics().streams_open() == 0 {
         assert!(Instant::now() < deadline, "stream never opened");
@@ -38,6 +32,18 @@ async fn shutdown_lets_in_flight_streams_finish_and_refuses_new_connections() {
     tokio::task::spawn_blocking(move || mock.shutdown())
         .await
         .unwrap();
+    started
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_lets_in_flight_streams_finish_and_refuses_new_connections() {
+    let mock = start_mock(slow_stream("20ms", "20", Duration::from_secs(10)));
+    let addr = mock.local_addr();
+    let stream = tokio::spawn(async move {
+        let mut client = Client::connect(addr).await;
+        client.chat(&chat_body(true, json!({})), &[]).await
+    });
+    let started = shutdown_once_streaming(mock).await;
     let r = stream.await.unwrap();
     assert!(r.text().ends_with("data: [DONE]\n\n"), "stream was cut");
     assert!(started.elapsed() < Duration::from_secs(5));
@@ -61,15 +67,7 @@ async fn shutdown_grace_bounds_a_stream_that_would_run_long() {
         let _ = tcp.read_to_end(&mut all).await;
         all
     });
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while mock.metrics().streams_open() == 0 {
-        assert!(Instant::now() < deadline, "stream never opened");
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
-    let started = Instant::now();
-    tokio::task::spawn_blocking(move || mock.shutdown())
-        .await
-        .unwrap();
+    let started = shutdown_once_streaming(mock).await;
     assert!(
         started.elapsed() < Duration::from_secs(3),
         "{:?}",
