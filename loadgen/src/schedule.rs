@@ -86,8 +86,13 @@ mod tests {
 
     #[test]
     fn constant_slots_are_evenly_spaced() {
-        let slots: Vec<_> = Schedule::new(Arrival::Constant, 5000.0, 0, 0, 1).take(4).collect();
-        assert_eq!(slots, vec![(0, 0), (1, 200_000), (2, 400_000), (3, 600_000)]);
+        let slots: Vec<_> = Schedule::new(Arrival::Constant, 5000.0, 0, 0, 1)
+            .take(4)
+            .collect();
+        assert_eq!(
+            slots,
+            vec![(0, 0), (1, 200_000), (2, 400_000), (3, 600_000)]
+        );
     }
 
     #[test]
@@ -111,9 +116,15 @@ mod tests {
             .1;
         let rate = n as f64 / (last as f64 / 1e9);
         assert!((rate - 2000.0).abs() < 30.0, "{rate}");
-        let a: Vec<_> = Schedule::new(Arrival::Poisson, 100.0, 5, 0, 1).take(50).collect();
-        let b: Vec<_> = Schedule::new(Arrival::Poisson, 100.0, 5, 0, 1).take(50).collect();
-        let c: Vec<_> = Schedule::new(Arrival::Poisson, 100.0, 6, 0, 1).take(50).collect();
+        let a: Vec<_> = Schedule::new(Arrival::Poisson, 100.0, 5, 0, 1)
+            .take(50)
+            .collect();
+        let b: Vec<_> = Schedule::new(Arrival::Poisson, 100.0, 5, 0, 1)
+            .take(50)
+            .collect();
+        let c: Vec<_> = Schedule::new(Arrival::Poisson, 100.0, 6, 0, 1)
+            .take(50)
+            .collect();
         assert_eq!(a, b);
         assert_ne!(a, c);
         // Gaps are not all equal (it is not the constant schedule).

@@ -148,7 +148,8 @@ impl RawSettings {
         };
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         let pin = match self.pin {
-            Some(text) => parse_cores(&text, cores)?,
+            Some(text) => gatebench_shared::host::parse_cores(&text, cores)
+                .ok_or_else(|| ConfigError::Pin(text.clone(), cores))?,
             None => Vec::new(),
         };
         let threads = self
@@ -286,22 +287,6 @@ fn parse_listen(text: &str) -> Result<SocketAddr, ConfigError> {
         .ok_or_else(err)
 }
 
-/// Parses core ids like `0`, `0,1`, `0-3`, `0,2-3`.
-pub fn parse_cores(text: &str, cores: usize) -> Result<Vec<usize>, ConfigError> {
-    let err = || ConfigError::Pin(text.to_string(), cores);
-    let mut ids = Vec::new();
-    for part in text.split(',').map(str::trim) {
-        let (lo, hi) = part.split_once('-').unwrap_or((part, part));
-        let lo: usize = lo.trim().parse().map_err(|_| err())?;
-        let hi: usize = hi.trim().parse().map_err(|_| err())?;
-        if lo > hi || hi >= cores {
-            return Err(err());
-        }
-        ids.extend(lo..=hi);
-    }
-    Ok(ids)
-}
-
 fn parse_models(text: &str) -> Result<Vec<String>, ConfigError> {
     let models: Vec<String> = text
         .split(',')
@@ -427,7 +412,5 @@ mod tests {
         assert_eq!(parse_size("16MiB"), Some(16 << 20));
         assert_eq!(parse_size("512KiB"), Some(512 << 10));
         assert_eq!(parse_size("0"), None);
-        assert_eq!(parse_cores("0,2-3", 4).unwrap(), vec![0, 2, 3]);
-        assert!(parse_cores("4", 4).is_err());
     }
 }

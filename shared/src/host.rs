@@ -35,9 +35,76 @@ pub fn raise_open_file_limit() -> std::io::Result<OpenFileLimit> {
     })
 }
 
+/// What a result discloses about the machine it was measured on.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct HostFacts {
+    pub cpu_model: String,
+    pub cores: usize,
+    pub kernel: String,
+    pub memory_bytes: u64,
+    pub hostname: String,
+}
+
+impl HostFacts {
+    /// Reads the facts from `/proc` (fields it cannot read are left empty or zero).
+    pub fn read() -> HostFacts {
+        let read = |path: &str| std::fs::read_to_string(path).unwrap_or_default();
+        let cpuinfo = read("/proc/cpuinfo");
+        let cpu_model = cpuinfo
+            .lines()
+            .find(|l| l.starts_with("model name"))
+            .and_then(|l| l.split_once(':'))
+            .map(|(_, v)| v.trim().to_string())
+            .unwrap_or_default();
+        let memory_kib = read("/proc/meminfo")
+            .lines()
+            .find(|l| l.starts_with("MemTotal:"))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(0);
+        HostFacts {
+            cpu_model,
+            cores: std::thread::available_parallelism().map_or(0, |n| n.get()),
+            kernel: read("/proc/sys/kernel/osrelease").trim().to_string(),
+            memory_bytes: memory_kib * 1024,
+            hostname: read("/proc/sys/kernel/hostname").trim().to_string(),
+        }
+    }
+}
+
+/// Parses core ids like `0`, `0,1`, `0-3`, `0,2-3`, each below `cores`.
+pub fn parse_cores(text: &str, cores: usize) -> Option<Vec<usize>> {
+    let mut ids = Vec::new();
+    for part in text.split(',').map(str::trim) {
+        let (lo, hi) = part.split_once('-').unwrap_or((part, part));
+        let lo: usize = lo.trim().parse().ok()?;
+        let hi: usize = hi.trim().parse().ok()?;
+        if lo > hi || hi >= cores {
+            return None;
+        }
+        ids.extend(lo..=hi);
+    }
+    Some(ids)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn host_facts_are_read() {
+        let facts = HostFacts::read();
+        assert!(facts.cores >= 1);
+        assert!(facts.memory_bytes > 0);
+        assert!(!facts.kernel.is_empty());
+    }
+
+    #[test]
+    fn cores_parse() {
+        assert_eq!(parse_cores("0,2-3", 4), Some(vec![0, 2, 3]));
+        assert_eq!(parse_cores("4", 4), None);
+        assert_eq!(parse_cores("x", 4), None);
+    }
 
     #[test]
     fn soft_limit_ends_at_the_hard_limit() {

@@ -1,5 +1,8 @@
-//! Helpers for the end-to-end tests: a mock on an ephemeral loopback port, and an HTTP/1.1
-//! client that keeps one connection and records when each body frame arrived.
+//! Helpers for the end-to-end tests: a mock on an ephemeral loopback port, an HTTP/1.1
+//! client that keeps one connection and records when each body frame arrived, and servers that
+//! misbehave on purpose (`faulty`).
+
+pub mod faulty;
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};

@@ -1,10 +1,15 @@
-//! End-to-end tests: the mock on an ephemeral loopback port, driven by real clients.
+//! End-to-end tests: the mock on an ephemeral loopback port, driven by real clients and by
+//! loadgen; loadgen against servers that misbehave on purpose.
 
 #![allow(clippy::unwrap_used)] // test code: a panic is the failure report
 
 mod chat;
 mod errors;
+mod failures;
 mod latency;
 mod lifecycle;
+mod load;
+mod omission;
+mod schema;
 mod sdk;
 mod stream;

@@ -1,0 +1,144 @@
+//! The `loadgen` command line: raw options, shared with the profile TOML file.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+use serde::{Deserialize, Serialize};
+
+/// An open-loop, rate-paced load generator that corrects coordinated omission.
+#[derive(Debug, Parser)]
+#[command(name = "loadgen", version)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Send load to one or more targets (or, with no --target, to an embedded mock) and report.
+    Run(RunArgs),
+}
+
+/// Options of `loadgen run`. Every option is also a key of the `--profile` TOML file
+/// (kebab-case, like the flag); flags win over the profile.
+#[derive(Debug, Clone, Default, Args, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RunArgs {
+    /// TOML profile with any of these options.
+    #[arg(long, env = "LOADGEN_PROFILE")]
+    #[serde(skip)]
+    pub profile: Option<PathBuf>,
+    /// URL of a target, like http://127.0.0.1:8080/v1/chat/completions (repeatable; each is run
+    /// in turn). Default: an embedded mock on loopback, running the demo.
+    #[arg(long = "target")]
+    #[serde(default)]
+    pub targets: Vec<String>,
+    /// Requests per second, like 5000 or 5k (open loop). Default 1000.
+    #[arg(long)]
+    #[serde(default, deserialize_with = "text_or_number")]
+    pub rate: Option<String>,
+    /// Arrival process: constant or poisson (seeded). Default constant.
+    #[arg(long)]
+    pub arrival: Option<String>,
+    /// Closed loop instead of a rate: N in-flight requests, each sent when the last ends.
+    #[arg(long)]
+    pub concurrency: Option<usize>,
+    /// Measured duration, like 60s or 2m, or `forever` (until Ctrl-C). Default 10s.
+    #[arg(long)]
+    pub duration: Option<String>,
+    /// Load sent before the measured duration and not counted, like 5s. Default 0.
+    #[arg(long)]
+    pub warmup: Option<String>,
+    /// Most connections per target, opened ahead of the start and reused. Default 256.
+    #[arg(long)]
+    pub connections: Option<usize>,
+    /// Worker threads, each with its own runtime and share of the schedule. Default 1.
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Cores to pin workers to, like 1 or 0-1. Default: not pinned.
+    #[arg(long)]
+    pub pin: Option<String>,
+    /// What to send: chat or chat-stream. Default chat.
+    #[arg(long)]
+    pub scenario: Option<String>,
+    /// Request body instead of a scenario's: @FILE or literal JSON.
+    #[arg(long)]
+    pub body: Option<String>,
+    /// Extra request header, `Name: value` (repeatable).
+    #[arg(long = "header")]
+    #[serde(default)]
+    pub headers: Vec<String>,
+    /// Model named in scenario bodies. Default gpt-4o-mini.
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Output tokens asked for in scenario bodies (max_tokens). Default 16.
+    #[arg(long)]
+    pub max_tokens: Option<u64>,
+    /// Time a request may take, connect included, like 30s. Default 30s.
+    #[arg(long)]
+    pub timeout: Option<String>,
+    /// Seed of the Poisson schedule. Default 0.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Write the JSON result here.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Write one HdrHistogram percentile file (.hgrm) per metric into this directory.
+    #[arg(long)]
+    pub hgrm: Option<PathBuf>,
+    /// Exit 1 when more than this fraction of requests fail, like 0.01.
+    #[arg(long)]
+    pub max_error_rate: Option<f64>,
+    /// Exit 1 when the response-time p99 exceeds this, like 50ms.
+    #[arg(long)]
+    pub max_p99: Option<String>,
+    /// No live progress line, even on a terminal.
+    #[arg(long)]
+    #[serde(default)]
+    pub quiet: bool,
+}
+
+/// TOML numbers are accepted where a flag takes text (`rate = 5000`).
+fn text_or_number<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum TextOrNumber {
+        Text(String),
+        Number(f64),
+    }
+    Ok(Option::<TextOrNumber>::deserialize(d)?.map(|v| match v {
+        TextOrNumber::Text(s) => s,
+        TextOrNumber::Number(n) => n.to_string(),
+    }))
+}
+
+impl RunArgs {
+    /// Options from `self` (flags) win over those of `profile`.
+    pub fn over(self, profile: RunArgs) -> RunArgs {
+        let or_vec = |a: Vec<String>, b: Vec<String>| if a.is_empty() { b } else { a };
+        RunArgs {
+            profile: self.profile,
+            targets: or_vec(self.targets, profile.targets),
+            rate: self.rate.or(profile.rate),
+            arrival: self.arrival.or(profile.arrival),
+            concurrency: self.concurrency.or(profile.concurrency),
+            duration: self.duration.or(profile.duration),
+            warmup: self.warmup.or(profile.warmup),
+            connections: self.connections.or(profile.connections),
+            threads: self.threads.or(profile.threads),
+            pin: self.pin.or(profile.pin),
+            scenario: self.scenario.or(profile.scenario),
+            body: self.body.or(profile.body),
+            headers: or_vec(self.headers, profile.headers),
+            model: self.model.or(profile.model),
+            max_tokens: self.max_tokens.or(profile.max_tokens),
+            timeout: self.timeout.or(profile.timeout),
+            seed: self.seed.or(profile.seed),
+            out: self.out.or(profile.out),
+            hgrm: self.hgrm.or(profile.hgrm),
+            max_error_rate: self.max_error_rate.or(profile.max_error_rate),
+            max_p99: self.max_p99.or(profile.max_p99),
+            quiet: self.quiet || profile.quiet,
+        }
+    }
+}

@@ -1,0 +1,31 @@
+//! An open-loop, rate-paced load generator that corrects coordinated omission.
+//!
+//! Every request has an intended send time from a schedule; its response time is measured from
+//! that time, so a stalled target cannot hide its stall by slowing the generator down. The
+//! service time from the actual send is kept beside it.
+//!
+//! - `cli` / `plan`: options (flags or a TOML profile) validated into one immutable plan.
+//! - `schedule` / `pacer`: intended send times, and waiting for them precisely (timerfd, spin).
+//! - `worker` / `pool` / `timed_io` / `exchange` / `sse`: per-core workers, their connections
+//!   (which stamp every socket read), one timed and validated request, stream events.
+//! - `recorder` / `result` / `report`: histograms and failures by kind, the versioned JSON
+//!   result, the terminal summary and `.hgrm` files.
+//! - `run` / `embedded`: orchestration, and the demo's in-process mock.
+
+pub mod cli;
+mod embedded;
+mod exchange;
+mod pacer;
+pub mod plan;
+mod pool;
+pub mod recorder;
+pub mod report;
+pub mod result;
+pub mod run;
+pub mod schedule;
+mod sse;
+mod timed_io;
+mod worker;
+
+pub use cli::{Cli, Command, RunArgs};
+pub use result::RunResult;

@@ -1,0 +1,174 @@
+//! Waiting for an intended send time precisely, without burning a core.
+//!
+//! tokio's timer ticks every millisecond, far too coarse for 200 µs gaps at 5,000 req/s. The pacer
+//! parks on a `timerfd` armed with an absolute `CLOCK_MONOTONIC` deadline (timer slack lowered to
+//! 1 ns, so the kernel fires it on time), driven by tokio's `AsyncFd` so the worker's I/O keeps
+//! running meanwhile, and wakes a little early; it then yields to the runtime in a loop for the
+//! last few microseconds, reading the `quanta` clock until the deadline has passed.
+
+use std::io;
+use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
+use std::time::Duration;
+
+use tokio::io::unix::AsyncFd;
+
+/// How long before a deadline the timerfd fires; the rest is spun (yielding to other tasks).
+const SPIN: Duration = Duration::from_micros(50);
+
+/// The run's clock: nanoseconds since the start of the run, read from the TSC by `quanta`.
+#[derive(Debug, Clone)]
+pub struct RunClock {
+    clock: quanta::Clock,
+    start: quanta::Instant,
+    /// `CLOCK_MONOTONIC` at `start`, in ns, to arm timerfds.
+    start_mono_ns: u64,
+}
+
+impl RunClock {
+    /// A clock whose zero is `lead` from now (so workers can get ready before the first slot).
+    pub fn starting_in(lead: Duration) -> RunClock {
+        let clock = quanta::Clock::new();
+        let now = clock.now();
+        let mono = monotonic_ns();
+        RunClock {
+            start: now + lead,
+            start_mono_ns: mono + lead.as_nanos() as u64,
+            clock,
+        }
+    }
+
+    /// Nanoseconds since the start of the run (0 before it).
+    pub fn now_ns(&self) -> u64 {
+        self.ns_of(self.clock.now())
+    }
+
+    /// An instant of any `quanta` clock as nanoseconds since the start of the run.
+    pub fn ns_of(&self, instant: quanta::Instant) -> u64 {
+        instant.saturating_duration_since(self.start).as_nanos() as u64
+    }
+}
+
+fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes into the timespec we pass, which lives for the call.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// One worker's precise waiter.
+#[derive(Debug)]
+pub struct Pacer {
+    clock: RunClock,
+    timer: AsyncFd<OwnedFd>,
+}
+
+impl Pacer {
+    /// A pacer on the current thread (lowers this thread's timer slack). Needs a tokio runtime.
+    pub fn new(clock: RunClock) -> io::Result<Pacer> {
+        // SAFETY: prctl with PR_SET_TIMERSLACK takes a plain integer.
+        unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
+        // SAFETY: timerfd_create returns a new descriptor or -1.
+        let fd = unsafe {
+            libc::timerfd_create(
+                libc::CLOCK_MONOTONIC,
+                libc::TFD_NONBLOCK | libc::TFD_CLOEXEC,
+            )
+        };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: fd is a new descriptor that nothing else owns.
+        let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+        // SAFETY: the OwnedFd moves into the AsyncFd, which keeps it open (and the same
+        // descriptor) for as long as it lives.
+        let timer = unsafe { AsyncFd::register(fd) }?;
+        Ok(Pacer { clock, timer })
+    }
+
+    /// The run clock.
+    #[cfg(test)]
+    pub fn clock(&self) -> &RunClock {
+        &self.clock
+    }
+
+    /// Returns once the run clock has reached `deadline_ns` (at once if it has).
+    pub async fn wait_until(&self, deadline_ns: u64) -> io::Result<()> {
+        loop {
+            let now = self.clock.now_ns();
+            if now >= deadline_ns {
+                return Ok(());
+            }
+            let left = deadline_ns - now;
+            if left > SPIN.as_nanos() as u64 {
+                self.sleep_until(deadline_ns - SPIN.as_nanos() as u64)
+                    .await?;
+            } else {
+                // Let the worker's responses be read while we spin.
+                tokio::task::yield_now().await;
+            }
+        }
+    }
+
+    async fn sleep_until(&self, offset_ns: u64) -> io::Result<()> {
+        let mono = self.clock.start_mono_ns + offset_ns;
+        let spec = libc::itimerspec {
+            it_interval: libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            },
+            it_value: libc::timespec {
+                tv_sec: (mono / 1_000_000_000) as libc::time_t,
+                tv_nsec: (mono % 1_000_000_000) as libc::c_long,
+            },
+        };
+        let fd = self.timer.get_ref().as_fd().as_raw_fd();
+        // SAFETY: fd is our timerfd; spec lives for the call; the old value is not asked for.
+        let armed = unsafe {
+            libc::timerfd_settime(fd, libc::TFD_TIMER_ABSTIME, &spec, std::ptr::null_mut())
+        };
+        if armed != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        loop {
+            let mut guard = self.timer.readable().await?;
+            let mut expirations = [0u8; 8];
+            // SAFETY: reading 8 bytes into a buffer of 8 bytes from our own descriptor.
+            let n = unsafe { libc::read(fd, expirations.as_mut_ptr().cast(), 8) };
+            if n == 8 {
+                return Ok(());
+            }
+            guard.clear_ready();
+            if n < 0 {
+                let err = io::Error::last_os_error();
+                if err.kind() != io::ErrorKind::WouldBlock {
+                    return Err(err);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn waits_are_never_early_and_rarely_late() {
+        let clock = RunClock::starting_in(Duration::from_millis(5));
+        let pacer = Pacer::new(clock).unwrap();
+        let mut late = Vec::new();
+        for i in 0..200u64 {
+            let due = 5_000_000 + i * 200_000; // every 200 µs
+            pacer.wait_until(due).await.unwrap();
+            let now = pacer.clock().now_ns();
+            assert!(now >= due, "woke {} ns early", due - now);
+            late.push(now - due);
+        }
+        late.sort_unstable();
+        // On a loaded 2-core machine a few wakes are late; the median must not be.
+        assert!(late[100] < 200_000, "median lateness {} ns", late[100]);
+    }
+}

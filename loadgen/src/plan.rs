@@ -1,0 +1,452 @@
+//! Raw options validated into one immutable [`Plan`] before any load is sent.
+
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::path::PathBuf;
+use std::time::Duration;
+
+use bytes::Bytes;
+use gatebench_shared::latency::parse_duration_us;
+use hyper::header::{HeaderName, HeaderValue};
+use serde::Serialize;
+
+use crate::cli::RunArgs;
+use crate::schedule::Arrival;
+
+/// An option the load generator cannot use. Each message says what was expected.
+#[derive(Debug, thiserror::Error)]
+pub enum PlanError {
+    #[error("invalid rate '{0}': expected a number of requests per second with an optional k suffix, like 5000 or 5k")]
+    Rate(String),
+    #[error("invalid --arrival '{0}': expected constant or poisson")]
+    Arrival(String),
+    #[error("--rate and --concurrency exclude each other: give a rate (open loop) or a concurrency (closed loop)")]
+    RateAndConcurrency,
+    #[error("invalid {0} '{1}': expected a duration like 10s, 500ms or 2m{2}")]
+    Duration(&'static str, String, &'static str),
+    #[error("invalid {0} {1}: expected a whole number from 1 to {2}")]
+    Count(&'static str, usize, usize),
+    #[error("invalid --pin '{0}': expected core ids like 1 or 0-1, each below the {1} cores here")]
+    Pin(String, usize),
+    #[error("invalid --scenario '{0}': expected chat or chat-stream")]
+    Scenario(String),
+    #[error("cannot read the body file {0}: {1}")]
+    BodyFile(String, std::io::Error),
+    #[error("invalid --body: expected a JSON object (or @FILE holding one): {0}")]
+    Body(String),
+    #[error("invalid --header '{0}': expected 'Name: value'")]
+    Header(String),
+    #[error("invalid target '{0}': expected http://HOST:PORT/PATH, like http://127.0.0.1:8080/v1/chat/completions")]
+    Url(String),
+    #[error("invalid target '{0}': https is not supported yet; put a TLS-terminating proxy on loopback in front of it, or use http")]
+    Https(String),
+    #[error("cannot resolve target '{0}': {1}")]
+    Resolve(String, String),
+    #[error("invalid --max-error-rate {0}: expected a fraction from 0 to 1, like 0.01")]
+    ErrorRate(f64),
+}
+
+/// Open loop at a rate, or closed loop at a concurrency.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(tag = "mode", rename_all = "snake_case")]
+pub enum Load {
+    Open { rate: f64, arrival: Arrival },
+    Closed { concurrency: usize },
+}
+
+/// Where requests go: resolved once, so every connection goes to the same address.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Target {
+    pub url: String,
+    /// `host[:port]` for the Host header.
+    pub authority: String,
+    pub path: String,
+    pub resolved: SocketAddr,
+}
+
+/// What each request carries.
+#[derive(Debug, Clone, Serialize)]
+pub struct RequestSpec {
+    /// `chat`, `chat-stream`, or `body` for a user-given body.
+    pub scenario: String,
+    pub stream: bool,
+    #[serde(skip)]
+    pub body: Bytes,
+    /// Output tokens the body asks for, when known (for validation).
+    pub max_tokens: Option<u64>,
+    #[serde(serialize_with = "headers_as_text")]
+    pub headers: Vec<(HeaderName, HeaderValue)>,
+}
+
+fn headers_as_text<S: serde::Serializer>(
+    headers: &[(HeaderName, HeaderValue)],
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    let text: Vec<String> = headers
+        .iter()
+        .map(|(n, v)| format!("{n}: {}", v.to_str().unwrap_or("<binary>")))
+        .collect();
+    text.serialize(s)
+}
+
+/// A validated run.
+#[derive(Debug, Clone, Serialize)]
+pub struct Plan {
+    /// Empty: the embedded mock and the demo.
+    pub targets: Vec<Target>,
+    pub load: Load,
+    /// `None`: until Ctrl-C.
+    #[serde(rename = "duration_us", serialize_with = "opt_duration_us")]
+    pub duration: Option<Duration>,
+    #[serde(rename = "warmup_us", serialize_with = "duration_us")]
+    pub warmup: Duration,
+    pub connections: usize,
+    pub threads: usize,
+    pub pin: Vec<usize>,
+    pub request: RequestSpec,
+    #[serde(rename = "timeout_us", serialize_with = "duration_us")]
+    pub timeout: Duration,
+    pub seed: u64,
+    #[serde(skip)]
+    pub out: Option<PathBuf>,
+    #[serde(skip)]
+    pub hgrm: Option<PathBuf>,
+    pub max_error_rate: Option<f64>,
+    #[serde(rename = "max_p99_us", serialize_with = "opt_duration_us")]
+    pub max_p99: Option<Duration>,
+    #[serde(skip)]
+    pub quiet: bool,
+}
+
+fn duration_us<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_u64(d.as_micros() as u64)
+}
+
+fn opt_duration_us<S: serde::Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+    match d {
+        Some(d) => s.serialize_some(&(d.as_micros() as u64)),
+        None => s.serialize_none(),
+    }
+}
+
+/// Most connections or threads a plan may ask for.
+const MAX_CONNECTIONS: usize = 100_000;
+const MAX_THREADS: usize = 256;
+
+impl RunArgs {
+    /// Validates every option, resolving targets and reading a body file.
+    pub fn plan(self) -> Result<Plan, PlanError> {
+        let load = match (self.rate, self.concurrency) {
+            (Some(_), Some(_)) => return Err(PlanError::RateAndConcurrency),
+            (None, Some(c)) => Load::Closed {
+                concurrency: count("--concurrency", c, MAX_CONNECTIONS)?,
+            },
+            (rate, None) => Load::Open {
+                rate: parse_rate(rate.as_deref().unwrap_or("1000"))?,
+                arrival: match self.arrival.as_deref().unwrap_or("constant") {
+                    "constant" => Arrival::Constant,
+                    "poisson" => Arrival::Poisson,
+                    other => return Err(PlanError::Arrival(other.to_string())),
+                },
+            },
+        };
+        let duration = match self.duration.as_deref() {
+            Some("forever") => None,
+            Some(text) => Some(positive_duration("--duration", text, " or forever")?),
+            None => Some(Duration::from_secs(10)),
+        };
+        let warmup = match self.warmup.as_deref() {
+            Some(text) => parse_duration_us(text)
+                .map(Duration::from_micros)
+                .ok_or_else(|| PlanError::Duration("--warmup", text.to_string(), ""))?,
+            None => Duration::ZERO,
+        };
+        let timeout = match self.timeout.as_deref() {
+            Some(text) => positive_duration("--timeout", text, "")?,
+            None => Duration::from_secs(30),
+        };
+        let max_p99 = self
+            .max_p99
+            .as_deref()
+            .map(|t| positive_duration("--max-p99", t, ""))
+            .transpose()?;
+        if let Some(rate) = self.max_error_rate {
+            if !(0.0..=1.0).contains(&rate) {
+                return Err(PlanError::ErrorRate(rate));
+            }
+        }
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let pin = match &self.pin {
+            Some(text) => gatebench_shared::host::parse_cores(text, cores)
+                .ok_or_else(|| PlanError::Pin(text.clone(), cores))?,
+            None => Vec::new(),
+        };
+        let threads = count("--threads", self.threads.unwrap_or(1), MAX_THREADS)?;
+        let connections = count(
+            "--connections",
+            self.connections.unwrap_or(256),
+            MAX_CONNECTIONS,
+        )?;
+        let request = request_spec(
+            self.scenario.as_deref(),
+            self.body.as_deref(),
+            &self.headers,
+            self.model.as_deref().unwrap_or("gpt-4o-mini"),
+            self.max_tokens.unwrap_or(16),
+        )?;
+        let targets = self
+            .targets
+            .iter()
+            .map(|t| parse_target(t))
+            .collect::<Result<_, _>>()?;
+        Ok(Plan {
+            targets,
+            load,
+            duration,
+            warmup,
+            connections,
+            threads,
+            pin,
+            request,
+            timeout,
+            seed: self.seed.unwrap_or(0),
+            out: self.out,
+            hgrm: self.hgrm,
+            max_error_rate: self.max_error_rate,
+            max_p99,
+            quiet: self.quiet,
+        })
+    }
+}
+
+fn count(name: &'static str, n: usize, max: usize) -> Result<usize, PlanError> {
+    if (1..=max).contains(&n) {
+        Ok(n)
+    } else {
+        Err(PlanError::Count(name, n, max))
+    }
+}
+
+fn positive_duration(
+    name: &'static str,
+    text: &str,
+    also: &'static str,
+) -> Result<Duration, PlanError> {
+    parse_duration_us(text)
+        .filter(|us| *us > 0)
+        .map(Duration::from_micros)
+        .ok_or_else(|| PlanError::Duration(name, text.to_string(), also))
+}
+
+/// Parses `5000`, `5k`, `2.5k`, `0.5`.
+pub fn parse_rate(text: &str) -> Result<f64, PlanError> {
+    let t = text.trim();
+    let (number, scale) = match t.strip_suffix(['k', 'K']) {
+        Some(n) => (n, 1e3),
+        None => (t, 1.0),
+    };
+    number
+        .parse::<f64>()
+        .ok()
+        .map(|n| n * scale)
+        .filter(|r| r.is_finite() && *r > 0.0 && *r <= 10_000_000.0)
+        .ok_or_else(|| PlanError::Rate(text.to_string()))
+}
+
+fn request_spec(
+    scenario: Option<&str>,
+    body: Option<&str>,
+    headers: &[String],
+    model: &str,
+    max_tokens: u64,
+) -> Result<RequestSpec, PlanError> {
+    let headers = headers
+        .iter()
+        .map(|h| parse_header(h))
+        .collect::<Result<Vec<_>, _>>()?;
+    if let Some(body) = body {
+        let bytes = match body.strip_prefix('@') {
+            Some(path) => std::fs::read(path).map_err(|e| PlanError::BodyFile(path.into(), e))?,
+            None => body.as_bytes().to_vec(),
+        };
+        let value: serde_json::Value =
+            serde_json::from_slice(&bytes).map_err(|e| PlanError::Body(e.to_string()))?;
+        let object = value
+            .as_object()
+            .ok_or_else(|| PlanError::Body("not an object".into()))?;
+        let stream = object
+            .get("stream")
+            .and_then(|v| v.as_bool())
+            .unwrap_or(false);
+        let max_tokens = ["max_completion_tokens", "max_tokens"]
+            .iter()
+            .find_map(|k| object.get(*k).and_then(|v| v.as_u64()));
+        return Ok(RequestSpec {
+            scenario: "body".into(),
+            stream,
+            body: Bytes::from(bytes),
+            max_tokens,
+            headers,
+        });
+    }
+    let scenario = scenario.unwrap_or("chat");
+    let stream = match scenario {
+        "chat" => false,
+        "chat-stream" => true,
+        other => return Err(PlanError::Scenario(other.to_string())),
+    };
+    let mut body = serde_json::json!({
+        "model": model,
+        "messages": [{"role": "user", "content": "Say hello."}],
+        "max_tokens": max_tokens,
+    });
+    if stream {
+        body["stream"] = true.into();
+        body["stream_options"] = serde_json::json!({"include_usage": true});
+    }
+    Ok(RequestSpec {
+        scenario: scenario.to_string(),
+        stream,
+        body: Bytes::from(body.to_string()),
+        max_tokens: Some(max_tokens),
+        headers,
+    })
+}
+
+fn parse_header(text: &str) -> Result<(HeaderName, HeaderValue), PlanError> {
+    let err = || PlanError::Header(text.to_string());
+    let (name, value) = text.split_once(':').ok_or_else(err)?;
+    let name = HeaderName::from_bytes(name.trim().as_bytes()).map_err(|_| err())?;
+    let value = HeaderValue::from_str(value.trim()).map_err(|_| err())?;
+    Ok((name, value))
+}
+
+/// Parses and resolves `http://HOST[:PORT][/PATH]`; the path defaults to the chat route.
+pub fn parse_target(url: &str) -> Result<Target, PlanError> {
+    let err = || PlanError::Url(url.to_string());
+    if url.starts_with("https://") {
+        return Err(PlanError::Https(url.to_string()));
+    }
+    let rest = url.strip_prefix("http://").ok_or_else(err)?;
+    let (authority, path) = match rest.find('/') {
+        Some(at) => (&rest[..at], &rest[at..]),
+        None => (rest, ""),
+    };
+    if authority.is_empty() {
+        return Err(err());
+    }
+    let path = if path.is_empty() || path == "/" {
+        "/v1/chat/completions"
+    } else {
+        path
+    };
+    let with_port = if authority
+        .rsplit_once(':')
+        .is_some_and(|(_, p)| p.parse::<u16>().is_ok())
+        && !authority.ends_with(']')
+    {
+        authority.to_string()
+    } else {
+        format!("{authority}:80")
+    };
+    let resolved = with_port
+        .to_socket_addrs()
+        .map_err(|e| PlanError::Resolve(url.to_string(), e.to_string()))?
+        .next()
+        .ok_or_else(|| PlanError::Resolve(url.to_string(), "no address".into()))?;
+    Ok(Target {
+        url: url.to_string(),
+        authority: authority.to_string(),
+        path: path.to_string(),
+        resolved,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rates_accept_a_k_suffix() {
+        assert_eq!(parse_rate("5000").unwrap(), 5000.0);
+        assert_eq!(parse_rate("5k").unwrap(), 5000.0);
+        assert_eq!(parse_rate("2.5k").unwrap(), 2500.0);
+        for bad in ["5kx", "0", "-1", "fast", ""] {
+            let err = parse_rate(bad).unwrap_err().to_string();
+            assert!(err.contains("like 5000 or 5k"), "{err}");
+        }
+    }
+
+    #[test]
+    fn targets_resolve_once_with_a_default_path() {
+        let t = parse_target("http://127.0.0.1:8080").unwrap();
+        assert_eq!(t.path, "/v1/chat/completions");
+        assert_eq!(t.resolved, "127.0.0.1:8080".parse().unwrap());
+        let t = parse_target("http://localhost:9/v1/messages").unwrap();
+        assert_eq!(t.path, "/v1/messages");
+        assert!(t.resolved.ip().is_loopback());
+        let t = parse_target("http://[::1]:8081/x").unwrap();
+        assert_eq!(t.resolved, "[::1]:8081".parse().unwrap());
+        assert!(matches!(
+            parse_target("https://api.openai.com"),
+            Err(PlanError::Https(_))
+        ));
+        assert!(matches!(
+            parse_target("127.0.0.1:80"),
+            Err(PlanError::Url(_))
+        ));
+    }
+
+    #[test]
+    fn plans_validate_every_option() {
+        let plan = RunArgs {
+            rate: Some("5k".into()),
+            scenario: Some("chat-stream".into()),
+            headers: vec!["x-test: 1".into()],
+            ..RunArgs::default()
+        }
+        .plan()
+        .unwrap();
+        assert_eq!(
+            plan.load,
+            Load::Open {
+                rate: 5000.0,
+                arrival: Arrival::Constant
+            }
+        );
+        assert!(plan.request.stream);
+        assert_eq!(plan.duration, Some(Duration::from_secs(10)));
+        let body: serde_json::Value = serde_json::from_slice(&plan.request.body).unwrap();
+        assert_eq!(body["stream_options"]["include_usage"], true);
+
+        let bad = [
+            RunArgs {
+                rate: Some("5".into()),
+                concurrency: Some(3),
+                ..Default::default()
+            },
+            RunArgs {
+                duration: Some("0s".into()),
+                ..Default::default()
+            },
+            RunArgs {
+                scenario: Some("embeddings".into()),
+                ..Default::default()
+            },
+            RunArgs {
+                headers: vec!["no colon".into()],
+                ..Default::default()
+            },
+            RunArgs {
+                body: Some("[1]".into()),
+                ..Default::default()
+            },
+            RunArgs {
+                connections: Some(0),
+                ..Default::default()
+            },
+        ];
+        for args in bad {
+            assert!(args.clone().plan().is_err(), "{args:?}");
+        }
+    }
+}

@@ -1,0 +1,452 @@
+//! What each worker records: a histogram per metric, failures by kind, and a per-second
+//! timeline, merged into one record at the end of a run. Memory is bounded by the histograms,
+//! never by the number of requests.
+
+use std::collections::BTreeMap;
+
+use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
+use hdrhistogram::Histogram;
+use serde::Serialize;
+
+/// Why a request failed. Failures are data: each is counted by kind, never dropped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ErrorKind {
+    /// The target refused the connection.
+    ConnectRefused,
+    /// Connecting took longer than the request timeout.
+    ConnectTimeout,
+    /// Connecting failed another way.
+    Connect,
+    /// The connection was reset or closed before the response ended.
+    Reset,
+    /// No complete response within the request timeout.
+    Timeout,
+    /// A status other than 200.
+    Status(u16),
+    /// A stream that ended without its end marker, or inside an event.
+    Truncated,
+    /// A body that is not what the API sends (not JSON, an error event, wrong counts).
+    Invalid,
+}
+
+impl ErrorKind {
+    /// The key of this kind in results (`connect_refused`, `status_503`, …).
+    pub fn key(self) -> String {
+        match self {
+            ErrorKind::ConnectRefused => "connect_refused".into(),
+            ErrorKind::ConnectTimeout => "connect_timeout".into(),
+            ErrorKind::Connect => "connect_error".into(),
+            ErrorKind::Reset => "reset".into(),
+            ErrorKind::Timeout => "timeout".into(),
+            ErrorKind::Status(code) => format!("status_{code}"),
+            ErrorKind::Truncated => "truncated".into(),
+            ErrorKind::Invalid => "invalid".into(),
+        }
+    }
+}
+
+/// A recorded metric. Times are microseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Metric {
+    /// Completion − intended start: the CO-corrected headline (stream: e2e from the schedule).
+    ResponseTime,
+    /// Completion − actual send (stream: e2e from the send).
+    ServiceTime,
+    /// Dispatch − intended start: the generator's own timing error.
+    ScheduleLag,
+    /// Actual send − dispatch: time waiting for a free or new connection.
+    ConnectionWait,
+    /// First body byte − intended start.
+    Ttfb,
+    /// First body byte − actual send.
+    TtfbService,
+    /// First output event − intended start.
+    Ttft,
+    /// First output event − actual send.
+    TtftService,
+    /// Gap between consecutive output events.
+    Itl,
+    /// (e2e − TTFT) / (output tokens − 1), from the send.
+    Tpot,
+    /// Output events per stream (a count, not a time).
+    OutputChunks,
+    /// Output tokens per stream (usage when reported, else output events; a count).
+    OutputTokens,
+}
+
+impl Metric {
+    pub const ALL: [Metric; 12] = [
+        Metric::ResponseTime,
+        Metric::ServiceTime,
+        Metric::ScheduleLag,
+        Metric::ConnectionWait,
+        Metric::Ttfb,
+        Metric::TtfbService,
+        Metric::Ttft,
+        Metric::TtftService,
+        Metric::Itl,
+        Metric::Tpot,
+        Metric::OutputChunks,
+        Metric::OutputTokens,
+    ];
+
+    /// The metric's name in results and reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Metric::ResponseTime => "response_time",
+            Metric::ServiceTime => "service_time",
+            Metric::ScheduleLag => "schedule_lag",
+            Metric::ConnectionWait => "connection_wait",
+            Metric::Ttfb => "ttfb",
+            Metric::TtfbService => "ttfb_service",
+            Metric::Ttft => "ttft",
+            Metric::TtftService => "ttft_service",
+            Metric::Itl => "itl",
+            Metric::Tpot => "tpot",
+            Metric::OutputChunks => "output_chunks",
+            Metric::OutputTokens => "output_tokens",
+        }
+    }
+
+    /// True for times (microseconds); false for counts.
+    pub fn is_time(self) -> bool {
+        !matches!(self, Metric::OutputChunks | Metric::OutputTokens)
+    }
+}
+
+/// Highest value a histogram holds: one hour in microseconds (larger values are clamped).
+const MAX_US: u64 = 3_600_000_000;
+
+fn histogram(sigfig: u8) -> Histogram<u64> {
+    // Invariant: 1..1h with 2 or 3 significant digits is a valid range.
+    Histogram::new_with_bounds(1, MAX_US, sigfig).expect("valid histogram bounds")
+}
+
+/// Timing of one successful exchange, in nanoseconds from the start of the run.
+#[derive(Debug, Clone, Default)]
+pub struct Exchange {
+    pub due_ns: u64,
+    pub dispatched_ns: u64,
+    pub sent_ns: u64,
+    pub done_ns: u64,
+    pub first_byte_ns: Option<u64>,
+    pub first_output_ns: Option<u64>,
+    /// Arrival of each output event after the first, for ITL.
+    pub output_gaps_ns: Vec<u64>,
+    pub output_events: u64,
+    pub usage_tokens: Option<u64>,
+    pub stream: bool,
+}
+
+/// One second of the timeline (by completion time, from the start of the measured window).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct SecondSummary {
+    pub second: u64,
+    pub ok: u64,
+    pub errors: u64,
+    pub response_time_p50_us: u64,
+    pub response_time_p99_us: u64,
+    pub response_time_max_us: u64,
+}
+
+#[derive(Debug)]
+struct TimelineSecond {
+    errors: u64,
+    /// Response times of this second, V2-deflate encoded once the second is over.
+    encoded: Vec<u8>,
+}
+
+/// What one worker recorded.
+#[derive(Debug)]
+pub struct Recorder {
+    histograms: Vec<Histogram<u64>>,
+    pub ok: u64,
+    pub errors: BTreeMap<ErrorKind, u64>,
+    /// Requests sent during warm-up (not recorded).
+    pub warmup: u64,
+    /// Requests dispatched whose intended start fell in the measured window.
+    pub dispatched: u64,
+    /// Dispatch time of the last of them, ns from the start of the run.
+    pub last_dispatch_ns: u64,
+    /// Start of the measured window, ns from the start of the run.
+    window_start_ns: u64,
+    current_second: u64,
+    current: Histogram<u64>,
+    current_errors: u64,
+    seconds: Vec<TimelineSecond>,
+}
+
+impl Recorder {
+    /// A recorder whose measured window starts `window_start_ns` after the start of the run.
+    pub fn new(window_start_ns: u64) -> Recorder {
+        Recorder {
+            histograms: Metric::ALL.iter().map(|_| histogram(3)).collect(),
+            ok: 0,
+            errors: BTreeMap::new(),
+            warmup: 0,
+            dispatched: 0,
+            last_dispatch_ns: 0,
+            window_start_ns,
+            current_second: 0,
+            current: histogram(2),
+            current_errors: 0,
+            seconds: Vec::new(),
+        }
+    }
+
+    fn record(&mut self, metric: Metric, value: u64) {
+        self.histograms[metric as usize].saturating_record(value.clamp(1, MAX_US));
+    }
+
+    /// The histogram of a metric.
+    pub fn histogram(&self, metric: Metric) -> &Histogram<u64> {
+        &self.histograms[metric as usize]
+    }
+
+    /// True when `due_ns` falls in the warm-up.
+    pub fn in_warmup(&self, due_ns: u64) -> bool {
+        due_ns < self.window_start_ns
+    }
+
+    /// Counts a dispatch (for the achieved rate).
+    pub fn dispatch(&mut self, due_ns: u64, dispatched_ns: u64) {
+        if !self.in_warmup(due_ns) {
+            self.dispatched += 1;
+            self.last_dispatch_ns = self.last_dispatch_ns.max(dispatched_ns);
+        }
+    }
+
+    /// Records a successful exchange.
+    pub fn success(&mut self, x: &Exchange) {
+        if self.in_warmup(x.due_ns) {
+            self.warmup += 1;
+            return;
+        }
+        self.ok += 1;
+        let us = |ns: u64| ns / 1_000;
+        let response_us = us(x.done_ns.saturating_sub(x.due_ns));
+        self.record(Metric::ResponseTime, response_us);
+        self.record(Metric::ServiceTime, us(x.done_ns.saturating_sub(x.sent_ns)));
+        self.record(
+            Metric::ScheduleLag,
+            us(x.dispatched_ns.saturating_sub(x.due_ns)),
+        );
+        self.record(
+            Metric::ConnectionWait,
+            us(x.sent_ns.saturating_sub(x.dispatched_ns)),
+        );
+        if let Some(first) = x.first_byte_ns {
+            self.record(Metric::Ttfb, us(first.saturating_sub(x.due_ns)));
+            self.record(Metric::TtfbService, us(first.saturating_sub(x.sent_ns)));
+        }
+        if x.stream {
+            if let Some(first) = x.first_output_ns {
+                self.record(Metric::Ttft, us(first.saturating_sub(x.due_ns)));
+                self.record(Metric::TtftService, us(first.saturating_sub(x.sent_ns)));
+                let tokens = x.usage_tokens.unwrap_or(x.output_events);
+                if tokens > 1 {
+                    let decode_ns = x.done_ns.saturating_sub(first);
+                    self.record(Metric::Tpot, us(decode_ns / (tokens - 1)));
+                }
+            }
+            for gap in &x.output_gaps_ns {
+                self.record(Metric::Itl, us(*gap));
+            }
+            self.histograms[Metric::OutputChunks as usize].saturating_record(x.output_events);
+            let tokens = x.usage_tokens.unwrap_or(x.output_events);
+            self.histograms[Metric::OutputTokens as usize].saturating_record(tokens);
+        }
+        self.timeline(x.done_ns, Some(response_us));
+    }
+
+    /// Records a failure of a request that was due at `due_ns` and ended at `done_ns`.
+    pub fn failure(&mut self, kind: ErrorKind, due_ns: u64, done_ns: u64) {
+        if self.in_warmup(due_ns) {
+            self.warmup += 1;
+            return;
+        }
+        *self.errors.entry(kind).or_default() += 1;
+        self.timeline(done_ns, None);
+    }
+
+    fn timeline(&mut self, done_ns: u64, response_us: Option<u64>) {
+        let second = done_ns.saturating_sub(self.window_start_ns) / 1_000_000_000;
+        while second > self.current_second {
+            self.close_second();
+        }
+        match response_us {
+            Some(us) => self.current.saturating_record(us.clamp(1, MAX_US)),
+            None => self.current_errors += 1,
+        }
+    }
+
+    fn close_second(&mut self) {
+        let mut encoded = Vec::new();
+        // Invariant: serialising into a Vec cannot fail for a valid histogram.
+        V2DeflateSerializer::new()
+            .serialize(&self.current, &mut encoded)
+            .expect("histogram serialises");
+        self.seconds.push(TimelineSecond {
+            errors: self.current_errors,
+            encoded,
+        });
+        self.current.reset();
+        self.current_errors = 0;
+        self.current_second += 1;
+    }
+
+    /// Failed requests, all kinds.
+    pub fn failed(&self) -> u64 {
+        self.errors.values().sum()
+    }
+
+    /// Adds another worker's record into this one.
+    pub fn merge(&mut self, mut other: Recorder) {
+        for (mine, theirs) in self.histograms.iter_mut().zip(&other.histograms) {
+            // Invariant: both were made by `histogram(3)` with the same bounds.
+            mine.add(theirs).expect("same bounds");
+        }
+        self.ok += other.ok;
+        self.warmup += other.warmup;
+        self.dispatched += other.dispatched;
+        self.last_dispatch_ns = self.last_dispatch_ns.max(other.last_dispatch_ns);
+        for (kind, n) in std::mem::take(&mut other.errors) {
+            *self.errors.entry(kind).or_default() += n;
+        }
+        self.finish_timeline();
+        other.finish_timeline();
+        if other.seconds.len() > self.seconds.len() {
+            std::mem::swap(&mut self.seconds, &mut other.seconds);
+        }
+        for (mine, theirs) in self.seconds.iter_mut().zip(other.seconds) {
+            let mut a = decode(&mine.encoded);
+            a.add(decode(&theirs.encoded)).expect("same bounds");
+            mine.errors += theirs.errors;
+            mine.encoded.clear();
+            V2DeflateSerializer::new()
+                .serialize(&a, &mut mine.encoded)
+                .expect("histogram serialises");
+        }
+    }
+
+    /// Closes the second in progress, if it holds anything.
+    fn finish_timeline(&mut self) {
+        if !self.current.is_empty() || self.current_errors > 0 {
+            self.close_second();
+        }
+    }
+
+    /// The per-second timeline.
+    pub fn timeline_summary(&mut self) -> Vec<SecondSummary> {
+        self.finish_timeline();
+        self.seconds
+            .iter()
+            .enumerate()
+            .map(|(second, s)| {
+                let h = decode(&s.encoded);
+                SecondSummary {
+                    second: second as u64,
+                    ok: h.len(),
+                    errors: s.errors,
+                    response_time_p50_us: h.value_at_quantile(0.5),
+                    response_time_p99_us: h.value_at_quantile(0.99),
+                    response_time_max_us: h.max(),
+                }
+            })
+            .collect()
+    }
+}
+
+fn decode(bytes: &[u8]) -> Histogram<u64> {
+    // Invariant: decoding what `close_second` encoded.
+    Deserializer::new()
+        .deserialize(&mut &bytes[..])
+        .expect("histogram decodes")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn exchange(due_ms: u64, latency_ms: u64) -> Exchange {
+        Exchange {
+            due_ns: due_ms * 1_000_000,
+            dispatched_ns: due_ms * 1_000_000 + 5_000,
+            sent_ns: due_ms * 1_000_000 + 10_000,
+            done_ns: (due_ms + latency_ms) * 1_000_000,
+            first_byte_ns: Some((due_ms + 1) * 1_000_000),
+            ..Exchange::default()
+        }
+    }
+
+    #[test]
+    fn warmup_is_counted_apart_and_metrics_are_from_the_schedule() {
+        let mut r = Recorder::new(1_000_000_000);
+        r.success(&exchange(500, 10));
+        r.success(&exchange(1500, 10));
+        r.failure(ErrorKind::Status(503), 1_600_000_000, 1_700_000_000);
+        assert_eq!((r.warmup, r.ok, r.failed()), (1, 1, 1));
+        assert!(r
+            .histogram(Metric::ResponseTime)
+            .equivalent(r.histogram(Metric::ResponseTime).max(), 10_000));
+        assert_eq!(r.histogram(Metric::ScheduleLag).max(), 5);
+        assert_eq!(r.histogram(Metric::ServiceTime).len(), 1);
+    }
+
+    #[test]
+    fn stream_metrics_follow_the_definitions() {
+        let mut r = Recorder::new(0);
+        let x = Exchange {
+            due_ns: 0,
+            dispatched_ns: 0,
+            sent_ns: 1_000_000,
+            first_byte_ns: Some(2_000_000),
+            first_output_ns: Some(101_000_000),
+            done_ns: 191_000_000,
+            output_gaps_ns: vec![10_000_000; 9],
+            output_events: 10,
+            usage_tokens: None,
+            stream: true,
+        };
+        r.success(&x);
+        let v = |m| r.histogram(m).max();
+        // Three significant digits: within 0.1%.
+        assert!((100_900..=101_100).contains(&v(Metric::Ttft)));
+        assert!((99_900..=100_100).contains(&v(Metric::TtftService)));
+        // (191 − 101) ms / (10 − 1) = 10 ms.
+        assert!((9_990..=10_010).contains(&v(Metric::Tpot)));
+        assert_eq!(r.histogram(Metric::Itl).len(), 9);
+        assert_eq!(v(Metric::OutputChunks), 10);
+    }
+
+    #[test]
+    fn merged_workers_equal_one_recorder_of_everything() {
+        let mut one = Recorder::new(0);
+        let (mut a, mut b) = (Recorder::new(0), Recorder::new(0));
+        for i in 0..3000u64 {
+            let x = exchange(i, 1 + i % 37);
+            one.success(&x);
+            if i % 2 == 0 {
+                a.success(&x)
+            } else {
+                b.success(&x)
+            }
+        }
+        one.failure(ErrorKind::Reset, 10, 2_500_000_000);
+        b.failure(ErrorKind::Reset, 10, 2_500_000_000);
+        a.merge(b);
+        assert_eq!(a.ok, one.ok);
+        assert_eq!(a.errors, one.errors);
+        for m in Metric::ALL {
+            assert_eq!(a.histogram(m), one.histogram(m), "{}", m.name());
+        }
+        let (ta, to) = (a.timeline_summary(), one.timeline_summary());
+        assert_eq!(ta.len(), to.len());
+        for (x, y) in ta.iter().zip(&to) {
+            assert_eq!(
+                (x.ok, x.errors, x.response_time_p99_us),
+                (y.ok, y.errors, y.response_time_p99_us)
+            );
+        }
+    }
+}

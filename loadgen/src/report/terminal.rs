@@ -1,0 +1,102 @@
+//! The terminal summary of a result.
+
+use std::fmt::Write as _;
+
+use crate::recorder::Metric;
+use crate::result::{RunResult, TargetRun};
+
+/// The whole summary: one block per run, then the verdict.
+pub fn summary(result: &RunResult) -> String {
+    let mut out = String::new();
+    for run in &result.runs {
+        run_block(&mut out, run);
+    }
+    let verdict = if result.valid {
+        "valid"
+    } else {
+        "INVALID (see reasons above)"
+    };
+    let _ = writeln!(out, "verdict: {verdict}");
+    out
+}
+
+fn run_block(out: &mut String, run: &TargetRun) {
+    let _ = writeln!(
+        out,
+        "\n{} ({}) scenario {}{}",
+        run.target.url,
+        run.target.resolved,
+        run.scenario,
+        if run.interrupted {
+            " [interrupted]"
+        } else {
+            ""
+        }
+    );
+    let _ = writeln!(
+        out,
+        "  requests {}  ok {} ({:.2}%)  failed {}  achieved {:.1} req/s  throughput {:.1} ok/s  \
+         over {:.1} s (+{} warm-up requests)",
+        run.requests,
+        run.ok,
+        run.success_rate * 100.0,
+        run.failed,
+        run.achieved_rate,
+        run.throughput,
+        run.duration_s,
+        run.warmup_requests
+    );
+    let _ = writeln!(
+        out,
+        "  connections opened {}, requests on an open connection {}",
+        run.connections_opened, run.connections_reused
+    );
+    let _ = writeln!(
+        out,
+        "  {:<16} {:>9} {:>10} {:>10} {:>10} {:>10} {:>10}",
+        "metric", "count", "p50", "p90", "p99", "p99.9", "max"
+    );
+    for metric in Metric::ALL {
+        let Some(s) = run.metrics.get(metric.name()) else {
+            continue;
+        };
+        if s.count == 0 {
+            continue;
+        }
+        let cell = |v: u64| format_value(metric, v);
+        let _ = writeln!(
+            out,
+            "  {:<16} {:>9} {:>10} {:>10} {:>10} {:>10} {:>10}",
+            metric.name(),
+            s.count,
+            cell(s.p50),
+            cell(s.p90),
+            cell(s.p99),
+            cell(s.p999),
+            cell(s.max)
+        );
+    }
+    if run.errors.is_empty() {
+        let _ = writeln!(out, "  errors: none");
+    } else {
+        let list: Vec<String> = run.errors.iter().map(|(k, n)| format!("{k} {n}")).collect();
+        let _ = writeln!(out, "  errors: {}", list.join(", "));
+    }
+    for reason in &run.validity.reasons {
+        let _ = writeln!(out, "  invalid: {reason}");
+    }
+}
+
+/// A metric's value as a person reads it: times in µs, ms or s, counts as they are.
+pub fn format_value(metric: Metric, v: u64) -> String {
+    if !metric.is_time() {
+        return v.to_string();
+    }
+    if v < 1_000 {
+        format!("{v}us")
+    } else if v < 1_000_000 {
+        format!("{:.2}ms", v as f64 / 1e3)
+    } else {
+        format!("{:.3}s", v as f64 / 1e6)
+    }
+}

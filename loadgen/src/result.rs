@@ -1,0 +1,133 @@
+//! The versioned JSON result of a run: what was measured and everything needed to judge it.
+//!
+//! The shape is described by `loadgen/result.schema.json`, checked by the tests.
+
+use std::collections::BTreeMap;
+
+use gatebench_shared::host::{HostFacts, OpenFileLimit};
+use hdrhistogram::Histogram;
+use serde::Serialize;
+
+use crate::plan::{Plan, Target};
+use crate::recorder::{Metric, SecondSummary};
+
+/// Identifies the result format; bumped when a field changes meaning or goes away.
+pub const SCHEMA: &str = "gatebench.loadgen.result/1";
+
+/// A whole invocation: one run per target and scenario.
+#[derive(Debug, Serialize)]
+pub struct RunResult {
+    pub schema: &'static str,
+    pub gatebench_version: &'static str,
+    pub command: Vec<String>,
+    /// RFC 3339, UTC.
+    pub started_at: String,
+    pub host: HostFacts,
+    pub open_files: Option<OpenFiles>,
+    pub plan: Plan,
+    /// The embedded mock's configuration (TOML), when the demo used one.
+    pub mock: Option<String>,
+    pub runs: Vec<TargetRun>,
+    /// True when every run is valid.
+    pub valid: bool,
+}
+
+#[derive(Debug, Serialize)]
+pub struct OpenFiles {
+    pub soft: u64,
+    pub hard: u64,
+}
+
+impl From<OpenFileLimit> for OpenFiles {
+    fn from(l: OpenFileLimit) -> Self {
+        OpenFiles {
+            soft: l.soft,
+            hard: l.hard,
+        }
+    }
+}
+
+/// One target under one scenario.
+#[derive(Debug, Serialize)]
+pub struct TargetRun {
+    pub target: Target,
+    pub scenario: String,
+    pub stream: bool,
+    /// Measured window, seconds (shorter than planned when interrupted).
+    pub duration_s: f64,
+    pub warmup_requests: u64,
+    pub requests: u64,
+    pub ok: u64,
+    pub failed: u64,
+    pub success_rate: f64,
+    /// Requests dispatched per second of the measured window.
+    pub achieved_rate: f64,
+    /// Successful responses per second of the measured window.
+    pub throughput: f64,
+    pub errors: BTreeMap<String, u64>,
+    pub connections_opened: u64,
+    pub connections_reused: u64,
+    pub pinned_cores: Vec<usize>,
+    pub interrupted: bool,
+    pub metrics: BTreeMap<&'static str, Summary>,
+    /// The full histograms behind `metrics` (for `.hgrm` files; not in the JSON).
+    #[serde(skip)]
+    pub histograms: Vec<(Metric, Histogram<u64>)>,
+    pub timeline: Vec<SecondSummary>,
+    pub validity: Validity,
+}
+
+/// Whether the generator kept up, and if not, why.
+#[derive(Debug, Clone, Serialize)]
+pub struct Validity {
+    pub valid: bool,
+    pub reasons: Vec<String>,
+}
+
+/// A histogram's summary. Times in microseconds (counts for output_chunks and output_tokens).
+#[derive(Debug, Clone, Serialize)]
+pub struct Summary {
+    pub count: u64,
+    pub min: u64,
+    pub mean: f64,
+    pub stdev: f64,
+    pub p50: u64,
+    pub p90: u64,
+    pub p95: u64,
+    pub p99: u64,
+    pub p999: u64,
+    pub max: u64,
+}
+
+impl Summary {
+    pub fn of(h: &Histogram<u64>) -> Summary {
+        Summary {
+            count: h.len(),
+            min: h.min(),
+            mean: h.mean(),
+            stdev: h.stdev(),
+            p50: h.value_at_quantile(0.5),
+            p90: h.value_at_quantile(0.9),
+            p95: h.value_at_quantile(0.95),
+            p99: h.value_at_quantile(0.99),
+            p999: h.value_at_quantile(0.999),
+            max: h.max(),
+        }
+    }
+}
+
+/// The metrics a run reports: all for streams; the stream-only ones are left out otherwise.
+pub fn reported(stream: bool) -> impl Iterator<Item = Metric> {
+    Metric::ALL.into_iter().filter(move |m| {
+        stream
+            || !matches!(
+                m,
+                Metric::Ttft
+                    | Metric::TtftService
+                    | Metric::Itl
+                    | Metric::Tpot
+                    | Metric::OutputChunks
+                    | Metric::OutputTokens
+            )
+    })
+}

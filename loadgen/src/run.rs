@@ -1,0 +1,386 @@
+//! `loadgen run`: plan, start the workers, watch them, merge, judge, report.
+
+use std::io::IsTerminal;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use anyhow::Context as _;
+use gatebench_shared::host::{raise_open_file_limit, HostFacts};
+
+use crate::cli::RunArgs;
+use crate::embedded::EmbeddedMock;
+use crate::pacer::RunClock;
+use crate::plan::{Load, Plan, PlanError, Target};
+use crate::recorder::{Metric, Recorder};
+use crate::report;
+use crate::result::{reported, RunResult, Summary, TargetRun, Validity, SCHEMA};
+use crate::worker::{run_worker, Progress, StartLine, WorkerSpec};
+
+/// Exit codes, as documented in the README.
+pub const EXIT_OK: u8 = 0;
+pub const EXIT_FAILED: u8 = 1;
+pub const EXIT_USAGE: u8 = 2;
+
+/// A user error (exit 2), as opposed to a run that was judged (exit 0 or 1).
+#[derive(Debug, thiserror::Error)]
+pub enum SetupError {
+    #[error(transparent)]
+    Plan(#[from] PlanError),
+    #[error("{0}")]
+    Other(String),
+}
+
+/// Runs `loadgen run` and returns the result with the exit code it earns.
+pub fn run(args: RunArgs, command: Vec<String>) -> anyhow::Result<(RunResult, u8)> {
+    let args = match &args.profile {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read profile {}", path.display()))?;
+            let profile: RunArgs = toml::from_str(&text).map_err(|e| {
+                SetupError::Other(format!("invalid profile {}: {e}", path.display()))
+            })?;
+            args.clone().over(profile)
+        }
+        None => args,
+    };
+    let demo = args.targets.is_empty();
+    let scenarios: Vec<Option<String>> = if demo && args.scenario.is_none() && args.body.is_none() {
+        vec![Some("chat".into()), Some("chat-stream".into())]
+    } else {
+        vec![args.scenario.clone()]
+    };
+    let mut args = args;
+    if demo && args.rate.is_none() && args.concurrency.is_none() {
+        args.rate = Some("5000".into());
+    }
+    let mut plan = args.clone().plan().map_err(SetupError::from)?;
+    let open_files = raise_open_file_limit().ok();
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+
+    let mock = if demo {
+        // The mock gets the last core; the generator the others.
+        let mock = EmbeddedMock::start(cores).map_err(|e| SetupError::Other(e.to_string()))?;
+        plan.targets = vec![mock.target.clone()];
+        if plan.pin.is_empty() && cores >= 2 {
+            plan.pin = (0..cores - 1).collect();
+        }
+        Some(mock)
+    } else {
+        None
+    };
+
+    for target in &plan.targets {
+        probe(target, plan.timeout)?;
+    }
+    let mut runs = Vec::new();
+    let mut final_plan = plan.clone();
+    for target in &plan.targets {
+        for scenario in &scenarios {
+            let mut phase_args = args.clone();
+            phase_args.scenario = scenario.clone();
+            phase_args.targets = Vec::new();
+            let mut phase = phase_args.plan().map_err(SetupError::from)?;
+            phase.targets = plan.targets.clone();
+            phase.pin = plan.pin.clone();
+            final_plan.request = phase.request.clone();
+            runs.push(run_target(Arc::new(phase), target.clone()));
+            if stop_requested() {
+                break;
+            }
+        }
+    }
+    let valid = runs.iter().all(|r| r.validity.valid);
+    let result = RunResult {
+        schema: SCHEMA,
+        gatebench_version: env!("CARGO_PKG_VERSION"),
+        command,
+        started_at: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
+        host: HostFacts::read(),
+        open_files: open_files.map(Into::into),
+        plan: final_plan,
+        mock: mock.as_ref().map(|m| m.config_toml.clone()),
+        runs,
+        valid,
+    };
+    drop(mock);
+    let code = judge(&result, &plan);
+    Ok((result, code))
+}
+
+/// Refuses a target that cannot be reached at all before any load is sent (exit 2); failures
+/// during the run are counted per request instead.
+fn probe(target: &Target, timeout: Duration) -> Result<(), SetupError> {
+    std::net::TcpStream::connect_timeout(&target.resolved, timeout.min(Duration::from_secs(5)))
+        .map(drop)
+        .map_err(|e| {
+            SetupError::Other(format!(
+                "cannot connect to target {} ({}): {e}",
+                target.url, target.resolved
+            ))
+        })
+}
+
+/// Exit 1 when the run is invalid or a threshold failed; say why on stderr.
+fn judge(result: &RunResult, plan: &Plan) -> u8 {
+    let mut code = if result.valid { EXIT_OK } else { EXIT_FAILED };
+    for run in &result.runs {
+        if let Some(max) = plan.max_error_rate {
+            let rate = 1.0 - run.success_rate;
+            if rate > max {
+                eprintln!(
+                    "loadgen: {}: error rate {:.4} is over --max-error-rate {max}",
+                    run.target.url, rate
+                );
+                code = EXIT_FAILED;
+            }
+        }
+        if let (Some(max), Some(s)) = (plan.max_p99, run.metrics.get("response_time")) {
+            if s.p99 as u128 > max.as_micros() {
+                eprintln!(
+                    "loadgen: {}: response-time p99 {} us is over --max-p99 {} us",
+                    run.target.url,
+                    s.p99,
+                    max.as_micros()
+                );
+                code = EXIT_FAILED;
+            }
+        }
+    }
+    code
+}
+
+/// Writes the JSON result atomically (a temporary file renamed into place).
+pub fn write_json(result: &RunResult, path: &std::path::Path) -> anyhow::Result<()> {
+    let text = serde_json::to_vec_pretty(result).context("cannot encode the result")?;
+    let tmp = path.with_extension("json.tmp");
+    std::fs::write(&tmp, text).with_context(|| format!("cannot write {}", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(())
+}
+
+/// Writes one `.hgrm` file per metric of every run into `dir`, named
+/// `RUN-SCENARIO.METRIC.hgrm` (RUN counts from 1).
+pub fn write_hgrm(result: &RunResult, dir: &std::path::Path) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    for (i, run) in result.runs.iter().enumerate() {
+        for (metric, h) in &run.histograms {
+            let path = dir.join(format!("{}-{}.{}.hgrm", i + 1, run.scenario, metric.name()));
+            std::fs::write(&path, report::hgrm::percentile_distribution(h))
+                .with_context(|| format!("cannot write {}", path.display()))?;
+        }
+    }
+    Ok(())
+}
+
+static STOP: OnceLock<Arc<Progress>> = OnceLock::new();
+
+/// The process-wide stop flag, set by Ctrl-C or SIGTERM (watched from a thread started once).
+fn stop_flag() -> Arc<Progress> {
+    STOP.get_or_init(|| {
+        let progress = Arc::new(Progress::default());
+        let flag = progress.clone();
+        let _ = std::thread::Builder::new()
+            .name("loadgen-signals".into())
+            .spawn(move || {
+                let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                else {
+                    return;
+                };
+                rt.block_on(async move {
+                    use tokio::signal::unix::{signal, SignalKind};
+                    let Ok(mut term) = signal(SignalKind::terminate()) else {
+                        return;
+                    };
+                    tokio::select! {
+                        _ = tokio::signal::ctrl_c() => {}
+                        _ = term.recv() => {}
+                    }
+                    flag.stop.store(true, Relaxed);
+                });
+            });
+        progress
+    })
+    .clone()
+}
+
+fn stop_requested() -> bool {
+    STOP.get().is_some_and(|p| p.stop.load(Relaxed))
+}
+
+/// Runs the plan's load against one target and summarises it.
+fn run_target(plan: Arc<Plan>, target: Target) -> TargetRun {
+    let stop = stop_flag();
+    let progress = Arc::new(Progress::default());
+    let start = Arc::new(StartLine::new(plan.threads));
+    let window_start_ns = plan.warmup.as_nanos() as u64;
+    let end_ns = plan.duration.map(|d| window_start_ns + d.as_nanos() as u64);
+
+    let mut handles = Vec::new();
+    for index in 0..plan.threads {
+        let spec = WorkerSpec {
+            index,
+            plan: plan.clone(),
+            target: target.clone(),
+            start: start.clone(),
+            window_start_ns,
+            end_ns,
+            progress: progress.clone(),
+            core: (!plan.pin.is_empty()).then(|| plan.pin[index % plan.pin.len()]),
+        };
+        let handle = std::thread::Builder::new()
+            .name(format!("loadgen-worker-{index}"))
+            .spawn(move || run_worker(spec));
+        match handle {
+            Ok(h) => handles.push(h),
+            Err(err) => {
+                // The started workers wait for this one at the start line: nothing to salvage.
+                eprintln!("loadgen: cannot start worker thread {index}: {err}");
+                std::process::exit(i32::from(EXIT_USAGE));
+            }
+        }
+    }
+
+    // Workers open their connections, then the clock starts a little ahead of the first slot.
+    let clock = start.start(Duration::from_millis(10));
+    let live = !plan.quiet && std::io::stderr().is_terminal();
+    let mut stopped_at_ns = None;
+    while !handles.iter().all(|h| h.is_finished()) {
+        std::thread::sleep(Duration::from_millis(100));
+        if stop.stop.load(Relaxed) && stopped_at_ns.is_none() {
+            progress.stop.store(true, Relaxed);
+            stopped_at_ns = Some(clock.now_ns());
+        }
+        if live {
+            live_line(&clock, &progress, window_start_ns);
+        }
+    }
+    if live {
+        eprintln!();
+    }
+
+    let mut recorder = Recorder::new(window_start_ns);
+    let (mut opened, mut reused) = (0, 0);
+    let mut setup_errors = Vec::new();
+    for handle in handles {
+        match handle.join() {
+            Ok(out) => {
+                recorder.merge(out.recorder);
+                opened += out.connections_opened;
+                reused += out.connections_reused;
+                setup_errors.extend(out.setup_error);
+            }
+            Err(_) => setup_errors.push("a worker panicked".into()),
+        }
+    }
+    summarise(
+        &plan,
+        target,
+        recorder,
+        opened,
+        reused,
+        stopped_at_ns,
+        setup_errors,
+    )
+}
+
+fn live_line(clock: &RunClock, progress: &Progress, window_start_ns: u64) {
+    let now = clock.now_ns();
+    let phase = if now < window_start_ns {
+        "warm-up"
+    } else {
+        "measuring"
+    };
+    eprint!(
+        "\r{phase} {:>7.1}s  ok {:>9}  failed {:>7}   ",
+        now as f64 / 1e9,
+        progress.ok.load(Relaxed),
+        progress.failed.load(Relaxed)
+    );
+}
+
+fn summarise(
+    plan: &Plan,
+    target: Target,
+    mut recorder: Recorder,
+    opened: u64,
+    reused: u64,
+    stopped_at_ns: Option<u64>,
+    setup_errors: Vec<String>,
+) -> TargetRun {
+    let window_start_ns = plan.warmup.as_nanos() as u64;
+    let planned_s = plan.duration.map(|d| d.as_secs_f64());
+    let stopped_s = stopped_at_ns.map(|ns| ns.saturating_sub(window_start_ns) as f64 / 1e9);
+    let dispatched_s = recorder.last_dispatch_ns.saturating_sub(window_start_ns) as f64 / 1e9;
+    let duration_s = match (planned_s, stopped_s) {
+        (Some(p), Some(s)) => p.min(s),
+        (Some(p), None) => p,
+        (None, Some(s)) => s,
+        (None, None) => dispatched_s,
+    }
+    .max(1e-9);
+    // A generator that fell behind dispatched its last request after the window closed.
+    let achieved_rate = recorder.dispatched as f64 / duration_s.max(dispatched_s);
+    let failed = recorder.failed();
+    let requests = recorder.ok + failed;
+    let mut metrics = std::collections::BTreeMap::new();
+    for metric in reported(plan.request.stream) {
+        metrics.insert(metric.name(), Summary::of(recorder.histogram(metric)));
+    }
+    let mut reasons = setup_errors;
+    if recorder.ok == 0 {
+        reasons.push(
+            "no request succeeded in the measured window: there is nothing to measure".into(),
+        );
+    }
+    if let Load::Open { rate, .. } = plan.load {
+        if achieved_rate < rate * 0.99 {
+            reasons.push(format!(
+                "the generator did not keep up: achieved {achieved_rate:.1} req/s, more than 1% \
+                 under the target {rate} req/s"
+            ));
+        }
+        let lag_p99 = recorder
+            .histogram(Metric::ScheduleLag)
+            .value_at_quantile(0.99);
+        if lag_p99 > 1_000 {
+            reasons.push(format!(
+                "schedule lag p99 is {lag_p99} us, over 1 ms: the generator's own timing error is \
+                 too large for these figures"
+            ));
+        }
+    }
+    TargetRun {
+        target,
+        scenario: plan.request.scenario.clone(),
+        stream: plan.request.stream,
+        duration_s,
+        warmup_requests: recorder.warmup,
+        requests,
+        ok: recorder.ok,
+        failed,
+        success_rate: if requests == 0 {
+            0.0
+        } else {
+            recorder.ok as f64 / requests as f64
+        },
+        achieved_rate,
+        throughput: recorder.ok as f64 / duration_s,
+        errors: recorder.errors.iter().map(|(k, n)| (k.key(), *n)).collect(),
+        connections_opened: opened,
+        connections_reused: reused,
+        pinned_cores: plan.pin.clone(),
+        interrupted: stopped_at_ns.is_some(),
+        histograms: reported(plan.request.stream)
+            .map(|m| (m, recorder.histogram(m).clone()))
+            .collect(),
+        metrics,
+        timeline: recorder.timeline_summary(),
+        validity: Validity {
+            valid: reasons.is_empty(),
+            reasons,
+        },
+    }
+}

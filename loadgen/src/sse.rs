@@ -1,0 +1,205 @@
+//! Reading a server-sent-event stream as it arrives: events split across frames, output-bearing
+//! events told apart from the rest, the end marker checked.
+//!
+//! An event is *output-bearing* (it counts for TTFT and ITL) when it carries generated text: an
+//! OpenAI chat chunk with a non-empty `delta.content`, an Anthropic `content_block_delta`, or a
+//! Responses `response.output_text.delta`.
+
+use serde::Deserialize;
+
+/// What one complete event was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Event {
+    /// Carries output text.
+    Output,
+    /// A usage report with this many completion tokens.
+    Usage(u64),
+    /// Any other well-formed event (role chunk, finish chunk, ping, …).
+    Other,
+    /// The end of the stream: `data: [DONE]` or Anthropic `message_stop`.
+    Done,
+    /// An event whose data is not valid JSON.
+    Invalid,
+}
+
+/// Splits a byte stream into events (separated by a blank line) and classifies each.
+#[derive(Debug, Default)]
+pub struct SseReader {
+    pending: Vec<u8>,
+}
+
+impl SseReader {
+    pub fn new() -> SseReader {
+        SseReader::default()
+    }
+
+    /// Feeds bytes as they arrive; calls `on_event` for every event they complete.
+    pub fn feed(&mut self, bytes: &[u8], mut on_event: impl FnMut(Event)) {
+        self.pending.extend_from_slice(bytes);
+        let mut start = 0;
+        while let Some(end) = find_blank_line(&self.pending[start..]) {
+            let event = &self.pending[start..start + end.0];
+            on_event(classify(event));
+            start += end.0 + end.1;
+        }
+        self.pending.drain(..start);
+    }
+
+    /// True when bytes of an unfinished event are left over.
+    pub fn has_partial_event(&self) -> bool {
+        self.pending.iter().any(|b| !b.is_ascii_whitespace())
+    }
+}
+
+/// Position and length of the first event separator (`\n\n` or `\r\n\r\n`).
+fn find_blank_line(bytes: &[u8]) -> Option<(usize, usize)> {
+    let lf = bytes.windows(2).position(|w| w == b"\n\n");
+    let crlf = bytes.windows(4).position(|w| w == b"\r\n\r\n");
+    match (lf, crlf) {
+        (Some(a), Some(b)) if b < a => Some((b, 4)),
+        (Some(a), _) => Some((a, 2)),
+        (None, Some(b)) => Some((b, 4)),
+        (None, None) => None,
+    }
+}
+
+#[derive(Deserialize)]
+struct Chunk<'a> {
+    #[serde(borrow, default)]
+    choices: Vec<ChunkChoice<'a>>,
+    #[serde(default)]
+    usage: Option<Usage>,
+    #[serde(default, rename = "type")]
+    kind: Option<&'a str>,
+    #[serde(default)]
+    error: Option<serde::de::IgnoredAny>,
+}
+
+#[derive(Deserialize)]
+struct ChunkChoice<'a> {
+    #[serde(borrow, default)]
+    delta: Option<Delta<'a>>,
+}
+
+#[derive(Deserialize)]
+struct Delta<'a> {
+    #[serde(borrow, default)]
+    content: Option<std::borrow::Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct Usage {
+    #[serde(default)]
+    completion_tokens: Option<u64>,
+    #[serde(default)]
+    output_tokens: Option<u64>,
+}
+
+fn classify(event: &[u8]) -> Event {
+    let mut name: &[u8] = b"";
+    let mut data: &[u8] = b"";
+    for line in event.split(|b| *b == b'\n') {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if let Some(v) = line.strip_prefix(b"event:") {
+            name = v.trim_ascii();
+        } else if let Some(v) = line.strip_prefix(b"data:") {
+            data = v.trim_ascii();
+        }
+    }
+    match name {
+        b"content_block_delta" | b"response.output_text.delta" => return Event::Output,
+        b"message_stop" => return Event::Done,
+        _ => {}
+    }
+    if data == b"[DONE]" {
+        return Event::Done;
+    }
+    if data.is_empty() {
+        return Event::Other; // a comment or a keep-alive
+    }
+    let Ok(chunk) = serde_json::from_slice::<Chunk>(data) else {
+        return Event::Invalid;
+    };
+    if chunk.error.is_some() {
+        return Event::Invalid;
+    }
+    if matches!(
+        chunk.kind,
+        Some("content_block_delta" | "response.output_text.delta")
+    ) {
+        return Event::Output;
+    }
+    let has_text = chunk.choices.iter().any(|c| {
+        c.delta
+            .as_ref()
+            .and_then(|d| d.content.as_ref())
+            .is_some_and(|t| !t.is_empty())
+    });
+    if has_text {
+        return Event::Output;
+    }
+    match chunk
+        .usage
+        .and_then(|u| u.completion_tokens.or(u.output_tokens))
+    {
+        Some(tokens) => Event::Usage(tokens),
+        None => Event::Other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn events(parts: &[&[u8]]) -> (Vec<Event>, bool) {
+        let mut reader = SseReader::new();
+        let mut out = Vec::new();
+        for part in parts {
+            reader.feed(part, |e| out.push(e));
+        }
+        (out, reader.has_partial_event())
+    }
+
+    #[test]
+    fn classifies_openai_chunks_across_split_frames() {
+        let stream: &[u8] = b"data: {\"choices\":[{\"delta\":{\"role\":\"assistant\",\"content\":\"\"}}]}\n\n\
+            data: {\"choices\":[{\"delta\":{\"content\":\"Hel\"}}]}\n\n\
+            data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n\
+            data: {\"choices\":[],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":1,\"total_tokens\":4}}\n\n\
+            data: [DONE]\n\n";
+        let expected = vec![
+            Event::Other,
+            Event::Output,
+            Event::Other,
+            Event::Usage(1),
+            Event::Done,
+        ];
+        // Whole, and cut at every byte.
+        assert_eq!(events(&[stream]), (expected.clone(), false));
+        let bytes: Vec<&[u8]> = stream.chunks(1).collect();
+        assert_eq!(events(&bytes), (expected, false));
+    }
+
+    #[test]
+    fn anthropic_and_responses_events_and_crlf() {
+        let stream: &[u8] = b"event: message_start\r\ndata: {\"type\":\"message_start\"}\r\n\r\n\
+            event: content_block_delta\r\ndata: {\"type\":\"content_block_delta\"}\r\n\r\n\
+            event: message_stop\r\ndata: {\"type\":\"message_stop\"}\r\n\r\n";
+        assert_eq!(
+            events(&[stream]).0,
+            vec![Event::Other, Event::Output, Event::Done]
+        );
+        let responses: &[u8] =
+            b"event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"delta\":\"x\"}\n\n";
+        assert_eq!(events(&[responses]).0, vec![Event::Output]);
+    }
+
+    #[test]
+    fn broken_and_unfinished_events_are_reported() {
+        let (out, partial) = events(&[b"data: {not json\n\ndata: {\"choices\":["]);
+        assert_eq!(out, vec![Event::Invalid]);
+        assert!(partial);
+        let (out, _) = events(&[b"data: {\"error\":{\"message\":\"boom\"}}\n\n"]);
+        assert_eq!(out, vec![Event::Invalid]);
+    }
+}

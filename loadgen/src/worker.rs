@@ -1,0 +1,283 @@
+//! One worker: a thread with its own current-thread runtime, pinned on request, owning its
+//! connections and every W-th slot of the schedule (open loop) or its share of the in-flight
+//! requests (closed loop).
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Barrier, OnceLock};
+
+use tokio::sync::Notify;
+use tokio::task::LocalSet;
+
+use crate::exchange::exchange;
+use crate::pacer::{Pacer, RunClock};
+use crate::plan::{Load, Plan, Target};
+use crate::pool::Pool;
+use crate::recorder::{ErrorKind, Recorder};
+use crate::schedule::Schedule;
+
+/// Counters every worker updates for the live progress line.
+#[derive(Debug, Default)]
+pub struct Progress {
+    pub ok: AtomicU64,
+    pub failed: AtomicU64,
+    /// Set to stop sending (Ctrl-C, or the end of a `forever` run).
+    pub stop: AtomicBool,
+}
+
+/// What a worker gives back.
+#[derive(Debug)]
+pub struct WorkerOutput {
+    pub recorder: Recorder,
+    pub connections_opened: u64,
+    pub connections_reused: u64,
+    /// Why the worker could not run, if it could not.
+    pub setup_error: Option<String>,
+}
+
+/// Everything one worker needs.
+#[derive(Debug, Clone)]
+pub struct WorkerSpec {
+    pub index: usize,
+    pub plan: Arc<Plan>,
+    pub target: Target,
+    /// The run's clock, set once every worker has opened its connections.
+    pub start: Arc<StartLine>,
+    /// Start of the measured window (end of warm-up), ns from the start of the run.
+    pub window_start_ns: u64,
+    /// End of sending, ns from the start of the run; `None` runs until `progress.stop`.
+    pub end_ns: Option<u64>,
+    pub progress: Arc<Progress>,
+    pub core: Option<usize>,
+}
+
+/// Runs a worker on the current thread until its share of the load is done.
+pub fn run_worker(spec: WorkerSpec) -> WorkerOutput {
+    if let Some(id) = spec.core {
+        core_affinity::set_for_current(core_affinity::CoreId { id });
+    }
+    let recorder = Rc::new(RefCell::new(Recorder::new(spec.window_start_ns)));
+    let workers = spec.plan.threads;
+    let cap = spec.plan.connections.div_ceil(workers).max(1);
+    let pool = Rc::new(Pool::new(spec.target.clone(), cap, spec.plan.timeout));
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build();
+    let setup_error = match runtime {
+        Ok(runtime) => {
+            let local = LocalSet::new();
+            let (rec, pool2) = (recorder.clone(), pool.clone());
+            local.block_on(&runtime, drive(spec, rec, pool2)).err()
+        }
+        Err(err) => {
+            // Still take part in the start, or the other workers would wait forever.
+            let _ = spec.start.ready();
+            Some(format!("cannot build a runtime: {err}"))
+        }
+    };
+    let recorder = Rc::try_unwrap(recorder)
+        .map(RefCell::into_inner)
+        .unwrap_or_else(|rc| std::mem::replace(&mut rc.borrow_mut(), Recorder::new(0)));
+    WorkerOutput {
+        recorder,
+        connections_opened: pool.opened.get(),
+        connections_reused: pool.reused.get(),
+        setup_error,
+    }
+}
+
+/// Where workers wait for each other: the clock starts only once every worker has opened its
+/// connections, so no request pays for a connection opened ahead (or is late because of one).
+#[derive(Debug)]
+pub struct StartLine {
+    ready: Barrier,
+    go: Barrier,
+    clock: OnceLock<RunClock>,
+}
+
+impl StartLine {
+    pub fn new(workers: usize) -> StartLine {
+        StartLine {
+            ready: Barrier::new(workers + 1),
+            go: Barrier::new(workers + 1),
+            clock: OnceLock::new(),
+        }
+    }
+
+    /// Called by the coordinator: waits for every worker, then starts the clock.
+    pub fn start(&self, lead: std::time::Duration) -> RunClock {
+        self.ready.wait();
+        let clock = self
+            .clock
+            .get_or_init(|| RunClock::starting_in(lead))
+            .clone();
+        self.go.wait();
+        clock
+    }
+
+    /// Called by a worker once ready; returns the run's clock.
+    pub fn ready(&self) -> RunClock {
+        self.ready.wait();
+        self.go.wait();
+        // Invariant: the coordinator sets the clock between the two barriers.
+        self.clock.get().expect("clock set before go").clone()
+    }
+}
+
+async fn drive(
+    spec: WorkerSpec,
+    recorder: Rc<RefCell<Recorder>>,
+    pool: Rc<Pool>,
+) -> Result<(), String> {
+    // Connections are opened before the first slot, so no request pays for one.
+    let preopen = match spec.plan.load {
+        Load::Open { .. } => spec.plan.connections.div_ceil(spec.plan.threads),
+        Load::Closed { concurrency } => share(concurrency, spec.index, spec.plan.threads),
+    };
+    // A target that refuses connections is reported per request, not as a setup error.
+    let _ = pool.preopen(preopen).await;
+    // Blocking here is fine: nothing else on this thread has work until the run starts.
+    let clock = spec.start.ready();
+    let ctx = Rc::new(Running { spec, clock });
+    let spec = &ctx.spec;
+    let in_flight = Rc::new(InFlight::default());
+    match spec.plan.load {
+        Load::Open { rate, arrival } => {
+            let pacer = Pacer::new(ctx.clock.clone()).map_err(|e| format!("timerfd: {e}"))?;
+            let workers = spec.plan.threads as u64;
+            let schedule = Schedule::new(arrival, rate, spec.plan.seed, spec.index as u64, workers);
+            for (index, due_ns) in schedule {
+                if spec.end_ns.is_some_and(|end| due_ns >= end) || spec.progress.stop.load(Relaxed)
+                {
+                    break;
+                }
+                pacer
+                    .wait_until(due_ns)
+                    .await
+                    .map_err(|e| format!("timerfd: {e}"))?;
+                let dispatched_ns = ctx.clock.now_ns();
+                recorder.borrow_mut().dispatch(due_ns, dispatched_ns);
+                in_flight.start();
+                let (ctx, recorder, pool, in_flight) = (
+                    ctx.clone(),
+                    recorder.clone(),
+                    pool.clone(),
+                    in_flight.clone(),
+                );
+                tokio::task::spawn_local(async move {
+                    one(&ctx, &recorder, &pool, index, due_ns, dispatched_ns).await;
+                    in_flight.end();
+                });
+            }
+        }
+        Load::Closed { concurrency } => {
+            let mine = share(concurrency, spec.index, spec.plan.threads);
+            let next = Rc::new(Cell::new(0u64));
+            for _ in 0..mine {
+                in_flight.start();
+                let (ctx, recorder, pool, in_flight, next) = (
+                    ctx.clone(),
+                    recorder.clone(),
+                    pool.clone(),
+                    in_flight.clone(),
+                    next.clone(),
+                );
+                tokio::task::spawn_local(async move {
+                    let spec = &ctx.spec;
+                    loop {
+                        let now = ctx.clock.now_ns();
+                        if spec.end_ns.is_some_and(|end| now >= end)
+                            || spec.progress.stop.load(Relaxed)
+                        {
+                            break;
+                        }
+                        let k = next.get();
+                        next.set(k + 1);
+                        let index = k * spec.plan.threads as u64 + spec.index as u64;
+                        recorder.borrow_mut().dispatch(now, now);
+                        one(&ctx, &recorder, &pool, index, now, now).await;
+                    }
+                    in_flight.end();
+                });
+            }
+        }
+    }
+    in_flight.wait_all().await;
+    Ok(())
+}
+
+/// This worker's part of `total`, spread as evenly as possible.
+fn share(total: usize, index: usize, workers: usize) -> usize {
+    total / workers + usize::from(index < total % workers)
+}
+
+/// A worker's spec and the run's clock, once the run has started.
+#[derive(Debug)]
+struct Running {
+    spec: WorkerSpec,
+    clock: RunClock,
+}
+
+/// Runs one exchange under the request timeout and records it.
+async fn one(
+    ctx: &Running,
+    recorder: &RefCell<Recorder>,
+    pool: &Pool,
+    index: u64,
+    due_ns: u64,
+    dispatched_ns: u64,
+) {
+    let (spec, plan) = (&ctx.spec, &ctx.spec.plan);
+    let result = tokio::time::timeout(
+        plan.timeout,
+        exchange(
+            pool,
+            &spec.target,
+            &plan.request,
+            &ctx.clock,
+            index,
+            due_ns,
+            dispatched_ns,
+        ),
+    )
+    .await
+    .unwrap_or(Err(ErrorKind::Timeout));
+    let mut recorder = recorder.borrow_mut();
+    match result {
+        Ok(x) => {
+            recorder.success(&x);
+            spec.progress.ok.fetch_add(1, Relaxed);
+        }
+        Err(kind) => {
+            recorder.failure(kind, due_ns, ctx.clock.now_ns());
+            spec.progress.failed.fetch_add(1, Relaxed);
+        }
+    }
+}
+
+/// Requests in flight, to wait for the last of them.
+#[derive(Debug, Default)]
+struct InFlight {
+    count: Cell<usize>,
+    idle: Notify,
+}
+
+impl InFlight {
+    fn start(&self) {
+        self.count.set(self.count.get() + 1);
+    }
+
+    fn end(&self) {
+        self.count.set(self.count.get() - 1);
+        if self.count.get() == 0 {
+            self.idle.notify_one();
+        }
+    }
+
+    async fn wait_all(&self) {
+        while self.count.get() > 0 {
+            self.idle.notified().await;
+        }
+    }
+}

@@ -1,0 +1,101 @@
+//! Every failure kind provoked for real, counted by kind, never lost from the totals.
+
+use std::time::{Duration, Instant};
+
+use gatebench_tests::faulty::{start_faulty, Fault};
+use loadgen::run::run;
+use loadgen::RunArgs;
+
+use crate::load::args;
+
+fn run_against(fault: Fault, scenario: &str) -> loadgen::result::TargetRun {
+    let addr = start_faulty(fault);
+    let started = Instant::now();
+    let (mut result, code) = run(
+        RunArgs {
+            rate: Some("50".into()),
+            duration: Some("1s".into()),
+            timeout: Some("300ms".into()),
+            connections: Some(8),
+            scenario: Some(scenario.into()),
+            ..args(format!("http://{addr}/v1/chat/completions"))
+        },
+        vec![],
+    )
+    .unwrap();
+    // The run ends on time: duration plus at most a request timeout and set-up.
+    assert!(
+        started.elapsed() < Duration::from_secs(4),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(code, 1, "a run where every request fails is not ok");
+    let run = result.runs.remove(0);
+    assert_eq!(run.requests, 50, "every scheduled request is accounted for");
+    assert_eq!(run.ok, 0);
+    assert_eq!(run.failed, 50);
+    run
+}
+
+#[test]
+fn a_server_that_resets_counts_as_reset() {
+    let run = run_against(Fault::Reset, "chat");
+    assert_eq!(run.errors.get("reset"), Some(&50), "{:?}", run.errors);
+}
+
+#[test]
+fn a_server_that_stalls_counts_as_timeout() {
+    let run = run_against(Fault::Stall, "chat");
+    // Eight connections stall; the rest wait for one until their timeout.
+    assert_eq!(run.errors.get("timeout"), Some(&50), "{:?}", run.errors);
+}
+
+#[test]
+fn a_stream_without_its_end_marker_counts_as_truncated() {
+    let run = run_against(Fault::TruncatedStream, "chat-stream");
+    assert_eq!(run.errors.get("truncated"), Some(&50), "{:?}", run.errors);
+}
+
+#[test]
+fn a_body_that_is_not_json_counts_as_invalid() {
+    let run = run_against(Fault::Garbage, "chat");
+    assert_eq!(run.errors.get("invalid"), Some(&50), "{:?}", run.errors);
+}
+
+#[test]
+fn an_error_status_counts_by_code() {
+    let run = run_against(Fault::Unavailable, "chat");
+    assert_eq!(run.errors.get("status_503"), Some(&50), "{:?}", run.errors);
+}
+
+#[test]
+fn a_target_that_goes_away_counts_as_connect_refused() {
+    // A mock that answers, then stops: connections already open fail, new ones are refused.
+    let mock = gatebench_tests::start_mock(mock_upstream::Config::default());
+    let url = format!("http://{}/v1/chat/completions", mock.local_addr());
+    let stopper = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(700));
+        mock.shutdown();
+    });
+    let (result, _) = run(
+        RunArgs {
+            rate: Some("100".into()),
+            duration: Some("2s".into()),
+            timeout: Some("300ms".into()),
+            connections: Some(2),
+            ..args(url)
+        },
+        vec![],
+    )
+    .unwrap();
+    stopper.join().unwrap();
+    let r = &result.runs[0];
+    assert_eq!(r.requests, 200);
+    assert!(r.ok >= 40, "{}", r.ok);
+    assert!(
+        r.errors.get("connect_refused").copied().unwrap_or(0) >= 50,
+        "{:?}",
+        r.errors
+    );
+    assert_eq!(r.ok + r.failed, 200);
+}

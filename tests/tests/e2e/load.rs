@@ -1,0 +1,146 @@
+//! loadgen against the mock: the schedule is kept, counts add up, stream metrics match the
+//! mock's configured latency.
+
+use gatebench_shared::LatencyModel;
+use gatebench_tests::start_mock;
+use loadgen::run::run;
+use loadgen::RunArgs;
+use mock_upstream::Config;
+
+pub fn args(target: String) -> RunArgs {
+    RunArgs {
+        targets: vec![target],
+        quiet: true,
+        connections: Some(32),
+        ..RunArgs::default()
+    }
+}
+
+pub fn url(mock: &mock_upstream::MockServer) -> String {
+    format!("http://{}/v1/chat/completions", mock.local_addr())
+}
+
+#[test]
+fn open_loop_sends_the_schedule_and_accounts_for_every_request() {
+    let mock = start_mock(Config::default());
+    let (result, code) = run(
+        RunArgs {
+            rate: Some("1k".into()),
+            duration: Some("2s".into()),
+            warmup: Some("500ms".into()),
+            ..args(url(&mock))
+        },
+        vec![],
+    )
+    .unwrap();
+    let r = &result.runs[0];
+    // Constant arrivals: exactly rate × duration slots in the window, 500 in the warm-up.
+    assert_eq!(r.requests, 2000, "{r:?}");
+    assert_eq!(r.warmup_requests, 500);
+    assert_eq!(r.ok, 2000);
+    assert!(r.errors.is_empty());
+    assert!(
+        (r.achieved_rate - 1000.0).abs() < 15.0,
+        "{}",
+        r.achieved_rate
+    );
+    let mock_chat = mock.metrics().requests(mock_upstream::RouteKind::Chat);
+    assert_eq!(
+        mock_chat, 2500,
+        "the mock saw every request, warm-up included"
+    );
+    assert!(r.connections_opened <= 32);
+    // Every request found an open connection, but for those that opened one.
+    assert!(r.connections_reused >= 2500 - r.connections_opened);
+    assert!(r.metrics["response_time"].p50 < 50_000);
+    assert_eq!(code == 0, result.valid);
+}
+
+#[test]
+fn stream_metrics_match_the_mock_latency_model() {
+    let mock = start_mock(Config {
+        latency: LatencyModel {
+            ttft: "50ms".parse().unwrap(),
+            itl: "10ms".parse().unwrap(),
+            tokens: "10".parse().unwrap(),
+            ..LatencyModel::default()
+        },
+        ..Config::default()
+    });
+    let (result, _) = run(
+        RunArgs {
+            rate: Some("40".into()),
+            duration: Some("2s".into()),
+            scenario: Some("chat-stream".into()),
+            ..args(url(&mock))
+        },
+        vec![],
+    )
+    .unwrap();
+    let r = &result.runs[0];
+    assert_eq!(r.ok, 80, "{:?}", r.errors);
+    let m = &r.metrics;
+    let within = |name: &str, lo: u64, hi: u64| {
+        let p50 = m[name].p50;
+        assert!(
+            (lo..=hi).contains(&p50),
+            "{name} p50 {p50} us not in {lo}..={hi}"
+        );
+    };
+    // The mock's timer is never early and late by a tick or two; leave room for a busy machine.
+    within("ttft_service", 50_000, 65_000);
+    within("ttft", 50_000, 70_000);
+    within("itl", 8_000, 13_000);
+    within("tpot", 9_000, 13_000);
+    within("service_time", 140_000, 160_000);
+    assert_eq!(m["output_tokens"].max, 10);
+    assert_eq!(m["output_chunks"].min, 10);
+    assert_eq!(m["itl"].count, 80 * 9);
+}
+
+#[test]
+fn closed_loop_keeps_n_requests_in_flight() {
+    let mock = start_mock(Config {
+        latency: LatencyModel {
+            latency: Some("20ms".parse().unwrap()),
+            ..LatencyModel::default()
+        },
+        ..Config::default()
+    });
+    let (result, _) = run(
+        RunArgs {
+            concurrency: Some(4),
+            duration: Some("1s".into()),
+            ..args(url(&mock))
+        },
+        vec![],
+    )
+    .unwrap();
+    let r = &result.runs[0];
+    // Four loops of ~20 ms requests for a second: about 200, never more.
+    assert!((120..=204).contains(&r.ok), "{}", r.ok);
+    assert!(r.connections_opened <= 4);
+    assert!(r.metrics["response_time"].p50 >= 20_000);
+}
+
+#[test]
+fn poisson_arrivals_are_seeded_and_reach_the_rate() {
+    let mock = start_mock(Config::default());
+    let once = || {
+        let (result, _) = run(
+            RunArgs {
+                rate: Some("500".into()),
+                arrival: Some("poisson".into()),
+                seed: Some(3),
+                duration: Some("2s".into()),
+                ..args(url(&mock))
+            },
+            vec![],
+        )
+        .unwrap();
+        result.runs[0].requests
+    };
+    let (a, b) = (once(), once());
+    assert_eq!(a, b, "the same seed gives the same schedule");
+    assert!((850..=1150).contains(&a), "{a}");
+}

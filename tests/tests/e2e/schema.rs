@@ -1,0 +1,117 @@
+//! The JSON result matches its committed schema (`loadgen/result.schema.json`).
+//!
+//! A small checker of the JSON Schema keywords the file uses: `type`, `enum`, `properties`,
+//! `required`, `additionalProperties`, `items` and local `$ref`.
+
+use gatebench_tests::start_mock;
+use loadgen::run::run;
+use loadgen::RunArgs;
+use mock_upstream::Config;
+use serde_json::Value;
+
+use crate::load::{args, url};
+
+fn check(value: &Value, schema: &Value, root: &Value, path: &str, errors: &mut Vec<String>) {
+    if let Some(reference) = schema.get("$ref").and_then(Value::as_str) {
+        let name = reference.trim_start_matches("#/$defs/");
+        return check(value, &root["$defs"][name], root, path, errors);
+    }
+    if let Some(types) = schema.get("type") {
+        let types: Vec<&str> = match types {
+            Value::String(t) => vec![t.as_str()],
+            Value::Array(ts) => ts.iter().filter_map(Value::as_str).collect(),
+            _ => vec![],
+        };
+        let actual = match value {
+            Value::Null => "null",
+            Value::Bool(_) => "boolean",
+            Value::Number(n) if n.is_u64() || n.is_i64() => "integer",
+            Value::Number(_) => "number",
+            Value::String(_) => "string",
+            Value::Array(_) => "array",
+            Value::Object(_) => "object",
+        };
+        let ok = types.contains(&actual) || (actual == "integer" && types.contains(&"number"));
+        if !ok {
+            errors.push(format!("{path}: {actual}, expected {types:?}"));
+            return;
+        }
+    }
+    if let Some(allowed) = schema.get("enum").and_then(Value::as_array) {
+        if !allowed.contains(value) {
+            errors.push(format!("{path}: {value} not in {allowed:?}"));
+        }
+    }
+    if let Value::Object(map) = value {
+        let properties = schema.get("properties").and_then(Value::as_object);
+        for key in schema
+            .get("required")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let key = key.as_str().unwrap();
+            if !map.contains_key(key) {
+                errors.push(format!("{path}: missing {key}"));
+            }
+        }
+        for (key, v) in map {
+            let here = format!("{path}.{key}");
+            match (
+                properties.and_then(|p| p.get(key)),
+                schema.get("additionalProperties"),
+            ) {
+                (Some(sub), _) => check(v, sub, root, &here, errors),
+                (None, Some(Value::Bool(false))) => {
+                    errors.push(format!("{here}: not in the schema"))
+                }
+                (None, Some(sub @ Value::Object(_))) => check(v, sub, root, &here, errors),
+                _ => {}
+            }
+        }
+    }
+    if let (Value::Array(items), Some(sub)) = (value, schema.get("items")) {
+        for (i, item) in items.iter().enumerate() {
+            check(item, sub, root, &format!("{path}[{i}]"), errors);
+        }
+    }
+}
+
+fn schema() -> Value {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../loadgen/result.schema.json");
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+#[test]
+fn results_of_both_scenarios_match_the_committed_schema() {
+    let mock = start_mock(Config::default());
+    let schema = schema();
+    for scenario in ["chat", "chat-stream"] {
+        let (result, _) = run(
+            RunArgs {
+                rate: Some("200".into()),
+                duration: Some("500ms".into()),
+                scenario: Some(scenario.into()),
+                ..args(url(&mock))
+            },
+            vec!["loadgen".into(), "run".into()],
+        )
+        .unwrap();
+        let value = serde_json::to_value(&result).unwrap();
+        let mut errors = Vec::new();
+        check(&value, &schema, &schema, "$", &mut errors);
+        assert!(errors.is_empty(), "{scenario}: {errors:#?}");
+    }
+}
+
+#[test]
+fn the_checker_catches_a_wrong_result() {
+    let schema = schema();
+    let mut errors = Vec::new();
+    let wrong = serde_json::json!({"schema": "other", "valid": "yes", "extra": 1});
+    check(&wrong, &schema, &schema, "$", &mut errors);
+    assert!(errors.iter().any(|e| e.contains("missing runs")));
+    assert!(errors.iter().any(|e| e.contains("$.valid")));
+    assert!(errors.iter().any(|e| e.contains("$.extra")));
+    assert!(errors.iter().any(|e| e.contains("$.schema")));
+}
