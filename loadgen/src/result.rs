@@ -68,6 +68,8 @@ pub struct TargetRun {
     pub connections_opened: u64,
     pub connections_reused: u64,
     pub pinned_cores: Vec<usize>,
+    /// CPU the generator's workers used, in cores (1.0 = one core busy), over the run.
+    pub generator_cpu_cores: f64,
     pub interrupted: bool,
     pub metrics: BTreeMap<&'static str, Summary>,
     /// The full histograms behind `metrics` (for `.hgrm` files; not in the JSON).

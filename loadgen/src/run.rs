@@ -262,7 +262,7 @@ fn run_target(plan: Arc<Plan>, target: Target) -> TargetRun {
     }
 
     let mut recorder = Recorder::new(window_start_ns);
-    let (mut opened, mut reused) = (0, 0);
+    let (mut opened, mut reused, mut cpu_s) = (0, 0, 0.0);
     let mut setup_errors = Vec::new();
     for handle in handles {
         match handle.join() {
@@ -270,12 +270,13 @@ fn run_target(plan: Arc<Plan>, target: Target) -> TargetRun {
                 recorder.merge(out.recorder);
                 opened += out.connections_opened;
                 reused += out.connections_reused;
+                cpu_s += out.cpu_s;
                 setup_errors.extend(out.setup_error);
             }
             Err(_) => setup_errors.push("a worker panicked".into()),
         }
     }
-    summarise(
+    let mut run = summarise(
         &plan,
         target,
         recorder,
@@ -283,7 +284,10 @@ fn run_target(plan: Arc<Plan>, target: Target) -> TargetRun {
         reused,
         stopped_at_ns,
         setup_errors,
-    )
+    );
+    // The workers' whole lives: connection set-up, the run and the drain of the last responses.
+    run.generator_cpu_cores = cpu_s / (clock.now_ns() as f64 / 1e9).max(1e-9);
+    run
 }
 
 fn live_line(clock: &RunClock, progress: &Progress, window_start_ns: u64) {
@@ -372,6 +376,7 @@ fn summarise(
         connections_opened: opened,
         connections_reused: reused,
         pinned_cores: plan.pin.clone(),
+        generator_cpu_cores: 0.0,
         interrupted: stopped_at_ns.is_some(),
         histograms: reported(plan.request.stream)
             .map(|m| (m, recorder.histogram(m).clone()))

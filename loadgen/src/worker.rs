@@ -32,6 +32,8 @@ pub struct WorkerOutput {
     pub recorder: Recorder,
     pub connections_opened: u64,
     pub connections_reused: u64,
+    /// CPU time the worker thread used (user + system), in seconds.
+    pub cpu_s: f64,
     /// Why the worker could not run, if it could not.
     pub setup_error: Option<String>,
 }
@@ -83,8 +85,21 @@ pub fn run_worker(spec: WorkerSpec) -> WorkerOutput {
         recorder,
         connections_opened: pool.opened.get(),
         connections_reused: pool.reused.get(),
+        cpu_s: thread_cpu_s(),
         setup_error,
     }
+}
+
+/// CPU time of the calling thread so far (user + system), in seconds.
+fn thread_cpu_s() -> f64 {
+    // SAFETY: an all-zero rusage is a valid value for getrusage to overwrite.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: getrusage writes into the struct we pass, which lives for the call.
+    if unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut usage) } != 0 {
+        return 0.0;
+    }
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    secs(usage.ru_utime) + secs(usage.ru_stime)
 }
 
 /// Where workers wait for each other: the clock starts only once every worker has opened its

@@ -48,8 +48,8 @@ fn run_block(out: &mut String, run: &TargetRun) {
     );
     let _ = writeln!(
         out,
-        "  connections opened {}, requests on an open connection {}",
-        run.connections_opened, run.connections_reused
+        "  connections opened {}, requests on an open connection {}, generator CPU {:.2} cores",
+        run.connections_opened, run.connections_reused, run.generator_cpu_cores
     );
     let _ = writeln!(
         out,
