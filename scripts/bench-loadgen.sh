@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# Benchmarks of loadgen against nginx returning a fixed chat completion, pinned on CPU 1, with
+# every client pinned on CPU 0, interleaved in one run with wrk and oha:
+# 1. Maximum throughput, closed loop, 64 connections: loadgen --concurrency 64, wrk -c64, oha -c64.
+# 2. The measurement floor at 5,000 req/s open loop: loadgen's CO-corrected response time and
+#    schedule lag, beside oha -q 5000 --latency-correction.
+# 3. loadgen's RSS over a long run at 5,000 req/s (histograms, not per-request vectors).
+#
+# Usage: scripts/bench-loadgen.sh [ROUNDS] [SECONDS] [RSS_SECONDS]   (defaults: 3, 10, 60)
+# Needs: wrk, nginx, curl (apt), oha (cargo install oha --locked), python3.
+set -euo pipefail
+
+rounds=${1:-3}
+seconds=${2:-10}
+rss_seconds=${3:-60}
+root=$(cd "$(dirname "$0")/.." && pwd)
+work=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
+for tool in wrk nginx oha curl taskset python3; do
+  command -v "$tool" >/dev/null || { echo "bench-loadgen: $tool not found" >&2; exit 2; }
+done
+(cd "$root" && cargo build --release -q -p loadgen)
+loadgen="$root/target/release/loadgen"
+
+port=18531
+url="http://127.0.0.1:$port/v1/chat/completions"
+body='{"model":"gpt-4o-mini","messages":[{"role":"user","content":"Say hello."}],"max_tokens":16}'
+completion='{"id":"chatcmpl-1","object":"chat.completion","created":1767225600,"model":"gpt-4o-mini","choices":[{"index":0,"message":{"role":"assistant","content":"Hello from nginx."},"logprobs":null,"finish_reason":"stop"}],"usage":{"prompt_tokens":9,"completion_tokens":4,"total_tokens":13}}'
+
+mkdir -p "$work/nginx"
+cat >"$work/nginx.conf" <<NGINX
+worker_processes 1;
+daemon off;
+pid $work/nginx/nginx.pid;
+error_log $work/nginx/error.log;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  keepalive_requests 10000000;
+  client_body_temp_path $work/nginx;
+  proxy_temp_path $work/nginx;
+  fastcgi_temp_path $work/nginx;
+  uwsgi_temp_path $work/nginx;
+  scgi_temp_path $work/nginx;
+  server {
+    listen 127.0.0.1:$port;
+    location / { default_type application/json; return 200 '$completion'; }
+  }
+}
+NGINX
+taskset -c 1 nginx -c "$work/nginx.conf" -p "$work/nginx" &
+for _ in $(seq 100); do curl -s -o /dev/null "$url" && break; sleep 0.05; done
+
+cat >"$work/post.lua" <<LUA
+wrk.method = "POST"
+wrk.body = '$body'
+wrk.headers["Content-Type"] = "application/json"
+LUA
+
+lg_json() { # extract a field of the first run from a result file
+  python3 -c "import json,sys; r=json.load(open('$1'))['runs'][0]; print(eval(sys.argv[1]))" "$2"
+}
+
+echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), kernel $(uname -r)"
+echo "nginx $(nginx -v 2>&1 | cut -d/ -f2) on CPU 1; clients on CPU 0; $(oha --version); wrk $(wrk --version 2>&1 | head -1 | awk '{print $2}')"
+echo
+echo "## Maximum throughput, closed loop, 64 connections, ${seconds}s (requests/s)"
+printf "%-6s %12s %12s %12s %10s %10s\n" round wrk oha loadgen "lg/wrk" "lg/oha"
+r_wrk=(); r_oha=()
+for round in $(seq "$rounds"); do
+  w=$(taskset -c 0 wrk -t1 -c64 -d"${seconds}s" -s "$work/post.lua" "$url" | awk '/Requests\/sec/ {print $2}')
+  o=$(taskset -c 0 oha --no-tui -c 64 -z "${seconds}s" -m POST -T application/json -d "$body" --output-format json "$url" \
+      | python3 -c "import json,sys; print(round(json.load(sys.stdin)['summary']['requestsPerSec'],1))")
+  "$loadgen" run --target "$url" --concurrency 64 --connections 64 --duration "${seconds}s" --pin 0 --quiet --out "$work/lg.json" >/dev/null || true
+  l=$(lg_json "$work/lg.json" "round(r['throughput'],1)")
+  a=$(awk -v a="$l" -v b="$w" 'BEGIN {printf "%.3f", a / b}'); b=$(awk -v a="$l" -v b="$o" 'BEGIN {printf "%.3f", a / b}')
+  r_wrk+=("$a"); r_oha+=("$b")
+  printf "%-6s %12s %12s %12s %10s %10s\n" "$round" "$w" "$o" "$l" "$a" "$b"
+done
+median() { printf "%s\n" "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+echo "median loadgen/wrk $(median "${r_wrk[@]}"), loadgen/oha $(median "${r_oha[@]}")"
+
+echo
+echo "## Floor at 5,000 req/s open loop, ${seconds}s (CO-corrected response time, microseconds)"
+printf "%-6s %10s %10s %10s %10s %12s %12s %10s\n" round "lg p50" "lg p99" "oha p50" "oha p99" "lag p99" "lg rate" "lg CPU"
+for round in $(seq "$rounds"); do
+  "$loadgen" run --target "$url" --rate 5000 --duration "${seconds}s" --pin 0 --quiet --out "$work/lg.json" >/dev/null || true
+  lp50=$(lg_json "$work/lg.json" "r['metrics']['response_time']['p50']")
+  lp99=$(lg_json "$work/lg.json" "r['metrics']['response_time']['p99']")
+  lag=$(lg_json "$work/lg.json" "r['metrics']['schedule_lag']['p99']")
+  rate=$(lg_json "$work/lg.json" "round(r['achieved_rate'],1)")
+  cpu=$(lg_json "$work/lg.json" "round(r['generator_cpu_cores'],2)")
+  taskset -c 0 oha --no-tui -c 64 -q 5000 --latency-correction -z "${seconds}s" -m POST -T application/json -d "$body" \
+      --output-format json "$url" >"$work/oha.json"
+  op50=$(python3 -c "import json; p=json.load(open('$work/oha.json'))['latencyPercentiles']; print(round(p['p50']*1e6))")
+  op99=$(python3 -c "import json; p=json.load(open('$work/oha.json'))['latencyPercentiles']; print(round(p['p99']*1e6))")
+  printf "%-6s %10s %10s %10s %10s %12s %12s %10s\n" "$round" "$lp50" "$lp99" "$op50" "$op99" "$lag" "$rate" "$cpu"
+done
+
+echo
+echo "## loadgen RSS at 5,000 req/s over ${rss_seconds}s"
+"$loadgen" run --target "$url" --rate 5000 --duration "${rss_seconds}s" --pin 0 --quiet >/dev/null &
+lg_pid=$!
+sleep 5
+echo "after 5 s: $(awk '/VmRSS/ {print $2, $3}' /proc/$lg_pid/status)"
+sleep $((rss_seconds - 6))
+echo "after $((rss_seconds - 1)) s: $(awk '/VmRSS/ {print $2, $3}' /proc/$lg_pid/status)"
+wait "$lg_pid" || true
