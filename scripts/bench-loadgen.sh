@@ -82,19 +82,20 @@ echo "median loadgen/wrk $(median "${r_wrk[@]}"), loadgen/oha $(median "${r_oha[
 
 echo
 echo "## Floor at 5,000 req/s open loop, ${seconds}s (CO-corrected response time, microseconds)"
-printf "%-6s %10s %10s %10s %10s %12s %12s %10s\n" round "lg p50" "lg p99" "oha p50" "oha p99" "lag p99" "lg rate" "lg CPU"
+echo "loadgen with its default --spin 50us, and with --spin 1s (busy-polls: one core)"
+printf "%-6s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s\n" round "lg p50" "lg p99" "lag p99" "lg CPU" "spin p50" "spin p99" "lag p99" "CPU" "oha p50" "oha p99"
+floor() { # spin -> "p50 p99 lag cpu"
+  "$loadgen" run --target "$url" --rate 5000 --duration "${seconds}s" --pin 0 --spin "$1" --quiet --out "$work/lg.json" >/dev/null || true
+  lg_json "$work/lg.json" "' '.join(str(x) for x in (r['metrics']['response_time']['p50'], r['metrics']['response_time']['p99'], r['metrics']['schedule_lag']['p99'], round(r['generator_cpu_cores'], 2), round(r['achieved_rate'])))"
+}
 for round in $(seq "$rounds"); do
-  "$loadgen" run --target "$url" --rate 5000 --duration "${seconds}s" --pin 0 --quiet --out "$work/lg.json" >/dev/null || true
-  lp50=$(lg_json "$work/lg.json" "r['metrics']['response_time']['p50']")
-  lp99=$(lg_json "$work/lg.json" "r['metrics']['response_time']['p99']")
-  lag=$(lg_json "$work/lg.json" "r['metrics']['schedule_lag']['p99']")
-  rate=$(lg_json "$work/lg.json" "round(r['achieved_rate'],1)")
-  cpu=$(lg_json "$work/lg.json" "round(r['generator_cpu_cores'],2)")
+  read -r a50 a99 alag acpu arate <<<"$(floor 50us)"
+  read -r b50 b99 blag bcpu brate <<<"$(floor 1s)"
   taskset -c 0 oha --no-tui -c 64 -q 5000 --latency-correction -z "${seconds}s" -m POST -T application/json -d "$body" \
       --output-format json "$url" >"$work/oha.json"
   op50=$(python3 -c "import json; p=json.load(open('$work/oha.json'))['latencyPercentiles']; print(round(p['p50']*1e6))")
   op99=$(python3 -c "import json; p=json.load(open('$work/oha.json'))['latencyPercentiles']; print(round(p['p99']*1e6))")
-  printf "%-6s %10s %10s %10s %10s %12s %12s %10s\n" "$round" "$lp50" "$lp99" "$op50" "$op99" "$lag" "$rate" "$cpu"
+  printf "%-6s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s\n" "$round" "$a50" "$a99" "$alag" "$acpu" "$b50" "$b99" "$blag" "$bcpu" "$op50" "$op99"
 done
 
 echo

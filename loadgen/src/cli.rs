@@ -77,6 +77,11 @@ pub struct RunArgs {
     /// Time a request may take, connect included, like 30s. Default 30s.
     #[arg(long)]
     pub timeout: Option<String>,
+    /// How long before each send the worker stops sleeping and spins (yielding to its own I/O),
+    /// like 50us; longer is more precise on machines slow to wake, at the cost of CPU (1s spins
+    /// all the time). Default 50us.
+    #[arg(long)]
+    pub spin: Option<String>,
     /// Seed of the Poisson schedule. Default 0.
     #[arg(long)]
     pub seed: Option<u64>,
@@ -133,6 +138,7 @@ impl RunArgs {
             model: self.model.or(profile.model),
             max_tokens: self.max_tokens.or(profile.max_tokens),
             timeout: self.timeout.or(profile.timeout),
+            spin: self.spin.or(profile.spin),
             seed: self.seed.or(profile.seed),
             out: self.out.or(profile.out),
             hgrm: self.hgrm.or(profile.hgrm),

@@ -12,9 +12,6 @@ use std::time::Duration;
 
 use tokio::io::unix::AsyncFd;
 
-/// How long before a deadline the timerfd fires; the rest is spun (yielding to other tasks).
-const SPIN: Duration = Duration::from_micros(50);
-
 /// The run's clock: nanoseconds since the start of the run, read from the TSC by `quanta`.
 #[derive(Debug, Clone)]
 pub struct RunClock {
@@ -63,11 +60,14 @@ fn monotonic_ns() -> u64 {
 pub struct Pacer {
     clock: RunClock,
     timer: AsyncFd<OwnedFd>,
+    /// How long before a deadline the timerfd fires; the rest is spun (yielding to other tasks).
+    spin_ns: u64,
 }
 
 impl Pacer {
-    /// A pacer on the current thread (lowers this thread's timer slack). Needs a tokio runtime.
-    pub fn new(clock: RunClock) -> io::Result<Pacer> {
+    /// A pacer on the current thread (lowers this thread's timer slack) that spins the last
+    /// `spin` before each deadline. Needs a tokio runtime.
+    pub fn new(clock: RunClock, spin: Duration) -> io::Result<Pacer> {
         // SAFETY: prctl with PR_SET_TIMERSLACK takes a plain integer.
         unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
         // SAFETY: timerfd_create returns a new descriptor or -1.
@@ -85,7 +85,11 @@ impl Pacer {
         // SAFETY: the OwnedFd moves into the AsyncFd, which keeps it open (and the same
         // descriptor) for as long as it lives.
         let timer = unsafe { AsyncFd::register(fd) }?;
-        Ok(Pacer { clock, timer })
+        Ok(Pacer {
+            clock,
+            timer,
+            spin_ns: spin.as_nanos() as u64,
+        })
     }
 
     /// The run clock.
@@ -102,9 +106,8 @@ impl Pacer {
                 return Ok(());
             }
             let left = deadline_ns - now;
-            if left > SPIN.as_nanos() as u64 {
-                self.sleep_until(deadline_ns - SPIN.as_nanos() as u64)
-                    .await?;
+            if left > self.spin_ns {
+                self.sleep_until(deadline_ns - self.spin_ns).await?;
             } else {
                 // Let the worker's responses be read while we spin.
                 tokio::task::yield_now().await;
@@ -158,7 +161,7 @@ mod tests {
     #[tokio::test]
     async fn waits_are_never_early_and_rarely_late() {
         let clock = RunClock::starting_in(Duration::from_millis(5));
-        let pacer = Pacer::new(clock).unwrap();
+        let pacer = Pacer::new(clock, Duration::from_micros(50)).unwrap();
         let mut late = Vec::new();
         for i in 0..200u64 {
             let due = 5_000_000 + i * 200_000; // every 200 µs

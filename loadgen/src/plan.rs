@@ -105,6 +105,9 @@ pub struct Plan {
     pub request: RequestSpec,
     #[serde(rename = "timeout_us", serialize_with = "duration_us")]
     pub timeout: Duration,
+    /// Spin window of the pacer.
+    #[serde(rename = "spin_us", serialize_with = "duration_us")]
+    pub spin: Duration,
     pub seed: u64,
     #[serde(skip)]
     pub out: Option<PathBuf>,
@@ -164,6 +167,12 @@ impl RunArgs {
             Some(text) => positive_duration("--timeout", text, "")?,
             None => Duration::from_secs(30),
         };
+        let spin = match self.spin.as_deref() {
+            Some(text) => parse_duration_us(text)
+                .map(Duration::from_micros)
+                .ok_or_else(|| PlanError::Duration("--spin", text.to_string(), ""))?,
+            None => Duration::from_micros(50),
+        };
         let max_p99 = self
             .max_p99
             .as_deref()
@@ -208,6 +217,7 @@ impl RunArgs {
             pin,
             request,
             timeout,
+            spin,
             seed: self.seed.unwrap_or(0),
             out: self.out,
             hgrm: self.hgrm,

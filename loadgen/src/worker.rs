@@ -159,7 +159,8 @@ async fn drive(
     let in_flight = Rc::new(InFlight::default());
     match spec.plan.load {
         Load::Open { rate, arrival } => {
-            let pacer = Pacer::new(ctx.clock.clone()).map_err(|e| format!("timerfd: {e}"))?;
+            let pacer = Pacer::new(ctx.clock.clone(), spec.plan.spin)
+                .map_err(|e| format!("timerfd: {e}"))?;
             let workers = spec.plan.threads as u64;
             let schedule = Schedule::new(arrival, rate, spec.plan.seed, spec.index as u64, workers);
             for (index, due_ns) in schedule {

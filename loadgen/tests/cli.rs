@@ -20,9 +20,18 @@ fn temp_dir(name: &str) -> std::path::PathBuf {
 fn usage_and_setup_errors_exit_2_with_the_expected_format() {
     let cases: [(&[&str], &str); 5] = [
         (&["run", "--rate", "5kx"], "like 5000 or 5k"),
-        (&["run", "--target", "ftp://x"], "expected http://HOST:PORT/PATH"),
-        (&["run", "--target", "http://127.0.0.1:1/v1/chat/completions"], "cannot connect"),
-        (&["run", "--profile", "/nonexistent.toml"], "cannot read profile"),
+        (
+            &["run", "--target", "ftp://x"],
+            "expected http://HOST:PORT/PATH",
+        ),
+        (
+            &["run", "--target", "http://127.0.0.1:1/v1/chat/completions"],
+            "cannot connect",
+        ),
+        (
+            &["run", "--profile", "/nonexistent.toml"],
+            "cannot read profile",
+        ),
         (&["run", "--duration", "soon"], "expected a duration"),
     ];
     for (args, expected) in cases {
