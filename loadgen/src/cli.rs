@@ -31,7 +31,7 @@ pub struct RunArgs {
     /// URL of a target, like http://127.0.0.1:8080/v1/chat/completions (repeatable; each is run
     /// in turn). Default: an embedded mock on loopback, running the demo.
     #[arg(long = "target")]
-    #[serde(default)]
+    #[serde(default, rename = "target")]
     pub targets: Vec<String>,
     /// Requests per second, like 5000 or 5k (open loop). Default 1000.
     #[arg(long)]
@@ -66,7 +66,7 @@ pub struct RunArgs {
     pub body: Option<String>,
     /// Extra request header, `Name: value` (repeatable).
     #[arg(long = "header")]
-    #[serde(default)]
+    #[serde(default, rename = "header")]
     pub headers: Vec<String>,
     /// Model named in scenario bodies. Default gpt-4o-mini.
     #[arg(long)]

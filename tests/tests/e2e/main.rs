@@ -10,6 +10,7 @@ mod latency;
 mod lifecycle;
 mod load;
 mod omission;
+mod profiles;
 mod schema;
 mod sdk;
 mod stream;
