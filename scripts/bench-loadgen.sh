@@ -27,27 +27,9 @@ url="http://127.0.0.1:$port/v1/chat/completions"
 body='{"model":"gpt-4o-mini","messages":[{"role":"user","content":"Say hello."}],"max_tokens":16}'
 completion='{"id":"chatcmpl-1","object":"chat.completion","created":1767225600,"model":"gpt-4o-mini","choices":[{"index":0,"message":{"role":"assistant","content":"Hello from nginx."},"logprobs":null,"finish_reason":"stop"}],"usage":{"prompt_tokens":9,"completion_tokens":4,"total_tokens":13}}'
 
-mkdir -p "$work/nginx"
-cat >"$work/nginx.conf" <<NGINX
-worker_processes 1;
-daemon off;
-pid $work/nginx/nginx.pid;
-error_log $work/nginx/error.log;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  keepalive_requests 10000000;
-  client_body_temp_path $work/nginx;
-  proxy_temp_path $work/nginx;
-  fastcgi_temp_path $work/nginx;
-  uwsgi_temp_path $work/nginx;
-  scgi_temp_path $work/nginx;
-  server {
-    listen 127.0.0.1:$port;
-    location / { default_type application/json; return 200 '$completion'; }
-  }
-}
-NGINX
+. "$root/scripts/lib/nginx.sh"
+printf '%s' "$completion" >"$work/completion.json"
+write_nginx_conf "$work" "$port" "$work/completion.json"
 taskset -c 1 nginx -c "$work/nginx.conf" -p "$work/nginx" &
 for _ in $(seq 100); do curl -s -o /dev/null "$url" && break; sleep 0.05; done
 

@@ -53,30 +53,8 @@ curl -s "http://127.0.0.1:$mock_port/v1/chat/completions" -d "$request" >"$work/
 stop "$mock_pid"
 grep -q "chat.completion" "$work/body.json" || { echo "bench-mock: mock gave no completion" >&2; exit 2; }
 
-mkdir -p "$work/nginx"
-cat >"$work/nginx.conf" <<NGINX
-worker_processes 1;
-daemon off;
-pid $work/nginx/nginx.pid;
-error_log $work/nginx/error.log;
-events { worker_connections 4096; }
-http {
-  access_log off;
-  keepalive_requests 10000000;
-  client_body_temp_path $work/nginx;
-  proxy_temp_path $work/nginx;
-  fastcgi_temp_path $work/nginx;
-  uwsgi_temp_path $work/nginx;
-  scgi_temp_path $work/nginx;
-  server {
-    listen 127.0.0.1:$nginx_port;
-    location / {
-      default_type application/json;
-      return 200 '$(cat "$work/body.json")';
-    }
-  }
-}
-NGINX
+. "$root/scripts/lib/nginx.sh"
+write_nginx_conf "$work" "$nginx_port" "$work/body.json"
 
 start_nginx() {
   taskset -c 0 nginx -c "$work/nginx.conf" -p "$work/nginx" &

@@ -143,16 +143,8 @@ fn read_request(stream: &mut TcpStream, buf: &mut Vec<u8>) -> bool {
     buf.clear();
     let mut chunk = [0u8; 4096];
     loop {
-        if let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-            let head = String::from_utf8_lossy(&buf[..end]).to_ascii_lowercase();
-            let length = head
-                .lines()
-                .find_map(|l| l.strip_prefix("content-length:"))
-                .and_then(|v| v.trim().parse::<usize>().ok())
-                .unwrap_or(0);
-            if buf.len() >= end + 4 + length {
-                return true;
-            }
+        if request_len(buf).is_some() {
+            return true;
         }
         match stream.read(&mut chunk) {
             Ok(0) | Err(_) => return false,

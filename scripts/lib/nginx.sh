@@ -1,0 +1,27 @@
+# Shared by the bench scripts: an nginx configuration that answers every request with a fixed
+# JSON body, one worker, keep-alive without limit, everything under a work folder.
+# Usage: write_nginx_conf WORK PORT BODY_FILE   (writes WORK/nginx.conf)
+write_nginx_conf() {
+  local work=$1 port=$2 body_file=$3
+  mkdir -p "$work/nginx"
+  cat >"$work/nginx.conf" <<NGINX
+worker_processes 1;
+daemon off;
+pid $work/nginx/nginx.pid;
+error_log $work/nginx/error.log;
+events { worker_connections 4096; }
+http {
+  access_log off;
+  keepalive_requests 10000000;
+  client_body_temp_path $work/nginx;
+  proxy_temp_path $work/nginx;
+  fastcgi_temp_path $work/nginx;
+  uwsgi_temp_path $work/nginx;
+  scgi_temp_path $work/nginx;
+  server {
+    listen 127.0.0.1:$port;
+    location / { default_type application/json; return 200 '$(cat "$body_file")'; }
+  }
+}
+NGINX
+}
