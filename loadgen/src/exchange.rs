@@ -1,7 +1,7 @@
 //! One request and its response, timed and validated.
 
 use http_body_util::{BodyExt, Full};
-use hyper::header::{HeaderValue, CONTENT_TYPE, HOST};
+use hyper::header::{HeaderMap, HeaderValue, CONTENT_TYPE, HOST};
 use hyper::{Request, StatusCode};
 
 use gatebench_shared::wire::SEQ_HEADER;
@@ -12,27 +12,40 @@ use crate::pool::Pool;
 use crate::recorder::{ErrorKind, Exchange};
 use crate::sse::{Event, SseReader};
 
-/// Sends request `index` (due at `due_ns`, dispatched at `dispatched_ns`) and reads its whole
-/// response. The caller bounds it with the request timeout.
+/// A request's place in the schedule.
+#[derive(Debug, Clone, Copy)]
+pub struct Slot {
+    /// Index in the whole schedule (sent as `x-gatebench-seq`).
+    pub index: u64,
+    /// Intended start, ns from the start of the run.
+    pub due_ns: u64,
+    /// When the generator got to it, ns from the start of the run.
+    pub dispatched_ns: u64,
+}
+
+/// Sends the request of `slot` and reads its whole response. The caller bounds it with the
+/// request timeout.
 pub async fn exchange(
     pool: &Pool,
     target: &Target,
     spec: &RequestSpec,
+    base_headers: &HeaderMap,
     clock: &RunClock,
-    index: u64,
-    due_ns: u64,
-    dispatched_ns: u64,
+    slot: Slot,
 ) -> Result<Exchange, ErrorKind> {
+    let Slot {
+        index,
+        due_ns,
+        dispatched_ns,
+    } = slot;
     let mut lease = pool.acquire().await?;
     let mut request = Request::post(target.path.as_str())
-        .header(HOST, target.authority.as_str())
-        .header(CONTENT_TYPE, HeaderValue::from_static("application/json"))
-        .header(SEQ_HEADER, index)
         .body(Full::new(spec.body.clone()))
         .map_err(|_| ErrorKind::Invalid)?;
-    for (name, value) in &spec.headers {
-        request.headers_mut().insert(name.clone(), value.clone());
-    }
+    *request.headers_mut() = base_headers.clone();
+    request
+        .headers_mut()
+        .insert(SEQ_HEADER, HeaderValue::from(index));
     // Invariant: a lease always holds a sender until given back or dropped.
     let sender = lease.sender.as_mut().expect("lease holds a sender");
     sender.ready().await.map_err(|_| ErrorKind::Reset)?;
@@ -49,7 +62,8 @@ pub async fn exchange(
         ..Exchange::default()
     };
     let mut sse = SseReader::new();
-    let mut whole = Vec::new();
+    // A non-streamed body: most arrive in one frame, kept as it is; more frames are joined.
+    let mut body_bytes = BodyBytes::default();
     let (mut done, mut invalid) = (false, false);
     let mut last_output_ns = 0;
     while let Some(frame) = body.frame().await {
@@ -64,7 +78,7 @@ pub async fn exchange(
             .map_or_else(|| clock.now_ns(), |at| clock.ns_of(at));
         x.first_byte_ns.get_or_insert(now);
         if !spec.stream || status != StatusCode::OK {
-            whole.extend_from_slice(&data);
+            body_bytes.push(data);
             continue;
         }
         sse.feed(&data, |event| match event {
@@ -104,10 +118,48 @@ pub async fn exchange(
         if x.usage_tokens.is_some_and(|t| t != x.output_events) {
             return Err(ErrorKind::Invalid);
         }
-    } else if !is_completion(&whole) {
+    } else if !is_completion(body_bytes.as_slice()) {
         return Err(ErrorKind::Invalid);
     }
     Ok(x)
+}
+
+/// The headers every request to `target` carries, built once: host, content type, the user's.
+/// Room is left for `x-gatebench-seq`, added per request.
+pub fn base_headers(target: &Target, spec: &RequestSpec) -> HeaderMap {
+    let mut headers = HeaderMap::with_capacity(spec.headers.len() + 3);
+    if let Ok(host) = HeaderValue::from_str(&target.authority) {
+        headers.insert(HOST, host);
+    }
+    headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    for (name, value) in &spec.headers {
+        headers.insert(name.clone(), value.clone());
+    }
+    headers
+}
+
+/// The frames of a body, copied together only when there is more than one.
+#[derive(Default)]
+struct BodyBytes {
+    first: Option<bytes::Bytes>,
+    joined: Vec<u8>,
+}
+
+impl BodyBytes {
+    fn push(&mut self, data: bytes::Bytes) {
+        match self.first.take() {
+            None if self.joined.is_empty() => self.first = Some(data),
+            None => self.joined.extend_from_slice(&data),
+            Some(first) => {
+                self.joined.extend_from_slice(&first);
+                self.joined.extend_from_slice(&data);
+            }
+        }
+    }
+
+    fn as_slice(&self) -> &[u8] {
+        self.first.as_deref().unwrap_or(&self.joined)
+    }
 }
 
 fn send_error(err: hyper::Error) -> ErrorKind {

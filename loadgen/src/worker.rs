@@ -10,7 +10,7 @@ use std::sync::{Arc, Barrier, OnceLock};
 use tokio::sync::Notify;
 use tokio::task::LocalSet;
 
-use crate::exchange::exchange;
+use crate::exchange::{base_headers, exchange, Slot};
 use crate::pacer::{Pacer, RunClock};
 use crate::plan::{Load, Plan, Target};
 use crate::pool::Pool;
@@ -154,7 +154,12 @@ async fn drive(
     let _ = pool.preopen(preopen).await;
     // Blocking here is fine: nothing else on this thread has work until the run starts.
     let clock = spec.start.ready();
-    let ctx = Rc::new(Running { spec, clock });
+    let headers = base_headers(&spec.target, &spec.plan.request);
+    let ctx = Rc::new(Running {
+        spec,
+        clock,
+        headers,
+    });
     let spec = &ctx.spec;
     let in_flight = Rc::new(InFlight::default());
     match spec.plan.load {
@@ -233,6 +238,7 @@ fn share(total: usize, index: usize, workers: usize) -> usize {
 struct Running {
     spec: WorkerSpec,
     clock: RunClock,
+    headers: hyper::header::HeaderMap,
 }
 
 /// Runs one exchange under the request timeout and records it.
@@ -251,10 +257,13 @@ async fn one(
             pool,
             &spec.target,
             &plan.request,
+            &ctx.headers,
             &ctx.clock,
-            index,
-            due_ns,
-            dispatched_ns,
+            Slot {
+                index,
+                due_ns,
+                dispatched_ns,
+            },
         ),
     )
     .await
