@@ -33,24 +33,14 @@ pub enum SetupError {
 
 /// Runs `loadgen run` and returns the result with the exit code it earns.
 pub fn run(args: RunArgs, command: Vec<String>) -> anyhow::Result<(RunResult, u8)> {
-    let args = match &args.profile {
-        Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("cannot read profile {}", path.display()))?;
-            let profile: RunArgs = toml::from_str(&text).map_err(|e| {
-                SetupError::Other(format!("invalid profile {}: {e}", path.display()))
-            })?;
-            args.clone().over(profile)
-        }
-        None => args,
-    };
+    let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
+    let mut args = with_profile(args)?;
     let demo = args.targets.is_empty();
     let scenarios: Vec<Option<String>> = if demo && args.scenario.is_none() && args.body.is_none() {
         vec![Some("chat".into()), Some("chat-stream".into())]
     } else {
         vec![args.scenario.clone()]
     };
-    let mut args = args;
     if demo && args.rate.is_none() && args.concurrency.is_none() {
         args.rate = Some("5000".into());
     }
@@ -69,33 +59,16 @@ pub fn run(args: RunArgs, command: Vec<String>) -> anyhow::Result<(RunResult, u8
     } else {
         None
     };
-
     for target in &plan.targets {
         probe(target, plan.timeout)?;
     }
-    let mut runs = Vec::new();
-    let mut final_plan = plan.clone();
-    for target in &plan.targets {
-        for scenario in &scenarios {
-            let mut phase_args = args.clone();
-            phase_args.scenario = scenario.clone();
-            phase_args.targets = Vec::new();
-            let mut phase = phase_args.plan().map_err(SetupError::from)?;
-            phase.targets = plan.targets.clone();
-            phase.pin = plan.pin.clone();
-            final_plan.request = phase.request.clone();
-            runs.push(run_target(Arc::new(phase), target.clone()));
-            if stop_requested() {
-                break;
-            }
-        }
-    }
+    let (runs, final_plan) = run_phases(&args, &plan, &scenarios)?;
     let valid = runs.iter().all(|r| r.validity.valid);
     let result = RunResult {
         schema: SCHEMA,
         gatebench_version: env!("CARGO_PKG_VERSION"),
         command,
-        started_at: humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string(),
+        started_at,
         host: HostFacts::read(),
         open_files: open_files.map(Into::into),
         plan: final_plan,
@@ -106,6 +79,45 @@ pub fn run(args: RunArgs, command: Vec<String>) -> anyhow::Result<(RunResult, u8
     drop(mock);
     let code = judge(&result, &plan);
     Ok((result, code))
+}
+
+/// The options with those of `--profile` under them.
+fn with_profile(args: RunArgs) -> anyhow::Result<RunArgs> {
+    let Some(path) = &args.profile else {
+        return Ok(args);
+    };
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read profile {}", path.display()))?;
+    let profile: RunArgs = toml::from_str(&text)
+        .map_err(|e| SetupError::Other(format!("invalid profile {}: {e}", path.display())))?;
+    Ok(args.clone().over(profile))
+}
+
+/// Runs every target under every scenario in turn (stopping early on Ctrl-C); returns the runs
+/// and the plan to disclose.
+fn run_phases(
+    args: &RunArgs,
+    plan: &Plan,
+    scenarios: &[Option<String>],
+) -> Result<(Vec<TargetRun>, Plan), SetupError> {
+    let mut runs = Vec::new();
+    let mut disclosed = plan.clone();
+    for target in &plan.targets {
+        for scenario in scenarios {
+            if stop_requested() {
+                return Ok((runs, disclosed));
+            }
+            let mut phase_args = args.clone();
+            phase_args.scenario = scenario.clone();
+            phase_args.targets = Vec::new();
+            let mut phase = phase_args.plan()?;
+            phase.targets = plan.targets.clone();
+            phase.pin = plan.pin.clone();
+            disclosed.request = phase.request.clone();
+            runs.push(run_target(Arc::new(phase), target.clone()));
+        }
+    }
+    Ok((runs, disclosed))
 }
 
 /// Refuses a target that cannot be reached at all before any load is sent (exit 2); failures
