@@ -35,7 +35,10 @@ pub struct RunArgs {
     pub targets: Vec<String>,
     /// Requests per second, like 5000 or 5k (open loop). Default 1000.
     #[arg(long)]
-    #[serde(default, deserialize_with = "text_or_number")]
+    #[serde(
+        default,
+        deserialize_with = "gatebench_shared::settings::text_or_number"
+    )]
     pub rate: Option<String>,
     /// Arrival process: constant or poisson (seeded). Default constant.
     #[arg(long)]
@@ -101,20 +104,6 @@ pub struct RunArgs {
     #[arg(long)]
     #[serde(default)]
     pub quiet: bool,
-}
-
-/// TOML numbers are accepted where a flag takes text (`rate = 5000`).
-fn text_or_number<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
-    #[derive(Deserialize)]
-    #[serde(untagged)]
-    enum TextOrNumber {
-        Text(String),
-        Number(f64),
-    }
-    Ok(Option::<TextOrNumber>::deserialize(d)?.map(|v| match v {
-        TextOrNumber::Text(s) => s,
-        TextOrNumber::Number(n) => n.to_string(),
-    }))
 }
 
 impl RunArgs {

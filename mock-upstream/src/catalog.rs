@@ -11,7 +11,7 @@ use gatebench_shared::wire::openai::{
 use hyper::header::{HeaderMap, HeaderName, HeaderValue, CACHE_CONTROL, CONTENT_TYPE};
 
 use crate::config::Config;
-use crate::template::{permanent, Slot, Template};
+use crate::template::{json_escaped, permanent, Slot, Template};
 
 /// `id` of every completion. Constant, so the same request always gets the same bytes.
 pub const COMPLETION_ID: &str = "chatcmpl-gatebench0000000000000000000";
@@ -79,11 +79,7 @@ impl Catalog {
     /// Encodes everything the configuration can ask for.
     pub fn build(config: &Config) -> Catalog {
         let max_tokens = config.latency.tokens.max();
-        let escaped = |s: &str| {
-            // Invariant: serialising a &str cannot fail.
-            let quoted = serde_json::to_vec(s).expect("string serialises");
-            permanent(&quoted[1..quoted.len() - 1])
-        };
+        let escaped = |s: &str| permanent(&json_escaped(s));
         let first_token = escaped(FIRST_TOKEN);
         let tokens: Vec<Bytes> = TOKENS.iter().map(|t| escaped(t)).collect();
         let mut content = Vec::new();

@@ -72,7 +72,10 @@ pub struct RawSettings {
     /// Output tokens per response, like 16 or uniform:10..100; a request's max_tokens caps it.
     /// Default 16.
     #[arg(long, env = "MOCK_TOKENS")]
-    #[serde(default, deserialize_with = "text_or_number")]
+    #[serde(
+        default,
+        deserialize_with = "gatebench_shared::settings::text_or_number"
+    )]
     pub tokens: Option<String>,
     /// Seed of every latency and length draw. Default 0.
     #[arg(long, env = "MOCK_SEED")]
@@ -83,7 +86,10 @@ pub struct RawSettings {
     pub models: Option<String>,
     /// Largest request body accepted; larger ones get 413. Default 16MiB.
     #[arg(long, env = "MOCK_MAX_BODY")]
-    #[serde(default, deserialize_with = "text_or_number")]
+    #[serde(
+        default,
+        deserialize_with = "gatebench_shared::settings::text_or_number"
+    )]
     pub max_body: Option<String>,
     /// Time a client has to send a request's headers before the connection is closed.
     /// Default 10s.
@@ -92,20 +98,6 @@ pub struct RawSettings {
     /// On SIGINT/SIGTERM, how long in-flight responses may take to finish. Default 5s.
     #[arg(long, env = "MOCK_SHUTDOWN_GRACE")]
     pub shutdown_grace: Option<String>,
-}
-
-/// TOML numbers are accepted where a flag takes text (`tokens = 16`, `max-body = 1048576`).
-fn text_or_number<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
-    #[derive(Deserialize)]
-    #[serde(untagged)]
-    enum TextOrNumber {
-        Text(String),
-        Number(u64),
-    }
-    Ok(Option::<TextOrNumber>::deserialize(d)?.map(|v| match v {
-        TextOrNumber::Text(s) => s,
-        TextOrNumber::Number(n) => n.to_string(),
-    }))
 }
 
 impl RawSettings {

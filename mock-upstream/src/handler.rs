@@ -19,7 +19,7 @@ use crate::request::{read_body, seq, BodyError};
 use crate::router::{route, Route};
 use crate::sse::{SseStream, StreamPlan};
 use crate::state::State;
-use crate::template::Fill;
+use crate::template::{json_escaped, Fill};
 
 /// The hyper service function of the mock.
 pub async fn handle(
@@ -134,7 +134,7 @@ async fn chat(
     })?;
     let model = match &request.model {
         Some(Cow::Borrowed(name)) => body.slice_ref(name.as_bytes()),
-        Some(Cow::Owned(name)) => escaped(name),
+        Some(Cow::Owned(name)) => Bytes::from(json_escaped(name)),
         None => {
             return Err(Rejection::bad_request(
                 "you must provide a model parameter",
@@ -209,11 +209,4 @@ async fn chat(
     let mut response = Response::new(MockBody::whole(payload));
     *response.headers_mut() = state.catalog.json_headers(delay_us / 1000);
     Ok(response)
-}
-
-/// A model name that had escapes in the request, escaped again for the response.
-fn escaped(name: &str) -> Bytes {
-    // Invariant: serialising a &str cannot fail.
-    let quoted = serde_json::to_vec(name).expect("string serialises");
-    Bytes::copy_from_slice(&quoted[1..quoted.len() - 1])
 }

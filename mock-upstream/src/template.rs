@@ -40,11 +40,7 @@ impl Slot {
 
     /// How the sentinel appears in serialised JSON.
     fn marker(self) -> String {
-        let escaped = |s: &str| {
-            // Invariant: serialising a &str cannot fail.
-            let quoted = serde_json::to_string(s).expect("string serialises");
-            quoted[1..quoted.len() - 1].to_string()
-        };
+        let escaped = |s: &str| String::from_utf8_lossy(&json_escaped(s)).into_owned();
         match self {
             Slot::Model => escaped(Self::MODEL_SENTINEL),
             Slot::Content => escaped(Self::CONTENT_SENTINEL),
@@ -143,6 +139,15 @@ impl Template {
     pub fn pieces(&self) -> usize {
         self.parts.len()
     }
+}
+
+/// A string as it appears between the quotes of a JSON string.
+pub fn json_escaped(s: &str) -> Vec<u8> {
+    // Invariant: serialising a &str cannot fail.
+    let mut quoted = serde_json::to_vec(s).expect("string serialises");
+    quoted.pop();
+    quoted.remove(0);
+    quoted
 }
 
 /// Bytes that live as long as the process, so cloning or dropping them is a pointer copy with no
