@@ -6,8 +6,9 @@
 //!
 //! - `cli` / `plan`: options (flags or a TOML profile) validated into one immutable plan.
 //! - `schedule` / `pacer`: intended send times, and waiting for them precisely (timerfd, spin).
-//! - `worker` / `pool` / `timed_io` / `exchange` / `sse`: per-core workers, their connections
-//!   (which stamp every socket read), one timed and validated request, stream events.
+//! - `worker` / `pool` / `http1` / `exchange` / `sse`: per-core workers, their connections
+//!   (a minimal HTTP/1.1 client that stamps every socket read), one timed and validated request,
+//!   stream events.
 //! - `recorder` / `result` / `report`: histograms and failures by kind, the versioned JSON
 //!   result, the terminal summary and `.hgrm` files.
 //! - `run` / `embedded`: orchestration, and the demo's in-process mock.
@@ -15,6 +16,7 @@
 pub mod cli;
 mod embedded;
 mod exchange;
+mod http1;
 mod pacer;
 pub mod plan;
 mod pool;
@@ -24,7 +26,6 @@ pub mod result;
 pub mod run;
 pub mod schedule;
 mod sse;
-mod timed_io;
 mod worker;
 
 pub use cli::{Cli, Command, RunArgs};

@@ -6,21 +6,12 @@ use std::cell::{Cell, RefCell};
 use std::io;
 use std::time::Duration;
 
-use bytes::Bytes;
-use http_body_util::Full;
-use hyper::client::conn::http1::{self, SendRequest};
-use hyper_util::rt::TokioIo;
 use tokio::net::TcpStream;
 use tokio::sync::Notify;
 
+use crate::http1::Connection;
 use crate::plan::Target;
 use crate::recorder::ErrorKind;
-use crate::timed_io::{LastRead, TimedStream};
-
-pub type Sender = SendRequest<Full<Bytes>>;
-
-/// A connection: its request sender and when it last read from its socket.
-type Connection = (Sender, LastRead);
 
 /// Connections of one worker to one target.
 #[derive(Debug)]
@@ -29,6 +20,7 @@ pub struct Pool {
     cap: usize,
     connect_timeout: Duration,
     idle: RefCell<Vec<Connection>>,
+    /// The clock connections stamp their reads with.
     clock: quanta::Clock,
     open: Cell<usize>,
     freed: Notify,
@@ -43,21 +35,25 @@ pub struct Pool {
 #[derive(Debug)]
 pub struct Lease<'a> {
     pool: &'a Pool,
-    pub sender: Option<Sender>,
-    /// When the connection last read bytes off its socket.
-    pub last_read: LastRead,
+    connection: Option<Connection>,
 }
 
 impl Lease<'_> {
-    /// Returns a connection that finished its response cleanly to the idle set.
+    /// The connection lent.
+    pub fn connection(&mut self) -> &mut Connection {
+        // Invariant: a lease holds its connection until given back or dropped.
+        self.connection.as_mut().expect("lease holds a connection")
+    }
+
+    /// Returns a connection that finished its exchange cleanly to the idle set (or closes it
+    /// if it cannot carry another request).
     pub fn give_back(mut self) {
-        if let Some(sender) = self.sender.take() {
-            if sender.is_closed() {
-                self.pool.close_one();
-            } else {
-                let last_read = self.last_read.clone();
-                self.pool.idle.borrow_mut().push((sender, last_read));
+        if let Some(connection) = self.connection.take() {
+            if connection.is_reusable() {
+                self.pool.idle.borrow_mut().push(connection);
                 self.pool.freed.notify_one();
+            } else {
+                self.pool.close_one();
             }
         }
     }
@@ -65,7 +61,7 @@ impl Lease<'_> {
 
 impl Drop for Lease<'_> {
     fn drop(&mut self) {
-        if self.sender.take().is_some() {
+        if self.connection.take().is_some() {
             self.pool.close_one();
         }
     }
@@ -104,24 +100,23 @@ impl Pool {
     pub async fn acquire(&self) -> Result<Lease<'_>, ErrorKind> {
         loop {
             let idle = self.idle.borrow_mut().pop();
-            if let Some((sender, last_read)) = idle {
-                if sender.is_closed() {
+            if let Some(mut connection) = idle {
+                if !connection.is_usable() {
+                    // The server closed it while it was idle.
                     self.open.set(self.open.get() - 1);
                     continue;
                 }
                 self.reused.set(self.reused.get() + 1);
                 return Ok(Lease {
                     pool: self,
-                    sender: Some(sender),
-                    last_read,
+                    connection: Some(connection),
                 });
             }
             if self.open.get() < self.cap {
-                let (sender, last_read) = self.connect().await?;
+                let connection = self.connect().await?;
                 return Ok(Lease {
                     pool: self,
-                    sender: Some(sender),
-                    last_read,
+                    connection: Some(connection),
                 });
             }
             self.freed.notified().await;
@@ -131,7 +126,7 @@ impl Pool {
     /// Opens one connection, counted against the cap.
     async fn connect(&self) -> Result<Connection, ErrorKind> {
         self.open.set(self.open.get() + 1);
-        let result = tokio::time::timeout(self.connect_timeout, self.handshake()).await;
+        let result = tokio::time::timeout(self.connect_timeout, self.dial()).await;
         let connection = match result {
             Ok(Ok(connection)) => connection,
             Ok(Err(kind)) => {
@@ -147,20 +142,12 @@ impl Pool {
         Ok(connection)
     }
 
-    async fn handshake(&self) -> Result<Connection, ErrorKind> {
+    async fn dial(&self) -> Result<Connection, ErrorKind> {
         let tcp = TcpStream::connect(self.target.resolved)
             .await
             .map_err(|e| connect_error(&e))?;
         let _ = tcp.set_nodelay(true);
-        let (stream, last_read) = TimedStream::new(tcp, self.clock.clone());
-        let (sender, connection) = http1::handshake(TokioIo::new(stream))
-            .await
-            .map_err(|_| ErrorKind::Connect)?;
-        tokio::task::spawn_local(async move {
-            // Errors surface to the request using the connection.
-            let _ = connection.await;
-        });
-        Ok((sender, last_read))
+        Ok(Connection::new(tcp, self.clock.clone()))
     }
 }
 

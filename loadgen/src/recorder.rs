@@ -23,7 +23,8 @@ pub enum ErrorKind {
     Timeout,
     /// A status other than 200.
     Status(u16),
-    /// A stream that ended without its end marker, or inside an event.
+    /// A stream that ended without its end marker or inside an event, or a body that ended
+    /// before its declared length.
     Truncated,
     /// A body that is not what the API sends (not JSON, an error event, wrong counts).
     Invalid,

@@ -10,7 +10,8 @@ use std::sync::{Arc, Barrier, OnceLock};
 use tokio::sync::Notify;
 use tokio::task::LocalSet;
 
-use crate::exchange::{base_headers, exchange, Slot};
+use crate::exchange::{exchange, Slot};
+use crate::http1::RequestTemplate;
 use crate::pacer::{Pacer, RunClock};
 use crate::plan::{Load, Plan, Target};
 use crate::pool::Pool;
@@ -154,11 +155,11 @@ async fn drive(
     let _ = pool.preopen(preopen).await;
     // Blocking here is fine: nothing else on this thread has work until the run starts.
     let clock = spec.start.ready();
-    let headers = base_headers(&spec.target, &spec.plan.request);
+    let template = RequestTemplate::post(&spec.target, &spec.plan.request);
     let ctx = Rc::new(Running {
         spec,
         clock,
-        headers,
+        template,
     });
     let spec = &ctx.spec;
     let in_flight = Rc::new(InFlight::default());
@@ -238,7 +239,7 @@ fn share(total: usize, index: usize, workers: usize) -> usize {
 struct Running {
     spec: WorkerSpec,
     clock: RunClock,
-    headers: hyper::header::HeaderMap,
+    template: RequestTemplate,
 }
 
 /// Runs one exchange under the request timeout and records it.
@@ -255,9 +256,8 @@ async fn one(
         plan.timeout,
         exchange(
             pool,
-            &spec.target,
+            &ctx.template,
             &plan.request,
-            &ctx.headers,
             &ctx.clock,
             Slot {
                 index,

@@ -4,9 +4,23 @@ use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::time::Duration;
 
+/// A chat completion, for the servers whose framing is odd but whose answer is right.
+const CHAT_COMPLETION: &str = "{\"id\":\"c\",\"object\":\"chat.completion\",\"created\":0,\"model\":\"m\",\
+    \"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":\"hi\"},\"finish_reason\":\"stop\"}]}";
+
 /// How a faulty server answers every request.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Fault {
+    /// Answers a completion with `connection: close`, then closes.
+    CloseEach,
+    /// Answers a completion with keep-alive, then closes the idle connection without a word.
+    CloseIdle,
+    /// Answers a completion in three chunks with a trailer section.
+    ChunkedTrailers,
+    /// Answers a completion as HTTP/1.0 without a length: the body ends at the close.
+    UntilClose,
+    /// Declares a 1,000-byte body, sends 20 bytes and closes.
+    ShortBody,
     /// Resets the connection (RST) instead of answering.
     Reset,
     /// Reads the request and never answers.
@@ -35,6 +49,57 @@ fn serve(mut stream: TcpStream, fault: Fault) {
     let _ = stream.set_nodelay(true);
     let mut buf = Vec::new();
     while read_request(&mut stream, &mut buf) {
+        let framed = |head: &str, body: &str| format!("{head}\r\n{body}").into_bytes();
+        let odd: Option<(Vec<u8>, bool)> = match fault {
+            Fault::CloseEach => Some((
+                framed(
+                    &format!(
+                        "HTTP/1.1 200 OK\r\nconnection: close\r\ncontent-length: {}\r\n",
+                        CHAT_COMPLETION.len()
+                    ),
+                    CHAT_COMPLETION,
+                ),
+                true,
+            )),
+            Fault::CloseIdle => Some((
+                framed(
+                    &format!(
+                        "HTTP/1.1 200 OK\r\ncontent-length: {}\r\n",
+                        CHAT_COMPLETION.len()
+                    ),
+                    CHAT_COMPLETION,
+                ),
+                true,
+            )),
+            Fault::ChunkedTrailers => {
+                let (a, b) = CHAT_COMPLETION.split_at(10);
+                let (b, c) = b.split_at(30);
+                let chunks: String = [a, b, c]
+                    .iter()
+                    .map(|p| format!("{:x};x=1\r\n{p}\r\n", p.len()))
+                    .collect();
+                let body = format!("{chunks}0\r\nx-checksum: 1\r\n\r\n");
+                Some((
+                    framed("HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n", &body),
+                    false,
+                ))
+            }
+            Fault::UntilClose => Some((framed("HTTP/1.0 200 OK\r\n", CHAT_COMPLETION), true)),
+            Fault::ShortBody => Some((
+                framed(
+                    "HTTP/1.1 200 OK\r\ncontent-length: 1000\r\n",
+                    &CHAT_COMPLETION[..20],
+                ),
+                true,
+            )),
+            _ => None,
+        };
+        if let Some((reply, close)) = odd {
+            if stream.write_all(&reply).is_err() || close {
+                return;
+            }
+            continue;
+        }
         let reply: &[u8] = match fault {
             Fault::Reset => {
                 let socket = socket2::SockRef::from(&stream);
@@ -49,6 +114,11 @@ fn serve(mut stream: TcpStream, fault: Fault) {
                 transfer-encoding: chunked\r\n\r\n\
                 16\r\ndata: {\"choices\":[]}\n\n\r\n0\r\n\r\n",
             Fault::Garbage => b"HTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\nhello",
+            Fault::CloseEach
+            | Fault::CloseIdle
+            | Fault::ChunkedTrailers
+            | Fault::UntilClose
+            | Fault::ShortBody => unreachable!("answered above"),
             Fault::Unavailable => b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\n\
                 content-length: 81\r\n\r\n\
                 {\"error\":{\"message\":\"overloaded\",\"type\":\"server_error\",\"param\":null,\"code\":null}}",

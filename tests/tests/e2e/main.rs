@@ -6,6 +6,7 @@
 mod chat;
 mod errors;
 mod failures;
+mod framing;
 mod latency;
 mod lifecycle;
 mod load;

@@ -1,0 +1,174 @@
+//! A response's status line and headers, parsed by `httparse`, reduced to what the client needs:
+//! the status, how the body is framed, and whether the connection can carry another request.
+
+use httparse::Status;
+
+use super::chunked::Decoder;
+
+/// Headers beyond this many make the response invalid.
+const MAX_HEADERS: usize = 64;
+
+/// How a response's body ends (RFC 9112, section 6.3).
+#[derive(Debug, Clone)]
+pub enum Framing {
+    /// No body (1xx, 204, 304).
+    Empty,
+    /// `Content-Length` bytes.
+    Length(u64),
+    /// `Transfer-Encoding: chunked`.
+    Chunked(Decoder),
+    /// Everything until the server closes the connection.
+    UntilClose,
+}
+
+/// The parts of a response head the client acts on.
+#[derive(Debug, Clone)]
+pub struct Head {
+    pub status: u16,
+    pub framing: Framing,
+    /// False when the server said `Connection: close`, or spoke HTTP/1.0 without keep-alive.
+    pub keep_alive: bool,
+}
+
+/// A response head that is not HTTP/1.x.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HeadError;
+
+/// Parses a head at the start of `input`: `Ok(None)` when more bytes are needed, else the head
+/// and its length in bytes.
+pub fn parse(input: &[u8]) -> Result<Option<(Head, usize)>, HeadError> {
+    let mut headers = [httparse::EMPTY_HEADER; MAX_HEADERS];
+    let mut response = httparse::Response::new(&mut headers);
+    let used = match response.parse(input) {
+        Ok(Status::Complete(used)) => used,
+        Ok(Status::Partial) => return Ok(None),
+        Err(_) => return Err(HeadError),
+    };
+    let status = response.code.ok_or(HeadError)?;
+    let http10 = response.version == Some(0);
+    let (mut length, mut chunked, mut other_coding) = (None, false, false);
+    let mut keep_alive = !http10;
+    for header in response.headers.iter() {
+        let name = header.name;
+        if name.eq_ignore_ascii_case("content-length") {
+            let value = parse_length(header.value).ok_or(HeadError)?;
+            // Repeated lengths must agree.
+            if length.is_some_and(|l| l != value) {
+                return Err(HeadError);
+            }
+            length = Some(value);
+        } else if name.eq_ignore_ascii_case("transfer-encoding") {
+            // The last coding decides; anything but a final `chunked` is read until close.
+            let last = header.value.rsplit(|&b| b == b',').next().unwrap_or(b"");
+            chunked = last.trim_ascii().eq_ignore_ascii_case(b"chunked");
+            other_coding = !chunked;
+        } else if name.eq_ignore_ascii_case("connection") {
+            for token in header.value.split(|&b| b == b',') {
+                let token = token.trim_ascii();
+                if token.eq_ignore_ascii_case(b"close") {
+                    keep_alive = false;
+                } else if token.eq_ignore_ascii_case(b"keep-alive") && http10 {
+                    keep_alive = true;
+                }
+            }
+        }
+    }
+    let framing = if (100..200).contains(&status) || status == 204 || status == 304 {
+        Framing::Empty
+    } else if chunked {
+        Framing::Chunked(Decoder::default())
+    } else if other_coding {
+        Framing::UntilClose
+    } else if let Some(length) = length {
+        Framing::Length(length)
+    } else {
+        Framing::UntilClose
+    };
+    if matches!(framing, Framing::UntilClose) {
+        keep_alive = false;
+    }
+    Ok(Some((
+        Head {
+            status,
+            framing,
+            keep_alive,
+        },
+        used,
+    )))
+}
+
+fn parse_length(value: &[u8]) -> Option<u64> {
+    let digits = value.trim_ascii();
+    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    std::str::from_utf8(digits).ok()?.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn head(text: &str) -> Head {
+        let (head, used) = parse(text.as_bytes()).unwrap().unwrap();
+        assert_eq!(used, text.len());
+        head
+    }
+
+    #[test]
+    fn reads_status_length_and_keep_alive() {
+        let h = head("HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\n");
+        assert_eq!(h.status, 200);
+        assert!(matches!(h.framing, Framing::Length(12)));
+        assert!(h.keep_alive);
+    }
+
+    #[test]
+    fn chunked_wins_over_a_length() {
+        let h = head(
+            "HTTP/1.1 200 OK\r\ncontent-length: 5\r\ntransfer-encoding: gzip, chunked\r\n\r\n",
+        );
+        assert!(matches!(h.framing, Framing::Chunked(_)));
+    }
+
+    #[test]
+    fn connection_close_and_http10_end_the_connection() {
+        assert!(
+            !head("HTTP/1.1 200 OK\r\nconnection: close\r\ncontent-length: 0\r\n\r\n").keep_alive
+        );
+        assert!(!head("HTTP/1.0 200 OK\r\ncontent-length: 0\r\n\r\n").keep_alive);
+        assert!(
+            head("HTTP/1.0 200 OK\r\nConnection: Keep-Alive\r\ncontent-length: 0\r\n\r\n")
+                .keep_alive
+        );
+        let h = head("HTTP/1.1 200 OK\r\n\r\n");
+        assert!(matches!(h.framing, Framing::UntilClose));
+        assert!(!h.keep_alive);
+    }
+
+    #[test]
+    fn bodiless_statuses_have_no_body() {
+        assert!(matches!(
+            head("HTTP/1.1 204 No Content\r\ncontent-length: 9\r\n\r\n").framing,
+            Framing::Empty
+        ));
+        assert!(matches!(
+            head("HTTP/1.1 100 Continue\r\n\r\n").framing,
+            Framing::Empty
+        ));
+    }
+
+    #[test]
+    fn partial_heads_wait_and_bad_ones_fail() {
+        assert!(parse(b"HTTP/1.1 200 OK\r\ncontent-le").unwrap().is_none());
+        assert_eq!(parse(b"hello\r\n\r\n").err(), Some(HeadError));
+        assert_eq!(
+            parse(b"HTTP/1.1 200 OK\r\ncontent-length: 1\r\ncontent-length: 2\r\n\r\n").err(),
+            Some(HeadError)
+        );
+        assert_eq!(
+            parse(b"HTTP/1.1 200 OK\r\ncontent-length: -1\r\n\r\n").err(),
+            Some(HeadError)
+        );
+    }
+}

@@ -1,0 +1,61 @@
+//! loadgen's HTTP/1.1 client against the framings a server may choose: every one read to its
+//! end, connections closed by the server replaced, a body cut short counted as truncated.
+
+use gatebench_tests::faulty::{start_faulty, Fault};
+use loadgen::run::run;
+use loadgen::RunArgs;
+
+use crate::load::args;
+
+fn run_against(fault: Fault) -> loadgen::result::TargetRun {
+    let addr = start_faulty(fault);
+    let (mut result, _) = run(
+        RunArgs {
+            rate: Some("100".into()),
+            duration: Some("1s".into()),
+            timeout: Some("1s".into()),
+            connections: Some(4),
+            ..args(format!("http://{addr}/v1/chat/completions"))
+        },
+        vec![],
+    )
+    .unwrap();
+    let run = result.runs.remove(0);
+    assert_eq!(
+        run.requests, 100,
+        "every scheduled request is accounted for"
+    );
+    run
+}
+
+#[test]
+fn connection_close_is_honoured_with_a_new_connection_each_time() {
+    let run = run_against(Fault::CloseEach);
+    assert_eq!((run.ok, run.failed), (100, 0), "{:?}", run.errors);
+    assert!(run.connections_opened >= 100, "{}", run.connections_opened);
+}
+
+#[test]
+fn connections_the_server_closed_while_idle_are_not_reused() {
+    let run = run_against(Fault::CloseIdle);
+    assert_eq!((run.ok, run.failed), (100, 0), "{:?}", run.errors);
+}
+
+#[test]
+fn chunked_bodies_with_extensions_and_trailers_are_read() {
+    let run = run_against(Fault::ChunkedTrailers);
+    assert_eq!((run.ok, run.failed), (100, 0), "{:?}", run.errors);
+    assert!(run.connections_opened <= 4, "{}", run.connections_opened);
+}
+
+#[test]
+fn a_body_without_length_ends_at_the_close() {
+    let run = run_against(Fault::UntilClose);
+    assert_eq!((run.ok, run.failed), (100, 0), "{:?}", run.errors);
+}
+
+#[test]
+fn a_body_shorter_than_its_length_counts_as_truncated() {
+    let run = run_against(Fault::ShortBody);
+    assert_eq!(run.errors.get("truncated"), Some(&100), "{:?}", run.errors);
+}
