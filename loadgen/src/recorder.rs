@@ -120,7 +120,13 @@ const MAX_US: u64 = 3_600_000_000;
 
 fn histogram(sigfig: u8) -> Histogram<u64> {
     // Invariant: 1..1h with 2 or 3 significant digits is a valid range.
-    Histogram::new_with_bounds(1, MAX_US, sigfig).expect("valid histogram bounds")
+    let mut histogram =
+        Histogram::new_with_bounds(1, MAX_US, sigfig).expect("valid histogram bounds");
+    // The counts start as untouched zero pages, which become resident one by one as values
+    // land in them; writing them now makes the memory a run will use resident from its start,
+    // so a growing RSS means a leak, not a rare latency.
+    histogram.reset();
+    histogram
 }
 
 /// Timing of one successful exchange, in nanoseconds from the start of the run.
@@ -150,12 +156,68 @@ pub struct SecondSummary {
     pub response_time_max_us: u64,
 }
 
-#[derive(Debug)]
-struct TimelineSecond {
-    errors: u64,
-    /// Response times of this second, V2-encoded once the second is over (a few hundred bytes;
-    /// not deflated, as the compressor allocates hundreds of kilobytes each time).
-    encoded: Vec<u8>,
+/// The per-second histograms of a run, V2-encoded one after another into one buffer (a few
+/// hundred bytes a second; not deflated, as the compressor allocates hundreds of kilobytes each
+/// time). One growing buffer and one reused serialiser, rather than a small buffer kept per
+/// second, leave no long-lived fragments in the heap to make it grow.
+struct Timeline {
+    bytes: Vec<u8>,
+    /// Errors of each second, and where its histogram ends in `bytes`.
+    seconds: Vec<(u64, usize)>,
+    serializer: V2Serializer,
+}
+
+impl std::fmt::Debug for Timeline {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Timeline")
+            .field("seconds", &self.seconds.len())
+            .field("bytes", &self.bytes.len())
+            .finish()
+    }
+}
+
+impl Timeline {
+    fn new() -> Timeline {
+        Timeline {
+            bytes: Vec::new(),
+            seconds: Vec::new(),
+            serializer: V2Serializer::new(),
+        }
+    }
+
+    fn push(&mut self, histogram: &Histogram<u64>, errors: u64) {
+        // Invariant: serialising into a Vec cannot fail for a valid histogram.
+        self.serializer
+            .serialize(histogram, &mut self.bytes)
+            .expect("histogram serialises");
+        self.seconds.push((errors, self.bytes.len()));
+    }
+
+    fn len(&self) -> usize {
+        self.seconds.len()
+    }
+
+    /// Second `i`: its errors and response-time histogram.
+    fn get(&self, i: usize) -> Option<(u64, Histogram<u64>)> {
+        let (errors, end) = *self.seconds.get(i)?;
+        let start = i.checked_sub(1).map_or(0, |p| self.seconds[p].1);
+        Some((errors, decode(&self.bytes[start..end])))
+    }
+
+    /// Adds `other` second by second (one decoded histogram at a time).
+    fn merge(&mut self, other: &Timeline) {
+        let mut merged = Timeline::new();
+        for i in 0..self.len().max(other.len()) {
+            let (mut errors, mut histogram) = self.get(i).unwrap_or_else(|| (0, histogram(2)));
+            if let Some((e, h)) = other.get(i) {
+                errors += e;
+                // Invariant: every second's histogram is made by `histogram(2)`.
+                histogram.add(h).expect("same bounds");
+            }
+            merged.push(&histogram, errors);
+        }
+        *self = merged;
+    }
 }
 
 /// What one worker recorded.
@@ -175,7 +237,7 @@ pub struct Recorder {
     current_second: u64,
     current: Histogram<u64>,
     current_errors: u64,
-    seconds: Vec<TimelineSecond>,
+    seconds: Timeline,
 }
 
 impl Recorder {
@@ -192,7 +254,7 @@ impl Recorder {
             current_second: 0,
             current: histogram(2),
             current_errors: 0,
-            seconds: Vec::new(),
+            seconds: Timeline::new(),
         }
     }
 
@@ -283,15 +345,7 @@ impl Recorder {
     }
 
     fn close_second(&mut self) {
-        let mut encoded = Vec::new();
-        // Invariant: serialising into a Vec cannot fail for a valid histogram.
-        V2Serializer::new()
-            .serialize(&self.current, &mut encoded)
-            .expect("histogram serialises");
-        self.seconds.push(TimelineSecond {
-            errors: self.current_errors,
-            encoded,
-        });
+        self.seconds.push(&self.current, self.current_errors);
         self.current.reset();
         self.current_errors = 0;
         self.current_second += 1;
@@ -317,18 +371,7 @@ impl Recorder {
         }
         self.finish_timeline();
         other.finish_timeline();
-        if other.seconds.len() > self.seconds.len() {
-            std::mem::swap(&mut self.seconds, &mut other.seconds);
-        }
-        for (mine, theirs) in self.seconds.iter_mut().zip(other.seconds) {
-            let mut a = decode(&mine.encoded);
-            a.add(decode(&theirs.encoded)).expect("same bounds");
-            mine.errors += theirs.errors;
-            mine.encoded.clear();
-            V2Serializer::new()
-                .serialize(&a, &mut mine.encoded)
-                .expect("histogram serialises");
-        }
+        self.seconds.merge(&other.seconds);
     }
 
     /// Closes the second in progress, if it holds anything.
@@ -341,26 +384,22 @@ impl Recorder {
     /// The per-second timeline.
     pub fn timeline_summary(&mut self) -> Vec<SecondSummary> {
         self.finish_timeline();
-        self.seconds
-            .iter()
-            .enumerate()
-            .map(|(second, s)| {
-                let h = decode(&s.encoded);
-                SecondSummary {
-                    second: second as u64,
-                    ok: h.len(),
-                    errors: s.errors,
-                    response_time_p50_us: h.value_at_quantile(0.5),
-                    response_time_p99_us: h.value_at_quantile(0.99),
-                    response_time_max_us: h.max(),
-                }
+        (0..self.seconds.len())
+            .filter_map(|second| self.seconds.get(second).map(|s| (second, s)))
+            .map(|(second, (errors, h))| SecondSummary {
+                second: second as u64,
+                ok: h.len(),
+                errors,
+                response_time_p50_us: h.value_at_quantile(0.5),
+                response_time_p99_us: h.value_at_quantile(0.99),
+                response_time_max_us: h.max(),
             })
             .collect()
     }
 }
 
 fn decode(bytes: &[u8]) -> Histogram<u64> {
-    // Invariant: decoding what `close_second` encoded.
+    // Invariant: decoding what `Timeline::push` encoded.
     Deserializer::new()
         .deserialize(&mut &bytes[..])
         .expect("histogram decodes")
