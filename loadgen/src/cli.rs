@@ -17,6 +17,9 @@ pub struct Cli {
 pub enum Command {
     /// Send load to one or more targets (or, with no --target, to an embedded mock) and report.
     Run(RunArgs),
+    /// Measure what gateways add to a call: paired rounds direct and through each gateway,
+    /// with bootstrap intervals.
+    Overhead(crate::overhead::plan::OverheadArgs),
 }
 
 /// Options of `loadgen run`. Every option is also a key of the `--profile` TOML file

@@ -12,11 +12,13 @@
 //! - `recorder` / `result` / `report`: histograms and failures by kind, the versioned JSON
 //!   result, the terminal summary and `.hgrm` files.
 //! - `run` / `embedded`: orchestration, and the demo's in-process mock.
+//! - `overhead`: `loadgen overhead`, paired rounds direct and through gateways.
 
 pub mod cli;
 mod embedded;
 mod exchange;
 mod http1;
+pub mod overhead;
 mod pacer;
 pub mod plan;
 mod pool;

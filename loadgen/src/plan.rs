@@ -25,6 +25,12 @@ pub enum PlanError {
     Duration(&'static str, String, &'static str),
     #[error("invalid {0} {1}: expected a whole number from 1 to {2}")]
     Count(&'static str, usize, usize),
+    #[error("invalid {0} {1}: expected a whole number from {2} to {3}")]
+    Range(&'static str, usize, usize, usize),
+    #[error("missing {0}")]
+    Missing(&'static str),
+    #[error("invalid {0} '{1}': expected {2}")]
+    Named(&'static str, String, &'static str),
     #[error("invalid --pin '{0}': expected core ids like 1 or 0-1, each below the {1} cores here")]
     Pin(String, usize),
     #[error("invalid --scenario '{0}': expected chat or chat-stream")]
@@ -236,7 +242,7 @@ fn count(name: &'static str, n: usize, max: usize) -> Result<usize, PlanError> {
     }
 }
 
-fn positive_duration(
+pub(crate) fn positive_duration(
     name: &'static str,
     text: &str,
     also: &'static str,
@@ -262,7 +268,7 @@ pub fn parse_rate(text: &str) -> Result<f64, PlanError> {
         .ok_or_else(|| PlanError::Rate(text.to_string()))
 }
 
-fn request_spec(
+pub(crate) fn request_spec(
     scenario: Option<&str>,
     body: Option<&str>,
     headers: &[String],

@@ -122,7 +122,7 @@ fn run_phases(
 
 /// Refuses a target that cannot be reached at all before any load is sent (exit 2); failures
 /// during the run are counted per request instead.
-fn probe(target: &Target, timeout: Duration) -> Result<(), SetupError> {
+pub(crate) fn probe(target: &Target, timeout: Duration) -> Result<(), SetupError> {
     std::net::TcpStream::connect_timeout(&target.resolved, timeout.min(Duration::from_secs(5)))
         .map(drop)
         .map_err(|e| {
@@ -165,8 +165,14 @@ fn judge(result: &RunResult, plan: &Plan) -> u8 {
 /// Writes the JSON result atomically (a temporary file renamed into place).
 pub fn write_json(result: &RunResult, path: &std::path::Path) -> anyhow::Result<()> {
     let text = serde_json::to_vec_pretty(result).context("cannot encode the result")?;
-    let tmp = path.with_extension("json.tmp");
-    std::fs::write(&tmp, text).with_context(|| format!("cannot write {}", tmp.display()))?;
+    write_atomically(path, &text)
+}
+
+/// Writes `bytes` to a temporary file beside `path`, then renames it into place, so a reader
+/// (or an interrupted run) never sees half a file.
+pub fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> anyhow::Result<()> {
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, bytes).with_context(|| format!("cannot write {}", tmp.display()))?;
     std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))?;
     Ok(())
 }
@@ -188,7 +194,7 @@ pub fn write_hgrm(result: &RunResult, dir: &std::path::Path) -> anyhow::Result<(
 static STOP: OnceLock<Arc<Progress>> = OnceLock::new();
 
 /// The process-wide stop flag, set by Ctrl-C or SIGTERM (watched from a thread started once).
-fn stop_flag() -> Arc<Progress> {
+pub(crate) fn stop_flag() -> Arc<Progress> {
     STOP.get_or_init(|| {
         let progress = Arc::new(Progress::default());
         let flag = progress.clone();

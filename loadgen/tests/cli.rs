@@ -18,7 +18,22 @@ fn temp_dir(name: &str) -> std::path::PathBuf {
 
 #[test]
 fn usage_and_setup_errors_exit_2_with_the_expected_format() {
-    let cases: [(&[&str], &str); 5] = [
+    let cases: [(&[&str], &str); 8] = [
+        (&["overhead"], "missing --direct"),
+        (
+            &["overhead", "--direct", "http://127.0.0.1:1/"],
+            "missing --gateway NAME=URL",
+        ),
+        (
+            &[
+                "overhead",
+                "--direct",
+                "http://127.0.0.1:1/",
+                "--gateway",
+                "gw=http://127.0.0.1:1/",
+            ],
+            "cannot connect",
+        ),
         (&["run", "--rate", "5kx"], "like 5000 or 5k"),
         (
             &["run", "--target", "ftp://x"],

@@ -5,11 +5,13 @@
 //! - [`latency`]: latency models (fixed, uniform, normal, lognormal; time to first token,
 //!   inter-token gap, output length), drawn as a pure function of `(seed, request ordinal)`.
 //! - [`settings`]: helpers for the mock's config file and loadgen's profiles.
+//! - [`stats`]: medians, seeded bootstrap intervals and t intervals for overhead figures.
 //! - [`host`]: facts about the machine, and the open-file limit raised for a server or client.
 
 pub mod host;
 pub mod latency;
 pub mod settings;
+pub mod stats;
 pub mod wire;
 
 pub use latency::{Distribution, LatencyModel, RequestDraw, SpecError, TokenCount};

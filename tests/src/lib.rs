@@ -3,6 +3,7 @@
 //! misbehave on purpose (`faulty`).
 
 pub mod faulty;
+pub mod gateway;
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};

@@ -11,6 +11,7 @@ mod latency;
 mod lifecycle;
 mod load;
 mod omission;
+mod overhead;
 mod profiles;
 mod schema;
 mod sdk;

@@ -1,0 +1,324 @@
+//! Options of `loadgen overhead` (flags or a TOML profile) and the plan they validate into.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Args;
+use serde::{Deserialize, Serialize};
+
+use crate::plan::{parse_target, positive_duration, request_spec, PlanError, RequestSpec, Target};
+
+/// Options of `loadgen overhead`. Every option is also a key of the `--profile` TOML file
+/// (kebab-case, like the flag); flags win over the profile.
+#[derive(Debug, Clone, Default, Args, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct OverheadArgs {
+    /// TOML profile with any of these options.
+    #[arg(long, env = "LOADGEN_PROFILE")]
+    #[serde(skip)]
+    pub profile: Option<PathBuf>,
+    /// URL of the upstream called directly, like http://127.0.0.1:8080/v1/chat/completions.
+    #[arg(long)]
+    pub direct: Option<String>,
+    /// A gateway in front of the same upstream: NAME=URL (repeatable).
+    #[arg(long = "gateway")]
+    #[serde(default, rename = "gateway")]
+    pub gateways: Vec<String>,
+    /// What to disclose about a gateway: NAME=TEXT, like litellm="1.55.2, logging off"
+    /// (repeatable).
+    #[arg(long = "gateway-info")]
+    #[serde(default, rename = "gateway-info")]
+    pub gateway_info: Vec<String>,
+    /// Measured rounds per trial (each calls every target once). Default 150.
+    #[arg(long)]
+    pub rounds: Option<usize>,
+    /// Rounds before the measured ones, not counted. Default 5.
+    #[arg(long)]
+    pub warmup_rounds: Option<usize>,
+    /// Independent trials, each with its own connections and interval. Default 3.
+    #[arg(long)]
+    pub trials: Option<usize>,
+    /// Pause between rounds, like 10ms. Default 0 (each round starts when the last ends).
+    #[arg(long)]
+    pub round_gap: Option<String>,
+    /// Scenarios, comma-separated: chat, chat-stream. Default both.
+    #[arg(long)]
+    pub scenario: Option<String>,
+    /// Request body instead of a scenario's: @FILE or literal JSON.
+    #[arg(long)]
+    pub body: Option<String>,
+    /// Extra request header, `Name: value` (repeatable).
+    #[arg(long = "header")]
+    #[serde(default, rename = "header")]
+    pub headers: Vec<String>,
+    /// Model named in scenario bodies. Default gpt-4o-mini.
+    #[arg(long)]
+    pub model: Option<String>,
+    /// Output tokens asked for in scenario bodies (max_tokens). Default 16.
+    #[arg(long)]
+    pub max_tokens: Option<u64>,
+    /// Time a call may take, connect included, like 30s. Default 30s.
+    #[arg(long)]
+    pub timeout: Option<String>,
+    /// Seed of the round order and of the bootstrap. Default 0.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Bootstrap resamples per interval. Default 10000.
+    #[arg(long)]
+    pub resamples: Option<usize>,
+    /// Core to pin the client to, like 0. Default: not pinned.
+    #[arg(long)]
+    pub pin: Option<usize>,
+    /// Wait for responses asleep instead of busy-polling. Busy-polling (the default) keeps the
+    /// client's own wake-up time out of the figures: a thread that sleeps longer wakes slower
+    /// (on virtual machines by tens of microseconds), which would count against the slower
+    /// target.
+    #[arg(long)]
+    #[serde(default)]
+    pub no_spin: bool,
+    /// Write the JSON result here.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// No progress line, even on a terminal.
+    #[arg(long)]
+    #[serde(default)]
+    pub quiet: bool,
+}
+
+impl OverheadArgs {
+    /// Options from `self` (flags) win over those of `profile`.
+    pub fn over(self, p: OverheadArgs) -> OverheadArgs {
+        let or_vec = |a: Vec<String>, b: Vec<String>| if a.is_empty() { b } else { a };
+        OverheadArgs {
+            profile: self.profile,
+            direct: self.direct.or(p.direct),
+            gateways: or_vec(self.gateways, p.gateways),
+            gateway_info: or_vec(self.gateway_info, p.gateway_info),
+            rounds: self.rounds.or(p.rounds),
+            warmup_rounds: self.warmup_rounds.or(p.warmup_rounds),
+            trials: self.trials.or(p.trials),
+            round_gap: self.round_gap.or(p.round_gap),
+            scenario: self.scenario.or(p.scenario),
+            body: self.body.or(p.body),
+            headers: or_vec(self.headers, p.headers),
+            model: self.model.or(p.model),
+            max_tokens: self.max_tokens.or(p.max_tokens),
+            timeout: self.timeout.or(p.timeout),
+            seed: self.seed.or(p.seed),
+            resamples: self.resamples.or(p.resamples),
+            pin: self.pin.or(p.pin),
+            no_spin: self.no_spin || p.no_spin,
+            out: self.out.or(p.out),
+            quiet: self.quiet || p.quiet,
+        }
+    }
+}
+
+/// A target with the name it is reported under.
+#[derive(Debug, Clone, Serialize)]
+pub struct Named {
+    pub name: String,
+    #[serde(flatten)]
+    pub target: Target,
+    /// What the user disclosed about it (version, settings).
+    pub info: Option<String>,
+}
+
+/// A validated `loadgen overhead`.
+#[derive(Debug, Clone, Serialize)]
+pub struct OverheadPlan {
+    /// The direct target first, then the gateways.
+    pub targets: Vec<Named>,
+    pub rounds: usize,
+    pub warmup_rounds: usize,
+    pub trials: usize,
+    #[serde(rename = "round_gap_us", serialize_with = "micros")]
+    pub round_gap: Duration,
+    /// One request per scenario, in order.
+    pub requests: Vec<RequestSpec>,
+    #[serde(rename = "timeout_us", serialize_with = "micros")]
+    pub timeout: Duration,
+    pub seed: u64,
+    pub resamples: usize,
+    pub confidence: f64,
+    pub pin: Option<usize>,
+    /// Busy-poll while waiting for each response.
+    pub spin: bool,
+    #[serde(skip)]
+    pub out: Option<PathBuf>,
+}
+
+fn micros<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_u64(d.as_micros() as u64)
+}
+
+/// Most rounds, trials and resamples accepted (bounds memory and time).
+const MAX_ROUNDS: usize = 1_000_000;
+const MAX_TRIALS: usize = 1_000;
+const MAX_RESAMPLES: usize = 1_000_000;
+
+impl OverheadArgs {
+    /// Validates every option, resolving targets.
+    pub fn plan(self) -> Result<OverheadPlan, PlanError> {
+        let direct = self.direct.as_deref().ok_or(PlanError::Missing(
+            "--direct URL (the upstream called without a gateway)",
+        ))?;
+        if self.gateways.is_empty() {
+            return Err(PlanError::Missing("--gateway NAME=URL (at least one)"));
+        }
+        let mut targets = vec![Named {
+            name: "direct".into(),
+            target: parse_target(direct)?,
+            info: None,
+        }];
+        for text in &self.gateways {
+            let (name, url) = split_named("--gateway", text)?;
+            if targets.iter().any(|t| t.name == name) {
+                return Err(PlanError::Named(
+                    "--gateway",
+                    text.clone(),
+                    "each name once, and not 'direct'",
+                ));
+            }
+            targets.push(Named {
+                name: name.to_string(),
+                target: parse_target(url)?,
+                info: None,
+            });
+        }
+        for text in &self.gateway_info {
+            let (name, info) = split_named("--gateway-info", text)?;
+            let target =
+                targets[1..]
+                    .iter_mut()
+                    .find(|t| t.name == name)
+                    .ok_or(PlanError::Named(
+                        "--gateway-info",
+                        text.clone(),
+                        "the name of a --gateway",
+                    ))?;
+            target.info = Some(info.to_string());
+        }
+        let scenarios: Vec<&str> = match (&self.body, self.scenario.as_deref()) {
+            (Some(_), _) => vec!["body"],
+            (None, Some(list)) => list.split(',').map(str::trim).collect(),
+            (None, None) => vec!["chat", "chat-stream"],
+        };
+        let requests = scenarios
+            .iter()
+            .map(|s| {
+                request_spec(
+                    Some(s),
+                    self.body.as_deref(),
+                    &self.headers,
+                    self.model.as_deref().unwrap_or("gpt-4o-mini"),
+                    self.max_tokens.unwrap_or(16),
+                )
+            })
+            .collect::<Result<_, _>>()?;
+        let count = |name, n: Option<usize>, default, min, max| {
+            let n = n.unwrap_or(default);
+            if (min..=max).contains(&n) {
+                Ok(n)
+            } else {
+                Err(PlanError::Range(name, n, min, max))
+            }
+        };
+        let round_gap = match self.round_gap.as_deref() {
+            Some(text) => gatebench_shared::latency::parse_duration_us(text)
+                .map(Duration::from_micros)
+                .ok_or_else(|| PlanError::Duration("--round-gap", text.to_string(), ""))?,
+            None => Duration::ZERO,
+        };
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        if let Some(core) = self.pin.filter(|&c| c >= cores) {
+            return Err(PlanError::Pin(core.to_string(), cores));
+        }
+        Ok(OverheadPlan {
+            targets,
+            rounds: count("--rounds", self.rounds, 150, 2, MAX_ROUNDS)?,
+            warmup_rounds: count("--warmup-rounds", self.warmup_rounds, 5, 0, MAX_ROUNDS)?,
+            trials: count("--trials", self.trials, 3, 1, MAX_TRIALS)?,
+            round_gap,
+            requests,
+            timeout: match self.timeout.as_deref() {
+                Some(text) => positive_duration("--timeout", text, "")?,
+                None => Duration::from_secs(30),
+            },
+            seed: self.seed.unwrap_or(0),
+            resamples: count("--resamples", self.resamples, 10_000, 100, MAX_RESAMPLES)?,
+            confidence: 0.95,
+            pin: self.pin,
+            spin: !self.no_spin,
+            out: self.out,
+        })
+    }
+}
+
+/// `NAME=VALUE` with a non-empty name of letters, digits, `-`, `_` and `.`.
+fn split_named<'a>(flag: &'static str, text: &'a str) -> Result<(&'a str, &'a str), PlanError> {
+    let err = || PlanError::Named(flag, text.to_string(), "NAME=VALUE");
+    let (name, value) = text.split_once('=').ok_or_else(err)?;
+    let name = name.trim();
+    let valid = !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    if !valid || name == "direct" || value.trim().is_empty() {
+        return Err(err());
+    }
+    Ok((name, value.trim()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(gateways: &[&str]) -> OverheadArgs {
+        OverheadArgs {
+            direct: Some("http://127.0.0.1:9/v1/chat/completions".into()),
+            gateways: gateways.iter().map(|g| g.to_string()).collect(),
+            ..OverheadArgs::default()
+        }
+    }
+
+    #[test]
+    fn defaults_follow_the_paired_method() {
+        let plan = args(&["nginx=http://127.0.0.1:10/v1/chat/completions"])
+            .plan()
+            .unwrap();
+        assert_eq!((plan.rounds, plan.warmup_rounds, plan.trials), (150, 5, 3));
+        assert_eq!(plan.resamples, 10_000);
+        let names: Vec<_> = plan.targets.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["direct", "nginx"]);
+        let scenarios: Vec<_> = plan.requests.iter().map(|r| r.scenario.as_str()).collect();
+        assert_eq!(scenarios, ["chat", "chat-stream"]);
+    }
+
+    #[test]
+    fn bad_options_say_what_was_expected() {
+        let message = |a: OverheadArgs| a.plan().unwrap_err().to_string();
+        assert!(message(args(&[])).contains("--gateway NAME=URL"));
+        assert!(message(OverheadArgs::default()).contains("--direct"));
+        assert!(message(args(&["no-equals"])).contains("NAME=VALUE"));
+        assert!(message(args(&["direct=http://127.0.0.1:1/"])).contains("NAME=VALUE"));
+        assert!(
+            message(args(&["a=http://127.0.0.1:1/", "a=http://127.0.0.1:2/"]))
+                .contains("each name once")
+        );
+        let mut info = args(&["a=http://127.0.0.1:1/"]);
+        info.gateway_info = vec!["b=logging off".into()];
+        assert!(message(info).contains("the name of a --gateway"));
+        let mut rounds = args(&["a=http://127.0.0.1:1/"]);
+        rounds.rounds = Some(1);
+        assert!(message(rounds).contains("--rounds"));
+    }
+
+    #[test]
+    fn gateway_info_is_attached() {
+        let mut a = args(&["litellm=http://127.0.0.1:4000/v1/chat/completions"]);
+        a.gateway_info = vec!["litellm=1.55.2, logging off".into()];
+        let plan = a.plan().unwrap();
+        assert_eq!(plan.targets[1].info.as_deref(), Some("1.55.2, logging off"));
+    }
+}

@@ -1,0 +1,117 @@
+//! The versioned JSON result of `loadgen overhead`: the plan, every call's time (so each
+//! interval can be recomputed), the deltas, and the verdict.
+
+use std::collections::BTreeMap;
+
+use gatebench_shared::host::HostFacts;
+use gatebench_shared::stats::quantile_of_sorted;
+use serde::Serialize;
+
+use crate::result::OpenFiles;
+
+use super::analysis::Delta;
+use super::plan::OverheadPlan;
+use super::rounds::TargetCalls;
+
+/// Identifies the result format; bumped when a field changes meaning or goes away.
+pub const SCHEMA: &str = "gatebench.loadgen.overhead/1";
+
+#[derive(Debug, Serialize)]
+pub struct OverheadResult {
+    pub schema: &'static str,
+    pub gatebench_version: &'static str,
+    pub command: Vec<String>,
+    /// RFC 3339, UTC.
+    pub started_at: String,
+    pub host: HostFacts,
+    pub open_files: Option<OpenFiles>,
+    pub plan: OverheadPlan,
+    pub trials: Vec<Trial>,
+    /// True when no target failed more than 1% of its calls and every trial ran to the end.
+    pub valid: bool,
+    pub invalid_reasons: Vec<String>,
+    /// True when Ctrl-C cut the run short.
+    pub interrupted: bool,
+}
+
+/// One trial of one scenario.
+#[derive(Debug, Serialize)]
+pub struct Trial {
+    /// From 1.
+    pub trial: usize,
+    pub scenario: String,
+    pub stream: bool,
+    pub targets: Vec<TargetTrial>,
+    pub deltas: Vec<Delta>,
+}
+
+/// One target in one trial.
+#[derive(Debug, Serialize)]
+pub struct TargetTrial {
+    pub name: String,
+    pub calls: usize,
+    pub ok: usize,
+    pub failed: usize,
+    pub errors: BTreeMap<String, u64>,
+    pub connections_opened: u64,
+    pub connections_reused: u64,
+    pub e2e_us: Percentiles,
+    pub ttft_us: Option<Percentiles>,
+    /// Every measured round's end-to-end time (µs; null where the call failed).
+    pub rounds_e2e_us: Vec<Option<f64>>,
+    /// Every measured round's TTFT (µs), for streams.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rounds_ttft_us: Option<Vec<Option<f64>>>,
+}
+
+/// Percentiles of a small sample (interpolated between order statistics).
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct Percentiles {
+    pub min: f64,
+    pub p50: f64,
+    pub p90: f64,
+    pub p99: f64,
+    pub max: f64,
+}
+
+impl Percentiles {
+    pub fn of(values: impl IntoIterator<Item = f64>) -> Option<Percentiles> {
+        let mut sorted: Vec<f64> = values.into_iter().collect();
+        sorted.sort_by(f64::total_cmp);
+        let q = |p| quantile_of_sorted(&sorted, p);
+        Some(Percentiles {
+            min: q(0.0)?,
+            p50: q(0.5)?,
+            p90: q(0.9)?,
+            p99: q(0.99)?,
+            max: q(1.0)?,
+        })
+    }
+}
+
+impl TargetTrial {
+    pub fn new(name: &str, calls: TargetCalls, stream: bool) -> TargetTrial {
+        let ok = calls.calls.iter().flatten().count();
+        let e2e: Vec<Option<f64>> = calls.calls.iter().map(|c| c.map(|c| c.e2e_us)).collect();
+        let ttft: Vec<Option<f64>> = calls
+            .calls
+            .iter()
+            .map(|c| c.and_then(|c| c.ttft_us))
+            .collect();
+        TargetTrial {
+            name: name.to_string(),
+            calls: calls.calls.len(),
+            ok,
+            failed: calls.calls.len() - ok,
+            errors: calls.errors,
+            connections_opened: calls.connections_opened,
+            connections_reused: calls.connections_reused,
+            e2e_us: Percentiles::of(e2e.iter().flatten().copied()).unwrap_or_default(),
+            ttft_us: stream
+                .then(|| Percentiles::of(ttft.iter().flatten().copied()))
+                .flatten(),
+            rounds_e2e_us: e2e,
+            rounds_ttft_us: stream.then_some(ttft),
+        }
+    }
+}

@@ -1,0 +1,208 @@
+//! Reports of `loadgen overhead`: the per-target table and the delta table, as text, Markdown
+//! or CSV.
+
+use crate::overhead::result::OverheadResult;
+
+use super::table::Table;
+
+/// Microseconds for people: `850 µs`, `1.25 ms`, `2.1 s`.
+pub fn micros(us: f64) -> String {
+    let magnitude = us.abs();
+    if magnitude < 1_000.0 {
+        format!("{us:.0} µs")
+    } else if magnitude < 1_000_000.0 {
+        format!("{:.2} ms", us / 1e3)
+    } else {
+        format!("{:.2} s", us / 1e6)
+    }
+}
+
+fn signed(us: f64) -> String {
+    if us >= 0.0 {
+        format!("+{}", micros(us))
+    } else {
+        micros(us)
+    }
+}
+
+/// Per trial and target: calls, failures, connection reuse, end-to-end and TTFT percentiles.
+pub fn targets_table(result: &OverheadResult) -> Table {
+    let mut table = Table::new(&[
+        "target", "scenario", "trial", "calls", "failed", "conns", "e2e p50", "e2e p90", "e2e p99",
+        "ttft p50",
+    ]);
+    for trial in &result.trials {
+        for t in &trial.targets {
+            table.push(vec![
+                t.name.clone(),
+                trial.scenario.clone(),
+                trial.trial.to_string(),
+                t.calls.to_string(),
+                t.failed.to_string(),
+                t.connections_opened.to_string(),
+                micros(t.e2e_us.p50),
+                micros(t.e2e_us.p90),
+                micros(t.e2e_us.p99),
+                t.ttft_us.map_or_else(|| "-".into(), |p| micros(p.p50)),
+            ]);
+        }
+    }
+    table
+}
+
+/// Per gateway, scenario, metric and trial: what the gateway adds, with its interval and verdict.
+pub fn delta_table(result: &OverheadResult) -> Table {
+    let confidence = (result.plan.confidence * 100.0).round();
+    let interval_header = format!("{confidence}% interval");
+    let mut table = Table::new(&[
+        "gateway",
+        "scenario",
+        "metric",
+        "trial",
+        "pairs",
+        "direct p50",
+        "gateway p50",
+        "added (median)",
+        &interval_header,
+        "verdict",
+    ]);
+    let gateways = result.plan.targets.iter().skip(1).map(|t| &t.name);
+    for gateway in gateways {
+        for trial in &result.trials {
+            for d in trial.deltas.iter().filter(|d| &d.gateway == gateway) {
+                table.push(vec![
+                    d.gateway.clone(),
+                    trial.scenario.clone(),
+                    d.metric.clone(),
+                    trial.trial.to_string(),
+                    d.pairs.to_string(),
+                    micros(d.direct_median_us),
+                    micros(d.gateway_median_us),
+                    signed(d.added_us.estimate),
+                    format!("[{}, {}]", signed(d.added_us.low), signed(d.added_us.high)),
+                    d.verdict().to_string(),
+                ]);
+            }
+        }
+    }
+    table
+}
+
+/// The terminal report: what ran, per-target figures, and the delta table last.
+pub fn terminal(result: &OverheadResult) -> String {
+    let plan = &result.plan;
+    let mut out = format!(
+        "loadgen overhead: {} trial(s) x {} rounds (+{} warm-up), targets in a shuffled order each round, seed {}\n",
+        plan.trials, plan.rounds, plan.warmup_rounds, plan.seed
+    );
+    for t in &plan.targets {
+        out.push_str(&format!(
+            "  {:<12} {} ({}){}\n",
+            t.name,
+            t.target.url,
+            t.target.resolved,
+            t.info
+                .as_deref()
+                .map(|i| format!(" [{i}]"))
+                .unwrap_or_default()
+        ));
+    }
+    out.push('\n');
+    out.push_str(&targets_table(result).to_text());
+    out.push('\n');
+    out.push_str(&delta_table(result).to_text());
+    if result.interrupted {
+        out.push_str("\ninterrupted: the rounds done so far are reported\n");
+    }
+    if result.valid {
+        out.push_str("\nvalid\n");
+    } else {
+        out.push_str(&format!(
+            "\nINVALID: {}\n",
+            result.invalid_reasons.join("; ")
+        ));
+    }
+    out
+}
+
+/// A Markdown write-up: disclosure, the delta table, the per-target table.
+pub fn markdown(result: &OverheadResult) -> String {
+    let plan = &result.plan;
+    let host = &result.host;
+    let mut out = String::from("# Gateway overhead (paired rounds)\n\n");
+    out.push_str(&format!(
+        "{} trial(s) of {} measured rounds (+{} warm-up); each round calls every target once, \
+         in a seeded shuffled order (seed {}), with the same `x-gatebench-seq`. Added latency is \
+         the median of per-round differences (gateway − direct) with a {}% bootstrap interval \
+         ({} resamples).\n\n",
+        plan.trials,
+        plan.rounds,
+        plan.warmup_rounds,
+        plan.seed,
+        (plan.confidence * 100.0).round(),
+        plan.resamples
+    ));
+    out.push_str("## Added latency\n\n");
+    out.push_str(&delta_table(result).to_markdown());
+    out.push_str("\n## Per target\n\n");
+    out.push_str(&targets_table(result).to_markdown());
+    out.push_str("\n## Disclosure\n\n");
+    out.push_str(&format!(
+        "- Host: {} ({} cores), kernel {}, {} MiB of memory\n",
+        host.cpu_model,
+        host.cores,
+        host.kernel,
+        host.memory_bytes >> 20
+    ));
+    if let Some(files) = &result.open_files {
+        out.push_str(&format!(
+            "- Open-file limit: {} (hard {})\n",
+            files.soft, files.hard
+        ));
+    }
+    out.push_str(&format!(
+        "- Client pinned to core: {}\n",
+        plan.pin.map_or_else(|| "no".into(), |c| c.to_string())
+    ));
+    for t in &plan.targets {
+        out.push_str(&format!(
+            "- `{}`: {} → {}{}\n",
+            t.name,
+            t.target.url,
+            t.target.resolved,
+            t.info
+                .as_deref()
+                .map(|i| format!(" ({i})"))
+                .unwrap_or_default()
+        ));
+    }
+    out.push_str(&format!(
+        "- gatebench {}, started {}\n- Command: `{}`\n",
+        result.gatebench_version,
+        result.started_at,
+        result.command.join(" ")
+    ));
+    out.push_str(&format!(
+        "- Verdict: {}\n",
+        if result.valid {
+            "valid".to_string()
+        } else {
+            format!("invalid ({})", result.invalid_reasons.join("; "))
+        }
+    ));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn micros_reads_well() {
+        assert_eq!(micros(850.4), "850 µs");
+        assert_eq!(micros(1_250.0), "1.25 ms");
+        assert_eq!(micros(2_100_000.0), "2.10 s");
+        assert_eq!(signed(-12.0), "-12 µs");
+        assert_eq!(signed(58.0), "+58 µs");
+    }
+}

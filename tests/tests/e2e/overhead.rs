@@ -1,0 +1,96 @@
+//! `loadgen overhead` against "gateways" of known cost: forwarders in front of the mock that add
+//! 2 ms and 0 ms, compared with a 0 ms forwarder as the direct path (so the forwarding itself
+//! cancels and the true overhead is exactly the added delay).
+
+use std::time::Duration;
+
+use gatebench_tests::gateway::start_delay_gateway;
+use gatebench_tests::start_mock;
+use loadgen::overhead::plan::OverheadArgs;
+use loadgen::overhead::run_overhead;
+
+fn url(addr: std::net::SocketAddr) -> String {
+    format!("http://{addr}/v1/chat/completions")
+}
+
+#[test]
+fn a_known_delay_is_found_and_no_delay_is_not_distinguishable() {
+    let mock = start_mock(mock_upstream::Config::default());
+    let upstream = mock.local_addr();
+    let direct = start_delay_gateway(upstream, Duration::ZERO);
+    let slow = start_delay_gateway(upstream, Duration::from_millis(2));
+    let same = start_delay_gateway(upstream, Duration::ZERO);
+    let (result, code) = run_overhead(
+        OverheadArgs {
+            direct: Some(url(direct)),
+            gateways: vec![format!("slow={}", url(slow)), format!("same={}", url(same))],
+            gateway_info: vec!["slow=adds 2 ms".into()],
+            trials: Some(2),
+            quiet: true,
+            ..OverheadArgs::default()
+        },
+        vec!["loadgen".into(), "overhead".into()],
+    )
+    .unwrap();
+    assert_eq!(code, 0, "{:?}", result.invalid_reasons);
+    // Two trials of two scenarios.
+    assert_eq!(result.trials.len(), 4);
+    for trial in &result.trials {
+        for target in &trial.targets {
+            assert_eq!((target.calls, target.failed), (150, 0), "{}", target.name);
+            assert_eq!(target.connections_opened, 1, "one kept-alive connection");
+        }
+        let metrics = if trial.stream { 2 } else { 1 };
+        assert_eq!(trial.deltas.len(), 2 * metrics);
+        for d in &trial.deltas {
+            let i = d.added_us;
+            // The interval is the sampling error within a trial; between trials, and between a
+            // path idle for 2 ms and one idle for 50 µs, this machine adds a systematic 20-30 µs
+            // now and then (thread placement, wake-ups), hence 5% of the delay.
+            let slack = 100.0;
+            match d.gateway.as_str() {
+                "slow" => {
+                    assert!(
+                        i.low - slack <= 2_000.0 && 2_000.0 <= i.high + slack,
+                        "{} {}: {i:?}",
+                        trial.scenario,
+                        d.metric
+                    );
+                    assert!(d.distinguishable);
+                }
+                "same" => assert!(
+                    i.low - slack <= 0.0 && 0.0 <= i.high + slack,
+                    "{} {}: {i:?}",
+                    trial.scenario,
+                    d.metric
+                ),
+                other => panic!("unexpected gateway {other}"),
+            }
+            assert_eq!(d.pairs, 150);
+        }
+    }
+}
+
+#[test]
+fn a_missing_gateway_or_an_unreachable_target_is_a_setup_error() {
+    let err = run_overhead(
+        OverheadArgs {
+            direct: Some("http://127.0.0.1:9/v1/chat/completions".into()),
+            ..OverheadArgs::default()
+        },
+        vec![],
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("--gateway NAME=URL"), "{err}");
+    // Port 9 (discard) is closed on loopback here.
+    let err = run_overhead(
+        OverheadArgs {
+            direct: Some("http://127.0.0.1:9/v1/chat/completions".into()),
+            gateways: vec!["gw=http://127.0.0.1:9/v1/chat/completions".into()],
+            ..OverheadArgs::default()
+        },
+        vec![],
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("cannot connect"), "{err}");
+}
