@@ -20,6 +20,24 @@ pub enum Command {
     /// Measure what gateways add to a call: paired rounds direct and through each gateway,
     /// with bootstrap intervals.
     Overhead(crate::overhead::plan::OverheadArgs),
+    /// Compare the same constant-rate load direct and through gateways, in alternating trials,
+    /// with each percentile's added latency and an interval across trials.
+    Compare(crate::compare::CompareArgs),
+    /// Render a result file again: Markdown, CSV, JSON, or a self-contained HTML page with plots.
+    Report(ReportArgs),
+}
+
+/// Options of `loadgen report`.
+#[derive(Debug, Clone, Args)]
+pub struct ReportArgs {
+    /// A result file written with --out by `loadgen run`, `overhead` or `compare`.
+    pub result: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "md")]
+    pub format: crate::report::render::Format,
+    /// Write the report here instead of to standard output.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
 }
 
 /// Options of `loadgen run`. Every option is also a key of the `--profile` TOML file

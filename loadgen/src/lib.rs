@@ -12,11 +12,14 @@
 //! - `recorder` / `result` / `report`: histograms and failures by kind, the versioned JSON
 //!   result, the terminal summary and `.hgrm` files.
 //! - `run` / `embedded`: orchestration, and the demo's in-process mock.
-//! - `overhead`: `loadgen overhead`, paired rounds direct and through gateways.
+//! - `gateways` / `overhead` / `compare`: the direct target and named gateways; paired rounds
+//!   (`loadgen overhead`) and alternating rate trials (`loadgen compare`).
 
 pub mod cli;
+pub mod compare;
 mod embedded;
 mod exchange;
+pub mod gateways;
 mod http1;
 pub mod overhead;
 mod pacer;

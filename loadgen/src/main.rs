@@ -1,6 +1,7 @@
 use std::process::ExitCode;
 
 use clap::Parser;
+use loadgen::cli::ReportArgs;
 use loadgen::overhead::plan::OverheadArgs;
 use loadgen::run::{run, write_hgrm, write_json, EXIT_USAGE};
 use loadgen::{Cli, Command, RunArgs};
@@ -11,6 +12,8 @@ fn main() -> ExitCode {
     let code = match cli.command {
         Command::Run(args) => run_command(args, command),
         Command::Overhead(args) => overhead_command(args, command),
+        Command::Compare(args) => compare_command(args, command),
+        Command::Report(args) => report_command(args),
     };
     match code {
         Ok(code) => ExitCode::from(code),
@@ -41,6 +44,27 @@ fn overhead_command(args: OverheadArgs, command: Vec<String>) -> anyhow::Result<
     print!("{}", loadgen::report::overhead::terminal(&result));
     if let Some(path) = out {
         loadgen::overhead::write_json(&result, &path)?;
+    }
+    Ok(code)
+}
+
+fn report_command(args: ReportArgs) -> anyhow::Result<u8> {
+    let text = loadgen::report::render::render(&args.result, args.format)?;
+    match args.out {
+        Some(path) => loadgen::run::write_atomically(&path, text.as_bytes())?,
+        None => print!("{text}"),
+    }
+    Ok(loadgen::run::EXIT_OK)
+}
+
+fn compare_command(
+    args: loadgen::compare::CompareArgs,
+    command: Vec<String>,
+) -> anyhow::Result<u8> {
+    let (result, code) = loadgen::compare::run_compare(args, command)?;
+    print!("{}", loadgen::compare::terminal(&result));
+    if let Some(path) = &result.plan.out {
+        loadgen::compare::write_json(&result, path)?;
     }
     Ok(code)
 }

@@ -7,7 +7,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use gatebench_shared::latency::parse_duration_us;
 use hyper::header::{HeaderName, HeaderValue};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::cli::RunArgs;
 use crate::schedule::Arrival;
@@ -60,7 +60,7 @@ pub enum Load {
 }
 
 /// Where requests go: resolved once, so every connection goes to the same address.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Target {
     pub url: String,
     /// `host[:port]` for the Host header.

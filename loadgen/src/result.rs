@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use gatebench_shared::host::{HostFacts, OpenFileLimit};
 use hdrhistogram::Histogram;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::plan::{Plan, Target};
 use crate::recorder::{Metric, SecondSummary};
@@ -32,7 +32,7 @@ pub struct RunResult {
     pub valid: bool,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct OpenFiles {
     pub soft: u64,
     pub hard: u64,

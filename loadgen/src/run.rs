@@ -224,12 +224,12 @@ pub(crate) fn stop_flag() -> Arc<Progress> {
     .clone()
 }
 
-fn stop_requested() -> bool {
+pub(crate) fn stop_requested() -> bool {
     STOP.get().is_some_and(|p| p.stop.load(Relaxed))
 }
 
 /// Runs the plan's load against one target and summarises it.
-fn run_target(plan: Arc<Plan>, target: Target) -> TargetRun {
+pub(crate) fn run_target(plan: Arc<Plan>, target: Target) -> TargetRun {
     let stop = stop_flag();
     let progress = Arc::new(Progress::default());
     let start = Arc::new(StartLine::new(plan.threads));

@@ -36,7 +36,7 @@ pub fn raise_open_file_limit() -> std::io::Result<OpenFileLimit> {
 }
 
 /// What a result discloses about the machine it was measured on.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct HostFacts {
     pub cpu_model: String,
     pub cores: usize,
@@ -64,12 +64,23 @@ impl HostFacts {
             .unwrap_or(0);
         HostFacts {
             cpu_model,
-            cores: std::thread::available_parallelism().map_or(0, |n| n.get()),
+            cores: online_cores(),
             kernel: read("/proc/sys/kernel/osrelease").trim().to_string(),
             memory_bytes: memory_kib * 1024,
             hostname: read("/proc/sys/kernel/hostname").trim().to_string(),
         }
     }
+}
+
+/// Cores online on the machine (not only those this thread may run on: a pinned thread would
+/// otherwise report one).
+pub fn online_cores() -> usize {
+    // SAFETY: sysconf reads a system setting and has no preconditions.
+    let n = unsafe { libc::sysconf(libc::_SC_NPROCESSORS_ONLN) };
+    usize::try_from(n)
+        .ok()
+        .filter(|&n| n > 0)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(0, |n| n.get()))
 }
 
 /// Parses core ids like `0`, `0,1`, `0-3`, `0,2-3`, each below `cores`.

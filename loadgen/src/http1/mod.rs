@@ -64,7 +64,10 @@ impl Connection {
         Connection {
             stream,
             clock,
-            buf: vec![0; READ_BUFFER].into_boxed_slice(),
+            // Filled with a non-zero byte so its pages are resident from the start (zeroed
+            // memory would be mapped lazily and make RSS creep up as bursts reach connections
+            // not used before); the content is never read before a read fills it.
+            buf: vec![b' '; READ_BUFFER].into_boxed_slice(),
             start: 0,
             end: 0,
             out: Vec::new(),

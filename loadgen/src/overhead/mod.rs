@@ -65,8 +65,8 @@ pub fn run_overhead(
     let invalid_reasons = judge(&plan, &trials, interrupted);
     let valid = invalid_reasons.is_empty();
     let result = OverheadResult {
-        schema: SCHEMA,
-        gatebench_version: env!("CARGO_PKG_VERSION"),
+        schema: SCHEMA.into(),
+        gatebench_version: env!("CARGO_PKG_VERSION").into(),
         command,
         started_at,
         host: HostFacts::read(),

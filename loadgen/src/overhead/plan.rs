@@ -6,7 +6,8 @@ use std::time::Duration;
 use clap::Args;
 use serde::{Deserialize, Serialize};
 
-use crate::plan::{parse_target, positive_duration, request_spec, PlanError, RequestSpec, Target};
+use crate::gateways::{named_targets, Named};
+use crate::plan::{positive_duration, request_spec, PlanError, RequestSpec};
 
 /// Options of `loadgen overhead`. Every option is also a key of the `--profile` TOML file
 /// (kebab-case, like the flag); flags win over the profile.
@@ -114,42 +115,45 @@ impl OverheadArgs {
     }
 }
 
-/// A target with the name it is reported under.
-#[derive(Debug, Clone, Serialize)]
-pub struct Named {
-    pub name: String,
-    #[serde(flatten)]
-    pub target: Target,
-    /// What the user disclosed about it (version, settings).
-    pub info: Option<String>,
-}
-
 /// A validated `loadgen overhead`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct OverheadPlan {
     /// The direct target first, then the gateways.
     pub targets: Vec<Named>,
     pub rounds: usize,
     pub warmup_rounds: usize,
     pub trials: usize,
-    #[serde(rename = "round_gap_us", serialize_with = "micros")]
+    #[serde(rename = "round_gap_us", with = "micros")]
     pub round_gap: Duration,
-    /// One request per scenario, in order.
+    /// One request per scenario, in order (not read back from a result file).
+    #[serde(skip_deserializing)]
     pub requests: Vec<RequestSpec>,
-    #[serde(rename = "timeout_us", serialize_with = "micros")]
+    #[serde(rename = "timeout_us", with = "micros")]
     pub timeout: Duration,
     pub seed: u64,
     pub resamples: usize,
     pub confidence: f64,
     pub pin: Option<usize>,
     /// Busy-poll while waiting for each response.
+    #[serde(default)]
     pub spin: bool,
     #[serde(skip)]
     pub out: Option<PathBuf>,
 }
 
-fn micros<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_u64(d.as_micros() as u64)
+/// Durations as whole microseconds in results.
+mod micros {
+    use std::time::Duration;
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u64(d.as_micros() as u64)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        u64::deserialize(d).map(Duration::from_micros)
+    }
 }
 
 /// Most rounds, trials and resamples accepted (bounds memory and time).
@@ -160,45 +164,7 @@ const MAX_RESAMPLES: usize = 1_000_000;
 impl OverheadArgs {
     /// Validates every option, resolving targets.
     pub fn plan(self) -> Result<OverheadPlan, PlanError> {
-        let direct = self.direct.as_deref().ok_or(PlanError::Missing(
-            "--direct URL (the upstream called without a gateway)",
-        ))?;
-        if self.gateways.is_empty() {
-            return Err(PlanError::Missing("--gateway NAME=URL (at least one)"));
-        }
-        let mut targets = vec![Named {
-            name: "direct".into(),
-            target: parse_target(direct)?,
-            info: None,
-        }];
-        for text in &self.gateways {
-            let (name, url) = split_named("--gateway", text)?;
-            if targets.iter().any(|t| t.name == name) {
-                return Err(PlanError::Named(
-                    "--gateway",
-                    text.clone(),
-                    "each name once, and not 'direct'",
-                ));
-            }
-            targets.push(Named {
-                name: name.to_string(),
-                target: parse_target(url)?,
-                info: None,
-            });
-        }
-        for text in &self.gateway_info {
-            let (name, info) = split_named("--gateway-info", text)?;
-            let target =
-                targets[1..]
-                    .iter_mut()
-                    .find(|t| t.name == name)
-                    .ok_or(PlanError::Named(
-                        "--gateway-info",
-                        text.clone(),
-                        "the name of a --gateway",
-                    ))?;
-            target.info = Some(info.to_string());
-        }
+        let targets = named_targets(self.direct.as_deref(), &self.gateways, &self.gateway_info)?;
         let scenarios: Vec<&str> = match (&self.body, self.scenario.as_deref()) {
             (Some(_), _) => vec!["body"],
             (None, Some(list)) => list.split(',').map(str::trim).collect(),
@@ -253,21 +219,6 @@ impl OverheadArgs {
             out: self.out,
         })
     }
-}
-
-/// `NAME=VALUE` with a non-empty name of letters, digits, `-`, `_` and `.`.
-fn split_named<'a>(flag: &'static str, text: &'a str) -> Result<(&'a str, &'a str), PlanError> {
-    let err = || PlanError::Named(flag, text.to_string(), "NAME=VALUE");
-    let (name, value) = text.split_once('=').ok_or_else(err)?;
-    let name = name.trim();
-    let valid = !name.is_empty()
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
-    if !valid || name == "direct" || value.trim().is_empty() {
-        return Err(err());
-    }
-    Ok((name, value.trim()))
 }
 
 #[cfg(test)]

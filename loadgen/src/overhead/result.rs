@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use gatebench_shared::host::HostFacts;
 use gatebench_shared::stats::quantile_of_sorted;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::result::OpenFiles;
 
@@ -16,10 +16,10 @@ use super::rounds::TargetCalls;
 /// Identifies the result format; bumped when a field changes meaning or goes away.
 pub const SCHEMA: &str = "gatebench.loadgen.overhead/1";
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct OverheadResult {
-    pub schema: &'static str,
-    pub gatebench_version: &'static str,
+    pub schema: String,
+    pub gatebench_version: String,
     pub command: Vec<String>,
     /// RFC 3339, UTC.
     pub started_at: String,
@@ -35,7 +35,7 @@ pub struct OverheadResult {
 }
 
 /// One trial of one scenario.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct Trial {
     /// From 1.
     pub trial: usize,
@@ -46,7 +46,7 @@ pub struct Trial {
 }
 
 /// One target in one trial.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct TargetTrial {
     pub name: String,
     pub calls: usize,
@@ -60,12 +60,12 @@ pub struct TargetTrial {
     /// Every measured round's end-to-end time (µs; null where the call failed).
     pub rounds_e2e_us: Vec<Option<f64>>,
     /// Every measured round's TTFT (µs), for streams.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rounds_ttft_us: Option<Vec<Option<f64>>>,
 }
 
 /// Percentiles of a small sample (interpolated between order statistics).
-#[derive(Debug, Clone, Copy, Default, Serialize)]
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
 pub struct Percentiles {
     pub min: f64,
     pub p50: f64,

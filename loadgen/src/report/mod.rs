@@ -1,7 +1,12 @@
-//! Reports of results: the terminal summary, HdrHistogram percentile files, and the tables of
-//! `loadgen overhead` as text, Markdown and CSV.
+//! Reports of results: the terminal summary, HdrHistogram percentile files, tables as text,
+//! Markdown and CSV, and self-contained HTML pages with SVG plots (`loadgen report`).
 
+pub mod compare_view;
 pub mod hgrm;
+pub mod html;
 pub mod overhead;
+pub mod render;
+pub mod run_view;
+pub mod svg;
 pub mod table;
 pub mod terminal;

@@ -88,6 +88,43 @@ pub fn delta_table(result: &OverheadResult) -> Table {
     table
 }
 
+/// The deltas as numbers (µs) for spreadsheets: one row per gateway, scenario, metric and trial.
+pub fn delta_csv(result: &OverheadResult) -> String {
+    let mut table = Table::new(&[
+        "gateway",
+        "scenario",
+        "metric",
+        "trial",
+        "pairs",
+        "direct_p50_us",
+        "gateway_p50_us",
+        "added_us",
+        "low_us",
+        "high_us",
+        "confidence",
+        "distinguishable",
+    ]);
+    for trial in &result.trials {
+        for d in &trial.deltas {
+            table.push(vec![
+                d.gateway.clone(),
+                trial.scenario.clone(),
+                d.metric.clone(),
+                trial.trial.to_string(),
+                d.pairs.to_string(),
+                format!("{:.1}", d.direct_median_us),
+                format!("{:.1}", d.gateway_median_us),
+                format!("{:.1}", d.added_us.estimate),
+                format!("{:.1}", d.added_us.low),
+                format!("{:.1}", d.added_us.high),
+                d.added_us.confidence.to_string(),
+                d.distinguishable.to_string(),
+            ]);
+        }
+    }
+    table.to_csv()
+}
+
 /// The terminal report: what ran, per-target figures, and the delta table last.
 pub fn terminal(result: &OverheadResult) -> String {
     let plan = &result.plan;

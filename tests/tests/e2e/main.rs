@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used)] // test code: a panic is the failure report
 
 mod chat;
+mod compare;
 mod errors;
 mod failures;
 mod framing;

@@ -33,6 +33,12 @@ fn a_known_delay_is_found_and_no_delay_is_not_distinguishable() {
     )
     .unwrap();
     assert_eq!(code, 0, "{:?}", result.invalid_reasons);
+    let dir = std::env::temp_dir().join(format!("gatebench-overhead-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("overhead.json");
+    loadgen::overhead::write_json(&result, &path).unwrap();
+    crate::compare::check_reports(&path, "gateway,scenario,metric");
+    std::fs::remove_dir_all(&dir).unwrap();
     // Two trials of two scenarios.
     assert_eq!(result.trials.len(), 4);
     for trial in &result.trials {

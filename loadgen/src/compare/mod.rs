@@ -1,0 +1,279 @@
+//! `loadgen compare`: the same constant-rate load direct and through each gateway, in
+//! alternating trials (direct, gateways, direct, gateways, …), with each percentile's added
+//! latency and an interval across trials.
+//!
+//! - `analysis`: per-trial paired differences, t intervals, the summary and delta tables.
+
+pub mod analysis;
+
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use clap::Args;
+use gatebench_shared::host::{raise_open_file_limit, HostFacts};
+use serde::Serialize;
+
+use crate::cli::RunArgs;
+use crate::gateways::{named_targets, Named};
+use crate::plan::{Plan, PlanError};
+use crate::result::{OpenFiles, TargetRun};
+use crate::run::{probe, run_target, stop_flag, stop_requested, SetupError, EXIT_FAILED, EXIT_OK};
+
+use analysis::{deltas, summarise, PercentileDelta, TargetSummary, TrialFigures};
+
+/// Identifies the result format; bumped when a field changes meaning or goes away.
+pub const SCHEMA: &str = "gatebench.loadgen.compare/1";
+
+/// Options of `loadgen compare`: the targets and trials, and every option of `loadgen run`
+/// (the load each trial sends). In a `--profile` file the keys are the flags' names.
+#[derive(Debug, Clone, Default, Args)]
+pub struct CompareArgs {
+    /// URL of the upstream called directly.
+    #[arg(long)]
+    pub direct: Option<String>,
+    /// A gateway in front of the same upstream: NAME=URL (repeatable).
+    #[arg(long = "gateway")]
+    pub gateways: Vec<String>,
+    /// What to disclose about a gateway: NAME=TEXT (repeatable).
+    #[arg(long = "gateway-info")]
+    pub gateway_info: Vec<String>,
+    /// Trials per target, alternating direct and gateways. Default 5.
+    #[arg(long)]
+    pub trials: Option<usize>,
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+/// The versioned JSON result of `loadgen compare`.
+#[derive(Debug, Serialize)]
+pub struct CompareResult {
+    pub schema: &'static str,
+    pub gatebench_version: &'static str,
+    pub command: Vec<String>,
+    pub started_at: String,
+    pub host: HostFacts,
+    pub open_files: Option<OpenFiles>,
+    /// The load of every trial (its `targets` are empty: see `targets`).
+    pub plan: Plan,
+    pub targets: Vec<Named>,
+    pub trials: usize,
+    /// Every trial of every target, in the order they ran.
+    pub runs: Vec<TrialRun>,
+    pub summary: Vec<TargetSummary>,
+    pub deltas: Vec<PercentileDelta>,
+    pub valid: bool,
+    pub invalid_reasons: Vec<String>,
+    pub interrupted: bool,
+}
+
+/// One trial of one target.
+#[derive(Debug, Serialize)]
+pub struct TrialRun {
+    /// From 1.
+    pub trial: usize,
+    pub name: String,
+    pub run: TargetRun,
+}
+
+/// Keys of a profile that belong to `compare` rather than to the load.
+const COMPARE_KEYS: [&str; 4] = ["direct", "gateway", "gateway-info", "trials"];
+
+/// The flags with those of `--profile` under them.
+fn with_profile(mut args: CompareArgs) -> anyhow::Result<CompareArgs> {
+    let Some(path) = args.run.profile.clone() else {
+        return Ok(args);
+    };
+    let text = std::fs::read_to_string(&path)
+        .with_context(|| format!("cannot read profile {}", path.display()))?;
+    let invalid = |e: String| SetupError::Other(format!("invalid profile {}: {e}", path.display()));
+    let mut table: toml::Table = toml::from_str(&text).map_err(|e| invalid(e.to_string()))?;
+    let strings = |v: Option<toml::Value>| -> Result<Vec<String>, SetupError> {
+        match v {
+            None => Ok(Vec::new()),
+            Some(toml::Value::String(s)) => Ok(vec![s]),
+            Some(toml::Value::Array(a)) => a
+                .into_iter()
+                .map(|v| match v {
+                    toml::Value::String(s) => Ok(s),
+                    other => Err(invalid(format!("expected text, found {other}"))),
+                })
+                .collect(),
+            Some(other) => Err(invalid(format!("expected text, found {other}"))),
+        }
+    };
+    let direct = strings(table.remove(COMPARE_KEYS[0]))?.into_iter().next();
+    let gateways = strings(table.remove(COMPARE_KEYS[1]))?;
+    let infos = strings(table.remove(COMPARE_KEYS[2]))?;
+    let trials = match table.remove(COMPARE_KEYS[3]) {
+        None => None,
+        Some(toml::Value::Integer(n)) if n > 0 => Some(n as usize),
+        Some(other) => {
+            return Err(invalid(format!("trials: expected a count, found {other}")).into())
+        }
+    };
+    let run: RunArgs = table
+        .try_into()
+        .map_err(|e: toml::de::Error| invalid(e.to_string()))?;
+    args.direct = args.direct.or(direct);
+    if args.gateways.is_empty() {
+        args.gateways = gateways;
+    }
+    if args.gateway_info.is_empty() {
+        args.gateway_info = infos;
+    }
+    args.trials = args.trials.or(trials);
+    args.run = args.run.over(run);
+    Ok(args)
+}
+
+/// Runs `loadgen compare` and returns the result with the exit code it earns.
+pub fn run_compare(args: CompareArgs, command: Vec<String>) -> anyhow::Result<(CompareResult, u8)> {
+    let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
+    let args = with_profile(args)?;
+    if !args.run.targets.is_empty() {
+        return Err(SetupError::Other(
+            "compare takes --direct URL and --gateway NAME=URL, not --target".into(),
+        )
+        .into());
+    }
+    let trials = match args.trials.unwrap_or(5) {
+        n @ 1..=1_000 => n,
+        n => return Err(SetupError::from(PlanError::Count("--trials", n, 1_000)).into()),
+    };
+    let targets = named_targets(args.direct.as_deref(), &args.gateways, &args.gateway_info)
+        .map_err(SetupError::from)?;
+    let plan = args.run.clone().plan().map_err(SetupError::from)?;
+    if plan.duration.is_none() {
+        return Err(
+            SetupError::Other("compare needs a finite --duration for each trial".into()).into(),
+        );
+    }
+    for t in &targets {
+        probe(&t.target, plan.timeout)?;
+    }
+    let open_files = raise_open_file_limit().ok();
+    let stop = stop_flag();
+    let shared = Arc::new(plan.clone());
+    let mut runs = Vec::new();
+    'trials: for trial in 0..trials {
+        for t in &targets {
+            if stop_requested() {
+                break 'trials;
+            }
+            if !plan.quiet {
+                eprintln!("loadgen compare: trial {}/{trials}, {}", trial + 1, t.name);
+            }
+            let run = run_target(shared.clone(), t.target.clone());
+            runs.push(TrialRun {
+                trial: trial + 1,
+                name: t.name.clone(),
+                run,
+            });
+        }
+    }
+    let interrupted = stop.stop.load(std::sync::atomic::Ordering::Relaxed);
+    let figures = |name: &str| -> Vec<TrialFigures> {
+        runs.iter()
+            .filter(|r| r.name == name)
+            .map(|r| figures_of(&r.run))
+            .collect()
+    };
+    let summary: Vec<TargetSummary> = targets
+        .iter()
+        .map(|t| summarise(&t.name, &figures(&t.name)))
+        .collect();
+    let direct = figures("direct");
+    let deltas: Vec<PercentileDelta> = targets[1..]
+        .iter()
+        .flat_map(|t| deltas(&t.name, &direct, &figures(&t.name)))
+        .collect();
+    let mut invalid_reasons: Vec<String> = runs
+        .iter()
+        .filter(|r| !r.run.validity.valid)
+        .map(|r| {
+            format!(
+                "{} trial {}: {}",
+                r.name,
+                r.trial,
+                r.run.validity.reasons.join("; ")
+            )
+        })
+        .collect();
+    if interrupted {
+        invalid_reasons.push("interrupted before every trial ran".into());
+    }
+    let valid = invalid_reasons.is_empty();
+    let result = CompareResult {
+        schema: SCHEMA,
+        gatebench_version: env!("CARGO_PKG_VERSION"),
+        command,
+        started_at,
+        host: HostFacts::read(),
+        open_files: open_files.map(Into::into),
+        plan,
+        targets,
+        trials,
+        runs,
+        summary,
+        deltas,
+        valid,
+        invalid_reasons,
+        interrupted,
+    };
+    Ok((result, if valid { EXIT_OK } else { EXIT_FAILED }))
+}
+
+fn figures_of(run: &TargetRun) -> TrialFigures {
+    let rt = run.metrics.get("response_time");
+    let p = |f: fn(&crate::result::Summary) -> u64| rt.map_or(f64::NAN, |s| f(s) as f64);
+    TrialFigures {
+        requests: run.requests,
+        ok: run.ok,
+        throughput: run.throughput,
+        percentiles_us: [p(|s| s.p50), p(|s| s.p90), p(|s| s.p99), p(|s| s.p999)],
+    }
+}
+
+/// The terminal report: the summary table, then the delta table.
+pub fn terminal(result: &CompareResult) -> String {
+    let mut out = format!(
+        "loadgen compare: {} trial(s) per target, alternating; each trial: {}\n\n",
+        result.trials,
+        load_line(&result.plan)
+    );
+    out.push_str(&analysis::summary_table(&result.summary).to_text());
+    out.push('\n');
+    out.push_str(&analysis::delta_table(&result.deltas).to_text());
+    if result.valid {
+        out.push_str("\nvalid\n");
+    } else {
+        out.push_str(&format!(
+            "\nINVALID: {}\n",
+            result.invalid_reasons.join("; ")
+        ));
+    }
+    out
+}
+
+fn load_line(plan: &Plan) -> String {
+    let load = match plan.load {
+        crate::plan::Load::Open { rate, .. } => format!("{rate} req/s open loop"),
+        crate::plan::Load::Closed { concurrency } => {
+            format!("{concurrency} in flight (closed loop)")
+        }
+    };
+    let duration = plan.duration.map_or_else(
+        || "forever".into(),
+        |d| humantime::format_duration(d).to_string(),
+    );
+    format!(
+        "{load} for {duration}, {} warm-up, scenario {}",
+        humantime::format_duration(plan.warmup),
+        plan.request.scenario
+    )
+}
+
+/// Writes the JSON result atomically.
+pub fn write_json(result: &CompareResult, path: &std::path::Path) -> anyhow::Result<()> {
+    crate::run::write_atomically(path, &serde_json::to_vec_pretty(result)?)
+}

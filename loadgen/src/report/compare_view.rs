@@ -1,0 +1,114 @@
+//! What the reports read back from a `loadgen compare` result file (schema
+//! `gatebench.loadgen.compare/1`).
+
+use serde::Deserialize;
+
+use crate::compare::analysis::{delta_table, summary_table, PercentileDelta, TargetSummary};
+use crate::gateways::Named;
+
+use super::run_view::{MetricView, RunRow};
+use super::table::Table;
+
+#[derive(Debug, Deserialize)]
+pub struct CompareView {
+    #[serde(default)]
+    pub gatebench_version: String,
+    #[serde(default)]
+    pub command: Vec<String>,
+    #[serde(default)]
+    pub started_at: String,
+    pub host: gatebench_shared::host::HostFacts,
+    pub targets: Vec<Named>,
+    pub trials: usize,
+    pub runs: Vec<TrialRow>,
+    pub summary: Vec<TargetSummary>,
+    pub deltas: Vec<PercentileDelta>,
+    pub valid: bool,
+    #[serde(default)]
+    pub invalid_reasons: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct TrialRow {
+    pub trial: usize,
+    pub name: String,
+    pub run: RunRow,
+}
+
+/// One row per trial and target, numbers only (times in µs), for spreadsheets.
+pub fn trials_csv(view: &CompareView) -> String {
+    let mut table = Table::new(&[
+        "trial",
+        "target",
+        "requests",
+        "ok",
+        "failed",
+        "achieved_rate",
+        "throughput",
+        "p50_us",
+        "p90_us",
+        "p99_us",
+        "p999_us",
+        "max_us",
+        "valid",
+    ]);
+    for r in &view.runs {
+        let rt = r.run.metrics.get("response_time");
+        let p = |f: fn(&MetricView) -> f64| rt.map_or_else(String::new, |m| f(m).to_string());
+        table.push(vec![
+            r.trial.to_string(),
+            r.name.clone(),
+            r.run.requests.to_string(),
+            r.run.ok.to_string(),
+            r.run.failed.to_string(),
+            format!("{:.3}", r.run.achieved_rate),
+            format!("{:.3}", r.run.throughput),
+            p(|m| m.p50),
+            p(|m| m.p90),
+            p(|m| m.p99),
+            p(|m| m.p999),
+            p(|m| m.max),
+            r.run.validity.valid.to_string(),
+        ]);
+    }
+    table.to_csv()
+}
+
+/// A Markdown write-up: the seven-gateway table, the added latency per percentile, disclosure.
+pub fn markdown(view: &CompareView) -> String {
+    let mut out = format!(
+        "# Gateway comparison under load\n\n{} alternating trial(s) per target (direct, then each gateway, repeated). Response times are corrected for coordinated omission. Added latency is the mean over trials of gateway − direct for each percentile, with a 95% t interval across trials.\n\n",
+        view.trials
+    );
+    out.push_str(&summary_table(&view.summary).to_markdown());
+    out.push_str("\n## Added latency\n\n");
+    out.push_str(&delta_table(&view.deltas).to_markdown());
+    out.push_str(&format!(
+        "\n## Disclosure\n\n- Host: {} ({} cores), kernel {}\n",
+        view.host.cpu_model, view.host.cores, view.host.kernel
+    ));
+    for t in &view.targets {
+        out.push_str(&format!(
+            "- `{}`: {} → {}{}\n",
+            t.name,
+            t.target.url,
+            t.target.resolved,
+            t.info
+                .as_deref()
+                .map(|i| format!(" ({i})"))
+                .unwrap_or_default()
+        ));
+    }
+    out.push_str(&format!(
+        "- gatebench {}, started {}\n- Command: `{}`\n- Verdict: {}\n",
+        view.gatebench_version,
+        view.started_at,
+        view.command.join(" "),
+        if view.valid {
+            "valid".to_string()
+        } else {
+            format!("invalid ({})", view.invalid_reasons.join("; "))
+        }
+    ));
+    out
+}

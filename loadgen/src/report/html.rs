@@ -1,0 +1,320 @@
+//! Self-contained HTML reports: tables and inline SVG plots in one file, with no script and no
+//! external resource, so the page opens anywhere, offline.
+
+use gatebench_shared::stats::quantile_of_sorted;
+
+use crate::overhead::result::OverheadResult;
+
+use super::overhead::{delta_table, targets_table};
+use super::run_view::{runs_table, RunView};
+use super::svg::{escape, interval_plot, Axis, IntervalRow, LinePlot, Series};
+use super::table::Table;
+
+const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#222}\
+table{border-collapse:collapse;margin:1em 0;font-size:13px}td,th{border:1px solid #ccc;padding:3px 8px}\
+td{text-align:right}td:first-child{text-align:left}th{background:#f3f3f3}\
+.figure{margin:1.5em 0}.meta{color:#555;font-size:13px}code{background:#f3f3f3;padding:1px 3px}";
+
+/// Percentiles plotted on a "nines" axis: x = −log10(1 − p).
+const PERCENTILES: [f64; 6] = [0.5, 0.75, 0.9, 0.99, 0.999, 0.9999];
+
+fn nines(p: f64) -> f64 {
+    -(1.0 - p).log10()
+}
+
+fn percentile_axis() -> Axis {
+    Axis {
+        label: "percentile".into(),
+        log: false,
+        ticks: PERCENTILES
+            .iter()
+            .map(|&p| (nines(p), format!("{}%", p * 100.0)))
+            .collect(),
+    }
+}
+
+fn latency_axis() -> Axis {
+    Axis {
+        label: "latency (µs, log scale)".into(),
+        log: true,
+        ticks: Vec::new(),
+    }
+}
+
+fn page(title: &str, body: &str) -> String {
+    format!(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{t}</title><style>{STYLE}</style></head><body><h1>{t}</h1>{body}</body></html>\n",
+        t = escape(title)
+    )
+}
+
+fn figure(svg: String) -> String {
+    format!("<div class=\"figure\">{svg}</div>")
+}
+
+fn table_html(table: &Table) -> String {
+    let mut out = String::from("<table><thead><tr>");
+    for h in &table.header {
+        out.push_str(&format!("<th>{}</th>", escape(h)));
+    }
+    out.push_str("</tr></thead><tbody>");
+    for row in &table.rows {
+        out.push_str("<tr>");
+        for cell in row {
+            out.push_str(&format!("<td>{}</td>", escape(cell)));
+        }
+        out.push_str("</tr>");
+    }
+    out.push_str("</tbody></table>");
+    out
+}
+
+/// The page of a `loadgen overhead` result: added latency with intervals, latency by percentile
+/// per target, and the tables.
+pub fn overhead_page(result: &OverheadResult) -> String {
+    let mut body = format!(
+        "<p class=\"meta\">{} trial(s) × {} paired rounds (+{} warm-up), seed {}; {} on {} ({} cores), kernel {}; gatebench {}, {}. Verdict: <b>{}</b>.</p>",
+        result.plan.trials,
+        result.plan.rounds,
+        result.plan.warmup_rounds,
+        result.plan.seed,
+        escape(&result.started_at),
+        escape(&result.host.cpu_model),
+        result.host.cores,
+        escape(&result.host.kernel),
+        escape(&result.gatebench_version),
+        escape(&result.command.join(" ")),
+        if result.valid {
+            "valid".to_string()
+        } else {
+            escape(&format!("invalid: {}", result.invalid_reasons.join("; ")))
+        }
+    );
+    let rows: Vec<IntervalRow> = result
+        .trials
+        .iter()
+        .flat_map(|t| {
+            t.deltas.iter().map(move |d| IntervalRow {
+                label: format!("{} {} {} #{}", d.gateway, t.scenario, d.metric, t.trial),
+                estimate: d.added_us.estimate,
+                low: d.added_us.low,
+                high: d.added_us.high,
+            })
+        })
+        .collect();
+    body.push_str("<h2>Added latency</h2>");
+    body.push_str(&figure(interval_plot(
+        "Added latency: median of per-round differences, 95% interval",
+        "added latency (µs); grey: not distinguishable from direct",
+        &rows,
+    )));
+    body.push_str(&table_html(&delta_table(result)));
+
+    body.push_str("<h2>Latency by percentile</h2>");
+    let mut scenarios: Vec<&str> = result.trials.iter().map(|t| t.scenario.as_str()).collect();
+    scenarios.dedup();
+    scenarios.sort_unstable();
+    scenarios.dedup();
+    for scenario in scenarios {
+        let series = result.plan.targets.iter().map(|target| {
+            let mut values: Vec<f64> = result
+                .trials
+                .iter()
+                .filter(|t| t.scenario == scenario)
+                .flat_map(|t| t.targets.iter().filter(|x| x.name == target.name))
+                .flat_map(|x| x.rounds_e2e_us.iter().flatten().copied())
+                .collect();
+            values.sort_by(f64::total_cmp);
+            let points = PERCENTILES
+                .iter()
+                // Only percentiles the sample can tell apart from its maximum.
+                .filter(|&&p| (1.0 - p) * values.len() as f64 >= 1.0 || p == 0.5)
+                .filter_map(|&p| Some((nines(p), quantile_of_sorted(&values, p)?)))
+                .collect();
+            Series {
+                name: target.name.clone(),
+                points,
+            }
+        });
+        body.push_str(&figure(
+            LinePlot {
+                title: format!("End-to-end time by percentile, {scenario} (all trials)"),
+                x: percentile_axis(),
+                y: latency_axis(),
+                series: series.collect(),
+            }
+            .to_svg(),
+        ));
+    }
+    body.push_str("<h2>Per target</h2>");
+    body.push_str(&table_html(&targets_table(result)));
+    page("Gateway overhead (paired rounds)", &body)
+}
+
+/// The page of a `loadgen run` result: latency by percentile per run, the per-second timeline,
+/// and the table.
+pub fn run_page(view: &RunView) -> String {
+    let mut body = format!(
+        "<p class=\"meta\">{} on {} ({} cores), kernel {}; gatebench {}, <code>{}</code>. Response times are corrected for coordinated omission. Verdict: <b>{}</b>.</p>",
+        escape(&view.started_at),
+        escape(&view.host.cpu_model),
+        view.host.cores,
+        escape(&view.host.kernel),
+        escape(&view.gatebench_version),
+        escape(&view.command.join(" ")),
+        if view.valid { "valid" } else { "invalid" }
+    );
+    body.push_str(&table_html(&runs_table(view)));
+    let label = |r: &super::run_view::RunRow| format!("{} {}", r.target.url, r.scenario);
+    let series = view
+        .runs
+        .iter()
+        .filter_map(|r| {
+            let m = r.metrics.get("response_time")?;
+            let points = [(0.5, m.p50), (0.9, m.p90), (0.99, m.p99), (0.999, m.p999)]
+                .iter()
+                .map(|&(p, v)| (nines(p), v))
+                .collect();
+            Some(Series {
+                name: label(r),
+                points,
+            })
+        })
+        .collect();
+    body.push_str("<h2>Response time by percentile</h2>");
+    body.push_str(&figure(
+        LinePlot {
+            title: "Response time by percentile (from the intended send)".into(),
+            x: percentile_axis(),
+            y: latency_axis(),
+            series,
+        }
+        .to_svg(),
+    ));
+    body.push_str("<h2>Timeline</h2>");
+    for run in &view.runs {
+        let pick = |f: fn(&super::run_view::SecondView) -> f64| {
+            run.timeline
+                .iter()
+                .map(|s| (s.second as f64, f(s)))
+                .collect::<Vec<_>>()
+        };
+        body.push_str(&figure(
+            LinePlot {
+                title: format!("Per second: {}", label(run)),
+                x: Axis {
+                    label: "second of the measured window".into(),
+                    ..Axis::default()
+                },
+                y: latency_axis(),
+                series: vec![
+                    Series {
+                        name: "p50".into(),
+                        points: pick(|s| s.response_time_p50_us),
+                    },
+                    Series {
+                        name: "p99".into(),
+                        points: pick(|s| s.response_time_p99_us),
+                    },
+                ],
+            }
+            .to_svg(),
+        ));
+    }
+    page("Load run", &body)
+}
+
+/// The page of a `loadgen compare` result: the seven-gateway table, added latency per percentile
+/// with its interval, latency by percentile per target, and the first trial's timeline.
+pub fn compare_page(view: &super::compare_view::CompareView) -> String {
+    use crate::compare::analysis::{delta_table, summary_table};
+    let mut body = format!(
+        "<p class=\"meta\">{} alternating trial(s) per target; {} on {} ({} cores), kernel {}; gatebench {}, <code>{}</code>. Response times are corrected for coordinated omission. Verdict: <b>{}</b>.</p>",
+        view.trials,
+        escape(&view.started_at),
+        escape(&view.host.cpu_model),
+        view.host.cores,
+        escape(&view.host.kernel),
+        escape(&view.gatebench_version),
+        escape(&view.command.join(" ")),
+        if view.valid {
+            "valid".to_string()
+        } else {
+            escape(&format!("invalid: {}", view.invalid_reasons.join("; ")))
+        }
+    );
+    body.push_str(&table_html(&summary_table(&view.summary)));
+    let rows: Vec<IntervalRow> = view
+        .deltas
+        .iter()
+        .filter_map(|d| {
+            let i = d.added_us?;
+            Some(IntervalRow {
+                label: format!("{} {}", d.gateway, d.percentile),
+                estimate: i.estimate,
+                low: i.low,
+                high: i.high,
+            })
+        })
+        .collect();
+    body.push_str("<h2>Added latency</h2>");
+    if !rows.is_empty() {
+        body.push_str(&figure(interval_plot(
+            "Added response time per percentile: mean over trials, 95% interval",
+            "added latency (µs); grey: not distinguishable from direct",
+            &rows,
+        )));
+    }
+    body.push_str(&table_html(&delta_table(&view.deltas)));
+    let series = view
+        .summary
+        .iter()
+        .map(|s| Series {
+            name: s.name.clone(),
+            points: vec![
+                (nines(0.5), s.p50_us),
+                (nines(0.9), s.p90_us),
+                (nines(0.99), s.p99_us),
+                (nines(0.999), s.p999_us),
+            ],
+        })
+        .collect();
+    body.push_str("<h2>Response time by percentile</h2>");
+    body.push_str(&figure(
+        LinePlot {
+            title: "Response time by percentile (median over trials)".into(),
+            x: percentile_axis(),
+            y: latency_axis(),
+            series,
+        }
+        .to_svg(),
+    ));
+    let series = view
+        .runs
+        .iter()
+        .filter(|r| r.trial == 1)
+        .map(|r| Series {
+            name: format!("{} p99", r.name),
+            points: r
+                .run
+                .timeline
+                .iter()
+                .map(|s| (s.second as f64, s.response_time_p99_us))
+                .collect(),
+        })
+        .collect();
+    body.push_str("<h2>Timeline (trial 1)</h2>");
+    body.push_str(&figure(
+        LinePlot {
+            title: "Response time p99 per second, trial 1".into(),
+            x: Axis {
+                label: "second of the measured window".into(),
+                ..Axis::default()
+            },
+            y: latency_axis(),
+            series,
+        }
+        .to_svg(),
+    ));
+    page("Gateway comparison under load", &body)
+}

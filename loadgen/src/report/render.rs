@@ -1,0 +1,80 @@
+//! `loadgen report RESULT.json --format md|csv|json|html`: any result file, rendered again.
+
+use anyhow::{bail, Context as _};
+
+use crate::compare::SCHEMA as COMPARE;
+use crate::overhead::result::{OverheadResult, SCHEMA as OVERHEAD};
+use crate::result::SCHEMA as RUN;
+
+use super::compare_view::{self, CompareView};
+use super::run_view::RunView;
+use super::{html, overhead, run_view};
+
+/// The formats `loadgen report` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// Markdown tables and disclosure, for write-ups.
+    Md,
+    /// CSV rows, for spreadsheets.
+    Csv,
+    /// The result itself, re-encoded (pretty-printed).
+    Json,
+    /// One self-contained HTML page with plots (no script, no network).
+    Html,
+}
+
+/// A parsed result file of any schema loadgen writes.
+enum Result {
+    Run(Box<RunView>, serde_json::Value),
+    Overhead(Box<OverheadResult>),
+    Compare(Box<CompareView>, serde_json::Value),
+}
+
+fn read(path: &std::path::Path) -> anyhow::Result<Result> {
+    let text = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let value: serde_json::Value =
+        serde_json::from_slice(&text).with_context(|| format!("{} is not JSON", path.display()))?;
+    let schema = value
+        .get("schema")
+        .and_then(|s| s.as_str())
+        .unwrap_or("")
+        .to_string();
+    let invalid = |e: serde_json::Error| {
+        anyhow::anyhow!("{} is not a valid {schema} result: {e}", path.display())
+    };
+    match schema.as_str() {
+        RUN => Ok(Result::Run(
+            Box::new(serde_json::from_value(value.clone()).map_err(invalid)?),
+            value,
+        )),
+        OVERHEAD => Ok(Result::Overhead(Box::new(
+            serde_json::from_value(value).map_err(invalid)?,
+        ))),
+        COMPARE => Ok(Result::Compare(
+            Box::new(serde_json::from_value(value.clone()).map_err(invalid)?),
+            value,
+        )),
+        other => bail!(
+            "{} has schema '{other}': expected {RUN}, {OVERHEAD} or {COMPARE}",
+            path.display()
+        ),
+    }
+}
+
+/// Renders the result file at `path` in `format`.
+pub fn render(path: &std::path::Path, format: Format) -> anyhow::Result<String> {
+    Ok(match (read(path)?, format) {
+        (Result::Run(view, _), Format::Md) => run_view::markdown(&view),
+        (Result::Run(view, _), Format::Csv) => run_view::runs_csv(&view),
+        (Result::Run(_, value), Format::Json) => serde_json::to_string_pretty(&value)? + "\n",
+        (Result::Run(view, _), Format::Html) => html::run_page(&view),
+        (Result::Overhead(r), Format::Md) => overhead::markdown(&r),
+        (Result::Overhead(r), Format::Csv) => overhead::delta_csv(&r),
+        (Result::Overhead(r), Format::Json) => serde_json::to_string_pretty(&r)? + "\n",
+        (Result::Overhead(r), Format::Html) => html::overhead_page(&r),
+        (Result::Compare(view, _), Format::Md) => compare_view::markdown(&view),
+        (Result::Compare(view, _), Format::Csv) => compare_view::trials_csv(&view),
+        (Result::Compare(_, value), Format::Json) => serde_json::to_string_pretty(&value)? + "\n",
+        (Result::Compare(view, _), Format::Html) => html::compare_page(&view),
+    })
+}

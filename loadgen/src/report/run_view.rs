@@ -1,0 +1,179 @@
+//! What the reports read back from a `loadgen run` result file (schema
+//! `gatebench.loadgen.result/1`): only the fields they show, so a report works on any result of
+//! that schema whatever else it carries.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+
+use super::overhead::micros;
+use super::table::Table;
+
+#[derive(Debug, Deserialize)]
+pub struct RunView {
+    pub schema: String,
+    #[serde(default)]
+    pub gatebench_version: String,
+    #[serde(default)]
+    pub command: Vec<String>,
+    #[serde(default)]
+    pub started_at: String,
+    pub host: gatebench_shared::host::HostFacts,
+    pub runs: Vec<RunRow>,
+    pub valid: bool,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct RunRow {
+    pub target: TargetView,
+    pub scenario: String,
+    pub requests: u64,
+    pub ok: u64,
+    pub failed: u64,
+    pub success_rate: f64,
+    pub achieved_rate: f64,
+    pub throughput: f64,
+    #[serde(default)]
+    pub errors: BTreeMap<String, u64>,
+    pub metrics: BTreeMap<String, MetricView>,
+    #[serde(default)]
+    pub timeline: Vec<SecondView>,
+    pub validity: ValidityView,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct TargetView {
+    pub url: String,
+    pub resolved: String,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize)]
+pub struct MetricView {
+    pub count: u64,
+    pub p50: f64,
+    pub p90: f64,
+    pub p95: f64,
+    pub p99: f64,
+    pub p999: f64,
+    pub max: f64,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct SecondView {
+    pub second: u64,
+    pub ok: u64,
+    pub errors: u64,
+    pub response_time_p50_us: f64,
+    pub response_time_p99_us: f64,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct ValidityView {
+    pub valid: bool,
+    #[serde(default)]
+    pub reasons: Vec<String>,
+}
+
+/// The seven-gateway table: per target and scenario, requests, throughput, success and the
+/// CO-corrected response-time percentiles.
+pub fn runs_table(view: &RunView) -> Table {
+    let mut table = Table::new(&[
+        "target",
+        "scenario",
+        "requests",
+        "throughput (req/s)",
+        "success",
+        "P50",
+        "P99",
+        "P99.9",
+        "valid",
+    ]);
+    for run in &view.runs {
+        let rt = run.metrics.get("response_time");
+        let p = |f: fn(&MetricView) -> f64| rt.map_or_else(|| "-".into(), |m| micros(f(m)));
+        table.push(vec![
+            run.target.url.clone(),
+            run.scenario.clone(),
+            run.requests.to_string(),
+            format!("{:.1}", run.throughput),
+            format!("{:.2}%", run.success_rate * 100.0),
+            p(|m| m.p50),
+            p(|m| m.p99),
+            p(|m| m.p999),
+            if run.validity.valid { "yes" } else { "no" }.into(),
+        ]);
+    }
+    table
+}
+
+/// The runs as numbers for spreadsheets (times in µs).
+pub fn runs_csv(view: &RunView) -> String {
+    let mut table = Table::new(&[
+        "target",
+        "scenario",
+        "requests",
+        "ok",
+        "failed",
+        "achieved_rate",
+        "throughput",
+        "success_rate",
+        "p50_us",
+        "p90_us",
+        "p99_us",
+        "p999_us",
+        "max_us",
+        "valid",
+    ]);
+    for run in &view.runs {
+        let rt = run.metrics.get("response_time");
+        let p = |f: fn(&MetricView) -> f64| rt.map_or_else(String::new, |m| f(m).to_string());
+        table.push(vec![
+            run.target.url.clone(),
+            run.scenario.clone(),
+            run.requests.to_string(),
+            run.ok.to_string(),
+            run.failed.to_string(),
+            format!("{:.3}", run.achieved_rate),
+            format!("{:.3}", run.throughput),
+            format!("{:.6}", run.success_rate),
+            p(|m| m.p50),
+            p(|m| m.p90),
+            p(|m| m.p99),
+            p(|m| m.p999),
+            p(|m| m.max),
+            run.validity.valid.to_string(),
+        ]);
+    }
+    table.to_csv()
+}
+
+/// A Markdown write-up of a run result.
+pub fn markdown(view: &RunView) -> String {
+    let mut out = String::from("# Load run\n\nResponse times are corrected for coordinated omission (measured from each request's intended send time).\n\n");
+    out.push_str(&runs_table(view).to_markdown());
+    for run in &view.runs {
+        if !run.errors.is_empty() || !run.validity.valid {
+            out.push_str(&format!(
+                "\n- {} ({}): errors {:?}{}\n",
+                run.target.url,
+                run.scenario,
+                run.errors,
+                if run.validity.valid {
+                    String::new()
+                } else {
+                    format!("; invalid: {}", run.validity.reasons.join("; "))
+                }
+            ));
+        }
+    }
+    out.push_str(&format!(
+        "\n## Disclosure\n\n- Host: {} ({} cores), kernel {}\n- gatebench {}, started {}\n- Command: `{}`\n",
+        view.host.cpu_model,
+        view.host.cores,
+        view.host.kernel,
+        view.gatebench_version,
+        view.started_at,
+        view.command.join(" ")
+    ));
+    out
+}

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Renders every kind of loadgen result as HTML and opens each page in headless Chromium: each must
+# render (a screenshot is taken) with no console error. Everything runs on loopback: a mock, and
+# the mock again under a second name as the "gateway".
+#
+# Usage: scripts/check-html-report.sh [OUT_DIR]   (default: a temporary folder, kept)
+# Needs: chromium (apt).
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+out=${1:-$(mktemp -d)}
+mkdir -p "$out"
+command -v chromium >/dev/null || { echo "check-html-report: chromium not found (apt install chromium)" >&2; exit 2; }
+(cd "$root" && cargo build --release -q -p loadgen -p mock-upstream)
+bin="$root/target/release"
+port=18541
+"$bin/mock-upstream" --listen "127.0.0.1:$port" --threads 1 >/dev/null 2>&1 &
+mock=$!
+trap 'kill $mock 2>/dev/null || true' EXIT
+url="http://127.0.0.1:$port/v1/chat/completions"
+for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$port/health" && break; sleep 0.05; done
+
+"$bin/loadgen" run --target "$url" --rate 500 --duration 3s --scenario chat-stream --quiet --out "$out/run.json" >/dev/null
+"$bin/loadgen" overhead --direct "$url" --gateway "same=$url" --rounds 50 --trials 2 --quiet --out "$out/overhead.json" >/dev/null
+"$bin/loadgen" compare --direct "$url" --gateway "same=$url" --rate 500 --duration 2s --trials 2 --quiet --out "$out/compare.json" >/dev/null
+
+failed=0
+for kind in run overhead compare; do
+  "$bin/loadgen" report "$out/$kind.json" --format html --out "$out/$kind.html"
+  log="$out/$kind.chromium.log"
+  timeout 120 chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \
+    --disable-background-networking --disable-component-update --disable-sync \
+    --user-data-dir="$out/profile-$kind" --enable-logging=stderr --v=0 \
+    --window-size=1200,2400 --screenshot="$out/$kind.png" "file://$out/$kind.html" >"$log" 2>&1 || true
+  size=$(stat -c %s "$out/$kind.png" 2>/dev/null || echo 0)
+  errors=$(grep -c 'CONSOLE\|Uncaught' "$log" || true)
+  if [ "$size" -lt 10000 ] || [ "$errors" -ne 0 ]; then
+    echo "FAIL $kind: screenshot $size bytes, $errors console message(s); see $log"
+    failed=1
+  else
+    echo "ok   $kind: $out/$kind.png ($size bytes), no console message"
+  fi
+done
+exit "$failed"

@@ -1,0 +1,105 @@
+//! `loadgen compare` against a forwarder that adds a known 2 ms, with a 0 ms forwarder as the
+//! direct path, and the reports of every result kind in every format.
+
+use std::time::Duration;
+
+use gatebench_tests::gateway::start_delay_gateway;
+use gatebench_tests::start_mock;
+use loadgen::compare::{run_compare, write_json, CompareArgs};
+use loadgen::report::render::{render, Format};
+use loadgen::RunArgs;
+
+fn url(addr: std::net::SocketAddr) -> String {
+    format!("http://{addr}/v1/chat/completions")
+}
+
+#[test]
+fn alternating_trials_find_a_known_delay_and_every_report_renders() {
+    let mock = start_mock(mock_upstream::Config::default());
+    let direct = start_delay_gateway(mock.local_addr(), Duration::ZERO);
+    let slow = start_delay_gateway(mock.local_addr(), Duration::from_millis(2));
+    let (result, code) = run_compare(
+        CompareArgs {
+            direct: Some(url(direct)),
+            gateways: vec![format!("slow={}", url(slow))],
+            gateway_info: vec!["slow=adds 2 ms".into()],
+            trials: Some(3),
+            run: RunArgs {
+                rate: Some("100".into()),
+                duration: Some("1s".into()),
+                connections: Some(8),
+                quiet: true,
+                ..RunArgs::default()
+            },
+        },
+        vec!["loadgen".into(), "compare".into()],
+    )
+    .unwrap();
+    // On a loaded machine a trial may be judged invalid for the generator's own lag; nothing
+    // else may go wrong.
+    assert!(
+        code == 0
+            || result
+                .invalid_reasons
+                .iter()
+                .all(|r| r.contains("schedule lag")),
+        "{:?}",
+        result.invalid_reasons
+    );
+    // Alternating: direct, slow, direct, slow, direct, slow.
+    let order: Vec<&str> = result.runs.iter().map(|r| r.name.as_str()).collect();
+    assert_eq!(
+        order,
+        ["direct", "slow", "direct", "slow", "direct", "slow"]
+    );
+    for s in &result.summary {
+        assert_eq!((s.trials, s.requests, s.ok), (3, 300, 300), "{}", s.name);
+    }
+    let p50 = result
+        .deltas
+        .iter()
+        .find(|d| d.percentile == "p50")
+        .unwrap();
+    let added = p50.added_us.unwrap();
+    // 2 ms, give or take the machine's trial-to-trial drift.
+    assert!((1_800.0..2_300.0).contains(&added.estimate), "{added:?}");
+    assert!(!added.contains_zero(), "{added:?}");
+
+    let dir = std::env::temp_dir().join(format!("gatebench-compare-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("compare.json");
+    write_json(&result, &path).unwrap();
+    check_reports(&path, "trial,target,requests");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Renders `path` in every format and checks each is what it claims to be.
+pub fn check_reports(path: &std::path::Path, csv_header: &str) {
+    let md = render(path, Format::Md).unwrap();
+    assert!(md.starts_with("# "), "{md}");
+    assert!(md.contains("|---|"), "{md}");
+    assert!(md.contains("## Disclosure"), "{md}");
+    let csv = render(path, Format::Csv).unwrap();
+    let mut lines = csv.lines();
+    let header = lines.next().unwrap();
+    assert!(header.starts_with(csv_header), "{header}");
+    let columns = header.split(',').count();
+    for line in lines {
+        // Numbers-only rows here, so no quoted commas.
+        assert_eq!(line.split(',').count(), columns, "{line}");
+    }
+    let json: serde_json::Value =
+        serde_json::from_str(&render(path, Format::Json).unwrap()).unwrap();
+    assert!(json["schema"]
+        .as_str()
+        .unwrap()
+        .starts_with("gatebench.loadgen."));
+    let html = render(path, Format::Html).unwrap();
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    assert!(html.contains("<svg"));
+    assert_eq!(html.matches("<svg").count(), html.matches("</svg>").count());
+    // Self-contained: no script and nothing fetched.
+    for banned in ["<script", " src=", " href=", "url("] {
+        assert!(!html.contains(banned), "the page contains {banned}");
+    }
+}
