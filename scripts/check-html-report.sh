@@ -23,9 +23,11 @@ for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$port/health" && 
 "$bin/loadgen" run --target "$url" --rate 500 --duration 3s --scenario chat-stream --quiet --out "$out/run.json" >/dev/null
 "$bin/loadgen" overhead --direct "$url" --gateway "same=$url" --rounds 50 --trials 2 --quiet --out "$out/overhead.json" >/dev/null
 "$bin/loadgen" compare --direct "$url" --gateway "same=$url" --rate 500 --duration 2s --trials 2 --quiet --out "$out/compare.json" >/dev/null
+"$bin/loadgen" sweep --direct "$url" --gateway "same=$url" --levels 1,4,16 --duration 1s --trials 2 --quiet --out "$out/sweep.json" >/dev/null
+"$bin/loadgen" ladder --direct "$url" --gateway "same=$url" --levels 10,50,100 --settle 200ms --sample-pid "mock=$mock" --quiet --out "$out/ladder.json" >/dev/null
 
 failed=0
-for kind in run overhead compare; do
+for kind in run overhead compare sweep ladder; do
   "$bin/loadgen" report "$out/$kind.json" --format html --out "$out/$kind.html"
   log="$out/$kind.chromium.log"
   timeout 120 chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run \

@@ -23,6 +23,12 @@ pub enum Command {
     /// Compare the same constant-rate load direct and through gateways, in alternating trials,
     /// with each percentile's added latency and an interval across trials.
     Compare(crate::compare::CompareArgs),
+    /// Sweep load levels (concurrency or rate), direct and through gateways, flagging levels
+    /// whose direct baseline saturated.
+    Sweep(crate::sweep::SweepArgs),
+    /// Open N streams at one instant per level, direct and through gateways: completions,
+    /// failures, TTFT, and whether the gateway re-chunked or buffered the stream.
+    Ladder(crate::ladder::LadderArgs),
     /// Render a result file again: Markdown, CSV, JSON, or a self-contained HTML page with plots.
     Report(ReportArgs),
 }
@@ -30,7 +36,7 @@ pub enum Command {
 /// Options of `loadgen report`.
 #[derive(Debug, Clone, Args)]
 pub struct ReportArgs {
-    /// A result file written with --out by `loadgen run`, `overhead` or `compare`.
+    /// A result file written with --out by any loadgen command.
     pub result: PathBuf,
     /// Output format.
     #[arg(long, value_enum, default_value = "md")]

@@ -12,8 +12,9 @@
 //! - `recorder` / `result` / `report`: histograms and failures by kind, the versioned JSON
 //!   result, the terminal summary and `.hgrm` files.
 //! - `run` / `embedded`: orchestration, and the demo's in-process mock.
-//! - `gateways` / `overhead` / `compare`: the direct target and named gateways; paired rounds
-//!   (`loadgen overhead`) and alternating rate trials (`loadgen compare`).
+//! - `gateways` / `overhead` / `compare` / `sweep` / `ladder`: the direct target and named
+//!   gateways; paired rounds, alternating rate trials, load levels, simultaneous streams.
+//! - `sampler`: CPU and memory of the system under test, idle and under load.
 
 pub mod cli;
 pub mod compare;
@@ -21,6 +22,7 @@ mod embedded;
 mod exchange;
 pub mod gateways;
 mod http1;
+pub mod ladder;
 pub mod overhead;
 mod pacer;
 pub mod plan;
@@ -29,8 +31,10 @@ pub mod recorder;
 pub mod report;
 pub mod result;
 pub mod run;
+pub mod sampler;
 pub mod schedule;
 mod sse;
+pub mod sweep;
 mod worker;
 
 pub use cli::{Cli, Command, RunArgs};

@@ -13,6 +13,8 @@ fn main() -> ExitCode {
         Command::Run(args) => run_command(args, command),
         Command::Overhead(args) => overhead_command(args, command),
         Command::Compare(args) => compare_command(args, command),
+        Command::Sweep(args) => sweep_command(args, command),
+        Command::Ladder(args) => ladder_command(args, command),
         Command::Report(args) => report_command(args),
     };
     match code {
@@ -65,6 +67,24 @@ fn compare_command(
     print!("{}", loadgen::compare::terminal(&result));
     if let Some(path) = &result.plan.out {
         loadgen::compare::write_json(&result, path)?;
+    }
+    Ok(code)
+}
+
+fn sweep_command(args: loadgen::sweep::SweepArgs, command: Vec<String>) -> anyhow::Result<u8> {
+    let (result, code) = loadgen::sweep::run_sweep(args, command)?;
+    print!("{}", loadgen::sweep::terminal(&result));
+    if let Some(path) = &result.plan.out {
+        loadgen::sweep::write_json(&result, path)?;
+    }
+    Ok(code)
+}
+
+fn ladder_command(args: loadgen::ladder::LadderArgs, command: Vec<String>) -> anyhow::Result<u8> {
+    let (result, code) = loadgen::ladder::run_ladder(args, command)?;
+    print!("{}", loadgen::ladder::terminal(&result));
+    if let Some(path) = &result.plan.out {
+        loadgen::ladder::write_json(&result, path)?;
     }
     Ok(code)
 }

@@ -21,6 +21,9 @@ pub enum Fault {
     UntilClose,
     /// Declares a 1,000-byte body, sends 20 bytes and closes.
     ShortBody,
+    /// Answers a completion after 2 ms, one request at a time across all connections (a
+    /// server with the capacity of 500 requests a second).
+    OneAtATime,
     /// Resets the connection (RST) instead of answering.
     Reset,
     /// Reads the request and never answers.
@@ -85,6 +88,21 @@ fn serve(mut stream: TcpStream, fault: Fault) {
                 ))
             }
             Fault::UntilClose => Some((framed("HTTP/1.0 200 OK\r\n", CHAT_COMPLETION), true)),
+            Fault::OneAtATime => {
+                static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+                let _one = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+                std::thread::sleep(Duration::from_millis(2));
+                Some((
+                    framed(
+                        &format!(
+                            "HTTP/1.1 200 OK\r\ncontent-length: {}\r\n",
+                            CHAT_COMPLETION.len()
+                        ),
+                        CHAT_COMPLETION,
+                    ),
+                    false,
+                ))
+            }
             Fault::ShortBody => Some((
                 framed(
                     "HTTP/1.1 200 OK\r\ncontent-length: 1000\r\n",
@@ -118,7 +136,8 @@ fn serve(mut stream: TcpStream, fault: Fault) {
             | Fault::CloseIdle
             | Fault::ChunkedTrailers
             | Fault::UntilClose
-            | Fault::ShortBody => unreachable!("answered above"),
+            | Fault::ShortBody
+            | Fault::OneAtATime => unreachable!("answered above"),
             Fault::Unavailable => b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\n\
                 content-length: 81\r\n\r\n\
                 {\"error\":{\"message\":\"overloaded\",\"type\":\"server_error\",\"param\":null,\"code\":null}}",

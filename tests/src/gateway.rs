@@ -1,19 +1,56 @@
-//! A "gateway" built for the tests: a TCP forwarder in front of an upstream that holds every
-//! chunk the client sends for a known delay before passing it on. Two of them with the same
-//! delay cost the same, so the difference between them is the difference of their delays: a
-//! known overhead to check `loadgen overhead` against.
+//! "Gateways" built for the tests: TCP forwarders in front of an upstream with a known
+//! behaviour: a delay added to every request, a cap on connections past which they refuse, or
+//! streams buffered until their end. Two forwarders with the same delay cost the same, so the
+//! difference between them is the difference of their delays: a known overhead.
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// Starts a forwarder on `127.0.0.1:0` to `upstream` adding `delay` to every request; it lives
-/// until the test process ends.
+/// How a test gateway behaves.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct GatewayOptions {
+    /// Held before each chunk the client sends is passed on.
+    pub delay: Duration,
+    /// Connections past this many open at once are closed at once.
+    pub max_connections: Option<usize>,
+    /// Responses are held until the stream's `data: [DONE]`, then sent in one write.
+    pub buffer_streams: bool,
+}
+
+/// Starts a forwarder on `127.0.0.1:0` to `upstream` adding `delay` to every request.
 pub fn start_delay_gateway(upstream: SocketAddr, delay: Duration) -> SocketAddr {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
+    start_gateway(
+        upstream,
+        GatewayOptions {
+            delay,
+            ..GatewayOptions::default()
+        },
+    )
+}
+
+/// Starts a forwarder on `127.0.0.1:0` to `upstream`; it lives until the test process ends.
+pub fn start_gateway(upstream: SocketAddr, options: GatewayOptions) -> SocketAddr {
+    // A backlog for a thousand connections opened at once.
+    let socket =
+        socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).expect("socket");
+    let loopback: SocketAddr = "127.0.0.1:0".parse().expect("address");
+    socket.bind(&loopback.into()).expect("bind loopback");
+    socket.listen(2048).expect("listen");
+    let listener: TcpListener = socket.into();
     let addr = listener.local_addr().expect("local addr");
+    let open = Arc::new(AtomicUsize::new(0));
     std::thread::spawn(move || {
         for client in listener.incoming().flatten() {
+            if options
+                .max_connections
+                .is_some_and(|cap| open.load(SeqCst) >= cap)
+            {
+                drop(client);
+                continue;
+            }
             let Ok(server) = TcpStream::connect(upstream) else {
                 continue;
             };
@@ -22,8 +59,17 @@ pub fn start_delay_gateway(upstream: SocketAddr, delay: Duration) -> SocketAddr 
             let (Ok(client_rx), Ok(server_rx)) = (client.try_clone(), server.try_clone()) else {
                 continue;
             };
-            std::thread::spawn(move || forward(client_rx, server, delay));
-            std::thread::spawn(move || forward(server_rx, client, Duration::ZERO));
+            open.fetch_add(1, SeqCst);
+            let still_open = open.clone();
+            std::thread::spawn(move || forward(client_rx, server, options.delay));
+            std::thread::spawn(move || {
+                if options.buffer_streams {
+                    forward_buffered(server_rx, client);
+                } else {
+                    forward(server_rx, client, Duration::ZERO);
+                }
+                still_open.fetch_sub(1, SeqCst);
+            });
         }
     });
     addr
@@ -42,6 +88,27 @@ fn forward(mut from: TcpStream, mut to: TcpStream, delay: Duration) {
             break;
         }
     }
+    let _ = to.shutdown(Shutdown::Write);
+}
+
+/// Copies `from` to `to`, holding bytes back until a stream's end marker (or a non-stream
+/// response, which has none: those pass at once).
+fn forward_buffered(mut from: TcpStream, mut to: TcpStream) {
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut held = Vec::new();
+    loop {
+        let n = match from.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        held.extend_from_slice(&buf[..n]);
+        let streaming = held.windows(17).any(|w| w == b"text/event-stream");
+        let ended = held.windows(12).any(|w| w == b"data: [DONE]");
+        if (!streaming || ended) && to.write_all(&std::mem::take(&mut held)).is_err() {
+            break;
+        }
+    }
+    let _ = to.write_all(&held);
     let _ = to.shutdown(Shutdown::Write);
 }
 

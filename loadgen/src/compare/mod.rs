@@ -18,6 +18,7 @@ use crate::gateways::{named_targets, Named};
 use crate::plan::{Plan, PlanError};
 use crate::result::{OpenFiles, TargetRun};
 use crate::run::{probe, run_target, stop_flag, stop_requested, SetupError, EXIT_FAILED, EXIT_OK};
+use crate::sampler::{ResourceReport, SampleSpec, Sampling};
 
 use analysis::{deltas, summarise, PercentileDelta, TargetSummary, TrialFigures};
 
@@ -40,6 +41,10 @@ pub struct CompareArgs {
     /// Trials per target, alternating direct and gateways. Default 5.
     #[arg(long)]
     pub trials: Option<usize>,
+    /// Sample a process (and its children) or a cgroup every 250 ms: NAME=PID or
+    /// NAME=cgroup:PATH (repeatable). Reported as idle (a second before the load) and under load.
+    #[arg(long = "sample-pid")]
+    pub sample: Vec<String>,
     #[command(flatten)]
     pub run: RunArgs,
 }
@@ -61,6 +66,8 @@ pub struct CompareResult {
     pub runs: Vec<TrialRun>,
     pub summary: Vec<TargetSummary>,
     pub deltas: Vec<PercentileDelta>,
+    /// Processes sampled with --sample-pid: idle before the load, mean and peak under it.
+    pub resources: Vec<ResourceReport>,
     pub valid: bool,
     pub invalid_reasons: Vec<String>,
     pub interrupted: bool,
@@ -76,10 +83,10 @@ pub struct TrialRun {
 }
 
 /// Keys of a profile that belong to `compare` rather than to the load.
-const COMPARE_KEYS: [&str; 4] = ["direct", "gateway", "gateway-info", "trials"];
+const COMPARE_KEYS: [&str; 5] = ["direct", "gateway", "gateway-info", "trials", "sample-pid"];
 
 /// The flags with those of `--profile` under them.
-fn with_profile(mut args: CompareArgs) -> anyhow::Result<CompareArgs> {
+pub(crate) fn with_profile(mut args: CompareArgs) -> anyhow::Result<CompareArgs> {
     let Some(path) = args.run.profile.clone() else {
         return Ok(args);
     };
@@ -104,6 +111,7 @@ fn with_profile(mut args: CompareArgs) -> anyhow::Result<CompareArgs> {
     let direct = strings(table.remove(COMPARE_KEYS[0]))?.into_iter().next();
     let gateways = strings(table.remove(COMPARE_KEYS[1]))?;
     let infos = strings(table.remove(COMPARE_KEYS[2]))?;
+    let sample = strings(table.remove(COMPARE_KEYS[4]))?;
     let trials = match table.remove(COMPARE_KEYS[3]) {
         None => None,
         Some(toml::Value::Integer(n)) if n > 0 => Some(n as usize),
@@ -122,6 +130,9 @@ fn with_profile(mut args: CompareArgs) -> anyhow::Result<CompareArgs> {
         args.gateway_info = infos;
     }
     args.trials = args.trials.or(trials);
+    if args.sample.is_empty() {
+        args.sample = sample;
+    }
     args.run = args.run.over(run);
     Ok(args)
 }
@@ -151,42 +162,14 @@ pub fn run_compare(args: CompareArgs, command: Vec<String>) -> anyhow::Result<(C
     for t in &targets {
         probe(&t.target, plan.timeout)?;
     }
+    let samples = sample_specs(&args.sample)?;
     let open_files = raise_open_file_limit().ok();
     let stop = stop_flag();
-    let shared = Arc::new(plan.clone());
-    let mut runs = Vec::new();
-    'trials: for trial in 0..trials {
-        for t in &targets {
-            if stop_requested() {
-                break 'trials;
-            }
-            if !plan.quiet {
-                eprintln!("loadgen compare: trial {}/{trials}, {}", trial + 1, t.name);
-            }
-            let run = run_target(shared.clone(), t.target.clone());
-            runs.push(TrialRun {
-                trial: trial + 1,
-                name: t.name.clone(),
-                run,
-            });
-        }
-    }
+    let sampling = Sampling::start(samples);
+    let runs = run_trials(&plan, &targets, trials, "");
+    let resources = sampling.finish();
     let interrupted = stop.stop.load(std::sync::atomic::Ordering::Relaxed);
-    let figures = |name: &str| -> Vec<TrialFigures> {
-        runs.iter()
-            .filter(|r| r.name == name)
-            .map(|r| figures_of(&r.run))
-            .collect()
-    };
-    let summary: Vec<TargetSummary> = targets
-        .iter()
-        .map(|t| summarise(&t.name, &figures(&t.name)))
-        .collect();
-    let direct = figures("direct");
-    let deltas: Vec<PercentileDelta> = targets[1..]
-        .iter()
-        .flat_map(|t| deltas(&t.name, &direct, &figures(&t.name)))
-        .collect();
+    let (summary, deltas) = analyse(&targets, &runs);
     let mut invalid_reasons: Vec<String> = runs
         .iter()
         .filter(|r| !r.run.validity.valid)
@@ -216,11 +199,73 @@ pub fn run_compare(args: CompareArgs, command: Vec<String>) -> anyhow::Result<(C
         runs,
         summary,
         deltas,
+        resources,
         valid,
         invalid_reasons,
         interrupted,
     };
     Ok((result, if valid { EXIT_OK } else { EXIT_FAILED }))
+}
+
+/// The parsed `--sample-pid` options.
+pub(crate) fn sample_specs(texts: &[String]) -> Result<Vec<SampleSpec>, SetupError> {
+    texts
+        .iter()
+        .map(|s| SampleSpec::parse(s))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(SetupError::from)
+}
+
+/// Runs `trials` alternating trials of `plan`'s load on every target (direct first), until
+/// Ctrl-C; `label` prefixes the progress lines.
+pub(crate) fn run_trials(
+    plan: &Plan,
+    targets: &[Named],
+    trials: usize,
+    label: &str,
+) -> Vec<TrialRun> {
+    let shared = Arc::new(plan.clone());
+    let mut runs = Vec::new();
+    'trials: for trial in 0..trials {
+        for t in targets {
+            if stop_requested() {
+                break 'trials;
+            }
+            if !plan.quiet {
+                eprintln!("loadgen: {label}trial {}/{trials}, {}", trial + 1, t.name);
+            }
+            let run = run_target(shared.clone(), t.target.clone());
+            runs.push(TrialRun {
+                trial: trial + 1,
+                name: t.name.clone(),
+                run,
+            });
+        }
+    }
+    runs
+}
+
+/// The summary row of every target and the deltas of every gateway against direct.
+pub(crate) fn analyse(
+    targets: &[Named],
+    runs: &[TrialRun],
+) -> (Vec<TargetSummary>, Vec<PercentileDelta>) {
+    let figures = |name: &str| -> Vec<TrialFigures> {
+        runs.iter()
+            .filter(|r| r.name == name)
+            .map(|r| figures_of(&r.run))
+            .collect()
+    };
+    let summary = targets
+        .iter()
+        .map(|t| summarise(&t.name, &figures(&t.name)))
+        .collect();
+    let direct = figures("direct");
+    let deltas = targets[1..]
+        .iter()
+        .flat_map(|t| deltas(&t.name, &direct, &figures(&t.name)))
+        .collect();
+    (summary, deltas)
 }
 
 fn figures_of(run: &TargetRun) -> TrialFigures {
@@ -244,6 +289,10 @@ pub fn terminal(result: &CompareResult) -> String {
     out.push_str(&analysis::summary_table(&result.summary).to_text());
     out.push('\n');
     out.push_str(&analysis::delta_table(&result.deltas).to_text());
+    if !result.resources.is_empty() {
+        out.push('\n');
+        out.push_str(&crate::ladder::resources_table(&result.resources).to_text());
+    }
     if result.valid {
         out.push_str("\nvalid\n");
     } else {

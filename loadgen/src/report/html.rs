@@ -318,3 +318,174 @@ pub fn compare_page(view: &super::compare_view::CompareView) -> String {
     ));
     page("Gateway comparison under load", &body)
 }
+
+fn resources_html(resources: &[crate::sampler::ResourceReport]) -> String {
+    if resources.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("<h2>Resources of the system under test</h2>");
+    out.push_str(&table_html(&crate::ladder::resources_table(resources)));
+    let series = resources
+        .iter()
+        .map(|r| Series {
+            name: format!("{} RSS", r.name),
+            points: r
+                .samples
+                .iter()
+                .map(|s| (s.t_s, s.rss_bytes as f64 / (1 << 20) as f64))
+                .collect(),
+        })
+        .collect();
+    out.push_str(&figure(
+        LinePlot {
+            title: "Resident memory every 250 ms (load starts after the first second)".into(),
+            x: Axis {
+                label: "seconds".into(),
+                ..Axis::default()
+            },
+            y: Axis {
+                label: "MiB".into(),
+                ..Axis::default()
+            },
+            series,
+        }
+        .to_svg(),
+    ));
+    out
+}
+
+fn meta(d: &super::sweep_view::Disclosure) -> String {
+    format!(
+        "<p class=\"meta\">{} on {} ({} cores), kernel {}; gatebench {}, <code>{}</code>. Verdict: <b>{}</b>.</p>",
+        escape(&d.started_at),
+        escape(&d.host.cpu_model),
+        d.host.cores,
+        escape(&d.host.kernel),
+        escape(&d.gatebench_version),
+        escape(&d.command.join(" ")),
+        if d.valid {
+            "valid".to_string()
+        } else {
+            escape(&format!("invalid: {}", d.invalid_reasons.join("; ")))
+        }
+    )
+}
+
+/// The page of a `loadgen sweep` result: the sweep curves and the levels table.
+pub fn sweep_page(view: &super::sweep_view::SweepView) -> String {
+    let mut body = meta(&view.disclosure);
+    let log_levels = view.level_kind == "concurrency";
+    let level_axis = Axis {
+        label: format!("{} (log scale)", view.level_kind),
+        log: log_levels,
+        ticks: view
+            .levels
+            .iter()
+            .map(|l| (l.level, l.level.to_string()))
+            .collect(),
+    };
+    let per_target = |pick: fn(&crate::compare::analysis::TargetSummary) -> f64| {
+        view.disclosure
+            .targets
+            .iter()
+            .map(|t| Series {
+                name: t.name.clone(),
+                points: view
+                    .levels
+                    .iter()
+                    .filter_map(|l| {
+                        let s = l.summary.iter().find(|s| s.name == t.name)?;
+                        Some((l.level, pick(s)))
+                    })
+                    .collect(),
+            })
+            .collect::<Vec<_>>()
+    };
+    body.push_str("<h2>Sweep</h2>");
+    body.push_str(&figure(
+        LinePlot {
+            title: "Response time p99 by load level (median over trials)".into(),
+            x: level_axis.clone(),
+            y: latency_axis(),
+            series: per_target(|s| s.p99_us),
+        }
+        .to_svg(),
+    ));
+    body.push_str(&figure(
+        LinePlot {
+            title: "Throughput by load level".into(),
+            x: level_axis,
+            y: Axis {
+                label: "requests/s".into(),
+                ..Axis::default()
+            },
+            series: per_target(|s| s.throughput),
+        }
+        .to_svg(),
+    ));
+    body.push_str(&format!(
+        "<p>Single-client floor (direct p99 at concurrency 1): {:.0} µs. Levels whose direct p99 exceeds twice that are marked saturated.</p>",
+        view.floor_p99_us
+    ));
+    body.push_str(&table_html(&crate::sweep::levels_table(&view.levels)));
+    body.push_str(&format!(
+        "<pre>{}</pre>",
+        escape(crate::sweep::headline_text(&view.headline).trim())
+    ));
+    body.push_str(&resources_html(&view.disclosure.resources));
+    page("Load sweep", &body)
+}
+
+/// The page of a `loadgen ladder` result: TTFT and completions by level, and the table.
+pub fn ladder_page(view: &super::sweep_view::LadderView) -> String {
+    let mut body = meta(&view.disclosure);
+    let mut levels: Vec<usize> = view.rungs.iter().map(|r| r.level).collect();
+    levels.sort_unstable();
+    levels.dedup();
+    let level_axis = Axis {
+        label: "simultaneous streams (log scale)".into(),
+        log: true,
+        ticks: levels.iter().map(|&l| (l as f64, l.to_string())).collect(),
+    };
+    let per_target = |pick: fn(&crate::ladder::Rung) -> f64, suffix: &str| {
+        view.disclosure
+            .targets
+            .iter()
+            .map(|t| Series {
+                name: format!("{}{suffix}", t.name),
+                points: view
+                    .rungs
+                    .iter()
+                    .filter(|r| r.name == t.name)
+                    .map(|r| (r.level as f64, pick(r)))
+                    .collect(),
+            })
+            .collect::<Vec<_>>()
+    };
+    let mut ttft = per_target(|r| r.ttft_p50_us, " p50");
+    ttft.extend(per_target(|r| r.ttft_p95_us, " p95"));
+    body.push_str(&figure(
+        LinePlot {
+            title: "Time to first token from the common start".into(),
+            x: level_axis.clone(),
+            y: latency_axis(),
+            series: ttft,
+        }
+        .to_svg(),
+    ));
+    body.push_str(&figure(
+        LinePlot {
+            title: "Streams completed (share of those started)".into(),
+            x: level_axis,
+            y: Axis {
+                label: "completed (%)".into(),
+                ..Axis::default()
+            },
+            series: per_target(|r| 100.0 * r.completed as f64 / r.level.max(1) as f64, ""),
+        }
+        .to_svg(),
+    ));
+    body.push_str(&table_html(&crate::ladder::rungs_table(&view.rungs)));
+    body.push_str(&resources_html(&view.disclosure.resources));
+    page("Simultaneous streams (ladder)", &body)
+}

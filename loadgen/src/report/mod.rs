@@ -8,5 +8,6 @@ pub mod overhead;
 pub mod render;
 pub mod run_view;
 pub mod svg;
+pub mod sweep_view;
 pub mod table;
 pub mod terminal;

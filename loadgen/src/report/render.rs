@@ -3,11 +3,14 @@
 use anyhow::{bail, Context as _};
 
 use crate::compare::SCHEMA as COMPARE;
+use crate::ladder::SCHEMA as LADDER;
 use crate::overhead::result::{OverheadResult, SCHEMA as OVERHEAD};
 use crate::result::SCHEMA as RUN;
+use crate::sweep::SCHEMA as SWEEP;
 
 use super::compare_view::{self, CompareView};
 use super::run_view::RunView;
+use super::sweep_view::{self, LadderView, SweepView};
 use super::{html, overhead, run_view};
 
 /// The formats `loadgen report` writes.
@@ -28,6 +31,8 @@ enum Result {
     Run(Box<RunView>, serde_json::Value),
     Overhead(Box<OverheadResult>),
     Compare(Box<CompareView>, serde_json::Value),
+    Sweep(Box<SweepView>, serde_json::Value),
+    Ladder(Box<LadderView>, serde_json::Value),
 }
 
 fn read(path: &std::path::Path) -> anyhow::Result<Result> {
@@ -54,8 +59,16 @@ fn read(path: &std::path::Path) -> anyhow::Result<Result> {
             Box::new(serde_json::from_value(value.clone()).map_err(invalid)?),
             value,
         )),
+        SWEEP => Ok(Result::Sweep(
+            Box::new(serde_json::from_value(value.clone()).map_err(invalid)?),
+            value,
+        )),
+        LADDER => Ok(Result::Ladder(
+            Box::new(serde_json::from_value(value.clone()).map_err(invalid)?),
+            value,
+        )),
         other => bail!(
-            "{} has schema '{other}': expected {RUN}, {OVERHEAD} or {COMPARE}",
+            "{} has schema '{other}': expected one of {RUN}, {OVERHEAD}, {COMPARE}, {SWEEP}, {LADDER}",
             path.display()
         ),
     }
@@ -76,5 +89,14 @@ pub fn render(path: &std::path::Path, format: Format) -> anyhow::Result<String> 
         (Result::Compare(view, _), Format::Csv) => compare_view::trials_csv(&view),
         (Result::Compare(_, value), Format::Json) => serde_json::to_string_pretty(&value)? + "\n",
         (Result::Compare(view, _), Format::Html) => html::compare_page(&view),
+        (Result::Sweep(view, _), Format::Md) => sweep_view::sweep_markdown(&view),
+        (Result::Sweep(view, _), Format::Csv) => sweep_view::sweep_csv(&view),
+        (Result::Sweep(view, _), Format::Html) => html::sweep_page(&view),
+        (Result::Ladder(view, _), Format::Md) => sweep_view::ladder_markdown(&view),
+        (Result::Ladder(view, _), Format::Csv) => sweep_view::ladder_csv(&view),
+        (Result::Ladder(view, _), Format::Html) => html::ladder_page(&view),
+        (Result::Sweep(_, value) | Result::Ladder(_, value), Format::Json) => {
+            serde_json::to_string_pretty(&value)? + "\n"
+        }
     })
 }

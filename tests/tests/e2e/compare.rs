@@ -24,6 +24,7 @@ fn alternating_trials_find_a_known_delay_and_every_report_renders() {
             gateways: vec![format!("slow={}", url(slow))],
             gateway_info: vec!["slow=adds 2 ms".into()],
             trials: Some(3),
+            sample: Vec::new(),
             run: RunArgs {
                 rate: Some("100".into()),
                 duration: Some("1s".into()),

@@ -9,6 +9,7 @@ mod errors;
 mod failures;
 mod framing;
 mod latency;
+mod levels;
 mod lifecycle;
 mod load;
 mod omission;

@@ -1,0 +1,438 @@
+//! `loadgen ladder`: N streams opened at one instant, direct and through each gateway, for each
+//! N of a ladder (default 10, 100, 250, 500, 1,000); per level and target: how many completed,
+//! failures by reason, TTFT and end-to-end (median, p95), and whether the gateway passed the
+//! stream through as the upstream sent it, re-chunked it, or buffered it.
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+use std::time::Duration;
+
+use clap::Args;
+use gatebench_shared::host::{raise_open_file_limit, HostFacts};
+use gatebench_shared::stats::{median, quantile_of_sorted};
+use serde::{Deserialize, Serialize};
+
+use crate::compare::{sample_specs, with_profile, CompareArgs};
+use crate::exchange::{exchange, Slot};
+use crate::gateways::{named_targets, Named};
+use crate::http1::RequestTemplate;
+use crate::pacer::RunClock;
+use crate::plan::{Plan, PlanError, RequestSpec, Target};
+use crate::pool::Pool;
+use crate::recorder::{ErrorKind, Exchange};
+use crate::report::overhead::micros;
+use crate::report::table::Table;
+use crate::result::OpenFiles;
+use crate::run::{probe, stop_requested, SetupError, EXIT_FAILED, EXIT_OK};
+use crate::sampler::{ResourceReport, Sampling};
+
+/// Identifies the result format; bumped when a field changes meaning or goes away.
+pub const SCHEMA: &str = "gatebench.loadgen.ladder/1";
+
+/// Options of `loadgen ladder`: the targets and request options of `loadgen compare`, and the
+/// levels.
+#[derive(Debug, Clone, Default, Args)]
+pub struct LadderArgs {
+    /// Simultaneous streams per level, comma-separated. Default 10,100,250,500,1000.
+    #[arg(long)]
+    pub levels: Option<String>,
+    /// Pause between levels (and targets) so connections close and the target settles. Default 1s.
+    #[arg(long)]
+    pub settle: Option<String>,
+    #[command(flatten)]
+    pub compare: CompareArgs,
+}
+
+/// One target at one level.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Rung {
+    pub level: usize,
+    pub name: String,
+    pub completed: usize,
+    pub failed: usize,
+    pub errors: BTreeMap<String, u64>,
+    /// From the common start instant, µs.
+    pub ttft_p50_us: f64,
+    pub ttft_p95_us: f64,
+    pub e2e_p50_us: f64,
+    pub e2e_p95_us: f64,
+    /// Output events per completed stream (median, min, max).
+    pub chunks_p50: f64,
+    pub chunks_min: u64,
+    pub chunks_max: u64,
+    /// Median time from the first output event to the last, µs.
+    pub spread_p50_us: f64,
+    /// Against the direct target at this level: `passed through`, `re-chunked`, `buffered`
+    /// (or `-` for direct itself).
+    pub delivery: String,
+    /// Time to write all N requests, µs (the "instant" is this wide).
+    pub send_window_us: f64,
+}
+
+/// The versioned JSON result of `loadgen ladder`.
+#[derive(Debug, Serialize)]
+pub struct LadderResult {
+    pub schema: &'static str,
+    pub gatebench_version: &'static str,
+    pub command: Vec<String>,
+    pub started_at: String,
+    pub host: HostFacts,
+    pub open_files: Option<OpenFiles>,
+    /// The request options (its `targets` are empty: see `targets`).
+    pub plan: Plan,
+    pub targets: Vec<Named>,
+    pub rungs: Vec<Rung>,
+    pub resources: Vec<ResourceReport>,
+    pub valid: bool,
+    pub invalid_reasons: Vec<String>,
+    pub interrupted: bool,
+}
+
+fn parse_levels(text: &str) -> Result<Vec<usize>, PlanError> {
+    text.split(',')
+        .map(|l| {
+            l.trim()
+                .parse::<usize>()
+                .ok()
+                .filter(|n| (1..=100_000).contains(n))
+                .ok_or_else(|| {
+                    PlanError::Named(
+                        "--levels",
+                        text.to_string(),
+                        "counts like 10,100,250,500,1000",
+                    )
+                })
+        })
+        .collect()
+}
+
+/// Runs `loadgen ladder` and returns the result with the exit code it earns.
+pub fn run_ladder(args: LadderArgs, command: Vec<String>) -> anyhow::Result<(LadderResult, u8)> {
+    let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
+    let mut compare = with_profile(args.compare)?;
+    if compare.run.scenario.is_none() && compare.run.body.is_none() {
+        compare.run.scenario = Some("chat-stream".into());
+    }
+    let levels = parse_levels(args.levels.as_deref().unwrap_or("10,100,250,500,1000"))
+        .map_err(SetupError::from)?;
+    let settle = match args.settle.as_deref() {
+        Some(text) => gatebench_shared::latency::parse_duration_us(text)
+            .map(Duration::from_micros)
+            .ok_or_else(|| SetupError::from(PlanError::Duration("--settle", text.into(), "")))?,
+        None => Duration::from_secs(1),
+    };
+    let samples = sample_specs(&compare.sample)?;
+    let targets = named_targets(
+        compare.direct.as_deref(),
+        &compare.gateways,
+        &compare.gateway_info,
+    )
+    .map_err(SetupError::from)?;
+    let plan = compare.run.clone().plan().map_err(SetupError::from)?;
+    if !plan.request.stream {
+        return Err(SetupError::Other(
+            "ladder measures streams: use --scenario chat-stream or a body with \"stream\": true"
+                .into(),
+        )
+        .into());
+    }
+    let open_files = raise_open_file_limit().ok();
+    let most = levels.iter().copied().max().unwrap_or(0);
+    if let Some(files) = &open_files {
+        if most as u64 + 64 > files.soft {
+            return Err(SetupError::Other(format!(
+                "a level of {most} streams needs about {} open files; the limit here is {} even after raising it",
+                most + 64,
+                files.soft
+            ))
+            .into());
+        }
+    }
+    for t in &targets {
+        probe(&t.target, plan.timeout)?;
+    }
+    if let Some(core) = plan.pin.first() {
+        core_affinity::set_for_current(core_affinity::CoreId { id: *core });
+    }
+    let sampling = Sampling::start(samples);
+    let mut rungs = Vec::new();
+    'levels: for (i, &level) in levels.iter().enumerate() {
+        // The order rotates from level to level, so no target always goes first.
+        let order = (0..targets.len()).map(|k| &targets[(i + k) % targets.len()]);
+        for t in order {
+            if stop_requested() {
+                break 'levels;
+            }
+            if !plan.quiet {
+                eprintln!("loadgen ladder: {level} streams, {}", t.name);
+            }
+            let calls =
+                climb(&t.target, &plan.request, level, plan.timeout).map_err(SetupError::Other)?;
+            rungs.push(rung(level, &t.name, calls));
+            std::thread::sleep(settle);
+        }
+    }
+    let resources = sampling.finish();
+    judge_delivery(&mut rungs);
+    let interrupted = stop_requested();
+    let mut invalid_reasons: Vec<String> = rungs
+        .iter()
+        .filter(|r| r.name == "direct" && r.failed > 0)
+        .map(|r| {
+            format!(
+                "the direct target failed {} of {} streams at level {}: the baseline did not hold",
+                r.failed, r.level, r.level
+            )
+        })
+        .collect();
+    if interrupted {
+        invalid_reasons.push("interrupted before every level ran".into());
+    }
+    let valid = invalid_reasons.is_empty();
+    let result = LadderResult {
+        schema: SCHEMA,
+        gatebench_version: env!("CARGO_PKG_VERSION"),
+        command,
+        started_at,
+        host: HostFacts::read(),
+        open_files: open_files.map(Into::into),
+        plan,
+        targets,
+        rungs,
+        resources,
+        valid,
+        invalid_reasons,
+        interrupted,
+    };
+    Ok((result, if valid { EXIT_OK } else { EXIT_FAILED }))
+}
+
+/// What one level's streams gave: each stream's exchange or failure, and the send window.
+struct Climb {
+    results: Vec<Result<Exchange, ErrorKind>>,
+    send_window_ns: u64,
+}
+
+/// Opens `n` connections, then starts `n` streams at one instant and waits for all of them.
+fn climb(
+    target: &Target,
+    request: &RequestSpec,
+    n: usize,
+    timeout: Duration,
+) -> Result<Climb, String> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot build a runtime: {e}"))?;
+    let local = tokio::task::LocalSet::new();
+    Ok(local.block_on(&runtime, async move {
+        let pool = Rc::new(Pool::new(target.clone(), n, timeout));
+        // Connections that cannot be opened now are tried again by each stream, and their
+        // failures counted there.
+        let _ = pool.preopen(n).await;
+        let template = Rc::new(RequestTemplate::post(target, request));
+        let request = Rc::new(request.clone());
+        let clock = RunClock::starting_in(Duration::ZERO);
+        let results = Rc::new(RefCell::new(Vec::with_capacity(n)));
+        let sent = Rc::new(RefCell::new(0u64));
+        let mut tasks = Vec::with_capacity(n);
+        for i in 0..n {
+            let (pool, template, request, clock, results, sent) = (
+                pool.clone(),
+                template.clone(),
+                request.clone(),
+                clock.clone(),
+                results.clone(),
+                sent.clone(),
+            );
+            tasks.push(tokio::task::spawn_local(async move {
+                let slot = Slot {
+                    index: i as u64,
+                    due_ns: 0,
+                    dispatched_ns: 0,
+                };
+                let x = tokio::time::timeout(
+                    timeout,
+                    exchange(&pool, &template, &request, &clock, slot),
+                )
+                .await
+                .unwrap_or(Err(ErrorKind::Timeout));
+                if let Ok(x) = &x {
+                    let mut last = sent.borrow_mut();
+                    *last = (*last).max(x.sent_ns);
+                }
+                results.borrow_mut().push(x);
+            }));
+        }
+        for task in tasks {
+            let _ = task.await;
+        }
+        let send_window_ns = *sent.borrow();
+        let results = std::mem::take(&mut *results.borrow_mut());
+        Climb {
+            results,
+            send_window_ns,
+        }
+    }))
+}
+
+fn rung(level: usize, name: &str, climb: Climb) -> Rung {
+    let mut errors = BTreeMap::new();
+    let mut ttft = Vec::new();
+    let mut e2e = Vec::new();
+    let mut chunks = Vec::new();
+    let mut spread = Vec::new();
+    for result in &climb.results {
+        match result {
+            Ok(x) => {
+                ttft.push(x.first_output_ns.unwrap_or(x.done_ns) as f64 / 1e3);
+                e2e.push(x.done_ns as f64 / 1e3);
+                chunks.push(x.output_events);
+                spread.push(x.output_gaps_ns.iter().sum::<u64>() as f64 / 1e3);
+            }
+            Err(kind) => *errors.entry(kind.key()).or_default() += 1,
+        }
+    }
+    let sorted = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v
+    };
+    let (ttft, e2e) = (sorted(ttft), sorted(e2e));
+    let q = |v: &[f64], p| quantile_of_sorted(v, p).unwrap_or(f64::NAN);
+    let chunk_values: Vec<f64> = chunks.iter().map(|&c| c as f64).collect();
+    Rung {
+        level,
+        name: name.to_string(),
+        completed: e2e.len(),
+        failed: climb.results.len() - e2e.len(),
+        errors,
+        ttft_p50_us: q(&ttft, 0.5),
+        ttft_p95_us: q(&ttft, 0.95),
+        e2e_p50_us: q(&e2e, 0.5),
+        e2e_p95_us: q(&e2e, 0.95),
+        chunks_p50: median(&chunk_values).unwrap_or(f64::NAN),
+        chunks_min: chunks.iter().copied().min().unwrap_or(0),
+        chunks_max: chunks.iter().copied().max().unwrap_or(0),
+        spread_p50_us: median(&spread).unwrap_or(f64::NAN),
+        delivery: "-".into(),
+        send_window_us: climb.send_window_ns as f64 / 1e3,
+    }
+}
+
+/// Marks each gateway rung against the direct rung of its level: fewer output events per
+/// stream means re-chunked (merged); output that arrives all at once where direct's was spread
+/// out means buffered.
+fn judge_delivery(rungs: &mut [Rung]) {
+    let direct: BTreeMap<usize, (f64, f64)> = rungs
+        .iter()
+        .filter(|r| r.name == "direct")
+        .map(|r| (r.level, (r.chunks_p50, r.spread_p50_us)))
+        .collect();
+    for r in rungs.iter_mut().filter(|r| r.name != "direct") {
+        let Some(&(chunks, spread)) = direct.get(&r.level) else {
+            continue;
+        };
+        r.delivery = if r.completed == 0 {
+            "no stream completed".into()
+        } else if spread > 1_000.0 && r.spread_p50_us < spread / 10.0 {
+            "buffered".into()
+        } else if (r.chunks_p50 - chunks).abs() >= 1.0 {
+            "re-chunked".into()
+        } else {
+            "passed through".into()
+        };
+    }
+}
+
+/// Per level and target: streams completed and failed, TTFT and e2e, chunks, delivery.
+pub fn rungs_table(rungs: &[Rung]) -> Table {
+    let mut table = Table::new(&[
+        "streams",
+        "target",
+        "completed",
+        "failed",
+        "TTFT p50",
+        "TTFT p95",
+        "e2e p50",
+        "e2e p95",
+        "chunks",
+        "delivery",
+        "errors",
+    ]);
+    for r in rungs {
+        table.push(vec![
+            r.level.to_string(),
+            r.name.clone(),
+            r.completed.to_string(),
+            r.failed.to_string(),
+            micros(r.ttft_p50_us),
+            micros(r.ttft_p95_us),
+            micros(r.e2e_p50_us),
+            micros(r.e2e_p95_us),
+            format!("{}", r.chunks_p50),
+            r.delivery.clone(),
+            if r.errors.is_empty() {
+                "-".into()
+            } else {
+                r.errors
+                    .iter()
+                    .map(|(k, n)| format!("{k} {n}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            },
+        ]);
+    }
+    table
+}
+
+/// The resources sampled, labelled by phase.
+pub fn resources_table(resources: &[ResourceReport]) -> Table {
+    let mut table = Table::new(&[
+        "process",
+        "idle CPU (cores)",
+        "idle RSS",
+        "load CPU mean",
+        "load CPU peak",
+        "load RSS peak",
+    ]);
+    let mib = |b: u64| format!("{:.1} MiB", b as f64 / (1 << 20) as f64);
+    for r in resources {
+        table.push(vec![
+            format!("{} ({})", r.name, r.source),
+            format!("{:.2}", r.idle_cpu_cores),
+            mib(r.idle_rss_bytes),
+            format!("{:.2}", r.load_cpu_cores_mean),
+            format!("{:.2}", r.load_cpu_cores_peak),
+            mib(r.load_rss_peak_bytes),
+        ]);
+    }
+    table
+}
+
+/// The terminal report.
+pub fn terminal(result: &LadderResult) -> String {
+    let mut out = format!(
+        "loadgen ladder: N streams started at one instant per level and target; times from that instant ({})\n\n",
+        result.plan.request.scenario
+    );
+    out.push_str(&rungs_table(&result.rungs).to_text());
+    if !result.resources.is_empty() {
+        out.push('\n');
+        out.push_str(&resources_table(&result.resources).to_text());
+    }
+    if result.valid {
+        out.push_str("\nvalid\n");
+    } else {
+        out.push_str(&format!(
+            "\nINVALID: {}\n",
+            result.invalid_reasons.join("; ")
+        ));
+    }
+    out
+}
+
+/// Writes the JSON result atomically.
+pub fn write_json(result: &LadderResult, path: &std::path::Path) -> anyhow::Result<()> {
+    crate::run::write_atomically(path, &serde_json::to_vec_pretty(result)?)
+}

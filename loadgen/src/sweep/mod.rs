@@ -1,0 +1,408 @@
+//! `loadgen sweep`: the comparison of `loadgen compare` at a series of load levels (closed-loop
+//! concurrency, or open-loop rates), with each level's direct baseline checked against the
+//! single-client floor: a level whose direct p99 exceeds twice the floor is flagged "baseline
+//! saturated" and kept out of the headline, since there the upstream, not the gateway, sets the
+//! figures.
+
+use clap::Args;
+use gatebench_shared::host::{raise_open_file_limit, HostFacts};
+use serde::{Deserialize, Serialize};
+
+use crate::compare::analysis::{PercentileDelta, TargetSummary};
+use crate::compare::{analyse, run_trials, with_profile, CompareArgs, TrialRun};
+use crate::gateways::{named_targets, Named};
+use crate::plan::{parse_rate, Plan, PlanError};
+use crate::report::overhead::micros;
+use crate::report::table::Table;
+use crate::result::OpenFiles;
+use crate::run::{probe, stop_flag, SetupError, EXIT_FAILED, EXIT_OK};
+
+/// Identifies the result format; bumped when a field changes meaning or goes away.
+pub const SCHEMA: &str = "gatebench.loadgen.sweep/1";
+
+/// A level's direct p99 over this many times the floor marks the baseline saturated.
+const SATURATION: f64 = 2.0;
+
+/// Options of `loadgen sweep`: those of `loadgen compare`, and the levels.
+#[derive(Debug, Clone, Default, Args)]
+pub struct SweepArgs {
+    /// Load levels, comma-separated. Default 1,4,16,64,256.
+    #[arg(long)]
+    pub levels: Option<String>,
+    /// What the levels are: concurrency (closed loop) or rate (open loop, requests per second).
+    /// Default concurrency.
+    #[arg(long)]
+    pub level_kind: Option<String>,
+    #[command(flatten)]
+    pub compare: CompareArgs,
+}
+
+/// One level: every target's trials, summaries and deltas.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Level {
+    pub level: f64,
+    pub summary: Vec<TargetSummary>,
+    pub deltas: Vec<PercentileDelta>,
+    /// Median over trials of the direct target's p99, µs.
+    pub direct_p99_us: f64,
+    /// The direct p99 exceeds twice the single-client floor: excluded from the headline.
+    pub baseline_saturated: bool,
+    /// Every trial's full run (not read back by reports).
+    #[serde(skip_deserializing, default)]
+    pub runs: Vec<TrialRun>,
+}
+
+/// A gateway's added latency at the highest level whose baseline was not saturated.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Headline {
+    pub gateway: String,
+    pub level: f64,
+    pub added_p50_us: f64,
+    pub added_p99_us: f64,
+}
+
+/// The versioned JSON result of `loadgen sweep`.
+#[derive(Debug, Serialize)]
+pub struct SweepResult {
+    pub schema: &'static str,
+    pub gatebench_version: &'static str,
+    pub command: Vec<String>,
+    pub started_at: String,
+    pub host: HostFacts,
+    pub open_files: Option<OpenFiles>,
+    /// The load options shared by every level (the first level's plan).
+    pub plan: Plan,
+    pub targets: Vec<Named>,
+    pub trials: usize,
+    /// `concurrency` or `rate`.
+    pub level_kind: String,
+    /// The direct target's p99 with one request in flight, µs.
+    pub floor_p99_us: f64,
+    pub levels: Vec<Level>,
+    pub headline: Vec<Headline>,
+    /// Processes sampled with --sample-pid over the whole sweep.
+    pub resources: Vec<crate::sampler::ResourceReport>,
+    pub valid: bool,
+    pub invalid_reasons: Vec<String>,
+    pub interrupted: bool,
+}
+
+fn parse_levels(text: &str, kind: &str) -> Result<Vec<f64>, PlanError> {
+    let err = || {
+        PlanError::Named(
+            "--levels",
+            text.to_string(),
+            "comma-separated levels like 1,4,16,64,256",
+        )
+    };
+    let levels = text
+        .split(',')
+        .map(|l| match kind {
+            "rate" => parse_rate(l.trim()),
+            _ => l
+                .trim()
+                .parse::<usize>()
+                .ok()
+                .filter(|&n| (1..=100_000).contains(&n))
+                .map(|n| n as f64)
+                .ok_or_else(err),
+        })
+        .collect::<Result<Vec<f64>, _>>()?;
+    if levels.is_empty() {
+        return Err(err());
+    }
+    Ok(levels)
+}
+
+/// The run options of one level.
+fn level_args(base: &CompareArgs, kind: &str, level: f64) -> crate::cli::RunArgs {
+    let mut run = base.run.clone();
+    if kind == "rate" {
+        run.rate = Some(level.to_string());
+        run.concurrency = None;
+    } else {
+        run.concurrency = Some(level as usize);
+        run.rate = None;
+        run.connections = Some(run.connections.unwrap_or(0).max(level as usize));
+    }
+    run
+}
+
+/// Runs `loadgen sweep` and returns the result with the exit code it earns.
+pub fn run_sweep(args: SweepArgs, command: Vec<String>) -> anyhow::Result<(SweepResult, u8)> {
+    let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
+    let compare = with_profile(args.compare)?;
+    let kind = args.level_kind.unwrap_or_else(|| "concurrency".into());
+    if kind != "concurrency" && kind != "rate" {
+        return Err(SetupError::from(PlanError::Named(
+            "--level-kind",
+            kind,
+            "concurrency or rate",
+        ))
+        .into());
+    }
+    let levels = parse_levels(args.levels.as_deref().unwrap_or("1,4,16,64,256"), &kind)
+        .map_err(SetupError::from)?;
+    if !compare.run.targets.is_empty() {
+        return Err(SetupError::Other(
+            "sweep takes --direct URL and --gateway NAME=URL, not --target".into(),
+        )
+        .into());
+    }
+    let trials = match compare.trials.unwrap_or(3) {
+        n @ 1..=1_000 => n,
+        n => return Err(SetupError::from(PlanError::Count("--trials", n, 1_000)).into()),
+    };
+    let targets = named_targets(
+        compare.direct.as_deref(),
+        &compare.gateways,
+        &compare.gateway_info,
+    )
+    .map_err(SetupError::from)?;
+    // Every level's plan is checked before any load is sent.
+    let plans = levels
+        .iter()
+        .map(|&l| level_args(&compare, &kind, l).plan())
+        .collect::<Result<Vec<Plan>, _>>()
+        .map_err(SetupError::from)?;
+    if plans.iter().any(|p| p.duration.is_none()) {
+        return Err(SetupError::Other("sweep needs a finite --duration per level".into()).into());
+    }
+    for t in &targets {
+        probe(&t.target, plans[0].timeout)?;
+    }
+    let samples = crate::compare::sample_specs(&compare.sample)?;
+    let open_files = raise_open_file_limit().ok();
+    let stop = stop_flag();
+    let sampling = crate::sampler::Sampling::start(samples);
+
+    // The single-client floor: the direct target with one request in flight.
+    let floor_level = (kind == "concurrency")
+        .then(|| levels.iter().position(|&l| l == 1.0))
+        .flatten();
+    let mut floor_p99_us = f64::NAN;
+    if floor_level.is_none() {
+        let floor_plan = level_args(&compare, "concurrency", 1.0)
+            .plan()
+            .map_err(SetupError::from)?;
+        let runs = run_trials(&floor_plan, &targets[..1], 1, "floor, ");
+        let (summary, _) = analyse(&targets[..1], &runs);
+        floor_p99_us = summary.first().map_or(f64::NAN, |s| s.p99_us);
+    }
+    let mut done = Vec::new();
+    for (plan, &level) in plans.iter().zip(&levels) {
+        if stop.stop.load(std::sync::atomic::Ordering::Relaxed) {
+            break;
+        }
+        let label = format!("{kind} {level}, ");
+        let runs = run_trials(plan, &targets, trials, &label);
+        let (summary, deltas) = analyse(&targets, &runs);
+        let direct_p99_us = summary.first().map_or(f64::NAN, |s| s.p99_us);
+        if floor_level.is_some_and(|i| done.len() == i) {
+            floor_p99_us = direct_p99_us;
+        }
+        done.push(Level {
+            level,
+            summary,
+            deltas,
+            direct_p99_us,
+            baseline_saturated: false,
+            runs,
+        });
+    }
+    let resources = sampling.finish();
+    for level in &mut done {
+        level.baseline_saturated = level.direct_p99_us > SATURATION * floor_p99_us;
+    }
+    let interrupted = stop.stop.load(std::sync::atomic::Ordering::Relaxed);
+    let headline = headline(&targets, &done);
+    let mut invalid_reasons: Vec<String> = done
+        .iter()
+        .flat_map(|l| {
+            l.runs
+                .iter()
+                .filter(|r| !r.run.validity.valid)
+                .map(move |r| {
+                    format!(
+                        "level {} {} trial {}: {}",
+                        l.level,
+                        r.name,
+                        r.trial,
+                        r.run.validity.reasons.join("; ")
+                    )
+                })
+        })
+        .collect();
+    if interrupted {
+        invalid_reasons.push("interrupted before every level ran".into());
+    }
+    let valid = invalid_reasons.is_empty();
+    let result = SweepResult {
+        schema: SCHEMA,
+        gatebench_version: env!("CARGO_PKG_VERSION"),
+        command,
+        started_at,
+        host: HostFacts::read(),
+        open_files: open_files.map(Into::into),
+        plan: plans[0].clone(),
+        targets,
+        trials,
+        level_kind: kind,
+        floor_p99_us,
+        levels: done,
+        headline,
+        resources,
+        valid,
+        invalid_reasons,
+        interrupted,
+    };
+    Ok((result, if valid { EXIT_OK } else { EXIT_FAILED }))
+}
+
+/// Each gateway's added p50 and p99 at the highest level whose baseline was not saturated.
+fn headline(targets: &[Named], levels: &[Level]) -> Vec<Headline> {
+    let Some(level) = levels.iter().rev().find(|l| !l.baseline_saturated) else {
+        return Vec::new();
+    };
+    let added = |gateway: &str, percentile: &str| {
+        level
+            .deltas
+            .iter()
+            .find(|d| d.gateway == gateway && d.percentile == percentile)
+            .map_or(f64::NAN, |d| {
+                d.added_us.map_or_else(
+                    || d.per_trial_us.first().copied().unwrap_or(f64::NAN),
+                    |i| i.estimate,
+                )
+            })
+    };
+    targets[1..]
+        .iter()
+        .map(|t| Headline {
+            gateway: t.name.clone(),
+            level: level.level,
+            added_p50_us: added(&t.name, "p50"),
+            added_p99_us: added(&t.name, "p99"),
+        })
+        .collect()
+}
+
+/// Per level and target: throughput, p50, p99, errors, added p50 and p99, and the flag.
+pub fn levels_table(levels: &[Level]) -> Table {
+    let mut table = Table::new(&[
+        "level",
+        "target",
+        "throughput (req/s)",
+        "success",
+        "P50",
+        "P99",
+        "added P50",
+        "added P99",
+        "baseline",
+    ]);
+    for level in levels {
+        for s in &level.summary {
+            let added = |p: &str| {
+                level
+                    .deltas
+                    .iter()
+                    .find(|d| d.gateway == s.name && d.percentile == p)
+                    .map_or_else(
+                        || "-".to_string(),
+                        |d| {
+                            let v = d.added_us.map_or_else(
+                                || d.per_trial_us.first().copied().unwrap_or(f64::NAN),
+                                |i| i.estimate,
+                            );
+                            let interval = d
+                                .added_us
+                                .map(|i| format!(" ±{}", micros((i.high - i.low) / 2.0)))
+                                .unwrap_or_default();
+                            format!("{}{interval}", micros(v))
+                        },
+                    )
+            };
+            table.push(vec![
+                level.level.to_string(),
+                s.name.clone(),
+                format!("{:.1}", s.throughput),
+                format!("{:.2}%", s.success_rate * 100.0),
+                micros(s.p50_us),
+                micros(s.p99_us),
+                added("p50"),
+                added("p99"),
+                if level.baseline_saturated {
+                    "saturated".into()
+                } else {
+                    "ok".into()
+                },
+            ]);
+        }
+    }
+    table
+}
+
+/// The terminal report: every level, then the headline.
+pub fn terminal(result: &SweepResult) -> String {
+    let mut out = format!(
+        "loadgen sweep: {} levels ({}), {} trial(s) per level and target; single-client floor p99 {}\n\n",
+        result.levels.len(),
+        result.level_kind,
+        result.trials,
+        micros(result.floor_p99_us)
+    );
+    out.push_str(&levels_table(&result.levels).to_text());
+    out.push_str(&headline_text(&result.headline));
+    if !result.resources.is_empty() {
+        out.push('\n');
+        out.push_str(&crate::ladder::resources_table(&result.resources).to_text());
+    }
+    if result.valid {
+        out.push_str("\nvalid\n");
+    } else {
+        out.push_str(&format!(
+            "\nINVALID: {}\n",
+            result.invalid_reasons.join("; ")
+        ));
+    }
+    out
+}
+
+/// The headline in words.
+pub fn headline_text(headline: &[Headline]) -> String {
+    if headline.is_empty() {
+        return "\nno level with an unsaturated baseline: no headline figure\n".into();
+    }
+    let mut out = String::from("\nheadline (highest level with an unsaturated baseline):\n");
+    for h in headline {
+        out.push_str(&format!(
+            "  {} at {}: adds {} at p50, {} at p99\n",
+            h.gateway,
+            h.level,
+            micros(h.added_p50_us),
+            micros(h.added_p99_us)
+        ));
+    }
+    out
+}
+
+/// Writes the JSON result atomically.
+pub fn write_json(result: &SweepResult, path: &std::path::Path) -> anyhow::Result<()> {
+    crate::run::write_atomically(path, &serde_json::to_vec_pretty(result)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn levels_parse_by_kind() {
+        assert_eq!(
+            parse_levels("1, 4,16", "concurrency").unwrap(),
+            [1.0, 4.0, 16.0]
+        );
+        assert_eq!(parse_levels("1k,2000", "rate").unwrap(), [1000.0, 2000.0]);
+        assert!(parse_levels("0", "concurrency").is_err());
+        assert!(parse_levels("x", "rate").is_err());
+    }
+}

@@ -1,0 +1,148 @@
+//! `loadgen sweep` and `loadgen ladder` against test gateways of known behaviour: a saturated
+//! baseline is flagged, a connection cap is counted as failures, a buffering gateway is named.
+
+use gatebench_tests::faulty::{start_faulty, Fault};
+use gatebench_tests::gateway::{start_gateway, GatewayOptions};
+use gatebench_tests::start_mock;
+use loadgen::compare::CompareArgs;
+use loadgen::ladder::{run_ladder, LadderArgs};
+use loadgen::sweep::{run_sweep, SweepArgs};
+use loadgen::RunArgs;
+
+fn url(addr: std::net::SocketAddr) -> String {
+    format!("http://{addr}/v1/chat/completions")
+}
+
+fn temp(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("gatebench-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(format!("{name}.json"))
+}
+
+#[test]
+fn a_sweep_flags_the_level_where_the_baseline_saturates() {
+    // An upstream that serves one request at a time in 2 ms: one client sees ~2 ms, eight see
+    // ~16 ms at p99, far over twice the floor.
+    let upstream = start_faulty(Fault::OneAtATime);
+    let (result, _) = run_sweep(
+        SweepArgs {
+            levels: Some("1,8".into()),
+            level_kind: None,
+            compare: CompareArgs {
+                direct: Some(url(upstream)),
+                gateways: vec![format!("same={}", url(upstream))],
+                trials: Some(1),
+                run: RunArgs {
+                    duration: Some("1s".into()),
+                    quiet: true,
+                    ..RunArgs::default()
+                },
+                ..CompareArgs::default()
+            },
+        },
+        vec![],
+    )
+    .unwrap();
+    assert_eq!(result.levels.len(), 2);
+    let (one, eight) = (&result.levels[0], &result.levels[1]);
+    assert!(
+        (1_500.0..6_000.0).contains(&result.floor_p99_us),
+        "{}",
+        result.floor_p99_us
+    );
+    assert!(!one.baseline_saturated);
+    assert!(eight.baseline_saturated, "{} µs", eight.direct_p99_us);
+    // The headline comes from the highest level that was not saturated.
+    assert_eq!(result.headline.len(), 1);
+    assert_eq!(result.headline[0].level, 1.0);
+    for level in &result.levels {
+        assert_eq!(level.summary.len(), 2);
+        assert!(level.summary.iter().all(|s| s.ok > 0 && s.ok == s.requests));
+    }
+    let path = temp("sweep");
+    loadgen::sweep::write_json(&result, &path).unwrap();
+    crate::compare::check_reports(&path, "level,target,requests");
+    std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
+}
+
+#[test]
+fn a_ladder_counts_refusals_and_names_a_buffering_gateway() {
+    let mock = start_mock(mock_upstream::Config {
+        latency: gatebench_shared::LatencyModel {
+            itl: "2ms".parse().unwrap(),
+            tokens: "10".parse().unwrap(),
+            ..Default::default()
+        },
+        ..mock_upstream::Config::default()
+    });
+    let upstream = mock.local_addr();
+    let pass = start_gateway(upstream, GatewayOptions::default());
+    let capped = start_gateway(
+        upstream,
+        GatewayOptions {
+            max_connections: Some(20),
+            ..GatewayOptions::default()
+        },
+    );
+    let buffering = start_gateway(
+        upstream,
+        GatewayOptions {
+            buffer_streams: true,
+            ..GatewayOptions::default()
+        },
+    );
+    let (result, _) = run_ladder(
+        LadderArgs {
+            levels: Some("10,50".into()),
+            settle: Some("200ms".into()),
+            compare: CompareArgs {
+                direct: Some(url(upstream)),
+                gateways: vec![
+                    format!("pass={}", url(pass)),
+                    format!("capped={}", url(capped)),
+                    format!("buffering={}", url(buffering)),
+                ],
+                sample: vec![format!("tests={}", std::process::id())],
+                run: RunArgs {
+                    timeout: Some("5s".into()),
+                    quiet: true,
+                    ..RunArgs::default()
+                },
+                ..CompareArgs::default()
+            },
+        },
+        vec![],
+    )
+    .unwrap();
+    let rung = |level: usize, name: &str| {
+        result
+            .rungs
+            .iter()
+            .find(|r| r.level == level && r.name == name)
+            .unwrap()
+            .clone()
+    };
+    for level in [10, 50] {
+        let direct = rung(level, "direct");
+        assert_eq!((direct.completed, direct.failed), (level, 0));
+        assert_eq!(direct.chunks_p50, 10.0);
+        // Ten tokens 2 ms apart: the first output comes before the last by about 18 ms.
+        assert!(direct.spread_p50_us > 10_000.0, "{direct:?}");
+        assert_eq!(rung(level, "pass").delivery, "passed through");
+        assert_eq!(rung(level, "buffering").delivery, "buffered");
+    }
+    let capped = rung(50, "capped");
+    assert_eq!(capped.completed, 20, "{capped:?}");
+    assert_eq!(capped.failed, 30);
+    assert_eq!(capped.errors.values().sum::<u64>(), 30);
+    assert_eq!(rung(10, "capped").completed, 10);
+    // The test process itself was sampled: idle, then under load.
+    assert_eq!(result.resources.len(), 1);
+    assert!(result.resources[0].load_rss_peak_bytes > 0);
+    assert!(result.resources[0].samples.len() >= 4);
+
+    let path = temp("ladder");
+    loadgen::ladder::write_json(&result, &path).unwrap();
+    crate::compare::check_reports(&path, "streams,target,completed");
+    std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
+}
