@@ -4,7 +4,8 @@
 # 1. Maximum throughput, closed loop, 64 connections: loadgen --concurrency 64, wrk -c64, oha -c64.
 # 2. The measurement floor at 5,000 req/s open loop: loadgen's CO-corrected response time and
 #    schedule lag, beside oha -q 5000 --latency-correction.
-# 3. loadgen's RSS over a long run at 5,000 req/s (histograms, not per-request vectors).
+# 3. The same floor with nginx's core kept out of idle by a SCHED_IDLE spinner (the clients' own floor).
+# 4. loadgen's RSS over a long run at 5,000 req/s (histograms, not per-request vectors).
 #
 # Usage: scripts/bench-loadgen.sh [ROUNDS] [SECONDS] [RSS_SECONDS]   (defaults: 3, 10, 60)
 # Needs: wrk, nginx, curl (apt), oha (cargo install oha --locked), python3.
@@ -16,7 +17,7 @@ rss_seconds=${3:-60}
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
-for tool in wrk nginx oha curl taskset python3; do
+for tool in wrk nginx oha curl taskset chrt python3; do
   command -v "$tool" >/dev/null || { echo "bench-loadgen: $tool not found" >&2; exit 2; }
 done
 (cd "$root" && cargo build --release -q -p loadgen)
@@ -79,6 +80,27 @@ for round in $(seq "$rounds"); do
   op99=$(python3 -c "import json; p=json.load(open('$work/oha.json'))['latencyPercentiles']; print(round(p['p99']*1e6))")
   printf "%-6s %8s %8s %8s %8s %8s %8s %8s %8s %8s %8s\n" "$round" "$a50" "$a99" "$alag" "$acpu" "$b50" "$b99" "$blag" "$bcpu" "$op50" "$op99"
 done
+
+echo
+echo "## Floor again, with nginx's core kept out of idle (a SCHED_IDLE spinner on CPU 1)"
+echo "A halted virtual CPU wakes slowly; the spinner yields to nginx at once but keeps the core awake,"
+echo "so what is left is the clients' own floor. loadgen --spin 1s beside oha, ${seconds}s each."
+printf "%-6s %8s %8s %8s %8s %8s %8s\n" round "lg p50" "lg p99" "lag p99" "oha p50" "oha p99" "lg/oha99"
+chrt -i 0 taskset -c 1 sh -c 'while :; do :; done' &
+spinner=$!
+r_floor=()
+for round in $(seq "$rounds"); do
+  read -r c50 c99 clag ccpu crate <<<"$(floor 1s)"
+  taskset -c 0 oha --no-tui -c 64 -q 5000 --latency-correction -z "${seconds}s" -m POST -T application/json -d "$body" \
+      --output-format json "$url" >"$work/oha.json"
+  op50=$(python3 -c "import json; p=json.load(open('$work/oha.json'))['latencyPercentiles']; print(round(p['p50']*1e6))")
+  op99=$(python3 -c "import json; p=json.load(open('$work/oha.json'))['latencyPercentiles']; print(round(p['p99']*1e6))")
+  ratio=$(awk -v a="$c99" -v b="$op99" 'BEGIN {printf "%.2f", a / b}')
+  r_floor+=("$ratio")
+  printf "%-6s %8s %8s %8s %8s %8s %8s\n" "$round" "$c50" "$c99" "$clag" "$op50" "$op99" "$ratio"
+done
+kill "$spinner"
+echo "median loadgen p99 / oha p99: $(median "${r_floor[@]}")"
 
 echo
 echo "## loadgen RSS at 5,000 req/s over ${rss_seconds}s"

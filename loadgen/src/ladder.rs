@@ -68,6 +68,9 @@ pub struct Rung {
     pub delivery: String,
     /// Time to write all N requests, µs (the "instant" is this wide).
     pub send_window_us: f64,
+    /// Connections opened for the rung (N when every one could be).
+    #[serde(default)]
+    pub connections_opened: u64,
 }
 
 /// The versioned JSON result of `loadgen ladder`.
@@ -82,6 +85,8 @@ pub struct LadderResult {
     /// The request options (its `targets` are empty: see `targets`).
     pub plan: Plan,
     pub targets: Vec<Named>,
+    /// The direct target's configuration (TOML) when it is a gatebench mock.
+    pub mock: Option<String>,
     pub rungs: Vec<Rung>,
     pub resources: Vec<ResourceReport>,
     pub valid: bool,
@@ -152,6 +157,7 @@ pub fn run_ladder(args: LadderArgs, command: Vec<String>) -> anyhow::Result<(Lad
     for t in &targets {
         probe(&t.target, plan.timeout)?;
     }
+    let mock = crate::disclose::mock_config(&targets[0].target);
     if let Some(core) = plan.pin.first() {
         core_affinity::set_for_current(core_affinity::CoreId { id: *core });
     }
@@ -199,6 +205,7 @@ pub fn run_ladder(args: LadderArgs, command: Vec<String>) -> anyhow::Result<(Lad
         open_files: open_files.map(Into::into),
         plan,
         targets,
+        mock,
         rungs,
         resources,
         valid,
@@ -212,6 +219,7 @@ pub fn run_ladder(args: LadderArgs, command: Vec<String>) -> anyhow::Result<(Lad
 struct Climb {
     results: Vec<Result<Exchange, ErrorKind>>,
     send_window_ns: u64,
+    connections_opened: u64,
 }
 
 /// Opens `n` connections, then starts `n` streams at one instant and waits for all of them.
@@ -273,6 +281,7 @@ fn climb(
         Climb {
             results,
             send_window_ns,
+            connections_opened: pool.opened.get(),
         }
     }))
 }
@@ -317,6 +326,7 @@ fn rung(level: usize, name: &str, climb: Climb) -> Rung {
         spread_p50_us: median(&spread).unwrap_or(f64::NAN),
         delivery: "-".into(),
         send_window_us: climb.send_window_ns as f64 / 1e3,
+        connections_opened: climb.connections_opened,
     }
 }
 

@@ -18,6 +18,7 @@
 
 pub mod cli;
 pub mod compare;
+mod disclose;
 mod embedded;
 mod exchange;
 pub mod gateways;

@@ -25,7 +25,8 @@ pub struct RunResult {
     pub host: HostFacts,
     pub open_files: Option<OpenFiles>,
     pub plan: Plan,
-    /// The embedded mock's configuration (TOML), when the demo used one.
+    /// The mock's configuration (TOML): the embedded one of the demo, or the first target's
+    /// when it is a gatebench mock (read from `GET /v1/gatebench/config`).
     pub mock: Option<String>,
     pub runs: Vec<TargetRun>,
     /// True when every run is valid.

@@ -62,6 +62,11 @@ pub fn run(args: RunArgs, command: Vec<String>) -> anyhow::Result<(RunResult, u8
     for target in &plan.targets {
         probe(target, plan.timeout)?;
     }
+    // The embedded mock's configuration, or the first target's when it is a gatebench mock.
+    let mock_config = match &mock {
+        Some(m) => Some(m.config_toml.clone()),
+        None => plan.targets.first().and_then(crate::disclose::mock_config),
+    };
     let (runs, final_plan) = run_phases(&args, &plan, &scenarios)?;
     let valid = runs.iter().all(|r| r.validity.valid);
     let result = RunResult {
@@ -72,7 +77,7 @@ pub fn run(args: RunArgs, command: Vec<String>) -> anyhow::Result<(RunResult, u8
         host: HostFacts::read(),
         open_files: open_files.map(Into::into),
         plan: final_plan,
-        mock: mock.as_ref().map(|m| m.config_toml.clone()),
+        mock: mock_config,
         runs,
         valid,
     };

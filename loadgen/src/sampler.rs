@@ -89,7 +89,7 @@ pub struct Sample {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ResourceReport {
     pub name: String,
-    /// `pid 1234 (and descendants)` or `cgroup PATH`.
+    /// `pid 1234 and descendants` or `cgroup PATH`.
     pub source: String,
     /// Mean CPU (cores) over the idle second before any load.
     pub idle_cpu_cores: f64,
@@ -113,6 +113,7 @@ pub struct Sampling {
     samples: Arc<Mutex<Vec<Vec<Sample>>>>,
     stop: Arc<AtomicBool>,
     thread: Option<std::thread::JoinHandle<()>>,
+    started: Instant,
     load_started_s: f64,
 }
 
@@ -125,23 +126,8 @@ impl Sampling {
         let thread = (!specs.is_empty()).then(|| {
             let (specs, samples, stop) = (specs.clone(), samples.clone(), stop.clone());
             std::thread::spawn(move || {
-                let clk = quanta::Clock::new();
-                let tick = clk.now();
                 while !stop.load(Relaxed) {
-                    let t_s = clk.now().duration_since(tick).as_secs_f64();
-                    let readings: Vec<Option<(f64, u64)>> =
-                        specs.iter().map(|s| read(&s.source)).collect();
-                    if let Ok(mut all) = samples.lock() {
-                        for (list, reading) in all.iter_mut().zip(readings) {
-                            if let Some((cpu_s, rss_bytes)) = reading {
-                                list.push(Sample {
-                                    t_s,
-                                    cpu_s,
-                                    rss_bytes,
-                                });
-                            }
-                        }
-                    }
+                    sample_all(&specs, &samples, started);
                     std::thread::sleep(INTERVAL);
                 }
             })
@@ -155,6 +141,7 @@ impl Sampling {
             samples,
             stop,
             thread,
+            started,
         }
     }
 
@@ -163,6 +150,8 @@ impl Sampling {
         self.stop.store(true, Relaxed);
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
+            // A last sample, so a load shorter than one interval is still seen.
+            sample_all(&self.specs, &self.samples, self.started);
         }
         let all = self.samples.lock().map(|s| s.clone()).unwrap_or_default();
         self.specs
@@ -170,6 +159,23 @@ impl Sampling {
             .zip(all)
             .map(|(spec, samples)| report(spec, samples, self.load_started_s))
             .collect()
+    }
+}
+
+/// Reads every source once and appends the readings.
+fn sample_all(specs: &[SampleSpec], samples: &Mutex<Vec<Vec<Sample>>>, started: Instant) {
+    let t_s = started.elapsed().as_secs_f64();
+    let readings: Vec<Option<(f64, u64)>> = specs.iter().map(|s| read(&s.source)).collect();
+    if let Ok(mut all) = samples.lock() {
+        for (list, reading) in all.iter_mut().zip(readings) {
+            if let Some((cpu_s, rss_bytes)) = reading {
+                list.push(Sample {
+                    t_s,
+                    cpu_s,
+                    rss_bytes,
+                });
+            }
+        }
     }
 }
 
@@ -194,7 +200,7 @@ fn report(spec: &SampleSpec, samples: Vec<Sample>, load_started_s: f64) -> Resou
     ResourceReport {
         name: spec.name.clone(),
         source: match &spec.source {
-            Source::Pid(pid) => format!("pid {pid} (and descendants)"),
+            Source::Pid(pid) => format!("pid {pid} and descendants"),
             Source::Cgroup(path) => format!("cgroup {}", path.display()),
         },
         idle_cpu_cores: span(&idle),

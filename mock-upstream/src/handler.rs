@@ -53,6 +53,14 @@ pub async fn handle(
             );
             response
         }
+        Route::Config => {
+            state.metrics.request(RouteKind::Other);
+            let mut response = Response::new(MockBody::bytes(&state.config_toml));
+            response
+                .headers_mut()
+                .insert(CONTENT_TYPE, HeaderValue::from_static("application/toml"));
+            response
+        }
         Route::MethodNotAllowed { allow } => {
             state.metrics.request(RouteKind::Other);
             Rejection::method_not_allowed(req.method().as_str(), req.uri().path(), allow)

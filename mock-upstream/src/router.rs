@@ -15,6 +15,9 @@ pub enum Route<'a> {
     Health,
     /// `GET /metrics` (Prometheus text).
     Metrics,
+    /// `GET /v1/gatebench/config`: the resolved configuration as TOML, for load generators to
+    /// disclose.
+    Config,
     /// A known path with the wrong method; `allow` is the method it takes.
     MethodNotAllowed { allow: &'static str },
     /// Anything else.
@@ -28,6 +31,7 @@ pub fn route<'a>(method: &Method, path: &'a str) -> Route<'a> {
         "/v1/models" => (Method::GET, Route::Models),
         "/health" => (Method::GET, Route::Health),
         "/metrics" => (Method::GET, Route::Metrics),
+        "/v1/gatebench/config" => (Method::GET, Route::Config),
         _ => match path.strip_prefix("/v1/models/") {
             Some(id) if !id.is_empty() && !id.contains('/') => (Method::GET, Route::Model(id)),
             _ => return Route::NotFound,
@@ -70,6 +74,7 @@ mod tests {
         );
         assert_eq!(route(&Method::GET, "/v1/models/"), Route::NotFound);
         assert_eq!(route(&Method::GET, "/health"), Route::Health);
+        assert_eq!(route(&Method::GET, "/v1/gatebench/config"), Route::Config);
         assert_eq!(route(&Method::POST, "/v1/nothing"), Route::NotFound);
     }
 }

@@ -12,6 +12,8 @@ pub struct State {
     pub config: Config,
     pub catalog: Catalog,
     pub metrics: Metrics,
+    /// The configuration as TOML, served at `GET /v1/gatebench/config`.
+    pub config_toml: bytes::Bytes,
     /// True when the latency model ever waits, so requests need their arrival time.
     pub timed: bool,
     /// Ordinal of the next request that carries no `x-gatebench-seq`.
@@ -24,6 +26,7 @@ impl State {
         State {
             catalog: Catalog::build(&config),
             timed: !config.latency.is_instant(),
+            config_toml: config.to_toml().into(),
             config,
             metrics: Metrics::default(),
             next_ordinal: AtomicU64::new(0),

@@ -61,6 +61,8 @@ pub struct CompareResult {
     /// The load of every trial (its `targets` are empty: see `targets`).
     pub plan: Plan,
     pub targets: Vec<Named>,
+    /// The direct target's configuration (TOML) when it is a gatebench mock.
+    pub mock: Option<String>,
     pub trials: usize,
     /// Every trial of every target, in the order they ran.
     pub runs: Vec<TrialRun>,
@@ -162,6 +164,7 @@ pub fn run_compare(args: CompareArgs, command: Vec<String>) -> anyhow::Result<(C
     for t in &targets {
         probe(&t.target, plan.timeout)?;
     }
+    let mock = crate::disclose::mock_config(&targets[0].target);
     let samples = sample_specs(&args.sample)?;
     let open_files = raise_open_file_limit().ok();
     let stop = stop_flag();
@@ -195,6 +198,7 @@ pub fn run_compare(args: CompareArgs, command: Vec<String>) -> anyhow::Result<(C
         open_files: open_files.map(Into::into),
         plan,
         targets,
+        mock,
         trials,
         runs,
         summary,

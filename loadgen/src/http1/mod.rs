@@ -8,7 +8,7 @@
 //! socket read, so a body's bytes are timed when they came off the socket.
 
 mod chunked;
-mod head;
+pub(crate) mod head;
 mod request;
 
 use std::io;

@@ -41,15 +41,19 @@ pub fn run_overhead(
         }
         None => args,
     };
+    let args_sample = args.sample.clone();
     let plan = args.plan().map_err(SetupError::from)?;
     let open_files = raise_open_file_limit().ok();
     for named in &plan.targets {
         probe(&named.target, plan.timeout)?;
     }
+    let mock = crate::disclose::mock_config(&plan.targets[0].target);
+    let samples = crate::compare::sample_specs(&args_sample)?;
     if let Some(core) = plan.pin {
         core_affinity::set_for_current(core_affinity::CoreId { id: core });
     }
     let stop = stop_flag();
+    let sampling = crate::sampler::Sampling::start(samples);
     let mut trials = Vec::new();
     'trials: for trial in 0..plan.trials {
         for request in &plan.requests {
@@ -61,6 +65,7 @@ pub fn run_overhead(
             trials.push(summarise(&plan, trial, request, calls));
         }
     }
+    let resources = sampling.finish();
     let interrupted = stop.stop.load(Relaxed);
     let invalid_reasons = judge(&plan, &trials, interrupted);
     let valid = invalid_reasons.is_empty();
@@ -72,7 +77,9 @@ pub fn run_overhead(
         host: HostFacts::read(),
         open_files: open_files.map(Into::into),
         plan,
+        mock,
         trials,
+        resources,
         valid,
         invalid_reasons,
         interrupted,

@@ -77,6 +77,11 @@ pub struct OverheadArgs {
     #[arg(long)]
     #[serde(default)]
     pub no_spin: bool,
+    /// Sample a process (and its children) or a cgroup every 250 ms: NAME=PID or
+    /// NAME=cgroup:PATH (repeatable).
+    #[arg(long = "sample-pid")]
+    #[serde(default, rename = "sample-pid")]
+    pub sample: Vec<String>,
     /// Write the JSON result here.
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -109,6 +114,7 @@ impl OverheadArgs {
             resamples: self.resamples.or(p.resamples),
             pin: self.pin.or(p.pin),
             no_spin: self.no_spin || p.no_spin,
+            sample: or_vec(self.sample, p.sample),
             out: self.out.or(p.out),
             quiet: self.quiet || p.quiet,
         }

@@ -26,7 +26,13 @@ pub struct OverheadResult {
     pub host: HostFacts,
     pub open_files: Option<OpenFiles>,
     pub plan: OverheadPlan,
+    /// The direct target's configuration (TOML) when it is a gatebench mock.
+    #[serde(default)]
+    pub mock: Option<String>,
     pub trials: Vec<Trial>,
+    /// Processes sampled with --sample-pid: idle before the rounds, mean and peak during them.
+    #[serde(default)]
+    pub resources: Vec<crate::sampler::ResourceReport>,
     /// True when no target failed more than 1% of its calls and every trial ran to the end.
     pub valid: bool,
     pub invalid_reasons: Vec<String>,

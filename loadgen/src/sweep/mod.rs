@@ -73,6 +73,8 @@ pub struct SweepResult {
     /// The load options shared by every level (the first level's plan).
     pub plan: Plan,
     pub targets: Vec<Named>,
+    /// The direct target's configuration (TOML) when it is a gatebench mock.
+    pub mock: Option<String>,
     pub trials: usize,
     /// `concurrency` or `rate`.
     pub level_kind: String,
@@ -171,6 +173,7 @@ pub fn run_sweep(args: SweepArgs, command: Vec<String>) -> anyhow::Result<(Sweep
     for t in &targets {
         probe(&t.target, plans[0].timeout)?;
     }
+    let mock = crate::disclose::mock_config(&targets[0].target);
     let samples = crate::compare::sample_specs(&compare.sample)?;
     let open_files = raise_open_file_limit().ok();
     let stop = stop_flag();
@@ -246,6 +249,7 @@ pub fn run_sweep(args: SweepArgs, command: Vec<String>) -> anyhow::Result<(Sweep
         open_files: open_files.map(Into::into),
         plan: plans[0].clone(),
         targets,
+        mock,
         trials,
         level_kind: kind,
         floor_p99_us,

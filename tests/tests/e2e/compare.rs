@@ -66,6 +66,7 @@ fn alternating_trials_find_a_known_delay_and_every_report_renders() {
     assert!((1_800.0..2_300.0).contains(&added.estimate), "{added:?}");
     assert!(!added.contains_zero(), "{added:?}");
 
+    crate::schema::assert_matches(&result, "compare.schema.json");
     let dir = std::env::temp_dir().join(format!("gatebench-compare-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("compare.json");

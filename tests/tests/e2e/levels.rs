@@ -59,6 +59,7 @@ fn a_sweep_flags_the_level_where_the_baseline_saturates() {
         assert_eq!(level.summary.len(), 2);
         assert!(level.summary.iter().all(|s| s.ok > 0 && s.ok == s.requests));
     }
+    crate::schema::assert_matches(&result, "sweep.schema.json");
     let path = temp("sweep");
     loadgen::sweep::write_json(&result, &path).unwrap();
     crate::compare::check_reports(&path, "level,target,requests");
@@ -141,6 +142,7 @@ fn a_ladder_counts_refusals_and_names_a_buffering_gateway() {
     assert!(result.resources[0].load_rss_peak_bytes > 0);
     assert!(result.resources[0].samples.len() >= 4);
 
+    crate::schema::assert_matches(&result, "ladder.schema.json");
     let path = temp("ladder");
     loadgen::ladder::write_json(&result, &path).unwrap();
     crate::compare::check_reports(&path, "streams,target,completed");

@@ -33,6 +33,7 @@ fn a_known_delay_is_found_and_no_delay_is_not_distinguishable() {
     )
     .unwrap();
     assert_eq!(code, 0, "{:?}", result.invalid_reasons);
+    crate::schema::assert_matches(&result, "overhead.schema.json");
     let dir = std::env::temp_dir().join(format!("gatebench-overhead-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("overhead.json");

@@ -1,7 +1,8 @@
-//! The JSON result matches its committed schema (`loadgen/result.schema.json`).
+//! The JSON results match their committed schemas (`loadgen/*.schema.json`).
 //!
-//! A small checker of the JSON Schema keywords the file uses: `type`, `enum`, `properties`,
-//! `required`, `additionalProperties`, `items` and local `$ref`.
+//! A small checker of the JSON Schema keywords the files use: `type`, `enum`, `properties`,
+//! `required`, `additionalProperties`, `items`, and `$ref` to `#/$defs/NAME` in the same file
+//! or `FILE#/$defs/NAME` in another schema file beside it.
 
 use gatebench_tests::start_mock;
 use loadgen::run::run;
@@ -13,8 +14,12 @@ use crate::load::{args, url};
 
 fn check(value: &Value, schema: &Value, root: &Value, path: &str, errors: &mut Vec<String>) {
     if let Some(reference) = schema.get("$ref").and_then(Value::as_str) {
-        let name = reference.trim_start_matches("#/$defs/");
-        return check(value, &root["$defs"][name], root, path, errors);
+        let (file, name) = reference.split_once("#/$defs/").unwrap();
+        if file.is_empty() {
+            return check(value, &root["$defs"][name], root, path, errors);
+        }
+        let other = load(file);
+        return check(value, &other["$defs"][name], &other, path, errors);
     }
     if let Some(types) = schema.get("type") {
         let types: Vec<&str> = match types {
@@ -77,9 +82,23 @@ fn check(value: &Value, schema: &Value, root: &Value, path: &str, errors: &mut V
     }
 }
 
-fn schema() -> Value {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../loadgen/result.schema.json");
+/// A schema file of `loadgen/`.
+fn load(file: &str) -> Value {
+    let path = format!("{}/../loadgen/{file}", env!("CARGO_MANIFEST_DIR"));
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn schema() -> Value {
+    load("result.schema.json")
+}
+
+/// Checks a result against `loadgen/FILE` and fails the test with every mismatch.
+pub fn assert_matches(result: &impl serde::Serialize, file: &str) {
+    let schema = load(file);
+    let value = serde_json::to_value(result).unwrap();
+    let mut errors = Vec::new();
+    check(&value, &schema, &schema, "$", &mut errors);
+    assert!(errors.is_empty(), "{file}: {errors:#?}");
 }
 
 #[test]

@@ -1,0 +1,45 @@
+//! What a result discloses about the upstream: when the direct target is a gatebench mock, its
+//! own resolved configuration (latency model, token counts, seed), read once before the load
+//! from `GET /v1/gatebench/config`.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::Duration;
+
+use crate::http1::head::{self, Framing};
+use crate::plan::Target;
+
+/// The path the mock serves its configuration on.
+const CONFIG_PATH: &str = "/v1/gatebench/config";
+/// Largest configuration read.
+const MAX_BYTES: usize = 64 * 1024;
+
+/// The mock's configuration (TOML) behind `target`, or `None` when it is not a gatebench mock
+/// (or does not answer within a second).
+pub fn mock_config(target: &Target) -> Option<String> {
+    let timeout = Duration::from_secs(1);
+    let mut stream = TcpStream::connect_timeout(&target.resolved, timeout).ok()?;
+    stream.set_read_timeout(Some(timeout)).ok()?;
+    stream.set_write_timeout(Some(timeout)).ok()?;
+    let request = format!(
+        "GET {CONFIG_PATH} HTTP/1.1\r\nhost: {}\r\nconnection: close\r\n\r\n",
+        target.authority
+    );
+    stream.write_all(request.as_bytes()).ok()?;
+    let mut bytes = Vec::new();
+    stream.take(MAX_BYTES as u64).read_to_end(&mut bytes).ok()?;
+    let (head, used) = head::parse(&bytes).ok()??;
+    if head.status != 200 {
+        return None;
+    }
+    let body = &bytes[used..];
+    let body = match head.framing {
+        Framing::Length(n) => body.get(..usize::try_from(n).ok()?)?,
+        Framing::UntilClose => body,
+        // The mock answers with a length; anything else is not the mock.
+        Framing::Chunked(_) | Framing::Empty => return None,
+    };
+    let text = std::str::from_utf8(body).ok()?;
+    // A gatebench mock's configuration names its latency model.
+    text.contains("ttft").then(|| text.to_string())
+}
