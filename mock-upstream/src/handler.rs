@@ -17,7 +17,7 @@ use crate::metrics::RouteKind;
 use crate::rejection::Rejection;
 use crate::request::{read_body, seq, BodyError};
 use crate::router::{route, Route};
-use crate::sse::{SseStream, StreamPlan};
+use crate::sse::{SseStream, StreamApi, StreamPlan};
 use crate::state::State;
 use crate::template::{json_escaped, Fill};
 
@@ -32,6 +32,9 @@ pub async fn handle(
         Route::ChatCompletions => chat(&state, req, start)
             .await
             .unwrap_or_else(Rejection::into_response),
+        Route::Messages => crate::messages::messages(&state, req, start)
+            .await
+            .unwrap_or_else(|r| r.anthropic().into_response()),
         Route::Models => {
             state.metrics.request(RouteKind::Models);
             json(&state.catalog.models_body)
@@ -63,8 +66,13 @@ pub async fn handle(
         }
         Route::MethodNotAllowed { allow } => {
             state.metrics.request(RouteKind::Other);
-            Rejection::method_not_allowed(req.method().as_str(), req.uri().path(), allow)
-                .into_response()
+            let path = req.uri().path();
+            let rejection = Rejection::method_not_allowed(req.method().as_str(), path, allow);
+            if path == "/v1/messages" {
+                rejection.anthropic().into_response()
+            } else {
+                rejection.into_response()
+            }
         }
         Route::NotFound => {
             state.metrics.request(RouteKind::Other);
@@ -189,9 +197,11 @@ async fn chat(
         let plan = StreamPlan {
             model,
             tokens,
-            finish,
-            include_usage: request.include_usage(),
             prompt_tokens,
+            api: StreamApi::Chat {
+                finish,
+                include_usage: request.include_usage(),
+            },
         };
         let stream = SseStream::new(state.clone(), plan, draw, start);
         let mut response = Response::new(MockBody::stream(stream));

@@ -18,6 +18,7 @@ mod cli;
 mod config;
 mod connection;
 mod handler;
+mod messages;
 mod metrics;
 mod payload;
 mod rejection;

@@ -12,6 +12,8 @@ use std::sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed};
 pub enum RouteKind {
     Chat,
     ChatStream,
+    Messages,
+    MessagesStream,
     Models,
     Health,
     Metrics,
@@ -19,9 +21,11 @@ pub enum RouteKind {
 }
 
 impl RouteKind {
-    const ALL: [RouteKind; 6] = [
+    const ALL: [RouteKind; 8] = [
         RouteKind::Chat,
         RouteKind::ChatStream,
+        RouteKind::Messages,
+        RouteKind::MessagesStream,
         RouteKind::Models,
         RouteKind::Health,
         RouteKind::Metrics,
@@ -32,6 +36,8 @@ impl RouteKind {
         match self {
             RouteKind::Chat => "chat",
             RouteKind::ChatStream => "chat_stream",
+            RouteKind::Messages => "messages",
+            RouteKind::MessagesStream => "messages_stream",
             RouteKind::Models => "models",
             RouteKind::Health => "health",
             RouteKind::Metrics => "metrics",

@@ -1,14 +1,16 @@
-//! Error responses in OpenAI's shape: `{"error":{"message","type","param","code"}}`.
+//! Error responses in the provider's shape: OpenAI's `{"error":{"message","type","param","code"}}`
+//! by default, Anthropic's `{"type":"error","error":{"type","message"}}` on its routes.
 //!
 //! These are the answers to what a user can get wrong; they allocate, which is fine off the
 //! hot path.
 
+use gatebench_shared::wire::anthropic::ErrorBody as AnthropicError;
 use gatebench_shared::wire::openai::ErrorBody;
 use hyper::header::{HeaderValue, ALLOW, CONNECTION, CONTENT_TYPE};
 use hyper::{Response, StatusCode};
 
 use crate::body::MockBody;
-use crate::catalog::{PROCESSING_MS, REQUEST_ID};
+use crate::catalog::{ANTHROPIC_REQUEST_ID, PROCESSING_MS, REQUEST_ID};
 
 /// An error the mock answers with.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -20,6 +22,7 @@ pub struct Rejection {
     pub code: Option<&'static str>,
     allow: Option<&'static str>,
     close: bool,
+    anthropic: bool,
 }
 
 impl Rejection {
@@ -37,6 +40,26 @@ impl Rejection {
             code,
             allow: None,
             close: false,
+            anthropic: false,
+        }
+    }
+
+    /// The same error in Anthropic's shape, with Anthropic's error type for its status.
+    pub fn anthropic(self) -> Rejection {
+        let kind = match self.status.as_u16() {
+            401 => "authentication_error",
+            403 => "permission_error",
+            404 => "not_found_error",
+            413 => "request_too_large",
+            429 => "rate_limit_error",
+            500 => "api_error",
+            529 => "overloaded_error",
+            _ => "invalid_request_error",
+        };
+        Rejection {
+            kind,
+            anthropic: true,
+            ..self
         }
     }
 
@@ -96,13 +119,21 @@ impl Rejection {
 
     /// The response for this error.
     pub fn into_response(self) -> Response<MockBody> {
-        let body = ErrorBody::encode(&self.message, self.kind, self.param, self.code);
+        let body = if self.anthropic {
+            AnthropicError::encode(self.kind, &self.message)
+        } else {
+            ErrorBody::encode(&self.message, self.kind, self.param, self.code)
+        };
         let mut response = Response::new(MockBody::owned(body));
         *response.status_mut() = self.status;
         let headers = response.headers_mut();
         headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        headers.insert("x-request-id", HeaderValue::from_static(REQUEST_ID));
-        headers.insert(PROCESSING_MS, HeaderValue::from_static("0"));
+        if self.anthropic {
+            headers.insert("request-id", HeaderValue::from_static(ANTHROPIC_REQUEST_ID));
+        } else {
+            headers.insert("x-request-id", HeaderValue::from_static(REQUEST_ID));
+            headers.insert(PROCESSING_MS, HeaderValue::from_static("0"));
+        }
         if let Some(allow) = self.allow {
             headers.insert(ALLOW, HeaderValue::from_static(allow));
         }

@@ -7,6 +7,8 @@ use hyper::Method;
 pub enum Route<'a> {
     /// `POST /v1/chat/completions`.
     ChatCompletions,
+    /// `POST /v1/messages` (Anthropic).
+    Messages,
     /// `GET /v1/models`.
     Models,
     /// `GET /v1/models/{id}`.
@@ -28,6 +30,7 @@ pub enum Route<'a> {
 pub fn route<'a>(method: &Method, path: &'a str) -> Route<'a> {
     let (wanted, route) = match path {
         "/v1/chat/completions" => (Method::POST, Route::ChatCompletions),
+        "/v1/messages" => (Method::POST, Route::Messages),
         "/v1/models" => (Method::GET, Route::Models),
         "/health" => (Method::GET, Route::Health),
         "/metrics" => (Method::GET, Route::Metrics),
@@ -74,6 +77,7 @@ mod tests {
         );
         assert_eq!(route(&Method::GET, "/v1/models/"), Route::NotFound);
         assert_eq!(route(&Method::GET, "/health"), Route::Health);
+        assert_eq!(route(&Method::POST, "/v1/messages"), Route::Messages);
         assert_eq!(route(&Method::GET, "/v1/gatebench/config"), Route::Config);
         assert_eq!(route(&Method::POST, "/v1/nothing"), Route::NotFound);
     }

@@ -1,7 +1,9 @@
-//! A streamed chat completion: pre-encoded SSE events yielded on absolute deadlines.
+//! A streamed answer: pre-encoded SSE events yielded on absolute deadlines.
 //!
-//! The stream is the response body itself: no task and no channel per stream. Events are
-//! `role, token 0, token 1 … token n−1, finish, [usage], [DONE]`. The role chunk and token 0 are
+//! The stream is the response body itself: no task and no channel per stream. A chat completion
+//! sends `role, token 0, token 1 … token n−1, finish, [usage], [DONE]`; an Anthropic message
+//! `message_start, content_block_start, ping, delta 0 … delta n−1, content_block_stop,
+//! message_delta, message_stop`. The first event and token 0 (with whatever lies between) are
 //! due at `start + ttft`, token k at the deadline of token k−1 plus a drawn inter-token gap, and
 //! the closing events leave right behind the last token, so hyper writes them with the chunked
 //! terminator in one flush. Deadlines are absolute, so timer lateness never accumulates; each
@@ -13,6 +15,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use bytes::Bytes;
+use gatebench_shared::wire::anthropic::StopReason;
 use gatebench_shared::wire::openai::FinishReason;
 use gatebench_shared::RequestDraw;
 use pin_project_lite::pin_project;
@@ -28,9 +31,20 @@ use crate::template::Fill;
 pub struct StreamPlan {
     pub model: Bytes,
     pub tokens: u32,
-    pub finish: FinishReason,
-    pub include_usage: bool,
     pub prompt_tokens: u64,
+    pub api: StreamApi,
+}
+
+/// The API whose events a stream sends.
+#[derive(Debug, Clone, Copy)]
+pub enum StreamApi {
+    /// OpenAI chat completion chunks.
+    Chat {
+        finish: FinishReason,
+        include_usage: bool,
+    },
+    /// Anthropic Messages API events.
+    Messages { stop: StopReason },
 }
 
 /// Counts a stream as open for as long as its body lives.
@@ -92,20 +106,83 @@ impl SseStream {
 }
 
 impl StreamPlan {
-    fn events(&self) -> u32 {
-        self.tokens + 3 + u32::from(self.include_usage)
+    /// The event that carries token 0.
+    fn first_token_event(&self) -> u32 {
+        match self.api {
+            StreamApi::Chat { .. } => 1,
+            StreamApi::Messages { .. } => 3,
+        }
     }
 
-    /// Events that wait for their deadline: the role chunk (time to first token) and every
-    /// token after the first (inter-token gap). The rest leave with the event before them.
+    fn events(&self) -> u32 {
+        match self.api {
+            StreamApi::Chat { include_usage, .. } => self.tokens + 3 + u32::from(include_usage),
+            StreamApi::Messages { .. } => self.tokens + 6,
+        }
+    }
+
+    /// Events that wait for their deadline: the first (time to first token) and every token
+    /// after the first (inter-token gap). The rest leave with the event before them.
     fn waits(&self, event: u32) -> bool {
-        event == 0 || (2..=self.tokens).contains(&event)
+        let first = self.first_token_event();
+        event == 0 || (first + 1..first + self.tokens).contains(&event)
+    }
+
+    /// True when the event after `event` is a token due one inter-token gap later.
+    fn advances(&self, event: u32) -> bool {
+        let first = self.first_token_event();
+        (first..(first + self.tokens).saturating_sub(1)).contains(&event)
     }
 
     /// Encodes event `event` of this stream.
     fn encode(&self, state: &State, event: u32) -> Payload {
+        match self.api {
+            StreamApi::Chat {
+                finish,
+                include_usage,
+            } => self.encode_chat(state, event, finish, include_usage),
+            StreamApi::Messages { stop } => self.encode_messages(state, event, stop),
+        }
+    }
+
+    fn encode_messages(&self, state: &State, event: u32, stop: StopReason) -> Payload {
+        let catalog = &state.catalog.anthropic;
+        let empty = Bytes::new();
+        let mut fill = Fill {
+            model: &self.model,
+            content: &empty,
+            prompt_tokens: self.prompt_tokens,
+            completion_tokens: u64::from(self.tokens),
+        };
+        let n = self.tokens;
+        let bytes = |b: &Bytes| {
+            let mut payload = Payload::new();
+            payload.push_bytes(b);
+            payload
+        };
+        match event {
+            0 => catalog.message_start().fill(&fill),
+            1 => bytes(catalog.block_start()),
+            2 => bytes(catalog.ping()),
+            e if e < 3 + n => {
+                fill.content = state.catalog.token(e - 3);
+                catalog.delta().fill(&fill)
+            }
+            e if e == 3 + n => bytes(catalog.block_stop()),
+            e if e == 4 + n => catalog.message_delta(stop).fill(&fill),
+            _ => bytes(catalog.message_stop()),
+        }
+    }
+
+    fn encode_chat(
+        &self,
+        state: &State,
+        event: u32,
+        finish: FinishReason,
+        include_usage: bool,
+    ) -> Payload {
         let catalog = &state.catalog;
-        let usage = if self.include_usage {
+        let usage = if include_usage {
             UsageKey::Null
         } else {
             UsageKey::Absent
@@ -124,8 +201,8 @@ impl StreamPlan {
                 fill.content = catalog.token(e - 1);
                 catalog.chunk_content(usage).fill(&fill)
             }
-            e if e == n + 1 => catalog.chunk_finish(self.finish, usage).fill(&fill),
-            e if e == n + 2 && self.include_usage => catalog.chunk_usage().fill(&fill),
+            e if e == n + 1 => catalog.chunk_finish(finish, usage).fill(&fill),
+            e if e == n + 2 && include_usage => catalog.chunk_usage().fill(&fill),
             _ => {
                 let mut payload = Payload::new();
                 payload.push_bytes(catalog.done());
@@ -172,7 +249,7 @@ impl http_body::Body for SseStream {
         }
         // Token k's successor is due one inter-token gap after token k.
         if let Some(due) = this.due.as_mut() {
-            if (1..this.plan.tokens).contains(&event) {
+            if this.plan.advances(event) {
                 *due += micros(this.draw.itl_us());
             }
         }

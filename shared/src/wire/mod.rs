@@ -1,5 +1,6 @@
 //! Wire formats both sides must agree on, one file per provider API.
 
+pub mod anthropic;
 pub mod openai;
 
 /// Header carrying a request's schedule index. The mock draws that request's latency from it,

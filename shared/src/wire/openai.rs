@@ -45,7 +45,9 @@ impl ChatRequest<'_> {
 }
 
 /// serde borrows a `Cow<str>` only when it is the field itself, not inside an `Option`.
-fn borrowed_str<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Cow<'de, str>>, D::Error> {
+pub(crate) fn borrowed_str<'de, D: Deserializer<'de>>(
+    d: D,
+) -> Result<Option<Cow<'de, str>>, D::Error> {
     #[derive(Deserialize)]
     struct Borrowed<'a>(#[serde(borrow)] Cow<'a, str>);
     Ok(Option::<Borrowed>::deserialize(d)?.map(|b| b.0))
@@ -135,7 +137,7 @@ impl<'de> Deserialize<'de> for MessageScan {
 
 /// Text bytes of a message's `content`: a string (escapes counted as written), or an array of
 /// parts whose `text` fields count; anything else counts nothing.
-fn content_bytes(raw: &str) -> Result<u64, serde_json::Error> {
+pub(crate) fn content_bytes(raw: &str) -> Result<u64, serde_json::Error> {
     if raw.starts_with('"') {
         return Ok(raw.len().saturating_sub(2) as u64);
     }

@@ -12,6 +12,7 @@ mod latency;
 mod levels;
 mod lifecycle;
 mod load;
+mod messages;
 mod omission;
 mod overhead;
 mod profiles;

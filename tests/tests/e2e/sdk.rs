@@ -1,6 +1,6 @@
-//! The official OpenAI Python SDK judges the wire format.
+//! The official OpenAI and Anthropic Python SDKs judge the wire formats.
 //!
-//! Needs `python3` with the `openai` package (`.ci/run` installs it). Set
+//! Needs `python3` with the `openai` and `anthropic` packages (`.ci/run` installs them). Set
 //! `GATEBENCH_SKIP_SDK=1` to skip on a machine without them; otherwise a missing SDK fails.
 
 use std::path::Path;
@@ -9,7 +9,7 @@ use std::process::Command;
 use gatebench_tests::start_mock;
 use mock_upstream::Config;
 
-fn run_python(script: &str, base_url: &str) {
+fn run_python(script: &str, base_url: &str, marker: &str) {
     if std::env::var_os("GATEBENCH_SKIP_SDK").is_some() {
         eprintln!("GATEBENCH_SKIP_SDK is set: skipping {script}");
         return;
@@ -30,7 +30,7 @@ fn run_python(script: &str, base_url: &str) {
         "{} failed:\n{stdout}\n{stderr}",
         script.display()
     );
-    assert!(stdout.contains("openai sdk: ok"), "{stdout}");
+    assert!(stdout.contains(marker), "{stdout}");
 }
 
 #[test]
@@ -39,5 +39,16 @@ fn openai_python_sdk_parses_completions_and_streams() {
     run_python(
         "openai_chat.py",
         &format!("http://{}/v1", mock.local_addr()),
+        "openai sdk: ok",
+    );
+}
+
+#[test]
+fn anthropic_python_sdk_parses_messages_and_streams() {
+    let mock = start_mock(Config::default());
+    run_python(
+        "anthropic_messages.py",
+        &format!("http://{}", mock.local_addr()),
+        "anthropic sdk: ok",
     );
 }

@@ -1,7 +1,12 @@
 //! Every response body, SSE event and header set, encoded once at start-up.
 //!
-//! Responses come from the wire types of `gatebench_shared::wire::openai`, serialised with
-//! sentinels and cut into [`Template`]s. A request then costs a lookup and `Bytes` clones.
+//! Responses come from the wire types of `gatebench_shared::wire`, serialised with sentinels
+//! and cut into [`Template`]s. A request then costs a lookup and `Bytes` clones. OpenAI's chat
+//! completions are here; Anthropic's Messages API is in `anthropic`.
+
+mod anthropic;
+
+pub use anthropic::{AnthropicCatalog, REQUEST_ID as ANTHROPIC_REQUEST_ID};
 
 use bytes::Bytes;
 use gatebench_shared::wire::openai::{
@@ -71,6 +76,8 @@ pub struct Catalog {
     json_headers: HeaderMap,
     sse_headers: HeaderMap,
     processing_ms: Vec<HeaderValue>,
+    /// Anthropic's Messages API.
+    pub anthropic: AnthropicCatalog,
 }
 
 pub const PROCESSING_MS: HeaderName = HeaderName::from_static("openai-processing-ms");
@@ -131,6 +138,7 @@ impl Catalog {
                 h
             },
             processing_ms: (0..=PROCESSING_MS_TABLE).map(HeaderValue::from).collect(),
+            anthropic: AnthropicCatalog::build(),
         }
     }
 

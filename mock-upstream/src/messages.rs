@@ -1,0 +1,137 @@
+//! `POST /v1/messages`: Anthropic's Messages API, streaming and not, from the same latency
+//! model and token text as the chat route.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use gatebench_shared::wire::anthropic::{MessagesRequest, StopReason, VERSION_HEADER};
+use hyper::body::Incoming;
+use hyper::{Request, Response};
+use tokio::time::Instant;
+
+use crate::body::MockBody;
+use crate::metrics::RouteKind;
+use crate::rejection::Rejection;
+use crate::request::{read_body, seq, BodyError};
+use crate::sse::{SseStream, StreamApi, StreamPlan};
+use crate::state::State;
+use crate::template::{json_escaped, Fill};
+
+/// Answers a messages request; errors come back in OpenAI's shape and the caller turns them
+/// into Anthropic's.
+pub async fn messages(
+    state: &Arc<State>,
+    req: Request<Incoming>,
+    start: Option<Instant>,
+) -> Result<Response<MockBody>, Rejection> {
+    if !req.headers().contains_key(VERSION_HEADER) {
+        return Err(Rejection::bad_request(
+            "anthropic-version: header is required",
+            None,
+            None,
+        ));
+    }
+    let seq = seq(req.headers()).map_err(|_| {
+        Rejection::bad_request("x-gatebench-seq: expected a whole number", None, None)
+    })?;
+    let (parts, body) = req.into_parts();
+    let limit = state.config.max_body_bytes;
+    let body = read_body(&parts.headers, body, limit)
+        .await
+        .map_err(|e| match e {
+            BodyError::TooLarge => Rejection::too_large(limit),
+            BodyError::Read => {
+                Rejection::bad_request("Could not read the request body.", None, None)
+            }
+        })?;
+    let first = body.iter().find(|b| !b.is_ascii_whitespace());
+    if first != Some(&b'{') {
+        return Err(Rejection::bad_request(
+            "There was an issue with your request body: expected a JSON object.",
+            None,
+            None,
+        ));
+    }
+    let request: MessagesRequest = serde_json::from_slice(&body).map_err(|e| {
+        Rejection::bad_request(
+            format!("There was an issue with your request body: {e}."),
+            None,
+            None,
+        )
+    })?;
+    let model = match &request.model {
+        Some(Cow::Borrowed(name)) => body.slice_ref(name.as_bytes()),
+        Some(Cow::Owned(name)) => Bytes::from(json_escaped(name)),
+        None => return Err(Rejection::bad_request("model: Field required", None, None)),
+    };
+    if request.messages.is_none() {
+        return Err(Rejection::bad_request(
+            "messages: Field required",
+            None,
+            None,
+        ));
+    }
+    let cap = match request.max_tokens {
+        None => {
+            return Err(Rejection::bad_request(
+                "max_tokens: Field required",
+                None,
+                None,
+            ))
+        }
+        Some(0) => {
+            return Err(Rejection::bad_request(
+                "max_tokens: Input should be greater than or equal to 1",
+                None,
+                None,
+            ))
+        }
+        Some(cap) => cap,
+    };
+
+    let ordinal = seq.unwrap_or_else(|| state.next_ordinal());
+    let mut draw = state.config.latency.request(ordinal);
+    let drawn = draw.tokens();
+    let (tokens, stop) = if cap < u64::from(drawn) {
+        (cap as u32, StopReason::MaxTokens)
+    } else {
+        (drawn, StopReason::EndTurn)
+    };
+    let input_tokens = request.input_tokens();
+    let catalog = &state.catalog.anthropic;
+
+    if request.stream == Some(true) {
+        state.metrics.request(RouteKind::MessagesStream);
+        let plan = StreamPlan {
+            model,
+            tokens,
+            prompt_tokens: input_tokens,
+            api: StreamApi::Messages { stop },
+        };
+        let stream = SseStream::new(state.clone(), plan, draw, start);
+        let mut response = Response::new(MockBody::stream(stream));
+        *response.headers_mut() = catalog.sse_headers();
+        return Ok(response);
+    }
+
+    state.metrics.request(RouteKind::Messages);
+    let delay_us = draw.response_us(tokens);
+    if let (Some(start), true) = (start, delay_us > 0) {
+        let due = start + Duration::from_micros(delay_us);
+        tokio::time::sleep_until(due).await;
+        let late = Instant::now().saturating_duration_since(due);
+        state.metrics.emission_error.record(late.as_micros() as u64);
+    }
+    let content = state.catalog.content(tokens);
+    let payload = catalog.message(stop).fill(&Fill {
+        model: &model,
+        content: &content,
+        prompt_tokens: input_tokens,
+        completion_tokens: u64::from(tokens),
+    });
+    let mut response = Response::new(MockBody::whole(payload));
+    *response.headers_mut() = catalog.json_headers();
+    Ok(response)
+}
