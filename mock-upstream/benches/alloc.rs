@@ -127,6 +127,18 @@ fn chat_request(extra: &str) -> Vec<u8> {
     .into_bytes()
 }
 
+fn messages_request(extra: &str) -> Vec<u8> {
+    let body = format!(
+        r#"{{"model":"claude-3-5-haiku-latest","max_tokens":16,"messages":[{{"role":"user","content":"Say hello."}}]{extra}}}"#
+    );
+    format!(
+        "POST /v1/messages HTTP/1.1\r\nhost: mock\r\ncontent-type: application/json\r\n\
+         anthropic-version: 2023-06-01\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .into_bytes()
+}
+
 fn start_mock(latency: LatencyModel) -> MockServer {
     MockServer::start(Config {
         latency,
@@ -201,6 +213,14 @@ fn main() {
         (
             "mock stream, 16 tokens, 1 ms ttft and itl",
             per_request(timed.local_addr(), &stream_16, 100),
+        ),
+        (
+            "mock anthropic message (16 tokens)",
+            per_request(addr, &messages_request(""), n),
+        ),
+        (
+            "mock anthropic stream, 16 tokens",
+            per_request(addr, &messages_request(r#","stream":true"#), n / 4),
         ),
     ];
     println!("allocations per request (keep-alive, after {WARMUP} warm-up requests)");
