@@ -74,6 +74,10 @@ pub async fn exchange(
                 }
                 Event::Usage(tokens) => x.usage_tokens = Some(tokens),
                 Event::Done => done = true,
+                Event::Final(tokens) => {
+                    x.usage_tokens = tokens.or(x.usage_tokens);
+                    done = true;
+                }
                 Event::Invalid => invalid = true,
                 Event::Other => {}
             });

@@ -18,6 +18,9 @@ pub enum Event {
     Other,
     /// The end of the stream: `data: [DONE]` or Anthropic `message_stop`.
     Done,
+    /// The end of a Responses stream (`response.completed` or `response.incomplete`), with
+    /// the output tokens of its usage.
+    Final(Option<u64>),
     /// An event whose data is not valid JSON.
     Invalid,
 }
@@ -95,6 +98,26 @@ struct Usage {
     output_tokens: Option<u64>,
 }
 
+/// A Responses stream's last event, with `response.usage.output_tokens` when it parses.
+fn final_event(data: &[u8]) -> Event {
+    #[derive(Deserialize)]
+    struct Final {
+        response: Option<FinalResponse>,
+    }
+    #[derive(Deserialize)]
+    struct FinalResponse {
+        usage: Option<Usage>,
+    }
+    match serde_json::from_slice::<Final>(data) {
+        Ok(f) => Event::Final(
+            f.response
+                .and_then(|r| r.usage)
+                .and_then(|u| u.output_tokens),
+        ),
+        Err(_) => Event::Invalid,
+    }
+}
+
 fn classify(event: &[u8]) -> Event {
     let mut name: &[u8] = b"";
     let mut data: &[u8] = b"";
@@ -109,6 +132,8 @@ fn classify(event: &[u8]) -> Event {
     match name {
         b"content_block_delta" | b"response.output_text.delta" => return Event::Output,
         b"message_stop" => return Event::Done,
+        b"response.completed" | b"response.incomplete" => return final_event(data),
+        b"response.failed" | b"error" => return Event::Invalid,
         _ => {}
     }
     if data == b"[DONE]" {
@@ -192,6 +217,13 @@ mod tests {
         let responses: &[u8] =
             b"event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"delta\":\"x\"}\n\n";
         assert_eq!(events(&[responses]).0, vec![Event::Output]);
+        let end: &[u8] = b"event: response.completed\ndata: {\"type\":\"response.completed\",\
+            \"response\":{\"status\":\"completed\",\"usage\":{\"input_tokens\":3,\"output_tokens\":7}}}\n\n\
+            event: response.failed\ndata: {\"type\":\"response.failed\"}\n\n";
+        assert_eq!(
+            events(&[end]).0,
+            vec![Event::Final(Some(7)), Event::Invalid]
+        );
     }
 
     #[test]

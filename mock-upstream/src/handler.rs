@@ -35,6 +35,9 @@ pub async fn handle(
         Route::Messages => crate::messages::messages(&state, req, start)
             .await
             .unwrap_or_else(|r| r.anthropic().into_response()),
+        Route::Responses => crate::responses::responses(&state, req, start)
+            .await
+            .unwrap_or_else(Rejection::into_response),
         Route::Models => {
             state.metrics.request(RouteKind::Models);
             json(&state.catalog.models_body)
@@ -223,6 +226,7 @@ async fn chat(
         content: &content,
         prompt_tokens,
         completion_tokens: u64::from(tokens),
+        sequence: 0,
     });
     let mut response = Response::new(MockBody::whole(payload));
     *response.headers_mut() = state.catalog.json_headers(delay_us / 1000);

@@ -23,6 +23,7 @@ mod metrics;
 mod payload;
 mod rejection;
 mod request;
+mod responses;
 mod router;
 mod server;
 mod sse;

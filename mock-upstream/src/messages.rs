@@ -130,6 +130,7 @@ pub async fn messages(
         content: &content,
         prompt_tokens: input_tokens,
         completion_tokens: u64::from(tokens),
+        sequence: 0,
     });
     let mut response = Response::new(MockBody::whole(payload));
     *response.headers_mut() = catalog.json_headers();

@@ -14,6 +14,8 @@ pub enum RouteKind {
     ChatStream,
     Messages,
     MessagesStream,
+    Responses,
+    ResponsesStream,
     Models,
     Health,
     Metrics,
@@ -21,11 +23,13 @@ pub enum RouteKind {
 }
 
 impl RouteKind {
-    const ALL: [RouteKind; 8] = [
+    const ALL: [RouteKind; 10] = [
         RouteKind::Chat,
         RouteKind::ChatStream,
         RouteKind::Messages,
         RouteKind::MessagesStream,
+        RouteKind::Responses,
+        RouteKind::ResponsesStream,
         RouteKind::Models,
         RouteKind::Health,
         RouteKind::Metrics,
@@ -38,6 +42,8 @@ impl RouteKind {
             RouteKind::ChatStream => "chat_stream",
             RouteKind::Messages => "messages",
             RouteKind::MessagesStream => "messages_stream",
+            RouteKind::Responses => "responses",
+            RouteKind::ResponsesStream => "responses_stream",
             RouteKind::Models => "models",
             RouteKind::Health => "health",
             RouteKind::Metrics => "metrics",

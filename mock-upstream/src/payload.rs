@@ -8,8 +8,9 @@ use std::io::IoSlice;
 
 use bytes::{Buf, Bytes};
 
-/// Most pieces a payload holds; the largest template (a whole chat completion) needs 11.
-pub const MAX_PIECES: usize = 12;
+/// Most pieces a payload holds; the largest template (the Responses API's last stream event,
+/// with model, text, three usage counts and its sequence number) needs 13.
+pub const MAX_PIECES: usize = 14;
 
 /// One piece of a payload.
 #[derive(Debug, Clone, Default)]

@@ -9,6 +9,8 @@ pub enum Route<'a> {
     ChatCompletions,
     /// `POST /v1/messages` (Anthropic).
     Messages,
+    /// `POST /v1/responses` (OpenAI Responses API).
+    Responses,
     /// `GET /v1/models`.
     Models,
     /// `GET /v1/models/{id}`.
@@ -31,6 +33,7 @@ pub fn route<'a>(method: &Method, path: &'a str) -> Route<'a> {
     let (wanted, route) = match path {
         "/v1/chat/completions" => (Method::POST, Route::ChatCompletions),
         "/v1/messages" => (Method::POST, Route::Messages),
+        "/v1/responses" => (Method::POST, Route::Responses),
         "/v1/models" => (Method::GET, Route::Models),
         "/health" => (Method::GET, Route::Health),
         "/metrics" => (Method::GET, Route::Metrics),
@@ -78,6 +81,7 @@ mod tests {
         assert_eq!(route(&Method::GET, "/v1/models/"), Route::NotFound);
         assert_eq!(route(&Method::GET, "/health"), Route::Health);
         assert_eq!(route(&Method::POST, "/v1/messages"), Route::Messages);
+        assert_eq!(route(&Method::POST, "/v1/responses"), Route::Responses);
         assert_eq!(route(&Method::GET, "/v1/gatebench/config"), Route::Config);
         assert_eq!(route(&Method::POST, "/v1/nothing"), Route::NotFound);
     }

@@ -21,7 +21,7 @@ use gatebench_shared::RequestDraw;
 use pin_project_lite::pin_project;
 use tokio::time::{Instant, Sleep};
 
-use crate::catalog::UsageKey;
+use crate::catalog::{EventText, Outcome, UsageKey};
 use crate::payload::Payload;
 use crate::state::State;
 use crate::template::Fill;
@@ -45,6 +45,8 @@ pub enum StreamApi {
     },
     /// Anthropic Messages API events.
     Messages { stop: StopReason },
+    /// OpenAI Responses API events.
+    Responses { outcome: Outcome },
 }
 
 /// Counts a stream as open for as long as its body lives.
@@ -111,6 +113,7 @@ impl StreamPlan {
         match self.api {
             StreamApi::Chat { .. } => 1,
             StreamApi::Messages { .. } => 3,
+            StreamApi::Responses { .. } => 4,
         }
     }
 
@@ -118,6 +121,7 @@ impl StreamPlan {
         match self.api {
             StreamApi::Chat { include_usage, .. } => self.tokens + 3 + u32::from(include_usage),
             StreamApi::Messages { .. } => self.tokens + 6,
+            StreamApi::Responses { .. } => self.tokens + 8,
         }
     }
 
@@ -142,7 +146,29 @@ impl StreamPlan {
                 include_usage,
             } => self.encode_chat(state, event, finish, include_usage),
             StreamApi::Messages { stop } => self.encode_messages(state, event, stop),
+            StreamApi::Responses { outcome } => self.encode_responses(state, event, outcome),
         }
+    }
+
+    fn encode_responses(&self, state: &State, event: u32, outcome: Outcome) -> Payload {
+        let (template, text) = state.catalog.responses.event(event, self.tokens, outcome);
+        let whole;
+        let empty = Bytes::new();
+        let content = match text {
+            EventText::None => &empty,
+            EventText::Token(k) => state.catalog.token(k),
+            EventText::Whole => {
+                whole = state.catalog.content(self.tokens);
+                &whole
+            }
+        };
+        template.fill(&Fill {
+            model: &self.model,
+            content,
+            prompt_tokens: self.prompt_tokens,
+            completion_tokens: u64::from(self.tokens),
+            sequence: u64::from(event),
+        })
     }
 
     fn encode_messages(&self, state: &State, event: u32, stop: StopReason) -> Payload {
@@ -153,6 +179,7 @@ impl StreamPlan {
             content: &empty,
             prompt_tokens: self.prompt_tokens,
             completion_tokens: u64::from(self.tokens),
+            sequence: u64::from(event),
         };
         let n = self.tokens;
         let bytes = |b: &Bytes| {
@@ -193,6 +220,7 @@ impl StreamPlan {
             content: &empty,
             prompt_tokens: self.prompt_tokens,
             completion_tokens: u64::from(self.tokens),
+            sequence: u64::from(event),
         };
         let n = self.tokens;
         match event {

@@ -19,15 +19,18 @@ pub enum Slot {
     PromptTokens,
     CompletionTokens,
     TotalTokens,
+    /// The event's position in its stream (the Responses API's `sequence_number`).
+    Sequence,
 }
 
 impl Slot {
-    const ALL: [Slot; 5] = [
+    const ALL: [Slot; 6] = [
         Slot::Model,
         Slot::Content,
         Slot::PromptTokens,
         Slot::CompletionTokens,
         Slot::TotalTokens,
+        Slot::Sequence,
     ];
 
     /// The string to serialise in this slot's place.
@@ -37,6 +40,7 @@ impl Slot {
     pub const PROMPT_SENTINEL: u64 = 9_176_000_000_000_000_001;
     pub const COMPLETION_SENTINEL: u64 = 9_176_000_000_000_000_002;
     pub const TOTAL_SENTINEL: u64 = 9_176_000_000_000_000_003;
+    pub const SEQUENCE_SENTINEL: u64 = 9_176_000_000_000_000_004;
 
     /// How the sentinel appears in serialised JSON.
     fn marker(self) -> String {
@@ -47,6 +51,7 @@ impl Slot {
             Slot::PromptTokens => Self::PROMPT_SENTINEL.to_string(),
             Slot::CompletionTokens => Self::COMPLETION_SENTINEL.to_string(),
             Slot::TotalTokens => Self::TOTAL_SENTINEL.to_string(),
+            Slot::Sequence => Self::SEQUENCE_SENTINEL.to_string(),
         }
     }
 }
@@ -70,6 +75,8 @@ pub struct Fill<'a> {
     pub content: &'a Bytes,
     pub prompt_tokens: u64,
     pub completion_tokens: u64,
+    /// The event's index in its stream (0 outside streams).
+    pub sequence: u64,
 }
 
 impl Template {
@@ -123,6 +130,7 @@ impl Template {
                 Part::Slot(Slot::TotalTokens) => {
                     frame.push(Piece::number(fill.prompt_tokens + fill.completion_tokens))
                 }
+                Part::Slot(Slot::Sequence) => frame.push(Piece::number(fill.sequence)),
             }
         }
     }
@@ -180,6 +188,7 @@ mod tests {
             content: &content,
             prompt_tokens: 12,
             completion_tokens: 3,
+            sequence: 0,
         });
         assert_eq!(
             String::from_utf8(frame.to_vec()).unwrap(),

@@ -2,11 +2,14 @@
 //!
 //! Responses come from the wire types of `gatebench_shared::wire`, serialised with sentinels
 //! and cut into [`Template`]s. A request then costs a lookup and `Bytes` clones. OpenAI's chat
-//! completions are here; Anthropic's Messages API is in `anthropic`.
+//! completions are here; Anthropic's Messages API is in `anthropic`, OpenAI's Responses API in
+//! `responses`.
 
 mod anthropic;
+mod responses;
 
 pub use anthropic::{AnthropicCatalog, REQUEST_ID as ANTHROPIC_REQUEST_ID};
+pub use responses::{EventText, Outcome, ResponsesCatalog};
 
 use bytes::Bytes;
 use gatebench_shared::wire::openai::{
@@ -78,6 +81,8 @@ pub struct Catalog {
     processing_ms: Vec<HeaderValue>,
     /// Anthropic's Messages API.
     pub anthropic: AnthropicCatalog,
+    /// OpenAI's Responses API.
+    pub responses: ResponsesCatalog,
 }
 
 pub const PROCESSING_MS: HeaderName = HeaderName::from_static("openai-processing-ms");
@@ -139,6 +144,7 @@ impl Catalog {
             },
             processing_ms: (0..=PROCESSING_MS_TABLE).map(HeaderValue::from).collect(),
             anthropic: AnthropicCatalog::build(),
+            responses: ResponsesCatalog::build(),
         }
     }
 
@@ -352,6 +358,7 @@ mod tests {
             content: &content,
             prompt_tokens: 20,
             completion_tokens: 3,
+            sequence: 0,
         });
         let expected = ChatCompletion {
             id: COMPLETION_ID,

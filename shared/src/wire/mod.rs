@@ -2,6 +2,7 @@
 
 pub mod anthropic;
 pub mod openai;
+pub mod responses;
 
 /// Header carrying a request's schedule index. The mock draws that request's latency from it,
 /// so the same request sent direct and through a gateway waits exactly as long.

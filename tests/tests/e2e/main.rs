@@ -16,6 +16,7 @@ mod messages;
 mod omission;
 mod overhead;
 mod profiles;
+mod responses;
 mod schema;
 mod sdk;
 mod stream;

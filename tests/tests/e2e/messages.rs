@@ -162,7 +162,8 @@ fn loadgen_reads_anthropic_streams() {
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("body.json");
     std::fs::write(&file, body(true, 8).to_string()).unwrap();
-    let (result, code) = run(
+    // The verdict may be "invalid" on a loaded machine (the generator's lag); the counts may not.
+    let (result, _) = run(
         RunArgs {
             rate: Some("200".into()),
             duration: Some("1s".into()),
@@ -176,7 +177,6 @@ fn loadgen_reads_anthropic_streams() {
     std::fs::remove_dir_all(&dir).unwrap();
     let r = &result.runs[0];
     assert_eq!((r.ok, r.failed), (200, 0), "{:?}", r.errors);
-    assert_eq!(code, 0);
     // Eight output events per stream, matching the usage in message_delta.
     assert_eq!(r.metrics["output_chunks"].p50, 8);
     assert_eq!(r.metrics["output_tokens"].p50, 8);

@@ -52,3 +52,19 @@ fn anthropic_python_sdk_parses_messages_and_streams() {
         "anthropic sdk: ok",
     );
 }
+
+#[test]
+fn openai_python_sdk_parses_responses_and_their_streams() {
+    let mock = start_mock(Config {
+        latency: gatebench_shared::LatencyModel {
+            tokens: "32".parse().unwrap(),
+            ..Default::default()
+        },
+        ..Config::default()
+    });
+    run_python(
+        "openai_responses.py",
+        &format!("http://{}/v1", mock.local_addr()),
+        "openai responses: ok",
+    );
+}

@@ -1,0 +1,275 @@
+//! OpenAI's Responses API, pre-encoded: the response object and every stream event, each with a
+//! slot for its `sequence_number`.
+
+use gatebench_shared::wire::responses::{
+    Empty, IncompleteDetails, ItemEvent, Kind, OutputMessage, OutputText, PartEvent, Reasoning,
+    Response, ResponseEvent, Status, TextDelta, TextDone, TextFormat, TokensDetails, Usage,
+};
+
+use crate::template::{Slot, Template};
+
+use super::CREATED;
+
+/// `id` of every response, constant so the same request always gets the same bytes.
+pub const RESPONSE_ID: &str = "resp_gatebench00000000000000000000";
+/// `id` of the one output message.
+pub const ITEM_ID: &str = "msg_gatebench00000000000000000000";
+
+/// The pre-encoded Responses API answers. Arrays are indexed by [`Outcome`].
+#[derive(Debug)]
+pub struct ResponsesCatalog {
+    response: [Template; 2],
+    created: Template,
+    in_progress: Template,
+    item_added: Template,
+    part_added: Template,
+    delta: Template,
+    text_done: Template,
+    part_done: Template,
+    item_done: [Template; 2],
+    finished: [Template; 2],
+}
+
+/// How a response ended: whole, or cut by `max_output_tokens`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    Completed = 0,
+    Incomplete = 1,
+}
+
+impl Outcome {
+    fn status(self) -> Status {
+        match self {
+            Outcome::Completed => Status::Completed,
+            Outcome::Incomplete => Status::Incomplete,
+        }
+    }
+}
+
+const OUTCOMES: [Outcome; 2] = [Outcome::Completed, Outcome::Incomplete];
+
+impl ResponsesCatalog {
+    pub fn build() -> ResponsesCatalog {
+        let full_text = || OutputText {
+            kind: "output_text",
+            text: Slot::CONTENT_SENTINEL,
+            annotations: [],
+        };
+        let empty_text = || OutputText {
+            kind: "output_text",
+            text: "",
+            annotations: [],
+        };
+        let item = |status, content| OutputMessage {
+            kind: "message",
+            id: ITEM_ID,
+            status,
+            role: "assistant",
+            content,
+        };
+        let seq = Slot::SEQUENCE_SENTINEL;
+        ResponsesCatalog {
+            response: OUTCOMES.map(|o| json(&response(o.status(), Some(o), true))),
+            created: event(
+                "response.created",
+                &ResponseEvent {
+                    kind: "response.created",
+                    response: response(Status::InProgress, None, false),
+                    sequence_number: seq,
+                },
+            ),
+            in_progress: event(
+                "response.in_progress",
+                &ResponseEvent {
+                    kind: "response.in_progress",
+                    response: response(Status::InProgress, None, false),
+                    sequence_number: seq,
+                },
+            ),
+            item_added: event(
+                "response.output_item.added",
+                &ItemEvent {
+                    kind: "response.output_item.added",
+                    output_index: 0,
+                    item: item(Status::InProgress, Vec::new()),
+                    sequence_number: seq,
+                },
+            ),
+            part_added: event(
+                "response.content_part.added",
+                &PartEvent {
+                    kind: "response.content_part.added",
+                    item_id: ITEM_ID,
+                    output_index: 0,
+                    content_index: 0,
+                    part: empty_text(),
+                    sequence_number: seq,
+                },
+            ),
+            delta: event(
+                "response.output_text.delta",
+                &TextDelta {
+                    kind: "response.output_text.delta",
+                    item_id: ITEM_ID,
+                    output_index: 0,
+                    content_index: 0,
+                    delta: Slot::CONTENT_SENTINEL,
+                    sequence_number: seq,
+                },
+            ),
+            text_done: event(
+                "response.output_text.done",
+                &TextDone {
+                    kind: "response.output_text.done",
+                    item_id: ITEM_ID,
+                    output_index: 0,
+                    content_index: 0,
+                    text: Slot::CONTENT_SENTINEL,
+                    sequence_number: seq,
+                },
+            ),
+            part_done: event(
+                "response.content_part.done",
+                &PartEvent {
+                    kind: "response.content_part.done",
+                    item_id: ITEM_ID,
+                    output_index: 0,
+                    content_index: 0,
+                    part: full_text(),
+                    sequence_number: seq,
+                },
+            ),
+            item_done: OUTCOMES.map(|o| {
+                event(
+                    "response.output_item.done",
+                    &ItemEvent {
+                        kind: "response.output_item.done",
+                        output_index: 0,
+                        item: item(o.status(), vec![full_text()]),
+                        sequence_number: seq,
+                    },
+                )
+            }),
+            finished: OUTCOMES.map(|o| {
+                let name = match o {
+                    Outcome::Completed => "response.completed",
+                    Outcome::Incomplete => "response.incomplete",
+                };
+                event(
+                    name,
+                    &ResponseEvent {
+                        kind: name,
+                        response: response(o.status(), Some(o), true),
+                        sequence_number: seq,
+                    },
+                )
+            }),
+        }
+    }
+
+    /// The non-streaming response.
+    pub fn response(&self, outcome: Outcome) -> &Template {
+        &self.response[outcome as usize]
+    }
+
+    /// Event `event` of a stream of `tokens` tokens; `Content` is a token for deltas and the
+    /// whole text for the `done` events.
+    pub fn event(&self, event: u32, tokens: u32, outcome: Outcome) -> (&Template, EventText) {
+        let n = tokens;
+        match event {
+            0 => (&self.created, EventText::None),
+            1 => (&self.in_progress, EventText::None),
+            2 => (&self.item_added, EventText::None),
+            3 => (&self.part_added, EventText::None),
+            e if e < 4 + n => (&self.delta, EventText::Token(e - 4)),
+            e if e == 4 + n => (&self.text_done, EventText::Whole),
+            e if e == 5 + n => (&self.part_done, EventText::Whole),
+            e if e == 6 + n => (&self.item_done[outcome as usize], EventText::Whole),
+            _ => (&self.finished[outcome as usize], EventText::Whole),
+        }
+    }
+}
+
+/// What fills an event's text slot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventText {
+    None,
+    Token(u32),
+    Whole,
+}
+
+/// The response object: `output` and `usage` only once finished.
+fn response(status: Status, outcome: Option<Outcome>, finished: bool) -> Response<'static> {
+    let output = if finished {
+        vec![OutputMessage {
+            kind: "message",
+            id: ITEM_ID,
+            status,
+            role: "assistant",
+            content: vec![OutputText {
+                kind: "output_text",
+                text: Slot::CONTENT_SENTINEL,
+                annotations: [],
+            }],
+        }]
+    } else {
+        Vec::new()
+    };
+    Response {
+        id: RESPONSE_ID,
+        object: "response",
+        created_at: CREATED,
+        status,
+        error: None,
+        incomplete_details: (outcome == Some(Outcome::Incomplete)).then_some(IncompleteDetails {
+            reason: "max_output_tokens",
+        }),
+        instructions: None,
+        max_output_tokens: None,
+        model: Slot::MODEL_SENTINEL,
+        output,
+        parallel_tool_calls: true,
+        previous_response_id: None,
+        reasoning: Reasoning {
+            effort: None,
+            summary: None,
+        },
+        store: false,
+        temperature: 1.0,
+        text: TextFormat {
+            format: Kind { kind: "text" },
+        },
+        tool_choice: "auto",
+        tools: [],
+        top_p: 1.0,
+        truncation: "disabled",
+        usage: finished.then_some(Usage {
+            input_tokens: Slot::PROMPT_SENTINEL,
+            input_tokens_details: TokensDetails {
+                cached_tokens: Some(0),
+                reasoning_tokens: None,
+            },
+            output_tokens: Slot::COMPLETION_SENTINEL,
+            output_tokens_details: TokensDetails {
+                cached_tokens: None,
+                reasoning_tokens: Some(0),
+            },
+            total_tokens: Slot::TOTAL_SENTINEL,
+        }),
+        user: None,
+        metadata: Empty {},
+    }
+}
+
+fn json(value: &impl serde::Serialize) -> Template {
+    // Invariant: the wire types always serialise.
+    Template::parse(&serde_json::to_vec(value).expect("response serialises"))
+}
+
+fn event(name: &str, data: &impl serde::Serialize) -> Template {
+    let mut frame = format!("event: {name}\ndata: ").into_bytes();
+    // Invariant: the wire types always serialise.
+    serde_json::to_writer(&mut frame, data).expect("event serialises");
+    frame.extend_from_slice(b"\n\n");
+    Template::parse(&frame)
+}

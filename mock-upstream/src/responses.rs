@@ -1,0 +1,130 @@
+//! `POST /v1/responses`: OpenAI's Responses API, streaming and not, from the same latency model
+//! and token text as the chat route.
+
+use std::borrow::Cow;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use gatebench_shared::wire::responses::ResponsesRequest;
+use hyper::body::Incoming;
+use hyper::{Request, Response};
+use tokio::time::Instant;
+
+use crate::body::MockBody;
+use crate::catalog::Outcome;
+use crate::metrics::RouteKind;
+use crate::rejection::Rejection;
+use crate::request::{read_body, seq, BodyError};
+use crate::sse::{SseStream, StreamApi, StreamPlan};
+use crate::state::State;
+use crate::template::{json_escaped, Fill};
+
+/// Answers a responses request (errors in OpenAI's shape).
+pub async fn responses(
+    state: &Arc<State>,
+    req: Request<Incoming>,
+    start: Option<Instant>,
+) -> Result<Response<MockBody>, Rejection> {
+    let seq = seq(req.headers()).map_err(|_| {
+        Rejection::bad_request(
+            "Invalid x-gatebench-seq header: expected a whole number.",
+            None,
+            None,
+        )
+    })?;
+    let (parts, body) = req.into_parts();
+    let limit = state.config.max_body_bytes;
+    let body = read_body(&parts.headers, body, limit)
+        .await
+        .map_err(|e| match e {
+            BodyError::TooLarge => Rejection::too_large(limit),
+            BodyError::Read => {
+                Rejection::bad_request("Could not read the request body.", None, None)
+            }
+        })?;
+    if body.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+        return Err(Rejection::not_json());
+    }
+    let request: ResponsesRequest = serde_json::from_slice(&body).map_err(|e| {
+        if e.is_data() {
+            Rejection::bad_request(format!("Invalid request body: {e}."), None, None)
+        } else {
+            Rejection::not_json()
+        }
+    })?;
+    let model = match &request.model {
+        Some(Cow::Borrowed(name)) => body.slice_ref(name.as_bytes()),
+        Some(Cow::Owned(name)) => Bytes::from(json_escaped(name)),
+        None => {
+            return Err(Rejection::bad_request(
+                "Missing required parameter: 'model'.",
+                Some("model"),
+                Some("missing_required_parameter"),
+            ))
+        }
+    };
+    if request.input.is_none() {
+        return Err(Rejection::bad_request(
+            "Missing required parameter: 'input'.",
+            Some("input"),
+            Some("missing_required_parameter"),
+        ));
+    }
+    let input_tokens = request.input_tokens().map_err(|e| {
+        Rejection::bad_request(format!("Invalid 'input': {e}."), Some("input"), None)
+    })?;
+    let cap = request.max_output_tokens;
+    if cap.is_some_and(|c| c < 16) {
+        return Err(Rejection::bad_request(
+            format!(
+                "Invalid 'max_output_tokens': integer below minimum value. Expected a value >= 16, but got {} instead.",
+                cap.unwrap_or(0)
+            ),
+            Some("max_output_tokens"),
+            Some("integer_below_min_value"),
+        ));
+    }
+
+    let ordinal = seq.unwrap_or_else(|| state.next_ordinal());
+    let mut draw = state.config.latency.request(ordinal);
+    let drawn = draw.tokens();
+    let (tokens, outcome) = match cap {
+        Some(cap) if cap < u64::from(drawn) => (cap as u32, Outcome::Incomplete),
+        _ => (drawn, Outcome::Completed),
+    };
+
+    if request.stream == Some(true) {
+        state.metrics.request(RouteKind::ResponsesStream);
+        let plan = StreamPlan {
+            model,
+            tokens,
+            prompt_tokens: input_tokens,
+            api: StreamApi::Responses { outcome },
+        };
+        let stream = SseStream::new(state.clone(), plan, draw, start);
+        let mut response = Response::new(MockBody::stream(stream));
+        *response.headers_mut() = state.catalog.sse_headers(0);
+        return Ok(response);
+    }
+
+    state.metrics.request(RouteKind::Responses);
+    let delay_us = draw.response_us(tokens);
+    if let (Some(start), true) = (start, delay_us > 0) {
+        let due = start + Duration::from_micros(delay_us);
+        tokio::time::sleep_until(due).await;
+        let late = Instant::now().saturating_duration_since(due);
+        state.metrics.emission_error.record(late.as_micros() as u64);
+    }
+    let content = state.catalog.content(tokens);
+    let payload = state.catalog.responses.response(outcome).fill(&Fill {
+        model: &model,
+        content: &content,
+        prompt_tokens: input_tokens,
+        completion_tokens: u64::from(tokens),
+        sequence: 0,
+    });
+    let mut response = Response::new(MockBody::whole(payload));
+    *response.headers_mut() = state.catalog.json_headers(delay_us / 1000);
+    Ok(response)
+}
