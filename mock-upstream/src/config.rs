@@ -12,6 +12,8 @@ use gatebench_shared::latency::{format_us, parse_duration_us};
 use gatebench_shared::{Distribution, LatencyModel, SpecError, TokenCount};
 use serde::{Deserialize, Serialize};
 
+use crate::faults::{FaultError, FaultRates};
+
 /// A setting the mock cannot use. Each message says what was expected.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -31,6 +33,8 @@ pub enum ConfigError {
     Size(String),
     #[error("invalid --models '{0}': expected a comma-separated list of model names")]
     Models(String),
+    #[error(transparent)]
+    Fault(#[from] FaultError),
     #[error("cannot read config file {path}: {source}")]
     Read {
         path: String,
@@ -98,6 +102,11 @@ pub struct RawSettings {
     /// On SIGINT/SIGTERM, how long in-flight responses may take to finish. Default 5s.
     #[arg(long, env = "MOCK_SHUTDOWN_GRACE")]
     pub shutdown_grace: Option<String>,
+    /// An error status at a seeded rate, STATUS:RATE like 429:2% or 503:0.5% (repeatable;
+    /// MOCK_FAULT takes a comma-separated list). Each answered in the route's provider shape.
+    #[arg(long = "fault", env = "MOCK_FAULT", value_delimiter = ',')]
+    #[serde(default)]
+    pub fault: Vec<String>,
 }
 
 impl RawSettings {
@@ -128,6 +137,11 @@ impl RawSettings {
             max_body: self.max_body.or(file.max_body),
             header_timeout: self.header_timeout.or(file.header_timeout),
             shutdown_grace: self.shutdown_grace.or(file.shutdown_grace),
+            fault: if self.fault.is_empty() {
+                file.fault
+            } else {
+                self.fault
+            },
         }
     }
 
@@ -175,10 +189,12 @@ impl RawSettings {
                 .ok_or(ConfigError::Duration(name, text)),
             None => Ok(default),
         };
+        let faults = FaultRates::parse(&self.fault)?;
         Ok(Config {
             listen,
             threads,
             pin,
+            faults,
             latency,
             models,
             max_body_bytes,
@@ -216,6 +232,8 @@ pub struct Config {
     pub header_timeout: Duration,
     /// Time in-flight responses may take to finish after shutdown is asked. Default 5 s.
     pub shutdown_grace: Duration,
+    /// Error statuses at seeded rates. Default: none.
+    pub faults: FaultRates,
 }
 
 impl Default for Config {
@@ -229,6 +247,7 @@ impl Default for Config {
             max_body_bytes: 16 << 20,
             header_timeout: Duration::from_secs(10),
             shutdown_grace: Duration::from_secs(5),
+            faults: FaultRates::default(),
         }
     }
 }
@@ -261,6 +280,7 @@ impl Config {
             max_body: Some(self.max_body_bytes.to_string()),
             header_timeout: Some(format_us(self.header_timeout.as_micros() as u64)),
             shutdown_grace: Some(format_us(self.shutdown_grace.as_micros() as u64)),
+            fault: self.faults.to_settings(),
         };
         // Invariant: a struct of strings and integers always serialises to TOML.
         toml::to_string(&raw).expect("settings serialise")

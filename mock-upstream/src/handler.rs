@@ -13,6 +13,7 @@ use hyper::{Request, Response};
 use tokio::time::Instant;
 
 use crate::body::MockBody;
+use crate::faults::{self, Overrides, Provider};
 use crate::metrics::RouteKind;
 use crate::rejection::Rejection;
 use crate::request::{read_body, seq, BodyError};
@@ -123,6 +124,8 @@ async fn chat(
             None,
         )
     })?;
+    let overrides = Overrides::from_headers(req.headers())?;
+    let start = start.or_else(|| overrides.changes_latency().then(Instant::now));
     let (parts, body) = req.into_parts();
     let limit = state.config.max_body_bytes;
     let body = read_body(&parts.headers, body, limit)
@@ -187,7 +190,10 @@ async fn chat(
     }
 
     let ordinal = seq.unwrap_or_else(|| state.next_ordinal());
-    let mut draw = state.config.latency.request(ordinal);
+    if let Some(fault) = faults::check(state, &overrides, ordinal, Provider::OpenAi) {
+        return Ok(fault);
+    }
+    let mut draw = faults::latency(state, &overrides).request(ordinal);
     let drawn = draw.tokens();
     let (tokens, finish) = match cap {
         Some(cap) if cap < u64::from(drawn) => (cap as u32, FinishReason::Length),

@@ -12,6 +12,7 @@ use hyper::{Request, Response};
 use tokio::time::Instant;
 
 use crate::body::MockBody;
+use crate::faults::{self, Overrides, Provider};
 use crate::metrics::RouteKind;
 use crate::rejection::Rejection;
 use crate::request::{read_body, seq, BodyError};
@@ -36,6 +37,8 @@ pub async fn messages(
     let seq = seq(req.headers()).map_err(|_| {
         Rejection::bad_request("x-gatebench-seq: expected a whole number", None, None)
     })?;
+    let overrides = Overrides::from_headers(req.headers())?;
+    let start = start.or_else(|| overrides.changes_latency().then(Instant::now));
     let (parts, body) = req.into_parts();
     let limit = state.config.max_body_bytes;
     let body = read_body(&parts.headers, body, limit)
@@ -92,7 +95,10 @@ pub async fn messages(
     };
 
     let ordinal = seq.unwrap_or_else(|| state.next_ordinal());
-    let mut draw = state.config.latency.request(ordinal);
+    if let Some(fault) = faults::check(state, &overrides, ordinal, Provider::Anthropic) {
+        return Ok(fault);
+    }
+    let mut draw = faults::latency(state, &overrides).request(ordinal);
     let drawn = draw.tokens();
     let (tokens, stop) = if cap < u64::from(drawn) {
         (cap as u32, StopReason::MaxTokens)

@@ -53,7 +53,9 @@ impl RouteKind {
 }
 
 /// Statuses the mock answers with, for the per-status counters.
-const STATUSES: [u16; 7] = [200, 400, 404, 405, 408, 413, 500];
+const STATUSES: [u16; 14] = [
+    200, 400, 401, 403, 404, 405, 408, 413, 429, 500, 502, 503, 504, 529,
+];
 
 /// All counters of one server. Shared by every worker thread.
 #[derive(Debug, Default)]
@@ -64,6 +66,8 @@ pub struct Metrics {
     connections_open: AtomicI64,
     streams_open: AtomicI64,
     accept_errors: AtomicU64,
+    /// Faults answered on purpose (`--fault`, `x-mock-status`), by status.
+    faults: [AtomicU64; STATUSES.len()],
     /// Emission error of delayed responses and stream events, in microseconds.
     pub emission_error: AtomicHistogram,
 }
@@ -71,6 +75,13 @@ pub struct Metrics {
 impl Metrics {
     pub fn request(&self, route: RouteKind) {
         self.requests[route as usize].fetch_add(1, Relaxed);
+    }
+
+    /// A fault answered on purpose.
+    pub fn fault(&self, status: u16) {
+        if let Some(i) = STATUSES.iter().position(|s| *s == status) {
+            self.faults[i].fetch_add(1, Relaxed);
+        }
     }
 
     pub fn response(&self, status: u16) {
@@ -140,6 +151,14 @@ impl Metrics {
                 "mock_requests_total{{route=\"{}\"}} {n}",
                 route.label()
             );
+        }
+        out.push_str("# HELP mock_faults_total Errors answered on purpose (--fault, x-mock-status), by status.\n");
+        out.push_str("# TYPE mock_faults_total counter\n");
+        for (i, status) in STATUSES.iter().enumerate() {
+            let n = self.faults[i].load(Relaxed);
+            if n > 0 || *status == 429 {
+                let _ = writeln!(out, "mock_faults_total{{status=\"{status}\"}} {n}");
+            }
         }
         out.push_str("# HELP mock_responses_total Responses sent, by status.\n");
         out.push_str("# TYPE mock_responses_total counter\n");

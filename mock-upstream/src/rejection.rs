@@ -44,6 +44,21 @@ impl Rejection {
         }
     }
 
+    /// An error of any status, with OpenAI's `type` and `code`.
+    pub fn with_status(
+        status: StatusCode,
+        message: impl Into<String>,
+        kind: &'static str,
+        code: Option<&'static str>,
+    ) -> Rejection {
+        Rejection {
+            status,
+            kind,
+            code,
+            ..Rejection::bad_request(message, None, None)
+        }
+    }
+
     /// The same error in Anthropic's shape, with Anthropic's error type for its status.
     pub fn anthropic(self) -> Rejection {
         let kind = match self.status.as_u16() {

@@ -13,6 +13,7 @@ use tokio::time::Instant;
 
 use crate::body::MockBody;
 use crate::catalog::Outcome;
+use crate::faults::{self, Overrides, Provider};
 use crate::metrics::RouteKind;
 use crate::rejection::Rejection;
 use crate::request::{read_body, seq, BodyError};
@@ -33,6 +34,8 @@ pub async fn responses(
             None,
         )
     })?;
+    let overrides = Overrides::from_headers(req.headers())?;
+    let start = start.or_else(|| overrides.changes_latency().then(Instant::now));
     let (parts, body) = req.into_parts();
     let limit = state.config.max_body_bytes;
     let body = read_body(&parts.headers, body, limit)
@@ -87,7 +90,10 @@ pub async fn responses(
     }
 
     let ordinal = seq.unwrap_or_else(|| state.next_ordinal());
-    let mut draw = state.config.latency.request(ordinal);
+    if let Some(fault) = faults::check(state, &overrides, ordinal, Provider::OpenAi) {
+        return Ok(fault);
+    }
+    let mut draw = faults::latency(state, &overrides).request(ordinal);
     let drawn = draw.tokens();
     let (tokens, outcome) = match cap {
         Some(cap) if cap < u64::from(drawn) => (cap as u32, Outcome::Incomplete),

@@ -285,6 +285,14 @@ impl LatencyModel {
     }
 }
 
+/// A uniform draw in [0, 1) for request `ordinal`, independent of its latency draws (its own
+/// stream), for deciding seeded faults.
+pub fn fault_uniform(seed: u64, ordinal: u64) -> f64 {
+    use rand::Rng;
+    let mut rng = Pcg64Mcg::seed_from_u64(mix(seed ^ 0xFA17_5EED_0000_0001, ordinal));
+    rng.random::<f64>()
+}
+
 /// splitmix64 finaliser over the pair, so neighbouring ordinals get unrelated streams.
 fn mix(seed: u64, ordinal: u64) -> u64 {
     let mut z = seed

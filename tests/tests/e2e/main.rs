@@ -7,6 +7,7 @@ mod chat;
 mod compare;
 mod errors;
 mod failures;
+mod faults;
 mod framing;
 mod latency;
 mod levels;

@@ -68,3 +68,19 @@ fn openai_python_sdk_parses_responses_and_their_streams() {
         "openai responses: ok",
     );
 }
+
+#[test]
+fn openai_python_sdk_retries_a_429_after_its_retry_after_ms() {
+    let config = mock_upstream::RawSettings {
+        fault: vec!["429:100%".into()],
+        ..Default::default()
+    }
+    .validate()
+    .unwrap();
+    let mock = start_mock(config);
+    run_python(
+        "openai_retries.py",
+        &format!("http://{}/v1", mock.local_addr()),
+        "openai retries: ok",
+    );
+}
