@@ -35,6 +35,8 @@ pub enum ConfigError {
     Models(String),
     #[error(transparent)]
     Fault(#[from] FaultError),
+    #[error("invalid --embedding-dimensions {0}: expected a whole number from 1 to 8192")]
+    Dimensions(u32),
     #[error("cannot read config file {path}: {source}")]
     Read {
         path: String,
@@ -107,6 +109,9 @@ pub struct RawSettings {
     #[arg(long = "fault", env = "MOCK_FAULT", value_delimiter = ',')]
     #[serde(default)]
     pub fault: Vec<String>,
+    /// Dimensions of /v1/embeddings vectors when the request does not ask. Default 1536.
+    #[arg(long, env = "MOCK_EMBEDDING_DIMENSIONS")]
+    pub embedding_dimensions: Option<u32>,
 }
 
 impl RawSettings {
@@ -137,6 +142,7 @@ impl RawSettings {
             max_body: self.max_body.or(file.max_body),
             header_timeout: self.header_timeout.or(file.header_timeout),
             shutdown_grace: self.shutdown_grace.or(file.shutdown_grace),
+            embedding_dimensions: self.embedding_dimensions.or(file.embedding_dimensions),
             fault: if self.fault.is_empty() {
                 file.fault
             } else {
@@ -190,11 +196,18 @@ impl RawSettings {
             None => Ok(default),
         };
         let faults = FaultRates::parse(&self.fault)?;
+        let embedding_dimensions = self
+            .embedding_dimensions
+            .unwrap_or(defaults.embedding_dimensions);
+        if !(1..=crate::embeddings::MAX_DIMENSIONS).contains(&embedding_dimensions) {
+            return Err(ConfigError::Dimensions(embedding_dimensions));
+        }
         Ok(Config {
             listen,
             threads,
             pin,
             faults,
+            embedding_dimensions,
             latency,
             models,
             max_body_bytes,
@@ -234,6 +247,8 @@ pub struct Config {
     pub shutdown_grace: Duration,
     /// Error statuses at seeded rates. Default: none.
     pub faults: FaultRates,
+    /// Dimensions of embedding vectors when a request does not ask. Default 1536.
+    pub embedding_dimensions: u32,
 }
 
 impl Default for Config {
@@ -248,6 +263,7 @@ impl Default for Config {
             header_timeout: Duration::from_secs(10),
             shutdown_grace: Duration::from_secs(5),
             faults: FaultRates::default(),
+            embedding_dimensions: 1536,
         }
     }
 }
@@ -281,6 +297,7 @@ impl Config {
             header_timeout: Some(format_us(self.header_timeout.as_micros() as u64)),
             shutdown_grace: Some(format_us(self.shutdown_grace.as_micros() as u64)),
             fault: self.faults.to_settings(),
+            embedding_dimensions: Some(self.embedding_dimensions),
         };
         // Invariant: a struct of strings and integers always serialises to TOML.
         toml::to_string(&raw).expect("settings serialise")

@@ -39,6 +39,9 @@ pub async fn handle(
         Route::Responses => crate::responses::responses(&state, req, start)
             .await
             .unwrap_or_else(Rejection::into_response),
+        Route::Embeddings => crate::embeddings::embeddings(&state, req, start)
+            .await
+            .unwrap_or_else(Rejection::into_response),
         Route::Models => {
             state.metrics.request(RouteKind::Models);
             json(&state.catalog.models_body)

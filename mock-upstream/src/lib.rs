@@ -17,6 +17,7 @@ mod catalog;
 mod cli;
 mod config;
 mod connection;
+mod embeddings;
 mod faults;
 mod handler;
 mod messages;

@@ -16,6 +16,7 @@ pub enum RouteKind {
     MessagesStream,
     Responses,
     ResponsesStream,
+    Embeddings,
     Models,
     Health,
     Metrics,
@@ -23,13 +24,14 @@ pub enum RouteKind {
 }
 
 impl RouteKind {
-    const ALL: [RouteKind; 10] = [
+    const ALL: [RouteKind; 11] = [
         RouteKind::Chat,
         RouteKind::ChatStream,
         RouteKind::Messages,
         RouteKind::MessagesStream,
         RouteKind::Responses,
         RouteKind::ResponsesStream,
+        RouteKind::Embeddings,
         RouteKind::Models,
         RouteKind::Health,
         RouteKind::Metrics,
@@ -44,6 +46,7 @@ impl RouteKind {
             RouteKind::MessagesStream => "messages_stream",
             RouteKind::Responses => "responses",
             RouteKind::ResponsesStream => "responses_stream",
+            RouteKind::Embeddings => "embeddings",
             RouteKind::Models => "models",
             RouteKind::Health => "health",
             RouteKind::Metrics => "metrics",

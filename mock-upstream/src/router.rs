@@ -11,6 +11,8 @@ pub enum Route<'a> {
     Messages,
     /// `POST /v1/responses` (OpenAI Responses API).
     Responses,
+    /// `POST /v1/embeddings`.
+    Embeddings,
     /// `GET /v1/models`.
     Models,
     /// `GET /v1/models/{id}`.
@@ -34,6 +36,7 @@ pub fn route<'a>(method: &Method, path: &'a str) -> Route<'a> {
         "/v1/chat/completions" => (Method::POST, Route::ChatCompletions),
         "/v1/messages" => (Method::POST, Route::Messages),
         "/v1/responses" => (Method::POST, Route::Responses),
+        "/v1/embeddings" => (Method::POST, Route::Embeddings),
         "/v1/models" => (Method::GET, Route::Models),
         "/health" => (Method::GET, Route::Health),
         "/metrics" => (Method::GET, Route::Metrics),

@@ -5,6 +5,7 @@
 
 mod chat;
 mod compare;
+mod embeddings;
 mod errors;
 mod failures;
 mod faults;

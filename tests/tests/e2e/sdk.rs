@@ -84,3 +84,13 @@ fn openai_python_sdk_retries_a_429_after_its_retry_after_ms() {
         "openai retries: ok",
     );
 }
+
+#[test]
+fn openai_python_sdk_reads_embeddings_as_floats_and_base64() {
+    let mock = start_mock(Config::default());
+    run_python(
+        "openai_embeddings.py",
+        &format!("http://{}/v1", mock.local_addr()),
+        "openai embeddings: ok",
+    );
+}
