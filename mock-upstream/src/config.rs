@@ -112,6 +112,10 @@ pub struct RawSettings {
     /// Dimensions of /v1/embeddings vectors when the request does not ask. Default 1536.
     #[arg(long, env = "MOCK_EMBEDDING_DIMENSIONS")]
     pub embedding_dimensions: Option<u32>,
+    /// Answer 401 in the provider's shape unless a request carries this key (OpenAI routes:
+    /// Authorization: Bearer KEY; Anthropic: x-api-key). Default: no key needed.
+    #[arg(long, env = "MOCK_REQUIRE_API_KEY")]
+    pub require_api_key: Option<String>,
 }
 
 impl RawSettings {
@@ -143,6 +147,7 @@ impl RawSettings {
             header_timeout: self.header_timeout.or(file.header_timeout),
             shutdown_grace: self.shutdown_grace.or(file.shutdown_grace),
             embedding_dimensions: self.embedding_dimensions.or(file.embedding_dimensions),
+            require_api_key: self.require_api_key.or(file.require_api_key),
             fault: if self.fault.is_empty() {
                 file.fault
             } else {
@@ -208,6 +213,7 @@ impl RawSettings {
             pin,
             faults,
             embedding_dimensions,
+            require_api_key: self.require_api_key.filter(|k| !k.is_empty()),
             latency,
             models,
             max_body_bytes,
@@ -249,6 +255,8 @@ pub struct Config {
     pub faults: FaultRates,
     /// Dimensions of embedding vectors when a request does not ask. Default 1536.
     pub embedding_dimensions: u32,
+    /// The API key every request must carry. Default: none.
+    pub require_api_key: Option<String>,
 }
 
 impl Default for Config {
@@ -264,6 +272,7 @@ impl Default for Config {
             shutdown_grace: Duration::from_secs(5),
             faults: FaultRates::default(),
             embedding_dimensions: 1536,
+            require_api_key: None,
         }
     }
 }
@@ -275,6 +284,16 @@ impl Config {
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
             ..Config::default()
         }
+    }
+
+    /// The configuration as TOML, with the API key (if any) replaced: what the mock discloses at
+    /// `GET /v1/gatebench/config`.
+    pub fn to_toml_redacted(&self) -> String {
+        Config {
+            require_api_key: self.require_api_key.as_ref().map(|_| "<redacted>".into()),
+            ..self.clone()
+        }
+        .to_toml()
     }
 
     /// The configuration as TOML that `--config` reads back.
@@ -298,6 +317,7 @@ impl Config {
             shutdown_grace: Some(format_us(self.shutdown_grace.as_micros() as u64)),
             fault: self.faults.to_settings(),
             embedding_dimensions: Some(self.embedding_dimensions),
+            require_api_key: self.require_api_key.clone(),
         };
         // Invariant: a struct of strings and integers always serialises to TOML.
         toml::to_string(&raw).expect("settings serialise")

@@ -127,6 +127,11 @@ async fn chat(
             None,
         )
     })?;
+    crate::auth::check(
+        state.config.require_api_key.as_deref(),
+        req.headers(),
+        Provider::OpenAi,
+    )?;
     let overrides = Overrides::from_headers(req.headers())?;
     let start = start.or_else(|| overrides.changes_latency().then(Instant::now));
     let (parts, body) = req.into_parts();

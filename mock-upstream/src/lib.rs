@@ -12,6 +12,7 @@
 //! - `sse` / `body`: the streamed body on absolute deadlines, and the one body type.
 //! - `metrics`: lock-free counters and the mock's own emission error, as Prometheus text.
 
+mod auth;
 mod body;
 mod catalog;
 mod cli;

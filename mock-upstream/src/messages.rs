@@ -37,6 +37,11 @@ pub async fn messages(
     let seq = seq(req.headers()).map_err(|_| {
         Rejection::bad_request("x-gatebench-seq: expected a whole number", None, None)
     })?;
+    crate::auth::check(
+        state.config.require_api_key.as_deref(),
+        req.headers(),
+        Provider::Anthropic,
+    )?;
     let overrides = Overrides::from_headers(req.headers())?;
     let start = start.or_else(|| overrides.changes_latency().then(Instant::now));
     let (parts, body) = req.into_parts();

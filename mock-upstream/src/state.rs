@@ -26,7 +26,7 @@ impl State {
         State {
             catalog: Catalog::build(&config),
             timed: !config.latency.is_instant(),
-            config_toml: config.to_toml().into(),
+            config_toml: config.to_toml_redacted().into(),
             config,
             metrics: Metrics::default(),
             next_ordinal: AtomicU64::new(0),

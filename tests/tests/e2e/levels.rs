@@ -21,12 +21,12 @@ fn temp(name: &str) -> std::path::PathBuf {
 
 #[test]
 fn a_sweep_flags_the_level_where_the_baseline_saturates() {
-    // An upstream that serves one request at a time in 2 ms: one client sees ~2 ms, eight see
-    // ~16 ms at p99, far over twice the floor.
+    // An upstream that serves one request at a time in 2 ms: one client sees ~2 ms (more on a
+    // loaded machine), sixteen see ~32 ms at p99, far over twice the floor.
     let upstream = start_faulty(Fault::OneAtATime);
     let (result, _) = run_sweep(
         SweepArgs {
-            levels: Some("1,8".into()),
+            levels: Some("1,16".into()),
             level_kind: None,
             compare: CompareArgs {
                 direct: Some(url(upstream)),
@@ -44,14 +44,14 @@ fn a_sweep_flags_the_level_where_the_baseline_saturates() {
     )
     .unwrap();
     assert_eq!(result.levels.len(), 2);
-    let (one, eight) = (&result.levels[0], &result.levels[1]);
+    let (one, sixteen) = (&result.levels[0], &result.levels[1]);
     assert!(
-        (1_500.0..6_000.0).contains(&result.floor_p99_us),
+        (1_500.0..15_000.0).contains(&result.floor_p99_us),
         "{}",
         result.floor_p99_us
     );
     assert!(!one.baseline_saturated);
-    assert!(eight.baseline_saturated, "{} µs", eight.direct_p99_us);
+    assert!(sixteen.baseline_saturated, "{} µs", sixteen.direct_p99_us);
     // The headline comes from the highest level that was not saturated.
     assert_eq!(result.headline.len(), 1);
     assert_eq!(result.headline[0].level, 1.0);
