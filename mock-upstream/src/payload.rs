@@ -8,9 +8,10 @@ use std::io::IoSlice;
 
 use bytes::{Buf, Bytes};
 
-/// Most pieces a payload holds; the largest template (the Responses API's last stream event,
-/// with model, text, three usage counts and its sequence number) needs 13.
-pub const MAX_PIECES: usize = 14;
+/// Most pieces a payload holds; the largest body (a whole chat completion) needs 11. A stream
+/// event with more (the Responses API's last, 13) leaves as two frames: every payload is moved a
+/// few times per frame, and two more pieces for every frame cost streams about 4% (BENCHMARKS.md).
+pub const MAX_PIECES: usize = 12;
 
 /// One piece of a payload.
 #[derive(Debug, Clone, Default)]

@@ -79,6 +79,8 @@ pin_project! {
         due: Option<Instant>,
         #[pin]
         sleep: Option<Sleep>,
+        // The second frame of an event too large for one, sent next.
+        overflow: Option<Payload>,
     }
 }
 
@@ -98,12 +100,13 @@ impl SseStream {
             next: 0,
             due,
             sleep: None,
+            overflow: None,
         }
     }
 
     /// True once every event has been yielded.
     pub fn is_done(&self) -> bool {
-        self.next >= self.plan.events()
+        self.next >= self.plan.events() && self.overflow.is_none()
     }
 }
 
@@ -138,19 +141,29 @@ impl StreamPlan {
         (first..(first + self.tokens).saturating_sub(1)).contains(&event)
     }
 
-    /// Encodes event `event` of this stream.
-    fn encode(&self, state: &State, event: u32) -> Payload {
+    /// Encodes event `event` of this stream; an event too large for one frame puts its second
+    /// frame in `overflow` (an out-parameter, so the common one-frame case moves one payload).
+    fn encode(&self, state: &State, event: u32, overflow: &mut Option<Payload>) -> Payload {
         match self.api {
             StreamApi::Chat {
                 finish,
                 include_usage,
             } => self.encode_chat(state, event, finish, include_usage),
             StreamApi::Messages { stop } => self.encode_messages(state, event, stop),
-            StreamApi::Responses { outcome } => self.encode_responses(state, event, outcome),
+            StreamApi::Responses { outcome } => {
+                let (first, second) = self.encode_responses(state, event, outcome);
+                *overflow = second;
+                first
+            }
         }
     }
 
-    fn encode_responses(&self, state: &State, event: u32, outcome: Outcome) -> Payload {
+    fn encode_responses(
+        &self,
+        state: &State,
+        event: u32,
+        outcome: Outcome,
+    ) -> (Payload, Option<Payload>) {
         let (template, text) = state.catalog.responses.event(event, self.tokens, outcome);
         let whole;
         let empty = Bytes::new();
@@ -162,7 +175,7 @@ impl StreamPlan {
                 &whole
             }
         };
-        template.fill(&Fill {
+        template.fill_split(&Fill {
             model: &self.model,
             content,
             prompt_tokens: self.prompt_tokens,
@@ -252,11 +265,14 @@ impl http_body::Body for SseStream {
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<http_body::Frame<Payload>, Self::Error>>> {
-        if self.is_done() {
-            return Poll::Ready(None);
-        }
         let event = self.next;
         let this = self.project();
+        if let Some(rest) = this.overflow.take() {
+            return Poll::Ready(Some(Ok(http_body::Frame::data(rest))));
+        }
+        if event >= this.plan.events() {
+            return Poll::Ready(None);
+        }
         if let (Some(due), true) = (*this.due, this.plan.waits(event)) {
             let now = Instant::now();
             if now < due {
@@ -282,7 +298,7 @@ impl http_body::Body for SseStream {
             }
         }
         *this.next += 1;
-        let payload = this.plan.encode(&this.open.0, event);
+        let payload = this.plan.encode(&this.open.0, event, this.overflow);
         Poll::Ready(Some(Ok(http_body::Frame::data(payload))))
     }
 

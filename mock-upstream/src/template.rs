@@ -109,7 +109,7 @@ impl Template {
             }
         }
         assert!(
-            parts.len() <= MAX_PIECES,
+            parts.len() <= 2 * MAX_PIECES,
             "template has {} pieces",
             parts.len()
         );
@@ -118,7 +118,11 @@ impl Template {
 
     /// Appends this template, filled, to `frame`.
     pub fn fill_into(&self, frame: &mut Payload, fill: &Fill<'_>) {
-        for part in &self.parts {
+        Template::fill_parts(&self.parts, frame, fill);
+    }
+
+    fn fill_parts(parts: &[Part], frame: &mut Payload, fill: &Fill<'_>) {
+        for part in parts {
             match part {
                 Part::Literal(bytes) => frame.push_bytes(bytes),
                 Part::Slot(Slot::Model) => frame.push_bytes(fill.model),
@@ -135,11 +139,24 @@ impl Template {
         }
     }
 
-    /// This template filled, as a new frame.
+    /// This template filled, as a new frame. Bodies and most events fit one; see
+    /// [`Template::fill_split`] for those that may not.
     pub fn fill(&self, fill: &Fill<'_>) -> Payload {
         let mut frame = Payload::new();
         self.fill_into(&mut frame, fill);
         frame
+    }
+
+    /// This template filled as one frame, or two when it has more pieces than one holds.
+    pub fn fill_split(&self, fill: &Fill<'_>) -> (Payload, Option<Payload>) {
+        if self.parts.len() <= MAX_PIECES {
+            return (self.fill(fill), None);
+        }
+        let (head, tail) = self.parts.split_at(MAX_PIECES);
+        let (mut first, mut second) = (Payload::new(), Payload::new());
+        Template::fill_parts(head, &mut first, fill);
+        Template::fill_parts(tail, &mut second, fill);
+        (first, Some(second))
     }
 
     /// Number of pieces a filled frame takes.
@@ -194,5 +211,34 @@ mod tests {
             String::from_utf8(frame.to_vec()).unwrap(),
             r#"{"content":"hi\n","model":"gpt-4o","usage":{"p":12,"t":15}}"#
         );
+    }
+
+    #[test]
+    fn a_template_larger_than_a_frame_fills_two() {
+        // Seven slots: 15 pieces, more than one frame holds.
+        let json = serde_json::json!([
+            Slot::MODEL_SENTINEL,
+            Slot::CONTENT_SENTINEL,
+            Slot::PROMPT_SENTINEL,
+            Slot::COMPLETION_SENTINEL,
+            Slot::TOTAL_SENTINEL,
+            Slot::SEQUENCE_SENTINEL,
+            Slot::MODEL_SENTINEL,
+        ]);
+        let template = Template::parse(json.to_string().as_bytes());
+        assert!(template.pieces() > MAX_PIECES);
+        let model = Bytes::from_static(b"m");
+        let content = Bytes::from_static(b"c");
+        let fill = Fill {
+            model: &model,
+            content: &content,
+            prompt_tokens: 1,
+            completion_tokens: 2,
+            sequence: 9,
+        };
+        let (first, second) = template.fill_split(&fill);
+        let mut text = first.to_vec();
+        text.extend(second.expect("a second frame").to_vec());
+        assert_eq!(String::from_utf8(text).unwrap(), r#"["m","c",1,2,3,9,"m"]"#);
     }
 }

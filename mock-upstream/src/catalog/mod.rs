@@ -342,6 +342,14 @@ mod tests {
                 templates.extend([catalog.chunk_finish(f, u), catalog.completion(f)]);
             }
         }
+        // Whole bodies are filled into one frame; only stream events may take two.
+        use gatebench_shared::wire::anthropic::StopReason;
+        templates.extend([
+            catalog.anthropic.message(StopReason::EndTurn),
+            catalog.anthropic.message(StopReason::MaxTokens),
+            catalog.responses.response(Outcome::Completed),
+            catalog.responses.response(Outcome::Incomplete),
+        ]);
         for t in templates {
             assert!(t.pieces() <= MAX_PIECES);
         }
