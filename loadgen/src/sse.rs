@@ -82,6 +82,9 @@ struct Chunk<'a> {
 struct ChunkChoice<'a> {
     #[serde(borrow, default)]
     delta: Option<Delta<'a>>,
+    /// Legacy completions carry the text here.
+    #[serde(borrow, default)]
+    text: Option<std::borrow::Cow<'a, str>>,
 }
 
 #[derive(Deserialize)]
@@ -158,6 +161,7 @@ fn classify(event: &[u8]) -> Event {
         c.delta
             .as_ref()
             .and_then(|d| d.content.as_ref())
+            .or(c.text.as_ref())
             .is_some_and(|t| !t.is_empty())
     });
     if has_text {

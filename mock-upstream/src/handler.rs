@@ -42,6 +42,9 @@ pub async fn handle(
         Route::Embeddings => crate::embeddings::embeddings(&state, req, start)
             .await
             .unwrap_or_else(Rejection::into_response),
+        Route::Completions => crate::completions::completions(&state, req, start)
+            .await
+            .unwrap_or_else(Rejection::into_response),
         Route::Models => {
             state.metrics.request(RouteKind::Models);
             json(&state.catalog.models_body)

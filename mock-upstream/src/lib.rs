@@ -16,6 +16,7 @@ mod auth;
 mod body;
 mod catalog;
 mod cli;
+mod completions;
 mod config;
 mod connection;
 mod embeddings;

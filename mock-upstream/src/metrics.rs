@@ -17,6 +17,8 @@ pub enum RouteKind {
     Responses,
     ResponsesStream,
     Embeddings,
+    Completions,
+    CompletionsStream,
     Models,
     Health,
     Metrics,
@@ -24,7 +26,7 @@ pub enum RouteKind {
 }
 
 impl RouteKind {
-    const ALL: [RouteKind; 11] = [
+    const ALL: [RouteKind; 13] = [
         RouteKind::Chat,
         RouteKind::ChatStream,
         RouteKind::Messages,
@@ -32,6 +34,8 @@ impl RouteKind {
         RouteKind::Responses,
         RouteKind::ResponsesStream,
         RouteKind::Embeddings,
+        RouteKind::Completions,
+        RouteKind::CompletionsStream,
         RouteKind::Models,
         RouteKind::Health,
         RouteKind::Metrics,
@@ -47,6 +51,8 @@ impl RouteKind {
             RouteKind::Responses => "responses",
             RouteKind::ResponsesStream => "responses_stream",
             RouteKind::Embeddings => "embeddings",
+            RouteKind::Completions => "completions",
+            RouteKind::CompletionsStream => "completions_stream",
             RouteKind::Models => "models",
             RouteKind::Health => "health",
             RouteKind::Metrics => "metrics",

@@ -13,6 +13,8 @@ pub enum Route<'a> {
     Responses,
     /// `POST /v1/embeddings`.
     Embeddings,
+    /// `POST /v1/completions` (legacy).
+    Completions,
     /// `GET /v1/models`.
     Models,
     /// `GET /v1/models/{id}`.
@@ -37,6 +39,7 @@ pub fn route<'a>(method: &Method, path: &'a str) -> Route<'a> {
         "/v1/messages" => (Method::POST, Route::Messages),
         "/v1/responses" => (Method::POST, Route::Responses),
         "/v1/embeddings" => (Method::POST, Route::Embeddings),
+        "/v1/completions" => (Method::POST, Route::Completions),
         "/v1/models" => (Method::GET, Route::Models),
         "/health" => (Method::GET, Route::Health),
         "/metrics" => (Method::GET, Route::Metrics),

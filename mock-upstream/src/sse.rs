@@ -47,6 +47,11 @@ pub enum StreamApi {
     Messages { stop: StopReason },
     /// OpenAI Responses API events.
     Responses { outcome: Outcome },
+    /// OpenAI legacy completion chunks.
+    Completions {
+        finish: FinishReason,
+        include_usage: bool,
+    },
 }
 
 /// Counts a stream as open for as long as its body lives.
@@ -117,6 +122,7 @@ impl StreamPlan {
             StreamApi::Chat { .. } => 1,
             StreamApi::Messages { .. } => 3,
             StreamApi::Responses { .. } => 4,
+            StreamApi::Completions { .. } => 0,
         }
     }
 
@@ -125,6 +131,9 @@ impl StreamPlan {
             StreamApi::Chat { include_usage, .. } => self.tokens + 3 + u32::from(include_usage),
             StreamApi::Messages { .. } => self.tokens + 6,
             StreamApi::Responses { .. } => self.tokens + 8,
+            StreamApi::Completions { include_usage, .. } => {
+                self.tokens + 2 + u32::from(include_usage)
+            }
         }
     }
 
@@ -154,6 +163,48 @@ impl StreamPlan {
                 let (first, second) = self.encode_responses(state, event, outcome);
                 *overflow = second;
                 first
+            }
+            StreamApi::Completions {
+                finish,
+                include_usage,
+            } => self.encode_completions(state, event, finish, include_usage),
+        }
+    }
+
+    /// Token chunks, the finish chunk, the usage chunk if asked, `[DONE]`.
+    fn encode_completions(
+        &self,
+        state: &State,
+        event: u32,
+        finish: FinishReason,
+        include_usage: bool,
+    ) -> Payload {
+        let catalog = &state.catalog.completions;
+        let usage = if include_usage {
+            UsageKey::Null
+        } else {
+            UsageKey::Absent
+        };
+        let empty = Bytes::new();
+        let mut fill = Fill {
+            model: &self.model,
+            content: &empty,
+            prompt_tokens: self.prompt_tokens,
+            completion_tokens: u64::from(self.tokens),
+            sequence: u64::from(event),
+        };
+        let n = self.tokens;
+        match event {
+            e if e < n => {
+                fill.content = state.catalog.token(e);
+                catalog.chunk_text(usage).fill(&fill)
+            }
+            e if e == n => catalog.chunk_finish(finish, usage).fill(&fill),
+            e if e == n + 1 && include_usage => catalog.chunk_usage().fill(&fill),
+            _ => {
+                let mut payload = Payload::new();
+                payload.push_bytes(state.catalog.done());
+                payload
             }
         }
     }

@@ -6,7 +6,7 @@
 use std::io::{Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// How a test gateway behaves.
@@ -22,7 +22,12 @@ pub struct GatewayOptions {
 
 /// Starts a forwarder on `127.0.0.1:0` to `upstream` adding `delay` to every request.
 pub fn start_delay_gateway(upstream: SocketAddr, delay: Duration) -> SocketAddr {
-    start_gateway(
+    start_delay_gateway_recorded(upstream, delay).0
+}
+
+/// [`start_delay_gateway`], also returning how long each request was really held.
+pub fn start_delay_gateway_recorded(upstream: SocketAddr, delay: Duration) -> (SocketAddr, Held) {
+    start_gateway_recorded(
         upstream,
         GatewayOptions {
             delay,
@@ -31,8 +36,19 @@ pub fn start_delay_gateway(upstream: SocketAddr, delay: Duration) -> SocketAddr 
     )
 }
 
+/// How long a gateway really held each request: on a loaded machine a sleep overshoots, so a
+/// test compares with what was added, not with what was asked.
+pub type Held = Arc<Mutex<Vec<Duration>>>;
+
 /// Starts a forwarder on `127.0.0.1:0` to `upstream`; it lives until the test process ends.
 pub fn start_gateway(upstream: SocketAddr, options: GatewayOptions) -> SocketAddr {
+    start_gateway_recorded(upstream, options).0
+}
+
+/// [`start_gateway`], also returning the record of how long each request was held.
+pub fn start_gateway_recorded(upstream: SocketAddr, options: GatewayOptions) -> (SocketAddr, Held) {
+    let held: Held = Arc::default();
+    let record = held.clone();
     // A backlog for a thousand connections opened at once.
     let socket =
         socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).expect("socket");
@@ -61,30 +77,39 @@ pub fn start_gateway(upstream: SocketAddr, options: GatewayOptions) -> SocketAdd
             };
             open.fetch_add(1, SeqCst);
             let still_open = open.clone();
-            std::thread::spawn(move || forward(client_rx, server, options.delay));
+            let record = record.clone();
+            std::thread::spawn(move || forward(client_rx, server, options.delay, Some(&record)));
             std::thread::spawn(move || {
                 if options.buffer_streams {
                     forward_buffered(server_rx, client);
                 } else {
-                    forward(server_rx, client, Duration::ZERO);
+                    forward(server_rx, client, Duration::ZERO, None);
                 }
                 still_open.fetch_sub(1, SeqCst);
             });
         }
     });
-    addr
+    (addr, held)
 }
 
-/// Copies `from` to `to`, holding each chunk read for `delay` (measured from the read).
-fn forward(mut from: TcpStream, mut to: TcpStream, delay: Duration) {
+/// Copies `from` to `to`, holding each chunk read for `delay` (measured from the read), and
+/// recording how long each was really held.
+fn forward(mut from: TcpStream, mut to: TcpStream, delay: Duration, held: Option<&Held>) {
     let mut buf = vec![0u8; 64 * 1024];
     loop {
         let n = match from.read(&mut buf) {
             Ok(0) | Err(_) => break,
             Ok(n) => n,
         };
-        hold(Instant::now() + delay);
-        if to.write_all(&buf[..n]).is_err() {
+        let read_at = Instant::now();
+        hold(read_at + delay);
+        let write_result = to.write_all(&buf[..n]);
+        if let Some(held) = held {
+            if let Ok(mut held) = held.lock() {
+                held.push(read_at.elapsed());
+            }
+        }
+        if write_result.is_err() {
             break;
         }
     }

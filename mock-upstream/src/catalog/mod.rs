@@ -6,9 +6,11 @@
 //! `responses`.
 
 mod anthropic;
+mod completions;
 mod responses;
 
 pub use anthropic::{AnthropicCatalog, REQUEST_ID as ANTHROPIC_REQUEST_ID};
+pub use completions::CompletionsCatalog;
 pub use responses::{EventText, Outcome, ResponsesCatalog};
 
 use bytes::Bytes;
@@ -83,6 +85,8 @@ pub struct Catalog {
     pub anthropic: AnthropicCatalog,
     /// OpenAI's Responses API.
     pub responses: ResponsesCatalog,
+    /// OpenAI's legacy completions.
+    pub completions: CompletionsCatalog,
 }
 
 pub const PROCESSING_MS: HeaderName = HeaderName::from_static("openai-processing-ms");
@@ -145,6 +149,7 @@ impl Catalog {
             processing_ms: (0..=PROCESSING_MS_TABLE).map(HeaderValue::from).collect(),
             anthropic: AnthropicCatalog::build(),
             responses: ResponsesCatalog::build(),
+            completions: CompletionsCatalog::build(),
         }
     }
 

@@ -223,7 +223,7 @@ pub enum ChunkUsage {
 }
 
 impl ChunkUsage {
-    fn is_absent(&self) -> bool {
+    pub fn is_absent(&self) -> bool {
         matches!(self, ChunkUsage::Absent)
     }
 }

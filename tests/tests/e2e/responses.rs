@@ -1,4 +1,4 @@
-//! OpenAI's Responses API on the wire: every event in order with monotonic sequence numbers,
+//! OpenAI's Responses API (and loadgen on legacy completions) on the wire: every event in order with monotonic sequence numbers,
 //! timing from the latency model, `incomplete` when cut, OpenAI-shaped errors, and loadgen
 //! reading the stream.
 
@@ -170,4 +170,31 @@ fn loadgen_reads_responses_streams() {
     assert_eq!((r.ok, r.failed), (200, 0), "{:?}", r.errors);
     assert_eq!(r.metrics["output_chunks"].p50, 16);
     assert_eq!(r.metrics["output_tokens"].p50, 16);
+}
+
+#[test]
+fn loadgen_reads_legacy_completion_streams() {
+    let mock = start_mock(Config::default());
+    let dir = std::env::temp_dir().join(format!("gatebench-completions-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("body.json");
+    std::fs::write(
+        &file,
+        json!({"model": "m", "prompt": "Say hello.", "max_tokens": 5, "stream": true}).to_string(),
+    )
+    .unwrap();
+    let (result, _) = run(
+        RunArgs {
+            rate: Some("200".into()),
+            duration: Some("1s".into()),
+            body: Some(format!("@{}", file.display())),
+            ..args(format!("http://{}/v1/completions", mock.local_addr()))
+        },
+        vec![],
+    )
+    .unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    let r = &result.runs[0];
+    assert_eq!((r.ok, r.failed), (200, 0), "{:?}", r.errors);
+    assert_eq!(r.metrics["output_chunks"].p50, 5);
 }

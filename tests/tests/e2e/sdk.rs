@@ -94,3 +94,13 @@ fn openai_python_sdk_reads_embeddings_as_floats_and_base64() {
         "openai embeddings: ok",
     );
 }
+
+#[test]
+fn openai_python_sdk_parses_legacy_completions_and_streams() {
+    let mock = start_mock(Config::default());
+    run_python(
+        "openai_completions.py",
+        &format!("http://{}/v1", mock.local_addr()),
+        "openai completions: ok",
+    );
+}
