@@ -127,6 +127,10 @@ pub struct RunArgs {
     /// Exit 1 when the response-time p99 exceeds this, like 50ms.
     #[arg(long)]
     pub max_p99: Option<String>,
+    /// A gatebench mock's /metrics URL, read before and after each run to check that the
+    /// upstream saw exactly the requests sent (a gateway that retries or caches shows).
+    #[arg(long)]
+    pub upstream_metrics: Option<String>,
     /// No live progress line, even on a terminal.
     #[arg(long)]
     #[serde(default)]
@@ -160,6 +164,7 @@ impl RunArgs {
             hgrm: self.hgrm.or(profile.hgrm),
             max_error_rate: self.max_error_rate.or(profile.max_error_rate),
             max_p99: self.max_p99.or(profile.max_p99),
+            upstream_metrics: self.upstream_metrics.or(profile.upstream_metrics),
             quiet: self.quiet || profile.quiet,
         }
     }

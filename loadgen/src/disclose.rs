@@ -11,18 +11,25 @@ use crate::plan::Target;
 
 /// The path the mock serves its configuration on.
 const CONFIG_PATH: &str = "/v1/gatebench/config";
-/// Largest configuration read.
-const MAX_BYTES: usize = 64 * 1024;
+/// Largest body read.
+const MAX_BYTES: usize = 256 * 1024;
 
 /// The mock's configuration (TOML) behind `target`, or `None` when it is not a gatebench mock
 /// (or does not answer within a second).
 pub fn mock_config(target: &Target) -> Option<String> {
+    let text = get(target, CONFIG_PATH)?;
+    // A gatebench mock's configuration names its latency model.
+    text.contains("ttft").then_some(text)
+}
+
+/// The body of `GET path` on `target`'s server when it answers 200 within a second.
+pub fn get(target: &Target, path: &str) -> Option<String> {
     let timeout = Duration::from_secs(1);
     let mut stream = TcpStream::connect_timeout(&target.resolved, timeout).ok()?;
     stream.set_read_timeout(Some(timeout)).ok()?;
     stream.set_write_timeout(Some(timeout)).ok()?;
     let request = format!(
-        "GET {CONFIG_PATH} HTTP/1.1\r\nhost: {}\r\nconnection: close\r\n\r\n",
+        "GET {path} HTTP/1.1\r\nhost: {}\r\nconnection: close\r\n\r\n",
         target.authority
     );
     stream.write_all(request.as_bytes()).ok()?;
@@ -39,7 +46,5 @@ pub fn mock_config(target: &Target) -> Option<String> {
         // The mock answers with a length; anything else is not the mock.
         Framing::Chunked(_) | Framing::Empty => return None,
     };
-    let text = std::str::from_utf8(body).ok()?;
-    // A gatebench mock's configuration names its latency model.
-    text.contains("ttft").then(|| text.to_string())
+    std::str::from_utf8(body).ok().map(str::to_string)
 }

@@ -36,6 +36,7 @@ pub mod sampler;
 pub mod schedule;
 mod sse;
 pub mod sweep;
+mod upstream;
 mod worker;
 
 pub use cli::{Cli, Command, RunArgs};

@@ -124,6 +124,8 @@ pub struct Plan {
     pub max_p99: Option<Duration>,
     #[serde(skip)]
     pub quiet: bool,
+    /// The upstream's `/metrics`, for the request count check.
+    pub upstream_metrics: Option<Target>,
 }
 
 fn duration_us<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
@@ -230,6 +232,11 @@ impl RunArgs {
             max_error_rate: self.max_error_rate,
             max_p99,
             quiet: self.quiet,
+            upstream_metrics: self
+                .upstream_metrics
+                .as_deref()
+                .map(parse_metrics_url)
+                .transpose()?,
         })
     }
 }
@@ -334,6 +341,15 @@ fn parse_header(text: &str) -> Result<(HeaderName, HeaderValue), PlanError> {
     let name = HeaderName::from_bytes(name.trim().as_bytes()).map_err(|_| err())?;
     let value = HeaderValue::from_str(value.trim()).map_err(|_| err())?;
     Ok((name, value))
+}
+
+/// Parses and resolves a `/metrics` URL (the path defaults to `/metrics`).
+fn parse_metrics_url(url: &str) -> Result<Target, PlanError> {
+    let mut target = parse_target(url)?;
+    if !url.trim_start_matches("http://").contains('/') {
+        target.path = "/metrics".into();
+    }
+    Ok(target)
 }
 
 /// Parses and resolves `http://HOST[:PORT][/PATH]`; the path defaults to the chat route.

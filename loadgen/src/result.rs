@@ -78,6 +78,8 @@ pub struct TargetRun {
     pub histograms: Vec<(Metric, Histogram<u64>)>,
     pub timeline: Vec<SecondSummary>,
     pub validity: Validity,
+    /// With `--upstream-metrics`: requests the upstream saw against requests sent.
+    pub upstream: Option<crate::upstream::UpstreamCheck>,
 }
 
 /// Whether the generator kept up, and if not, why.

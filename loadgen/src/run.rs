@@ -241,6 +241,10 @@ pub(crate) fn run_target(plan: Arc<Plan>, target: Target) -> TargetRun {
     let window_start_ns = plan.warmup.as_nanos() as u64;
     let end_ns = plan.duration.map(|d| window_start_ns + d.as_nanos() as u64);
 
+    let seen_before = plan
+        .upstream_metrics
+        .as_ref()
+        .and_then(crate::upstream::requests_seen);
     let mut handles = Vec::new();
     for index in 0..plan.threads {
         let spec = WorkerSpec {
@@ -310,6 +314,24 @@ pub(crate) fn run_target(plan: Arc<Plan>, target: Target) -> TargetRun {
     );
     // The workers' whole lives: connection set-up, the run and the drain of the last responses.
     run.generator_cpu_cores = cpu_s / (clock.now_ns() as f64 / 1e9).max(1e-9);
+    let seen_after = plan
+        .upstream_metrics
+        .as_ref()
+        .and_then(crate::upstream::requests_seen);
+    if let (Some(before), Some(after)) = (seen_before, seen_after) {
+        // Requests that never connected were never sent.
+        let unsent: u64 = ["connect_refused", "connect_timeout", "connect_error"]
+            .iter()
+            .filter_map(|k| run.errors.get(*k))
+            .sum();
+        let sent = (run.requests + run.warmup_requests).saturating_sub(unsent);
+        let seen = after.saturating_sub(before);
+        run.upstream = Some(crate::upstream::UpstreamCheck {
+            seen,
+            sent,
+            matches: seen == sent,
+        });
+    }
     run
 }
 
@@ -410,5 +432,6 @@ fn summarise(
             valid: reasons.is_empty(),
             reasons,
         },
+        upstream: None,
     }
 }

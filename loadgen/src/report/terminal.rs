@@ -82,6 +82,18 @@ fn run_block(out: &mut String, run: &TargetRun) {
         let list: Vec<String> = run.errors.iter().map(|(k, n)| format!("{k} {n}")).collect();
         let _ = writeln!(out, "  errors: {}", list.join(", "));
     }
+    if let Some(u) = &run.upstream {
+        let verdict = if u.matches {
+            "exactly the requests sent"
+        } else {
+            "NOT the requests sent: a retry, cache, hedge or drop on the way"
+        };
+        let _ = writeln!(
+            out,
+            "  upstream saw {} requests of {} sent: {verdict}",
+            u.seen, u.sent
+        );
+    }
     for reason in &run.validity.reasons {
         let _ = writeln!(out, "  invalid: {reason}");
     }

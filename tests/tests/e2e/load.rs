@@ -144,3 +144,45 @@ fn poisson_arrivals_are_seeded_and_reach_the_rate() {
     assert_eq!(a, b, "the same seed gives the same schedule");
     assert!((850..=1150).contains(&a), "{a}");
 }
+
+#[test]
+fn the_upstream_count_check_sees_exactly_what_was_sent() {
+    let mock = start_mock(Config::default());
+    let (result, _) = run(
+        RunArgs {
+            rate: Some("300".into()),
+            duration: Some("1s".into()),
+            warmup: Some("200ms".into()),
+            upstream_metrics: Some(format!("http://{}", mock.local_addr())),
+            ..args(url(&mock))
+        },
+        vec![],
+    )
+    .unwrap();
+    let r = &result.runs[0];
+    let u = r.upstream.expect("the mock's /metrics was read");
+    assert_eq!(u.sent, r.requests + r.warmup_requests);
+    assert_eq!((u.seen, u.matches), (u.sent, true), "{u:?}");
+    assert!(loadgen::report::terminal::summary(&result).contains("exactly the requests sent"));
+}
+
+#[test]
+fn an_upstream_that_saw_other_requests_is_reported_as_a_mismatch() {
+    let mock = start_mock(Config::default());
+    // The count is read from a mock that gets none of the requests, as an upstream behind a
+    // caching gateway would.
+    let elsewhere = start_mock(Config::default());
+    let (result, _) = run(
+        RunArgs {
+            rate: Some("200".into()),
+            duration: Some("500ms".into()),
+            upstream_metrics: Some(format!("http://{}/metrics", elsewhere.local_addr())),
+            ..args(url(&mock))
+        },
+        vec![],
+    )
+    .unwrap();
+    let u = result.runs[0].upstream.unwrap();
+    assert_eq!((u.seen, u.sent, u.matches), (0, 100, false));
+    assert!(loadgen::report::terminal::summary(&result).contains("NOT the requests sent"));
+}
