@@ -112,6 +112,7 @@ pub async fn completions(
                 finish,
                 include_usage: request.include_usage(),
             },
+            fault: overrides.stream_fault,
         };
         let stream = SseStream::new(state.clone(), plan, draw, start);
         let mut response = Response::new(MockBody::stream(stream));

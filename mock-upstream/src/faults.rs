@@ -78,10 +78,50 @@ impl FaultRates {
     }
 }
 
+/// A fault in the middle of a stream, at event `at` (`x-mock-fault: KIND@K`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StreamFault {
+    pub kind: StreamFaultKind,
+    pub at: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StreamFaultKind {
+    /// The provider's own in-stream error event, then the end of the body.
+    Error,
+    /// The body ends cleanly, without the stream's end marker.
+    Close,
+    /// Half of event K, then the end of the body.
+    Truncate,
+    /// Nothing more is sent; the connection stays open.
+    Stall,
+}
+
+impl std::str::FromStr for StreamFault {
+    type Err = ();
+
+    fn from_str(text: &str) -> Result<StreamFault, ()> {
+        let (kind, at) = text.trim().split_once('@').ok_or(())?;
+        let kind = match kind {
+            "error" => StreamFaultKind::Error,
+            "close" => StreamFaultKind::Close,
+            "truncate" => StreamFaultKind::Truncate,
+            "stall" => StreamFaultKind::Stall,
+            _ => return Err(()),
+        };
+        Ok(StreamFault {
+            kind,
+            at: at.parse().map_err(|_| ())?,
+        })
+    }
+}
+
 /// What a request's `x-mock-*` headers ask for.
 #[derive(Debug, Clone, Default)]
 pub struct Overrides {
     pub status: Option<u16>,
+    /// A mid-stream fault (streams only).
+    pub stream_fault: Option<StreamFault>,
     latency: Option<Distribution>,
     ttft: Option<Distribution>,
     itl: Option<Distribution>,
@@ -111,6 +151,7 @@ impl Overrides {
                 "ttft" => out.ttft = Some(text.parse().map_err(|_| bad())?),
                 "itl" => out.itl = Some(text.parse().map_err(|_| bad())?),
                 "tokens" => out.tokens = Some(text.parse().map_err(|_| bad())?),
+                "fault" => out.stream_fault = Some(text.parse().map_err(|_| bad())?),
                 _ => {}
             }
         }

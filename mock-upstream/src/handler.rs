@@ -222,6 +222,7 @@ async fn chat(
                 finish,
                 include_usage: request.include_usage(),
             },
+            fault: overrides.stream_fault,
         };
         let stream = SseStream::new(state.clone(), plan, draw, start);
         let mut response = Response::new(MockBody::stream(stream));

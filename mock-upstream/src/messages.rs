@@ -120,6 +120,7 @@ pub async fn messages(
             tokens,
             prompt_tokens: input_tokens,
             api: StreamApi::Messages { stop },
+            fault: overrides.stream_fault,
         };
         let stream = SseStream::new(state.clone(), plan, draw, start);
         let mut response = Response::new(MockBody::stream(stream));

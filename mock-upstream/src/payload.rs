@@ -104,8 +104,7 @@ impl Payload {
         self.remaining == 0
     }
 
-    /// The payload as one contiguous vector (tests only; allocates).
-    #[cfg(test)]
+    /// The payload as one contiguous vector (allocates: tests and faults only).
     pub fn to_vec(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(self.remaining);
         for piece in &self.pieces[self.next..self.count] {

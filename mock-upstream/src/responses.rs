@@ -112,6 +112,7 @@ pub async fn responses(
             tokens,
             prompt_tokens: input_tokens,
             api: StreamApi::Responses { outcome },
+            fault: overrides.stream_fault,
         };
         let stream = SseStream::new(state.clone(), plan, draw, start);
         let mut response = Response::new(MockBody::stream(stream));

@@ -22,6 +22,7 @@ use pin_project_lite::pin_project;
 use tokio::time::{Instant, Sleep};
 
 use crate::catalog::{EventText, Outcome, UsageKey};
+use crate::faults::{StreamFault, StreamFaultKind};
 use crate::payload::Payload;
 use crate::state::State;
 use crate::template::Fill;
@@ -33,6 +34,8 @@ pub struct StreamPlan {
     pub tokens: u32,
     pub prompt_tokens: u64,
     pub api: StreamApi,
+    /// A fault asked for with `x-mock-fault`.
+    pub fault: Option<StreamFault>,
 }
 
 /// The API whose events a stream sends.
@@ -116,6 +119,21 @@ impl SseStream {
 }
 
 impl StreamPlan {
+    /// The provider's in-stream error event.
+    fn error_event(&self) -> &'static [u8] {
+        match self.api {
+            StreamApi::Chat { .. } | StreamApi::Completions { .. } => {
+                b"data: {\"error\":{\"message\":\"The server had an error while processing your request. Sorry about that!\",\"type\":\"server_error\",\"param\":null,\"code\":null}}\n\n"
+            }
+            StreamApi::Messages { .. } => {
+                b"event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n"
+            }
+            StreamApi::Responses { .. } => {
+                b"event: response.failed\ndata: {\"type\":\"response.failed\",\"response\":{\"object\":\"response\",\"status\":\"failed\",\"error\":{\"code\":\"server_error\",\"message\":\"The server had an error while processing your request.\"}}}\n\n"
+            }
+        }
+    }
+
     /// The event that carries token 0.
     fn first_token_event(&self) -> u32 {
         match self.api {
@@ -323,6 +341,33 @@ impl http_body::Body for SseStream {
         }
         if event >= this.plan.events() {
             return Poll::Ready(None);
+        }
+        if let Some(fault) = this.plan.fault.filter(|f| f.at == event) {
+            let done = this.plan.events();
+            return match fault.kind {
+                StreamFaultKind::Stall => Poll::Pending,
+                StreamFaultKind::Close => {
+                    *this.next = done;
+                    Poll::Ready(None)
+                }
+                StreamFaultKind::Truncate => {
+                    let whole = this
+                        .plan
+                        .encode(&this.open.0, event, this.overflow)
+                        .to_vec();
+                    *this.overflow = None;
+                    *this.next = done;
+                    let mut half = Payload::new();
+                    half.push_bytes(&Bytes::from(whole[..whole.len() / 2].to_vec()));
+                    Poll::Ready(Some(Ok(http_body::Frame::data(half))))
+                }
+                StreamFaultKind::Error => {
+                    *this.next = done;
+                    let mut error = Payload::new();
+                    error.push_bytes(&Bytes::from_static(this.plan.error_event()));
+                    Poll::Ready(Some(Ok(http_body::Frame::data(error))))
+                }
+            };
         }
         if let (Some(due), true) = (*this.due, this.plan.waits(event)) {
             let now = Instant::now();

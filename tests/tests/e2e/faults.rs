@@ -141,3 +141,75 @@ async fn configured_rates_are_seeded_per_request_and_counted() {
     );
     assert!(metrics.contains(&line), "{line} not in\n{metrics}");
 }
+
+#[tokio::test]
+async fn mid_stream_faults_break_the_stream_as_asked() {
+    let mock = start_mock(Config::default());
+    let mut client = Client::connect(mock.local_addr()).await;
+    let stream = chat_body(true, json!({}));
+    let r = client.chat(&stream, &[("x-mock-fault", "error@3")]).await;
+    let text = r.text();
+    assert_eq!(
+        text.matches("data: ").count(),
+        4,
+        "three events, then the error"
+    );
+    assert!(text.ends_with("\"type\":\"server_error\",\"param\":null,\"code\":null}}\n\n"));
+    assert!(!text.contains("[DONE]"));
+    let r = client.chat(&stream, &[("x-mock-fault", "close@5")]).await;
+    assert_eq!(r.text().matches("data: ").count(), 5);
+    assert!(!r.text().contains("[DONE]"));
+    let r = client
+        .chat(&stream, &[("x-mock-fault", "truncate@2")])
+        .await;
+    let text = r.text();
+    assert_eq!(text.matches("data: ").count(), 3);
+    assert!(!text.ends_with("\n\n"), "the last event is cut");
+    let body = serde_json::to_vec(&json!({
+        "model": "claude-x", "max_tokens": 5, "stream": true,
+        "messages": [{"role": "user", "content": "hi"}]
+    }))
+    .unwrap();
+    let r = client
+        .send(
+            Method::POST,
+            "/v1/messages",
+            &[
+                ("anthropic-version", "2023-06-01"),
+                ("x-mock-fault", "error@4"),
+            ],
+            &body,
+        )
+        .await;
+    assert!(r.text().ends_with(
+        "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n"
+    ));
+}
+
+#[test]
+fn loadgen_names_each_mid_stream_fault() {
+    use loadgen::run::run;
+    use loadgen::RunArgs;
+    let mock = start_mock(Config::default());
+    for (fault, kind) in [
+        ("error@3", "invalid"),
+        ("close@3", "truncated"),
+        ("truncate@3", "truncated"),
+        ("stall@3", "timeout"),
+    ] {
+        let (result, _) = run(
+            RunArgs {
+                rate: Some("100".into()),
+                duration: Some("300ms".into()),
+                timeout: Some("300ms".into()),
+                scenario: Some("chat-stream".into()),
+                headers: vec![format!("x-mock-fault: {fault}")],
+                ..crate::load::args(crate::load::url(&mock))
+            },
+            vec![],
+        )
+        .unwrap();
+        let r = &result.runs[0];
+        assert_eq!(r.errors.get(kind), Some(&30), "{fault}: {:?}", r.errors);
+    }
+}
