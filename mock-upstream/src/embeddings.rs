@@ -6,7 +6,6 @@
 
 use std::borrow::Cow;
 use std::sync::Arc;
-use std::time::Duration;
 
 use base64::Engine as _;
 use gatebench_shared::wire::embeddings::{
@@ -19,10 +18,10 @@ use rand_pcg::Pcg64Mcg;
 use tokio::time::Instant;
 
 use crate::body::MockBody;
-use crate::faults::{self, Overrides, Provider};
+use crate::faults::Provider;
+use crate::inbound::receive;
 use crate::metrics::RouteKind;
 use crate::rejection::Rejection;
-use crate::request::{read_body, seq, BodyError};
 use crate::state::State;
 
 /// Most dimensions a vector may have.
@@ -34,35 +33,13 @@ pub async fn embeddings(
     req: Request<Incoming>,
     start: Option<Instant>,
 ) -> Result<Response<MockBody>, Rejection> {
-    let seq = seq(req.headers()).map_err(|_| {
-        Rejection::bad_request(
-            "Invalid x-gatebench-seq header: expected a whole number.",
-            None,
-            None,
-        )
-    })?;
-    crate::auth::check(
-        state.config.require_api_key.as_deref(),
-        req.headers(),
-        Provider::OpenAi,
-    )?;
-    let overrides = Overrides::from_headers(req.headers())?;
-    let start = start.or_else(|| overrides.changes_latency().then(Instant::now));
-    let (parts, body) = req.into_parts();
-    let limit = state.config.max_body_bytes;
-    let body = read_body(&parts.headers, body, limit)
-        .await
-        .map_err(|e| match e {
-            BodyError::TooLarge => Rejection::too_large(limit),
-            BodyError::Read => {
-                Rejection::bad_request("Could not read the request body.", None, None)
-            }
-        })?;
+    let inbound = receive(state, req, start, Provider::OpenAi).await?;
+    let body = &inbound.body;
     if body.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
         return Err(Rejection::not_json());
     }
     let request: gatebench_shared::wire::embeddings::EmbeddingsRequest =
-        serde_json::from_slice(&body).map_err(|e| {
+        serde_json::from_slice(body).map_err(|e| {
             if e.is_data() {
                 Rejection::bad_request(format!("Invalid request body: {e}."), None, None)
             } else {
@@ -108,20 +85,14 @@ pub async fn embeddings(
         }
     };
 
-    let ordinal = seq.unwrap_or_else(|| state.next_ordinal());
-    if let Some(fault) = faults::check(state, &overrides, ordinal, Provider::OpenAi) {
-        return Ok(fault);
-    }
+    let mut draw = match inbound.admit(state, Provider::OpenAi) {
+        Ok(draw) => draw,
+        Err(fault) => return Ok(*fault),
+    };
     state.metrics.request(RouteKind::Embeddings);
-    let mut draw = faults::latency(state, &overrides).request(ordinal);
     // The whole-response latency (or the stream's e2e), as on the chat route.
     let delay_us = draw.response_us(draw.tokens());
-    if let (Some(start), true) = (start, delay_us > 0) {
-        let due = start + Duration::from_micros(delay_us);
-        tokio::time::sleep_until(due).await;
-        let late = Instant::now().saturating_duration_since(due);
-        state.metrics.emission_error.record(late.as_micros() as u64);
-    }
+    inbound.wait(state, delay_us).await;
     let seed = state.config.latency.seed;
     let data = items
         .iter()

@@ -1,9 +1,7 @@
 //! Answers one request: route, read, scan, draw, respond.
 
-use std::borrow::Cow;
 use std::convert::Infallible;
 use std::sync::Arc;
-use std::time::Duration;
 
 use bytes::Bytes;
 use gatebench_shared::wire::openai::{ChatRequest, FinishReason};
@@ -13,14 +11,14 @@ use hyper::{Request, Response};
 use tokio::time::Instant;
 
 use crate::body::MockBody;
-use crate::faults::{self, Overrides, Provider};
+use crate::faults::Provider;
+use crate::inbound::receive;
 use crate::metrics::RouteKind;
 use crate::rejection::Rejection;
-use crate::request::{read_body, seq, BodyError};
 use crate::router::{route, Route};
 use crate::sse::{SseStream, StreamApi, StreamPlan};
 use crate::state::State;
-use crate::template::{json_escaped, Fill};
+use crate::template::Fill;
 
 /// The hyper service function of the mock.
 pub async fn handle(
@@ -123,34 +121,12 @@ async fn chat(
     req: Request<Incoming>,
     start: Option<Instant>,
 ) -> Result<Response<MockBody>, Rejection> {
-    let seq = seq(req.headers()).map_err(|_| {
-        Rejection::bad_request(
-            "Invalid x-gatebench-seq header: expected a whole number.",
-            None,
-            None,
-        )
-    })?;
-    crate::auth::check(
-        state.config.require_api_key.as_deref(),
-        req.headers(),
-        Provider::OpenAi,
-    )?;
-    let overrides = Overrides::from_headers(req.headers())?;
-    let start = start.or_else(|| overrides.changes_latency().then(Instant::now));
-    let (parts, body) = req.into_parts();
-    let limit = state.config.max_body_bytes;
-    let body = read_body(&parts.headers, body, limit)
-        .await
-        .map_err(|e| match e {
-            BodyError::TooLarge => Rejection::too_large(limit),
-            BodyError::Read => {
-                Rejection::bad_request("Could not read the request body.", None, None)
-            }
-        })?;
+    let inbound = receive(state, req, start, Provider::OpenAi).await?;
+    let body = &inbound.body;
     // serde would read a JSON array as a struct in sequence form; the API takes only objects.
     let first = body.iter().find(|b| !b.is_ascii_whitespace());
     if first.is_some_and(|b| *b != b'{')
-        && serde_json::from_slice::<serde::de::IgnoredAny>(&body).is_ok()
+        && serde_json::from_slice::<serde::de::IgnoredAny>(body).is_ok()
     {
         return Err(Rejection::bad_request(
             "Invalid request body: expected a JSON object.",
@@ -158,23 +134,19 @@ async fn chat(
             None,
         ));
     }
-    let request: ChatRequest = serde_json::from_slice(&body).map_err(|e| {
+    let request: ChatRequest = serde_json::from_slice(body).map_err(|e| {
         if e.is_data() {
             Rejection::bad_request(format!("Invalid request body: {e}."), None, None)
         } else {
             Rejection::not_json()
         }
     })?;
-    let model = match &request.model {
-        Some(Cow::Borrowed(name)) => body.slice_ref(name.as_bytes()),
-        Some(Cow::Owned(name)) => Bytes::from(json_escaped(name)),
-        None => {
-            return Err(Rejection::bad_request(
-                "you must provide a model parameter",
-                None,
-                None,
-            ))
-        }
+    let Some(model) = inbound.echoed(&request.model) else {
+        return Err(Rejection::bad_request(
+            "you must provide a model parameter",
+            None,
+            None,
+        ));
     };
     let Some(messages) = request.messages else {
         return Err(Rejection::bad_request(
@@ -200,11 +172,10 @@ async fn chat(
         ));
     }
 
-    let ordinal = seq.unwrap_or_else(|| state.next_ordinal());
-    if let Some(fault) = faults::check(state, &overrides, ordinal, Provider::OpenAi) {
-        return Ok(fault);
-    }
-    let mut draw = faults::latency(state, &overrides).request(ordinal);
+    let mut draw = match inbound.admit(state, Provider::OpenAi) {
+        Ok(draw) => draw,
+        Err(fault) => return Ok(*fault),
+    };
     let drawn = draw.tokens();
     let (tokens, finish) = match cap {
         Some(cap) if cap < u64::from(drawn) => (cap as u32, FinishReason::Length),
@@ -222,9 +193,9 @@ async fn chat(
                 finish,
                 include_usage: request.include_usage(),
             },
-            fault: overrides.stream_fault,
+            fault: inbound.overrides.stream_fault,
         };
-        let stream = SseStream::new(state.clone(), plan, draw, start);
+        let stream = SseStream::new(state.clone(), plan, draw, inbound.start);
         let mut response = Response::new(MockBody::stream(stream));
         *response.headers_mut() = state.catalog.sse_headers(0);
         return Ok(response);
@@ -232,12 +203,7 @@ async fn chat(
 
     state.metrics.request(RouteKind::Chat);
     let delay_us = draw.response_us(tokens);
-    if let (Some(start), true) = (start, delay_us > 0) {
-        let due = start + Duration::from_micros(delay_us);
-        tokio::time::sleep_until(due).await;
-        let late = Instant::now().saturating_duration_since(due);
-        state.metrics.emission_error.record(late.as_micros() as u64);
-    }
+    inbound.wait(state, delay_us).await;
     let content = state.catalog.content(tokens);
     let payload = state.catalog.completion(finish).fill(&Fill {
         model: &model,

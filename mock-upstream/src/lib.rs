@@ -22,6 +22,7 @@ mod connection;
 mod embeddings;
 mod faults;
 mod handler;
+mod inbound;
 mod messages;
 mod metrics;
 mod payload;

@@ -1,24 +1,21 @@
 //! `POST /v1/messages`: Anthropic's Messages API, streaming and not, from the same latency
 //! model and token text as the chat route.
 
-use std::borrow::Cow;
 use std::sync::Arc;
-use std::time::Duration;
 
-use bytes::Bytes;
 use gatebench_shared::wire::anthropic::{MessagesRequest, StopReason, VERSION_HEADER};
 use hyper::body::Incoming;
 use hyper::{Request, Response};
 use tokio::time::Instant;
 
 use crate::body::MockBody;
-use crate::faults::{self, Overrides, Provider};
+use crate::faults::Provider;
+use crate::inbound::receive;
 use crate::metrics::RouteKind;
 use crate::rejection::Rejection;
-use crate::request::{read_body, seq, BodyError};
 use crate::sse::{SseStream, StreamApi, StreamPlan};
 use crate::state::State;
-use crate::template::{json_escaped, Fill};
+use crate::template::Fill;
 
 /// Answers a messages request; errors come back in OpenAI's shape and the caller turns them
 /// into Anthropic's.
@@ -34,26 +31,8 @@ pub async fn messages(
             None,
         ));
     }
-    let seq = seq(req.headers()).map_err(|_| {
-        Rejection::bad_request("x-gatebench-seq: expected a whole number", None, None)
-    })?;
-    crate::auth::check(
-        state.config.require_api_key.as_deref(),
-        req.headers(),
-        Provider::Anthropic,
-    )?;
-    let overrides = Overrides::from_headers(req.headers())?;
-    let start = start.or_else(|| overrides.changes_latency().then(Instant::now));
-    let (parts, body) = req.into_parts();
-    let limit = state.config.max_body_bytes;
-    let body = read_body(&parts.headers, body, limit)
-        .await
-        .map_err(|e| match e {
-            BodyError::TooLarge => Rejection::too_large(limit),
-            BodyError::Read => {
-                Rejection::bad_request("Could not read the request body.", None, None)
-            }
-        })?;
+    let inbound = receive(state, req, start, Provider::Anthropic).await?;
+    let body = &inbound.body;
     let first = body.iter().find(|b| !b.is_ascii_whitespace());
     if first != Some(&b'{') {
         return Err(Rejection::bad_request(
@@ -62,17 +41,15 @@ pub async fn messages(
             None,
         ));
     }
-    let request: MessagesRequest = serde_json::from_slice(&body).map_err(|e| {
+    let request: MessagesRequest = serde_json::from_slice(body).map_err(|e| {
         Rejection::bad_request(
             format!("There was an issue with your request body: {e}."),
             None,
             None,
         )
     })?;
-    let model = match &request.model {
-        Some(Cow::Borrowed(name)) => body.slice_ref(name.as_bytes()),
-        Some(Cow::Owned(name)) => Bytes::from(json_escaped(name)),
-        None => return Err(Rejection::bad_request("model: Field required", None, None)),
+    let Some(model) = inbound.echoed(&request.model) else {
+        return Err(Rejection::bad_request("model: Field required", None, None));
     };
     if request.messages.is_none() {
         return Err(Rejection::bad_request(
@@ -99,11 +76,10 @@ pub async fn messages(
         Some(cap) => cap,
     };
 
-    let ordinal = seq.unwrap_or_else(|| state.next_ordinal());
-    if let Some(fault) = faults::check(state, &overrides, ordinal, Provider::Anthropic) {
-        return Ok(fault);
-    }
-    let mut draw = faults::latency(state, &overrides).request(ordinal);
+    let mut draw = match inbound.admit(state, Provider::Anthropic) {
+        Ok(draw) => draw,
+        Err(fault) => return Ok(*fault),
+    };
     let drawn = draw.tokens();
     let (tokens, stop) = if cap < u64::from(drawn) {
         (cap as u32, StopReason::MaxTokens)
@@ -120,9 +96,9 @@ pub async fn messages(
             tokens,
             prompt_tokens: input_tokens,
             api: StreamApi::Messages { stop },
-            fault: overrides.stream_fault,
+            fault: inbound.overrides.stream_fault,
         };
-        let stream = SseStream::new(state.clone(), plan, draw, start);
+        let stream = SseStream::new(state.clone(), plan, draw, inbound.start);
         let mut response = Response::new(MockBody::stream(stream));
         *response.headers_mut() = catalog.sse_headers();
         return Ok(response);
@@ -130,12 +106,7 @@ pub async fn messages(
 
     state.metrics.request(RouteKind::Messages);
     let delay_us = draw.response_us(tokens);
-    if let (Some(start), true) = (start, delay_us > 0) {
-        let due = start + Duration::from_micros(delay_us);
-        tokio::time::sleep_until(due).await;
-        let late = Instant::now().saturating_duration_since(due);
-        state.metrics.emission_error.record(late.as_micros() as u64);
-    }
+    inbound.wait(state, delay_us).await;
     let content = state.catalog.content(tokens);
     let payload = catalog.message(stop).fill(&Fill {
         model: &model,

@@ -1,11 +1,8 @@
 //! `POST /v1/responses`: OpenAI's Responses API, streaming and not, from the same latency model
 //! and token text as the chat route.
 
-use std::borrow::Cow;
 use std::sync::Arc;
-use std::time::Duration;
 
-use bytes::Bytes;
 use gatebench_shared::wire::responses::ResponsesRequest;
 use hyper::body::Incoming;
 use hyper::{Request, Response};
@@ -13,13 +10,13 @@ use tokio::time::Instant;
 
 use crate::body::MockBody;
 use crate::catalog::Outcome;
-use crate::faults::{self, Overrides, Provider};
+use crate::faults::Provider;
+use crate::inbound::receive;
 use crate::metrics::RouteKind;
 use crate::rejection::Rejection;
-use crate::request::{read_body, seq, BodyError};
 use crate::sse::{SseStream, StreamApi, StreamPlan};
 use crate::state::State;
-use crate::template::{json_escaped, Fill};
+use crate::template::Fill;
 
 /// Answers a responses request (errors in OpenAI's shape).
 pub async fn responses(
@@ -27,50 +24,24 @@ pub async fn responses(
     req: Request<Incoming>,
     start: Option<Instant>,
 ) -> Result<Response<MockBody>, Rejection> {
-    let seq = seq(req.headers()).map_err(|_| {
-        Rejection::bad_request(
-            "Invalid x-gatebench-seq header: expected a whole number.",
-            None,
-            None,
-        )
-    })?;
-    crate::auth::check(
-        state.config.require_api_key.as_deref(),
-        req.headers(),
-        Provider::OpenAi,
-    )?;
-    let overrides = Overrides::from_headers(req.headers())?;
-    let start = start.or_else(|| overrides.changes_latency().then(Instant::now));
-    let (parts, body) = req.into_parts();
-    let limit = state.config.max_body_bytes;
-    let body = read_body(&parts.headers, body, limit)
-        .await
-        .map_err(|e| match e {
-            BodyError::TooLarge => Rejection::too_large(limit),
-            BodyError::Read => {
-                Rejection::bad_request("Could not read the request body.", None, None)
-            }
-        })?;
+    let inbound = receive(state, req, start, Provider::OpenAi).await?;
+    let body = &inbound.body;
     if body.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
         return Err(Rejection::not_json());
     }
-    let request: ResponsesRequest = serde_json::from_slice(&body).map_err(|e| {
+    let request: ResponsesRequest = serde_json::from_slice(body).map_err(|e| {
         if e.is_data() {
             Rejection::bad_request(format!("Invalid request body: {e}."), None, None)
         } else {
             Rejection::not_json()
         }
     })?;
-    let model = match &request.model {
-        Some(Cow::Borrowed(name)) => body.slice_ref(name.as_bytes()),
-        Some(Cow::Owned(name)) => Bytes::from(json_escaped(name)),
-        None => {
-            return Err(Rejection::bad_request(
-                "Missing required parameter: 'model'.",
-                Some("model"),
-                Some("missing_required_parameter"),
-            ))
-        }
+    let Some(model) = inbound.echoed(&request.model) else {
+        return Err(Rejection::bad_request(
+            "Missing required parameter: 'model'.",
+            Some("model"),
+            Some("missing_required_parameter"),
+        ));
     };
     if request.input.is_none() {
         return Err(Rejection::bad_request(
@@ -94,11 +65,10 @@ pub async fn responses(
         ));
     }
 
-    let ordinal = seq.unwrap_or_else(|| state.next_ordinal());
-    if let Some(fault) = faults::check(state, &overrides, ordinal, Provider::OpenAi) {
-        return Ok(fault);
-    }
-    let mut draw = faults::latency(state, &overrides).request(ordinal);
+    let mut draw = match inbound.admit(state, Provider::OpenAi) {
+        Ok(draw) => draw,
+        Err(fault) => return Ok(*fault),
+    };
     let drawn = draw.tokens();
     let (tokens, outcome) = match cap {
         Some(cap) if cap < u64::from(drawn) => (cap as u32, Outcome::Incomplete),
@@ -112,9 +82,9 @@ pub async fn responses(
             tokens,
             prompt_tokens: input_tokens,
             api: StreamApi::Responses { outcome },
-            fault: overrides.stream_fault,
+            fault: inbound.overrides.stream_fault,
         };
-        let stream = SseStream::new(state.clone(), plan, draw, start);
+        let stream = SseStream::new(state.clone(), plan, draw, inbound.start);
         let mut response = Response::new(MockBody::stream(stream));
         *response.headers_mut() = state.catalog.sse_headers(0);
         return Ok(response);
@@ -122,12 +92,7 @@ pub async fn responses(
 
     state.metrics.request(RouteKind::Responses);
     let delay_us = draw.response_us(tokens);
-    if let (Some(start), true) = (start, delay_us > 0) {
-        let due = start + Duration::from_micros(delay_us);
-        tokio::time::sleep_until(due).await;
-        let late = Instant::now().saturating_duration_since(due);
-        state.metrics.emission_error.record(late.as_micros() as u64);
-    }
+    inbound.wait(state, delay_us).await;
     let content = state.catalog.content(tokens);
     let payload = state.catalog.responses.response(outcome).fill(&Fill {
         model: &model,
