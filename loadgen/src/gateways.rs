@@ -62,6 +62,20 @@ pub fn named_targets(
     Ok(targets)
 }
 
+/// Refuses the run (exit 2) unless every target answers a connection, and returns the direct
+/// target's configuration when it is a gatebench mock, for the result to disclose.
+pub fn reach(
+    targets: &[Named],
+    timeout: std::time::Duration,
+) -> Result<Option<String>, crate::run::SetupError> {
+    for t in targets {
+        crate::run::probe(&t.target, timeout)?;
+    }
+    Ok(targets
+        .first()
+        .and_then(|t| crate::disclose::mock_config(&t.target)))
+}
+
 /// `NAME=VALUE` with a non-empty name of letters, digits, `-`, `_` and `.`.
 fn split_named<'a>(flag: &'static str, text: &'a str) -> Result<(&'a str, &'a str), PlanError> {
     let err = || PlanError::Named(flag, text.to_string(), "NAME=VALUE");

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::compare::{sample_specs, with_profile, CompareArgs};
 use crate::exchange::{exchange, Slot};
-use crate::gateways::{named_targets, Named};
+use crate::gateways::{reach, Named};
 use crate::http1::RequestTemplate;
 use crate::pacer::RunClock;
 use crate::plan::{Plan, PlanError, RequestSpec, Target};
@@ -24,7 +24,7 @@ use crate::recorder::{ErrorKind, Exchange};
 use crate::report::overhead::micros;
 use crate::report::table::Table;
 use crate::result::OpenFiles;
-use crate::run::{probe, stop_requested, SetupError, EXIT_FAILED, EXIT_OK};
+use crate::run::{stop_requested, SetupError, EXIT_FAILED, EXIT_OK};
 use crate::sampler::{ResourceReport, Sampling};
 
 /// Identifies the result format; bumped when a field changes meaning or goes away.
@@ -128,12 +128,7 @@ pub fn run_ladder(args: LadderArgs, command: Vec<String>) -> anyhow::Result<(Lad
         None => Duration::from_secs(1),
     };
     let samples = sample_specs(&compare.sample)?;
-    let targets = named_targets(
-        compare.direct.as_deref(),
-        &compare.gateways,
-        &compare.gateway_info,
-    )
-    .map_err(SetupError::from)?;
+    let targets = compare.targets("ladder")?;
     let plan = compare.run.clone().plan().map_err(SetupError::from)?;
     if !plan.request.stream {
         return Err(SetupError::Other(
@@ -154,10 +149,7 @@ pub fn run_ladder(args: LadderArgs, command: Vec<String>) -> anyhow::Result<(Lad
             .into());
         }
     }
-    for t in &targets {
-        probe(&t.target, plan.timeout)?;
-    }
-    let mock = crate::disclose::mock_config(&targets[0].target);
+    let mock = reach(&targets, plan.timeout)?;
     if let Some(core) = plan.pin.first() {
         core_affinity::set_for_current(core_affinity::CoreId { id: *core });
     }
@@ -396,30 +388,6 @@ pub fn rungs_table(rungs: &[Rung]) -> Table {
     table
 }
 
-/// The resources sampled, labelled by phase.
-pub fn resources_table(resources: &[ResourceReport]) -> Table {
-    let mut table = Table::new(&[
-        "process",
-        "idle CPU (cores)",
-        "idle RSS",
-        "load CPU mean",
-        "load CPU peak",
-        "load RSS peak",
-    ]);
-    let mib = |b: u64| format!("{:.1} MiB", b as f64 / (1 << 20) as f64);
-    for r in resources {
-        table.push(vec![
-            format!("{} ({})", r.name, r.source),
-            format!("{:.2}", r.idle_cpu_cores),
-            mib(r.idle_rss_bytes),
-            format!("{:.2}", r.load_cpu_cores_mean),
-            format!("{:.2}", r.load_cpu_cores_peak),
-            mib(r.load_rss_peak_bytes),
-        ]);
-    }
-    table
-}
-
 /// The terminal report.
 pub fn terminal(result: &LadderResult) -> String {
     let mut out = format!(
@@ -429,7 +397,7 @@ pub fn terminal(result: &LadderResult) -> String {
     out.push_str(&rungs_table(&result.rungs).to_text());
     if !result.resources.is_empty() {
         out.push('\n');
-        out.push_str(&resources_table(&result.resources).to_text());
+        out.push_str(&crate::report::resources::table(&result.resources).to_text());
     }
     if result.valid {
         out.push_str("\nvalid\n");

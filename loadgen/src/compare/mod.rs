@@ -14,10 +14,10 @@ use gatebench_shared::host::{raise_open_file_limit, HostFacts};
 use serde::Serialize;
 
 use crate::cli::RunArgs;
-use crate::gateways::{named_targets, Named};
+use crate::gateways::{named_targets, reach, Named};
 use crate::plan::{Plan, PlanError};
 use crate::result::{OpenFiles, TargetRun};
-use crate::run::{probe, run_target, stop_flag, stop_requested, SetupError, EXIT_FAILED, EXIT_OK};
+use crate::run::{run_target, stop_flag, stop_requested, SetupError, EXIT_FAILED, EXIT_OK};
 use crate::sampler::{ResourceReport, SampleSpec, Sampling};
 
 use analysis::{deltas, summarise, PercentileDelta, TargetSummary, TrialFigures};
@@ -143,28 +143,15 @@ pub(crate) fn with_profile(mut args: CompareArgs) -> anyhow::Result<CompareArgs>
 pub fn run_compare(args: CompareArgs, command: Vec<String>) -> anyhow::Result<(CompareResult, u8)> {
     let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
     let args = with_profile(args)?;
-    if !args.run.targets.is_empty() {
-        return Err(SetupError::Other(
-            "compare takes --direct URL and --gateway NAME=URL, not --target".into(),
-        )
-        .into());
-    }
-    let trials = match args.trials.unwrap_or(5) {
-        n @ 1..=1_000 => n,
-        n => return Err(SetupError::from(PlanError::Count("--trials", n, 1_000)).into()),
-    };
-    let targets = named_targets(args.direct.as_deref(), &args.gateways, &args.gateway_info)
-        .map_err(SetupError::from)?;
+    let targets = args.targets("compare")?;
+    let trials = args.trials(5)?;
     let plan = args.run.clone().plan().map_err(SetupError::from)?;
     if plan.duration.is_none() {
         return Err(
             SetupError::Other("compare needs a finite --duration for each trial".into()).into(),
         );
     }
-    for t in &targets {
-        probe(&t.target, plan.timeout)?;
-    }
-    let mock = crate::disclose::mock_config(&targets[0].target);
+    let mock = reach(&targets, plan.timeout)?;
     let samples = sample_specs(&args.sample)?;
     let open_files = raise_open_file_limit().ok();
     let stop = stop_flag();
@@ -209,6 +196,31 @@ pub fn run_compare(args: CompareArgs, command: Vec<String>) -> anyhow::Result<(C
         interrupted,
     };
     Ok((result, if valid { EXIT_OK } else { EXIT_FAILED }))
+}
+
+impl CompareArgs {
+    /// The direct target and the gateways; `--target` is refused, since `mode` takes
+    /// `--direct` and `--gateway` instead.
+    pub(crate) fn targets(&self, mode: &str) -> Result<Vec<Named>, SetupError> {
+        if !self.run.targets.is_empty() {
+            return Err(SetupError::Other(format!(
+                "{mode} takes --direct URL and --gateway NAME=URL, not --target"
+            )));
+        }
+        Ok(named_targets(
+            self.direct.as_deref(),
+            &self.gateways,
+            &self.gateway_info,
+        )?)
+    }
+
+    /// `--trials`, or `default`.
+    pub(crate) fn trials(&self, default: usize) -> Result<usize, SetupError> {
+        match self.trials.unwrap_or(default) {
+            n @ 1..=1_000 => Ok(n),
+            n => Err(PlanError::Count("--trials", n, 1_000).into()),
+        }
+    }
 }
 
 /// The parsed `--sample-pid` options.
@@ -295,7 +307,7 @@ pub fn terminal(result: &CompareResult) -> String {
     out.push_str(&analysis::delta_table(&result.deltas).to_text());
     if !result.resources.is_empty() {
         out.push('\n');
-        out.push_str(&crate::ladder::resources_table(&result.resources).to_text());
+        out.push_str(&crate::report::resources::table(&result.resources).to_text());
     }
     if result.valid {
         out.push_str("\nvalid\n");

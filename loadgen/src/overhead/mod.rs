@@ -15,7 +15,7 @@ use std::sync::atomic::Ordering::Relaxed;
 use anyhow::Context as _;
 use gatebench_shared::host::{raise_open_file_limit, HostFacts};
 
-use crate::run::{probe, stop_flag, SetupError, EXIT_FAILED, EXIT_OK};
+use crate::run::{stop_flag, SetupError, EXIT_FAILED, EXIT_OK};
 
 use analysis::deltas;
 use plan::{OverheadArgs, OverheadPlan};
@@ -44,10 +44,7 @@ pub fn run_overhead(
     let args_sample = args.sample.clone();
     let plan = args.plan().map_err(SetupError::from)?;
     let open_files = raise_open_file_limit().ok();
-    for named in &plan.targets {
-        probe(&named.target, plan.timeout)?;
-    }
-    let mock = crate::disclose::mock_config(&plan.targets[0].target);
+    let mock = crate::gateways::reach(&plan.targets, plan.timeout)?;
     let samples = crate::compare::sample_specs(&args_sample)?;
     if let Some(core) = plan.pin {
         core_affinity::set_for_current(core_affinity::CoreId { id: core });

@@ -324,7 +324,7 @@ fn resources_html(resources: &[crate::sampler::ResourceReport]) -> String {
         return String::new();
     }
     let mut out = String::from("<h2>Resources of the system under test</h2>");
-    out.push_str(&table_html(&crate::ladder::resources_table(resources)));
+    out.push_str(&table_html(&crate::report::resources::table(resources)));
     let series = resources
         .iter()
         .map(|r| Series {

@@ -6,6 +6,7 @@ pub mod hgrm;
 pub mod html;
 pub mod overhead;
 pub mod render;
+pub mod resources;
 pub mod run_view;
 pub mod svg;
 pub mod sweep_view;

@@ -148,7 +148,7 @@ pub fn terminal(result: &OverheadResult) -> String {
     out.push_str(&targets_table(result).to_text());
     if !result.resources.is_empty() {
         out.push('\n');
-        out.push_str(&crate::ladder::resources_table(&result.resources).to_text());
+        out.push_str(&crate::report::resources::table(&result.resources).to_text());
     }
     out.push('\n');
     out.push_str(&delta_table(result).to_text());

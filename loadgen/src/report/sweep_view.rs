@@ -4,7 +4,8 @@
 use serde::Deserialize;
 
 use crate::gateways::Named;
-use crate::ladder::{resources_table, rungs_table, Rung};
+use crate::ladder::{rungs_table, Rung};
+use crate::report::resources;
 use crate::sampler::ResourceReport;
 use crate::sweep::{headline_text, levels_table, Headline, Level};
 
@@ -59,7 +60,7 @@ impl Disclosure {
         ));
         if !self.resources.is_empty() {
             out.push_str("\n## Resources of the system under test\n\n");
-            out.push_str(&resources_table(&self.resources).to_markdown());
+            out.push_str(&resources::table(&self.resources).to_markdown());
         }
         out
     }

@@ -10,12 +10,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::compare::analysis::{PercentileDelta, TargetSummary};
 use crate::compare::{analyse, run_trials, with_profile, CompareArgs, TrialRun};
-use crate::gateways::{named_targets, Named};
+use crate::gateways::{reach, Named};
 use crate::plan::{parse_rate, Plan, PlanError};
 use crate::report::overhead::micros;
 use crate::report::table::Table;
 use crate::result::OpenFiles;
-use crate::run::{probe, stop_flag, SetupError, EXIT_FAILED, EXIT_OK};
+use crate::run::{stop_flag, SetupError, EXIT_FAILED, EXIT_OK};
 
 /// Identifies the result format; bumped when a field changes meaning or goes away.
 pub const SCHEMA: &str = "gatebench.loadgen.sweep/1";
@@ -145,22 +145,8 @@ pub fn run_sweep(args: SweepArgs, command: Vec<String>) -> anyhow::Result<(Sweep
     }
     let levels = parse_levels(args.levels.as_deref().unwrap_or("1,4,16,64,256"), &kind)
         .map_err(SetupError::from)?;
-    if !compare.run.targets.is_empty() {
-        return Err(SetupError::Other(
-            "sweep takes --direct URL and --gateway NAME=URL, not --target".into(),
-        )
-        .into());
-    }
-    let trials = match compare.trials.unwrap_or(3) {
-        n @ 1..=1_000 => n,
-        n => return Err(SetupError::from(PlanError::Count("--trials", n, 1_000)).into()),
-    };
-    let targets = named_targets(
-        compare.direct.as_deref(),
-        &compare.gateways,
-        &compare.gateway_info,
-    )
-    .map_err(SetupError::from)?;
+    let targets = compare.targets("sweep")?;
+    let trials = compare.trials(3)?;
     // Every level's plan is checked before any load is sent.
     let plans = levels
         .iter()
@@ -170,10 +156,7 @@ pub fn run_sweep(args: SweepArgs, command: Vec<String>) -> anyhow::Result<(Sweep
     if plans.iter().any(|p| p.duration.is_none()) {
         return Err(SetupError::Other("sweep needs a finite --duration per level".into()).into());
     }
-    for t in &targets {
-        probe(&t.target, plans[0].timeout)?;
-    }
-    let mock = crate::disclose::mock_config(&targets[0].target);
+    let mock = reach(&targets, plans[0].timeout)?;
     let samples = crate::compare::sample_specs(&compare.sample)?;
     let open_files = raise_open_file_limit().ok();
     let stop = stop_flag();
@@ -359,7 +342,7 @@ pub fn terminal(result: &SweepResult) -> String {
     out.push_str(&headline_text(&result.headline));
     if !result.resources.is_empty() {
         out.push('\n');
-        out.push_str(&crate::ladder::resources_table(&result.resources).to_text());
+        out.push_str(&crate::report::resources::table(&result.resources).to_text());
     }
     if result.valid {
         out.push_str("\nvalid\n");
