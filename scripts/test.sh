@@ -1,8 +1,16 @@
 #!/usr/bin/env bash
 # The project's test command: formatting, lints, and every test of the workspace, closing with
-# one line that sums the test results of every test binary.
+# one line that sums the test results of every test binary. On a fresh machine it first installs
+# what the tests need: rustfmt and clippy, and the official OpenAI and Anthropic Python SDKs that
+# judge the mock's wire formats (skipped when GATEBENCH_SKIP_SDK is set).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if ! cargo fmt --version >/dev/null 2>&1 || ! cargo clippy --version >/dev/null 2>&1; then
+  rustup component add rustfmt clippy
+fi
+if [ -z "${GATEBENCH_SKIP_SDK:-}" ] && ! python3 -c "import openai, anthropic" 2>/dev/null; then
+  python3 -m pip install --quiet --disable-pip-version-check openai anthropic
+fi
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -- -D warnings
 log=$(mktemp)
