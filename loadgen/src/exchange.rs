@@ -83,11 +83,8 @@ pub async fn exchange(
             });
         })
         .await
-        .map_err(|failure| match failure {
-            // A stream whose connection closed early lacks its end: it is truncated.
-            Failure::Reset if streamed => ErrorKind::Truncated,
-            other => error_kind(other),
-        })?;
+        // A stream whose connection closed early is truncated; one reset (RST) is a reset.
+        .map_err(error_kind)?;
     x.done_ns = connection
         .last_read()
         .map_or_else(|| clock.now_ns(), |at| clock.ns_of(at))

@@ -60,7 +60,7 @@ impl MockBody {
 
 impl Body for MockBody {
     type Data = Payload;
-    type Error = std::convert::Infallible;
+    type Error = crate::sse::ResetOnPurpose;
 
     fn poll_frame(
         self: Pin<&mut Self>,

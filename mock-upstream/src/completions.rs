@@ -7,11 +7,10 @@ use gatebench_shared::wire::completions::CompletionRequest;
 use gatebench_shared::wire::openai::FinishReason;
 use hyper::body::Incoming;
 use hyper::{Request, Response};
-use tokio::time::Instant;
 
 use crate::body::MockBody;
-use crate::faults::Provider;
-use crate::inbound::receive;
+use crate::faults::{Api, Provider};
+use crate::inbound::{receive, Arrival};
 use crate::metrics::RouteKind;
 use crate::rejection::Rejection;
 use crate::sse::{SseStream, StreamApi, StreamPlan};
@@ -22,9 +21,9 @@ use crate::template::Fill;
 pub async fn completions(
     state: &Arc<State>,
     req: Request<Incoming>,
-    start: Option<Instant>,
+    arrival: Arrival,
 ) -> Result<Response<MockBody>, Rejection> {
-    let inbound = receive(state, req, start, Provider::OpenAi).await?;
+    let inbound = receive(state, req, arrival, Provider::OpenAi).await?;
     let body = &inbound.body;
     if body.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
         return Err(Rejection::not_json());
@@ -61,10 +60,16 @@ pub async fn completions(
         ));
     }
 
-    let mut draw = match inbound.admit(state, Provider::OpenAi) {
-        Ok(draw) => draw,
+    let admitted = match inbound.admit(
+        state,
+        Provider::OpenAi,
+        Api::Completions,
+        request.stream == Some(true),
+    ) {
+        Ok(admitted) => admitted,
         Err(fault) => return Ok(*fault),
     };
+    let mut draw = admitted.draw;
     let drawn = draw.tokens();
     let (tokens, finish) = if cap < u64::from(drawn) {
         (cap as u32, FinishReason::Length)
@@ -82,7 +87,8 @@ pub async fn completions(
                 finish,
                 include_usage: request.include_usage(),
             },
-            fault: inbound.overrides.stream_fault,
+            fault: admitted.stream_fault,
+            socket: inbound.socket,
         };
         let stream = SseStream::new(state.clone(), plan, draw, inbound.start);
         let mut response = Response::new(MockBody::stream(stream));

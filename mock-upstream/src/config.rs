@@ -104,8 +104,10 @@ pub struct RawSettings {
     /// On SIGINT/SIGTERM, how long in-flight responses may take to finish. Default 5s.
     #[arg(long, env = "MOCK_SHUTDOWN_GRACE")]
     pub shutdown_grace: Option<String>,
-    /// An error status at a seeded rate, STATUS:RATE like 429:2% or 503:0.5% (repeatable;
-    /// MOCK_FAULT takes a comma-separated list). Each answered in the route's provider shape.
+    /// A fault at a seeded rate, [ROUTE:]FAULT:RATE like 429:2%, messages:529:1% or
+    /// chat:reset@5:0.5% (repeatable; MOCK_FAULT takes a comma-separated list). FAULT is an
+    /// error status, answered in the route's provider shape, or a mid-stream fault
+    /// (error|close|truncate|stall|reset@EVENT) for streams.
     #[arg(long = "fault", env = "MOCK_FAULT", value_delimiter = ',')]
     #[serde(default)]
     pub fault: Vec<String>,
@@ -251,7 +253,7 @@ pub struct Config {
     pub header_timeout: Duration,
     /// Time in-flight responses may take to finish after shutdown is asked. Default 5 s.
     pub shutdown_grace: Duration,
-    /// Error statuses at seeded rates. Default: none.
+    /// Error statuses and mid-stream faults at seeded rates. Default: none.
     pub faults: FaultRates,
     /// Dimensions of embedding vectors when a request does not ask. Default 1536.
     pub embedding_dimensions: u32,

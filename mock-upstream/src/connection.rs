@@ -1,6 +1,7 @@
 //! One worker's accept loop, and the serving of each connection it accepts.
 
 use std::io;
+use std::os::fd::AsRawFd;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -55,7 +56,9 @@ pub async fn serve(
                     state.metrics.connection_opened();
                     let open = OpenConnection(state.clone());
                     let service_state = state.clone();
-                    let service = service_fn(move |req| handle(service_state.clone(), req));
+                    let socket = stream.as_raw_fd();
+                    let service =
+                        service_fn(move |req| handle(service_state.clone(), req, socket));
                     let conn = graceful.watch(http.serve_connection(TokioIo::new(stream), service));
                     tokio::spawn(async move {
                         // A client that resets or times out ends its own connection; nothing

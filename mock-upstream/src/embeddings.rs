@@ -15,11 +15,10 @@ use hyper::body::Incoming;
 use hyper::{Request, Response};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
-use tokio::time::Instant;
 
 use crate::body::MockBody;
-use crate::faults::Provider;
-use crate::inbound::receive;
+use crate::faults::{Api, Provider};
+use crate::inbound::{receive, Arrival};
 use crate::metrics::RouteKind;
 use crate::rejection::Rejection;
 use crate::state::State;
@@ -31,9 +30,9 @@ pub const MAX_DIMENSIONS: u32 = 8_192;
 pub async fn embeddings(
     state: &Arc<State>,
     req: Request<Incoming>,
-    start: Option<Instant>,
+    arrival: Arrival,
 ) -> Result<Response<MockBody>, Rejection> {
-    let inbound = receive(state, req, start, Provider::OpenAi).await?;
+    let inbound = receive(state, req, arrival, Provider::OpenAi).await?;
     let body = &inbound.body;
     if body.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
         return Err(Rejection::not_json());
@@ -85,10 +84,11 @@ pub async fn embeddings(
         }
     };
 
-    let mut draw = match inbound.admit(state, Provider::OpenAi) {
-        Ok(draw) => draw,
+    let admitted = match inbound.admit(state, Provider::OpenAi, Api::Embeddings, false) {
+        Ok(admitted) => admitted,
         Err(fault) => return Ok(*fault),
     };
+    let mut draw = admitted.draw;
     state.metrics.request(RouteKind::Embeddings);
     // The whole-response latency (or the stream's e2e), as on the chat route.
     let delay_us = draw.response_us(draw.tokens());

@@ -1,6 +1,7 @@
 //! Answers one request: route, read, scan, draw, respond.
 
 use std::convert::Infallible;
+use std::os::fd::RawFd;
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -11,8 +12,8 @@ use hyper::{Request, Response};
 use tokio::time::Instant;
 
 use crate::body::MockBody;
-use crate::faults::Provider;
-use crate::inbound::receive;
+use crate::faults::{Api, Provider};
+use crate::inbound::{receive, Arrival};
 use crate::metrics::RouteKind;
 use crate::rejection::Rejection;
 use crate::router::{route, Route};
@@ -24,23 +25,27 @@ use crate::template::Fill;
 pub async fn handle(
     state: Arc<State>,
     req: Request<Incoming>,
+    socket: RawFd,
 ) -> Result<Response<MockBody>, Infallible> {
-    // Only a latency model that waits needs the arrival time; skip the clock read otherwise.
-    let start = state.timed.then(Instant::now);
+    let arrival = Arrival {
+        // Only a latency model that waits needs the arrival time; skip the clock read otherwise.
+        start: state.timed.then(Instant::now),
+        socket: (req.version() != hyper::Version::HTTP_2).then_some(socket),
+    };
     let response = match route(req.method(), req.uri().path()) {
-        Route::ChatCompletions => chat(&state, req, start)
+        Route::ChatCompletions => chat(&state, req, arrival)
             .await
             .unwrap_or_else(Rejection::into_response),
-        Route::Messages => crate::messages::messages(&state, req, start)
+        Route::Messages => crate::messages::messages(&state, req, arrival)
             .await
             .unwrap_or_else(|r| r.anthropic().into_response()),
-        Route::Responses => crate::responses::responses(&state, req, start)
+        Route::Responses => crate::responses::responses(&state, req, arrival)
             .await
             .unwrap_or_else(Rejection::into_response),
-        Route::Embeddings => crate::embeddings::embeddings(&state, req, start)
+        Route::Embeddings => crate::embeddings::embeddings(&state, req, arrival)
             .await
             .unwrap_or_else(Rejection::into_response),
-        Route::Completions => crate::completions::completions(&state, req, start)
+        Route::Completions => crate::completions::completions(&state, req, arrival)
             .await
             .unwrap_or_else(Rejection::into_response),
         Route::Models => {
@@ -119,9 +124,9 @@ fn model(state: &State, id: &str) -> Response<MockBody> {
 async fn chat(
     state: &Arc<State>,
     req: Request<Incoming>,
-    start: Option<Instant>,
+    arrival: Arrival,
 ) -> Result<Response<MockBody>, Rejection> {
-    let inbound = receive(state, req, start, Provider::OpenAi).await?;
+    let inbound = receive(state, req, arrival, Provider::OpenAi).await?;
     let body = &inbound.body;
     // serde would read a JSON array as a struct in sequence form; the API takes only objects.
     let first = body.iter().find(|b| !b.is_ascii_whitespace());
@@ -172,10 +177,16 @@ async fn chat(
         ));
     }
 
-    let mut draw = match inbound.admit(state, Provider::OpenAi) {
-        Ok(draw) => draw,
+    let admitted = match inbound.admit(
+        state,
+        Provider::OpenAi,
+        Api::Chat,
+        request.stream == Some(true),
+    ) {
+        Ok(admitted) => admitted,
         Err(fault) => return Ok(*fault),
     };
+    let mut draw = admitted.draw;
     let drawn = draw.tokens();
     let (tokens, finish) = match cap {
         Some(cap) if cap < u64::from(drawn) => (cap as u32, FinishReason::Length),
@@ -193,7 +204,8 @@ async fn chat(
                 finish,
                 include_usage: request.include_usage(),
             },
-            fault: inbound.overrides.stream_fault,
+            fault: admitted.stream_fault,
+            socket: inbound.socket,
         };
         let stream = SseStream::new(state.clone(), plan, draw, inbound.start);
         let mut response = Response::new(MockBody::stream(stream));

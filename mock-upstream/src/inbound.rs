@@ -3,6 +3,7 @@
 //! a whole (non-streamed) answer, the wait until it is due.
 
 use std::borrow::Cow;
+use std::os::fd::RawFd;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -12,11 +13,21 @@ use hyper::{Request, Response};
 use tokio::time::Instant;
 
 use crate::body::MockBody;
-use crate::faults::{self, Overrides, Provider};
+use crate::faults::{self, Api, Overrides, Provider, StreamFault};
 use crate::rejection::Rejection;
 use crate::request::{read_body, seq, BodyError};
 use crate::state::State;
 use crate::template::json_escaped;
+
+/// When and on what a request arrived.
+#[derive(Debug, Clone, Copy)]
+pub struct Arrival {
+    /// Arrival time, when the latency model makes answers wait.
+    pub start: Option<Instant>,
+    /// The HTTP/1 connection's socket, for a mid-stream reset; `None` on HTTP/2, where a
+    /// reset ends the stream only.
+    pub socket: Option<RawFd>,
+}
 
 /// A request read, checked and ready for its route.
 #[derive(Debug)]
@@ -25,7 +36,15 @@ pub struct Inbound {
     pub overrides: Overrides,
     /// Arrival time, when the latency model (or a header) makes the answer wait.
     pub start: Option<Instant>,
+    pub socket: Option<RawFd>,
     pub body: Bytes,
+}
+
+/// A request let through: its latency draw, and the mid-stream fault it is to break with.
+#[derive(Debug)]
+pub struct Admitted {
+    pub draw: RequestDraw,
+    pub stream_fault: Option<StreamFault>,
 }
 
 /// Reads `req`: its `x-gatebench-seq`, its key (with `--require-api-key`), its `x-mock-*`
@@ -34,7 +53,7 @@ pub struct Inbound {
 pub async fn receive(
     state: &State,
     req: Request<Incoming>,
-    start: Option<Instant>,
+    arrival: Arrival,
     provider: Provider,
 ) -> Result<Inbound, Rejection> {
     let seq = seq(req.headers()).map_err(|_| {
@@ -50,7 +69,9 @@ pub async fn receive(
         provider,
     )?;
     let overrides = Overrides::from_headers(req.headers())?;
-    let start = start.or_else(|| overrides.changes_latency().then(Instant::now));
+    let start = arrival
+        .start
+        .or_else(|| overrides.changes_latency().then(Instant::now));
     let (parts, body) = req.into_parts();
     let limit = state.config.max_body_bytes;
     let body = read_body(&parts.headers, body, limit)
@@ -65,24 +86,30 @@ pub async fn receive(
         seq,
         overrides,
         start,
+        socket: arrival.socket,
         body,
     })
 }
 
 impl Inbound {
-    /// The request's latency draw, or the fault it gets instead (forced by a header or drawn
-    /// from the configured rates) as `provider` answers it. Call once the request is valid.
-    /// The fault is boxed, so the common path moves only the draw.
+    /// The request's latency draw (and mid-stream fault), or the error it gets instead
+    /// (forced by a header or drawn from the configured rates) as `provider` answers it.
+    /// Call once the request is valid. The error is boxed, so the common path moves only the
+    /// draw.
     pub fn admit(
         &self,
         state: &State,
         provider: Provider,
-    ) -> Result<RequestDraw, Box<Response<MockBody>>> {
+        api: Api,
+        streaming: bool,
+    ) -> Result<Admitted, Box<Response<MockBody>>> {
         let ordinal = self.seq.unwrap_or_else(|| state.next_ordinal());
-        if let Some(fault) = faults::check(state, &self.overrides, ordinal, provider) {
-            return Err(Box::new(fault));
-        }
-        Ok(faults::latency(state, &self.overrides).request(ordinal))
+        let stream_fault =
+            faults::check(state, &self.overrides, ordinal, provider, api, streaming)?;
+        Ok(Admitted {
+            draw: faults::latency(state, &self.overrides).request(ordinal),
+            stream_fault,
+        })
     }
 
     /// The model as the request wrote it, ready to echo: a slice of the body when it has no

@@ -38,5 +38,6 @@ mod template;
 pub use catalog::{COMPLETION_ID, CREATED, REQUEST_ID, SYSTEM_FINGERPRINT};
 pub use cli::{run, Cli};
 pub use config::{Config, ConfigError, RawSettings};
+pub use faults::{Api, FaultKind, FaultRates, StreamFault, StreamFaultKind};
 pub use metrics::{AtomicHistogram, Metrics, RouteKind};
 pub use server::{MockServer, StartError};

@@ -6,11 +6,10 @@ use std::sync::Arc;
 use gatebench_shared::wire::anthropic::{MessagesRequest, StopReason, VERSION_HEADER};
 use hyper::body::Incoming;
 use hyper::{Request, Response};
-use tokio::time::Instant;
 
 use crate::body::MockBody;
-use crate::faults::Provider;
-use crate::inbound::receive;
+use crate::faults::{Api, Provider};
+use crate::inbound::{receive, Arrival};
 use crate::metrics::RouteKind;
 use crate::rejection::Rejection;
 use crate::sse::{SseStream, StreamApi, StreamPlan};
@@ -22,7 +21,7 @@ use crate::template::Fill;
 pub async fn messages(
     state: &Arc<State>,
     req: Request<Incoming>,
-    start: Option<Instant>,
+    arrival: Arrival,
 ) -> Result<Response<MockBody>, Rejection> {
     if !req.headers().contains_key(VERSION_HEADER) {
         return Err(Rejection::bad_request(
@@ -31,7 +30,7 @@ pub async fn messages(
             None,
         ));
     }
-    let inbound = receive(state, req, start, Provider::Anthropic).await?;
+    let inbound = receive(state, req, arrival, Provider::Anthropic).await?;
     let body = &inbound.body;
     let first = body.iter().find(|b| !b.is_ascii_whitespace());
     if first != Some(&b'{') {
@@ -76,10 +75,16 @@ pub async fn messages(
         Some(cap) => cap,
     };
 
-    let mut draw = match inbound.admit(state, Provider::Anthropic) {
-        Ok(draw) => draw,
+    let admitted = match inbound.admit(
+        state,
+        Provider::Anthropic,
+        Api::Messages,
+        request.stream == Some(true),
+    ) {
+        Ok(admitted) => admitted,
         Err(fault) => return Ok(*fault),
     };
+    let mut draw = admitted.draw;
     let drawn = draw.tokens();
     let (tokens, stop) = if cap < u64::from(drawn) {
         (cap as u32, StopReason::MaxTokens)
@@ -96,7 +101,8 @@ pub async fn messages(
             tokens,
             prompt_tokens: input_tokens,
             api: StreamApi::Messages { stop },
-            fault: inbound.overrides.stream_fault,
+            fault: admitted.stream_fault,
+            socket: inbound.socket,
         };
         let stream = SseStream::new(state.clone(), plan, draw, inbound.start);
         let mut response = Response::new(MockBody::stream(stream));

@@ -7,6 +7,8 @@
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed};
 
+use crate::faults::StreamFaultKind;
+
 /// What a request was, for the per-route counters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RouteKind {
@@ -77,6 +79,7 @@ pub struct Metrics {
     accept_errors: AtomicU64,
     /// Faults answered on purpose (`--fault`, `x-mock-status`), by status.
     faults: [AtomicU64; STATUSES.len()],
+    stream_faults: [AtomicU64; StreamFaultKind::ALL.len()],
     /// Emission error of delayed responses and stream events, in microseconds.
     pub emission_error: AtomicHistogram,
 }
@@ -91,6 +94,16 @@ impl Metrics {
         if let Some(i) = STATUSES.iter().position(|s| *s == status) {
             self.faults[i].fetch_add(1, Relaxed);
         }
+    }
+
+    /// A stream set to break on purpose (counted when it starts).
+    pub fn stream_fault(&self, kind: StreamFaultKind) {
+        self.stream_faults[kind as usize].fetch_add(1, Relaxed);
+    }
+
+    /// Streams set to break with `kind`.
+    pub fn stream_faults(&self, kind: StreamFaultKind) -> u64 {
+        self.stream_faults[kind as usize].load(Relaxed)
     }
 
     pub fn response(&self, status: u16) {
@@ -168,6 +181,16 @@ impl Metrics {
             if n > 0 || *status == 429 {
                 let _ = writeln!(out, "mock_faults_total{{status=\"{status}\"}} {n}");
             }
+        }
+        out.push_str("# HELP mock_stream_faults_total Streams set to break on purpose (--fault, x-mock-fault), by kind.\n");
+        out.push_str("# TYPE mock_stream_faults_total counter\n");
+        for kind in StreamFaultKind::ALL {
+            let n = self.stream_faults(kind);
+            let _ = writeln!(
+                out,
+                "mock_stream_faults_total{{kind=\"{}\"}} {n}",
+                kind.name()
+            );
         }
         out.push_str("# HELP mock_responses_total Responses sent, by status.\n");
         out.push_str("# TYPE mock_responses_total counter\n");

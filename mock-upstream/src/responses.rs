@@ -6,12 +6,11 @@ use std::sync::Arc;
 use gatebench_shared::wire::responses::ResponsesRequest;
 use hyper::body::Incoming;
 use hyper::{Request, Response};
-use tokio::time::Instant;
 
 use crate::body::MockBody;
 use crate::catalog::Outcome;
-use crate::faults::Provider;
-use crate::inbound::receive;
+use crate::faults::{Api, Provider};
+use crate::inbound::{receive, Arrival};
 use crate::metrics::RouteKind;
 use crate::rejection::Rejection;
 use crate::sse::{SseStream, StreamApi, StreamPlan};
@@ -22,9 +21,9 @@ use crate::template::Fill;
 pub async fn responses(
     state: &Arc<State>,
     req: Request<Incoming>,
-    start: Option<Instant>,
+    arrival: Arrival,
 ) -> Result<Response<MockBody>, Rejection> {
-    let inbound = receive(state, req, start, Provider::OpenAi).await?;
+    let inbound = receive(state, req, arrival, Provider::OpenAi).await?;
     let body = &inbound.body;
     if body.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
         return Err(Rejection::not_json());
@@ -65,10 +64,16 @@ pub async fn responses(
         ));
     }
 
-    let mut draw = match inbound.admit(state, Provider::OpenAi) {
-        Ok(draw) => draw,
+    let admitted = match inbound.admit(
+        state,
+        Provider::OpenAi,
+        Api::Responses,
+        request.stream == Some(true),
+    ) {
+        Ok(admitted) => admitted,
         Err(fault) => return Ok(*fault),
     };
+    let mut draw = admitted.draw;
     let drawn = draw.tokens();
     let (tokens, outcome) = match cap {
         Some(cap) if cap < u64::from(drawn) => (cap as u32, Outcome::Incomplete),
@@ -82,7 +87,8 @@ pub async fn responses(
             tokens,
             prompt_tokens: input_tokens,
             api: StreamApi::Responses { outcome },
-            fault: inbound.overrides.stream_fault,
+            fault: admitted.stream_fault,
+            socket: inbound.socket,
         };
         let stream = SseStream::new(state.clone(), plan, draw, inbound.start);
         let mut response = Response::new(MockBody::stream(stream));

@@ -10,6 +10,7 @@
 //! wait's lateness (actual − scheduled) is recorded as the mock's emission error.
 
 use std::future::Future;
+use std::os::fd::RawFd;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -34,9 +35,17 @@ pub struct StreamPlan {
     pub tokens: u32,
     pub prompt_tokens: u64,
     pub api: StreamApi,
-    /// A fault asked for with `x-mock-fault`.
+    /// A fault asked for with `x-mock-fault` or drawn from the `--fault` rates.
     pub fault: Option<StreamFault>,
+    /// The HTTP/1 connection's socket, which a reset closes with RST (`None` on HTTP/2).
+    pub socket: Option<RawFd>,
 }
+
+/// A mid-stream reset on purpose: the body fails, so hyper drops the connection (HTTP/1, with
+/// `SO_LINGER` 0 set first, so the close is a TCP RST) or resets the stream (HTTP/2).
+#[derive(Debug, thiserror::Error)]
+#[error("stream reset on purpose (x-mock-fault or --fault)")]
+pub struct ResetOnPurpose;
 
 /// The API whose events a stream sends.
 #[derive(Debug, Clone, Copy)]
@@ -89,6 +98,8 @@ pin_project! {
         sleep: Option<Sleep>,
         // The second frame of an event too large for one, sent next.
         overflow: Option<Payload>,
+        // True once a reset has yielded, so hyper flushed the events before it.
+        reset_armed: bool,
     }
 }
 
@@ -101,6 +112,9 @@ impl SseStream {
         start: Option<Instant>,
     ) -> Self {
         let due = start.map(|start| start + micros(draw.ttft_us()));
+        if let Some(fault) = plan.fault.filter(|f| f.at < plan.events()) {
+            state.metrics.stream_fault(fault.kind);
+        }
         SseStream {
             open: OpenStream::new(state),
             plan,
@@ -109,6 +123,7 @@ impl SseStream {
             due,
             sleep: None,
             overflow: None,
+            reset_armed: false,
         }
     }
 
@@ -326,9 +341,28 @@ fn micros(us: u64) -> std::time::Duration {
     std::time::Duration::from_micros(us)
 }
 
+/// Makes the socket's close send RST and drop unsent data.
+fn linger_zero(socket: RawFd) {
+    let linger = libc::linger {
+        l_onoff: 1,
+        l_linger: 0,
+    };
+    // SAFETY: `socket` is the descriptor of the connection this body is being sent on, which
+    // lives as long as the body; the option value is a valid `linger` of the size given.
+    unsafe {
+        libc::setsockopt(
+            socket,
+            libc::SOL_SOCKET,
+            libc::SO_LINGER,
+            std::ptr::from_ref(&linger).cast(),
+            std::mem::size_of::<libc::linger>() as libc::socklen_t,
+        );
+    }
+}
+
 impl http_body::Body for SseStream {
     type Data = Payload;
-    type Error = std::convert::Infallible;
+    type Error = ResetOnPurpose;
 
     fn poll_frame(
         self: Pin<&mut Self>,
@@ -345,6 +379,20 @@ impl http_body::Body for SseStream {
         if let Some(fault) = this.plan.fault.filter(|f| f.at == event) {
             let done = this.plan.events();
             return match fault.kind {
+                StreamFaultKind::Reset if !*this.reset_armed => {
+                    // hyper flushes what it holds when the body is pending; the reset must
+                    // not discard the events before it.
+                    *this.reset_armed = true;
+                    cx.waker().wake_by_ref();
+                    Poll::Pending
+                }
+                StreamFaultKind::Reset => {
+                    *this.next = done;
+                    if let Some(socket) = this.plan.socket {
+                        linger_zero(socket);
+                    }
+                    Poll::Ready(Some(Err(ResetOnPurpose)))
+                }
                 StreamFaultKind::Stall => Poll::Pending,
                 StreamFaultKind::Close => {
                     *this.next = done;

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use gatebench_tests::{chat_body, start_mock, Client};
 use hyper::Method;
-use mock_upstream::Config;
+use mock_upstream::{Api, Config, FaultKind, FaultRates, StreamFaultKind};
 use serde_json::json;
 
 #[tokio::test]
@@ -196,6 +196,7 @@ fn loadgen_names_each_mid_stream_fault() {
         ("close@3", "truncated"),
         ("truncate@3", "truncated"),
         ("stall@3", "timeout"),
+        ("reset@3", "reset"),
     ] {
         let (result, _) = run(
             RunArgs {
@@ -211,5 +212,96 @@ fn loadgen_names_each_mid_stream_fault() {
         .unwrap();
         let r = &result.runs[0];
         assert_eq!(r.errors.get(kind), Some(&30), "{fault}: {:?}", r.errors);
+    }
+}
+
+/// Sends one streaming chat request on a raw socket and reads until the server ends it:
+/// what arrived, and the error that ended it (`None` for a clean close).
+async fn raw_stream(
+    addr: std::net::SocketAddr,
+    headers: &str,
+) -> (String, Option<std::io::ErrorKind>) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let body = serde_json::to_vec(&chat_body(true, json!({"max_tokens": 6}))).unwrap();
+    let mut socket = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let head = format!(
+        "POST /v1/chat/completions HTTP/1.1\r\nhost: mock\r\ncontent-type: application/json\r\n\
+         content-length: {}\r\n{headers}\r\n",
+        body.len()
+    );
+    socket.write_all(head.as_bytes()).await.unwrap();
+    socket.write_all(&body).await.unwrap();
+    let mut received = Vec::new();
+    let mut buf = [0u8; 4096];
+    let end = loop {
+        match tokio::time::timeout(Duration::from_secs(10), socket.read(&mut buf)).await {
+            Ok(Ok(0)) => break None,
+            Ok(Ok(n)) => received.extend_from_slice(&buf[..n]),
+            Ok(Err(err)) => break Some(err.kind()),
+            Err(_) => panic!("the stream neither ended nor reset"),
+        }
+        // A clean chunked body ends with its terminator; the connection then stays open.
+        if received.ends_with(b"0\r\n\r\n") {
+            break None;
+        }
+    };
+    (String::from_utf8_lossy(&received).into_owned(), end)
+}
+
+#[tokio::test]
+async fn a_reset_fault_resets_the_connection_after_the_events_before_it() {
+    let mock = start_mock(Config::default());
+    let (text, end) = raw_stream(
+        mock.local_addr(),
+        "x-mock-fault: reset@3\r\nx-mock-itl: 20ms\r\n",
+    )
+    .await;
+    assert_eq!(end, Some(std::io::ErrorKind::ConnectionReset), "{text}");
+    assert!(text.starts_with("HTTP/1.1 200"), "{text}");
+    assert_eq!(text.matches("data: ").count(), 3, "{text}");
+    // Without the fault the same request ends cleanly.
+    let (text, end) = raw_stream(mock.local_addr(), "x-mock-itl: 1ms\r\n").await;
+    assert_eq!(end, None);
+    assert!(text.contains("[DONE]"));
+    assert!(mock
+        .metrics()
+        .to_prometheus()
+        .contains("mock_stream_faults_total{kind=\"reset\"} 1"));
+}
+
+#[tokio::test]
+async fn configured_stream_faults_hit_the_drawn_requests_of_their_route_only() {
+    let settings = ["chat:reset@2:30%", "chat:error@1:20%", "messages:529:100%"];
+    let rates = FaultRates::parse(&settings.map(String::from)).unwrap();
+    let mock = start_mock(Config {
+        faults: rates.clone(),
+        ..Default::default()
+    });
+    let (mut resets, mut errors) = (0, 0);
+    for seq in 0..40u64 {
+        let header = format!("x-gatebench-seq: {seq}\r\n");
+        let (text, end) = raw_stream(mock.local_addr(), &header).await;
+        match rates.pick(0, seq, Api::Chat, true) {
+            Some(FaultKind::Stream(f)) if f.kind == StreamFaultKind::Reset => {
+                resets += 1;
+                assert_eq!(end, Some(std::io::ErrorKind::ConnectionReset), "{seq}");
+            }
+            Some(_) => {
+                errors += 1;
+                assert!(text.contains("\"server_error\""), "{seq}: {text}");
+                assert!(!text.contains("[DONE]"));
+            }
+            None => assert!(text.contains("[DONE]"), "{seq}: {text}"),
+        }
+    }
+    assert!(resets > 4 && errors > 2, "{resets} resets, {errors} errors");
+    // The same rates leave whole answers alone.
+    let mut client = Client::connect(mock.local_addr()).await;
+    for seq in 0..10 {
+        let seq = seq.to_string();
+        let r = client
+            .chat(&chat_body(false, json!({})), &[("x-gatebench-seq", &seq)])
+            .await;
+        assert_eq!(r.status, 200);
     }
 }
