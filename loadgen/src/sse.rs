@@ -1,9 +1,10 @@
 //! Reading a server-sent-event stream as it arrives: events split across frames, output-bearing
 //! events told apart from the rest, the end marker checked.
 //!
-//! An event is *output-bearing* (it counts for TTFT and ITL) when it carries generated text: an
-//! OpenAI chat chunk with a non-empty `delta.content`, an Anthropic `content_block_delta`, or a
-//! Responses `response.output_text.delta`.
+//! An event is *output-bearing* (it counts for TTFT and ITL) when it carries generated output:
+//! an OpenAI chat chunk with a non-empty `delta.content` or tool-call `arguments` fragment, an
+//! Anthropic `content_block_delta` (text or `input_json_delta`), or a Responses
+//! `response.output_text.delta`.
 
 use serde::Deserialize;
 
@@ -91,6 +92,34 @@ struct ChunkChoice<'a> {
 struct Delta<'a> {
     #[serde(borrow, default)]
     content: Option<std::borrow::Cow<'a, str>>,
+    /// A tool call's `arguments`, streamed in fragments.
+    #[serde(borrow, default)]
+    tool_calls: Option<Vec<ToolCallDelta<'a>>>,
+}
+
+#[derive(Deserialize)]
+struct ToolCallDelta<'a> {
+    #[serde(borrow, default)]
+    function: Option<FunctionDelta<'a>>,
+}
+
+#[derive(Deserialize)]
+struct FunctionDelta<'a> {
+    #[serde(borrow, default)]
+    arguments: Option<std::borrow::Cow<'a, str>>,
+}
+
+impl Delta<'_> {
+    /// True when the delta carries output: text, or a tool call's argument fragment.
+    fn has_output(&self) -> bool {
+        self.content.as_ref().is_some_and(|t| !t.is_empty())
+            || self.tool_calls.iter().flatten().any(|call| {
+                call.function
+                    .as_ref()
+                    .and_then(|f| f.arguments.as_ref())
+                    .is_some_and(|a| !a.is_empty())
+            })
+    }
 }
 
 #[derive(Deserialize)]
@@ -158,11 +187,8 @@ fn classify(event: &[u8]) -> Event {
         return Event::Output;
     }
     let has_text = chunk.choices.iter().any(|c| {
-        c.delta
-            .as_ref()
-            .and_then(|d| d.content.as_ref())
-            .or(c.text.as_ref())
-            .is_some_and(|t| !t.is_empty())
+        c.delta.as_ref().is_some_and(Delta::has_output)
+            || c.text.as_ref().is_some_and(|t| !t.is_empty())
     });
     if has_text {
         return Event::Output;
@@ -207,6 +233,16 @@ mod tests {
         assert_eq!(events(&[stream]), (expected.clone(), false));
         let bytes: Vec<&[u8]> = stream.chunks(1).collect();
         assert_eq!(events(&bytes), (expected, false));
+    }
+
+    #[test]
+    fn tool_call_argument_fragments_are_output() {
+        let stream: &[u8] = b"data: {\"choices\":[{\"delta\":{\"role\":\"assistant\",\"content\":null,\"tool_calls\":[{\"index\":0,\"id\":\"call_1\",\"type\":\"function\",\"function\":{\"name\":\"f\",\"arguments\":\"\"}}]}}]}\n\n\
+            data: {\"choices\":[{\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\"{\\\"a\"}}]}}]}\n\n\
+            data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n\
+            event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{\"}}\n\n";
+        let expected = vec![Event::Other, Event::Output, Event::Other, Event::Output];
+        assert_eq!(events(&[stream]), (expected, false));
     }
 
     #[test]

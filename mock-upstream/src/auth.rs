@@ -1,4 +1,4 @@
-//! `--require-api-key`: requests without the key, or with another, get each provider's 401.
+//! `--require-api-key`: requests without a key, or with another, get each provider's 401.
 
 use hyper::header::{HeaderMap, AUTHORIZATION};
 use hyper::StatusCode;
@@ -6,8 +6,21 @@ use hyper::StatusCode;
 use crate::faults::Provider;
 use crate::rejection::Rejection;
 
-/// Checks the request's key against `required` (nothing to check when `None`): OpenAI reads
-/// `Authorization: Bearer KEY`, Anthropic `x-api-key: KEY`.
+/// The API key a request carries: OpenAI's `Authorization: Bearer KEY`, Anthropic's
+/// `x-api-key: KEY`.
+pub fn key(headers: &HeaderMap, provider: Provider) -> Option<&str> {
+    match provider {
+        Provider::OpenAi => headers
+            .get(AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .map(str::trim),
+        Provider::Anthropic => headers.get("x-api-key").and_then(|v| v.to_str().ok()),
+    }
+}
+
+/// Checks the request's key against `required`, one key or several separated by commas
+/// (nothing to check when `None`).
 pub fn check(
     required: Option<&str>,
     headers: &HeaderMap,
@@ -16,45 +29,32 @@ pub fn check(
     let Some(required) = required else {
         return Ok(());
     };
-    match provider {
-        Provider::OpenAi => {
-            let given = headers
-                .get(AUTHORIZATION)
-                .and_then(|v| v.to_str().ok())
-                .and_then(|v| v.strip_prefix("Bearer "))
-                .map(str::trim);
-            match given {
-                Some(key) if key == required => Ok(()),
-                None => Err(Rejection::with_status(
-                    StatusCode::UNAUTHORIZED,
-                    "You didn't provide an API key. You need to provide your API key in an \
-                     Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).",
-                    "invalid_request_error",
-                    None,
-                )),
-                Some(key) => Err(Rejection::with_status(
-                    StatusCode::UNAUTHORIZED,
-                    format!("Incorrect API key provided: {}.", redact(key)),
-                    "invalid_request_error",
-                    Some("invalid_api_key"),
-                )),
-            }
-        }
-        Provider::Anthropic => {
-            let given = headers.get("x-api-key").and_then(|v| v.to_str().ok());
-            if given == Some(required) {
-                Ok(())
-            } else {
-                Err(Rejection::with_status(
-                    StatusCode::UNAUTHORIZED,
-                    "invalid x-api-key",
-                    "authentication_error",
-                    None,
-                )
-                .anthropic())
-            }
-        }
+    let given = key(headers, provider);
+    if given.is_some_and(|given| required.split(',').any(|k| k.trim() == given)) {
+        return Ok(());
     }
+    Err(match (provider, given) {
+        (Provider::OpenAi, None) => Rejection::with_status(
+            StatusCode::UNAUTHORIZED,
+            "You didn't provide an API key. You need to provide your API key in an \
+             Authorization header using Bearer auth (i.e. Authorization: Bearer YOUR_KEY).",
+            "invalid_request_error",
+            None,
+        ),
+        (Provider::OpenAi, Some(key)) => Rejection::with_status(
+            StatusCode::UNAUTHORIZED,
+            format!("Incorrect API key provided: {}.", redact(key)),
+            "invalid_request_error",
+            Some("invalid_api_key"),
+        ),
+        (Provider::Anthropic, _) => Rejection::with_status(
+            StatusCode::UNAUTHORIZED,
+            "invalid x-api-key",
+            "authentication_error",
+            None,
+        )
+        .anthropic(),
+    })
 }
 
 /// A key as OpenAI echoes it: the first and last few characters.
@@ -95,5 +95,8 @@ mod tests {
         assert!(check(Some("sk-good"), &h, Provider::Anthropic).is_err());
         h.insert("x-api-key", HeaderValue::from_static("sk-good"));
         assert!(check(Some("sk-good"), &h, Provider::Anthropic).is_ok());
+        // Several keys: any one of them will do.
+        assert!(check(Some("sk-a, sk-good"), &h, Provider::Anthropic).is_ok());
+        assert!(check(Some("sk-a,sk-b"), &h, Provider::Anthropic).is_err());
     }
 }

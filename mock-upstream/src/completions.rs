@@ -10,7 +10,7 @@ use hyper::{Request, Response};
 
 use crate::body::MockBody;
 use crate::faults::{Api, Provider};
-use crate::inbound::{receive, Arrival};
+use crate::inbound::{receive, Arrival, Ask};
 use crate::metrics::RouteKind;
 use crate::rejection::Rejection;
 use crate::sse::{SseStream, StreamApi, StreamPlan};
@@ -60,12 +60,14 @@ pub async fn completions(
         ));
     }
 
-    let admitted = match inbound.admit(
-        state,
-        Provider::OpenAi,
-        Api::Completions,
-        request.stream == Some(true),
-    ) {
+    let ask = Ask {
+        api: Api::Completions,
+        streaming: request.stream == Some(true),
+        prompt_tokens,
+        max_output: Some(cap),
+        has_tools: false,
+    };
+    let admitted = match inbound.admit(state, ask) {
         Ok(admitted) => admitted,
         Err(fault) => return Ok(*fault),
     };
@@ -89,10 +91,12 @@ pub async fn completions(
             },
             fault: admitted.stream_fault,
             socket: inbound.socket,
+            tool: None,
         };
         let stream = SseStream::new(state.clone(), plan, draw, inbound.start);
         let mut response = Response::new(MockBody::stream(stream));
         *response.headers_mut() = state.catalog.sse_headers(0);
+        admitted.limits.stamp(response.headers_mut());
         return Ok(response);
     }
 
@@ -109,5 +113,6 @@ pub async fn completions(
     });
     let mut response = Response::new(MockBody::whole(payload));
     *response.headers_mut() = state.catalog.json_headers(delay_us / 1000);
+    admitted.limits.stamp(response.headers_mut());
     Ok(response)
 }

@@ -13,6 +13,7 @@ use gatebench_shared::{Distribution, LatencyModel, SpecError, TokenCount};
 use serde::{Deserialize, Serialize};
 
 use crate::faults::{FaultError, FaultRates};
+use crate::ratelimit::{RateLimit, RateLimitError};
 
 /// A setting the mock cannot use. Each message says what was expected.
 #[derive(Debug, thiserror::Error)]
@@ -35,6 +36,14 @@ pub enum ConfigError {
     Models(String),
     #[error(transparent)]
     Fault(#[from] FaultError),
+    #[error(transparent)]
+    RateLimit(#[from] RateLimitError),
+    #[error("invalid --tool-calls '{0}': expected a share of requests with tools, like 100%, 25% or 0.5")]
+    ToolCalls(String),
+    #[error(
+        "invalid --tls-names '{0}': expected a comma-separated list of host names or IP addresses"
+    )]
+    TlsNames(String),
     #[error("invalid --embedding-dimensions {0}: expected a whole number from 1 to 8192")]
     Dimensions(u32),
     #[error("cannot read config file {path}: {source}")]
@@ -114,10 +123,27 @@ pub struct RawSettings {
     /// Dimensions of /v1/embeddings vectors when the request does not ask. Default 1536.
     #[arg(long, env = "MOCK_EMBEDDING_DIMENSIONS")]
     pub embedding_dimensions: Option<u32>,
-    /// Answer 401 in the provider's shape unless a request carries this key (OpenAI routes:
-    /// Authorization: Bearer KEY; Anthropic: x-api-key). Default: no key needed.
+    /// Answer 401 in the provider's shape unless a request carries one of these keys
+    /// (KEY[,KEY...]; OpenAI routes: Authorization: Bearer KEY; Anthropic: x-api-key).
+    /// Default: no key needed.
     #[arg(long, env = "MOCK_REQUIRE_API_KEY")]
     pub require_api_key: Option<String>,
+    /// A token bucket per API key, rpm=N,tpm=N (either or both): requests and tokens per
+    /// minute, refilled continuously; past it, the provider's 429. Default: no limit.
+    #[arg(long, env = "MOCK_RATE_LIMIT")]
+    pub rate_limit: Option<String>,
+    /// Share of requests carrying `tools` that are answered with a call of the first tool
+    /// (seeded per request), like 100% or 25%. Default 0: tools are ignored.
+    #[arg(long, env = "MOCK_TOOL_CALLS")]
+    pub tool_calls: Option<String>,
+    /// Serve TLS (HTTP/1.1 and HTTP/2 by ALPN) with a certificate generated at start for these
+    /// names, like api.openai.com,localhost. Default: plain HTTP (HTTP/1.1 and h2c).
+    #[arg(long, env = "MOCK_TLS_NAMES")]
+    pub tls_names: Option<String>,
+    /// With --tls-names: where to write the PEM of the CA that signed the certificate, for
+    /// clients to trust. Default: mock-ca.pem in the working directory.
+    #[arg(long, env = "MOCK_TLS_CA_FILE")]
+    pub tls_ca_file: Option<String>,
 }
 
 impl RawSettings {
@@ -150,6 +176,10 @@ impl RawSettings {
             shutdown_grace: self.shutdown_grace.or(file.shutdown_grace),
             embedding_dimensions: self.embedding_dimensions.or(file.embedding_dimensions),
             require_api_key: self.require_api_key.or(file.require_api_key),
+            rate_limit: self.rate_limit.or(file.rate_limit),
+            tool_calls: self.tool_calls.or(file.tool_calls),
+            tls_names: self.tls_names.or(file.tls_names),
+            tls_ca_file: self.tls_ca_file.or(file.tls_ca_file),
             fault: if self.fault.is_empty() {
                 file.fault
             } else {
@@ -209,11 +239,41 @@ impl RawSettings {
         if !(1..=crate::embeddings::MAX_DIMENSIONS).contains(&embedding_dimensions) {
             return Err(ConfigError::Dimensions(embedding_dimensions));
         }
+        let rate_limit = RateLimit::parse(self.rate_limit.as_deref().unwrap_or(""))?;
+        let tool_calls = match self.tool_calls {
+            Some(text) => parse_share(&text).ok_or(ConfigError::ToolCalls(text))?,
+            None => defaults.tool_calls,
+        };
+        let tls = match self.tls_names {
+            Some(text) if !cfg!(test) => return Err(ConfigError::TlsNames(text)),
+            Some(text) => {
+                let names: Vec<String> = text
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|n| !n.is_empty())
+                    .map(str::to_string)
+                    .collect();
+                if names.is_empty() || names.iter().any(|n| n.contains(char::is_whitespace)) {
+                    return Err(ConfigError::TlsNames(text));
+                }
+                Some(TlsSettings {
+                    names,
+                    ca_file: self
+                        .tls_ca_file
+                        .unwrap_or_else(|| "mock-ca.pem".to_string())
+                        .into(),
+                })
+            }
+            None => None,
+        };
         Ok(Config {
             listen,
             threads,
             pin,
             faults,
+            rate_limit,
+            tool_calls,
+            tls,
             embedding_dimensions,
             require_api_key: self.require_api_key.filter(|k| !k.is_empty()),
             latency,
@@ -257,8 +317,23 @@ pub struct Config {
     pub faults: FaultRates,
     /// Dimensions of embedding vectors when a request does not ask. Default 1536.
     pub embedding_dimensions: u32,
-    /// The API key every request must carry. Default: none.
+    /// The API keys (comma-separated) of which every request must carry one. Default: none.
     pub require_api_key: Option<String>,
+    /// Requests and tokens per minute per API key. Default: no limit.
+    pub rate_limit: RateLimit,
+    /// Share of requests with `tools` answered with a tool call. Default 0.
+    pub tool_calls: f64,
+    /// TLS with a generated certificate. Default: plain HTTP.
+    pub tls: Option<TlsSettings>,
+}
+
+/// `--tls-names` and `--tls-ca-file`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TlsSettings {
+    /// Names (DNS or IP) the certificate is valid for.
+    pub names: Vec<String>,
+    /// Where the CA's PEM is written.
+    pub ca_file: std::path::PathBuf,
 }
 
 impl Default for Config {
@@ -275,6 +350,9 @@ impl Default for Config {
             faults: FaultRates::default(),
             embedding_dimensions: 1536,
             require_api_key: None,
+            rate_limit: RateLimit::default(),
+            tool_calls: 0.0,
+            tls: None,
         }
     }
 }
@@ -320,6 +398,13 @@ impl Config {
             fault: self.faults.to_settings(),
             embedding_dimensions: Some(self.embedding_dimensions),
             require_api_key: self.require_api_key.clone(),
+            rate_limit: self
+                .rate_limit
+                .is_set()
+                .then(|| self.rate_limit.to_setting()),
+            tool_calls: Some(format!("{}%", self.tool_calls * 100.0)),
+            tls_names: self.tls.as_ref().map(|t| t.names.join(",")),
+            tls_ca_file: self.tls.as_ref().map(|t| t.ca_file.display().to_string()),
         };
         // Invariant: a struct of strings and integers always serialises to TOML.
         toml::to_string(&raw).expect("settings serialise")
@@ -349,6 +434,16 @@ fn parse_models(text: &str) -> Result<Vec<String>, ConfigError> {
         return Err(ConfigError::Models(text.to_string()));
     }
     Ok(models)
+}
+
+/// Parses a share: `25%` or `0.25`, from 0 to 1.
+fn parse_share(text: &str) -> Option<f64> {
+    let t = text.trim();
+    let share = match t.strip_suffix('%') {
+        Some(percent) => percent.trim().parse::<f64>().ok()? / 100.0,
+        None => t.parse::<f64>().ok()?,
+    };
+    (0.0..=1.0).contains(&share).then_some(share)
 }
 
 /// Parses `1048576`, `512KiB`, `16MiB`, `1GiB` (and `k`, `M`, `G` as powers of 1024).

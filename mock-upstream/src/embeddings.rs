@@ -18,7 +18,7 @@ use rand_pcg::Pcg64Mcg;
 
 use crate::body::MockBody;
 use crate::faults::{Api, Provider};
-use crate::inbound::{receive, Arrival};
+use crate::inbound::{receive, Arrival, Ask};
 use crate::metrics::RouteKind;
 use crate::rejection::Rejection;
 use crate::state::State;
@@ -84,7 +84,15 @@ pub async fn embeddings(
         }
     };
 
-    let admitted = match inbound.admit(state, Provider::OpenAi, Api::Embeddings, false) {
+    let tokens = items.iter().map(|i| i.tokens).sum();
+    let ask = Ask {
+        api: Api::Embeddings,
+        streaming: false,
+        prompt_tokens: tokens,
+        max_output: Some(0),
+        has_tools: false,
+    };
+    let admitted = match inbound.admit(state, ask) {
         Ok(admitted) => admitted,
         Err(fault) => return Ok(*fault),
     };
@@ -112,7 +120,6 @@ pub async fn embeddings(
             }
         })
         .collect();
-    let tokens = items.iter().map(|i| i.tokens).sum();
     let list = EmbeddingList {
         object: "list",
         data,
@@ -129,6 +136,7 @@ pub async fn embeddings(
     let body = serde_json::to_vec(&list).expect("embeddings serialise");
     let mut response = Response::new(MockBody::owned(body));
     *response.headers_mut() = state.catalog.json_headers(delay_us / 1000);
+    admitted.limits.stamp(response.headers_mut());
     Ok(response)
 }
 

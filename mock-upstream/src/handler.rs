@@ -13,13 +13,14 @@ use tokio::time::Instant;
 
 use crate::body::MockBody;
 use crate::faults::{Api, Provider};
-use crate::inbound::{receive, Arrival};
+use crate::inbound::{receive, Arrival, Ask};
 use crate::metrics::RouteKind;
 use crate::rejection::Rejection;
 use crate::router::{route, Route};
 use crate::sse::{SseStream, StreamApi, StreamPlan};
 use crate::state::State;
 use crate::template::Fill;
+use crate::tools::ToolAnswer;
 
 /// The hyper service function of the mock.
 pub async fn handle(
@@ -177,12 +178,15 @@ async fn chat(
         ));
     }
 
-    let admitted = match inbound.admit(
-        state,
-        Provider::OpenAi,
-        Api::Chat,
-        request.stream == Some(true),
-    ) {
+    let prompt_tokens = messages.prompt_tokens();
+    let ask = Ask {
+        api: Api::Chat,
+        streaming: request.stream == Some(true),
+        prompt_tokens,
+        max_output: cap,
+        has_tools: request.callable_tool().is_some(),
+    };
+    let admitted = match inbound.admit(state, ask) {
         Ok(admitted) => admitted,
         Err(fault) => return Ok(*fault),
     };
@@ -192,7 +196,10 @@ async fn chat(
         Some(cap) if cap < u64::from(drawn) => (cap as u32, FinishReason::Length),
         _ => (drawn, FinishReason::Stop),
     };
-    let prompt_tokens = messages.prompt_tokens();
+    let tool = request
+        .callable_tool()
+        .filter(|_| admitted.tool_call)
+        .map(|name| ToolAnswer::new(name, &model, prompt_tokens, tokens));
 
     if request.stream == Some(true) {
         state.metrics.request(RouteKind::ChatStream);
@@ -206,25 +213,30 @@ async fn chat(
             },
             fault: admitted.stream_fault,
             socket: inbound.socket,
+            tool: tool.map(Box::new),
         };
         let stream = SseStream::new(state.clone(), plan, draw, inbound.start);
         let mut response = Response::new(MockBody::stream(stream));
         *response.headers_mut() = state.catalog.sse_headers(0);
+        admitted.limits.stamp(response.headers_mut());
         return Ok(response);
     }
 
     state.metrics.request(RouteKind::Chat);
     let delay_us = draw.response_us(tokens);
     inbound.wait(state, delay_us).await;
-    let content = state.catalog.content(tokens);
-    let payload = state.catalog.completion(finish).fill(&Fill {
-        model: &model,
-        content: &content,
-        prompt_tokens,
-        completion_tokens: u64::from(tokens),
-        sequence: 0,
-    });
+    let payload = match tool {
+        Some(tool) => tool.openai_completion(state),
+        None => state.catalog.completion(finish).fill(&Fill {
+            model: &model,
+            content: &state.catalog.content(tokens),
+            prompt_tokens,
+            completion_tokens: u64::from(tokens),
+            sequence: 0,
+        }),
+    };
     let mut response = Response::new(MockBody::whole(payload));
     *response.headers_mut() = state.catalog.json_headers(delay_us / 1000);
+    admitted.limits.stamp(response.headers_mut());
     Ok(response)
 }

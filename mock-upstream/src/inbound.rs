@@ -9,11 +9,13 @@ use std::time::Duration;
 use bytes::Bytes;
 use gatebench_shared::RequestDraw;
 use hyper::body::Incoming;
+use hyper::header::HeaderMap;
 use hyper::{Request, Response};
 use tokio::time::Instant;
 
 use crate::body::MockBody;
 use crate::faults::{self, Api, Overrides, Provider, StreamFault};
+use crate::ratelimit::Quota;
 use crate::rejection::Rejection;
 use crate::request::{read_body, seq, BodyError};
 use crate::state::State;
@@ -37,14 +39,54 @@ pub struct Inbound {
     /// Arrival time, when the latency model (or a header) makes the answer wait.
     pub start: Option<Instant>,
     pub socket: Option<RawFd>,
+    /// The API key, kept only when `--rate-limit` needs it (`""` for none).
+    key: Option<Box<str>>,
     pub body: Bytes,
 }
 
-/// A request let through: its latency draw, and the mid-stream fault it is to break with.
+/// What a route asks of [`Inbound::admit`] for a valid request.
+#[derive(Debug, Clone, Copy)]
+pub struct Ask {
+    pub api: Api,
+    pub streaming: bool,
+    /// Tokens in the prompt, and the output cap, for the rate limit's token count.
+    pub prompt_tokens: u64,
+    pub max_output: Option<u64>,
+    /// True when the request offers `tools`.
+    pub has_tools: bool,
+}
+
+impl Api {
+    /// The provider whose shapes the route speaks.
+    pub fn provider(self) -> Provider {
+        match self {
+            Api::Messages => Provider::Anthropic,
+            _ => Provider::OpenAi,
+        }
+    }
+}
+
+/// A request let through: its latency draw, the mid-stream fault it is to break with, its
+/// standing against the rate limit and whether it is answered with a tool call.
 #[derive(Debug)]
 pub struct Admitted {
     pub draw: RequestDraw,
     pub stream_fault: Option<StreamFault>,
+    pub limits: Limits,
+    pub tool_call: bool,
+}
+
+/// A request's standing against `--rate-limit`, if one is set.
+#[derive(Debug)]
+pub struct Limits(Option<Quota>);
+
+impl Limits {
+    /// Puts the rate-limit state on the answer's headers (nothing without `--rate-limit`).
+    pub fn stamp(&self, headers: &mut HeaderMap) {
+        if let Some(quota) = &self.0 {
+            quota.stamp(headers);
+        }
+    }
 }
 
 /// Reads `req`: its `x-gatebench-seq`, its key (with `--require-api-key`), its `x-mock-*`
@@ -68,6 +110,11 @@ pub async fn receive(
         req.headers(),
         provider,
     )?;
+    let key = state.config.rate_limit.is_set().then(|| {
+        crate::auth::key(req.headers(), provider)
+            .unwrap_or("")
+            .into()
+    });
     let overrides = Overrides::from_headers(req.headers())?;
     let start = arrival
         .start
@@ -87,8 +134,14 @@ pub async fn receive(
         overrides,
         start,
         socket: arrival.socket,
+        key,
         body,
     })
+}
+
+/// A uniform draw in [0, 1) for request `ordinal`, apart from its latency and fault draws.
+fn tool_uniform(seed: u64, ordinal: u64) -> f64 {
+    gatebench_shared::latency::fault_uniform(seed ^ 0x7001_CA11_0000_0000, ordinal)
 }
 
 impl Inbound {
@@ -96,19 +149,41 @@ impl Inbound {
     /// (forced by a header or drawn from the configured rates) as `provider` answers it.
     /// Call once the request is valid. The error is boxed, so the common path moves only the
     /// draw.
-    pub fn admit(
-        &self,
-        state: &State,
-        provider: Provider,
-        api: Api,
-        streaming: bool,
-    ) -> Result<Admitted, Box<Response<MockBody>>> {
+    pub fn admit(&self, state: &State, ask: Ask) -> Result<Admitted, Box<Response<MockBody>>> {
         let ordinal = self.seq.unwrap_or_else(|| state.next_ordinal());
-        let stream_fault =
-            faults::check(state, &self.overrides, ordinal, provider, api, streaming)?;
+        let provider = ask.api.provider();
+        let stream_fault = faults::check(
+            state,
+            &self.overrides,
+            ordinal,
+            provider,
+            ask.api,
+            ask.streaming,
+        )?;
+        let draw = faults::latency(state, &self.overrides).request(ordinal);
+        let quota = match &self.key {
+            Some(key) => {
+                let output = u64::from(draw.tokens()).min(ask.max_output.unwrap_or(u64::MAX));
+                let tokens = ask.prompt_tokens + output;
+                match state.limiter.take(key, tokens, provider) {
+                    Some(Ok(quota)) => Some(quota),
+                    Some(Err(limited)) => {
+                        state.metrics.fault(429);
+                        return Err(Box::new(limited.into_response()));
+                    }
+                    None => None,
+                }
+            }
+            None => None,
+        };
+        let tool_call = ask.has_tools
+            && state.config.tool_calls > 0.0
+            && tool_uniform(state.config.latency.seed, ordinal) < state.config.tool_calls;
         Ok(Admitted {
-            draw: faults::latency(state, &self.overrides).request(ordinal),
+            draw,
             stream_fault,
+            limits: Limits(quota),
+            tool_call,
         })
     }
 

@@ -26,6 +26,7 @@ mod inbound;
 mod messages;
 mod metrics;
 mod payload;
+mod ratelimit;
 mod rejection;
 mod request;
 mod responses;
@@ -34,6 +35,7 @@ mod server;
 mod sse;
 mod state;
 mod template;
+mod tools;
 
 pub use catalog::{COMPLETION_ID, CREATED, REQUEST_ID, SYSTEM_FINGERPRINT};
 pub use cli::{run, Cli};

@@ -9,12 +9,13 @@ use hyper::{Request, Response};
 
 use crate::body::MockBody;
 use crate::faults::{Api, Provider};
-use crate::inbound::{receive, Arrival};
+use crate::inbound::{receive, Arrival, Ask};
 use crate::metrics::RouteKind;
 use crate::rejection::Rejection;
 use crate::sse::{SseStream, StreamApi, StreamPlan};
 use crate::state::State;
 use crate::template::Fill;
+use crate::tools::ToolAnswer;
 
 /// Answers a messages request; errors come back in OpenAI's shape and the caller turns them
 /// into Anthropic's.
@@ -75,12 +76,15 @@ pub async fn messages(
         Some(cap) => cap,
     };
 
-    let admitted = match inbound.admit(
-        state,
-        Provider::Anthropic,
-        Api::Messages,
-        request.stream == Some(true),
-    ) {
+    let input_tokens = request.input_tokens();
+    let ask = Ask {
+        api: Api::Messages,
+        streaming: request.stream == Some(true),
+        prompt_tokens: input_tokens,
+        max_output: Some(cap),
+        has_tools: request.callable_tool().is_some(),
+    };
+    let admitted = match inbound.admit(state, ask) {
         Ok(admitted) => admitted,
         Err(fault) => return Ok(*fault),
     };
@@ -91,7 +95,10 @@ pub async fn messages(
     } else {
         (drawn, StopReason::EndTurn)
     };
-    let input_tokens = request.input_tokens();
+    let tool = request
+        .callable_tool()
+        .filter(|_| admitted.tool_call)
+        .map(|name| ToolAnswer::new(name, &model, input_tokens, tokens));
     let catalog = &state.catalog.anthropic;
 
     if request.stream == Some(true) {
@@ -103,25 +110,30 @@ pub async fn messages(
             api: StreamApi::Messages { stop },
             fault: admitted.stream_fault,
             socket: inbound.socket,
+            tool: tool.map(Box::new),
         };
         let stream = SseStream::new(state.clone(), plan, draw, inbound.start);
         let mut response = Response::new(MockBody::stream(stream));
         *response.headers_mut() = catalog.sse_headers();
+        admitted.limits.stamp(response.headers_mut());
         return Ok(response);
     }
 
     state.metrics.request(RouteKind::Messages);
     let delay_us = draw.response_us(tokens);
     inbound.wait(state, delay_us).await;
-    let content = state.catalog.content(tokens);
-    let payload = catalog.message(stop).fill(&Fill {
-        model: &model,
-        content: &content,
-        prompt_tokens: input_tokens,
-        completion_tokens: u64::from(tokens),
-        sequence: 0,
-    });
+    let payload = match tool {
+        Some(tool) => tool.anthropic_message(state),
+        None => catalog.message(stop).fill(&Fill {
+            model: &model,
+            content: &state.catalog.content(tokens),
+            prompt_tokens: input_tokens,
+            completion_tokens: u64::from(tokens),
+            sequence: 0,
+        }),
+    };
     let mut response = Response::new(MockBody::whole(payload));
     *response.headers_mut() = catalog.json_headers();
+    admitted.limits.stamp(response.headers_mut());
     Ok(response)
 }

@@ -6,7 +6,7 @@
 
 use gatebench_shared::wire::anthropic::ErrorBody as AnthropicError;
 use gatebench_shared::wire::openai::ErrorBody;
-use hyper::header::{HeaderValue, ALLOW, CONNECTION, CONTENT_TYPE};
+use hyper::header::{HeaderMap, HeaderValue, ALLOW, CONNECTION, CONTENT_TYPE};
 use hyper::{Response, StatusCode};
 
 use crate::body::MockBody;
@@ -23,6 +23,9 @@ pub struct Rejection {
     allow: Option<&'static str>,
     close: bool,
     anthropic: bool,
+    /// Headers the answer carries besides the usual ones (rate-limit state, retry hints).
+    /// Boxed: most errors have none, and the error type stays small.
+    pub extra_headers: Option<Box<HeaderMap>>,
 }
 
 impl Rejection {
@@ -41,6 +44,7 @@ impl Rejection {
             allow: None,
             close: false,
             anthropic: false,
+            extra_headers: None,
         }
     }
 
@@ -57,6 +61,24 @@ impl Rejection {
             code,
             ..Rejection::bad_request(message, None, None)
         }
+    }
+
+    /// Sets a header of the answer.
+    pub fn set_header(&mut self, name: &'static str, value: &str) {
+        if let Ok(value) = HeaderValue::from_str(value) {
+            self.extra_headers
+                .get_or_insert_with(Box::default)
+                .insert(name, value);
+        }
+    }
+
+    /// A header the answer will carry besides the usual ones.
+    #[cfg(test)]
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.extra_headers
+            .as_ref()?
+            .get(name)
+            .and_then(|v| v.to_str().ok())
     }
 
     /// The same error in Anthropic's shape, with Anthropic's error type for its status.
@@ -154,6 +176,11 @@ impl Rejection {
         }
         if self.close {
             headers.insert(CONNECTION, HeaderValue::from_static("close"));
+        }
+        for (name, value) in self.extra_headers.map(|h| *h).unwrap_or_default() {
+            if let Some(name) = name {
+                headers.insert(name, value);
+            }
         }
         response
     }

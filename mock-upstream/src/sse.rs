@@ -27,6 +27,7 @@ use crate::faults::{StreamFault, StreamFaultKind};
 use crate::payload::Payload;
 use crate::state::State;
 use crate::template::Fill;
+use crate::tools::ToolAnswer;
 
 /// What one stream sends, decided when the request arrives.
 #[derive(Debug)]
@@ -39,6 +40,8 @@ pub struct StreamPlan {
     pub fault: Option<StreamFault>,
     /// The HTTP/1 connection's socket, which a reset closes with RST (`None` on HTTP/2).
     pub socket: Option<RawFd>,
+    /// A tool call instead of text (`--tool-calls`; chat and messages streams).
+    pub tool: Option<Box<ToolAnswer>>,
 }
 
 /// A mid-stream reset on purpose: the body fails, so hyper drops the connection (HTTP/1, with
@@ -186,6 +189,18 @@ impl StreamPlan {
     /// Encodes event `event` of this stream; an event too large for one frame puts its second
     /// frame in `overflow` (an out-parameter, so the common one-frame case moves one payload).
     fn encode(&self, state: &State, event: u32, overflow: &mut Option<Payload>) -> Payload {
+        if let Some(tool) = &self.tool {
+            let own = match self.api {
+                StreamApi::Chat { include_usage, .. } => {
+                    tool.openai_chunk(state, event, include_usage)
+                }
+                StreamApi::Messages { .. } => tool.anthropic_event(state, event),
+                _ => None,
+            };
+            if let Some(payload) = own {
+                return payload;
+            }
+        }
         match self.api {
             StreamApi::Chat {
                 finish,

@@ -5,6 +5,7 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use crate::catalog::Catalog;
 use crate::config::Config;
 use crate::metrics::Metrics;
+use crate::ratelimit::Limiter;
 
 /// The shared state of one server.
 #[derive(Debug)]
@@ -16,6 +17,8 @@ pub struct State {
     pub config_toml: bytes::Bytes,
     /// True when the latency model ever waits, so requests need their arrival time.
     pub timed: bool,
+    /// The token buckets of `--rate-limit`.
+    pub limiter: Limiter,
     /// Ordinal of the next request that carries no `x-gatebench-seq`.
     next_ordinal: AtomicU64,
 }
@@ -26,6 +29,7 @@ impl State {
         State {
             catalog: Catalog::build(&config),
             timed: !config.latency.is_instant(),
+            limiter: Limiter::new(config.rate_limit),
             config_toml: config.to_toml_redacted().into(),
             config,
             metrics: Metrics::default(),

@@ -9,7 +9,7 @@ mod anthropic;
 mod completions;
 mod responses;
 
-pub use anthropic::{AnthropicCatalog, REQUEST_ID as ANTHROPIC_REQUEST_ID};
+pub use anthropic::{AnthropicCatalog, MESSAGE_ID, REQUEST_ID as ANTHROPIC_REQUEST_ID};
 pub use completions::CompletionsCatalog;
 pub use responses::{EventText, Outcome, ResponsesCatalog};
 

@@ -174,3 +174,78 @@ async fn several_worker_threads_share_one_port() {
     }
     assert_eq!(mock.metrics().connections_opened(), 8);
 }
+
+#[tokio::test]
+async fn tool_calls_answer_a_seeded_share_of_requests_with_tools() {
+    let config = mock_upstream::RawSettings {
+        tool_calls: Some("50%".into()),
+        ..Default::default()
+    }
+    .validate()
+    .unwrap();
+    let mock = start_mock(config);
+    let mut client = Client::connect(mock.local_addr()).await;
+    let tools = json!([{"type": "function", "function": {"name": "get_weather"}}]);
+    let mut calls = Vec::new();
+    for seq in 0..40 {
+        let seq = seq.to_string();
+        let body = chat_body(false, json!({"tools": tools, "max_tokens": 3}));
+        let r = client.chat(&body, &[("x-gatebench-seq", &seq)]).await;
+        let choice = &r.json()["choices"][0];
+        let called = choice["finish_reason"] == "tool_calls";
+        if called {
+            let call = &choice["message"]["tool_calls"][0];
+            assert_eq!(call["function"]["name"], "get_weather");
+            assert_eq!(
+                call["function"]["arguments"],
+                "{\"input\":\"Hello from the\"}"
+            );
+            assert!(choice["message"]["content"].is_null());
+        } else {
+            assert_eq!(choice["message"]["content"], "Hello from the");
+        }
+        // The same request always gets the same answer.
+        let again = client.chat(&body, &[("x-gatebench-seq", &seq)]).await;
+        assert_eq!(again.body(), r.body());
+        calls.push(called);
+    }
+    let n = calls.iter().filter(|c| **c).count();
+    assert!((8..=32).contains(&n), "{n} of 40 answered with a call");
+    // Without tools, never a call.
+    let r = client.chat(&chat_body(false, json!({})), &[]).await;
+    assert_eq!(r.json()["choices"][0]["finish_reason"], "stop");
+}
+
+#[test]
+fn loadgen_counts_tool_call_fragments_as_output() {
+    use loadgen::run::run;
+    use loadgen::RunArgs;
+    let config = mock_upstream::RawSettings {
+        tool_calls: Some("100%".into()),
+        tokens: Some("8".into()),
+        ..Default::default()
+    }
+    .validate()
+    .unwrap();
+    let mock = start_mock(config);
+    let body = json!({
+        "model": "gpt-4o-mini", "stream": true,
+        "stream_options": {"include_usage": true},
+        "messages": [{"role": "user", "content": "hi"}],
+        "tools": [{"type": "function", "function": {"name": "f"}}],
+    });
+    let (result, _) = run(
+        RunArgs {
+            rate: Some("100".into()),
+            duration: Some("300ms".into()),
+            body: Some(body.to_string()),
+            ..crate::load::args(crate::load::url(&mock))
+        },
+        vec![],
+    )
+    .unwrap();
+    let r = &result.runs[0];
+    assert_eq!(r.ok, 30, "{:?}", r.errors);
+    assert_eq!(r.metrics["output_chunks"].p50, 8);
+    assert_eq!(r.metrics["output_tokens"].p50, 8);
+}

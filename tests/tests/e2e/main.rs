@@ -19,6 +19,7 @@ mod messages;
 mod omission;
 mod overhead;
 mod profiles;
+mod ratelimit;
 mod responses;
 mod schema;
 mod sdk;

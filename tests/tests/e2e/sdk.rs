@@ -104,3 +104,22 @@ fn openai_python_sdk_parses_legacy_completions_and_streams() {
         "openai completions: ok",
     );
 }
+
+#[test]
+fn both_python_sdks_parse_tool_calls_whole_and_streamed() {
+    let config = mock_upstream::RawSettings {
+        tool_calls: Some("100%".into()),
+        ..Default::default()
+    }
+    .validate()
+    .unwrap();
+    let mock = start_mock(Config {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        ..config
+    });
+    run_python(
+        "tool_calls.py",
+        &format!("http://{}", mock.local_addr()),
+        "tool calls: ok",
+    );
+}
