@@ -35,16 +35,25 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         return Ok(());
     }
     let threads = config.threads;
+    let tls = config.tls.clone();
     // Every open stream is a descriptor: raise the soft limit before accepting any.
     let files = gatebench_shared::host::raise_open_file_limit()
         .map(|l| format!("open files {}/{}", l.soft, l.hard))
         .unwrap_or_else(|e| format!("open-file limit unknown: {e}"));
     let server = MockServer::start(config)?;
+    let scheme = if tls.is_some() { "https" } else { "http" };
     eprintln!(
-        "mock-upstream {} listening on http://{} ({threads} threads, {files})",
+        "mock-upstream {} listening on {scheme}://{} (HTTP/1.1 and HTTP/2; {threads} threads, {files})",
         env!("CARGO_PKG_VERSION"),
         server.local_addr()
     );
+    if let Some(tls) = &tls {
+        eprintln!(
+            "mock-upstream: TLS certificate for {} signed by the CA in {} (trust that file)",
+            tls.names.join(", "),
+            tls.ca_file.display()
+        );
+    }
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -28,12 +28,13 @@ pub async fn handle(
     req: Request<Incoming>,
     socket: RawFd,
 ) -> Result<Response<MockBody>, Infallible> {
+    let h2 = req.version() == hyper::Version::HTTP_2;
     let arrival = Arrival {
         // Only a latency model that waits needs the arrival time; skip the clock read otherwise.
         start: state.timed.then(Instant::now),
-        socket: (req.version() != hyper::Version::HTTP_2).then_some(socket),
+        socket: (!h2).then_some(socket),
     };
-    let response = match route(req.method(), req.uri().path()) {
+    let mut response = match route(req.method(), req.uri().path()) {
         Route::ChatCompletions => chat(&state, req, arrival)
             .await
             .unwrap_or_else(Rejection::into_response),
@@ -94,6 +95,11 @@ pub async fn handle(
         }
     };
     state.metrics.response(response.status().as_u16());
+    if h2 {
+        // HTTP/2 has no connection-specific headers; a 413's `connection: close` would be a
+        // protocol error there.
+        response.headers_mut().remove(hyper::header::CONNECTION);
+    }
     Ok(response)
 }
 

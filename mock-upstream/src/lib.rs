@@ -35,6 +35,7 @@ mod server;
 mod sse;
 mod state;
 mod template;
+mod tls;
 mod tools;
 
 pub use catalog::{COMPLETION_ID, CREATED, REQUEST_ID, SYSTEM_FINGERPRINT};

@@ -11,6 +11,7 @@ use std::thread::JoinHandle;
 
 use socket2::{Domain, Protocol, Socket, Type};
 use tokio::sync::watch;
+use tokio_rustls::TlsAcceptor;
 
 use crate::config::Config;
 use crate::connection::serve;
@@ -24,6 +25,8 @@ pub enum StartError {
     Bind { addr: SocketAddr, source: io::Error },
     #[error("cannot start worker thread: {0}")]
     Thread(io::Error),
+    #[error(transparent)]
+    Tls(#[from] crate::tls::TlsError),
 }
 
 /// A running mock server. Dropping it asks the workers to stop without waiting for them.
@@ -46,6 +49,10 @@ impl MockServer {
                 source,
             })?;
         let pin = config.pin.clone();
+        let tls = match &config.tls {
+            Some(settings) => Some(crate::tls::acceptor(settings)?),
+            None => None,
+        };
         let state = Arc::new(State::new(config));
         let (stop, stopped) = watch::channel(false);
         let mut workers = Vec::with_capacity(listeners.len());
@@ -53,9 +60,10 @@ impl MockServer {
             let core = (!pin.is_empty()).then(|| pin[i % pin.len()]);
             let state = state.clone();
             let stopped = stopped.clone();
+            let tls = tls.clone();
             let worker = std::thread::Builder::new()
                 .name(format!("mock-worker-{i}"))
-                .spawn(move || run_worker(listener, state, stopped, core))
+                .spawn(move || run_worker(listener, state, tls, stopped, core))
                 .map_err(StartError::Thread)?;
             workers.push(worker);
         }
@@ -96,6 +104,7 @@ impl Drop for MockServer {
 fn run_worker(
     listener: std::net::TcpListener,
     state: Arc<State>,
+    tls: Option<TlsAcceptor>,
     stopped: watch::Receiver<bool>,
     core: Option<usize>,
 ) {
@@ -107,7 +116,7 @@ fn run_worker(
         .build();
     match runtime {
         Ok(runtime) => {
-            if let Err(err) = runtime.block_on(serve(listener, state, stopped)) {
+            if let Err(err) = runtime.block_on(serve(listener, state, tls, stopped)) {
                 eprintln!("mock-upstream: worker stopped: {err}");
             }
         }

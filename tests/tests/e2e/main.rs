@@ -24,3 +24,4 @@ mod responses;
 mod schema;
 mod sdk;
 mod stream;
+mod transport;

@@ -10,6 +10,10 @@ use gatebench_tests::start_mock;
 use mock_upstream::Config;
 
 fn run_python(script: &str, base_url: &str, marker: &str) {
+    run_python_with(script, &[base_url], marker);
+}
+
+fn run_python_with(script: &str, args: &[&str], marker: &str) {
     if std::env::var_os("GATEBENCH_SKIP_SDK").is_some() {
         eprintln!("GATEBENCH_SKIP_SDK is set: skipping {script}");
         return;
@@ -20,7 +24,7 @@ fn run_python(script: &str, base_url: &str, marker: &str) {
     let python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".to_string());
     let output = Command::new(&python)
         .arg(&script)
-        .arg(base_url)
+        .args(args)
         .output()
         .unwrap_or_else(|e| panic!("cannot run {python}: {e} (set GATEBENCH_SKIP_SDK=1 to skip)"));
     let stdout = String::from_utf8_lossy(&output.stdout);
@@ -122,4 +126,27 @@ fn both_python_sdks_parse_tool_calls_whole_and_streamed() {
         &format!("http://{}", mock.local_addr()),
         "tool calls: ok",
     );
+}
+
+#[test]
+fn openai_python_sdk_trusts_the_mocks_tls_through_its_ca_file() {
+    let ca_file = std::env::temp_dir().join(format!("gatebench-sdk-ca-{}.pem", std::process::id()));
+    let config = mock_upstream::RawSettings {
+        tls_names: Some("localhost".into()),
+        tls_ca_file: Some(ca_file.display().to_string()),
+        ..Default::default()
+    }
+    .validate()
+    .unwrap();
+    let mock = start_mock(Config {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        ..config
+    });
+    let base = format!("https://localhost:{}/v1", mock.local_addr().port());
+    run_python_with(
+        "openai_tls.py",
+        &[&base, &ca_file.display().to_string()],
+        "openai tls: ok",
+    );
+    let _ = std::fs::remove_file(&ca_file);
 }
