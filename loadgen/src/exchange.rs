@@ -47,6 +47,7 @@ pub async fn exchange(
         dispatched_ns,
         sent_ns,
         stream: spec.stream,
+        mock_times: response.mock_times,
         ..Exchange::default()
     };
     let mut sse = SseReader::new();

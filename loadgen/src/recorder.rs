@@ -143,6 +143,8 @@ pub struct Exchange {
     pub output_events: u64,
     pub usage_tokens: Option<u64>,
     pub stream: bool,
+    /// The mock's timestamps, when asked for (`x-mock-timestamps`).
+    pub mock_times: Option<crate::http1::MockTimes>,
 }
 
 /// One second of the timeline (by completion time, from the start of the measured window).
@@ -448,6 +450,7 @@ mod tests {
             output_events: 10,
             usage_tokens: None,
             stream: true,
+            mock_times: None,
         };
         r.success(&x);
         let v = |m| r.histogram(m).max();

@@ -5,6 +5,7 @@ use std::os::fd::RawFd;
 use std::sync::Arc;
 
 use bytes::Bytes;
+use gatebench_shared::clock;
 use gatebench_shared::wire::openai::{ChatRequest, FinishReason};
 use hyper::body::Incoming;
 use hyper::header::{HeaderValue, CONTENT_TYPE};
@@ -29,6 +30,11 @@ pub async fn handle(
     socket: RawFd,
 ) -> Result<Response<MockBody>, Infallible> {
     let h2 = req.version() == hyper::Version::HTTP_2;
+    // Asked for by loadgen's attribution; one header lookup otherwise.
+    let received_ns = req
+        .headers()
+        .contains_key(clock::TIMESTAMPS_HEADER)
+        .then(clock::monotonic_ns);
     let arrival = Arrival {
         // Only a latency model that waits needs the arrival time; skip the clock read otherwise.
         start: state.timed.then(Instant::now),
@@ -95,6 +101,14 @@ pub async fn handle(
         }
     };
     state.metrics.response(response.status().as_u16());
+    if let Some(received_ns) = received_ns {
+        let headers = response.headers_mut();
+        headers.insert(clock::RECEIVED_HEADER, HeaderValue::from(received_ns));
+        headers.insert(
+            clock::STARTED_HEADER,
+            HeaderValue::from(clock::monotonic_ns()),
+        );
+    }
     if h2 {
         // HTTP/2 has no connection-specific headers; a 413's `connection: close` would be a
         // protocol error there.

@@ -8,6 +8,7 @@
 //! - [`stats`]: medians, seeded bootstrap intervals and t intervals for overhead figures.
 //! - [`host`]: facts about the machine, and the open-file limit raised for a server or client.
 
+pub mod clock;
 pub mod host;
 pub mod latency;
 pub mod settings;

@@ -14,6 +14,8 @@ use std::time::{Duration, Instant};
 pub struct GatewayOptions {
     /// Held before each chunk the client sends is passed on.
     pub delay: Duration,
+    /// Held before each chunk the upstream answers is passed on.
+    pub response_delay: Duration,
     /// Connections past this many open at once are closed at once.
     pub max_connections: Option<usize>,
     /// Responses are held until the stream's `data: [DONE]`, then sent in one write.
@@ -83,7 +85,7 @@ pub fn start_gateway_recorded(upstream: SocketAddr, options: GatewayOptions) -> 
                 if options.buffer_streams {
                     forward_buffered(server_rx, client);
                 } else {
-                    forward(server_rx, client, Duration::ZERO, None);
+                    forward(server_rx, client, options.response_delay, None);
                 }
                 still_open.fetch_sub(1, SeqCst);
             });

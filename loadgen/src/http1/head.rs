@@ -1,6 +1,7 @@
 //! A response's status line and headers, parsed by `httparse`, reduced to what the client needs:
 //! the status, how the body is framed, and whether the connection can carry another request.
 
+use gatebench_shared::clock::{RECEIVED_HEADER, STARTED_HEADER};
 use httparse::Status;
 
 use super::chunked::Decoder;
@@ -28,6 +29,15 @@ pub struct Head {
     pub framing: Framing,
     /// False when the server said `Connection: close`, or spoke HTTP/1.0 without keep-alive.
     pub keep_alive: bool,
+    /// The mock's `x-mock-received-ns` and `x-mock-started-ns`, when it sent them.
+    pub mock_times: Option<MockTimes>,
+}
+
+/// When the mock received a request and started its answer (`CLOCK_MONOTONIC` ns).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MockTimes {
+    pub received_ns: u64,
+    pub started_ns: u64,
 }
 
 /// A response head that is not HTTP/1.x.
@@ -48,9 +58,17 @@ pub fn parse(input: &[u8]) -> Result<Option<(Head, usize)>, HeadError> {
     let http10 = response.version == Some(0);
     let (mut length, mut chunked, mut other_coding) = (None, false, false);
     let mut keep_alive = !http10;
+    let (mut received, mut started) = (None, None);
     for header in response.headers.iter() {
         let name = header.name;
-        if name.eq_ignore_ascii_case("content-length") {
+        if name.len() > 7 && name[..7].eq_ignore_ascii_case("x-mock-") {
+            let value = || std::str::from_utf8(header.value).ok()?.trim().parse().ok();
+            if name.eq_ignore_ascii_case(RECEIVED_HEADER) {
+                received = value();
+            } else if name.eq_ignore_ascii_case(STARTED_HEADER) {
+                started = value();
+            }
+        } else if name.eq_ignore_ascii_case("content-length") {
             let value = parse_length(header.value).ok_or(HeadError)?;
             // Repeated lengths must agree.
             if length.is_some_and(|l| l != value) {
@@ -92,6 +110,12 @@ pub fn parse(input: &[u8]) -> Result<Option<(Head, usize)>, HeadError> {
             status,
             framing,
             keep_alive,
+            mock_times: received
+                .zip(started)
+                .map(|(received_ns, started_ns)| MockTimes {
+                    received_ns,
+                    started_ns,
+                }),
         },
         used,
     )))

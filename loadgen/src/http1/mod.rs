@@ -17,7 +17,7 @@ use std::task::{Context, Poll, Waker};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
-pub use head::Framing;
+pub use head::{Framing, MockTimes};
 pub use request::RequestTemplate;
 
 /// Bytes read from the socket at a time; a response head must fit in it.
@@ -38,6 +38,8 @@ pub enum Failure {
 #[derive(Debug)]
 pub struct Response {
     pub status: u16,
+    /// The mock's timestamps, when it was asked for them.
+    pub mock_times: Option<MockTimes>,
     framing: Framing,
     keep_alive: bool,
 }
@@ -120,6 +122,7 @@ impl Connection {
                     }
                     return Ok(Response {
                         status: head.status,
+                        mock_times: head.mock_times,
                         framing: head.framing,
                         keep_alive: head.keep_alive,
                     });

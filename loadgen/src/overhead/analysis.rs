@@ -15,7 +15,7 @@ use super::rounds::{Call, TargetCalls};
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Delta {
     pub gateway: String,
-    /// `e2e` or `ttft`.
+    /// `e2e`, `ttft` (streams), `request_leg` or `response_leg` (`--attribute`).
     pub metric: String,
     /// Rounds where both the direct call and the gateway's succeeded.
     pub pairs: usize,
@@ -40,19 +40,22 @@ impl Delta {
     }
 }
 
-/// The metrics compared: end to end, and time to first token for streams.
+/// The metrics compared: end to end, time to first token for streams, and the two legs when
+/// the calls carry them (a metric no pair has is left out).
 fn metrics(stream: bool) -> &'static [&'static str] {
     if stream {
-        &["e2e", "ttft"]
+        &["e2e", "ttft", "request_leg", "response_leg"]
     } else {
-        &["e2e"]
+        &["e2e", "request_leg", "response_leg"]
     }
 }
 
 fn value(call: &Call, metric: &str) -> Option<f64> {
     match metric {
         "e2e" => Some(call.e2e_us),
-        _ => call.ttft_us,
+        "ttft" => call.ttft_us,
+        "request_leg" => call.request_leg_us,
+        _ => call.response_leg_us,
     }
 }
 
@@ -114,6 +117,8 @@ mod tests {
                     v.map(|e2e_us| Call {
                         e2e_us,
                         ttft_us: Some(e2e_us / 2.0),
+                        request_leg_us: None,
+                        response_leg_us: None,
                     })
                 })
                 .collect(),

@@ -77,6 +77,13 @@ pub struct OverheadArgs {
     #[arg(long)]
     #[serde(default)]
     pub no_spin: bool,
+    /// Split the overhead into the request leg (send to the mock's receipt) and the response
+    /// leg (the mock's answer to receipt), from timestamps the mock returns when asked
+    /// (x-mock-timestamps). Needs the mock on this host, and a gateway that forwards the
+    /// request header and the response headers.
+    #[arg(long)]
+    #[serde(default)]
+    pub attribute: bool,
     /// Sample a process (and its children) or a cgroup every 250 ms: NAME=PID or
     /// NAME=cgroup:PATH (repeatable).
     #[arg(long = "sample-pid")]
@@ -114,6 +121,7 @@ impl OverheadArgs {
             resamples: self.resamples.or(p.resamples),
             pin: self.pin.or(p.pin),
             no_spin: self.no_spin || p.no_spin,
+            attribute: self.attribute || p.attribute,
             sample: or_vec(self.sample, p.sample),
             out: self.out.or(p.out),
             quiet: self.quiet || p.quiet,
@@ -143,6 +151,9 @@ pub struct OverheadPlan {
     /// Busy-poll while waiting for each response.
     #[serde(default)]
     pub spin: bool,
+    /// Ask the mock for its timestamps and split the overhead into request and response legs.
+    #[serde(default)]
+    pub attribute: bool,
     #[serde(skip)]
     pub out: Option<PathBuf>,
 }
@@ -176,13 +187,17 @@ impl OverheadArgs {
             (None, Some(list)) => list.split(',').map(str::trim).collect(),
             (None, None) => vec!["chat", "chat-stream"],
         };
+        let mut headers = self.headers.clone();
+        if self.attribute {
+            headers.push(format!("{}: 1", gatebench_shared::clock::TIMESTAMPS_HEADER));
+        }
         let requests = scenarios
             .iter()
             .map(|s| {
                 request_spec(
                     Some(s),
                     self.body.as_deref(),
-                    &self.headers,
+                    &headers,
                     self.model.as_deref().unwrap_or("gpt-4o-mini"),
                     self.max_tokens.unwrap_or(16),
                 )
@@ -222,6 +237,7 @@ impl OverheadArgs {
             confidence: 0.95,
             pin: self.pin,
             spin: !self.no_spin,
+            attribute: self.attribute,
             out: self.out,
         })
     }

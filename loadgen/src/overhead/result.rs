@@ -11,7 +11,7 @@ use crate::result::OpenFiles;
 
 use super::analysis::Delta;
 use super::plan::OverheadPlan;
-use super::rounds::TargetCalls;
+use super::rounds::{Call, TargetCalls};
 
 /// Identifies the result format; bumped when a field changes meaning or goes away.
 pub const SCHEMA: &str = "gatebench.loadgen.overhead/1";
@@ -68,6 +68,11 @@ pub struct TargetTrial {
     /// Every measured round's TTFT (µs), for streams.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rounds_ttft_us: Option<Vec<Option<f64>>>,
+    /// Every measured round's request and response legs (µs), with `--attribute`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rounds_request_leg_us: Option<Vec<Option<f64>>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rounds_response_leg_us: Option<Vec<Option<f64>>>,
 }
 
 /// Percentiles of a small sample (interpolated between order statistics).
@@ -104,6 +109,15 @@ impl TargetTrial {
             .iter()
             .map(|c| c.and_then(|c| c.ttft_us))
             .collect();
+        // Present when any call carried the mock's timestamps.
+        let legs = |pick: fn(&Call) -> Option<f64>| {
+            let column: Vec<Option<f64>> = calls
+                .calls
+                .iter()
+                .map(|c| c.as_ref().and_then(pick))
+                .collect();
+            column.iter().any(Option::is_some).then_some(column)
+        };
         TargetTrial {
             name: name.to_string(),
             calls: calls.calls.len(),
@@ -118,6 +132,8 @@ impl TargetTrial {
                 .flatten(),
             rounds_e2e_us: e2e,
             rounds_ttft_us: stream.then_some(ttft),
+            rounds_request_leg_us: legs(|c| c.request_leg_us),
+            rounds_response_leg_us: legs(|c| c.response_leg_us),
         }
     }
 }

@@ -26,6 +26,10 @@ pub struct Call {
     pub e2e_us: f64,
     /// First output-bearing event (streams).
     pub ttft_us: Option<f64>,
+    /// Send to the mock's receipt, and the mock's answer to the end of the response
+    /// (`--attribute`, when the mock's timestamps came back).
+    pub request_leg_us: Option<f64>,
+    pub response_leg_us: Option<f64>,
 }
 
 /// What one target saw in one trial.
@@ -91,6 +95,7 @@ async fn rounds(
         let mut calls = vec![None; n];
         let mut errors: Vec<Option<ErrorKind>> = vec![None; n];
         for &i in &order {
+            let sent_mono = gatebench_shared::clock::monotonic_ns();
             let now = clock.now_ns();
             let slot = Slot {
                 index: seq,
@@ -108,11 +113,21 @@ async fn rounds(
             .unwrap_or(Err(ErrorKind::Timeout));
             match call {
                 Ok(x) => {
+                    // The end on the monotonic clock: the send plus the measured e2e (a few
+                    // microseconds of loadgen's run clock: its rate error does not matter).
+                    let e2e_ns = x.done_ns.saturating_sub(x.sent_ns);
+                    let legs = x.mock_times.map(|t| {
+                        let request = t.received_ns as f64 - sent_mono as f64;
+                        let response = (sent_mono + e2e_ns) as f64 - t.started_ns as f64;
+                        (request / 1e3, response / 1e3)
+                    });
                     calls[i] = Some(Call {
-                        e2e_us: x.done_ns.saturating_sub(x.sent_ns) as f64 / 1e3,
+                        e2e_us: e2e_ns as f64 / 1e3,
                         ttft_us: x
                             .first_output_ns
                             .map(|t| t.saturating_sub(x.sent_ns) as f64 / 1e3),
+                        request_leg_us: legs.map(|l| l.0),
+                        response_leg_us: legs.map(|l| l.1),
                     })
                 }
                 Err(kind) => errors[i] = Some(kind),

@@ -115,3 +115,71 @@ fn a_missing_gateway_or_an_unreachable_target_is_a_setup_error() {
     .unwrap_err();
     assert!(err.to_string().contains("cannot connect"), "{err}");
 }
+
+#[test]
+fn attribution_puts_a_delay_on_the_leg_it_was_added_to() {
+    use gatebench_tests::gateway::{start_gateway, GatewayOptions};
+    let mock = start_mock(mock_upstream::Config::default());
+    let upstream = mock.local_addr();
+    let direct = start_delay_gateway(upstream, Duration::ZERO);
+    let two_ms = Duration::from_millis(2);
+    let on_request = start_delay_gateway(upstream, two_ms);
+    let on_response = start_gateway(
+        upstream,
+        GatewayOptions {
+            response_delay: two_ms,
+            ..GatewayOptions::default()
+        },
+    );
+    let (result, code) = run_overhead(
+        OverheadArgs {
+            direct: Some(url(direct)),
+            gateways: vec![
+                format!("request={}", url(on_request)),
+                format!("response={}", url(on_response)),
+            ],
+            scenario: Some("chat".into()),
+            rounds: Some(60),
+            trials: Some(1),
+            attribute: true,
+            quiet: true,
+            ..OverheadArgs::default()
+        },
+        vec!["loadgen".into(), "overhead".into()],
+    )
+    .unwrap();
+    assert_eq!(code, 0, "{:?}", result.invalid_reasons);
+    crate::schema::assert_matches(&result, "overhead.schema.json");
+    let trial = &result.trials[0];
+    let added = |gateway: &str, metric: &str| {
+        trial
+            .deltas
+            .iter()
+            .find(|d| d.gateway == gateway && d.metric == metric)
+            .unwrap_or_else(|| panic!("no {gateway} {metric} in {:?}", trial.deltas))
+            .added_us
+            .estimate
+    };
+    // The delayed leg carries the 2 ms (and what the sleep overshot); the other leg is untouched.
+    for (gateway, slow, fast) in [
+        ("request", "request_leg", "response_leg"),
+        ("response", "response_leg", "request_leg"),
+    ] {
+        let (slow_us, fast_us) = (added(gateway, slow), added(gateway, fast));
+        assert!(
+            (1_900.0..3_000.0).contains(&slow_us),
+            "{gateway} {slow}: {slow_us}"
+        );
+        assert!(fast_us.abs() < 500.0, "{gateway} {fast}: {fast_us}");
+        // The legs add up to the end-to-end overhead (the mock's own time cancels).
+        let e2e = added(gateway, "e2e");
+        assert!(
+            (slow_us + fast_us - e2e).abs() < 300.0,
+            "{gateway}: {slow_us} + {fast_us} vs {e2e}"
+        );
+    }
+    let direct_trial = &trial.targets[0];
+    let legs = direct_trial.rounds_request_leg_us.as_ref().unwrap();
+    assert_eq!(legs.len(), 60);
+    assert!(legs.iter().flatten().all(|us| *us > 0.0), "{legs:?}");
+}
