@@ -2,7 +2,7 @@
 # The project's test command: formatting, lints, and every test of the workspace, closing with
 # one line that sums the test results of every test binary. On a fresh machine it first installs
 # what the tests need: rustfmt and clippy, and the official OpenAI and Anthropic Python SDKs that
-# judge the mock's wire formats (skipped when GATEBENCH_SKIP_SDK is set).
+# judge the mock's wire formats, and the openai npm package (skipped when GATEBENCH_SKIP_SDK is set).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if ! cargo fmt --version >/dev/null 2>&1 || ! cargo clippy --version >/dev/null 2>&1; then
@@ -10,6 +10,15 @@ if ! cargo fmt --version >/dev/null 2>&1 || ! cargo clippy --version >/dev/null 
 fi
 if [ -z "${GATEBENCH_SKIP_SDK:-}" ] && ! python3 -c "import openai, anthropic" 2>/dev/null; then
   python3 -m pip install --quiet --disable-pip-version-check openai anthropic
+fi
+# The openai npm package judges one streaming case (tests/sdk-node, versions locked).
+if [ -z "${GATEBENCH_SKIP_SDK:-}" ]; then
+  if ! command -v npm >/dev/null 2>&1; then
+    apt-get install -y -qq nodejs npm >/dev/null
+  fi
+  if [ ! -d tests/sdk-node/node_modules/openai ]; then
+    npm ci --prefix tests/sdk-node --no-audit --no-fund --silent
+  fi
 fi
 cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -- -D warnings

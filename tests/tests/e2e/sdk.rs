@@ -1,6 +1,7 @@
 //! The official OpenAI and Anthropic Python SDKs judge the wire formats.
 //!
-//! Needs `python3` with the `openai` and `anthropic` packages (`.ci/run` installs them). Set
+//! Needs `python3` with the `openai` and `anthropic` packages, and Node.js with
+//! `tests/sdk-node` installed (`scripts/test.sh` installs them). Set
 //! `GATEBENCH_SKIP_SDK=1` to skip on a machine without them; otherwise a missing SDK fails.
 
 use std::path::Path;
@@ -149,4 +150,27 @@ fn openai_python_sdk_trusts_the_mocks_tls_through_its_ca_file() {
         "openai tls: ok",
     );
     let _ = std::fs::remove_file(&ca_file);
+}
+
+#[test]
+fn openai_npm_package_reads_a_stream_and_raises_its_own_errors() {
+    if std::env::var_os("GATEBENCH_SKIP_SDK").is_some() {
+        eprintln!("GATEBENCH_SKIP_SDK is set: skipping the npm check");
+        return;
+    }
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("sdk-node");
+    assert!(
+        dir.join("node_modules/openai").is_dir(),
+        "run `npm ci --prefix tests/sdk-node` (scripts/test.sh does), or set GATEBENCH_SKIP_SDK=1"
+    );
+    let mock = start_mock(Config::default());
+    let output = Command::new("node")
+        .arg(dir.join("openai_stream.mjs"))
+        .arg(format!("http://{}/v1", mock.local_addr()))
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run node: {e} (set GATEBENCH_SKIP_SDK=1 to skip)"));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("openai npm: ok"), "{stdout}");
 }
