@@ -6,16 +6,22 @@ use hyper::StatusCode;
 use crate::faults::Provider;
 use crate::rejection::Rejection;
 
-/// The API key a request carries: OpenAI's `Authorization: Bearer KEY`, Anthropic's
-/// `x-api-key: KEY`.
+/// The API key a request carries: OpenAI's `Authorization: Bearer KEY`; Anthropic's
+/// `x-api-key: KEY`, or a bearer token as the API also takes (recent SDKs send that).
 pub fn key(headers: &HeaderMap, provider: Provider) -> Option<&str> {
-    match provider {
-        Provider::OpenAi => headers
+    let bearer = || {
+        headers
             .get(AUTHORIZATION)
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.strip_prefix("Bearer "))
-            .map(str::trim),
-        Provider::Anthropic => headers.get("x-api-key").and_then(|v| v.to_str().ok()),
+            .map(str::trim)
+    };
+    match provider {
+        Provider::OpenAi => bearer(),
+        Provider::Anthropic => headers
+            .get("x-api-key")
+            .and_then(|v| v.to_str().ok())
+            .or_else(bearer),
     }
 }
 
@@ -92,6 +98,9 @@ mod tests {
         );
         h.insert(AUTHORIZATION, HeaderValue::from_static("Bearer sk-good"));
         assert!(check(Some("sk-good"), &h, Provider::OpenAi).is_ok());
+        // Anthropic takes a bearer token too, but x-api-key wins when both are there.
+        assert!(check(Some("sk-good"), &h, Provider::Anthropic).is_ok());
+        h.insert("x-api-key", HeaderValue::from_static("sk-other"));
         assert!(check(Some("sk-good"), &h, Provider::Anthropic).is_err());
         h.insert("x-api-key", HeaderValue::from_static("sk-good"));
         assert!(check(Some("sk-good"), &h, Provider::Anthropic).is_ok());

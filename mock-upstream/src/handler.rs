@@ -101,6 +101,9 @@ pub async fn handle(
         }
     };
     state.metrics.response(response.status().as_u16());
+    if let Some(n) = http_body::Body::size_hint(response.body()).exact() {
+        state.metrics.bytes_out(n as usize);
+    }
     if let Some(received_ns) = received_ns {
         let headers = response.headers_mut();
         headers.insert(clock::RECEIVED_HEADER, HeaderValue::from(received_ns));

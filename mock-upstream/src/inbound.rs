@@ -129,6 +129,7 @@ pub async fn receive(
                 Rejection::bad_request("Could not read the request body.", None, None)
             }
         })?;
+    state.metrics.bytes_in(body.len());
     Ok(Inbound {
         seq,
         overrides,

@@ -77,6 +77,9 @@ pub struct Metrics {
     connections_open: AtomicI64,
     streams_open: AtomicI64,
     accept_errors: AtomicU64,
+    /// Request body bytes read, and response body bytes produced.
+    bytes_in: AtomicU64,
+    bytes_out: AtomicU64,
     /// Faults answered on purpose (`--fault`, `x-mock-status`), by status.
     faults: [AtomicU64; STATUSES.len()],
     stream_faults: [AtomicU64; StreamFaultKind::ALL.len()],
@@ -127,6 +130,16 @@ impl Metrics {
 
     pub fn stream_closed(&self) {
         self.streams_open.fetch_sub(1, Relaxed);
+    }
+
+    /// Body bytes read from a request.
+    pub fn bytes_in(&self, n: usize) {
+        self.bytes_in.fetch_add(n as u64, Relaxed);
+    }
+
+    /// Body bytes of a response (a whole one, or one stream frame).
+    pub fn bytes_out(&self, n: usize) {
+        self.bytes_out.fetch_add(n as u64, Relaxed);
     }
 
     pub fn accept_error(&self) {
@@ -214,6 +227,18 @@ impl Metrics {
             ("mock_accept_errors_total", "counter", "Failed accepts.", {
                 self.accept_errors.load(Relaxed) as i64
             }),
+            (
+                "mock_request_body_bytes_total",
+                "counter",
+                "Request body bytes read.",
+                self.bytes_in.load(Relaxed) as i64,
+            ),
+            (
+                "mock_response_body_bytes_total",
+                "counter",
+                "Response body bytes produced (whole bodies and stream events; no headers or chunk framing).",
+                self.bytes_out.load(Relaxed) as i64,
+            ),
         ];
         for (name, kind, help, value) in gauges {
             let _ = writeln!(

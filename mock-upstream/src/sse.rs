@@ -458,6 +458,8 @@ impl http_body::Body for SseStream {
         }
         *this.next += 1;
         let payload = this.plan.encode(&this.open.0, event, this.overflow);
+        let metrics = &this.open.0.metrics;
+        metrics.bytes_out(payload.len() + this.overflow.as_ref().map_or(0, Payload::len));
         Poll::Ready(Some(Ok(http_body::Frame::data(payload))))
     }
 

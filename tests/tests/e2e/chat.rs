@@ -249,3 +249,26 @@ fn loadgen_counts_tool_call_fragments_as_output() {
     assert_eq!(r.metrics["output_chunks"].p50, 8);
     assert_eq!(r.metrics["output_tokens"].p50, 8);
 }
+
+#[tokio::test]
+async fn metrics_count_body_bytes_both_ways() {
+    let mock = start_mock(Config::default());
+    let mut client = Client::connect(mock.local_addr()).await;
+    let body = chat_body(false, json!({}));
+    let sent = serde_json::to_vec(&body).unwrap().len();
+    let whole = client.chat(&body, &[]).await.body().len();
+    let stream = client.chat(&chat_body(true, json!({})), &[]).await;
+    let streamed = stream.body().len();
+    let sent_stream = serde_json::to_vec(&chat_body(true, json!({})))
+        .unwrap()
+        .len();
+    let text = mock.metrics().to_prometheus();
+    let value = |name: &str| -> usize {
+        text.lines()
+            .find_map(|l| l.strip_prefix(name)?.trim().parse().ok())
+            .unwrap_or_else(|| panic!("{name} not in\n{text}"))
+    };
+    assert_eq!(value("mock_request_body_bytes_total"), sent + sent_stream);
+    // The client's body is the de-chunked stream: the events' bytes.
+    assert_eq!(value("mock_response_body_bytes_total"), whole + streamed);
+}

@@ -305,3 +305,39 @@ async fn configured_stream_faults_hit_the_drawn_requests_of_their_route_only() {
         assert_eq!(r.status, 200);
     }
 }
+
+#[tokio::test]
+async fn a_stall_fault_sends_nothing_more_and_keeps_the_connection_open() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mock = start_mock(Config::default());
+    let body = serde_json::to_vec(&chat_body(true, json!({"max_tokens": 6}))).unwrap();
+    let mut socket = tokio::net::TcpStream::connect(mock.local_addr())
+        .await
+        .unwrap();
+    let head = format!(
+        "POST /v1/chat/completions HTTP/1.1\r\nhost: mock\r\ncontent-type: application/json\r\n\
+         x-mock-fault: stall@2\r\ncontent-length: {}\r\n\r\n",
+        body.len()
+    );
+    socket.write_all(head.as_bytes()).await.unwrap();
+    socket.write_all(&body).await.unwrap();
+    let mut received = Vec::new();
+    let mut buf = [0u8; 4096];
+    // Read until nothing has come for 300 ms: the connection must neither close nor reset.
+    loop {
+        match tokio::time::timeout(Duration::from_millis(300), socket.read(&mut buf)).await {
+            Err(_) => break,
+            Ok(Ok(0)) => panic!("the connection closed"),
+            Ok(Ok(n)) => received.extend_from_slice(&buf[..n]),
+            Ok(Err(err)) => panic!("the connection failed: {err}"),
+        }
+    }
+    let text = String::from_utf8_lossy(&received);
+    assert_eq!(text.matches("data: ").count(), 2, "{text}");
+    assert_eq!(
+        mock.metrics().streams_open(),
+        1,
+        "the stalled stream is still open"
+    );
+    drop(socket);
+}

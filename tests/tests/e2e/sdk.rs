@@ -174,3 +174,22 @@ fn openai_npm_package_reads_a_stream_and_raises_its_own_errors() {
     assert!(output.status.success(), "{stdout}\n{stderr}");
     assert!(stdout.contains("openai npm: ok"), "{stdout}");
 }
+
+#[test]
+fn both_python_sdks_raise_their_own_error_classes() {
+    let config = mock_upstream::RawSettings {
+        require_api_key: Some("sk-good".into()),
+        ..Default::default()
+    }
+    .validate()
+    .unwrap();
+    let mock = start_mock(Config {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        ..config
+    });
+    run_python(
+        "sdk_errors.py",
+        &format!("http://{}", mock.local_addr()),
+        "sdk errors: ok",
+    );
+}
