@@ -1,15 +1,15 @@
 //! One worker's accept loop, and the serving of each connection it accepts: HTTP/1.1 or
-//! HTTP/2 (told apart by the h2 preface, so h2c with prior knowledge works on the same port),
-//! in the clear or, with `--tls-names`, over TLS.
+//! HTTP/2 (told apart by a peek at the h2 preface, so h2c with prior knowledge works on the
+//! same port), in the clear or, with `--tls-names`, over TLS (HTTP/2 when ALPN chose it).
 
 use std::io;
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, RawFd};
 use std::sync::Arc;
 use std::time::Duration;
 
+use hyper::server::conn::{http1, http2};
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
-use hyper_util::server::conn::auto;
 use hyper_util::server::graceful::{GracefulShutdown, Watcher};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
@@ -28,20 +28,71 @@ impl Drop for OpenConnection {
 }
 
 /// The protocol settings every connection of a worker shares.
-fn builder(state: &State) -> auto::Builder<TokioExecutor> {
-    let mut http = auto::Builder::new(TokioExecutor::new());
-    http.http1()
-        .timer(TokioTimer::new())
-        .header_read_timeout(state.config.header_timeout)
-        .keep_alive(true)
-        // One copy into hyper's write buffer beats a vectored write of a dozen small pieces:
-        // measured 135k against 108k req/s for a ~350-byte completion (BENCHMARKS.md).
-        .writev(false);
-    http.http2()
-        .timer(TokioTimer::new())
-        // Many simultaneous streams on one connection is what a gateway's h2 pool does.
-        .max_concurrent_streams(4096);
-    http
+#[derive(Clone)]
+struct Protocols {
+    h1: http1::Builder,
+    h2: http2::Builder<TokioExecutor>,
+}
+
+impl Protocols {
+    fn new(state: &State) -> Protocols {
+        let mut h1 = http1::Builder::new();
+        h1.timer(TokioTimer::new())
+            .header_read_timeout(state.config.header_timeout)
+            .keep_alive(true)
+            // One copy into hyper's write buffer beats a vectored write of a dozen small
+            // pieces: measured 135k against 108k req/s for a ~350-byte completion
+            // (BENCHMARKS.md).
+            .writev(false);
+        let mut h2 = http2::Builder::new(TokioExecutor::new());
+        h2.timer(TokioTimer::new())
+            // Many simultaneous streams on one connection is what a gateway's h2 pool does.
+            .max_concurrent_streams(4096);
+        Protocols { h1, h2 }
+    }
+
+    /// Serves one connection with the protocol it speaks, until it ends or shutdown asks.
+    async fn serve<I>(&self, io: I, h2: bool, watcher: Watcher, socket: RawFd, state: Arc<State>)
+    where
+        I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+    {
+        let service = service_fn(move |req| handle(state.clone(), req, socket));
+        // A client that resets or times out ends its own connection; nothing else is
+        // affected, so its error needs no handling here.
+        if h2 {
+            let _ = watcher
+                .watch(self.h2.serve_connection(TokioIo::new(io), service))
+                .await;
+        } else {
+            let _ = watcher
+                .watch(self.h1.serve_connection(TokioIo::new(io), service))
+                .await;
+        }
+    }
+}
+
+/// HTTP/2 with prior knowledge opens with this preface; an HTTP/1 request never does.
+const H2_PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+
+/// True when the client opened with the HTTP/2 preface. Peeks, so the bytes stay for the
+/// protocol (no wrapper on every read), and decides at the first byte that differs, which for
+/// an HTTP/1 request is the second.
+async fn opens_with_h2_preface(stream: &TcpStream) -> bool {
+    let mut buf = [0u8; H2_PREFACE.len()];
+    loop {
+        let n = match stream.peek(&mut buf).await {
+            Ok(0) | Err(_) => return false,
+            Ok(n) => n,
+        };
+        if buf[..n] != H2_PREFACE[..n] {
+            return false;
+        }
+        if n == H2_PREFACE.len() {
+            return true;
+        }
+        // A preface cut short: the peek would return at once with the same bytes, so wait.
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
 }
 
 /// Accepts and serves connections until `stop` turns true (or its sender is dropped), then
@@ -54,7 +105,7 @@ pub async fn serve(
 ) -> io::Result<()> {
     let listener = TcpListener::from_std(listener)?;
     let graceful = GracefulShutdown::new();
-    let http = builder(&state);
+    let protocols = Protocols::new(&state);
 
     loop {
         tokio::select! {
@@ -70,12 +121,13 @@ pub async fn serve(
                     let _ = stream.set_nodelay(true);
                     state.metrics.connection_opened();
                     let open = OpenConnection(state.clone());
-                    match &tls {
-                        None => serve_plain(&http, &graceful, stream, open),
-                        Some(tls) => {
-                            serve_tls(http.clone(), graceful.watcher(), tls.clone(), stream, open)
-                        }
-                    }
+                    let protocols = protocols.clone();
+                    let watcher = graceful.watcher();
+                    let tls = tls.clone();
+                    tokio::spawn(async move {
+                        serve_connection(protocols, watcher, tls, stream, &open).await;
+                        drop(open);
+                    });
                 }
                 Err(err) => {
                     state.metrics.accept_error();
@@ -94,51 +146,34 @@ pub async fn serve(
     Ok(())
 }
 
-fn serve_plain(
-    http: &auto::Builder<TokioExecutor>,
-    graceful: &GracefulShutdown,
+/// Serves one accepted connection: in the clear, HTTP/2 when it opens with the preface; over
+/// TLS, HTTP/2 when ALPN chose it.
+async fn serve_connection(
+    protocols: Protocols,
+    watcher: Watcher,
+    tls: Option<TlsAcceptor>,
     stream: TcpStream,
-    open: OpenConnection,
+    open: &OpenConnection,
 ) {
     let socket = stream.as_raw_fd();
     let state = open.0.clone();
-    let service = service_fn(move |req| handle(state.clone(), req, socket));
-    let conn = graceful.watch(
-        http.serve_connection(TokioIo::new(stream), service)
-            .into_owned(),
-    );
-    tokio::spawn(async move {
-        // A client that resets or times out ends its own connection; nothing else is
-        // affected, so its error needs no handling here.
-        let _ = conn.await;
-        drop(open);
-    });
-}
-
-fn serve_tls(
-    http: auto::Builder<TokioExecutor>,
-    graceful: Watcher,
-    tls: TlsAcceptor,
-    stream: TcpStream,
-    open: OpenConnection,
-) {
-    let socket = stream.as_raw_fd();
-    let timeout = open.0.config.header_timeout;
-    tokio::spawn(async move {
-        // A client that never finishes its handshake is dropped like one that never sends
-        // its headers.
-        let Ok(Ok(stream)) = tokio::time::timeout(timeout, tls.accept(stream)).await else {
-            return;
-        };
-        let state = open.0.clone();
-        let service = service_fn(move |req| handle(state.clone(), req, socket));
-        let conn = graceful.watch(
-            http.serve_connection(TokioIo::new(stream), service)
-                .into_owned(),
-        );
-        let _ = conn.await;
-        drop(open);
-    });
+    let timeout = state.config.header_timeout;
+    match tls {
+        None => {
+            // A client that sends nothing is dropped like one that never sends its headers.
+            let Ok(h2) = tokio::time::timeout(timeout, opens_with_h2_preface(&stream)).await else {
+                return;
+            };
+            protocols.serve(stream, h2, watcher, socket, state).await;
+        }
+        Some(tls) => {
+            let Ok(Ok(stream)) = tokio::time::timeout(timeout, tls.accept(stream)).await else {
+                return;
+            };
+            let h2 = stream.get_ref().1.alpn_protocol() == Some(b"h2");
+            protocols.serve(stream, h2, watcher, socket, state).await;
+        }
+    }
 }
 
 fn accept_backoff(err: &io::Error) -> Duration {

@@ -30,7 +30,7 @@ pub const MAX_DIMENSIONS: u32 = 8_192;
 pub async fn embeddings(
     state: &Arc<State>,
     req: Request<Incoming>,
-    arrival: Arrival,
+    arrival: Arrival<'_>,
 ) -> Result<Response<MockBody>, Rejection> {
     let inbound = receive(state, req, arrival, Provider::OpenAi).await?;
     let body = &inbound.body;

@@ -242,6 +242,8 @@ pub struct Overrides {
     ttft: Option<Distribution>,
     itl: Option<Distribution>,
     tokens: Option<TokenCount>,
+    /// `x-mock-timestamps`: answer with the receipt and answer times.
+    pub timestamps: bool,
 }
 
 impl Overrides {
@@ -268,6 +270,7 @@ impl Overrides {
                 "itl" => out.itl = Some(text.parse().map_err(|_| bad())?),
                 "tokens" => out.tokens = Some(text.parse().map_err(|_| bad())?),
                 "fault" => out.stream_fault = Some(text.parse().map_err(|_| bad())?),
+                "timestamps" => out.timestamps = true,
                 _ => {}
             }
         }

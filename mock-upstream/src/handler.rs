@@ -2,6 +2,7 @@
 
 use std::convert::Infallible;
 use std::os::fd::RawFd;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -30,15 +31,13 @@ pub async fn handle(
     socket: RawFd,
 ) -> Result<Response<MockBody>, Infallible> {
     let h2 = req.version() == hyper::Version::HTTP_2;
-    // Asked for by loadgen's attribution; one header lookup otherwise.
-    let received_ns = req
-        .headers()
-        .contains_key(clock::TIMESTAMPS_HEADER)
-        .then(clock::monotonic_ns);
+    // Set when the request asks for timestamps (loadgen's attribution).
+    let received_ns = AtomicU64::new(0);
     let arrival = Arrival {
         // Only a latency model that waits needs the arrival time; skip the clock read otherwise.
         start: state.timed.then(Instant::now),
         socket: (!h2).then_some(socket),
+        received_ns: &received_ns,
     };
     let mut response = match route(req.method(), req.uri().path()) {
         Route::ChatCompletions => chat(&state, req, arrival)
@@ -104,7 +103,8 @@ pub async fn handle(
     if let Some(n) = http_body::Body::size_hint(response.body()).exact() {
         state.metrics.bytes_out(n as usize);
     }
-    if let Some(received_ns) = received_ns {
+    let received_ns = received_ns.load(Relaxed);
+    if received_ns != 0 {
         let headers = response.headers_mut();
         headers.insert(clock::RECEIVED_HEADER, HeaderValue::from(received_ns));
         headers.insert(
@@ -148,7 +148,7 @@ fn model(state: &State, id: &str) -> Response<MockBody> {
 async fn chat(
     state: &Arc<State>,
     req: Request<Incoming>,
-    arrival: Arrival,
+    arrival: Arrival<'_>,
 ) -> Result<Response<MockBody>, Rejection> {
     let inbound = receive(state, req, arrival, Provider::OpenAi).await?;
     let body = &inbound.body;
@@ -202,12 +202,14 @@ async fn chat(
     }
 
     let prompt_tokens = messages.prompt_tokens();
+    let tools = crate::tools::scan(state, &inbound.body);
+    let tool_name = tools.as_ref().and_then(|t| t.callable());
     let ask = Ask {
         api: Api::Chat,
         streaming: request.stream == Some(true),
         prompt_tokens,
         max_output: cap,
-        has_tools: request.callable_tool().is_some(),
+        has_tools: tool_name.is_some(),
     };
     let admitted = match inbound.admit(state, ask) {
         Ok(admitted) => admitted,
@@ -219,10 +221,9 @@ async fn chat(
         Some(cap) if cap < u64::from(drawn) => (cap as u32, FinishReason::Length),
         _ => (drawn, FinishReason::Stop),
     };
-    let tool = request
-        .callable_tool()
+    let tool = tool_name
         .filter(|_| admitted.tool_call)
-        .map(|name| ToolAnswer::new(name, &model, prompt_tokens, tokens));
+        .map(|name| Box::new(ToolAnswer::new(name, &model, prompt_tokens, tokens)));
 
     if request.stream == Some(true) {
         state.metrics.request(RouteKind::ChatStream);
@@ -236,7 +237,7 @@ async fn chat(
             },
             fault: admitted.stream_fault,
             socket: inbound.socket,
-            tool: tool.map(Box::new),
+            tool,
         };
         let stream = SseStream::new(state.clone(), plan, draw, inbound.start);
         let mut response = Response::new(MockBody::stream(stream));

@@ -4,6 +4,7 @@
 
 use std::borrow::Cow;
 use std::os::fd::RawFd;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -23,12 +24,16 @@ use crate::template::json_escaped;
 
 /// When and on what a request arrived.
 #[derive(Debug, Clone, Copy)]
-pub struct Arrival {
+pub struct Arrival<'a> {
     /// Arrival time, when the latency model makes answers wait.
     pub start: Option<Instant>,
     /// The HTTP/1 connection's socket, for a mid-stream reset; `None` on HTTP/2, where a
     /// reset ends the stream only.
     pub socket: Option<RawFd>,
+    /// Set to the `CLOCK_MONOTONIC` receipt time when the request asks for timestamps
+    /// (`x-mock-timestamps`); the handler stamps the answer with it. 0 when not asked. (An
+    /// atomic only because HTTP/2 needs the handler's future to be `Send`.)
+    pub received_ns: &'a AtomicU64,
 }
 
 /// A request read, checked and ready for its route.
@@ -78,7 +83,7 @@ pub struct Admitted {
 
 /// A request's standing against `--rate-limit`, if one is set.
 #[derive(Debug)]
-pub struct Limits(Option<Quota>);
+pub struct Limits(Option<Box<Quota>>);
 
 impl Limits {
     /// Puts the rate-limit state on the answer's headers (nothing without `--rate-limit`).
@@ -95,7 +100,7 @@ impl Limits {
 pub async fn receive(
     state: &State,
     req: Request<Incoming>,
-    arrival: Arrival,
+    arrival: Arrival<'_>,
     provider: Provider,
 ) -> Result<Inbound, Rejection> {
     let seq = seq(req.headers()).map_err(|_| {
@@ -116,6 +121,10 @@ pub async fn receive(
             .into()
     });
     let overrides = Overrides::from_headers(req.headers())?;
+    if overrides.timestamps {
+        let now = gatebench_shared::clock::monotonic_ns();
+        arrival.received_ns.store(now, Relaxed);
+    }
     let start = arrival
         .start
         .or_else(|| overrides.changes_latency().then(Instant::now));
@@ -167,7 +176,7 @@ impl Inbound {
                 let output = u64::from(draw.tokens()).min(ask.max_output.unwrap_or(u64::MAX));
                 let tokens = ask.prompt_tokens + output;
                 match state.limiter.take(key, tokens, provider) {
-                    Some(Ok(quota)) => Some(quota),
+                    Some(Ok(quota)) => Some(Box::new(quota)),
                     Some(Err(limited)) => {
                         state.metrics.fault(429);
                         return Err(Box::new(limited.into_response()));

@@ -22,7 +22,7 @@ use crate::tools::ToolAnswer;
 pub async fn messages(
     state: &Arc<State>,
     req: Request<Incoming>,
-    arrival: Arrival,
+    arrival: Arrival<'_>,
 ) -> Result<Response<MockBody>, Rejection> {
     if !req.headers().contains_key(VERSION_HEADER) {
         return Err(Rejection::bad_request(
@@ -77,12 +77,14 @@ pub async fn messages(
     };
 
     let input_tokens = request.input_tokens();
+    let tools = crate::tools::scan(state, &inbound.body);
+    let tool_name = tools.as_ref().and_then(|t| t.callable());
     let ask = Ask {
         api: Api::Messages,
         streaming: request.stream == Some(true),
         prompt_tokens: input_tokens,
         max_output: Some(cap),
-        has_tools: request.callable_tool().is_some(),
+        has_tools: tool_name.is_some(),
     };
     let admitted = match inbound.admit(state, ask) {
         Ok(admitted) => admitted,
@@ -95,10 +97,9 @@ pub async fn messages(
     } else {
         (drawn, StopReason::EndTurn)
     };
-    let tool = request
-        .callable_tool()
+    let tool = tool_name
         .filter(|_| admitted.tool_call)
-        .map(|name| ToolAnswer::new(name, &model, input_tokens, tokens));
+        .map(|name| Box::new(ToolAnswer::new(name, &model, input_tokens, tokens)));
     let catalog = &state.catalog.anthropic;
 
     if request.stream == Some(true) {
@@ -110,7 +111,7 @@ pub async fn messages(
             api: StreamApi::Messages { stop },
             fault: admitted.stream_fault,
             socket: inbound.socket,
-            tool: tool.map(Box::new),
+            tool,
         };
         let stream = SseStream::new(state.clone(), plan, draw, inbound.start);
         let mut response = Response::new(MockBody::stream(stream));

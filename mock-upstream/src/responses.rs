@@ -21,7 +21,7 @@ use crate::template::Fill;
 pub async fn responses(
     state: &Arc<State>,
     req: Request<Incoming>,
-    arrival: Arrival,
+    arrival: Arrival<'_>,
 ) -> Result<Response<MockBody>, Rejection> {
     let inbound = receive(state, req, arrival, Provider::OpenAi).await?;
     let body = &inbound.body;

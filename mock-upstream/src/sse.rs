@@ -69,20 +69,22 @@ pub enum StreamApi {
     },
 }
 
-/// Counts a stream as open for as long as its body lives.
+/// Counts a stream as open for as long as its body lives, and its bytes when it ends (one
+/// shared counter update per stream, not per event).
 #[derive(Debug)]
-struct OpenStream(Arc<State>);
+struct OpenStream(Arc<State>, usize);
 
 impl OpenStream {
     fn new(state: Arc<State>) -> OpenStream {
         state.metrics.stream_opened();
-        OpenStream(state)
+        OpenStream(state, 0)
     }
 }
 
 impl Drop for OpenStream {
     fn drop(&mut self) {
         self.0.metrics.stream_closed();
+        self.0.metrics.bytes_out(self.1);
     }
 }
 
@@ -190,14 +192,7 @@ impl StreamPlan {
     /// frame in `overflow` (an out-parameter, so the common one-frame case moves one payload).
     fn encode(&self, state: &State, event: u32, overflow: &mut Option<Payload>) -> Payload {
         if let Some(tool) = &self.tool {
-            let own = match self.api {
-                StreamApi::Chat { include_usage, .. } => {
-                    tool.openai_chunk(state, event, include_usage)
-                }
-                StreamApi::Messages { .. } => tool.anthropic_event(state, event),
-                _ => None,
-            };
-            if let Some(payload) = own {
+            if let Some(payload) = self.encode_tool(tool, state, event) {
                 return payload;
             }
         }
@@ -216,6 +211,18 @@ impl StreamPlan {
                 finish,
                 include_usage,
             } => self.encode_completions(state, event, finish, include_usage),
+        }
+    }
+
+    /// Event `event` of a tool-call stream where it differs from a text stream (kept out of
+    /// line: the opt-in path).
+    #[cold]
+    #[inline(never)]
+    fn encode_tool(&self, tool: &ToolAnswer, state: &State, event: u32) -> Option<Payload> {
+        match self.api {
+            StreamApi::Chat { include_usage, .. } => tool.openai_chunk(state, event, include_usage),
+            StreamApi::Messages { .. } => tool.anthropic_event(state, event),
+            _ => None,
         }
     }
 
@@ -356,6 +363,64 @@ fn micros(us: u64) -> std::time::Duration {
     std::time::Duration::from_micros(us)
 }
 
+/// A stream at the event where its fault strikes: what it sends instead.
+struct Broken<'a> {
+    plan: &'a StreamPlan,
+    state: &'a State,
+    next: &'a mut u32,
+    overflow: &'a mut Option<Payload>,
+    reset_armed: &'a mut bool,
+}
+
+impl Broken<'_> {
+    /// Kept out of line and cold, so the poll of every healthy event stays small.
+    #[cold]
+    #[inline(never)]
+    fn frame(
+        self,
+        kind: StreamFaultKind,
+        event: u32,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<Payload>, ResetOnPurpose>>> {
+        let done = self.plan.events();
+        match kind {
+            StreamFaultKind::Reset if !*self.reset_armed => {
+                // hyper flushes what it holds when the body is pending; the reset must not
+                // discard the events before it.
+                *self.reset_armed = true;
+                cx.waker().wake_by_ref();
+                Poll::Pending
+            }
+            StreamFaultKind::Reset => {
+                *self.next = done;
+                if let Some(socket) = self.plan.socket {
+                    linger_zero(socket);
+                }
+                Poll::Ready(Some(Err(ResetOnPurpose)))
+            }
+            StreamFaultKind::Stall => Poll::Pending,
+            StreamFaultKind::Close => {
+                *self.next = done;
+                Poll::Ready(None)
+            }
+            StreamFaultKind::Truncate => {
+                let whole = self.plan.encode(self.state, event, self.overflow).to_vec();
+                *self.overflow = None;
+                *self.next = done;
+                let mut half = Payload::new();
+                half.push_bytes(&Bytes::from(whole[..whole.len() / 2].to_vec()));
+                Poll::Ready(Some(Ok(http_body::Frame::data(half))))
+            }
+            StreamFaultKind::Error => {
+                *self.next = done;
+                let mut error = Payload::new();
+                error.push_bytes(&Bytes::from_static(self.plan.error_event()));
+                Poll::Ready(Some(Ok(http_body::Frame::data(error))))
+            }
+        }
+    }
+}
+
 /// Makes the socket's close send RST and drop unsent data.
 fn linger_zero(socket: RawFd) {
     let linger = libc::linger {
@@ -392,45 +457,14 @@ impl http_body::Body for SseStream {
             return Poll::Ready(None);
         }
         if let Some(fault) = this.plan.fault.filter(|f| f.at == event) {
-            let done = this.plan.events();
-            return match fault.kind {
-                StreamFaultKind::Reset if !*this.reset_armed => {
-                    // hyper flushes what it holds when the body is pending; the reset must
-                    // not discard the events before it.
-                    *this.reset_armed = true;
-                    cx.waker().wake_by_ref();
-                    Poll::Pending
-                }
-                StreamFaultKind::Reset => {
-                    *this.next = done;
-                    if let Some(socket) = this.plan.socket {
-                        linger_zero(socket);
-                    }
-                    Poll::Ready(Some(Err(ResetOnPurpose)))
-                }
-                StreamFaultKind::Stall => Poll::Pending,
-                StreamFaultKind::Close => {
-                    *this.next = done;
-                    Poll::Ready(None)
-                }
-                StreamFaultKind::Truncate => {
-                    let whole = this
-                        .plan
-                        .encode(&this.open.0, event, this.overflow)
-                        .to_vec();
-                    *this.overflow = None;
-                    *this.next = done;
-                    let mut half = Payload::new();
-                    half.push_bytes(&Bytes::from(whole[..whole.len() / 2].to_vec()));
-                    Poll::Ready(Some(Ok(http_body::Frame::data(half))))
-                }
-                StreamFaultKind::Error => {
-                    *this.next = done;
-                    let mut error = Payload::new();
-                    error.push_bytes(&Bytes::from_static(this.plan.error_event()));
-                    Poll::Ready(Some(Ok(http_body::Frame::data(error))))
-                }
+            let broken = Broken {
+                plan: this.plan,
+                state: &this.open.0,
+                next: this.next,
+                overflow: this.overflow,
+                reset_armed: this.reset_armed,
             };
+            return broken.frame(fault.kind, event, cx);
         }
         if let (Some(due), true) = (*this.due, this.plan.waits(event)) {
             let now = Instant::now();
@@ -458,8 +492,7 @@ impl http_body::Body for SseStream {
         }
         *this.next += 1;
         let payload = this.plan.encode(&this.open.0, event, this.overflow);
-        let metrics = &this.open.0.metrics;
-        metrics.bytes_out(payload.len() + this.overflow.as_ref().map_or(0, Payload::len));
+        this.open.1 += payload.len() + this.overflow.as_ref().map_or(0, Payload::len);
         Poll::Ready(Some(Ok(http_body::Frame::data(payload))))
     }
 

@@ -7,6 +7,7 @@
 //! tool name is the request's); they are the opt-in path, not the pre-encoded hot path.
 
 use bytes::Bytes;
+use gatebench_shared::wire::tools::ToolsRequest;
 use serde_json::{json, Value};
 
 use crate::catalog::{COMPLETION_ID, CREATED, SYSTEM_FINGERPRINT};
@@ -17,6 +18,14 @@ use crate::state::State;
 pub const CALL_ID: &str = "call_gatebench00000000000000";
 /// `id` of every Anthropic `tool_use` block.
 pub const TOOL_USE_ID: &str = "toolu_gatebench0000000000000";
+
+/// The request's tool fields, read only when `--tool-calls` may answer with a call.
+pub fn scan<'a>(state: &State, body: &'a [u8]) -> Option<ToolsRequest<'a>> {
+    if state.config.tool_calls <= 0.0 {
+        return None;
+    }
+    serde_json::from_slice(body).ok()
+}
 
 /// What a tool-call answer needs from its request.
 #[derive(Debug, Clone)]

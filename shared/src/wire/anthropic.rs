@@ -27,19 +27,9 @@ pub struct MessagesRequest<'a> {
     pub max_tokens: Option<u64>,
     #[serde(default)]
     pub stream: Option<bool>,
-    /// Tools offered; a mock may answer with a `tool_use` of the first.
-    #[serde(borrow, default)]
-    pub tools: Option<Vec<super::tools::Tool<'a>>>,
-    #[serde(borrow, default)]
-    pub tool_choice: Option<&'a RawValue>,
 }
 
 impl MessagesRequest<'_> {
-    /// The tool an answer would call, if the request offers one and allows calls.
-    pub fn callable_tool(&self) -> Option<&str> {
-        super::tools::first_callable(self.tools.as_deref(), self.tool_choice)
-    }
-
     /// Estimated input tokens: the messages' estimate plus the system prompt's text.
     pub fn input_tokens(&self) -> u64 {
         let system = self

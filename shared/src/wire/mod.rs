@@ -39,6 +39,23 @@ pub mod tools {
         pub name: Option<Cow<'a, str>>,
     }
 
+    /// The tool fields of a chat or messages request, read apart from the rest (only a mock
+    /// that answers with tool calls reads them, so the common scan stays small).
+    #[derive(Debug, Deserialize)]
+    pub struct ToolsRequest<'a> {
+        #[serde(borrow, default)]
+        pub tools: Option<Vec<Tool<'a>>>,
+        #[serde(borrow, default)]
+        pub tool_choice: Option<&'a RawValue>,
+    }
+
+    impl ToolsRequest<'_> {
+        /// The tool an answer would call, if the request offers one and allows calls.
+        pub fn callable(&self) -> Option<&str> {
+            first_callable(self.tools.as_deref(), self.tool_choice)
+        }
+    }
+
     /// The tool a request's answer would call: the first named one, unless `tool_choice` is
     /// `"none"` (OpenAI) or `{"type":"none"}` (Anthropic).
     pub fn first_callable<'t>(

@@ -27,19 +27,9 @@ pub struct ChatRequest<'a> {
     pub max_tokens: Option<u64>,
     #[serde(default)]
     pub max_completion_tokens: Option<u64>,
-    /// Tools offered; a mock may answer with a call of the first.
-    #[serde(borrow, default)]
-    pub tools: Option<Vec<super::tools::Tool<'a>>>,
-    #[serde(borrow, default)]
-    pub tool_choice: Option<&'a serde_json::value::RawValue>,
 }
 
 impl ChatRequest<'_> {
-    /// The tool an answer would call, if the request offers one and allows calls.
-    pub fn callable_tool(&self) -> Option<&str> {
-        super::tools::first_callable(self.tools.as_deref(), self.tool_choice)
-    }
-
     /// `max_completion_tokens` wins over the deprecated `max_tokens`, as in the API.
     pub fn max_output_tokens(&self) -> Option<u64> {
         self.max_completion_tokens.or(self.max_tokens)

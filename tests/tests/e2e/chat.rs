@@ -262,13 +262,21 @@ async fn metrics_count_body_bytes_both_ways() {
     let sent_stream = serde_json::to_vec(&chat_body(true, json!({})))
         .unwrap()
         .len();
-    let text = mock.metrics().to_prometheus();
     let value = |name: &str| -> usize {
+        let text = mock.metrics().to_prometheus();
         text.lines()
             .find_map(|l| l.strip_prefix(name)?.trim().parse().ok())
             .unwrap_or_else(|| panic!("{name} not in\n{text}"))
     };
     assert_eq!(value("mock_request_body_bytes_total"), sent + sent_stream);
-    // The client's body is the de-chunked stream: the events' bytes.
-    assert_eq!(value("mock_response_body_bytes_total"), whole + streamed);
+    // The client's body is the de-chunked stream: the events' bytes, counted when the stream's
+    // body is dropped, which may come a moment after the client read its end.
+    let expected = whole + streamed;
+    for _ in 0..100 {
+        if value("mock_response_body_bytes_total") == expected {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    assert_eq!(value("mock_response_body_bytes_total"), expected);
 }
