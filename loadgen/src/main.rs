@@ -20,7 +20,8 @@ fn main() -> ExitCode {
     match code {
         Ok(code) => ExitCode::from(code),
         Err(err) => {
-            eprintln!("loadgen: {err:#}");
+            let err: &(dyn std::error::Error + 'static) = err.as_ref();
+            eprintln!("loadgen: {}", gatebench_shared::errors::one_line(err));
             ExitCode::from(EXIT_USAGE)
         }
     }

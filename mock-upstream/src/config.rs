@@ -499,6 +499,11 @@ mod tests {
             tokens: Some("uniform:5..9".into()),
             seed: Some(3),
             header_timeout: Some("1500ms".into()),
+            fault: vec!["messages:529:1%".into(), "chat:reset@5:0.5%".into()],
+            rate_limit: Some("rpm=60,tpm=40000".into()),
+            tool_calls: Some("25%".into()),
+            tls_names: Some("api.openai.com,127.0.0.1".into()),
+            tls_ca_file: Some("/tmp/ca.pem".into()),
             ..RawSettings::default()
         };
         let config = raw.validate().unwrap();
@@ -543,6 +548,34 @@ mod tests {
                     ..Default::default()
                 },
                 "from 1 to 1024",
+            ),
+            (
+                RawSettings {
+                    rate_limit: Some("rps=3".into()),
+                    ..Default::default()
+                },
+                "expected rpm=N",
+            ),
+            (
+                RawSettings {
+                    tool_calls: Some("150%".into()),
+                    ..Default::default()
+                },
+                "share of requests",
+            ),
+            (
+                RawSettings {
+                    tls_names: Some(" , ".into()),
+                    ..Default::default()
+                },
+                "host names",
+            ),
+            (
+                RawSettings {
+                    fault: vec!["images:429:1%".into()],
+                    ..Default::default()
+                },
+                "[ROUTE:]FAULT:RATE",
             ),
         ];
         for (raw, expected) in cases {

@@ -7,7 +7,8 @@ fn main() -> ExitCode {
     match mock_upstream::run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("mock-upstream: {err:#}");
+            let err: &(dyn std::error::Error + 'static) = err.as_ref();
+            eprintln!("mock-upstream: {}", gatebench_shared::errors::one_line(err));
             ExitCode::from(2)
         }
     }

@@ -9,6 +9,7 @@
 //! - [`host`]: facts about the machine, and the open-file limit raised for a server or client.
 
 pub mod clock;
+pub mod errors;
 pub mod host;
 pub mod latency;
 pub mod settings;
