@@ -193,3 +193,22 @@ fn both_python_sdks_raise_their_own_error_classes() {
         "sdk errors: ok",
     );
 }
+
+#[test]
+fn openai_python_sdk_waits_out_the_token_bucket_and_gets_through() {
+    let config = mock_upstream::RawSettings {
+        rate_limit: Some("rpm=30".into()),
+        ..Default::default()
+    }
+    .validate()
+    .unwrap();
+    let mock = start_mock(Config {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        ..config
+    });
+    run_python(
+        "openai_rate_limit.py",
+        &format!("http://{}/v1", mock.local_addr()),
+        "openai rate limit: ok",
+    );
+}
