@@ -8,7 +8,7 @@ use clap::Parser;
 use crate::config::RawSettings;
 use crate::server::MockServer;
 
-/// A deterministic mock LLM provider (OpenAI chat completions) that is never the bottleneck.
+/// A deterministic mock LLM provider (OpenAI, Anthropic) that is never the bottleneck.
 #[derive(Debug, Parser)]
 #[command(name = "mock-upstream", version)]
 pub struct Cli {
@@ -21,10 +21,24 @@ pub struct Cli {
     pub print_config: bool,
     #[command(flatten)]
     pub settings: RawSettings,
+    #[command(subcommand)]
+    pub command: Option<Subcommand>,
 }
 
-/// Runs the mock until SIGINT or SIGTERM.
-pub fn run(cli: Cli) -> anyhow::Result<()> {
+/// What to do instead of serving.
+#[derive(Debug, clap::Subcommand)]
+pub enum Subcommand {
+    /// Ask a running mock's GET /health (found from the same settings: MOCK_LISTEN, the config
+    /// file, TLS) and exit 0 when it answers 200, 1 otherwise. For a container HEALTHCHECK.
+    Healthcheck {
+        /// Time allowed for the whole check, like 2s.
+        #[arg(long, default_value = "2s")]
+        timeout: String,
+    },
+}
+
+/// Runs the mock until SIGINT or SIGTERM (exit code 0), or the health check (0 or 1).
+pub fn run(cli: Cli) -> anyhow::Result<u8> {
     let file = match &cli.config {
         Some(path) => RawSettings::from_file(path)?,
         None => RawSettings::default(),
@@ -32,7 +46,25 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
     let config = cli.settings.over(file).validate()?;
     if cli.print_config {
         print!("{}", config.to_toml());
-        return Ok(());
+        return Ok(0);
+    }
+    if let Some(Subcommand::Healthcheck { timeout }) = &cli.command {
+        let timeout = gatebench_shared::latency::parse_duration_us(timeout)
+            .filter(|us| *us > 0)
+            .map(std::time::Duration::from_micros)
+            .with_context(|| {
+                format!("invalid --timeout '{timeout}': expected a duration like 2s")
+            })?;
+        return Ok(match crate::healthcheck::check(&config, timeout) {
+            Ok(()) => {
+                println!("healthy");
+                0
+            }
+            Err(unhealthy) => {
+                eprintln!("mock-upstream healthcheck: {unhealthy}");
+                1
+            }
+        });
     }
     let threads = config.threads;
     let tls = config.tls.clone();
@@ -63,7 +95,7 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
     let summary = emission_summary(&server);
     server.shutdown();
     eprintln!("{summary}");
-    Ok(())
+    Ok(0)
 }
 
 async fn wait_for_signal() -> anyhow::Result<()> {

@@ -22,6 +22,7 @@ mod connection;
 mod embeddings;
 mod faults;
 mod handler;
+mod healthcheck;
 mod inbound;
 mod messages;
 mod metrics;
@@ -39,7 +40,7 @@ mod tls;
 mod tools;
 
 pub use catalog::{COMPLETION_ID, CREATED, REQUEST_ID, SYSTEM_FINGERPRINT};
-pub use cli::{run, Cli};
+pub use cli::{run, Cli, Subcommand};
 pub use config::{Config, ConfigError, RawSettings};
 pub use faults::{Api, FaultKind, FaultRates, StreamFault, StreamFaultKind};
 pub use metrics::{AtomicHistogram, Metrics, RouteKind};

@@ -5,7 +5,7 @@ use clap::Parser;
 fn main() -> ExitCode {
     let cli = mock_upstream::Cli::parse();
     match mock_upstream::run(cli) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => ExitCode::from(code),
         Err(err) => {
             let err: &(dyn std::error::Error + 'static) = err.as_ref();
             eprintln!("mock-upstream: {}", gatebench_shared::errors::one_line(err));

@@ -124,3 +124,94 @@ fn serves_until_sigterm_then_exits_cleanly() {
     stderr.read_to_string(&mut rest).unwrap();
     assert!(rest.contains("emission error"), "{rest}");
 }
+
+/// Starts the binary with `env` (MOCK_* settings) and returns it once it listens, with its
+/// port.
+fn serve_with(env: &[(&str, &str)]) -> (std::process::Child, u16) {
+    let mut child = mock()
+        .envs(env.iter().copied())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    stderr.read_line(&mut line).unwrap();
+    let port = line
+        .split("://")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .and_then(|addr| addr.rsplit(':').next())
+        .and_then(|port| port.parse().ok())
+        .unwrap_or_else(|| panic!("no address in {line:?}"));
+    // Keep reading: a closed pipe would make the server's next message fail.
+    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+    (child, port)
+}
+
+fn healthcheck(env: &[(&str, &str)]) -> std::process::Output {
+    mock()
+        .envs(env.iter().copied())
+        .args(["healthcheck", "--timeout", "3s"])
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn healthcheck_finds_the_server_from_the_same_settings() {
+    // A fixed port: the check must find the server from MOCK_LISTEN alone, as in a container.
+    let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = probe.local_addr().unwrap().port();
+    drop(probe);
+    let listen = format!("0.0.0.0:{port}");
+    let env = [("MOCK_LISTEN", listen.as_str()), ("MOCK_THREADS", "1")];
+    let (mut child, served) = serve_with(&env);
+    assert_eq!(served, port);
+    let out = healthcheck(&env);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "healthy");
+    child.kill().unwrap();
+    child.wait().unwrap();
+    // Nothing there any more: unhealthy, exit 1 with the reason.
+    let out = healthcheck(&env);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("cannot connect"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn healthcheck_speaks_tls_trusting_the_mocks_ca() {
+    let dir = std::env::temp_dir().join(format!("mock-health-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let ca = dir.join("ca.pem");
+    let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = probe.local_addr().unwrap().port();
+    drop(probe);
+    let listen = format!("127.0.0.1:{port}");
+    let ca_text = ca.display().to_string();
+    let env = [
+        ("MOCK_LISTEN", listen.as_str()),
+        ("MOCK_THREADS", "1"),
+        ("MOCK_TLS_NAMES", "localhost,127.0.0.1"),
+        ("MOCK_TLS_CA_FILE", ca_text.as_str()),
+    ];
+    let (mut child, _) = serve_with(&env);
+    let out = healthcheck(&env);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // A plain-HTTP check against the TLS port is not healthy.
+    let plain = healthcheck(&env[..2]);
+    assert_eq!(plain.status.code(), Some(1));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+}

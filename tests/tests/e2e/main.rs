@@ -18,6 +18,7 @@ mod load;
 mod messages;
 mod omission;
 mod overhead;
+mod packaging;
 mod profiles;
 mod ratelimit;
 mod responses;
