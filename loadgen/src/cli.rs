@@ -31,6 +31,18 @@ pub enum Command {
     Ladder(crate::ladder::LadderArgs),
     /// Render a result file again: Markdown, CSV, JSON, or a self-contained HTML page with plots.
     Report(ReportArgs),
+    /// Check a profile file for a command (run, overhead, compare, sweep, ladder) without
+    /// sending anything: it parses and makes a valid plan.
+    CheckProfile(CheckProfileArgs),
+}
+
+/// Options of `loadgen check-profile`.
+#[derive(Debug, Clone, Args)]
+pub struct CheckProfileArgs {
+    /// The command the profile is for: run, overhead, compare, sweep or ladder.
+    pub command: String,
+    /// The profile file.
+    pub profile: PathBuf,
 }
 
 /// Options of `loadgen report`.
@@ -73,6 +85,10 @@ pub struct RunArgs {
     /// Closed loop instead of a rate: N in-flight requests, each sent when the last ends.
     #[arg(long)]
     pub concurrency: Option<usize>,
+    /// With --concurrency: send this many measured requests (after the warm-up), then stop,
+    /// instead of running for a duration.
+    #[arg(long)]
+    pub requests: Option<u64>,
     /// Measured duration, like 60s or 2m, or `forever` (until Ctrl-C). Default 10s.
     #[arg(long)]
     pub duration: Option<String>,
@@ -148,6 +164,7 @@ impl RunArgs {
             arrival: self.arrival.or(profile.arrival),
             concurrency: self.concurrency.or(profile.concurrency),
             duration: self.duration.or(profile.duration),
+            requests: self.requests.or(profile.requests),
             warmup: self.warmup.or(profile.warmup),
             connections: self.connections.or(profile.connections),
             threads: self.threads.or(profile.threads),

@@ -13,7 +13,7 @@ use gatebench_shared::host::{raise_open_file_limit, HostFacts};
 use gatebench_shared::stats::{median, quantile_of_sorted};
 use serde::{Deserialize, Serialize};
 
-use crate::compare::{sample_specs, with_profile, CompareArgs};
+use crate::compare::{sample_specs, with_profile_and, CompareArgs};
 use crate::exchange::{exchange, Slot};
 use crate::gateways::{reach, Named};
 use crate::http1::RequestTemplate;
@@ -94,7 +94,7 @@ pub struct LadderResult {
     pub interrupted: bool,
 }
 
-fn parse_levels(text: &str) -> Result<Vec<usize>, PlanError> {
+pub(crate) fn parse_levels(text: &str) -> Result<Vec<usize>, PlanError> {
     text.split(',')
         .map(|l| {
             l.trim()
@@ -115,13 +115,15 @@ fn parse_levels(text: &str) -> Result<Vec<usize>, PlanError> {
 /// Runs `loadgen ladder` and returns the result with the exit code it earns.
 pub fn run_ladder(args: LadderArgs, command: Vec<String>) -> anyhow::Result<(LadderResult, u8)> {
     let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
-    let mut compare = with_profile(args.compare)?;
+    let (mut compare, mut own) = with_profile_and(args.compare, &["levels", "settle"])?;
+    let levels_text = args.levels.or_else(|| own.remove("levels"));
+    let settle_text = args.settle.or_else(|| own.remove("settle"));
     if compare.run.scenario.is_none() && compare.run.body.is_none() {
         compare.run.scenario = Some("chat-stream".into());
     }
-    let levels = parse_levels(args.levels.as_deref().unwrap_or("10,100,250,500,1000"))
+    let levels = parse_levels(levels_text.as_deref().unwrap_or("10,100,250,500,1000"))
         .map_err(SetupError::from)?;
-    let settle = match args.settle.as_deref() {
+    let settle = match settle_text.as_deref() {
         Some(text) => gatebench_shared::latency::parse_duration_us(text)
             .map(Duration::from_micros)
             .ok_or_else(|| SetupError::from(PlanError::Duration("--settle", text.into(), "")))?,

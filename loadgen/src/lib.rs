@@ -28,6 +28,7 @@ pub mod overhead;
 mod pacer;
 pub mod plan;
 mod pool;
+pub mod profile;
 pub mod recorder;
 pub mod report;
 pub mod result;

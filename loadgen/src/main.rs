@@ -16,6 +16,12 @@ fn main() -> ExitCode {
         Command::Sweep(args) => sweep_command(args, command),
         Command::Ladder(args) => ladder_command(args, command),
         Command::Report(args) => report_command(args),
+        Command::CheckProfile(args) => {
+            loadgen::profile::check(&args.command, &args.profile).map(|plan| {
+                println!("ok: {plan}");
+                loadgen::run::EXIT_OK
+            })
+        }
     };
     match code {
         Ok(code) => ExitCode::from(code),

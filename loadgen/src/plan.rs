@@ -21,6 +21,8 @@ pub enum PlanError {
     Arrival(String),
     #[error("--rate and --concurrency exclude each other: give a rate (open loop) or a concurrency (closed loop)")]
     RateAndConcurrency,
+    #[error("--requests needs --concurrency (at a rate, the duration sets the count: rate x duration) and excludes --duration")]
+    Requests,
     #[error("invalid {0} '{1}': expected a duration like 10s, 500ms or 2m{2}")]
     Duration(&'static str, String, &'static str),
     #[error("invalid {0} {1}: expected a whole number from 1 to {2}")]
@@ -100,9 +102,12 @@ pub struct Plan {
     /// Empty: the embedded mock and the demo.
     pub targets: Vec<Target>,
     pub load: Load,
-    /// `None`: until Ctrl-C.
+    /// `None`: until Ctrl-C, or until `requests` are sent.
     #[serde(rename = "duration_us", serialize_with = "opt_duration_us")]
     pub duration: Option<Duration>,
+    /// Closed loop: measured requests to send, then stop.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub requests: Option<u64>,
     #[serde(rename = "warmup_us", serialize_with = "duration_us")]
     pub warmup: Duration,
     pub connections: usize,
@@ -160,7 +165,13 @@ impl RunArgs {
                 },
             },
         };
+        let requests = match (self.requests, &load, &self.duration) {
+            (None, ..) => None,
+            (Some(n), Load::Closed { .. }, None) if n > 0 => Some(n),
+            _ => return Err(PlanError::Requests),
+        };
         let duration = match self.duration.as_deref() {
+            _ if requests.is_some() => None,
             Some("forever") => None,
             Some(text) => Some(positive_duration("--duration", text, " or forever")?),
             None => Some(Duration::from_secs(10)),
@@ -219,6 +230,7 @@ impl RunArgs {
             targets,
             load,
             duration,
+            requests,
             warmup,
             connections,
             threads,

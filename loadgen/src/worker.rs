@@ -196,14 +196,21 @@ async fn drive(
         Load::Closed { concurrency } => {
             let mine = share(concurrency, spec.index, spec.plan.threads);
             let next = Rc::new(Cell::new(0u64));
+            // With --requests: this worker's share of the measured requests, and those sent.
+            let budget = spec.plan.requests.map(|n| {
+                let threads = spec.plan.threads as u64;
+                n / threads + u64::from((spec.index as u64) < n % threads)
+            });
+            let measured = Rc::new(Cell::new(0u64));
             for _ in 0..mine {
                 in_flight.start();
-                let (ctx, recorder, pool, in_flight, next) = (
+                let (ctx, recorder, pool, in_flight, next, measured) = (
                     ctx.clone(),
                     recorder.clone(),
                     pool.clone(),
                     in_flight.clone(),
                     next.clone(),
+                    measured.clone(),
                 );
                 tokio::task::spawn_local(async move {
                     let spec = &ctx.spec;
@@ -213,6 +220,12 @@ async fn drive(
                             || spec.progress.stop.load(Relaxed)
                         {
                             break;
+                        }
+                        if now >= spec.window_start_ns {
+                            if budget.is_some_and(|b| measured.get() >= b) {
+                                break;
+                            }
+                            measured.set(measured.get() + 1);
                         }
                         let k = next.get();
                         next.set(k + 1);

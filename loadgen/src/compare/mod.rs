@@ -6,6 +6,7 @@
 
 pub mod analysis;
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use anyhow::Context as _;
@@ -88,14 +89,46 @@ pub struct TrialRun {
 const COMPARE_KEYS: [&str; 5] = ["direct", "gateway", "gateway-info", "trials", "sample-pid"];
 
 /// The flags with those of `--profile` under them.
-pub(crate) fn with_profile(mut args: CompareArgs) -> anyhow::Result<CompareArgs> {
+pub(crate) fn with_profile(args: CompareArgs) -> anyhow::Result<CompareArgs> {
+    Ok(with_profile_and(args, &[])?.0)
+}
+
+/// [`with_profile`] for a command with keys of its own (`levels`, …): those keys of the
+/// profile, as text (an array of numbers is joined with commas), come back beside.
+pub(crate) fn with_profile_and(
+    mut args: CompareArgs,
+    own: &[&str],
+) -> anyhow::Result<(CompareArgs, BTreeMap<String, String>)> {
+    let mut mine = BTreeMap::new();
     let Some(path) = args.run.profile.clone() else {
-        return Ok(args);
+        return Ok((args, mine));
     };
     let text = std::fs::read_to_string(&path)
         .with_context(|| format!("cannot read profile {}", path.display()))?;
     let invalid = |e: String| SetupError::Other(format!("invalid profile {}: {e}", path.display()));
     let mut table: toml::Table = toml::from_str(&text).map_err(|e| invalid(e.to_string()))?;
+    for key in own {
+        let text = match table.remove(*key) {
+            None => continue,
+            Some(toml::Value::String(s)) => s,
+            Some(toml::Value::Integer(n)) => n.to_string(),
+            Some(toml::Value::Float(n)) => n.to_string(),
+            Some(toml::Value::Array(items)) => {
+                let parts: Result<Vec<String>, SetupError> = items
+                    .into_iter()
+                    .map(|v| match v {
+                        toml::Value::Integer(n) => Ok(n.to_string()),
+                        toml::Value::Float(n) => Ok(n.to_string()),
+                        toml::Value::String(s) => Ok(s),
+                        other => Err(invalid(format!("{key}: expected numbers, found {other}"))),
+                    })
+                    .collect();
+                parts?.join(",")
+            }
+            Some(other) => return Err(invalid(format!("{key}: unexpected {other}")).into()),
+        };
+        mine.insert((*key).to_string(), text);
+    }
     let strings = |v: Option<toml::Value>| -> Result<Vec<String>, SetupError> {
         match v {
             None => Ok(Vec::new()),
@@ -136,7 +169,7 @@ pub(crate) fn with_profile(mut args: CompareArgs) -> anyhow::Result<CompareArgs>
         args.sample = sample;
     }
     args.run = args.run.over(run);
-    Ok(args)
+    Ok((args, mine))
 }
 
 /// Runs `loadgen compare` and returns the result with the exit code it earns.

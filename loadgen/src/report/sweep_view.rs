@@ -72,6 +72,8 @@ pub struct SweepView {
     pub disclosure: Disclosure,
     pub trials: usize,
     pub level_kind: String,
+    #[serde(default)]
+    pub exploratory: bool,
     pub floor_p99_us: f64,
     pub levels: Vec<Level>,
     pub headline: Vec<Headline>,
@@ -89,6 +91,9 @@ pub fn sweep_markdown(view: &SweepView) -> String {
         "# Load sweep\n\nLevels of {}, {} trial(s) per level and target, alternating. A level whose direct p99 exceeds twice the single-client floor ({:.0} µs) is marked saturated and kept out of the headline. Added figures are means over trials ± half the 95% interval.\n\n",
         view.level_kind, view.trials, view.floor_p99_us
     );
+    if view.exploratory {
+        out.push_str(crate::sweep::EXPLORATORY);
+    }
     out.push_str(&levels_table(&view.levels).to_markdown());
     out.push_str(&headline_text(&view.headline));
     out.push_str(&view.disclosure.markdown());

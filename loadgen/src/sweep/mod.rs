@@ -9,7 +9,7 @@ use gatebench_shared::host::{raise_open_file_limit, HostFacts};
 use serde::{Deserialize, Serialize};
 
 use crate::compare::analysis::{PercentileDelta, TargetSummary};
-use crate::compare::{analyse, run_trials, with_profile, CompareArgs, TrialRun};
+use crate::compare::{analyse, run_trials, with_profile_and, CompareArgs, TrialRun};
 use crate::gateways::{reach, Named};
 use crate::plan::{parse_rate, Plan, PlanError};
 use crate::report::overhead::micros;
@@ -78,6 +78,11 @@ pub struct SweepResult {
     pub trials: usize,
     /// `concurrency` or `rate`.
     pub level_kind: String,
+    /// True for concurrency levels: closed-loop load, whose latencies cannot be corrected for
+    /// coordinated omission (each request waits for the last), so the curve is exploratory,
+    /// not a latency figure to publish.
+    #[serde(default)]
+    pub exploratory: bool,
     /// The direct target's p99 with one request in flight, µs.
     pub floor_p99_us: f64,
     pub levels: Vec<Level>,
@@ -89,7 +94,7 @@ pub struct SweepResult {
     pub interrupted: bool,
 }
 
-fn parse_levels(text: &str, kind: &str) -> Result<Vec<f64>, PlanError> {
+pub(crate) fn parse_levels(text: &str, kind: &str) -> Result<Vec<f64>, PlanError> {
     let err = || {
         PlanError::Named(
             "--levels",
@@ -133,8 +138,12 @@ fn level_args(base: &CompareArgs, kind: &str, level: f64) -> crate::cli::RunArgs
 /// Runs `loadgen sweep` and returns the result with the exit code it earns.
 pub fn run_sweep(args: SweepArgs, command: Vec<String>) -> anyhow::Result<(SweepResult, u8)> {
     let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
-    let compare = with_profile(args.compare)?;
-    let kind = args.level_kind.unwrap_or_else(|| "concurrency".into());
+    let (compare, mut own) = with_profile_and(args.compare, &["levels", "level-kind"])?;
+    let kind = args
+        .level_kind
+        .or_else(|| own.remove("level-kind"))
+        .unwrap_or_else(|| "concurrency".into());
+    let levels_text = args.levels.or_else(|| own.remove("levels"));
     if kind != "concurrency" && kind != "rate" {
         return Err(SetupError::from(PlanError::Named(
             "--level-kind",
@@ -143,7 +152,7 @@ pub fn run_sweep(args: SweepArgs, command: Vec<String>) -> anyhow::Result<(Sweep
         ))
         .into());
     }
-    let levels = parse_levels(args.levels.as_deref().unwrap_or("1,4,16,64,256"), &kind)
+    let levels = parse_levels(levels_text.as_deref().unwrap_or("1,4,16,64,256"), &kind)
         .map_err(SetupError::from)?;
     let targets = compare.targets("sweep")?;
     let trials = compare.trials(3)?;
@@ -153,8 +162,15 @@ pub fn run_sweep(args: SweepArgs, command: Vec<String>) -> anyhow::Result<(Sweep
         .map(|&l| level_args(&compare, &kind, l).plan())
         .collect::<Result<Vec<Plan>, _>>()
         .map_err(SetupError::from)?;
-    if plans.iter().any(|p| p.duration.is_none()) {
-        return Err(SetupError::Other("sweep needs a finite --duration per level".into()).into());
+    if plans
+        .iter()
+        .any(|p| p.duration.is_none() && p.requests.is_none())
+    {
+        return Err(SetupError::Other(
+            "sweep needs a finite --duration per level (or --requests with concurrency levels)"
+                .into(),
+        )
+        .into());
     }
     let mock = reach(&targets, plans[0].timeout)?;
     let samples = crate::compare::sample_specs(&compare.sample)?;
@@ -234,6 +250,7 @@ pub fn run_sweep(args: SweepArgs, command: Vec<String>) -> anyhow::Result<(Sweep
         targets,
         mock,
         trials,
+        exploratory: kind == "concurrency",
         level_kind: kind,
         floor_p99_us,
         levels: done,
@@ -329,6 +346,9 @@ pub fn levels_table(levels: &[Level]) -> Table {
     table
 }
 
+/// What a concurrency sweep's reports say about it.
+pub const EXPLORATORY: &str = "Exploratory: closed-loop levels (each request waits for the one before it), so latencies are not corrected for coordinated omission; use rate levels (--level-kind rate) for figures to publish.\n\n";
+
 /// The terminal report: every level, then the headline.
 pub fn terminal(result: &SweepResult) -> String {
     let mut out = format!(
@@ -338,6 +358,9 @@ pub fn terminal(result: &SweepResult) -> String {
         result.trials,
         micros(result.floor_p99_us)
     );
+    if result.exploratory {
+        out.push_str(EXPLORATORY);
+    }
     out.push_str(&levels_table(&result.levels).to_text());
     out.push_str(&headline_text(&result.headline));
     if !result.resources.is_empty() {

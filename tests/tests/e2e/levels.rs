@@ -148,3 +148,47 @@ fn a_ladder_counts_refusals_and_names_a_buffering_gateway() {
     crate::compare::check_reports(&path, "streams,target,completed");
     std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
 }
+
+#[test]
+fn a_sweep_from_a_profile_sends_a_fixed_count_per_level_and_is_marked_exploratory() {
+    let mock = start_mock(mock_upstream::Config::default());
+    let gateway = start_gateway(mock.local_addr(), GatewayOptions::default());
+    let profile = temp("sweep-profile").with_extension("toml");
+    std::fs::write(
+        &profile,
+        "levels = [1, 4]\nlevel-kind = \"concurrency\"\nrequests = 40\ntrials = 1\n\
+         scenario = \"chat\"\n",
+    )
+    .unwrap();
+    let (result, code) = run_sweep(
+        SweepArgs {
+            compare: CompareArgs {
+                direct: Some(url(mock.local_addr())),
+                gateways: vec![format!("fwd={}", url(gateway))],
+                run: RunArgs {
+                    profile: Some(profile.clone()),
+                    quiet: true,
+                    ..RunArgs::default()
+                },
+                ..CompareArgs::default()
+            },
+            ..SweepArgs::default()
+        },
+        vec![],
+    )
+    .unwrap();
+    assert_eq!(code, 0, "{:?}", result.invalid_reasons);
+    assert!(result.exploratory);
+    assert_eq!(result.plan.requests, Some(40));
+    assert_eq!(
+        result.levels.iter().map(|l| l.level).collect::<Vec<_>>(),
+        [1.0, 4.0]
+    );
+    for level in &result.levels {
+        for summary in &level.summary {
+            assert_eq!((summary.requests, summary.ok), (40, 40), "{}", summary.name);
+        }
+    }
+    assert!(loadgen::sweep::terminal(&result).contains("Exploratory"));
+    crate::schema::assert_matches(&result, "sweep.schema.json");
+}

@@ -186,3 +186,42 @@ fn an_upstream_that_saw_other_requests_is_reported_as_a_mismatch() {
     assert_eq!((u.seen, u.sent, u.matches), (0, 100, false));
     assert!(loadgen::report::terminal::summary(&result).contains("NOT the requests sent"));
 }
+
+#[test]
+fn a_closed_loop_run_can_send_a_fixed_count_after_its_warm_up() {
+    let mock = start_mock(Config::default());
+    let (result, code) = run(
+        RunArgs {
+            concurrency: Some(3),
+            requests: Some(100),
+            warmup: Some("50ms".into()),
+            ..args(url(&mock))
+        },
+        vec![],
+    )
+    .unwrap();
+    assert_eq!(code, 0);
+    let r = &result.runs[0];
+    // Exactly the measured count; the warm-up's requests come on top and are not counted.
+    assert_eq!((r.requests, r.ok), (100, 100));
+    assert_eq!(result.plan.requests, Some(100));
+    assert!(result.plan.duration.is_none());
+    crate::schema::assert_matches(&result, "result.schema.json");
+    // A count needs the closed loop, and excludes a duration.
+    for bad in [
+        RunArgs {
+            rate: Some("100".into()),
+            requests: Some(10),
+            ..args(url(&mock))
+        },
+        RunArgs {
+            concurrency: Some(2),
+            requests: Some(10),
+            duration: Some("1s".into()),
+            ..args(url(&mock))
+        },
+    ] {
+        let err = bad.plan().unwrap_err().to_string();
+        assert!(err.contains("--requests needs --concurrency"), "{err}");
+    }
+}

@@ -1,25 +1,69 @@
-//! Every profile in `profiles/` parses and validates into a plan.
+//! Every profile in `profiles/` is registered with its command here, parses as that command's
+//! options, and makes a valid plan (nothing is sent).
+
+use std::path::Path;
 
 use loadgen::RunArgs;
 
+/// Each profile and the command that runs it.
+const PROFILES: [(&str, &str); 5] = [
+    ("quickstart.toml", "run"),
+    ("constant-5000rps.toml", "compare"),
+    ("paired-latency.toml", "overhead"),
+    ("concurrency-sweep.toml", "sweep"),
+    ("streams-ladder.toml", "ladder"),
+];
+
+fn dir() -> &'static Path {
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../profiles"))
+}
+
 #[test]
 fn every_profile_parses_and_validates() {
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../profiles");
-    let mut seen = 0;
-    for entry in std::fs::read_dir(dir).unwrap() {
+    for entry in std::fs::read_dir(dir()).unwrap() {
         let path = entry.unwrap().path();
         if path.extension().and_then(|e| e.to_str()) != Some("toml") {
             continue;
         }
-        let text = std::fs::read_to_string(&path).unwrap();
-        let args: RunArgs =
-            toml::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-        // Targets are resolved when the plan is made; profiles name only loopback targets.
-        args.plan()
-            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-        seen += 1;
+        let name = path.file_name().unwrap().to_str().unwrap();
+        let Some((_, command)) = PROFILES.iter().find(|(file, _)| *file == name) else {
+            panic!("{name} is not registered in PROFILES with its command");
+        };
+        loadgen::profile::check(command, &path).unwrap_or_else(|e| panic!("{name}: {e:#}"));
     }
-    assert!(seen >= 1, "no profile found in {dir}");
+    for (file, _) in PROFILES {
+        assert!(dir().join(file).is_file(), "{file} is missing");
+    }
+}
+
+#[test]
+fn profiles_say_what_their_method_says() {
+    let read = |name: &str| -> toml::Table {
+        toml::from_str(&std::fs::read_to_string(dir().join(name)).unwrap()).unwrap()
+    };
+    let constant = read("constant-5000rps.toml");
+    assert_eq!(constant["rate"].as_integer(), Some(5000));
+    assert_eq!(constant["duration"].as_str(), Some("60s"));
+    // 25 warm-up requests at 5,000/s, constant arrival.
+    assert_eq!(constant["warmup"].as_str(), Some("5ms"));
+    let paired = read("paired-latency.toml");
+    assert_eq!(paired["rounds"].as_integer(), Some(150));
+    assert_eq!(paired["warmup-rounds"].as_integer(), Some(5));
+    assert_eq!(paired["trials"].as_integer(), Some(3));
+    assert_eq!(paired["max-tokens"].as_integer(), Some(5));
+    let sweep = read("concurrency-sweep.toml");
+    assert_eq!(sweep["requests"].as_integer(), Some(5000));
+    assert_eq!(sweep["levels"].as_array().map(Vec::len), Some(5));
+    let ladder = read("streams-ladder.toml");
+    assert_eq!(ladder["max-tokens"].as_integer(), Some(60));
+}
+
+#[test]
+fn a_profile_of_the_wrong_command_is_refused() {
+    let sweep = dir().join("concurrency-sweep.toml");
+    assert!(loadgen::profile::check("run", &sweep).is_err());
+    assert!(loadgen::profile::check("overhead", &sweep).is_err());
+    assert!(loadgen::profile::check("dance", &sweep).is_err());
 }
 
 #[test]
