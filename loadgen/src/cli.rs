@@ -171,7 +171,7 @@ impl RunArgs {
             pin: self.pin.or(profile.pin),
             scenario: self.scenario.or(profile.scenario),
             body: self.body.or(profile.body),
-            headers: or_vec(self.headers, profile.headers),
+            headers: merge_headers(profile.headers, self.headers),
             model: self.model.or(profile.model),
             max_tokens: self.max_tokens.or(profile.max_tokens),
             timeout: self.timeout.or(profile.timeout),
@@ -184,5 +184,40 @@ impl RunArgs {
             upstream_metrics: self.upstream_metrics.or(profile.upstream_metrics),
             quiet: self.quiet || profile.quiet,
         }
+    }
+}
+
+/// A profile's headers with the command line's added; a flag's header replaces the profile's
+/// header of the same name.
+pub(crate) fn merge_headers(profile: Vec<String>, flags: Vec<String>) -> Vec<String> {
+    let name = |h: &str| {
+        h.split(':')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_ascii_lowercase()
+    };
+    let mut out: Vec<String> = profile
+        .into_iter()
+        .filter(|p| !flags.iter().any(|f| name(f) == name(p)))
+        .collect();
+    out.extend(flags);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flag_headers_add_to_the_profiles_and_replace_the_same_name() {
+        let merged = merge_headers(
+            vec!["x-mock-tokens: 60".into(), "Authorization: Bearer a".into()],
+            vec!["authorization: Bearer b".into(), "x-extra: 1".into()],
+        );
+        assert_eq!(
+            merged,
+            ["x-mock-tokens: 60", "authorization: Bearer b", "x-extra: 1"]
+        );
     }
 }

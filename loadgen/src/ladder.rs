@@ -44,6 +44,13 @@ pub struct LadderArgs {
     pub compare: CompareArgs,
 }
 
+/// A statistic of no stream (every one failed) is NaN, written as JSON `null`; read it back
+/// the same way.
+fn nan_if_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    use serde::Deserialize as _;
+    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
+}
+
 /// One target at one level.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Rung {
@@ -53,15 +60,21 @@ pub struct Rung {
     pub failed: usize,
     pub errors: BTreeMap<String, u64>,
     /// From the common start instant, µs.
+    #[serde(deserialize_with = "nan_if_null")]
     pub ttft_p50_us: f64,
+    #[serde(deserialize_with = "nan_if_null")]
     pub ttft_p95_us: f64,
+    #[serde(deserialize_with = "nan_if_null")]
     pub e2e_p50_us: f64,
+    #[serde(deserialize_with = "nan_if_null")]
     pub e2e_p95_us: f64,
     /// Output events per completed stream (median, min, max).
+    #[serde(deserialize_with = "nan_if_null")]
     pub chunks_p50: f64,
     pub chunks_min: u64,
     pub chunks_max: u64,
     /// Median time from the first output event to the last, µs.
+    #[serde(deserialize_with = "nan_if_null")]
     pub spread_p50_us: f64,
     /// Against the direct target at this level: `passed through`, `re-chunked`, `buffered`
     /// (or `-` for direct itself).
@@ -374,7 +387,11 @@ pub fn rungs_table(rungs: &[Rung]) -> Table {
             micros(r.ttft_p95_us),
             micros(r.e2e_p50_us),
             micros(r.e2e_p95_us),
-            format!("{}", r.chunks_p50),
+            if r.chunks_p50.is_finite() {
+                format!("{}", r.chunks_p50)
+            } else {
+                "-".to_string()
+            },
             r.delivery.clone(),
             if r.errors.is_empty() {
                 "-".into()

@@ -113,7 +113,7 @@ impl OverheadArgs {
             round_gap: self.round_gap.or(p.round_gap),
             scenario: self.scenario.or(p.scenario),
             body: self.body.or(p.body),
-            headers: or_vec(self.headers, p.headers),
+            headers: crate::cli::merge_headers(p.headers, self.headers),
             model: self.model.or(p.model),
             max_tokens: self.max_tokens.or(p.max_tokens),
             timeout: self.timeout.or(p.timeout),

@@ -8,7 +8,10 @@ use super::table::Table;
 /// Microseconds for people: `850 µs`, `1.25 ms`, `2.1 s`.
 pub fn micros(us: f64) -> String {
     let magnitude = us.abs();
-    if magnitude < 1_000.0 {
+    if !us.is_finite() {
+        // A statistic of nothing (every call failed).
+        "-".to_string()
+    } else if magnitude < 1_000.0 {
         format!("{us:.0} µs")
     } else if magnitude < 1_000_000.0 {
         format!("{:.2} ms", us / 1e3)

@@ -1,0 +1,85 @@
+# Shared by the gateway scripts: build, start the mock, run the profiles direct and through a
+# gateway, write results and reports, and stop everything started.
+#
+# Layout on a 2-core machine: the mock and the gateway on CPU 1, loadgen on CPU 0. Settings by
+# environment: OUT (results folder, default bench-out/gateways/NAME), DURATION (per trial of the
+# constant-rate table, default the profile's 60s), METHODS (default "paired constant ladder").
+
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+mock_bin="$root/target/release/mock-upstream"
+loadgen_bin="$root/target/release/loadgen"
+mock_port=${MOCK_PORT:-18600}
+work=$(mktemp -d)
+started=()
+# Options every loadgen command of a gateway script gets (headers a gateway needs, …).
+extra_args=()
+
+cleanup() {
+  for pid in "${started[@]:-}"; do
+    [ -n "$pid" ] && kill "$pid" 2>/dev/null || true
+  done
+  for pid in "${started[@]:-}"; do
+    [ -n "$pid" ] && wait "$pid" 2>/dev/null || true
+  done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+# need COMMAND PACKAGE: installs the Debian package when the command is missing.
+need() {
+  command -v "$1" >/dev/null 2>&1 && return 0
+  echo "installing $2 (apt)" >&2
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$2" >/dev/null
+}
+
+wait_port() { # PORT [PATH]
+  for _ in $(seq 200); do
+    curl -s -o /dev/null "http://127.0.0.1:$1${2:-/}" && return 0
+    sleep 0.05
+  done
+  echo "gateways: nothing answers on port $1" >&2
+  exit 2
+}
+
+build() {
+  (cd "$root" && cargo build --release -q -p mock-upstream -p loadgen)
+}
+
+start_mock() { # extra MOCK flags...
+  taskset -c 1 "$mock_bin" --listen "127.0.0.1:$mock_port" --threads 1 "$@" \
+    2>"$work/mock.log" &
+  started+=($!)
+  wait_port "$mock_port" /health
+}
+
+direct_url() { echo "http://127.0.0.1:$mock_port/v1/chat/completions"; }
+
+# run_methods NAME URL INFO PID: the profiles direct and through the gateway at URL.
+run_methods() {
+  local name=$1 url=$2 info=$3 pid=$4
+  local out=${OUT:-$root/bench-out/gateways/$name}
+  mkdir -p "$out"
+  local common=(--direct "$(direct_url)" --gateway "$name=$url" --gateway-info "$name=$info"
+    --sample-pid "$name=$pid" "${extra_args[@]}")
+  for method in ${METHODS:-paired constant ladder}; do
+    echo "== $name: $method" >&2
+    case $method in
+      paired)
+        "$loadgen_bin" overhead --profile "$root/profiles/paired-latency.toml" "${common[@]}" \
+          --pin 0 --quiet --out "$out/paired.json" || true ;;
+      constant)
+        "$loadgen_bin" compare --profile "$root/profiles/constant-5000rps.toml" "${common[@]}" \
+          ${DURATION:+--duration "$DURATION"} --pin 0 --quiet --out "$out/constant.json" || true ;;
+      ladder)
+        "$loadgen_bin" ladder --profile "$root/profiles/streams-ladder.toml" "${common[@]}" \
+          --pin 0 --quiet --out "$out/ladder.json" || true ;;
+      *) echo "gateways: unknown method $method" >&2; exit 2 ;;
+    esac
+  done
+  for result in "$out"/*.json; do
+    "$loadgen_bin" report "$result" --format md --out "${result%.json}.md"
+    "$loadgen_bin" report "$result" --format html --out "${result%.json}.html"
+  done
+  echo "results and reports in $out" >&2
+}

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# The Portkey AI gateway (@portkey-ai/gateway, npm) in front of the mock, through its custom-host
+# route: requests carry x-portkey-provider: openai and x-portkey-custom-host pointing at the
+# mock (the direct calls carry them too; the mock ignores them). Installs the package into
+# bench-out/gateways/portkey-install, runs the profiles (scripts/gateways/lib.sh) direct and
+# through it, writes results and reports to bench-out/gateways/portkey, and stops what it
+# started.
+#
+# Usage: scripts/gateways/portkey.sh      (PORTKEY_VERSION=1.15.2 DURATION=20s METHODS=...)
+. "$(dirname "$0")/lib.sh"
+need node nodejs
+need npm npm
+need curl curl
+port=18603
+version=${PORTKEY_VERSION:-1.15.2}
+install="$root/bench-out/gateways/portkey-install"
+build
+if [ ! -f "$install/node_modules/@portkey-ai/gateway/package.json" ] ||
+  ! grep -q "\"version\": \"$version\"" "$install/node_modules/@portkey-ai/gateway/package.json"; then
+  mkdir -p "$install"
+  npm install --prefix "$install" --no-audit --no-fund --silent "@portkey-ai/gateway@$version"
+fi
+start_mock
+taskset -c 1 node "$install/node_modules/@portkey-ai/gateway/build/start-server.js" \
+  --port="$port" --headless >"$work/portkey.log" 2>&1 &
+started+=($!)
+for _ in $(seq 200); do
+  curl -s -o /dev/null "http://127.0.0.1:$port/" && break
+  sleep 0.1
+done
+extra_args=(--header "x-portkey-provider: openai"
+  --header "x-portkey-custom-host: http://127.0.0.1:$mock_port/v1"
+  --header "authorization: Bearer sk-gatebench")
+run_methods portkey "http://127.0.0.1:$port/v1/chat/completions" \
+  "@portkey-ai/gateway $version on Node.js $(node --version), custom host; recording: defaults (no logging configured)" \
+  "${started[-1]}"
