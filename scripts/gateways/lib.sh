@@ -46,8 +46,11 @@ build() {
   (cd "$root" && cargo build --release -q -p mock-upstream -p loadgen)
 }
 
+# The mock answers 60 tokens unless a request's max_tokens asks fewer (the paired and constant
+# profiles ask 5 and 16): the ladder's 60-token streams then do not depend on the gateway
+# forwarding the profile's x-mock-tokens header (LiteLLM does not).
 start_mock() { # extra MOCK flags...
-  taskset -c 1 "$mock_bin" --listen "127.0.0.1:$mock_port" --threads 1 "$@" \
+  taskset -c 1 "$mock_bin" --listen "127.0.0.1:$mock_port" --threads 1 --tokens 60 "$@" \
     2>"$work/mock.log" &
   started+=($!)
   wait_port "$mock_port" /health

@@ -6,12 +6,16 @@
 # each, writes results and reports to bench-out/gateways/litellm-off and litellm-defaults, and
 # stops what it started.
 #
-# Usage: scripts/gateways/litellm.sh   (LITELLM_VERSION=1.110.2 METHODS="paired ladder" DURATION=…)
+# 1.106.12 is the newest release whose [proxy] extra installs from PyPI here: from 1.108 on it
+# needs a `litellm-proxy` package the index does not have.
+#
+# Usage: scripts/gateways/litellm.sh   (LITELLM_VERSION=1.106.12 METHODS="paired ladder" DURATION=…
+#        MODES="off defaults")
 # The proxy handles tens of requests a second per core, so METHODS defaults to the paired rounds
 # and the ladder here; METHODS="paired constant ladder" runs the 5,000 req/s table as well.
 . "$(dirname "$0")/lib.sh"
 need curl curl
-version=${LITELLM_VERSION:-1.110.2}
+version=${LITELLM_VERSION:-1.106.12}
 venv="$root/bench-out/gateways/litellm-venv"
 METHODS=${METHODS:-paired ladder}
 build
@@ -21,7 +25,8 @@ if [ ! -x "$venv/bin/litellm" ] || ! "$venv/bin/pip" show litellm 2>/dev/null | 
 fi
 start_mock
 port=18604
-for mode in off defaults; do
+extra_args=(--header "authorization: Bearer sk-gatebench-7f3c9a1e5b2d4c6e8a0b1c2d3e4f5a6b")
+for mode in ${MODES:-off defaults}; do
   config="$work/litellm-$mode.yaml"
   cat >"$config" <<YAML
 model_list:
@@ -30,6 +35,9 @@ model_list:
       model: openai/gpt-4o-mini
       api_base: http://127.0.0.1:$mock_port/v1
       api_key: sk-mock
+general_settings:
+  # The proxy refuses to start without a strong master key; requests carry it.
+  master_key: sk-gatebench-7f3c9a1e5b2d4c6e8a0b1c2d3e4f5a6b
 YAML
   if [ "$mode" = off ]; then
     cat >>"$config" <<YAML
