@@ -10,6 +10,11 @@ use std::process::Command;
 use gatebench_tests::start_mock;
 use mock_upstream::Config;
 
+/// A mock on loopback from settings as a user would give them.
+fn mock_with(settings: mock_upstream::RawSettings) -> mock_upstream::MockServer {
+    start_mock(settings.validate().expect("valid settings"))
+}
+
 fn run_python(script: &str, base_url: &str, marker: &str) {
     run_python_with(script, &[base_url], marker);
 }
@@ -76,13 +81,10 @@ fn openai_python_sdk_parses_responses_and_their_streams() {
 
 #[test]
 fn openai_python_sdk_retries_a_429_after_its_retry_after_ms() {
-    let config = mock_upstream::RawSettings {
+    let mock = mock_with(mock_upstream::RawSettings {
         fault: vec!["429:100%".into()],
         ..Default::default()
-    }
-    .validate()
-    .unwrap();
-    let mock = start_mock(config);
+    });
     run_python(
         "openai_retries.py",
         &format!("http://{}/v1", mock.local_addr()),
@@ -112,15 +114,9 @@ fn openai_python_sdk_parses_legacy_completions_and_streams() {
 
 #[test]
 fn both_python_sdks_parse_tool_calls_whole_and_streamed() {
-    let config = mock_upstream::RawSettings {
+    let mock = mock_with(mock_upstream::RawSettings {
         tool_calls: Some("100%".into()),
         ..Default::default()
-    }
-    .validate()
-    .unwrap();
-    let mock = start_mock(Config {
-        listen: "127.0.0.1:0".parse().unwrap(),
-        ..config
     });
     run_python(
         "tool_calls.py",
@@ -132,16 +128,10 @@ fn both_python_sdks_parse_tool_calls_whole_and_streamed() {
 #[test]
 fn openai_python_sdk_trusts_the_mocks_tls_through_its_ca_file() {
     let ca_file = std::env::temp_dir().join(format!("gatebench-sdk-ca-{}.pem", std::process::id()));
-    let config = mock_upstream::RawSettings {
+    let mock = mock_with(mock_upstream::RawSettings {
         tls_names: Some("localhost".into()),
         tls_ca_file: Some(ca_file.display().to_string()),
         ..Default::default()
-    }
-    .validate()
-    .unwrap();
-    let mock = start_mock(Config {
-        listen: "127.0.0.1:0".parse().unwrap(),
-        ..config
     });
     let base = format!("https://localhost:{}/v1", mock.local_addr().port());
     run_python_with(
@@ -177,15 +167,9 @@ fn openai_npm_package_reads_a_stream_and_raises_its_own_errors() {
 
 #[test]
 fn both_python_sdks_raise_their_own_error_classes() {
-    let config = mock_upstream::RawSettings {
+    let mock = mock_with(mock_upstream::RawSettings {
         require_api_key: Some("sk-good".into()),
         ..Default::default()
-    }
-    .validate()
-    .unwrap();
-    let mock = start_mock(Config {
-        listen: "127.0.0.1:0".parse().unwrap(),
-        ..config
     });
     run_python(
         "sdk_errors.py",
@@ -196,15 +180,9 @@ fn both_python_sdks_raise_their_own_error_classes() {
 
 #[test]
 fn openai_python_sdk_waits_out_the_token_bucket_and_gets_through() {
-    let config = mock_upstream::RawSettings {
+    let mock = mock_with(mock_upstream::RawSettings {
         rate_limit: Some("rpm=30".into()),
         ..Default::default()
-    }
-    .validate()
-    .unwrap();
-    let mock = start_mock(Config {
-        listen: "127.0.0.1:0".parse().unwrap(),
-        ..config
     });
     run_python(
         "openai_rate_limit.py",
