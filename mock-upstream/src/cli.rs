@@ -72,6 +72,16 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
     let files = gatebench_shared::host::raise_open_file_limit()
         .map(|l| format!("open files {}/{}", l.soft, l.hard))
         .unwrap_or_else(|e| format!("open-file limit unknown: {e}"));
+    // The signals are watched before the port opens, so a SIGTERM sent as soon as the server
+    // answers is a clean shutdown, not the default action (death by the signal).
+    let signals = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("cannot build the signal runtime")?;
+    let stop = {
+        let _entered = signals.enter();
+        Signals::watch()?
+    };
     let server = MockServer::start(config)?;
     let scheme = if tls.is_some() { "https" } else { "http" };
     eprintln!(
@@ -86,11 +96,7 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
             tls.ca_file.display()
         );
     }
-    tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .context("cannot build the signal runtime")?
-        .block_on(wait_for_signal())?;
+    signals.block_on(stop.first());
     eprintln!("mock-upstream: shutting down");
     let summary = emission_summary(&server);
     server.shutdown();
@@ -98,14 +104,28 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
     Ok(0)
 }
 
-async fn wait_for_signal() -> anyhow::Result<()> {
-    use tokio::signal::unix::{signal, SignalKind};
-    let mut term = signal(SignalKind::terminate()).context("cannot watch SIGTERM")?;
-    tokio::select! {
-        r = tokio::signal::ctrl_c() => r.context("cannot watch SIGINT")?,
-        _ = term.recv() => {}
+/// SIGINT and SIGTERM, registered with the kernel from the moment they are watched.
+struct Signals {
+    interrupt: tokio::signal::unix::Signal,
+    terminate: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    /// Needs a Tokio runtime entered.
+    fn watch() -> anyhow::Result<Signals> {
+        use tokio::signal::unix::{signal, SignalKind};
+        Ok(Signals {
+            interrupt: signal(SignalKind::interrupt()).context("cannot watch SIGINT")?,
+            terminate: signal(SignalKind::terminate()).context("cannot watch SIGTERM")?,
+        })
     }
-    Ok(())
+
+    async fn first(mut self) {
+        tokio::select! {
+            _ = self.interrupt.recv() => {}
+            _ = self.terminate.recv() => {}
+        }
+    }
 }
 
 fn emission_summary(server: &MockServer) -> String {
