@@ -1,5 +1,9 @@
 //! The targets of a comparison: the direct upstream first, then each gateway by name, with what
-//! the user disclosed about it (`--direct`, `--gateway NAME=URL`, `--gateway-info NAME=TEXT`).
+//! the user disclosed about it (`--direct`, `--gateway NAME=URL`, `--gateway-info NAME=TEXT`,
+//! `--gateway-recording NAME=LEVEL`).
+
+use std::fmt;
+use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
@@ -13,13 +17,72 @@ pub struct Named {
     pub target: Target,
     /// What the user disclosed about it (version, settings).
     pub info: Option<String>,
+    /// How much the gateway records of each call (request logs, traces, spend), as the user
+    /// declared it. Recording is often the largest part of a gateway's overhead, so results
+    /// taken at different levels must not be compared as if alike.
+    #[serde(default)]
+    pub recording: Option<Recording>,
+}
+
+impl Named {
+    /// The disclosure shown beside the target in reports, like `1.106.12; recording off`.
+    pub fn disclosure(&self) -> Option<String> {
+        match (&self.info, self.recording) {
+            (None, None) => None,
+            (Some(info), None) => Some(info.clone()),
+            (None, Some(level)) => Some(format!("recording {level}")),
+            (Some(info), Some(level)) => Some(format!("{info}; recording {level}")),
+        }
+    }
+}
+
+/// A gateway's recording level (`--gateway-recording NAME=LEVEL`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Recording {
+    /// Nothing recorded per call: logging, tracing and spend tracking switched off.
+    Off,
+    /// What the gateway records out of the box.
+    Defaults,
+    /// Everything it can record: full request and response bodies, traces.
+    Full,
+}
+
+impl FromStr for Recording {
+    type Err = ();
+
+    fn from_str(text: &str) -> Result<Self, ()> {
+        match text {
+            "off" => Ok(Recording::Off),
+            "defaults" => Ok(Recording::Defaults),
+            "full" => Ok(Recording::Full),
+            _ => Err(()),
+        }
+    }
+}
+
+impl fmt::Display for Recording {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Recording::Off => "off",
+            Recording::Defaults => "defaults",
+            Recording::Full => "full",
+        })
+    }
+}
+
+/// What the user disclosed about the gateways: `--gateway-info` and `--gateway-recording`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Disclosed<'a> {
+    pub infos: &'a [String],
+    pub recordings: &'a [String],
 }
 
 /// Parses and resolves the direct target and the gateways, attaching their disclosures.
 pub fn named_targets(
     direct: Option<&str>,
     gateways: &[String],
-    infos: &[String],
+    disclosed: Disclosed<'_>,
 ) -> Result<Vec<Named>, PlanError> {
     let direct = direct.ok_or(PlanError::Missing(
         "--direct URL (the upstream called without a gateway)",
@@ -31,6 +94,7 @@ pub fn named_targets(
         name: "direct".into(),
         target: parse_target(direct)?,
         info: None,
+        recording: None,
     }];
     for text in gateways {
         let (name, url) = split_named("--gateway", text)?;
@@ -45,21 +109,38 @@ pub fn named_targets(
             name: name.to_string(),
             target: parse_target(url)?,
             info: None,
+            recording: None,
         });
     }
-    for text in infos {
+    for text in disclosed.infos {
         let (name, info) = split_named("--gateway-info", text)?;
-        let target = targets[1..]
-            .iter_mut()
-            .find(|t| t.name == name)
-            .ok_or(PlanError::Named(
-                "--gateway-info",
+        gateway(&mut targets, "--gateway-info", text, name)?.info = Some(info.to_string());
+    }
+    for text in disclosed.recordings {
+        let (name, level) = split_named("--gateway-recording", text)?;
+        let level = level.parse().map_err(|()| {
+            PlanError::Named(
+                "--gateway-recording",
                 text.clone(),
-                "the name of a --gateway",
-            ))?;
-        target.info = Some(info.to_string());
+                "NAME=off, NAME=defaults or NAME=full",
+            )
+        })?;
+        gateway(&mut targets, "--gateway-recording", text, name)?.recording = Some(level);
     }
     Ok(targets)
+}
+
+/// The gateway a disclosure names.
+fn gateway<'t>(
+    targets: &'t mut [Named],
+    flag: &'static str,
+    text: &str,
+    name: &str,
+) -> Result<&'t mut Named, PlanError> {
+    targets[1..]
+        .iter_mut()
+        .find(|t| t.name == name)
+        .ok_or_else(|| PlanError::Named(flag, text.to_string(), "the name of a --gateway"))
 }
 
 /// Refuses the run (exit 2) unless every target answers a connection, and returns the direct
@@ -89,4 +170,48 @@ fn split_named<'a>(flag: &'static str, text: &'a str) -> Result<(&'a str, &'a st
         return Err(err());
     }
     Ok((name, value.trim()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn targets(infos: &[&str], recordings: &[&str]) -> Result<Vec<Named>, PlanError> {
+        let owned = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let (infos, recordings) = (owned(infos), owned(recordings));
+        named_targets(
+            Some("http://127.0.0.1:9/v1/chat/completions"),
+            &["gw=http://127.0.0.1:9/v1/chat/completions".into()],
+            Disclosed {
+                infos: &infos,
+                recordings: &recordings,
+            },
+        )
+    }
+
+    #[test]
+    fn recording_levels_are_attached_and_shown() {
+        let t = targets(&["gw=1.2.3"], &["gw=defaults"]).unwrap();
+        assert_eq!(t[1].recording, Some(Recording::Defaults));
+        assert_eq!(
+            t[1].disclosure().as_deref(),
+            Some("1.2.3; recording defaults")
+        );
+        assert_eq!(t[0].disclosure(), None);
+        let t = targets(&[], &["gw=off"]).unwrap();
+        assert_eq!(t[1].disclosure().as_deref(), Some("recording off"));
+    }
+
+    #[test]
+    fn unknown_levels_and_names_are_refused() {
+        let err = targets(&[], &["gw=verbose"]).unwrap_err().to_string();
+        assert!(
+            err.contains("NAME=off, NAME=defaults or NAME=full"),
+            "{err}"
+        );
+        let err = targets(&[], &["other=off"]).unwrap_err().to_string();
+        assert!(err.contains("the name of a --gateway"), "{err}");
+        let err = targets(&[], &["direct=off"]).unwrap_err().to_string();
+        assert!(err.contains("NAME=VALUE"), "{err}");
+    }
 }

@@ -37,9 +37,6 @@ pub struct LadderArgs {
     /// Simultaneous streams per level, comma-separated. Default 10,100,250,500,1000.
     #[arg(long)]
     pub levels: Option<String>,
-    /// Pause between levels (and targets) so connections close and the target settles. Default 1s.
-    #[arg(long)]
-    pub settle: Option<String>,
     #[command(flatten)]
     pub compare: CompareArgs,
 }
@@ -100,6 +97,9 @@ pub struct LadderResult {
     pub targets: Vec<Named>,
     /// The direct target's configuration (TOML) when it is a gatebench mock.
     pub mock: Option<String>,
+    /// The pause after each rung (--settle), µs.
+    #[serde(default)]
+    pub settle_us: u64,
     pub rungs: Vec<Rung>,
     pub resources: Vec<ResourceReport>,
     pub valid: bool,
@@ -128,20 +128,14 @@ pub(crate) fn parse_levels(text: &str) -> Result<Vec<usize>, PlanError> {
 /// Runs `loadgen ladder` and returns the result with the exit code it earns.
 pub fn run_ladder(args: LadderArgs, command: Vec<String>) -> anyhow::Result<(LadderResult, u8)> {
     let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
-    let (mut compare, mut own) = with_profile_and(args.compare, &["levels", "settle"])?;
+    let (mut compare, mut own) = with_profile_and(args.compare, &["levels"])?;
     let levels_text = args.levels.or_else(|| own.remove("levels"));
-    let settle_text = args.settle.or_else(|| own.remove("settle"));
     if compare.run.scenario.is_none() && compare.run.body.is_none() {
         compare.run.scenario = Some("chat-stream".into());
     }
     let levels = parse_levels(levels_text.as_deref().unwrap_or("10,100,250,500,1000"))
         .map_err(SetupError::from)?;
-    let settle = match settle_text.as_deref() {
-        Some(text) => gatebench_shared::latency::parse_duration_us(text)
-            .map(Duration::from_micros)
-            .ok_or_else(|| SetupError::from(PlanError::Duration("--settle", text.into(), "")))?,
-        None => Duration::from_secs(1),
-    };
+    let settle = compare.settle(Duration::from_secs(1))?;
     let samples = sample_specs(&compare.sample)?;
     let targets = compare.targets("ladder")?;
     let plan = compare.run.clone().plan().map_err(SetupError::from)?;
@@ -183,7 +177,7 @@ pub fn run_ladder(args: LadderArgs, command: Vec<String>) -> anyhow::Result<(Lad
             let calls =
                 climb(&t.target, &plan.request, level, plan.timeout).map_err(SetupError::Other)?;
             rungs.push(rung(level, &t.name, calls));
-            std::thread::sleep(settle);
+            crate::compare::pause(settle);
         }
     }
     let resources = sampling.finish();
@@ -213,6 +207,7 @@ pub fn run_ladder(args: LadderArgs, command: Vec<String>) -> anyhow::Result<(Lad
         plan,
         targets,
         mock,
+        settle_us: settle.as_micros() as u64,
         rungs,
         resources,
         valid,

@@ -45,7 +45,7 @@ pub fn check(command: &str, path: &Path) -> anyhow::Result<String> {
         "compare" | "sweep" | "ladder" => {
             let own: &[&str] = match command {
                 "sweep" => &["levels", "level-kind"],
-                "ladder" => &["levels", "settle"],
+                "ladder" => &["levels"],
                 _ => &[],
             };
             let args = CompareArgs {

@@ -33,5 +33,5 @@ started+=($!)
 wait_port "$port" /health
 version=$(haproxy -v 2>&1 | head -1 | awk '{print $3}')
 run_methods haproxy "http://127.0.0.1:$port/v1/chat/completions" \
-  "haproxy $version, 1 thread, mode http, http-keep-alive, http-reuse always; recording: off (no log)" \
+  "haproxy $version, 1 thread, mode http, http-keep-alive, http-reuse always, no log" off \
   "${started[-1]}"

@@ -3,7 +3,9 @@
 #
 # Layout on a 2-core machine: the mock and the gateway on CPU 1, loadgen on CPU 0. Settings by
 # environment: OUT (results folder, default bench-out/gateways/NAME), DURATION (per trial of the
-# constant-rate table, default the profile's 60s), METHODS (default "paired constant ladder").
+# constant-rate table, default the profile's 60s), SETTLE (pause before each constant-rate trial
+# after the first, for a gateway that is still working off its backlog; default none),
+# METHODS (default "paired constant ladder").
 
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -58,13 +60,14 @@ start_mock() { # extra MOCK flags...
 
 direct_url() { echo "http://127.0.0.1:$mock_port/v1/chat/completions"; }
 
-# run_methods NAME URL INFO PID: the profiles direct and through the gateway at URL.
+# run_methods NAME URL INFO RECORDING PID: the profiles direct and through the gateway at URL;
+# RECORDING is what it records per call: off, defaults or full.
 run_methods() {
-  local name=$1 url=$2 info=$3 pid=$4
+  local name=$1 url=$2 info=$3 recording=$4 pid=$5
   local out=${OUT:-$root/bench-out/gateways/$name}
   mkdir -p "$out"
   local common=(--direct "$(direct_url)" --gateway "$name=$url" --gateway-info "$name=$info"
-    --sample-pid "$name=$pid" "${extra_args[@]}")
+    --gateway-recording "$name=$recording" --sample-pid "$name=$pid" "${extra_args[@]}")
   for method in ${METHODS:-paired constant ladder}; do
     echo "== $name: $method" >&2
     case $method in
@@ -73,7 +76,7 @@ run_methods() {
           --pin 0 --quiet --out "$out/paired.json" || true ;;
       constant)
         "$loadgen_bin" compare --profile "$root/profiles/constant-5000rps.toml" "${common[@]}" \
-          ${DURATION:+--duration "$DURATION"} --pin 0 --quiet --out "$out/constant.json" || true ;;
+          ${DURATION:+--duration "$DURATION"} ${SETTLE:+--settle "$SETTLE"} --pin 0 --quiet --out "$out/constant.json" || true ;;
       ladder)
         "$loadgen_bin" ladder --profile "$root/profiles/streams-ladder.toml" "${common[@]}" \
           --pin 0 --quiet --out "$out/ladder.json" || true ;;

@@ -18,6 +18,8 @@ need curl curl
 version=${LITELLM_VERSION:-1.106.12}
 venv="$root/bench-out/gateways/litellm-venv"
 METHODS=${METHODS:-paired ladder}
+# The proxy keeps working off what it accepted after a constant-rate trial ends.
+SETTLE=${SETTLE:-30s}
 build
 if [ ! -x "$venv/bin/litellm" ] || ! "$venv/bin/pip" show litellm 2>/dev/null | grep -q "^Version: $version$"; then
   python3 -m venv "$venv"
@@ -57,7 +59,7 @@ YAML
   curl -s -o /dev/null "http://127.0.0.1:$port/health/liveliness" ||
     { echo "litellm: did not start (log: $(tail -5 "$work/litellm-$mode.log"))" >&2; exit 2; }
   run_methods "litellm-$mode" "http://127.0.0.1:$port/v1/chat/completions" \
-    "litellm[proxy] $version, 1 worker, no database; recording: $mode" "$pid"
+    "litellm[proxy] $version, 1 worker, no database" "$mode" "$pid"
   kill "$pid" 2>/dev/null || true
   wait "$pid" 2>/dev/null || true
 done

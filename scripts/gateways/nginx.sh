@@ -44,5 +44,5 @@ started+=($!)
 wait_port "$port" /health
 version=$(nginx -v 2>&1 | cut -d/ -f2)
 run_methods nginx "http://127.0.0.1:$port/v1/chat/completions" \
-  "nginx $version, 1 worker, proxy_pass with upstream keepalive 256, proxy_buffering off; recording: off (access_log off)" \
+  "nginx $version, 1 worker, proxy_pass with upstream keepalive 256, proxy_buffering off, access_log off" off \
   "${started[-1]}"

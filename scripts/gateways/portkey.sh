@@ -14,6 +14,8 @@ need curl curl
 port=18603
 version=${PORTKEY_VERSION:-1.15.2}
 install="$root/bench-out/gateways/portkey-install"
+# The gateway keeps working off what it accepted after a constant-rate trial ends.
+SETTLE=${SETTLE:-30s}
 build
 if [ ! -f "$install/node_modules/@portkey-ai/gateway/package.json" ] ||
   ! grep -q "\"version\": \"$version\"" "$install/node_modules/@portkey-ai/gateway/package.json"; then
@@ -32,5 +34,5 @@ extra_args=(--header "x-portkey-provider: openai"
   --header "x-portkey-custom-host: http://127.0.0.1:$mock_port/v1"
   --header "authorization: Bearer sk-gatebench")
 run_methods portkey "http://127.0.0.1:$port/v1/chat/completions" \
-  "@portkey-ai/gateway $version on Node.js $(node --version), custom host; recording: defaults (no logging configured)" \
+  "@portkey-ai/gateway $version on Node.js $(node --version), custom host, no logging configured" defaults \
   "${started[-1]}"

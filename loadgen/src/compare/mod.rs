@@ -8,6 +8,7 @@ pub mod analysis;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::Context as _;
 use clap::Args;
@@ -15,7 +16,7 @@ use gatebench_shared::host::{raise_open_file_limit, HostFacts};
 use serde::Serialize;
 
 use crate::cli::RunArgs;
-use crate::gateways::{named_targets, reach, Named};
+use crate::gateways::{named_targets, reach, Disclosed, Named};
 use crate::plan::{Plan, PlanError};
 use crate::result::{OpenFiles, TargetRun};
 use crate::run::{run_target, stop_flag, stop_requested, SetupError, EXIT_FAILED, EXIT_OK};
@@ -39,6 +40,10 @@ pub struct CompareArgs {
     /// What to disclose about a gateway: NAME=TEXT (repeatable).
     #[arg(long = "gateway-info")]
     pub gateway_info: Vec<String>,
+    /// How much a gateway records of each call: NAME=off, NAME=defaults or NAME=full
+    /// (repeatable). Named in the result and the reports.
+    #[arg(long = "gateway-recording")]
+    pub gateway_recording: Vec<String>,
     /// Trials per target, alternating direct and gateways. Default 5.
     #[arg(long)]
     pub trials: Option<usize>,
@@ -46,6 +51,11 @@ pub struct CompareArgs {
     /// NAME=cgroup:PATH (repeatable). Reported as idle (a second before the load) and under load.
     #[arg(long = "sample-pid")]
     pub sample: Vec<String>,
+    /// Pause before each trial (or ladder rung) after the first, like 20s, so work a target
+    /// left queued when its trial ended (an overloaded gateway draining its backlog) does not
+    /// load the machine while the next target is measured. Default 0 (1s for ladder).
+    #[arg(long)]
+    pub settle: Option<String>,
     #[command(flatten)]
     pub run: RunArgs,
 }
@@ -65,6 +75,8 @@ pub struct CompareResult {
     /// The direct target's configuration (TOML) when it is a gatebench mock.
     pub mock: Option<String>,
     pub trials: usize,
+    /// The pause before each trial after the first (--settle), µs.
+    pub settle_us: u64,
     /// Every trial of every target, in the order they ran.
     pub runs: Vec<TrialRun>,
     pub summary: Vec<TargetSummary>,
@@ -86,7 +98,15 @@ pub struct TrialRun {
 }
 
 /// Keys of a profile that belong to `compare` rather than to the load.
-const COMPARE_KEYS: [&str; 5] = ["direct", "gateway", "gateway-info", "trials", "sample-pid"];
+const COMPARE_KEYS: [&str; 7] = [
+    "direct",
+    "gateway",
+    "gateway-info",
+    "trials",
+    "sample-pid",
+    "gateway-recording",
+    "settle",
+];
 
 /// The flags with those of `--profile` under them.
 pub(crate) fn with_profile(args: CompareArgs) -> anyhow::Result<CompareArgs> {
@@ -147,6 +167,8 @@ pub(crate) fn with_profile_and(
     let gateways = strings(table.remove(COMPARE_KEYS[1]))?;
     let infos = strings(table.remove(COMPARE_KEYS[2]))?;
     let sample = strings(table.remove(COMPARE_KEYS[4]))?;
+    let recordings = strings(table.remove(COMPARE_KEYS[5]))?;
+    let settle = strings(table.remove(COMPARE_KEYS[6]))?.into_iter().next();
     let trials = match table.remove(COMPARE_KEYS[3]) {
         None => None,
         Some(toml::Value::Integer(n)) if n > 0 => Some(n as usize),
@@ -164,7 +186,11 @@ pub(crate) fn with_profile_and(
     if args.gateway_info.is_empty() {
         args.gateway_info = infos;
     }
+    if args.gateway_recording.is_empty() {
+        args.gateway_recording = recordings;
+    }
     args.trials = args.trials.or(trials);
+    args.settle = args.settle.or(settle);
     if args.sample.is_empty() {
         args.sample = sample;
     }
@@ -178,6 +204,7 @@ pub fn run_compare(args: CompareArgs, command: Vec<String>) -> anyhow::Result<(C
     let args = with_profile(args)?;
     let targets = args.targets("compare")?;
     let trials = args.trials(5)?;
+    let settle = args.settle(Duration::ZERO)?;
     let plan = args.run.clone().plan().map_err(SetupError::from)?;
     if plan.duration.is_none() {
         return Err(
@@ -189,7 +216,7 @@ pub fn run_compare(args: CompareArgs, command: Vec<String>) -> anyhow::Result<(C
     let open_files = raise_open_file_limit().ok();
     let stop = stop_flag();
     let sampling = Sampling::start(samples);
-    let runs = run_trials(&plan, &targets, trials, "");
+    let runs = run_trials(&plan, &targets, trials, settle, "");
     let resources = sampling.finish();
     let interrupted = stop.stop.load(std::sync::atomic::Ordering::Relaxed);
     let (summary, deltas) = analyse(&targets, &runs);
@@ -220,6 +247,7 @@ pub fn run_compare(args: CompareArgs, command: Vec<String>) -> anyhow::Result<(C
         targets,
         mock,
         trials,
+        settle_us: settle.as_micros() as u64,
         runs,
         summary,
         deltas,
@@ -240,11 +268,26 @@ impl CompareArgs {
                 "{mode} takes --direct URL and --gateway NAME=URL, not --target"
             )));
         }
+        let disclosed = Disclosed {
+            infos: &self.gateway_info,
+            recordings: &self.gateway_recording,
+        };
         Ok(named_targets(
             self.direct.as_deref(),
             &self.gateways,
-            &self.gateway_info,
+            disclosed,
         )?)
+    }
+
+    /// `--settle`, or `default`.
+    pub(crate) fn settle(&self, default: Duration) -> Result<Duration, SetupError> {
+        match self.settle.as_deref() {
+            None => Ok(default),
+            Some(text) => gatebench_shared::latency::parse_duration_us(text)
+                .map(Duration::from_micros)
+                .filter(|d| *d <= Duration::from_secs(3_600))
+                .ok_or_else(|| PlanError::Duration("--settle", text.into(), ", at most 1h").into()),
+        }
     }
 
     /// `--trials`, or `default`.
@@ -271,12 +314,16 @@ pub(crate) fn run_trials(
     plan: &Plan,
     targets: &[Named],
     trials: usize,
+    settle: Duration,
     label: &str,
 ) -> Vec<TrialRun> {
     let shared = Arc::new(plan.clone());
     let mut runs = Vec::new();
     'trials: for trial in 0..trials {
         for t in targets {
+            if !runs.is_empty() {
+                pause(settle);
+            }
             if stop_requested() {
                 break 'trials;
             }
@@ -292,6 +339,18 @@ pub(crate) fn run_trials(
         }
     }
     runs
+}
+
+/// Sleeps for `settle`, waking early when the run is stopped.
+pub(crate) fn pause(settle: Duration) {
+    let until = std::time::Instant::now() + settle;
+    while !stop_requested() {
+        let left = until.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            break;
+        }
+        std::thread::sleep(left.min(Duration::from_millis(50)));
+    }
 }
 
 /// The summary row of every target and the deltas of every gateway against direct.

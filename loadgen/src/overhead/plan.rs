@@ -6,7 +6,7 @@ use std::time::Duration;
 use clap::Args;
 use serde::{Deserialize, Serialize};
 
-use crate::gateways::{named_targets, Named};
+use crate::gateways::{named_targets, Disclosed, Named};
 use crate::plan::{positive_duration, request_spec, PlanError, RequestSpec};
 
 /// Options of `loadgen overhead`. Every option is also a key of the `--profile` TOML file
@@ -30,6 +30,11 @@ pub struct OverheadArgs {
     #[arg(long = "gateway-info")]
     #[serde(default, rename = "gateway-info")]
     pub gateway_info: Vec<String>,
+    /// How much a gateway records of each call: NAME=off, NAME=defaults or NAME=full
+    /// (repeatable). Named in the result and the reports.
+    #[arg(long = "gateway-recording")]
+    #[serde(default, rename = "gateway-recording")]
+    pub gateway_recording: Vec<String>,
     /// Measured rounds per trial (each calls every target once). Default 150.
     #[arg(long)]
     pub rounds: Option<usize>,
@@ -107,6 +112,7 @@ impl OverheadArgs {
             direct: self.direct.or(p.direct),
             gateways: or_vec(self.gateways, p.gateways),
             gateway_info: or_vec(self.gateway_info, p.gateway_info),
+            gateway_recording: or_vec(self.gateway_recording, p.gateway_recording),
             rounds: self.rounds.or(p.rounds),
             warmup_rounds: self.warmup_rounds.or(p.warmup_rounds),
             trials: self.trials.or(p.trials),
@@ -181,7 +187,11 @@ const MAX_RESAMPLES: usize = 1_000_000;
 impl OverheadArgs {
     /// Validates every option, resolving targets.
     pub fn plan(self) -> Result<OverheadPlan, PlanError> {
-        let targets = named_targets(self.direct.as_deref(), &self.gateways, &self.gateway_info)?;
+        let disclosed = Disclosed {
+            infos: &self.gateway_info,
+            recordings: &self.gateway_recording,
+        };
+        let targets = named_targets(self.direct.as_deref(), &self.gateways, disclosed)?;
         let scenarios: Vec<&str> = match (&self.body, self.scenario.as_deref()) {
             (Some(_), _) => vec!["body"],
             (None, Some(list)) => list.split(',').map(str::trim).collect(),

@@ -93,8 +93,7 @@ pub fn markdown(view: &CompareView) -> String {
             t.name,
             t.target.url,
             t.target.resolved,
-            t.info
-                .as_deref()
+            t.disclosure()
                 .map(|i| format!(" ({i})"))
                 .unwrap_or_default()
         ));

@@ -141,8 +141,7 @@ pub fn terminal(result: &OverheadResult) -> String {
             t.name,
             t.target.url,
             t.target.resolved,
-            t.info
-                .as_deref()
+            t.disclosure()
                 .map(|i| format!(" [{i}]"))
                 .unwrap_or_default()
         ));
@@ -214,8 +213,7 @@ pub fn markdown(result: &OverheadResult) -> String {
             t.name,
             t.target.url,
             t.target.resolved,
-            t.info
-                .as_deref()
+            t.disclosure()
                 .map(|i| format!(" ({i})"))
                 .unwrap_or_default()
         ));

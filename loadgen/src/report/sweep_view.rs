@@ -41,8 +41,7 @@ impl Disclosure {
                 t.name,
                 t.target.url,
                 t.target.resolved,
-                t.info
-                    .as_deref()
+                t.disclosure()
                     .map(|i| format!(" ({i})"))
                     .unwrap_or_default()
             ));

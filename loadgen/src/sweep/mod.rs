@@ -4,6 +4,8 @@
 //! saturated" and kept out of the headline, since there the upstream, not the gateway, sets the
 //! figures.
 
+use std::time::Duration;
+
 use clap::Args;
 use gatebench_shared::host::{raise_open_file_limit, HostFacts};
 use serde::{Deserialize, Serialize};
@@ -76,6 +78,9 @@ pub struct SweepResult {
     /// The direct target's configuration (TOML) when it is a gatebench mock.
     pub mock: Option<String>,
     pub trials: usize,
+    /// The pause before each trial after the first (--settle), µs.
+    #[serde(default)]
+    pub settle_us: u64,
     /// `concurrency` or `rate`.
     pub level_kind: String,
     /// True for concurrency levels: closed-loop load, whose latencies cannot be corrected for
@@ -156,6 +161,7 @@ pub fn run_sweep(args: SweepArgs, command: Vec<String>) -> anyhow::Result<(Sweep
         .map_err(SetupError::from)?;
     let targets = compare.targets("sweep")?;
     let trials = compare.trials(3)?;
+    let settle = compare.settle(Duration::ZERO)?;
     // Every level's plan is checked before any load is sent.
     let plans = levels
         .iter()
@@ -187,7 +193,7 @@ pub fn run_sweep(args: SweepArgs, command: Vec<String>) -> anyhow::Result<(Sweep
         let floor_plan = level_args(&compare, "concurrency", 1.0)
             .plan()
             .map_err(SetupError::from)?;
-        let runs = run_trials(&floor_plan, &targets[..1], 1, "floor, ");
+        let runs = run_trials(&floor_plan, &targets[..1], 1, settle, "floor, ");
         let (summary, _) = analyse(&targets[..1], &runs);
         floor_p99_us = summary.first().map_or(f64::NAN, |s| s.p99_us);
     }
@@ -197,7 +203,7 @@ pub fn run_sweep(args: SweepArgs, command: Vec<String>) -> anyhow::Result<(Sweep
             break;
         }
         let label = format!("{kind} {level}, ");
-        let runs = run_trials(plan, &targets, trials, &label);
+        let runs = run_trials(plan, &targets, trials, settle, &label);
         let (summary, deltas) = analyse(&targets, &runs);
         let direct_p99_us = summary.first().map_or(f64::NAN, |s| s.p99_us);
         if floor_level.is_some_and(|i| done.len() == i) {
@@ -250,6 +256,7 @@ pub fn run_sweep(args: SweepArgs, command: Vec<String>) -> anyhow::Result<(Sweep
         targets,
         mock,
         trials,
+        settle_us: settle.as_micros() as u64,
         exploratory: kind == "concurrency",
         level_kind: kind,
         floor_p99_us,

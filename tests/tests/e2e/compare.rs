@@ -19,13 +19,16 @@ fn alternating_trials_find_a_known_delay_and_every_report_renders() {
     let direct = start_delay_gateway(mock.local_addr(), Duration::ZERO);
     let (slow, slow_held) =
         start_delay_gateway_recorded(mock.local_addr(), Duration::from_millis(2));
+    let started = std::time::Instant::now();
     let (result, code) = run_compare(
         CompareArgs {
             direct: Some(url(direct)),
             gateways: vec![format!("slow={}", url(slow))],
             gateway_info: vec!["slow=adds 2 ms".into()],
+            gateway_recording: vec!["slow=full".into()],
             trials: Some(3),
             sample: Vec::new(),
+            settle: Some("300ms".into()),
             run: RunArgs {
                 rate: Some("100".into()),
                 duration: Some("1s".into()),
@@ -47,6 +50,13 @@ fn alternating_trials_find_a_known_delay_and_every_report_renders() {
                 .all(|r| r.contains("schedule lag")),
         "{:?}",
         result.invalid_reasons
+    );
+    // Each trial after the first waited --settle first: six 1 s trials and five pauses.
+    assert_eq!(result.settle_us, 300_000);
+    let elapsed = started.elapsed();
+    assert!(
+        elapsed >= Duration::from_millis(6_000 + 5 * 300),
+        "{elapsed:?}"
     );
     // Alternating: direct, slow, direct, slow, direct, slow.
     let order: Vec<&str> = result.runs.iter().map(|r| r.name.as_str()).collect();
@@ -85,7 +95,22 @@ fn alternating_trials_find_a_known_delay_and_every_report_renders() {
     let path = dir.join("compare.json");
     write_json(&result, &path).unwrap();
     check_reports(&path, "trial,target,requests");
+    crate::compare::check_disclosure(&path);
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The gateway `slow` carries its declared recording level in the JSON and in the write-up.
+pub fn check_disclosure(path: &std::path::Path) {
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let targets = json["targets"]
+        .as_array()
+        .or(json["plan"]["targets"].as_array())
+        .unwrap();
+    assert_eq!(targets[0]["recording"], serde_json::Value::Null);
+    assert_eq!(targets[1]["recording"], "full");
+    let md = render(path, Format::Md).unwrap();
+    assert!(md.contains("(adds 2 ms; recording full)"), "{md}");
 }
 
 /// Renders `path` in every format and checks each is what it claims to be.

@@ -95,8 +95,8 @@ fn a_ladder_counts_refusals_and_names_a_buffering_gateway() {
     let (result, _) = run_ladder(
         LadderArgs {
             levels: Some("10,50".into()),
-            settle: Some("200ms".into()),
             compare: CompareArgs {
+                settle: Some("200ms".into()),
                 direct: Some(url(upstream)),
                 gateways: vec![
                     format!("pass={}", url(pass)),

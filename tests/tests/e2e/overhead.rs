@@ -25,6 +25,7 @@ fn a_known_delay_is_found_and_no_delay_is_not_distinguishable() {
             direct: Some(url(direct)),
             gateways: vec![format!("slow={}", url(slow)), format!("same={}", url(same))],
             gateway_info: vec!["slow=adds 2 ms".into()],
+            gateway_recording: vec!["slow=full".into()],
             trials: Some(2),
             quiet: true,
             ..OverheadArgs::default()
@@ -53,6 +54,7 @@ fn a_known_delay_is_found_and_no_delay_is_not_distinguishable() {
     let path = dir.join("overhead.json");
     loadgen::overhead::write_json(&result, &path).unwrap();
     crate::compare::check_reports(&path, "gateway,scenario,metric");
+    crate::compare::check_disclosure(&path);
     std::fs::remove_dir_all(&dir).unwrap();
     // Two trials of two scenarios.
     assert_eq!(result.trials.len(), 4);
