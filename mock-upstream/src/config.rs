@@ -44,6 +44,8 @@ pub enum ConfigError {
         "invalid --tls-names '{0}': expected a comma-separated list of host names or IP addresses"
     )]
     TlsNames(String),
+    #[error("invalid --max-connections 0: expected a whole number of connections, at least 1")]
+    MaxConnections,
     #[error("invalid --embedding-dimensions {0}: expected a whole number from 1 to 8192")]
     Dimensions(u32),
     #[error("cannot read config file {path}: {source}")]
@@ -110,6 +112,20 @@ pub struct RawSettings {
     /// Default 10s.
     #[arg(long, env = "MOCK_HEADER_TIMEOUT")]
     pub header_timeout: Option<String>,
+    /// Time a client has to send a request's body once its headers are in (a slow body, or
+    /// one shorter than its content-length); past it, 408 and the connection closes.
+    /// Default 30s.
+    #[arg(long, env = "MOCK_BODY_TIMEOUT")]
+    pub body_timeout: Option<String>,
+    /// Time sent data may stay unacknowledged, as when a client stops reading a stream or
+    /// vanishes, before the connection is dropped (the socket's TCP_USER_TIMEOUT).
+    /// Default 60s.
+    #[arg(long, env = "MOCK_SEND_TIMEOUT")]
+    pub send_timeout: Option<String>,
+    /// Connections served at once; each connection past it gets 503 in the provider's shape
+    /// for its request and is closed. Default: no cap but the open-file limit.
+    #[arg(long, env = "MOCK_MAX_CONNECTIONS")]
+    pub max_connections: Option<usize>,
     /// On SIGINT/SIGTERM, how long in-flight responses may take to finish. Default 5s.
     #[arg(long, env = "MOCK_SHUTDOWN_GRACE")]
     pub shutdown_grace: Option<String>,
@@ -173,6 +189,9 @@ impl RawSettings {
             models: self.models.or(file.models),
             max_body: self.max_body.or(file.max_body),
             header_timeout: self.header_timeout.or(file.header_timeout),
+            body_timeout: self.body_timeout.or(file.body_timeout),
+            send_timeout: self.send_timeout.or(file.send_timeout),
+            max_connections: self.max_connections.or(file.max_connections),
             shutdown_grace: self.shutdown_grace.or(file.shutdown_grace),
             embedding_dimensions: self.embedding_dimensions.or(file.embedding_dimensions),
             require_api_key: self.require_api_key.or(file.require_api_key),
@@ -283,6 +302,12 @@ impl RawSettings {
                 self.header_timeout,
                 defaults.header_timeout,
             )?,
+            body_timeout: duration("--body-timeout", self.body_timeout, defaults.body_timeout)?,
+            send_timeout: duration("--send-timeout", self.send_timeout, defaults.send_timeout)?,
+            max_connections: match self.max_connections {
+                Some(0) => return Err(ConfigError::MaxConnections),
+                cap => cap,
+            },
             shutdown_grace: duration(
                 "--shutdown-grace",
                 self.shutdown_grace,
@@ -310,6 +335,12 @@ pub struct Config {
     pub max_body_bytes: u64,
     /// Time allowed to read a request's headers. Default 10 s.
     pub header_timeout: Duration,
+    /// Time allowed to read a request's body once its headers are in. Default 30 s.
+    pub body_timeout: Duration,
+    /// Time sent data may stay unacknowledged before the connection is dropped. Default 60 s.
+    pub send_timeout: Duration,
+    /// Connections served at once; past it, 503. Default: no cap.
+    pub max_connections: Option<usize>,
     /// Time in-flight responses may take to finish after shutdown is asked. Default 5 s.
     pub shutdown_grace: Duration,
     /// Error statuses and mid-stream faults at seeded rates. Default: none.
@@ -345,6 +376,9 @@ impl Default for Config {
             models: vec!["gpt-4o-mini".to_string(), "gpt-4o".to_string()],
             max_body_bytes: 16 << 20,
             header_timeout: Duration::from_secs(10),
+            body_timeout: Duration::from_secs(30),
+            send_timeout: Duration::from_secs(60),
+            max_connections: None,
             shutdown_grace: Duration::from_secs(5),
             faults: FaultRates::default(),
             embedding_dimensions: 1536,
@@ -393,6 +427,9 @@ impl Config {
             models: Some(self.models.join(",")),
             max_body: Some(self.max_body_bytes.to_string()),
             header_timeout: Some(format_us(self.header_timeout.as_micros() as u64)),
+            body_timeout: Some(format_us(self.body_timeout.as_micros() as u64)),
+            send_timeout: Some(format_us(self.send_timeout.as_micros() as u64)),
+            max_connections: self.max_connections,
             shutdown_grace: Some(format_us(self.shutdown_grace.as_micros() as u64)),
             fault: self.faults.to_settings(),
             embedding_dimensions: Some(self.embedding_dimensions),

@@ -18,12 +18,30 @@ use tokio_rustls::TlsAcceptor;
 use crate::handler::handle;
 use crate::state::State;
 
-/// Counts a connection as open for as long as its task lives.
-struct OpenConnection(Arc<State>);
+/// A connection counted as open for as long as its task lives.
+struct Open {
+    state: Arc<State>,
+    /// Accepted past `--max-connections`: its requests get 503.
+    over_cap: bool,
+}
 
-impl Drop for OpenConnection {
+impl Open {
+    /// Counts the connection; it is past the cap when the count, with it, exceeds the cap.
+    fn count(state: &Arc<State>) -> Open {
+        let open = state.metrics.connection_opened();
+        Open {
+            state: state.clone(),
+            over_cap: state
+                .config
+                .max_connections
+                .is_some_and(|cap| open > cap as i64),
+        }
+    }
+}
+
+impl Drop for Open {
     fn drop(&mut self) {
-        self.0.metrics.connection_closed();
+        self.state.metrics.connection_closed();
     }
 }
 
@@ -31,6 +49,8 @@ impl Drop for OpenConnection {
 #[derive(Clone)]
 struct Protocols {
     h1: http1::Builder,
+    /// For connections past `--max-connections`: one answer, then the connection closes.
+    h1_once: http1::Builder,
     h2: http2::Builder<TokioExecutor>,
 }
 
@@ -40,34 +60,86 @@ impl Protocols {
         h1.timer(TokioTimer::new())
             .header_read_timeout(state.config.header_timeout)
             .keep_alive(true)
+            // A client may shut its sending side once its request is out; it still gets the
+            // answer.
+            .half_close(true)
             // One copy into hyper's write buffer beats a vectored write of a dozen small
             // pieces: measured 135k against 108k req/s for a ~350-byte completion
             // (BENCHMARKS.md).
             .writev(false);
+        let mut h1_once = h1.clone();
+        h1_once.keep_alive(false);
         let mut h2 = http2::Builder::new(TokioExecutor::new());
         h2.timer(TokioTimer::new())
             // Many simultaneous streams on one connection is what a gateway's h2 pool does.
             .max_concurrent_streams(4096);
-        Protocols { h1, h2 }
+        Protocols { h1, h1_once, h2 }
     }
 
-    /// Serves one connection with the protocol it speaks, until it ends or shutdown asks.
-    async fn serve<I>(&self, io: I, h2: bool, watcher: Watcher, socket: RawFd, state: Arc<State>)
+    /// Serves one connection with the protocol it speaks, until it ends or shutdown asks: the
+    /// mock's routes, or for a connection past the cap a 503 to each request.
+    async fn serve<I>(&self, io: I, h2: bool, watcher: Watcher, socket: RawFd, open: &Open)
     where
         I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
     {
-        let service = service_fn(move |req| handle(state.clone(), req, socket));
+        let state = open.state.clone();
+        let over_cap = open.over_cap.then(|| OverCap {
+            cap: state.config.max_connections.unwrap_or(0),
+            state: state.clone(),
+        });
         // A client that resets or times out ends its own connection; nothing else is
         // affected, so its error needs no handling here.
-        if h2 {
-            let _ = watcher
-                .watch(self.h2.serve_connection(TokioIo::new(io), service))
-                .await;
-        } else {
-            let _ = watcher
-                .watch(self.h1.serve_connection(TokioIo::new(io), service))
-                .await;
+        match (over_cap, h2) {
+            (None, false) => {
+                let service = service_fn(move |req| handle(state.clone(), req, socket));
+                let _ = watcher
+                    .watch(self.h1.serve_connection(TokioIo::new(io), service))
+                    .await;
+            }
+            (None, true) => {
+                let service = service_fn(move |req| handle(state.clone(), req, socket));
+                let _ = watcher
+                    .watch(self.h2.serve_connection(TokioIo::new(io), service))
+                    .await;
+            }
+            (Some(cap), false) => {
+                let service = service_fn(move |req| cap.clone().answer(req));
+                let _ = watcher
+                    .watch(self.h1_once.serve_connection(TokioIo::new(io), service))
+                    .await;
+            }
+            (Some(cap), true) => {
+                let service = service_fn(move |req| cap.clone().answer(req));
+                let _ = watcher
+                    .watch(self.h2.serve_connection(TokioIo::new(io), service))
+                    .await;
+            }
         }
+    }
+}
+
+/// What a connection past `--max-connections` is told: 503 in the provider's shape of the
+/// path it asked for, with `retry-after`.
+#[derive(Clone)]
+struct OverCap {
+    state: Arc<State>,
+    cap: usize,
+}
+
+impl OverCap {
+    async fn answer(
+        self,
+        req: hyper::Request<hyper::body::Incoming>,
+    ) -> Result<hyper::Response<crate::body::MockBody>, std::convert::Infallible> {
+        self.state.metrics.over_capacity();
+        let rejection = crate::rejection::Rejection::over_capacity(self.cap);
+        let response = if req.uri().path() == "/v1/messages" {
+            rejection.anthropic().into_response()
+        } else {
+            rejection.into_response()
+        };
+        self.state.metrics.response(response.status().as_u16());
+        Ok(response)
     }
 }
 
@@ -119,8 +191,11 @@ pub async fn serve(
                 Ok((stream, _)) => {
                     // Small SSE events must not wait for Nagle.
                     let _ = stream.set_nodelay(true);
-                    state.metrics.connection_opened();
-                    let open = OpenConnection(state.clone());
+                    // A client that stops reading (or vanishes) is dropped once what was sent
+                    // to it stays unacknowledged this long, zero-window probes included.
+                    let _ = socket2::SockRef::from(&stream)
+                        .set_tcp_user_timeout(Some(state.config.send_timeout));
+                    let open = Open::count(&state);
                     let protocols = protocols.clone();
                     let watcher = graceful.watcher();
                     let tls = tls.clone();
@@ -153,25 +228,24 @@ async fn serve_connection(
     watcher: Watcher,
     tls: Option<TlsAcceptor>,
     stream: TcpStream,
-    open: &OpenConnection,
+    open: &Open,
 ) {
     let socket = stream.as_raw_fd();
-    let state = open.0.clone();
-    let timeout = state.config.header_timeout;
+    let timeout = open.state.config.header_timeout;
     match tls {
         None => {
             // A client that sends nothing is dropped like one that never sends its headers.
             let Ok(h2) = tokio::time::timeout(timeout, opens_with_h2_preface(&stream)).await else {
                 return;
             };
-            protocols.serve(stream, h2, watcher, socket, state).await;
+            protocols.serve(stream, h2, watcher, socket, open).await;
         }
         Some(tls) => {
             let Ok(Ok(stream)) = tokio::time::timeout(timeout, tls.accept(stream)).await else {
                 return;
             };
             let h2 = stream.get_ref().1.alpn_protocol() == Some(b"h2");
-            protocols.serve(stream, h2, watcher, socket, state).await;
+            protocols.serve(stream, h2, watcher, socket, open).await;
         }
     }
 }

@@ -18,7 +18,7 @@ use crate::body::MockBody;
 use crate::faults::{self, Api, Overrides, Provider, StreamFault};
 use crate::ratelimit::Quota;
 use crate::rejection::Rejection;
-use crate::request::{read_body, seq, BodyError};
+use crate::request::{read_body_within, seq, BodyError};
 use crate::state::State;
 use crate::template::json_escaped;
 
@@ -130,13 +130,15 @@ pub async fn receive(
         .or_else(|| overrides.changes_latency().then(Instant::now));
     let (parts, body) = req.into_parts();
     let limit = state.config.max_body_bytes;
-    let body = read_body(&parts.headers, body, limit)
+    let timeout = state.config.body_timeout;
+    let body = read_body_within(&parts.headers, body, limit, timeout)
         .await
         .map_err(|e| match e {
             BodyError::TooLarge => Rejection::too_large(limit),
             BodyError::Read => {
                 Rejection::bad_request("Could not read the request body.", None, None)
             }
+            BodyError::TimedOut => Rejection::body_timed_out(timeout),
         })?;
     state.metrics.bytes_in(body.len());
     Ok(Inbound {

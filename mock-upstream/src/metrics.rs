@@ -77,6 +77,8 @@ pub struct Metrics {
     connections_open: AtomicI64,
     streams_open: AtomicI64,
     accept_errors: AtomicU64,
+    /// Requests answered 503 on connections past `--max-connections`.
+    over_capacity: AtomicU64,
     /// Request body bytes read, and response body bytes produced.
     bytes_in: AtomicU64,
     bytes_out: AtomicU64,
@@ -115,9 +117,10 @@ impl Metrics {
         }
     }
 
-    pub fn connection_opened(&self) {
+    /// Counts an accepted connection; returns how many are open with it.
+    pub fn connection_opened(&self) -> i64 {
         self.connections_opened.fetch_add(1, Relaxed);
-        self.connections_open.fetch_add(1, Relaxed);
+        self.connections_open.fetch_add(1, Relaxed) + 1
     }
 
     pub fn connection_closed(&self) {
@@ -144,6 +147,10 @@ impl Metrics {
 
     pub fn accept_error(&self) {
         self.accept_errors.fetch_add(1, Relaxed);
+    }
+
+    pub fn over_capacity(&self) {
+        self.over_capacity.fetch_add(1, Relaxed);
     }
 
     /// Requests seen on a route.
@@ -227,6 +234,12 @@ impl Metrics {
             ("mock_accept_errors_total", "counter", "Failed accepts.", {
                 self.accept_errors.load(Relaxed) as i64
             }),
+            (
+                "mock_over_capacity_total",
+                "counter",
+                "Requests answered 503 on connections past --max-connections.",
+                self.over_capacity.load(Relaxed) as i64,
+            ),
             (
                 "mock_request_body_bytes_total",
                 "counter",

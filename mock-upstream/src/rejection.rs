@@ -88,9 +88,10 @@ impl Rejection {
             403 => "permission_error",
             404 => "not_found_error",
             413 => "request_too_large",
+            408 => "timeout_error",
             429 => "rate_limit_error",
             500 => "api_error",
-            529 => "overloaded_error",
+            503 | 529 => "overloaded_error",
             _ => "invalid_request_error",
         };
         Rejection {
@@ -149,6 +150,37 @@ impl Rejection {
             status: StatusCode::PAYLOAD_TOO_LARGE,
             message: format!("Request body too large: the limit is {limit} bytes."),
             code: Some("request_too_large"),
+            close: true,
+            ..Rejection::bad_request("", None, None)
+        }
+    }
+
+    /// 503 for a connection past `--max-connections`; the connection closes after it.
+    pub fn over_capacity(cap: usize) -> Rejection {
+        let mut rejection = Rejection {
+            status: StatusCode::SERVICE_UNAVAILABLE,
+            message: format!(
+                "The server is at capacity ({cap} connections, --max-connections); retry later."
+            ),
+            kind: "server_error",
+            code: Some("server_overloaded"),
+            close: true,
+            ..Rejection::bad_request("", None, None)
+        };
+        rejection.set_header("retry-after", "1");
+        rejection
+    }
+
+    /// 408 for a body that did not arrive in time (`--body-timeout`); the connection closes,
+    /// since where the next request would begin is unknown.
+    pub fn body_timed_out(timeout: std::time::Duration) -> Rejection {
+        Rejection {
+            status: StatusCode::REQUEST_TIMEOUT,
+            message: format!(
+                "Timed out reading the request body: it did not arrive within {} ms.",
+                timeout.as_millis()
+            ),
+            code: Some("request_timeout"),
             close: true,
             ..Rejection::bad_request("", None, None)
         }

@@ -1,5 +1,9 @@
 //! Reading what a request carries: its body (under a size limit) and its schedule index.
 
+use std::future::Future;
+use std::task::Poll;
+use std::time::Duration;
+
 use bytes::{Bytes, BytesMut};
 use http_body_util::BodyExt;
 use hyper::body::Incoming;
@@ -14,6 +18,26 @@ pub enum BodyError {
     TooLarge,
     /// The connection failed or the client sent a malformed body.
     Read,
+    /// Not all there within the body timeout (slow, or shorter than its content-length).
+    TimedOut,
+}
+
+/// [`read_body`] within `timeout`. A body that came with its headers is read without
+/// arming a timer; only one still on its way is timed.
+pub async fn read_body_within(
+    headers: &HeaderMap,
+    body: Incoming,
+    limit: u64,
+    timeout: Duration,
+) -> Result<Bytes, BodyError> {
+    let mut read = std::pin::pin!(read_body(headers, body, limit));
+    let first = std::future::poll_fn(|cx| Poll::Ready(read.as_mut().poll(cx))).await;
+    match first {
+        Poll::Ready(result) => result,
+        Poll::Pending => tokio::time::timeout(timeout, read)
+            .await
+            .unwrap_or(Err(BodyError::TimedOut)),
+    }
 }
 
 /// Reads a whole body of at most `limit` bytes. A body that arrives in one piece is kept as it

@@ -11,6 +11,7 @@ mod errors;
 mod failures;
 mod faults;
 mod framing;
+mod hostile;
 mod latency;
 mod levels;
 mod lifecycle;

@@ -1,0 +1,107 @@
+//! The binary out of file descriptors: with a low open-file limit and more clients than it
+//! allows, the accept loop backs off instead of spinning or dying, and serves again once
+//! clients leave.
+
+#![allow(clippy::unwrap_used)] // test code: a panic is the failure report
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::os::unix::process::CommandExt;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The open-file limit of the child, soft and hard (it raises the soft one to the hard one).
+const FILES: libc::rlim_t = 48;
+
+/// CPU time (user + system) of a process so far, in seconds.
+fn cpu_s(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    // Fields after the command name (which may hold spaces) start at its closing parenthesis.
+    let after = &stat[stat.rfind(')').unwrap() + 2..];
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    let ticks = fields[11].parse::<f64>().unwrap() + fields[12].parse::<f64>().unwrap();
+    // SAFETY: sysconf has no preconditions.
+    ticks / unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64
+}
+
+fn get(addr: &str, path: &str) -> std::io::Result<String> {
+    let mut tcp = TcpStream::connect(addr)?;
+    tcp.set_read_timeout(Some(Duration::from_secs(5)))?;
+    write!(
+        tcp,
+        "GET {path} HTTP/1.1\r\nhost: m\r\nconnection: close\r\n\r\n"
+    )?;
+    let mut answer = String::new();
+    tcp.read_to_string(&mut answer)?;
+    Ok(answer)
+}
+
+#[test]
+fn out_of_descriptors_the_accept_loop_backs_off_and_recovers() {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mock-upstream"));
+    cmd.args(["--listen", "127.0.0.1:0", "--threads", "1"])
+        .stderr(Stdio::piped());
+    // SAFETY: setrlimit is async-signal-safe, and the closure touches nothing else.
+    unsafe {
+        cmd.pre_exec(|| {
+            let limit = libc::rlimit {
+                rlim_cur: FILES,
+                rlim_max: FILES,
+            };
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &limit) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn().unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    stderr.read_line(&mut line).unwrap();
+    let addr = line
+        .split("http://")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no address in {line:?}"))
+        .to_string();
+
+    // Twice as many idle connections as it has descriptors: the kernel's backlog takes them,
+    // the mock accepts until it runs out.
+    let clients: Vec<TcpStream> = (0..2 * FILES)
+        .map(|_| TcpStream::connect(&addr).unwrap())
+        .collect();
+    std::thread::sleep(Duration::from_millis(500));
+    let (cpu_before, wall) = (cpu_s(child.id()), Instant::now());
+    std::thread::sleep(Duration::from_secs(2));
+    let busy = (cpu_s(child.id()) - cpu_before) / wall.elapsed().as_secs_f64();
+    // A loop retrying a failing accept at once would keep a core busy; backing off is idle.
+    assert!(
+        busy < 0.5,
+        "the mock used {busy:.2} of a core while out of descriptors"
+    );
+    assert!(child.try_wait().unwrap().is_none(), "the mock died");
+
+    drop(clients);
+    // Every descriptor comes back as the idle clients go; it serves again.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let metrics = loop {
+        match get(&addr, "/metrics") {
+            Ok(answer) if answer.starts_with("HTTP/1.1 200") => break answer,
+            _ if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(100)),
+            other => panic!("not serving after the clients left: {other:?}"),
+        }
+    };
+    let errors = metrics
+        .lines()
+        .find_map(|l| l.strip_prefix("mock_accept_errors_total "))
+        .and_then(|n| n.trim().parse::<u64>().ok())
+        .unwrap();
+    assert!(errors > 0, "{metrics}");
+    assert!(get(&addr, "/health").unwrap().starts_with("HTTP/1.1 200"));
+
+    // SAFETY: kill(2) on our own child's pid.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    assert!(child.wait().unwrap().success());
+    let mut rest = String::new();
+    stderr.read_to_string(&mut rest).unwrap();
+}
