@@ -123,6 +123,11 @@ pub struct RunArgs {
     /// Time a request may take, connect included, like 30s. Default 30s.
     #[arg(long)]
     pub timeout: Option<String>,
+    /// Once sending stops (the end of --duration, or Ctrl-C), how long requests in flight
+    /// may still finish, like 5s; those still open then are counted as `cancelled`. A second
+    /// Ctrl-C stops waiting at once. Default: none (each request runs to its --timeout).
+    #[arg(long)]
+    pub grace: Option<String>,
     /// How long before each send the worker stops sleeping and spins (yielding to its own I/O),
     /// like 50us; longer is more precise on machines slow to wake, at the cost of CPU (1s spins
     /// all the time). Default 50us.
@@ -175,6 +180,7 @@ impl RunArgs {
             model: self.model.or(profile.model),
             max_tokens: self.max_tokens.or(profile.max_tokens),
             timeout: self.timeout.or(profile.timeout),
+            grace: self.grace.or(profile.grace),
             spin: self.spin.or(profile.spin),
             seed: self.seed.or(profile.seed),
             out: self.out.or(profile.out),

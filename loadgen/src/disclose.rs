@@ -4,7 +4,7 @@
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::http1::head::{self, Framing};
 use crate::plan::Target;
@@ -22,7 +22,7 @@ pub fn mock_config(target: &Target) -> Option<String> {
     text.contains("ttft").then_some(text)
 }
 
-/// The body of `GET path` on `target`'s server when it answers 200 within a second.
+/// The body of `GET path` on `target`'s server when it answers 200, whole, within a second.
 pub fn get(target: &Target, path: &str) -> Option<String> {
     let timeout = Duration::from_secs(1);
     let mut stream = TcpStream::connect_timeout(&target.resolved, timeout).ok()?;
@@ -33,8 +33,21 @@ pub fn get(target: &Target, path: &str) -> Option<String> {
         target.authority
     );
     stream.write_all(request.as_bytes()).ok()?;
+    // One second in all, however slowly the answer trickles in.
+    let deadline = Instant::now() + timeout;
     let mut bytes = Vec::new();
-    stream.take(MAX_BYTES as u64).read_to_end(&mut bytes).ok()?;
+    let mut buf = [0u8; 16 * 1024];
+    loop {
+        let left = deadline
+            .checked_duration_since(Instant::now())
+            .filter(|d| !d.is_zero())?;
+        stream.set_read_timeout(Some(left)).ok()?;
+        match stream.read(&mut buf).ok()? {
+            0 => break,
+            n if bytes.len() + n > MAX_BYTES => return None,
+            n => bytes.extend_from_slice(&buf[..n]),
+        }
+    }
     let (head, used) = head::parse(&bytes).ok()??;
     if head.status != 200 {
         return None;

@@ -7,6 +7,14 @@ use crate::pool::Pool;
 use crate::recorder::{ErrorKind, Exchange};
 use crate::sse::{Event, SseReader};
 
+/// Most bytes of a whole (not streamed) 200 body kept for validation; a larger one is
+/// `invalid`, so a target sending without end cannot fill memory.
+const MAX_BODY: usize = 16 << 20;
+
+/// Most output events of one stream whose gaps are kept (8 bytes each); a longer stream is
+/// `invalid`.
+const MAX_OUTPUT_EVENTS: usize = 1 << 20;
+
 /// A request's place in the schedule.
 #[derive(Debug, Clone, Copy)]
 pub struct Slot {
@@ -60,15 +68,24 @@ pub async fn exchange(
             let now = clock.ns_of(at);
             x.first_byte_ns.get_or_insert(now);
             if !streamed {
-                body.extend_from_slice(data);
+                // Only a 200's body is validated; an error's status says enough.
+                if status == 200 {
+                    if body.len() + data.len() <= MAX_BODY {
+                        body.extend_from_slice(data);
+                    } else {
+                        invalid = true;
+                    }
+                }
                 return;
             }
             sse.feed(data, |event| match event {
                 Event::Output => {
                     if x.first_output_ns.is_none() {
                         x.first_output_ns = Some(now);
-                    } else {
+                    } else if x.output_gaps_ns.len() < MAX_OUTPUT_EVENTS {
                         x.output_gaps_ns.push(now - last_output_ns);
+                    } else {
+                        invalid = true;
                     }
                     last_output_ns = now;
                     x.output_events += 1;
@@ -106,7 +123,7 @@ pub async fn exchange(
         if x.usage_tokens.is_some_and(|t| t != x.output_events) {
             return Err(ErrorKind::Invalid);
         }
-    } else if !is_completion(&body) {
+    } else if invalid || !is_completion(&body) {
         return Err(ErrorKind::Invalid);
     }
     Ok(x)
@@ -122,7 +139,7 @@ fn error_kind(failure: Failure) -> ErrorKind {
 
 /// True for a JSON object with a `choices`, `content` or `output` array (chat, messages,
 /// responses), or any JSON object for other routes' bodies.
-fn is_completion(body: &[u8]) -> bool {
+pub(crate) fn is_completion(body: &[u8]) -> bool {
     #[derive(serde::Deserialize)]
     struct Shape {
         #[serde(default)]

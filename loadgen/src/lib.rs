@@ -21,6 +21,8 @@ pub mod compare;
 mod disclose;
 mod embedded;
 mod exchange;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod gateways;
 mod http1;
 pub mod ladder;

@@ -51,6 +51,17 @@ pub enum PlanError {
     Resolve(String, String),
     #[error("invalid --max-error-rate {0}: expected a fraction from 0 to 1, like 0.01")]
     ErrorRate(f64),
+    #[error(
+        "impossible plan: at {rate} req/s with --timeout {timeout_s}s, a target that stops \
+         answering leaves up to {pending:.0} requests waiting at once, each held until its \
+         timeout; the most loadgen keeps is {most:.0}: lower --timeout or the rate"
+    )]
+    Pending {
+        rate: f64,
+        timeout_s: f64,
+        pending: f64,
+        most: f64,
+    },
 }
 
 /// Open loop at a rate, or closed loop at a concurrency.
@@ -116,6 +127,10 @@ pub struct Plan {
     pub request: RequestSpec,
     #[serde(rename = "timeout_us", serialize_with = "duration_us")]
     pub timeout: Duration,
+    /// How long requests in flight may still finish once sending stops; `None`: each until its
+    /// timeout.
+    #[serde(rename = "grace_us", serialize_with = "opt_duration_us")]
+    pub grace: Option<Duration>,
     /// Spin window of the pacer.
     #[serde(rename = "spin_us", serialize_with = "duration_us")]
     pub spin: Duration,
@@ -143,6 +158,10 @@ fn opt_duration_us<S: serde::Serializer>(d: &Option<Duration>, s: S) -> Result<S
         None => s.serialize_none(),
     }
 }
+
+/// Most requests an open loop may have waiting at once: at its rate, a target that stops
+/// answering leaves `rate × timeout` of them open, each holding memory until its timeout.
+const MAX_PENDING: f64 = 1_000_000.0;
 
 /// Most connections or threads a plan may ask for.
 const MAX_CONNECTIONS: usize = 100_000;
@@ -186,6 +205,26 @@ impl RunArgs {
             Some(text) => positive_duration("--timeout", text, "")?,
             None => Duration::from_secs(30),
         };
+        let grace = self
+            .grace
+            .as_deref()
+            .map(|text| {
+                parse_duration_us(text)
+                    .map(Duration::from_micros)
+                    .ok_or_else(|| PlanError::Duration("--grace", text.to_string(), ""))
+            })
+            .transpose()?;
+        if let Load::Open { rate, .. } = load {
+            let pending = rate * timeout.as_secs_f64();
+            if pending > MAX_PENDING {
+                return Err(PlanError::Pending {
+                    rate,
+                    timeout_s: timeout.as_secs_f64(),
+                    pending,
+                    most: MAX_PENDING,
+                });
+            }
+        }
         let spin = match self.spin.as_deref() {
             Some(text) => parse_duration_us(text)
                 .map(Duration::from_micros)
@@ -237,6 +276,7 @@ impl RunArgs {
             pin,
             request,
             timeout,
+            grace,
             spin,
             seed: self.seed.unwrap_or(0),
             out: self.out,

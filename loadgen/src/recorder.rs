@@ -28,6 +28,9 @@ pub enum ErrorKind {
     Truncated,
     /// A body that is not what the API sends (not JSON, an error event, wrong counts).
     Invalid,
+    /// Still in flight when the grace after the end of sending ran out (`--grace`, or a
+    /// second Ctrl-C).
+    Cancelled,
 }
 
 impl ErrorKind {
@@ -42,6 +45,7 @@ impl ErrorKind {
             ErrorKind::Status(code) => format!("status_{code}"),
             ErrorKind::Truncated => "truncated".into(),
             ErrorKind::Invalid => "invalid".into(),
+            ErrorKind::Cancelled => "cancelled".into(),
         }
     }
 }

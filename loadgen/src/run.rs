@@ -6,7 +6,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use anyhow::Context as _;
-use gatebench_shared::host::{raise_open_file_limit, HostFacts};
+use gatebench_shared::host::{raise_open_file_limit, HostFacts, OpenFileLimit};
 
 use crate::cli::RunArgs;
 use crate::embedded::EmbeddedMock;
@@ -21,6 +21,8 @@ use crate::worker::{run_worker, Progress, StartLine, WorkerSpec};
 pub const EXIT_OK: u8 = 0;
 pub const EXIT_FAILED: u8 = 1;
 pub const EXIT_USAGE: u8 = 2;
+/// A run with a planned end stopped early by Ctrl-C or SIGTERM (its partial result is written).
+pub const EXIT_INTERRUPTED: u8 = 130;
 
 /// A user error (exit 2), as opposed to a run that was judged (exit 0 or 1).
 #[derive(Debug, thiserror::Error)]
@@ -46,6 +48,7 @@ pub fn run(args: RunArgs, command: Vec<String>) -> anyhow::Result<(RunResult, u8
     }
     let mut plan = args.clone().plan().map_err(SetupError::from)?;
     let open_files = raise_open_file_limit().ok();
+    check_open_files(&plan, open_files.as_ref())?;
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
 
     let mock = if demo {
@@ -138,9 +141,18 @@ pub(crate) fn probe(target: &Target, timeout: Duration) -> Result<(), SetupError
         })
 }
 
-/// Exit 1 when the run is invalid or a threshold failed; say why on stderr.
+/// Exit 1 when the run is invalid or a threshold failed, 130 when a run with a planned end was
+/// interrupted; say why on stderr.
 fn judge(result: &RunResult, plan: &Plan) -> u8 {
     let mut code = if result.valid { EXIT_OK } else { EXIT_FAILED };
+    let planned = plan.duration.is_some() || plan.requests.is_some();
+    if planned && (stop_requested() || result.runs.iter().any(|r| r.interrupted)) {
+        eprintln!(
+            "loadgen: interrupted: the result holds what ran before the signal, marked \
+             \"interrupted\"; requests still in flight after the grace are counted as cancelled"
+        );
+        return EXIT_INTERRUPTED;
+    }
     for run in &result.runs {
         if let Some(max) = plan.max_error_rate {
             let rate = 1.0 - run.success_rate;
@@ -198,30 +210,67 @@ pub fn write_hgrm(result: &RunResult, dir: &std::path::Path) -> anyhow::Result<(
 
 static STOP: OnceLock<Arc<Progress>> = OnceLock::new();
 
-/// The process-wide stop flag, set by Ctrl-C or SIGTERM (watched from a thread started once).
+/// Descriptors kept free for everything but the connections (standard streams, the runtime,
+/// files written, a probe of the target).
+const SPARE_FILES: u64 = 64;
+
+/// Refuses a plan whose connections need more descriptors than the limit allows, even raised.
+pub(crate) fn check_open_files(
+    plan: &Plan,
+    files: Option<&OpenFileLimit>,
+) -> Result<(), SetupError> {
+    let connections = match plan.load {
+        Load::Closed { concurrency } => concurrency.max(plan.connections),
+        Load::Open { .. } => plan.connections,
+    } as u64;
+    match files {
+        Some(files) if connections + SPARE_FILES > files.soft => Err(SetupError::Other(format!(
+            "impossible plan: {connections} connections need about {} open files; the limit \
+             here is {} even after raising it (ulimit -n; the hard limit is {})",
+            connections + SPARE_FILES,
+            files.soft,
+            files.hard
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// The process-wide stop flag, set by Ctrl-C or SIGTERM (watched from a thread started once);
+/// a second signal sets `abandon`, to stop waiting for the requests in flight.
 pub(crate) fn stop_flag() -> Arc<Progress> {
     STOP.get_or_init(|| {
         let progress = Arc::new(Progress::default());
         let flag = progress.clone();
+        // The signals are registered before this returns, so one sent at any moment after is
+        // a stop, never the default action.
+        let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+        else {
+            return progress;
+        };
+        let signals = {
+            use tokio::signal::unix::{signal, SignalKind};
+            let _entered = rt.enter();
+            (
+                signal(SignalKind::interrupt()),
+                signal(SignalKind::terminate()),
+            )
+        };
+        let (Ok(mut int), Ok(mut term)) = signals else {
+            return progress;
+        };
         let _ = std::thread::Builder::new()
             .name("loadgen-signals".into())
             .spawn(move || {
-                let Ok(rt) = tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()
-                else {
-                    return;
-                };
                 rt.block_on(async move {
-                    use tokio::signal::unix::{signal, SignalKind};
-                    let Ok(mut term) = signal(SignalKind::terminate()) else {
-                        return;
-                    };
-                    tokio::select! {
-                        _ = tokio::signal::ctrl_c() => {}
-                        _ = term.recv() => {}
+                    for flag in [&flag.stop, &flag.abandon] {
+                        tokio::select! {
+                            _ = int.recv() => {}
+                            _ = term.recv() => {}
+                        }
+                        flag.store(true, Relaxed);
                     }
-                    flag.stop.store(true, Relaxed);
                 });
             });
         progress
@@ -279,6 +328,9 @@ pub(crate) fn run_target(plan: Arc<Plan>, target: Target) -> TargetRun {
         if stop.stop.load(Relaxed) && stopped_at_ns.is_none() {
             progress.stop.store(true, Relaxed);
             stopped_at_ns = Some(clock.now_ns());
+        }
+        if stop.abandon.load(Relaxed) {
+            progress.abandon.store(true, Relaxed);
         }
         if live {
             live_line(&clock, &progress, window_start_ns);

@@ -26,6 +26,10 @@ pub enum Event {
     Invalid,
 }
 
+/// Most bytes of one event; a longer one (a target that never ends its event) is `Invalid`
+/// and dropped, so memory stays bounded.
+const MAX_EVENT: usize = 1 << 20;
+
 /// Splits a byte stream into events (separated by a blank line) and classifies each.
 #[derive(Debug, Default)]
 pub struct SseReader {
@@ -47,6 +51,10 @@ impl SseReader {
             start += end.0 + end.1;
         }
         self.pending.drain(..start);
+        if self.pending.len() > MAX_EVENT {
+            on_event(Event::Invalid);
+            self.pending.clear();
+        }
     }
 
     /// True when bytes of an unfinished event are left over.

@@ -25,6 +25,8 @@ pub struct Progress {
     pub failed: AtomicU64,
     /// Set to stop sending (Ctrl-C, or the end of a `forever` run).
     pub stop: AtomicBool,
+    /// Set to stop waiting for the requests in flight (a second Ctrl-C).
+    pub abandon: AtomicBool,
 }
 
 /// What a worker gives back.
@@ -238,8 +240,72 @@ async fn drive(
             }
         }
     }
-    in_flight.wait_all().await;
+    // A closed loop's requests are sent from their own tasks: sending is over when its window
+    // ends or a stop is asked (or when every loop has sent its share).
+    if let Load::Closed { .. } = spec.plan.load {
+        tokio::select! {
+            _ = in_flight.wait_all() => return Ok(()),
+            _ = sending_over(&ctx) => {}
+        }
+    }
+    // Sending is over: what is in flight gets the grace (each request still bounded by its
+    // timeout); what is left then is cancelled, and counted so, as its task is dropped.
+    tokio::select! {
+        _ = in_flight.wait_all() => {}
+        _ = grace_over(spec.plan.grace) => {}
+        _ = abandoned(&spec.progress) => {}
+    }
     Ok(())
+}
+
+/// Resolves when the grace is over; never without one (each request ends by its timeout).
+async fn grace_over(grace: Option<std::time::Duration>) {
+    match grace {
+        Some(grace) => tokio::time::sleep(grace).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Resolves at the end of the sending window, or when a stop is asked.
+async fn sending_over(ctx: &Running) {
+    let spec = &ctx.spec;
+    while !spec.progress.stop.load(Relaxed) {
+        let wait = match spec.end_ns {
+            Some(end) => {
+                let now = ctx.clock.now_ns();
+                if now >= end {
+                    return;
+                }
+                (end - now).min(50_000_000)
+            }
+            None => 50_000_000,
+        };
+        tokio::time::sleep(std::time::Duration::from_nanos(wait)).await;
+    }
+}
+
+/// Resolves once a second Ctrl-C asks to stop waiting.
+async fn abandoned(progress: &Progress) {
+    while !progress.abandon.load(Relaxed) {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
+/// Counts a request as cancelled if its task is dropped before it was recorded.
+struct Unrecorded<'a> {
+    recorder: &'a RefCell<Recorder>,
+    clock: &'a RunClock,
+    due_ns: u64,
+}
+
+impl Drop for Unrecorded<'_> {
+    fn drop(&mut self) {
+        // Dropped with the worker's tasks, after the worker returned: nothing else holds the
+        // recorder then.
+        if let Ok(mut recorder) = self.recorder.try_borrow_mut() {
+            recorder.failure(ErrorKind::Cancelled, self.due_ns, self.clock.now_ns());
+        }
+    }
 }
 
 /// This worker's part of `total`, spread as evenly as possible.
@@ -265,6 +331,11 @@ async fn one(
     dispatched_ns: u64,
 ) {
     let (spec, plan) = (&ctx.spec, &ctx.spec.plan);
+    let unrecorded = Unrecorded {
+        recorder,
+        clock: &ctx.clock,
+        due_ns,
+    };
     let result = tokio::time::timeout(
         plan.timeout,
         exchange(
@@ -281,6 +352,7 @@ async fn one(
     )
     .await
     .unwrap_or(Err(ErrorKind::Timeout));
+    std::mem::forget(unrecorded);
     let mut recorder = recorder.borrow_mut();
     match result {
         Ok(x) => {

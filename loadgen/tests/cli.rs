@@ -119,3 +119,151 @@ fn a_failed_threshold_exits_1_and_says_so() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("over --max-p99"), "{err}");
 }
+
+/// A target that accepts connections and reads requests but never answers.
+fn stalled_target() -> std::net::SocketAddr {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming().flatten() {
+            held.push(stream);
+        }
+    });
+    addr
+}
+
+/// Starts `loadgen run` against a stalled target, writing its result to `out`.
+fn run_stalled(out: &std::path::Path, grace: &str) -> std::process::Child {
+    let target = format!("http://{}/v1/chat/completions", stalled_target());
+    loadgen()
+        .args([
+            "run",
+            "--target",
+            &target,
+            "--rate",
+            "50",
+            "--duration",
+            "60s",
+        ])
+        .args([
+            "--timeout",
+            "30s",
+            "--grace",
+            grace,
+            "--connections",
+            "4",
+            "--quiet",
+        ])
+        .arg("--out")
+        .arg(out)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+fn interrupt(child: &std::process::Child) {
+    // SAFETY: kill(2) on our own child's pid.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+}
+
+/// Waits for the child, at most `limit`; returns its exit code and stderr.
+fn finish(mut child: std::process::Child, limit: std::time::Duration) -> (i32, String) {
+    let started = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            panic!("still running {limit:?} after the signal");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let output = child.wait_with_output().unwrap();
+    (
+        output.status.code().unwrap(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+fn read_result(path: &std::path::Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+#[test]
+fn sigint_stops_sending_waits_the_grace_and_writes_an_interrupted_result() {
+    let dir = temp_dir("sigint");
+    let out = dir.join("result.json");
+    let child = run_stalled(&out, "1s");
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    interrupt(&child);
+    // The grace (1 s), not the 30 s timeout, bounds the wait.
+    let (code, stderr) = finish(child, std::time::Duration::from_secs(15));
+    assert_eq!(code, 130, "{stderr}");
+    assert!(stderr.contains("interrupted"), "{stderr}");
+    let result = read_result(&out);
+    let run = &result["runs"][0];
+    assert_eq!(run["interrupted"], true);
+    let (requests, failed) = (
+        run["requests"].as_u64().unwrap(),
+        run["failed"].as_u64().unwrap(),
+    );
+    // Every request sent was still waiting: all are accounted for, as cancelled.
+    assert!(requests > 0);
+    assert_eq!(requests, failed);
+    assert_eq!(run["errors"]["cancelled"].as_u64(), Some(requests));
+    // Written atomically: no temporary file is left beside it.
+    assert!(!out.with_extension("tmp").exists());
+}
+
+#[test]
+fn a_second_sigint_stops_waiting_at_once() {
+    let dir = temp_dir("sigint-twice");
+    let out = dir.join("result.json");
+    let child = run_stalled(&out, "60s");
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    interrupt(&child);
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    interrupt(&child);
+    let (code, stderr) = finish(child, std::time::Duration::from_secs(15));
+    assert_eq!(code, 130, "{stderr}");
+    let result = read_result(&out);
+    assert!(result["runs"][0]["errors"]["cancelled"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn impossible_plans_are_refused_before_any_load() {
+    let target = format!("http://{}/v1/chat/completions", stalled_target());
+    for (args, expected) in [
+        (
+            vec!["--rate", "100k", "--timeout", "30s"],
+            "requests waiting at once",
+        ),
+        (vec!["--duration", "0s"], "--duration"),
+        (vec!["--connections", "1000"], "open files"),
+    ] {
+        let mut cmd = loadgen();
+        // An open-file limit of 256, soft and hard, whatever this machine allows.
+        // SAFETY: setrlimit is async-signal-safe, and the closure touches nothing else.
+        unsafe {
+            use std::os::unix::process::CommandExt;
+            cmd.pre_exec(|| {
+                let limit = libc::rlimit {
+                    rlim_cur: 256,
+                    rlim_max: 256,
+                };
+                if libc::setrlimit(libc::RLIMIT_NOFILE, &limit) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let output = cmd
+            .args(["run", "--target", &target, "--quiet"])
+            .args(&args)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(expected), "{args:?}: {stderr}");
+    }
+}

@@ -34,6 +34,10 @@ pub enum Fault {
     Garbage,
     /// Answers 503 in OpenAI's error shape.
     Unavailable,
+    /// Answers 200 and streams output events, one a millisecond, without end.
+    EndlessStream,
+    /// Answers 200 and streams bytes that never end an event, as fast as they are read.
+    EndlessEvent,
 }
 
 /// Starts a faulty server on `127.0.0.1:0`; it lives until the test process ends.
@@ -128,6 +132,10 @@ fn serve(mut stream: TcpStream, fault: Fault) {
                 std::thread::sleep(Duration::from_secs(3600));
                 return;
             }
+            Fault::EndlessStream | Fault::EndlessEvent => {
+                endless(&mut stream, fault == Fault::EndlessStream);
+                return;
+            }
             Fault::TruncatedStream => b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\
                 transfer-encoding: chunked\r\n\r\n\
                 16\r\ndata: {\"choices\":[]}\n\n\r\n0\r\n\r\n",
@@ -143,6 +151,27 @@ fn serve(mut stream: TcpStream, fault: Fault) {
                 {\"error\":{\"message\":\"overloaded\",\"type\":\"server_error\",\"param\":null,\"code\":null}}",
         };
         if stream.write_all(reply).is_err() {
+            return;
+        }
+    }
+}
+
+/// Sends a 200 stream head, then events (or one event's bytes) until the client goes.
+fn endless(stream: &mut TcpStream, events: bool) {
+    let head = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\n";
+    if stream.write_all(head).is_err() {
+        return;
+    }
+    let event = b"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"x\"}}]}\n\n";
+    let filler = [b'x'; 64 * 1024];
+    loop {
+        let sent = if events {
+            std::thread::sleep(Duration::from_millis(1));
+            stream.write_all(event)
+        } else {
+            stream.write_all(&filler)
+        };
+        if sent.is_err() {
             return;
         }
     }

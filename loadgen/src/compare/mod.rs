@@ -214,6 +214,7 @@ pub fn run_compare(args: CompareArgs, command: Vec<String>) -> anyhow::Result<(C
     let mock = reach(&targets, plan.timeout)?;
     let samples = sample_specs(&args.sample)?;
     let open_files = raise_open_file_limit().ok();
+    crate::run::check_open_files(&plan, open_files.as_ref())?;
     let stop = stop_flag();
     let sampling = Sampling::start(samples);
     let runs = run_trials(&plan, &targets, trials, settle, "");

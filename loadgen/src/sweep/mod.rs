@@ -181,6 +181,9 @@ pub fn run_sweep(args: SweepArgs, command: Vec<String>) -> anyhow::Result<(Sweep
     let mock = reach(&targets, plans[0].timeout)?;
     let samples = crate::compare::sample_specs(&compare.sample)?;
     let open_files = raise_open_file_limit().ok();
+    for plan in &plans {
+        crate::run::check_open_files(plan, open_files.as_ref())?;
+    }
     let stop = stop_flag();
     let sampling = crate::sampler::Sampling::start(samples);
 

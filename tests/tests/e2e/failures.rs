@@ -99,3 +99,23 @@ fn a_target_that_goes_away_counts_as_connect_refused() {
     );
     assert_eq!(r.ok + r.failed, 200);
 }
+
+#[test]
+fn a_stream_that_never_ends_counts_as_timeout_and_the_run_ends_on_time() {
+    let run = run_against(Fault::EndlessStream, "chat-stream");
+    assert_eq!(run.errors.get("timeout"), Some(&50), "{:?}", run.errors);
+}
+
+#[test]
+fn an_event_that_never_ends_is_bounded_and_the_run_ends_on_time() {
+    // 64 KiB writes as fast as loadgen reads: its event buffer is capped, so the run's memory
+    // stays bounded while every request runs into its timeout.
+    let run = run_against(Fault::EndlessEvent, "chat-stream");
+    let (timeout, invalid) = (run.errors.get("timeout"), run.errors.get("invalid"));
+    assert_eq!(
+        timeout.unwrap_or(&0) + invalid.unwrap_or(&0),
+        50,
+        "{:?}",
+        run.errors
+    );
+}
