@@ -237,7 +237,7 @@ fn climb(
         .map_err(|e| format!("cannot build a runtime: {e}"))?;
     let local = tokio::task::LocalSet::new();
     Ok(local.block_on(&runtime, async move {
-        let pool = Rc::new(Pool::new(target.clone(), n, timeout));
+        let pool = Rc::new(Pool::new(target.clone(), n, timeout).reusing_any_idle());
         // Connections that cannot be opened now are tried again by each stream, and their
         // failures counted there.
         let _ = pool.preopen(n).await;

@@ -13,13 +13,23 @@ use crate::http1::Connection;
 use crate::plan::Target;
 use crate::recorder::ErrorKind;
 
+/// Longest a connection may sit idle and still be reused. Servers close idle keep-alive
+/// connections (Node.js after 5 s, nginx after 75 s, the mock after 90 s), and a request sent
+/// as the server's close is on its way fails as a reset; closing it first from this side is
+/// race-free. 4 s, like Node's own client pool.
+const MAX_IDLE: Duration = Duration::from_secs(4);
+
 /// Connections of one worker to one target.
 #[derive(Debug)]
 pub struct Pool {
     target: Target,
     cap: usize,
     connect_timeout: Duration,
-    idle: RefCell<Vec<Connection>>,
+    /// Longest idle time of a reused connection; `None`: any.
+    max_idle: Option<Duration>,
+    /// Idle connections, each with the raw clock reading of when it went idle; the last one
+    /// freed is reused first, so a few stay warm and the rest can age out.
+    idle: RefCell<Vec<(Connection, u64)>>,
     /// The clock connections stamp their reads with.
     clock: quanta::Clock,
     open: Cell<usize>,
@@ -50,7 +60,8 @@ impl Lease<'_> {
     pub fn give_back(mut self) {
         if let Some(connection) = self.connection.take() {
             if connection.is_reusable() {
-                self.pool.idle.borrow_mut().push(connection);
+                let now = self.pool.clock.raw();
+                self.pool.idle.borrow_mut().push((connection, now));
                 self.pool.freed.notify_one();
             } else {
                 self.pool.close_one();
@@ -73,6 +84,7 @@ impl Pool {
             target,
             cap,
             connect_timeout,
+            max_idle: Some(MAX_IDLE),
             idle: RefCell::new(Vec::with_capacity(cap)),
             clock: quanta::Clock::new(),
             open: Cell::new(0),
@@ -80,6 +92,13 @@ impl Pool {
             opened: Cell::new(0),
             reused: Cell::new(0),
         }
+    }
+
+    /// Reuses connections however long they were idle: for the ladder, whose connections are
+    /// all opened ahead (which may take seconds) and then used at one instant.
+    pub fn reusing_any_idle(mut self) -> Pool {
+        self.max_idle = None;
+        self
     }
 
     fn close_one(&self) {
@@ -91,7 +110,8 @@ impl Pool {
     pub async fn preopen(&self, n: usize) -> Result<(), ErrorKind> {
         for _ in 0..n.min(self.cap) {
             let connection = self.connect().await?;
-            self.idle.borrow_mut().push(connection);
+            let now = self.clock.raw();
+            self.idle.borrow_mut().push((connection, now));
         }
         Ok(())
     }
@@ -100,9 +120,12 @@ impl Pool {
     pub async fn acquire(&self) -> Result<Lease<'_>, ErrorKind> {
         loop {
             let idle = self.idle.borrow_mut().pop();
-            if let Some(mut connection) = idle {
-                if !connection.is_usable() {
-                    // The server closed it while it was idle.
+            if let Some((mut connection, since)) = idle {
+                let aged = self
+                    .max_idle
+                    .is_some_and(|most| self.clock.delta(since, self.clock.raw()) > most);
+                if aged || !connection.is_usable() {
+                    // Too old to trust, or the server closed it while it was idle.
                     self.open.set(self.open.get() - 1);
                     continue;
                 }

@@ -108,8 +108,10 @@ pub struct RawSettings {
         deserialize_with = "gatebench_shared::settings::text_or_number"
     )]
     pub max_body: Option<String>,
-    /// Time a client has to send a request's headers before the connection is closed.
-    /// Default 10s.
+    /// Time a client has to send a request's headers before the connection is closed; also
+    /// the longest a kept-alive connection may sit idle between requests (hyper times both
+    /// with one timer), so it must outlast the idle time of a gateway's connection pool, or
+    /// the pool's requests race the close. Default 90s.
     #[arg(long, env = "MOCK_HEADER_TIMEOUT")]
     pub header_timeout: Option<String>,
     /// Time a client has to send a request's body once its headers are in (a slow body, or
@@ -333,7 +335,8 @@ pub struct Config {
     pub models: Vec<String>,
     /// Largest request body, in bytes. Default 16 MiB.
     pub max_body_bytes: u64,
-    /// Time allowed to read a request's headers. Default 10 s.
+    /// Time allowed to read a request's headers, and a kept-alive connection's longest idle
+    /// time between requests. Default 90 s.
     pub header_timeout: Duration,
     /// Time allowed to read a request's body once its headers are in. Default 30 s.
     pub body_timeout: Duration,
@@ -375,7 +378,10 @@ impl Default for Config {
             latency: LatencyModel::default(),
             models: vec!["gpt-4o-mini".to_string(), "gpt-4o".to_string()],
             max_body_bytes: 16 << 20,
-            header_timeout: Duration::from_secs(10),
+            // Longer than the idle time of common client pools (nginx's upstream keepalive 60 s,
+            // Node's 4 s, httpx's 5 s): a server that closes an idle pooled connection first
+            // races the pool's next request on it, which then fails.
+            header_timeout: Duration::from_secs(90),
             body_timeout: Duration::from_secs(30),
             send_timeout: Duration::from_secs(60),
             max_connections: None,
@@ -627,5 +633,12 @@ mod tests {
         assert_eq!(parse_size("16MiB"), Some(16 << 20));
         assert_eq!(parse_size("512KiB"), Some(512 << 10));
         assert_eq!(parse_size("0"), None);
+    }
+
+    #[test]
+    fn idle_pooled_connections_outlive_common_pool_idle_times() {
+        // hyper closes a kept-alive connection idle for the header timeout; nginx keeps idle
+        // upstream connections 60 s by default. Closing first would race its requests.
+        assert!(Config::default().header_timeout > Duration::from_secs(60));
     }
 }

@@ -59,3 +59,24 @@ fn a_body_shorter_than_its_length_counts_as_truncated() {
     let run = run_against(Fault::ShortBody);
     assert_eq!(run.errors.get("truncated"), Some(&100), "{:?}", run.errors);
 }
+
+#[test]
+fn a_connection_idle_for_more_than_four_seconds_is_replaced_not_reused() {
+    // Two requests 5 s apart on one connection slot: the first uses the connection opened
+    // ahead; the second finds it idle too long (a server may be closing it) and opens another.
+    let mock = gatebench_tests::start_mock(mock_upstream::Config::default());
+    let (mut result, _) = loadgen::run::run(
+        RunArgs {
+            rate: Some("0.2".into()),
+            duration: Some("6s".into()),
+            connections: Some(1),
+            ..crate::load::args(crate::load::url(&mock))
+        },
+        vec![],
+    )
+    .unwrap();
+    let run = result.runs.remove(0);
+    assert_eq!((run.requests, run.ok), (2, 2), "{:?}", run.errors);
+    assert_eq!(run.connections_opened, 2);
+    assert_eq!(run.connections_reused, 1);
+}
