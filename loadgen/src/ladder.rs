@@ -172,7 +172,7 @@ pub fn run_ladder(args: LadderArgs, command: Vec<String>) -> anyhow::Result<(Lad
                 break 'levels;
             }
             if !plan.quiet {
-                eprintln!("loadgen ladder: {level} streams, {}", t.name);
+                gatebench_shared::say!("loadgen ladder: {level} streams, {}", t.name);
             }
             let calls =
                 climb(&t.target, &plan.request, level, plan.timeout).map_err(SetupError::Other)?;

@@ -27,7 +27,7 @@ fn main() -> ExitCode {
         Ok(code) => ExitCode::from(code),
         Err(err) => {
             let err: &(dyn std::error::Error + 'static) = err.as_ref();
-            eprintln!("loadgen: {}", gatebench_shared::errors::one_line(err));
+            gatebench_shared::say!("loadgen: {}", gatebench_shared::errors::one_line(err));
             ExitCode::from(EXIT_USAGE)
         }
     }
@@ -37,23 +37,23 @@ fn run_command(args: RunArgs, command: Vec<String>) -> anyhow::Result<u8> {
     let (result, code) = run(args, command)?;
     // From the flags or the profile.
     let (out, hgrm) = (result.plan.out.clone(), result.plan.hgrm.clone());
-    print!("{}", loadgen::report::terminal::summary(&result));
     if let Some(path) = out {
         write_json(&result, &path)?;
     }
     if let Some(dir) = hgrm {
         write_hgrm(&result, &dir)?;
     }
+    show(&loadgen::report::terminal::summary(&result));
     Ok(code)
 }
 
 fn overhead_command(args: OverheadArgs, command: Vec<String>) -> anyhow::Result<u8> {
     let (result, code) = loadgen::overhead::run_overhead(args, command)?;
     let out = result.plan.out.clone();
-    print!("{}", loadgen::report::overhead::terminal(&result));
     if let Some(path) = out {
         loadgen::overhead::write_json(&result, &path)?;
     }
+    show(&loadgen::report::overhead::terminal(&result));
     Ok(code)
 }
 
@@ -61,7 +61,7 @@ fn report_command(args: ReportArgs) -> anyhow::Result<u8> {
     let text = loadgen::report::render::render(&args.result, args.format)?;
     match args.out {
         Some(path) => loadgen::run::write_atomically(&path, text.as_bytes())?,
-        None => print!("{text}"),
+        None => show(&text),
     }
     Ok(loadgen::run::EXIT_OK)
 }
@@ -71,27 +71,34 @@ fn compare_command(
     command: Vec<String>,
 ) -> anyhow::Result<u8> {
     let (result, code) = loadgen::compare::run_compare(args, command)?;
-    print!("{}", loadgen::compare::terminal(&result));
     if let Some(path) = &result.plan.out {
         loadgen::compare::write_json(&result, path)?;
     }
+    show(&loadgen::compare::terminal(&result));
     Ok(code)
 }
 
 fn sweep_command(args: loadgen::sweep::SweepArgs, command: Vec<String>) -> anyhow::Result<u8> {
     let (result, code) = loadgen::sweep::run_sweep(args, command)?;
-    print!("{}", loadgen::sweep::terminal(&result));
     if let Some(path) = &result.plan.out {
         loadgen::sweep::write_json(&result, path)?;
     }
+    show(&loadgen::sweep::terminal(&result));
     Ok(code)
 }
 
 fn ladder_command(args: loadgen::ladder::LadderArgs, command: Vec<String>) -> anyhow::Result<u8> {
     let (result, code) = loadgen::ladder::run_ladder(args, command)?;
-    print!("{}", loadgen::ladder::terminal(&result));
     if let Some(path) = &result.plan.out {
         loadgen::ladder::write_json(&result, path)?;
     }
+    show(&loadgen::ladder::terminal(&result));
     Ok(code)
+}
+
+/// Prints a report to stdout. A reader that went away (`| head`) is not an error: the result
+/// files are already written by then.
+fn show(text: &str) {
+    use std::io::Write as _;
+    let _ = std::io::stdout().write_all(text.as_bytes());
 }

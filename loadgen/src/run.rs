@@ -147,7 +147,7 @@ fn judge(result: &RunResult, plan: &Plan) -> u8 {
     let mut code = if result.valid { EXIT_OK } else { EXIT_FAILED };
     let planned = plan.duration.is_some() || plan.requests.is_some();
     if planned && (stop_requested() || result.runs.iter().any(|r| r.interrupted)) {
-        eprintln!(
+        gatebench_shared::say!(
             "loadgen: interrupted: the result holds what ran before the signal, marked \
              \"interrupted\"; requests still in flight after the grace are counted as cancelled"
         );
@@ -157,16 +157,17 @@ fn judge(result: &RunResult, plan: &Plan) -> u8 {
         if let Some(max) = plan.max_error_rate {
             let rate = 1.0 - run.success_rate;
             if rate > max {
-                eprintln!(
+                gatebench_shared::say!(
                     "loadgen: {}: error rate {:.4} is over --max-error-rate {max}",
-                    run.target.url, rate
+                    run.target.url,
+                    rate
                 );
                 code = EXIT_FAILED;
             }
         }
         if let (Some(max), Some(s)) = (plan.max_p99, run.metrics.get("response_time")) {
             if s.p99 as u128 > max.as_micros() {
-                eprintln!(
+                gatebench_shared::say!(
                     "loadgen: {}: response-time p99 {} us is over --max-p99 {} us",
                     run.target.url,
                     s.p99,
@@ -313,7 +314,7 @@ pub(crate) fn run_target(plan: Arc<Plan>, target: Target) -> TargetRun {
             Ok(h) => handles.push(h),
             Err(err) => {
                 // The started workers wait for this one at the start line: nothing to salvage.
-                eprintln!("loadgen: cannot start worker thread {index}: {err}");
+                gatebench_shared::say!("loadgen: cannot start worker thread {index}: {err}");
                 std::process::exit(i32::from(EXIT_USAGE));
             }
         }
@@ -337,7 +338,7 @@ pub(crate) fn run_target(plan: Arc<Plan>, target: Target) -> TargetRun {
         }
     }
     if live {
-        eprintln!();
+        gatebench_shared::say!();
     }
 
     let mut recorder = Recorder::new(window_start_ns);

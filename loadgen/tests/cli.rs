@@ -267,3 +267,33 @@ fn impossible_plans_are_refused_before_any_load() {
         assert!(stderr.contains(expected), "{args:?}: {stderr}");
     }
 }
+
+#[test]
+fn a_reader_that_goes_away_loses_no_result() {
+    let dir = temp_dir("closed-stdout");
+    let out = dir.join("result.json");
+    // The demo (embedded mock), with stdout a pipe whose reader is gone before the report.
+    let mut child = loadgen()
+        .args([
+            "run",
+            "--rate",
+            "200",
+            "--duration",
+            "1s",
+            "--quiet",
+            "--out",
+        ])
+        .arg(&out)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let status = child.wait().unwrap();
+    assert!(
+        status.code() == Some(0) || status.code() == Some(1),
+        "{status}"
+    );
+    let result = read_result(&out);
+    assert_eq!(result["runs"].as_array().unwrap().len(), 2);
+}

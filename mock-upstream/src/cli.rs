@@ -61,7 +61,7 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
                 0
             }
             Err(unhealthy) => {
-                eprintln!("mock-upstream healthcheck: {unhealthy}");
+                gatebench_shared::say!("mock-upstream healthcheck: {unhealthy}");
                 1
             }
         });
@@ -84,23 +84,23 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
     };
     let server = MockServer::start(config)?;
     let scheme = if tls.is_some() { "https" } else { "http" };
-    eprintln!(
+    gatebench_shared::say!(
         "mock-upstream {} listening on {scheme}://{} (HTTP/1.1 and HTTP/2; {threads} threads, {files})",
         env!("CARGO_PKG_VERSION"),
         server.local_addr()
     );
     if let Some(tls) = &tls {
-        eprintln!(
+        gatebench_shared::say!(
             "mock-upstream: TLS certificate for {} signed by the CA in {} (trust that file)",
             tls.names.join(", "),
             tls.ca_file.display()
         );
     }
     signals.block_on(stop.first());
-    eprintln!("mock-upstream: shutting down");
+    gatebench_shared::say!("mock-upstream: shutting down");
     let summary = emission_summary(&server);
     server.shutdown();
-    eprintln!("{summary}");
+    gatebench_shared::say!("{summary}");
     Ok(0)
 }
 

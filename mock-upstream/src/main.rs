@@ -8,7 +8,7 @@ fn main() -> ExitCode {
         Ok(code) => ExitCode::from(code),
         Err(err) => {
             let err: &(dyn std::error::Error + 'static) = err.as_ref();
-            eprintln!("mock-upstream: {}", gatebench_shared::errors::one_line(err));
+            gatebench_shared::say!("mock-upstream: {}", gatebench_shared::errors::one_line(err));
             ExitCode::from(2)
         }
     }

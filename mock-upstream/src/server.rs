@@ -117,10 +117,10 @@ fn run_worker(
     match runtime {
         Ok(runtime) => {
             if let Err(err) = runtime.block_on(serve(listener, state, tls, stopped)) {
-                eprintln!("mock-upstream: worker stopped: {err}");
+                gatebench_shared::say!("mock-upstream: worker stopped: {err}");
             }
         }
-        Err(err) => eprintln!("mock-upstream: cannot build runtime: {err}"),
+        Err(err) => gatebench_shared::say!("mock-upstream: cannot build runtime: {err}"),
     }
 }
 

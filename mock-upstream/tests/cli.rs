@@ -236,3 +236,21 @@ fn healthcheck_speaks_tls_trusting_the_mocks_ca() {
     child.wait().unwrap();
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_closed_stderr_pipe_does_not_turn_a_clean_shutdown_into_a_crash() {
+    let mut child = mock()
+        .args(["--listen", "127.0.0.1:0", "--threads", "1"])
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    stderr.read_line(&mut line).unwrap();
+    // The reader goes away: the shutdown messages meet a broken pipe.
+    drop(stderr);
+    // SAFETY: kill(2) on our own child's pid.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status}");
+}

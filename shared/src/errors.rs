@@ -18,6 +18,20 @@ pub fn one_line(err: &(dyn Error + 'static)) -> String {
     text
 }
 
+/// Like `eprintln!`, but a failed write (stderr a pipe its reader closed) is ignored instead of
+/// panicking: a message must never turn a clean exit into a crash.
+#[macro_export]
+macro_rules! say {
+    () => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr());
+    }};
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -329,7 +329,7 @@ pub(crate) fn run_trials(
                 break 'trials;
             }
             if !plan.quiet {
-                eprintln!("loadgen: {label}trial {}/{trials}, {}", trial + 1, t.name);
+                gatebench_shared::say!("loadgen: {label}trial {}/{trials}, {}", trial + 1, t.name);
             }
             let run = run_target(shared.clone(), t.target.clone());
             runs.push(TrialRun {
