@@ -148,16 +148,7 @@ pub fn run_ladder(args: LadderArgs, command: Vec<String>) -> anyhow::Result<(Lad
     }
     let open_files = raise_open_file_limit().ok();
     let most = levels.iter().copied().max().unwrap_or(0);
-    if let Some(files) = &open_files {
-        if most as u64 + 64 > files.soft {
-            return Err(SetupError::Other(format!(
-                "a level of {most} streams needs about {} open files; the limit here is {} even after raising it",
-                most + 64,
-                files.soft
-            ))
-            .into());
-        }
-    }
+    crate::run::check_connections(most, open_files.as_ref())?;
     let mock = reach(&targets, plan.timeout)?;
     if let Some(core) = plan.pin.first() {
         core_affinity::set_for_current(core_affinity::CoreId { id: *core });

@@ -223,7 +223,16 @@ pub(crate) fn check_open_files(
     let connections = match plan.load {
         Load::Closed { concurrency } => concurrency.max(plan.connections),
         Load::Open { .. } => plan.connections,
-    } as u64;
+    };
+    check_connections(connections, files)
+}
+
+/// Refuses `connections` open at once when they need more descriptors than the limit allows.
+pub(crate) fn check_connections(
+    connections: usize,
+    files: Option<&OpenFileLimit>,
+) -> Result<(), SetupError> {
+    let connections = connections as u64;
     match files {
         Some(files) if connections + SPARE_FILES > files.soft => Err(SetupError::Other(format!(
             "impossible plan: {connections} connections need about {} open files; the limit \

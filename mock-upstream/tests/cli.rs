@@ -2,21 +2,14 @@
 
 #![allow(clippy::unwrap_used)] // test code: a panic is the failure report
 
-use std::io::{BufRead, BufReader, Read, Write};
+mod common;
+
+use std::io::{Read, Write};
 use std::net::TcpStream;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
-fn mock() -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mock-upstream"));
-    // The tests' own environment must not leak settings in.
-    for (key, _) in std::env::vars() {
-        if key.starts_with("MOCK_") {
-            cmd.env_remove(key);
-        }
-    }
-    cmd
-}
+use common::{mock, start, terminate, Running};
 
 fn printed(cmd: &mut Command) -> toml::Table {
     let out = cmd.arg("--print-config").output().unwrap();
@@ -93,22 +86,9 @@ fn bad_settings_exit_2_with_the_expected_format() {
 
 #[test]
 fn serves_until_sigterm_then_exits_cleanly() {
-    let mut child = mock()
-        .args(["--listen", "127.0.0.1:0", "--threads", "1"])
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    stderr.read_line(&mut line).unwrap();
-    let addr = line
-        .split("http://")
-        .nth(1)
-        .and_then(|rest| rest.split_whitespace().next())
-        .unwrap_or_else(|| panic!("no address in {line:?}"))
-        .to_string();
+    let mut mock = start(mock().args(["--listen", "127.0.0.1:0", "--threads", "1"]));
 
-    let mut tcp = TcpStream::connect(&addr).unwrap();
+    let mut tcp = TcpStream::connect(&mock.addr).unwrap();
     tcp.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
     tcp.write_all(b"GET /health HTTP/1.1\r\nhost: m\r\nconnection: close\r\n\r\n")
         .unwrap();
@@ -116,12 +96,10 @@ fn serves_until_sigterm_then_exits_cleanly() {
     tcp.read_to_string(&mut response).unwrap();
     assert!(response.starts_with("HTTP/1.1 200"), "{response}");
 
-    // SAFETY: kill(2) on our own child's pid.
-    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
-    let status = child.wait().unwrap();
+    let status = mock.terminate();
     assert!(status.success(), "{status}");
     let mut rest = String::new();
-    stderr.read_to_string(&mut rest).unwrap();
+    mock.stderr.read_to_string(&mut rest).unwrap();
     assert!(rest.contains("emission error"), "{rest}");
 }
 
@@ -130,18 +108,9 @@ fn a_sigterm_as_soon_as_it_listens_is_a_clean_shutdown() {
     // The signals must be watched before the port opens; sent at once, a few times over, the
     // signal found them watched every time.
     for _ in 0..5 {
-        let mut child = mock()
-            .args(["--listen", "127.0.0.1:0", "--threads", "1"])
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut stderr = BufReader::new(child.stderr.take().unwrap());
-        let mut line = String::new();
-        stderr.read_line(&mut line).unwrap();
-        assert!(line.contains("listening on"), "{line}");
-        // SAFETY: kill(2) on our own child's pid.
-        unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
-        let status = child.wait().unwrap();
+        let mut mock = start(mock().args(["--listen", "127.0.0.1:0", "--threads", "1"]));
+        assert!(mock.line.contains("listening on"), "{}", mock.line);
+        let status = mock.terminate();
         assert!(status.success(), "{status}");
     }
 }
@@ -149,21 +118,11 @@ fn a_sigterm_as_soon_as_it_listens_is_a_clean_shutdown() {
 /// Starts the binary with `env` (MOCK_* settings) and returns it once it listens, with its
 /// port.
 fn serve_with(env: &[(&str, &str)]) -> (std::process::Child, u16) {
-    let mut child = mock()
-        .envs(env.iter().copied())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    stderr.read_line(&mut line).unwrap();
-    let port = line
-        .split("://")
-        .nth(1)
-        .and_then(|rest| rest.split_whitespace().next())
-        .and_then(|addr| addr.rsplit(':').next())
-        .and_then(|port| port.parse().ok())
-        .unwrap_or_else(|| panic!("no address in {line:?}"));
+    let mock = start(mock().envs(env.iter().copied()));
+    let port = mock.port();
+    let Running {
+        child, mut stderr, ..
+    } = mock;
     // Keep reading: a closed pipe would make the server's next message fail.
     std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
     (child, port)
@@ -239,18 +198,11 @@ fn healthcheck_speaks_tls_trusting_the_mocks_ca() {
 
 #[test]
 fn a_closed_stderr_pipe_does_not_turn_a_clean_shutdown_into_a_crash() {
-    let mut child = mock()
-        .args(["--listen", "127.0.0.1:0", "--threads", "1"])
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    stderr.read_line(&mut line).unwrap();
+    let Running {
+        mut child, stderr, ..
+    } = start(mock().args(["--listen", "127.0.0.1:0", "--threads", "1"]));
     // The reader goes away: the shutdown messages meet a broken pipe.
     drop(stderr);
-    // SAFETY: kill(2) on our own child's pid.
-    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
-    let status = child.wait().unwrap();
+    let status = terminate(&mut child);
     assert!(status.success(), "{status}");
 }

@@ -4,11 +4,14 @@
 
 #![allow(clippy::unwrap_used)] // test code: a panic is the failure report
 
-use std::io::{BufRead, BufReader, Read, Write};
+mod common;
+
+use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::os::unix::process::CommandExt;
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+
+use common::{mock, start};
 
 /// The open-file limit of the child, soft and hard (it raises the soft one to the hard one).
 const FILES: libc::rlim_t = 48;
@@ -38,9 +41,8 @@ fn get(addr: &str, path: &str) -> std::io::Result<String> {
 
 #[test]
 fn out_of_descriptors_the_accept_loop_backs_off_and_recovers() {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mock-upstream"));
-    cmd.args(["--listen", "127.0.0.1:0", "--threads", "1"])
-        .stderr(Stdio::piped());
+    let mut cmd = mock();
+    cmd.args(["--listen", "127.0.0.1:0", "--threads", "1"]);
     // SAFETY: setrlimit is async-signal-safe, and the closure touches nothing else.
     unsafe {
         cmd.pre_exec(|| {
@@ -54,16 +56,8 @@ fn out_of_descriptors_the_accept_loop_backs_off_and_recovers() {
             Ok(())
         });
     }
-    let mut child = cmd.spawn().unwrap();
-    let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    stderr.read_line(&mut line).unwrap();
-    let addr = line
-        .split("http://")
-        .nth(1)
-        .and_then(|rest| rest.split_whitespace().next())
-        .unwrap_or_else(|| panic!("no address in {line:?}"))
-        .to_string();
+    let mut server = start(&mut cmd);
+    let (addr, pid) = (server.addr.clone(), server.child.id());
 
     // Twice as many idle connections as it has descriptors: the kernel's backlog takes them,
     // the mock accepts until it runs out.
@@ -71,15 +65,15 @@ fn out_of_descriptors_the_accept_loop_backs_off_and_recovers() {
         .map(|_| TcpStream::connect(&addr).unwrap())
         .collect();
     std::thread::sleep(Duration::from_millis(500));
-    let (cpu_before, wall) = (cpu_s(child.id()), Instant::now());
+    let (cpu_before, wall) = (cpu_s(pid), Instant::now());
     std::thread::sleep(Duration::from_secs(2));
-    let busy = (cpu_s(child.id()) - cpu_before) / wall.elapsed().as_secs_f64();
+    let busy = (cpu_s(pid) - cpu_before) / wall.elapsed().as_secs_f64();
     // A loop retrying a failing accept at once would keep a core busy; backing off is idle.
     assert!(
         busy < 0.5,
         "the mock used {busy:.2} of a core while out of descriptors"
     );
-    assert!(child.try_wait().unwrap().is_none(), "the mock died");
+    assert!(server.child.try_wait().unwrap().is_none(), "the mock died");
 
     drop(clients);
     // Every descriptor comes back as the idle clients go; it serves again.
@@ -99,9 +93,5 @@ fn out_of_descriptors_the_accept_loop_backs_off_and_recovers() {
     assert!(errors > 0, "{metrics}");
     assert!(get(&addr, "/health").unwrap().starts_with("HTTP/1.1 200"));
 
-    // SAFETY: kill(2) on our own child's pid.
-    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
-    assert!(child.wait().unwrap().success());
-    let mut rest = String::new();
-    stderr.read_to_string(&mut rest).unwrap();
+    assert!(server.terminate().success());
 }

@@ -4,11 +4,14 @@
 
 #![allow(clippy::unwrap_used)] // test code: a panic is the failure report
 
-use std::io::{BufRead, BufReader, Read, Write};
+mod common;
+
+use std::io::{Read, Write};
 use std::net::{Shutdown, TcpStream};
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
 use std::time::Duration;
+
+use common::{mock, start};
 
 use mock_upstream::RawSettings;
 
@@ -52,38 +55,19 @@ fn settings_inputs_validate_or_are_refused_without_panicking() {
 
 #[test]
 fn request_inputs_leave_the_mock_serving_and_panic_free() {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mock-upstream"));
-    // The tests' own environment must not leak settings in.
-    for (key, _) in std::env::vars() {
-        if key.starts_with("MOCK_") {
-            cmd.env_remove(key);
-        }
-    }
-    let mut child = cmd
-        .args([
-            "--listen",
-            "127.0.0.1:0",
-            "--threads",
-            "1",
-            "--header-timeout",
-            "200ms",
-            "--body-timeout",
-            "200ms",
-            "--tool-calls",
-            "50%",
-        ])
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    let mut line = String::new();
-    stderr.read_line(&mut line).unwrap();
-    let addr = line
-        .split("http://")
-        .nth(1)
-        .and_then(|rest| rest.split_whitespace().next())
-        .unwrap_or_else(|| panic!("no address in {line:?}"))
-        .to_string();
+    let mut server = start(mock().args([
+        "--listen",
+        "127.0.0.1:0",
+        "--threads",
+        "1",
+        "--header-timeout",
+        "200ms",
+        "--body-timeout",
+        "200ms",
+        "--tool-calls",
+        "50%",
+    ]));
+    let addr = server.addr.clone();
     for (path, bytes) in inputs("mock_request") {
         let mut tcp = TcpStream::connect(&addr).unwrap();
         tcp.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
@@ -104,10 +88,8 @@ fn request_inputs_leave_the_mock_serving_and_panic_free() {
             path.display()
         );
     }
-    // SAFETY: kill(2) on our own child's pid.
-    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
-    assert!(child.wait().unwrap().success());
+    assert!(server.terminate().success());
     let mut printed = String::new();
-    stderr.read_to_string(&mut printed).unwrap();
+    server.stderr.read_to_string(&mut printed).unwrap();
     assert!(!printed.contains("panicked"), "{printed}");
 }
