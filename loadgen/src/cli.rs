@@ -29,6 +29,9 @@ pub enum Command {
     /// Open N streams at one instant per level, direct and through gateways: completions,
     /// failures, TTFT, and whether the gateway re-chunked or buffered the stream.
     Ladder(crate::ladder::LadderArgs),
+    /// Add the results (or interval logs) of the shards of one plan (`run --shard I/N`) into
+    /// one result and report, exactly: histograms are added, never averaged.
+    Merge(crate::merge::MergeArgs),
     /// Render a result file again: Markdown, CSV, JSON, or a self-contained HTML page with plots.
     Report(ReportArgs),
     /// Check a profile file for a command (run, overhead, compare, sweep, ladder) without
@@ -136,12 +139,26 @@ pub struct RunArgs {
     /// Seed of the Poisson schedule. Default 0.
     #[arg(long)]
     pub seed: Option<u64>,
-    /// Write the JSON result here.
+    /// Send shard I of N of the schedule, like 2/4 (indexes from 0): every N-th slot from slot I,
+    /// at rate/N, so N processes (on N hosts) with the same plan send the plan's schedule
+    /// together. Merge their results with `loadgen merge`. Needs one --target and a rate.
+    #[arg(long)]
+    pub shard: Option<String>,
+    /// Start the schedule at this wall-clock instant, RFC 3339 in UTC like
+    /// 2026-11-30T08:00:00Z, so shards on several hosts start together (by their own clocks;
+    /// the result records what the kernel says of this host's clock). Needs one --target.
+    #[arg(long)]
+    pub start_at: Option<String>,
+    /// Write the JSON result here (`-`: to standard output, with the report on standard error).
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Write one HdrHistogram percentile file (.hgrm) per metric into this directory.
     #[arg(long)]
     pub hgrm: Option<PathBuf>,
+    /// Write one HdrHistogram interval log (.hlog, one histogram per second) per metric into
+    /// this directory, readable by HdrHistogram's own tools and by `loadgen merge`.
+    #[arg(long)]
+    pub hdr_log: Option<PathBuf>,
     /// Exit 1 when more than this fraction of requests fail, like 0.01.
     #[arg(long)]
     pub max_error_rate: Option<f64>,
@@ -183,8 +200,11 @@ impl RunArgs {
             grace: self.grace.or(profile.grace),
             spin: self.spin.or(profile.spin),
             seed: self.seed.or(profile.seed),
+            shard: self.shard.or(profile.shard),
+            start_at: self.start_at.or(profile.start_at),
             out: self.out.or(profile.out),
             hgrm: self.hgrm.or(profile.hgrm),
+            hdr_log: self.hdr_log.or(profile.hdr_log),
             max_error_rate: self.max_error_rate.or(profile.max_error_rate),
             max_p99: self.max_p99.or(profile.max_p99),
             upstream_metrics: self.upstream_metrics.or(profile.upstream_metrics),

@@ -3,7 +3,7 @@ use std::process::ExitCode;
 use clap::Parser;
 use loadgen::cli::ReportArgs;
 use loadgen::overhead::plan::OverheadArgs;
-use loadgen::run::{run, write_hgrm, write_json, EXIT_USAGE};
+use loadgen::run::{run, write_hdr_log, write_hgrm, write_json, EXIT_USAGE};
 use loadgen::{Cli, Command, RunArgs};
 
 fn main() -> ExitCode {
@@ -16,6 +16,7 @@ fn main() -> ExitCode {
         Command::Sweep(args) => sweep_command(args, command),
         Command::Ladder(args) => ladder_command(args, command),
         Command::Report(args) => report_command(args),
+        Command::Merge(args) => merge_command(args, command),
         Command::CheckProfile(args) => {
             loadgen::profile::check(&args.command, &args.profile).map(|plan| {
                 println!("ok: {plan}");
@@ -36,14 +37,28 @@ fn main() -> ExitCode {
 fn run_command(args: RunArgs, command: Vec<String>) -> anyhow::Result<u8> {
     let (result, code) = run(args, command)?;
     // From the flags or the profile.
-    let (out, hgrm) = (result.plan.out.clone(), result.plan.hgrm.clone());
-    if let Some(path) = out {
-        write_json(&result, &path)?;
-    }
+    let plan = &result.plan;
+    let (out, hgrm, hdr_log) = (plan.out.clone(), plan.hgrm.clone(), plan.hdr_log.clone());
     if let Some(dir) = hgrm {
         write_hgrm(&result, &dir)?;
     }
-    show(&loadgen::report::terminal::summary(&result));
+    if let Some(dir) = hdr_log {
+        write_hdr_log(&result, &dir)?;
+    }
+    let report = loadgen::report::terminal::summary(&result);
+    match out {
+        // The result on standard output (say, for `kubectl logs`), the report beside it.
+        Some(path) if path.as_os_str() == "-" => {
+            show(&serde_json::to_string(&result)?);
+            show("\n");
+            gatebench_shared::say!("{}", report.trim_end());
+        }
+        Some(path) => {
+            write_json(&result, &path)?;
+            show(&report);
+        }
+        None => show(&report),
+    }
     Ok(code)
 }
 
@@ -64,6 +79,26 @@ fn report_command(args: ReportArgs) -> anyhow::Result<u8> {
         None => show(&text),
     }
     Ok(loadgen::run::EXIT_OK)
+}
+
+fn merge_command(args: loadgen::merge::MergeArgs, command: Vec<String>) -> anyhow::Result<u8> {
+    let merged = loadgen::merge::run_merge(&args, command)?;
+    match &args.out {
+        Some(path) if path.as_os_str() == "-" => {
+            show(&merged.output);
+            gatebench_shared::say!("{}", merged.report.trim_end());
+        }
+        Some(path) => {
+            loadgen::run::write_atomically(path, merged.output.as_bytes())?;
+            show(&merged.report);
+        }
+        None => show(&merged.report),
+    }
+    Ok(if merged.valid {
+        loadgen::run::EXIT_OK
+    } else {
+        loadgen::run::EXIT_FAILED
+    })
 }
 
 fn compare_command(

@@ -2,7 +2,7 @@
 
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use bytes::Bytes;
 use gatebench_shared::latency::parse_duration_us;
@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::cli::RunArgs;
 use crate::schedule::Arrival;
+use crate::shard::Shard;
 
 /// An option the load generator cannot use. Each message says what was expected.
 #[derive(Debug, thiserror::Error)]
@@ -49,6 +50,18 @@ pub enum PlanError {
     Https(String),
     #[error("cannot resolve target '{0}': {1}")]
     Resolve(String, String),
+    #[error(
+        "invalid --shard '{0}': expected I/N with 0 <= I < N <= 10000, like 2/4 (indexes from 0)"
+    )]
+    Shard(String),
+    #[error("--shard splits an open-loop schedule; a closed loop (--concurrency) has none: give each host its own --concurrency instead")]
+    ShardClosed,
+    #[error("--shard cannot take --upstream-metrics: the upstream also counts the other shards' requests; compare its count with the merged result instead")]
+    ShardUpstream,
+    #[error(
+        "invalid --start-at '{0}': expected an RFC 3339 instant in UTC, like 2026-11-30T08:00:00Z"
+    )]
+    StartAt(String),
     #[error("invalid --max-error-rate {0}: expected a fraction from 0 to 1, like 0.01")]
     ErrorRate(f64),
     #[error(
@@ -88,12 +101,17 @@ pub struct RequestSpec {
     /// `chat`, `chat-stream`, or `body` for a user-given body.
     pub scenario: String,
     pub stream: bool,
-    #[serde(skip)]
+    /// In results, the body's CRC-32 (so shards of different bodies are not merged).
+    #[serde(rename = "body_crc32", serialize_with = "crc32")]
     pub body: Bytes,
     /// Output tokens the body asks for, when known (for validation).
     pub max_tokens: Option<u64>,
     #[serde(serialize_with = "headers_as_text")]
     pub headers: Vec<(HeaderName, HeaderValue)>,
+}
+
+fn crc32<S: serde::Serializer>(body: &Bytes, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_u32(crc32fast::hash(body))
 }
 
 fn headers_as_text<S: serde::Serializer>(
@@ -135,10 +153,17 @@ pub struct Plan {
     #[serde(rename = "spin_us", serialize_with = "duration_us")]
     pub spin: Duration,
     pub seed: u64,
+    /// The part of the schedule this process sends (`0/1`: all of it).
+    pub shard: Shard,
+    /// When the schedule starts, by the wall clock (`--start-at`).
+    #[serde(serialize_with = "opt_instant")]
+    pub start_at: Option<SystemTime>,
     #[serde(skip)]
     pub out: Option<PathBuf>,
     #[serde(skip)]
     pub hgrm: Option<PathBuf>,
+    #[serde(skip)]
+    pub hdr_log: Option<PathBuf>,
     pub max_error_rate: Option<f64>,
     #[serde(rename = "max_p99_us", serialize_with = "opt_duration_us")]
     pub max_p99: Option<Duration>,
@@ -150,6 +175,13 @@ pub struct Plan {
 
 fn duration_us<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_u64(d.as_micros() as u64)
+}
+
+fn opt_instant<S: serde::Serializer>(t: &Option<SystemTime>, s: S) -> Result<S::Ok, S::Error> {
+    match t {
+        Some(t) => s.serialize_some(&crate::start_at::format(*t)),
+        None => s.serialize_none(),
+    }
 }
 
 fn opt_duration_us<S: serde::Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
@@ -214,7 +246,26 @@ impl RunArgs {
                     .ok_or_else(|| PlanError::Duration("--grace", text.to_string(), ""))
             })
             .transpose()?;
+        let shard = match self.shard.as_deref() {
+            Some(text) => Shard::parse(text).ok_or_else(|| PlanError::Shard(text.to_string()))?,
+            None => Shard::WHOLE,
+        };
+        if shard.count > 1 {
+            if let Load::Closed { .. } = load {
+                return Err(PlanError::ShardClosed);
+            }
+            if self.upstream_metrics.is_some() {
+                return Err(PlanError::ShardUpstream);
+            }
+        }
+        let start_at = self
+            .start_at
+            .as_deref()
+            .map(|t| crate::start_at::parse(t).ok_or_else(|| PlanError::StartAt(t.to_string())))
+            .transpose()?;
         if let Load::Open { rate, .. } = load {
+            // This process's share of the requests left waiting.
+            let rate = rate / shard.count as f64;
             let pending = rate * timeout.as_secs_f64();
             if pending > MAX_PENDING {
                 return Err(PlanError::Pending {
@@ -279,8 +330,11 @@ impl RunArgs {
             grace,
             spin,
             seed: self.seed.unwrap_or(0),
+            shard,
+            start_at,
             out: self.out,
             hgrm: self.hgrm,
+            hdr_log: self.hdr_log,
             max_error_rate: self.max_error_rate,
             max_p99,
             quiet: self.quiet,

@@ -4,9 +4,10 @@
 
 use std::collections::BTreeMap;
 
-use hdrhistogram::serialization::{Deserializer, Serializer, V2Serializer};
 use hdrhistogram::Histogram;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+
+use crate::intervals::{PerSecond, Series};
 
 /// Why a request failed. Failures are data: each is counted by kind, never dropped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -122,7 +123,8 @@ impl Metric {
 /// Highest value a histogram holds: one hour in microseconds (larger values are clamped).
 const MAX_US: u64 = 3_600_000_000;
 
-fn histogram(sigfig: u8) -> Histogram<u64> {
+/// An empty histogram of 1 µs .. 1 h (values are clamped into it) with `sigfig` digits.
+pub fn new_histogram(sigfig: u8) -> Histogram<u64> {
     // Invariant: 1..1h with 2 or 3 significant digits is a valid range.
     let mut histogram =
         Histogram::new_with_bounds(1, MAX_US, sigfig).expect("valid histogram bounds");
@@ -152,7 +154,7 @@ pub struct Exchange {
 }
 
 /// One second of the timeline (by completion time, from the start of the measured window).
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct SecondSummary {
     pub second: u64,
     pub ok: u64,
@@ -160,69 +162,24 @@ pub struct SecondSummary {
     pub response_time_p50_us: u64,
     pub response_time_p99_us: u64,
     pub response_time_max_us: u64,
+    /// The second's response times (2 significant digits), a compressed V2 histogram in base64,
+    /// so shards' timelines add up exactly (`loadgen merge`).
+    #[serde(default)]
+    pub response_time_histogram: String,
 }
 
-/// The per-second histograms of a run, V2-encoded one after another into one buffer (a few
-/// hundred bytes a second; not deflated, as the compressor allocates hundreds of kilobytes each
-/// time). One growing buffer and one reused serialiser, rather than a small buffer kept per
-/// second, leave no long-lived fragments in the heap to make it grow.
-struct Timeline {
-    bytes: Vec<u8>,
-    /// Errors of each second, and where its histogram ends in `bytes`.
-    seconds: Vec<(u64, usize)>,
-    serializer: V2Serializer,
-}
-
-impl std::fmt::Debug for Timeline {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Timeline")
-            .field("seconds", &self.seconds.len())
-            .field("bytes", &self.bytes.len())
-            .finish()
-    }
-}
-
-impl Timeline {
-    fn new() -> Timeline {
-        Timeline {
-            bytes: Vec::new(),
-            seconds: Vec::new(),
-            serializer: V2Serializer::new(),
+impl SecondSummary {
+    /// Second `second` of failures `errors` and response times `h`.
+    pub fn of(second: u64, errors: u64, h: &Histogram<u64>) -> SecondSummary {
+        SecondSummary {
+            second,
+            ok: h.len(),
+            errors,
+            response_time_p50_us: h.value_at_quantile(0.5),
+            response_time_p99_us: h.value_at_quantile(0.99),
+            response_time_max_us: h.max(),
+            response_time_histogram: crate::hdr_codec::encode(h),
         }
-    }
-
-    fn push(&mut self, histogram: &Histogram<u64>, errors: u64) {
-        // Invariant: serialising into a Vec cannot fail for a valid histogram.
-        self.serializer
-            .serialize(histogram, &mut self.bytes)
-            .expect("histogram serialises");
-        self.seconds.push((errors, self.bytes.len()));
-    }
-
-    fn len(&self) -> usize {
-        self.seconds.len()
-    }
-
-    /// Second `i`: its errors and response-time histogram.
-    fn get(&self, i: usize) -> Option<(u64, Histogram<u64>)> {
-        let (errors, end) = *self.seconds.get(i)?;
-        let start = i.checked_sub(1).map_or(0, |p| self.seconds[p].1);
-        Some((errors, decode(&self.bytes[start..end])))
-    }
-
-    /// Adds `other` second by second (one decoded histogram at a time).
-    fn merge(&mut self, other: &Timeline) {
-        let mut merged = Timeline::new();
-        for i in 0..self.len().max(other.len()) {
-            let (mut errors, mut histogram) = self.get(i).unwrap_or_else(|| (0, histogram(2)));
-            if let Some((e, h)) = other.get(i) {
-                errors += e;
-                // Invariant: every second's histogram is made by `histogram(2)`.
-                histogram.add(h).expect("same bounds");
-            }
-            merged.push(&histogram, errors);
-        }
-        *self = merged;
     }
 }
 
@@ -240,32 +197,39 @@ pub struct Recorder {
     pub last_dispatch_ns: u64,
     /// Start of the measured window, ns from the start of the run.
     window_start_ns: u64,
-    current_second: u64,
-    current: Histogram<u64>,
-    current_errors: u64,
-    seconds: Timeline,
+    seconds: PerSecond,
 }
 
 impl Recorder {
     /// A recorder whose measured window starts `window_start_ns` after the start of the run.
     pub fn new(window_start_ns: u64) -> Recorder {
+        Recorder::logging(window_start_ns, false)
+    }
+
+    /// A recorder that, with `log`, also keeps every metric per second (for interval logs).
+    pub fn logging(window_start_ns: u64, log: bool) -> Recorder {
         Recorder {
-            histograms: Metric::ALL.iter().map(|_| histogram(3)).collect(),
+            histograms: Metric::ALL.iter().map(|_| new_histogram(3)).collect(),
             ok: 0,
             errors: BTreeMap::new(),
             warmup: 0,
             dispatched: 0,
             last_dispatch_ns: 0,
             window_start_ns,
-            current_second: 0,
-            current: histogram(2),
-            current_errors: 0,
-            seconds: Timeline::new(),
+            seconds: PerSecond::new(window_start_ns, log),
         }
     }
 
     fn record(&mut self, metric: Metric, value: u64) {
-        self.histograms[metric as usize].saturating_record(value.clamp(1, MAX_US));
+        let value = value.clamp(1, MAX_US);
+        self.histograms[metric as usize].saturating_record(value);
+        self.seconds.record(metric, value);
+    }
+
+    /// Records a count (not clamped to 1: a stream may have no output event).
+    fn count(&mut self, metric: Metric, value: u64) {
+        self.histograms[metric as usize].saturating_record(value);
+        self.seconds.record(metric, value);
     }
 
     /// The histogram of a metric.
@@ -293,6 +257,7 @@ impl Recorder {
             return;
         }
         self.ok += 1;
+        self.seconds.roll_to(x.done_ns);
         let us = |ns: u64| ns / 1_000;
         let response_us = us(x.done_ns.saturating_sub(x.due_ns));
         self.record(Metric::ResponseTime, response_us);
@@ -322,11 +287,11 @@ impl Recorder {
             for gap in &x.output_gaps_ns {
                 self.record(Metric::Itl, us(*gap));
             }
-            self.histograms[Metric::OutputChunks as usize].saturating_record(x.output_events);
+            self.count(Metric::OutputChunks, x.output_events);
             let tokens = x.usage_tokens.unwrap_or(x.output_events);
-            self.histograms[Metric::OutputTokens as usize].saturating_record(tokens);
+            self.count(Metric::OutputTokens, tokens);
         }
-        self.timeline(x.done_ns, Some(response_us));
+        self.seconds.outcome(Some(response_us.clamp(1, MAX_US)));
     }
 
     /// Records a failure of a request that was due at `due_ns` and ended at `done_ns`.
@@ -336,25 +301,8 @@ impl Recorder {
             return;
         }
         *self.errors.entry(kind).or_default() += 1;
-        self.timeline(done_ns, None);
-    }
-
-    fn timeline(&mut self, done_ns: u64, response_us: Option<u64>) {
-        let second = done_ns.saturating_sub(self.window_start_ns) / 1_000_000_000;
-        while second > self.current_second {
-            self.close_second();
-        }
-        match response_us {
-            Some(us) => self.current.saturating_record(us.clamp(1, MAX_US)),
-            None => self.current_errors += 1,
-        }
-    }
-
-    fn close_second(&mut self) {
-        self.seconds.push(&self.current, self.current_errors);
-        self.current.reset();
-        self.current_errors = 0;
-        self.current_second += 1;
+        self.seconds.roll_to(done_ns);
+        self.seconds.outcome(None);
     }
 
     /// Failed requests, all kinds.
@@ -375,40 +323,25 @@ impl Recorder {
         for (kind, n) in std::mem::take(&mut other.errors) {
             *self.errors.entry(kind).or_default() += n;
         }
-        self.finish_timeline();
-        other.finish_timeline();
+        self.seconds.finish();
+        other.seconds.finish();
         self.seconds.merge(&other.seconds);
-    }
-
-    /// Closes the second in progress, if it holds anything.
-    fn finish_timeline(&mut self) {
-        if !self.current.is_empty() || self.current_errors > 0 {
-            self.close_second();
-        }
     }
 
     /// The per-second timeline.
     pub fn timeline_summary(&mut self) -> Vec<SecondSummary> {
-        self.finish_timeline();
+        self.seconds.finish();
         (0..self.seconds.len())
-            .filter_map(|second| self.seconds.get(second).map(|s| (second, s)))
-            .map(|(second, (errors, h))| SecondSummary {
-                second: second as u64,
-                ok: h.len(),
-                errors,
-                response_time_p50_us: h.value_at_quantile(0.5),
-                response_time_p99_us: h.value_at_quantile(0.99),
-                response_time_max_us: h.max(),
-            })
+            .filter_map(|i| self.seconds.second(i).map(|s| (i, s)))
+            .map(|(i, (errors, h))| SecondSummary::of(i as u64, errors, &h))
             .collect()
     }
-}
 
-fn decode(bytes: &[u8]) -> Histogram<u64> {
-    // Invariant: decoding what `Timeline::push` encoded.
-    Deserializer::new()
-        .deserialize(&mut &bytes[..])
-        .expect("histogram decodes")
+    /// Every metric's per-second histograms (by `Metric`), when this recorder logged them.
+    pub fn take_logged(&mut self) -> Option<Vec<Series>> {
+        self.seconds.finish();
+        self.seconds.take_logged()
+    }
 }
 
 #[cfg(test)]
@@ -496,5 +429,31 @@ mod tests {
                 (y.ok, y.errors, y.response_time_p99_us)
             );
         }
+    }
+
+    #[test]
+    fn logged_seconds_add_up_to_the_run_even_across_workers() {
+        let (mut a, mut b) = (Recorder::logging(0, true), Recorder::logging(0, true));
+        for i in 0..3000u64 {
+            // Three seconds of completions (1 ms apart, each 1..37 ms long).
+            let x = exchange(i, 1 + i % 37);
+            if i % 2 == 0 {
+                a.success(&x)
+            } else {
+                b.success(&x)
+            }
+        }
+        a.merge(b);
+        let logged = a.take_logged().unwrap();
+        assert_eq!(logged[Metric::ResponseTime as usize].len(), 4);
+        for m in Metric::ALL {
+            let series = &logged[m as usize];
+            let mut sum = new_histogram(3);
+            for i in 0..series.len() {
+                sum.add(series.get(i).unwrap()).unwrap();
+            }
+            assert_eq!(&sum, a.histogram(m), "{}", m.name());
+        }
+        assert!(Recorder::new(0).take_logged().is_none());
     }
 }

@@ -8,8 +8,10 @@ use gatebench_shared::host::{HostFacts, OpenFileLimit};
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
+use crate::intervals::Series;
 use crate::plan::{Plan, Target};
 use crate::recorder::{Metric, SecondSummary};
+use crate::start_at::ClockFacts;
 
 /// Identifies the result format; bumped when a field changes meaning or goes away.
 pub const SCHEMA: &str = "gatebench.loadgen.result/1";
@@ -61,6 +63,11 @@ pub struct TargetRun {
     pub ok: u64,
     pub failed: u64,
     pub success_rate: f64,
+    /// Requests dispatched whose intended start fell in the measured window.
+    pub dispatched: u64,
+    /// The window the achieved rate is over, seconds: the measured window, or longer when the
+    /// generator dispatched its last request after the window closed.
+    pub dispatch_window_s: f64,
     /// Requests dispatched per second of the measured window.
     pub achieved_rate: f64,
     /// Successful responses per second of the measured window.
@@ -73,13 +80,31 @@ pub struct TargetRun {
     pub generator_cpu_cores: f64,
     pub interrupted: bool,
     pub metrics: BTreeMap<&'static str, Summary>,
-    /// The full histograms behind `metrics` (for `.hgrm` files; not in the JSON).
-    #[serde(skip)]
+    /// The full histograms behind `metrics`: in the JSON as compressed V2 histograms in base64,
+    /// so results can be merged (`loadgen merge`) and re-analysed exactly.
+    #[serde(serialize_with = "encoded_histograms")]
     pub histograms: Vec<(Metric, Histogram<u64>)>,
+    /// Each metric's histogram per second, kept for `--hdr-log` (not in the JSON).
+    #[serde(skip)]
+    pub per_second: Option<Vec<(Metric, Series)>>,
+    /// When the run's clock started, and what this host's clock says of itself.
+    pub clock: ClockFacts,
     pub timeline: Vec<SecondSummary>,
     pub validity: Validity,
     /// With `--upstream-metrics`: requests the upstream saw against requests sent.
     pub upstream: Option<crate::upstream::UpstreamCheck>,
+}
+
+fn encoded_histograms<S: serde::Serializer>(
+    histograms: &[(Metric, Histogram<u64>)],
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeMap;
+    let mut map = s.serialize_map(Some(histograms.len()))?;
+    for (metric, h) in histograms {
+        map.serialize_entry(metric.name(), &crate::hdr_codec::encode(h))?;
+    }
+    map.end()
 }
 
 /// Whether the generator kept up, and if not, why.

@@ -47,6 +47,7 @@ pub fn run(args: RunArgs, command: Vec<String>) -> anyhow::Result<(RunResult, u8
         args.rate = Some("5000".into());
     }
     let mut plan = args.clone().plan().map_err(SetupError::from)?;
+    check_together(&plan)?;
     let open_files = raise_open_file_limit().ok();
     check_open_files(&plan, open_files.as_ref())?;
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -128,6 +129,38 @@ fn run_phases(
     Ok((runs, disclosed))
 }
 
+/// A shard or a start instant needs one run (one target, one scenario: later runs could not
+/// start together) and a start that is ahead, but not absurdly far.
+fn check_together(plan: &Plan) -> Result<(), SetupError> {
+    if plan.shard.count == 1 && plan.start_at.is_none() {
+        return Ok(());
+    }
+    if plan.targets.len() != 1 {
+        return Err(SetupError::Other(
+            "--shard and --start-at take exactly one --target: processes on several hosts can              start one run together, not a sequence of runs"
+                .into(),
+        ));
+    }
+    if let Some(at) = plan.start_at {
+        let now = std::time::SystemTime::now();
+        if at < now {
+            let ago = now.duration_since(at).unwrap_or_default();
+            return Err(SetupError::Other(format!(
+                "--start-at {} is {:.1} s in the past: the shards cannot start together; pick                  an instant far enough ahead for every shard to be running by then",
+                crate::start_at::format(at),
+                ago.as_secs_f64()
+            )));
+        }
+        if at.duration_since(now).unwrap_or_default() > crate::start_at::MAX_AHEAD {
+            return Err(SetupError::Other(format!(
+                "--start-at {} is more than a day ahead",
+                crate::start_at::format(at)
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Refuses a target that cannot be reached at all before any load is sent (exit 2); failures
 /// during the run are counted per request instead.
 pub(crate) fn probe(target: &Target, timeout: Duration) -> Result<(), SetupError> {
@@ -204,6 +237,32 @@ pub fn write_hgrm(result: &RunResult, dir: &std::path::Path) -> anyhow::Result<(
             let path = dir.join(format!("{}-{}.{}.hgrm", i + 1, run.scenario, metric.name()));
             std::fs::write(&path, report::hgrm::percentile_distribution(h))
                 .with_context(|| format!("cannot write {}", path.display()))?;
+        }
+    }
+    Ok(())
+}
+
+/// Writes one HdrHistogram interval log per metric of every run into `dir`, named
+/// `RUN-SCENARIO.METRIC.hlog` (RUN counts from 1).
+pub fn write_hdr_log(result: &RunResult, dir: &std::path::Path) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let warmup_us = result.plan.warmup.as_micros() as i64;
+    for (i, run) in result.runs.iter().enumerate() {
+        for (metric, series) in run.per_second.iter().flatten() {
+            let header = report::hlog::LogHeader {
+                metric: metric.name(),
+                about: format!(
+                    "{} {}, shard {}",
+                    run.target.url, run.scenario, result.plan.shard
+                ),
+                base_unix_us: run.clock.started_unix_us + warmup_us,
+                time: metric.is_time(),
+            };
+            let path = dir.join(report::hlog::file_name(i + 1, &run.scenario, *metric));
+            write_atomically(
+                &path,
+                report::hlog::interval_log(&header, series).as_bytes(),
+            )?;
         }
     }
     Ok(())
@@ -304,6 +363,10 @@ pub(crate) fn run_target(plan: Arc<Plan>, target: Target) -> TargetRun {
         .upstream_metrics
         .as_ref()
         .and_then(crate::upstream::requests_seen);
+    if let Some(at) = plan.start_at {
+        // Connections are opened just before the start: opened long ahead, they would idle.
+        crate::start_at::sleep_until_before(at, crate::start_at::PREPARE, &stop.stop);
+    }
     let mut handles = Vec::new();
     for index in 0..plan.threads {
         let spec = WorkerSpec {
@@ -330,7 +393,15 @@ pub(crate) fn run_target(plan: Arc<Plan>, target: Target) -> TargetRun {
     }
 
     // Workers open their connections, then the clock starts a little ahead of the first slot.
-    let clock = start.start(Duration::from_millis(10));
+    let (clock, started) = start.start(plan.start_at);
+    let clock_facts = crate::start_at::ClockFacts {
+        start_at: plan.start_at.map(crate::start_at::format),
+        started_unix_us: crate::start_at::unix_us(started),
+        start_error_us: plan
+            .start_at
+            .map(|at| crate::start_at::unix_us(started) - crate::start_at::unix_us(at)),
+        kernel: crate::start_at::kernel_clock(),
+    };
     let live = !plan.quiet && std::io::stderr().is_terminal();
     let mut stopped_at_ns = None;
     while !handles.iter().all(|h| h.is_finished()) {
@@ -350,7 +421,7 @@ pub(crate) fn run_target(plan: Arc<Plan>, target: Target) -> TargetRun {
         gatebench_shared::say!();
     }
 
-    let mut recorder = Recorder::new(window_start_ns);
+    let mut recorder = Recorder::logging(window_start_ns, plan.hdr_log.is_some());
     let (mut opened, mut reused, mut cpu_s) = (0, 0, 0.0);
     let mut setup_errors = Vec::new();
     for handle in handles {
@@ -374,6 +445,7 @@ pub(crate) fn run_target(plan: Arc<Plan>, target: Target) -> TargetRun {
         stopped_at_ns,
         setup_errors,
     );
+    run.clock = clock_facts;
     // The workers' whole lives: connection set-up, the run and the drain of the last responses.
     run.generator_cpu_cores = cpu_s / (clock.now_ns() as f64 / 1e9).max(1e-9);
     let seen_after = plan
@@ -433,7 +505,8 @@ fn summarise(
     }
     .max(1e-9);
     // A generator that fell behind dispatched its last request after the window closed.
-    let achieved_rate = recorder.dispatched as f64 / duration_s.max(dispatched_s);
+    let dispatch_window_s = duration_s.max(dispatched_s);
+    let achieved_rate = recorder.dispatched as f64 / dispatch_window_s;
     let failed = recorder.failed();
     let requests = recorder.ok + failed;
     let mut metrics = std::collections::BTreeMap::new();
@@ -447,6 +520,8 @@ fn summarise(
         );
     }
     if let Load::Open { rate, .. } = plan.load {
+        // A shard's target is its share of the plan's rate.
+        let rate = rate / plan.shard.count as f64;
         if achieved_rate < rate * 0.99 {
             reasons.push(format!(
                 "the generator did not keep up: achieved {achieved_rate:.1} req/s, more than 1% \
@@ -477,6 +552,8 @@ fn summarise(
         } else {
             recorder.ok as f64 / requests as f64
         },
+        dispatched: recorder.dispatched,
+        dispatch_window_s,
         achieved_rate,
         throughput: recorder.ok as f64 / duration_s,
         errors: recorder.errors.iter().map(|(k, n)| (k.key(), *n)).collect(),
@@ -490,6 +567,14 @@ fn summarise(
             .collect(),
         metrics,
         timeline: recorder.timeline_summary(),
+        per_second: recorder.take_logged().map(|series| {
+            Metric::ALL
+                .into_iter()
+                .zip(series)
+                .filter(|(m, _)| reported(plan.request.stream).any(|r| r == *m))
+                .collect()
+        }),
+        clock: crate::start_at::ClockFacts::default(),
         validity: Validity {
             valid: reasons.is_empty(),
             reasons,

@@ -1,8 +1,9 @@
 //! The schedule: when each request is due, as an offset from the start of the run.
 //!
 //! Request `i` is due at `t_i = i / rate` (constant arrivals) or at the sum of `i` seeded
-//! exponential gaps of mean `1 / rate` (Poisson arrivals). Worker `w` of `W` takes every `W`-th
-//! slot (`i ≡ w mod W`), so the union of the workers is exactly the one schedule.
+//! exponential gaps of mean `1 / rate` (Poisson arrivals). Each worker takes every `stride`-th slot
+//! from its `first` (worker `w` of `W`: first `w`, stride `W`; with shards, see `shard`), so the
+//! union of the workers is exactly the one schedule.
 
 use rand::SeedableRng;
 use rand_distr::{Distribution, Exp};
@@ -23,7 +24,7 @@ pub enum Arrival {
 pub struct Schedule {
     arrival: Arrival,
     interval_ns: f64,
-    workers: u64,
+    stride: u64,
     next: u64,
     // Poisson only: the whole schedule's generator and the due time of slot `cursor`.
     rng: Pcg64Mcg,
@@ -33,18 +34,19 @@ pub struct Schedule {
 }
 
 impl Schedule {
-    /// The slots of worker `worker` of `workers` for `rate` requests per second.
+    /// Every `stride`-th slot from slot `first` of the schedule of `rate` requests per second
+    /// (the whole schedule's rate).
     ///
     /// # Panics
-    /// If `rate` is not positive and finite or `worker >= workers`; the plan validates both.
-    pub fn new(arrival: Arrival, rate: f64, seed: u64, worker: u64, workers: u64) -> Schedule {
+    /// If `rate` is not positive and finite or `first >= stride`; the plan validates both.
+    pub fn new(arrival: Arrival, rate: f64, seed: u64, first: u64, stride: u64) -> Schedule {
         assert!(rate.is_finite() && rate > 0.0, "rate must be positive");
-        assert!(worker < workers, "worker index out of range");
+        assert!(first < stride, "first slot out of range");
         Schedule {
             arrival,
             interval_ns: 1e9 / rate,
-            workers,
-            next: worker,
+            stride,
+            next: first,
             rng: Pcg64Mcg::seed_from_u64(seed),
             // Invariant: a rate of 1 is valid for Exp; gaps are scaled by the interval.
             gap: (arrival == Arrival::Poisson).then(|| Exp::new(1.0).expect("rate 1 is valid")),
@@ -71,7 +73,7 @@ impl Iterator for Schedule {
 
     fn next(&mut self) -> Option<(u64, u64)> {
         let i = self.next;
-        self.next += self.workers;
+        self.next += self.stride;
         let due_ns = match self.arrival {
             Arrival::Constant => i as f64 * self.interval_ns,
             Arrival::Poisson => self.poisson_due(i),

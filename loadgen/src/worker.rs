@@ -6,6 +6,7 @@ use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Barrier, OnceLock};
+use std::time::{Duration, SystemTime};
 
 use tokio::sync::Notify;
 use tokio::task::LocalSet;
@@ -62,7 +63,10 @@ pub fn run_worker(spec: WorkerSpec) -> WorkerOutput {
     if let Some(id) = spec.core {
         core_affinity::set_for_current(core_affinity::CoreId { id });
     }
-    let recorder = Rc::new(RefCell::new(Recorder::new(spec.window_start_ns)));
+    let recorder = Rc::new(RefCell::new(Recorder::logging(
+        spec.window_start_ns,
+        spec.plan.hdr_log.is_some(),
+    )));
     let workers = spec.plan.threads;
     let cap = spec.plan.connections.div_ceil(workers).max(1);
     let pool = Rc::new(Pool::new(spec.target.clone(), cap, spec.plan.timeout));
@@ -123,15 +127,22 @@ impl StartLine {
         }
     }
 
-    /// Called by the coordinator: waits for every worker, then starts the clock.
-    pub fn start(&self, lead: std::time::Duration) -> RunClock {
+    /// Called by the coordinator: waits for every worker, then starts the clock at `at` by the
+    /// wall clock (at once if that has passed), or a moment from now. Returns the clock and the
+    /// wall-clock time of its zero.
+    pub fn start(&self, at: Option<SystemTime>) -> (RunClock, SystemTime) {
         self.ready.wait();
+        let now = SystemTime::now();
+        let lead = match at {
+            Some(at) => at.duration_since(now).unwrap_or(Duration::ZERO),
+            None => Duration::from_millis(10),
+        };
         let clock = self
             .clock
             .get_or_init(|| RunClock::starting_in(lead))
             .clone();
         self.go.wait();
-        clock
+        (clock, now + lead)
     }
 
     /// Called by a worker once ready; returns the run's clock.
@@ -169,8 +180,11 @@ async fn drive(
         Load::Open { rate, arrival } => {
             let pacer = Pacer::new(ctx.clock.clone(), spec.plan.spin)
                 .map_err(|e| format!("timerfd: {e}"))?;
-            let workers = spec.plan.threads as u64;
-            let schedule = Schedule::new(arrival, rate, spec.plan.seed, spec.index as u64, workers);
+            let (first, stride) = spec
+                .plan
+                .shard
+                .slots(spec.index as u64, spec.plan.threads as u64);
+            let schedule = Schedule::new(arrival, rate, spec.plan.seed, first, stride);
             for (index, due_ns) in schedule {
                 if spec.end_ns.is_some_and(|end| due_ns >= end) || spec.progress.stop.load(Relaxed)
                 {

@@ -1,8 +1,9 @@
-//! Reports of results: the terminal summary, HdrHistogram percentile files, tables as text,
+//! Reports of results: the terminal summary, HdrHistogram percentile files and interval logs, tables as text,
 //! Markdown and CSV, and self-contained HTML pages with SVG plots (`loadgen report`).
 
 pub mod compare_view;
 pub mod hgrm;
+pub mod hlog;
 pub mod html;
 pub mod overhead;
 pub mod render;

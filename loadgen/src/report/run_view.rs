@@ -21,6 +21,36 @@ pub struct RunView {
     pub host: gatebench_shared::host::HostFacts,
     pub runs: Vec<RunRow>,
     pub valid: bool,
+    /// In a merged result (`loadgen merge`): the shards it was added from.
+    #[serde(default)]
+    pub shards: Option<ShardsView>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct ShardsView {
+    pub count: u64,
+    #[serde(default)]
+    pub notes: Vec<String>,
+    pub merged: Vec<ShardRow>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct ShardRow {
+    pub file: String,
+    pub index: u64,
+    pub host: gatebench_shared::host::HostFacts,
+    pub clock: ClockView,
+    pub requests: u64,
+    pub achieved_rate: f64,
+    pub generator_cpu_cores: f64,
+    pub valid: bool,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct ClockView {
+    pub start_at: Option<String>,
+    pub start_error_us: Option<i64>,
+    pub kernel: Option<crate::start_at::KernelClock>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -166,6 +196,9 @@ pub fn markdown(view: &RunView) -> String {
             ));
         }
     }
+    if let Some(shards) = &view.shards {
+        out.push_str(&shards_markdown(shards));
+    }
     out.push_str(&format!(
         "\n## Disclosure\n\n- Host: {} ({} cores), kernel {}\n- gatebench {}, started {}\n- Command: `{}`\n",
         view.host.cpu_model,
@@ -175,5 +208,59 @@ pub fn markdown(view: &RunView) -> String {
         view.started_at,
         view.command.join(" ")
     ));
+    out
+}
+
+/// The shards a merged result was added from: host, start, clock, share of the load.
+fn shards_markdown(shards: &ShardsView) -> String {
+    let mut table = Table::new(&[
+        "shard",
+        "file",
+        "host",
+        "start error",
+        "clock",
+        "requests",
+        "achieved (req/s)",
+        "generator CPU",
+        "valid",
+    ]);
+    for s in &shards.merged {
+        let clock = match &s.clock.kernel {
+            Some(k) if k.synchronized => format!("synchronised, max error {} µs", k.max_error_us),
+            Some(_) => "not synchronised".into(),
+            None => "unknown".into(),
+        };
+        table.push(vec![
+            format!("{}/{}", s.index, shards.count),
+            s.file.clone(),
+            format!("{} ({} cores)", s.host.hostname, s.host.cores),
+            s.clock
+                .start_error_us
+                .map_or_else(|| "-".into(), |e| format!("{e:+} µs")),
+            clock,
+            s.requests.to_string(),
+            format!("{:.1}", s.achieved_rate),
+            format!("{:.2} cores", s.generator_cpu_cores),
+            if s.valid { "yes" } else { "no" }.into(),
+        ]);
+    }
+    let mut out = format!(
+        "\n## Shards\n\nMerged from {} of {} shards{}; histograms are added, so the percentiles \
+         above are those of every shard's requests together.\n\n",
+        shards.merged.len(),
+        shards.count,
+        shards.merged[0]
+            .clock
+            .start_at
+            .as_deref()
+            .map_or_else(String::new, |at| format!(" started at {at}")),
+    );
+    out.push_str(&table.to_markdown());
+    for note in &shards.notes {
+        out.push_str(&format!("\n- {note}"));
+    }
+    if !shards.notes.is_empty() {
+        out.push('\n');
+    }
     out
 }

@@ -10,6 +10,7 @@ pub fn summary(result: &RunResult) -> String {
     let mut out = String::new();
     for run in &result.runs {
         run_block(&mut out, run);
+        together_line(&mut out, result, run);
     }
     let verdict = if result.valid {
         "valid"
@@ -18,6 +19,37 @@ pub fn summary(result: &RunResult) -> String {
     };
     let _ = writeln!(out, "verdict: {verdict}");
     out
+}
+
+/// For a shard or a timed start: which part of the schedule, and when it started.
+fn together_line(out: &mut String, result: &RunResult, run: &TargetRun) {
+    let shard = result.plan.shard;
+    if shard.count > 1 {
+        let rate = match result.plan.load {
+            crate::plan::Load::Open { rate, .. } => rate,
+            crate::plan::Load::Closed { .. } => 0.0,
+        };
+        let _ = writeln!(
+            out,
+            "  shard {shard} of the schedule: {:.1} of {rate} req/s (merge the shards' results \
+             with `loadgen merge`)",
+            rate / shard.count as f64
+        );
+    }
+    if let (Some(at), Some(error)) = (&run.clock.start_at, run.clock.start_error_us) {
+        let sync = match &run.clock.kernel {
+            Some(k) if k.synchronized => format!(
+                "synchronised (offset {:.0} us, max error {} us)",
+                k.offset_us, k.max_error_us
+            ),
+            Some(_) => "NOT synchronised".into(),
+            None => "unknown".into(),
+        };
+        let _ = writeln!(
+            out,
+            "  started at {at} ({error:+} us by this host's clock; its clock: {sync})"
+        );
+    }
 }
 
 fn run_block(out: &mut String, run: &TargetRun) {

@@ -124,6 +124,40 @@ fn results_of_both_scenarios_match_the_committed_schema() {
 }
 
 #[test]
+fn shard_results_and_their_merge_match_the_committed_schema() {
+    let mock = start_mock(Config::default());
+    let schema = schema();
+    let mut shards = Vec::new();
+    for index in 0..2 {
+        let (result, _) = run(
+            RunArgs {
+                rate: Some("200".into()),
+                duration: Some("500ms".into()),
+                shard: Some(format!("{index}/2")),
+                hdr_log: Some(std::env::temp_dir().join(format!(
+                    "gatebench-schema-hlog-{}-{index}",
+                    std::process::id()
+                ))),
+                ..args(url(&mock))
+            },
+            vec!["loadgen".into(), "run".into()],
+        )
+        .unwrap();
+        let value = serde_json::to_value(&result).unwrap();
+        let mut errors = Vec::new();
+        check(&value, &schema, &schema, "$", &mut errors);
+        assert!(errors.is_empty(), "shard {index}: {errors:#?}");
+        shards.push((format!("shard-{index}.json").into(), value));
+    }
+    let merged = loadgen::merge::merge_results(shards, false, vec!["loadgen".into()]).unwrap();
+    let value: Value = serde_json::from_str(&merged.output).unwrap();
+    let mut errors = Vec::new();
+    check(&value, &schema, &schema, "$", &mut errors);
+    assert!(errors.is_empty(), "merged: {errors:#?}");
+    assert_eq!(value["runs"][0]["requests"], 100);
+}
+
+#[test]
 fn the_checker_catches_a_wrong_result() {
     let schema = schema();
     let mut errors = Vec::new();

@@ -1,0 +1,109 @@
+//! `loadgen merge`: the results (or the interval logs) of the shards of one plan, added into one.
+//!
+//! Histograms are added, never averaged, so the merged percentiles are those of one process
+//! that recorded every request. Shards of different plans are refused, naming what differs.
+
+mod check;
+pub mod logs;
+mod runs;
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context as _};
+use clap::Args;
+use serde_json::Value;
+
+pub use check::MergeError;
+
+/// Options of `loadgen merge`.
+#[derive(Debug, Clone, Args)]
+pub struct MergeArgs {
+    /// The shards' JSON results (`loadgen run --shard I/N --out FILE`), or their interval logs
+    /// of one metric (`.hlog`, from --hdr-log).
+    #[arg(required = true, num_args = 1..)]
+    pub inputs: Vec<PathBuf>,
+    /// Write the merged result (or log) here (`-`: standard output).
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Merge even when shards are missing; the merged result is then marked invalid.
+    #[arg(long)]
+    pub partial: bool,
+}
+
+/// What `loadgen merge` made: a result (JSON) or an interval log (text), and its report.
+#[derive(Debug)]
+pub struct Merged {
+    pub output: String,
+    pub report: String,
+    pub valid: bool,
+}
+
+/// Merges the inputs: results when they are JSON, interval logs otherwise.
+pub fn run_merge(args: &MergeArgs, command: Vec<String>) -> anyhow::Result<Merged> {
+    let mut texts = Vec::new();
+    for path in &args.inputs {
+        let bytes =
+            std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+        texts.push((path.clone(), bytes));
+    }
+    let json = |b: &[u8]| b.iter().find(|c| !c.is_ascii_whitespace()) == Some(&b'{');
+    match texts.iter().filter(|(_, b)| json(b)).count() {
+        0 => logs::merge(&texts),
+        n if n == texts.len() => {
+            let mut shards = Vec::new();
+            for (path, bytes) in &texts {
+                let value: Value = serde_json::from_slice(bytes)
+                    .with_context(|| format!("{} is not JSON", path.display()))?;
+                shards.push((path.clone(), value));
+            }
+            merge_results(shards, args.partial, command)
+        }
+        _ => bail!("cannot merge JSON results with interval logs: give one kind"),
+    }
+}
+
+/// Merges shard results (file, parsed JSON) into one result of the whole plan.
+pub fn merge_results(
+    shards: Vec<(PathBuf, Value)>,
+    partial: bool,
+    command: Vec<String>,
+) -> anyhow::Result<Merged> {
+    let shards = check::shards(shards, partial)?;
+    let merged = runs::merged_result(&shards, command)?;
+    let valid = merged["valid"].as_bool().unwrap_or(false);
+    let view: crate::report::run_view::RunView =
+        serde_json::from_value(merged.clone()).context("the merged result does not read back")?;
+    let mut report = crate::report::run_view::markdown(&view);
+    report.push_str(&metrics_markdown(&merged["runs"][0]["metrics"]));
+    Ok(Merged {
+        output: serde_json::to_string_pretty(&merged)? + "\n",
+        report,
+        valid,
+    })
+}
+
+/// A shard's file name for messages.
+fn name(path: &Path) -> String {
+    path.display().to_string()
+}
+
+/// Every metric of the merged run: count and percentiles (times in µs).
+fn metrics_markdown(metrics: &Value) -> String {
+    let mut table =
+        crate::report::table::Table::new(&["metric", "count", "p50", "p90", "p99", "p99.9", "max"]);
+    for (metric, s) in metrics.as_object().into_iter().flatten() {
+        let mut row = vec![metric.clone()];
+        for field in ["count", "p50", "p90", "p99", "p999", "max"] {
+            row.push(
+                s[field]
+                    .as_u64()
+                    .map_or_else(|| "-".into(), |v| v.to_string()),
+            );
+        }
+        table.push(row);
+    }
+    format!(
+        "\n## Every metric of the merged run\n\nTimes in µs (counts for output_*).\n\n{}",
+        table.to_markdown()
+    )
+}

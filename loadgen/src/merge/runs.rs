@@ -1,0 +1,407 @@
+//! Adding the shards' runs: counters summed, histograms added (per metric and per second of the
+//! timeline), the achieved rate over the whole schedule, and the judgement made again on the sum.
+
+use std::collections::BTreeMap;
+
+use anyhow::{anyhow, Context as _};
+use hdrhistogram::Histogram;
+use serde_json::{json, Map, Value};
+
+use super::check::ShardResult;
+use super::name;
+use crate::hdr_codec::{decode, encode};
+use crate::recorder::{new_histogram, SecondSummary};
+use crate::result::Summary;
+
+/// Largest spread of the shards' starts (each by its own clock) for their sum to be the plan's
+/// schedule: a millisecond is five slots at 5,000 req/s.
+const MAX_START_SPREAD_US: i64 = 10_000;
+
+/// The merged result: the first shard's disclosure, the added run, and every shard's facts.
+pub fn merged_result(shards: &[ShardResult], command: Vec<String>) -> anyhow::Result<Value> {
+    let first = &shards[0].value;
+    let count = shards[0].count;
+    let runs: Vec<&Value> = shards.iter().map(|s| &s.value["runs"][0]).collect();
+
+    let sum = |field: &str| -> u64 { runs.iter().filter_map(|r| r[field].as_u64()).sum() };
+    let fmax = |field: &str| -> f64 {
+        runs.iter()
+            .filter_map(|r| r[field].as_f64())
+            .fold(0.0, f64::max)
+    };
+    let (requests, ok, failed, dispatched) =
+        (sum("requests"), sum("ok"), sum("failed"), sum("dispatched"));
+    let duration_s = fmax("duration_s").max(1e-9);
+    let dispatch_window_s = fmax("dispatch_window_s").max(duration_s);
+    let achieved_rate = dispatched as f64 / dispatch_window_s;
+    let mut errors: BTreeMap<String, u64> = BTreeMap::new();
+    for run in &runs {
+        for (kind, n) in run["errors"].as_object().into_iter().flatten() {
+            *errors.entry(kind.clone()).or_default() += n.as_u64().unwrap_or(0);
+        }
+    }
+
+    let histograms = add_histograms(shards)?;
+    let metrics: Map<String, Value> = histograms
+        .iter()
+        .map(|(m, h)| (m.clone(), json!(Summary::of(h))))
+        .collect();
+    let encoded: Map<String, Value> = histograms
+        .iter()
+        .map(|(m, h)| (m.clone(), json!(encode(h))))
+        .collect();
+    let timeline = add_timelines(shards)?;
+
+    let mut reasons = Vec::new();
+    let mut notes = Vec::new();
+    for (shard, run) in shards.iter().zip(&runs) {
+        for reason in run["validity"]["reasons"].as_array().into_iter().flatten() {
+            let reason = reason.as_str().unwrap_or("");
+            reasons.push(format!("shard {}/{count}: {reason}", shard.index));
+        }
+    }
+    if (shards.len() as u64) < count {
+        reasons.push(format!(
+            "only {} of {count} shards merged: the sum is not the plan's load",
+            shards.len()
+        ));
+    }
+    if ok == 0 {
+        reasons.push("no request succeeded in the measured window".into());
+    }
+    if let Some(rate) = first["plan"]["load"]["rate"].as_f64() {
+        if achieved_rate < rate * 0.99 {
+            reasons.push(format!(
+                "the shards did not keep up: together {achieved_rate:.1} req/s, more than 1% \
+                 under the plan's {rate} req/s"
+            ));
+        }
+        if let Some(lag) = histograms.get("schedule_lag") {
+            let p99 = lag.value_at_quantile(0.99);
+            if p99 > 1_000 {
+                reasons.push(format!(
+                    "schedule lag p99 of all shards is {p99} us, over 1 ms: the generators' own \
+                     timing error is too large for these figures"
+                ));
+            }
+        }
+    }
+    clock_checks(shards, &runs, &mut reasons, &mut notes);
+
+    let mut run = runs[0].clone();
+    let fields = json!({
+        "duration_s": duration_s,
+        "dispatch_window_s": dispatch_window_s,
+        "warmup_requests": sum("warmup_requests"),
+        "requests": requests,
+        "ok": ok,
+        "failed": failed,
+        "dispatched": dispatched,
+        "success_rate": if requests == 0 { 0.0 } else { ok as f64 / requests as f64 },
+        "achieved_rate": achieved_rate,
+        "throughput": ok as f64 / duration_s,
+        "errors": errors,
+        "connections_opened": sum("connections_opened"),
+        "connections_reused": sum("connections_reused"),
+        "pinned_cores": [],
+        "generator_cpu_cores": runs.iter().filter_map(|r| r["generator_cpu_cores"].as_f64()).sum::<f64>(),
+        "interrupted": runs.iter().any(|r| r["interrupted"].as_bool() == Some(true)),
+        "metrics": metrics,
+        "histograms": encoded,
+        "timeline": timeline,
+        "validity": {"valid": reasons.is_empty(), "reasons": reasons},
+        "upstream": null,
+        "clock": merged_clock(&runs),
+    });
+    for (key, value) in fields.as_object().into_iter().flatten() {
+        run[key] = value.clone();
+    }
+
+    let mut merged = first.clone();
+    merged["command"] = json!(command);
+    merged["started_at"] = runs_min(shards, "started_at");
+    merged["plan"]["shard"] = json!({"index": 0, "count": 1});
+    merged["runs"] = json!([run]);
+    merged["valid"] = json!(reasons_empty(&merged["runs"][0]));
+    merged["shards"] = json!({
+        "count": count,
+        "notes": notes,
+        "merged": shards.iter().zip(&runs).map(|(s, r)| json!({
+            "file": name(&s.path),
+            "index": s.index,
+            "command": s.value["command"],
+            "host": s.value["host"],
+            "started_at": s.value["started_at"],
+            "threads": s.value["plan"]["threads"],
+            "connections": s.value["plan"]["connections"],
+            "target_resolved": r["target"]["resolved"],
+            "clock": r["clock"],
+            "requests": r["requests"],
+            "ok": r["ok"],
+            "failed": r["failed"],
+            "achieved_rate": r["achieved_rate"],
+            "generator_cpu_cores": r["generator_cpu_cores"],
+            "valid": r["validity"]["valid"],
+        })).collect::<Vec<_>>(),
+    });
+    Ok(merged)
+}
+
+fn reasons_empty(run: &Value) -> bool {
+    run["validity"]["valid"].as_bool().unwrap_or(false)
+}
+
+/// The earliest of the shards' `started_at` (RFC 3339 strings order as times).
+fn runs_min(shards: &[ShardResult], field: &str) -> Value {
+    shards
+        .iter()
+        .filter_map(|s| s.value[field].as_str())
+        .min()
+        .map_or(Value::Null, |t| json!(t))
+}
+
+/// Each metric's histogram, added over the shards.
+fn add_histograms(shards: &[ShardResult]) -> anyhow::Result<BTreeMap<String, Histogram<u64>>> {
+    let mut out: BTreeMap<String, Histogram<u64>> = BTreeMap::new();
+    for shard in shards {
+        let encoded = shard.value["runs"][0]["histograms"]
+            .as_object()
+            .filter(|m| !m.is_empty())
+            .ok_or_else(|| {
+                anyhow!(
+                    "{} carries no histograms (written by a loadgen before 0.1's merge?): it \
+                     cannot be merged exactly",
+                    name(&shard.path)
+                )
+            })?;
+        for (metric, text) in encoded {
+            let h = decode(text.as_str().unwrap_or(""))
+                .map_err(|e| anyhow!("{}: histogram {metric}: {e}", name(&shard.path)))?;
+            match out.get_mut(metric) {
+                Some(sum) => sum
+                    .add(&h)
+                    .with_context(|| format!("{}: histogram {metric}", name(&shard.path)))?,
+                None => {
+                    let mut sum = new_histogram(3);
+                    sum.add(&h)
+                        .with_context(|| format!("{}: histogram {metric}", name(&shard.path)))?;
+                    out.insert(metric.clone(), sum);
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The timelines added second by second (the shards started together, so their seconds align).
+fn add_timelines(shards: &[ShardResult]) -> anyhow::Result<Vec<SecondSummary>> {
+    let mut seconds: BTreeMap<u64, (u64, Histogram<u64>)> = BTreeMap::new();
+    for shard in shards {
+        let timeline = shard.value["runs"][0]["timeline"].clone();
+        let timeline: Vec<SecondSummary> = serde_json::from_value(timeline)
+            .with_context(|| format!("{}: timeline", name(&shard.path)))?;
+        for s in timeline {
+            let h = decode(&s.response_time_histogram)
+                .map_err(|e| anyhow!("{}: timeline second {}: {e}", name(&shard.path), s.second))?;
+            let (errors, sum) = seconds
+                .entry(s.second)
+                .or_insert_with(|| (0, new_histogram(2)));
+            *errors += s.errors;
+            sum.add(&h)
+                .with_context(|| format!("{}: timeline second {}", name(&shard.path), s.second))?;
+        }
+    }
+    Ok(seconds
+        .into_iter()
+        .map(|(second, (errors, h))| SecondSummary::of(second, errors, &h))
+        .collect())
+}
+
+/// The merged run's clock: the earliest start and the largest error of any shard.
+fn merged_clock(runs: &[&Value]) -> Value {
+    let clock = |r: &&Value, f: &str| r["clock"][f].as_i64();
+    json!({
+        "start_at": runs[0]["clock"]["start_at"],
+        "started_unix_us": runs.iter().filter_map(|r| clock(r, "started_unix_us")).min(),
+        "start_error_us": runs.iter().filter_map(|r| clock(r, "start_error_us")).max(),
+        "kernel": null,
+    })
+}
+
+/// Did the shards start together? Judged by each one's clock, and by what its kernel says of
+/// that clock.
+fn clock_checks(
+    shards: &[ShardResult],
+    runs: &[&Value],
+    reasons: &mut Vec<String>,
+    notes: &mut Vec<String>,
+) {
+    let starts: Vec<i64> = runs
+        .iter()
+        .filter_map(|r| r["clock"]["started_unix_us"].as_i64())
+        .collect();
+    if let (Some(min), Some(max)) = (starts.iter().min(), starts.iter().max()) {
+        if max - min > MAX_START_SPREAD_US {
+            reasons.push(format!(
+                "the shards' starts spread over {:.1} ms by their own clocks (most {} ms): \
+                 together they did not send the plan's schedule (give every shard the same \
+                 --start-at, far enough ahead)",
+                (max - min) as f64 / 1e3,
+                MAX_START_SPREAD_US / 1_000
+            ));
+        }
+    }
+    let hosts: std::collections::BTreeSet<&str> = shards
+        .iter()
+        .filter_map(|s| s.value["host"]["hostname"].as_str())
+        .collect();
+    if hosts.len() < 2 {
+        return;
+    }
+    for (shard, run) in shards.iter().zip(runs) {
+        let kernel = &run["clock"]["kernel"];
+        if kernel["synchronized"].as_bool() == Some(false) {
+            notes.push(format!(
+                "shard {}: its host's clock is not synchronised (adjtimex): its start may be \
+                 off from the others' by any amount",
+                shard.index
+            ));
+        } else if let Some(error) = kernel["max_error_us"].as_i64() {
+            if error > MAX_START_SPREAD_US {
+                notes.push(format!(
+                    "shard {}: its host's clock may be off by up to {:.1} ms (adjtimex)",
+                    shard.index,
+                    error as f64 / 1e3
+                ));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::recorder::{ErrorKind, Exchange, Metric, Recorder};
+
+    fn exchange(i: u64) -> Exchange {
+        let due_ns = i * 1_000_000;
+        Exchange {
+            due_ns,
+            dispatched_ns: due_ns + 3_000 + (i % 7) * 1_000,
+            sent_ns: due_ns + 10_000,
+            done_ns: due_ns + 200_000 + (i % 97) * 37_000,
+            first_byte_ns: Some(due_ns + 100_000 + (i % 13) * 5_000),
+            first_output_ns: Some(due_ns + 110_000 + (i % 13) * 5_000),
+            output_gaps_ns: vec![20_000 + (i % 5) * 1_000; 3],
+            output_events: 4,
+            usage_tokens: Some(4),
+            stream: true,
+            mock_times: None,
+        }
+    }
+
+    /// What a shard's result holds of a recorder.
+    fn shard(index: u64, count: u64, mut recorder: Recorder) -> ShardResult {
+        let histograms: Map<String, Value> = Metric::ALL
+            .iter()
+            .map(|m| (m.name().to_string(), json!(encode(recorder.histogram(*m)))))
+            .collect();
+        let failed = recorder.failed();
+        ShardResult {
+            path: format!("s{index}.json").into(),
+            index,
+            count,
+            value: json!({
+                "started_at": "2026-11-30T08:00:00Z",
+                "plan": {"load": {"mode": "open", "rate": 1000.0}, "shard": {"index": index, "count": count}},
+                "host": {"hostname": "one"},
+                "runs": [{
+                    "requests": recorder.ok + failed,
+                    "ok": recorder.ok,
+                    "failed": failed,
+                    "dispatched": recorder.ok + failed,
+                    "duration_s": 3.0,
+                    "dispatch_window_s": 3.0,
+                    "errors": recorder.errors.iter().map(|(k, n)| (k.key(), *n)).collect::<BTreeMap<_, _>>(),
+                    "histograms": histograms,
+                    "timeline": recorder.timeline_summary(),
+                    "validity": {"valid": true, "reasons": []},
+                    "clock": {"started_unix_us": 1, "start_error_us": 0},
+                }],
+            }),
+        }
+    }
+
+    #[test]
+    fn merged_shards_equal_one_recorder_of_every_request() {
+        let mut one = Recorder::new(0);
+        let mut shards: Vec<Recorder> = (0..3).map(|_| Recorder::new(0)).collect();
+        for i in 0..3000u64 {
+            let x = exchange(i);
+            one.success(&x);
+            shards[(i % 3) as usize].success(&x);
+            if i % 101 == 0 {
+                one.failure(ErrorKind::Timeout, x.due_ns, x.done_ns);
+                shards[(i % 3) as usize].failure(ErrorKind::Timeout, x.due_ns, x.done_ns);
+            }
+        }
+        let shards: Vec<ShardResult> = shards
+            .into_iter()
+            .enumerate()
+            .map(|(i, r)| shard(i as u64, 3, r))
+            .collect();
+        let merged = merged_result(&shards, vec![]).unwrap();
+        let run = &merged["runs"][0];
+        assert_eq!(run["ok"], one.ok);
+        assert_eq!(run["errors"]["timeout"], one.errors[&ErrorKind::Timeout]);
+        for m in Metric::ALL {
+            let h = decode(run["histograms"][m.name()].as_str().unwrap()).unwrap();
+            assert_eq!(&h, one.histogram(m), "{}", m.name());
+            assert_eq!(
+                run["metrics"][m.name()],
+                json!(Summary::of(one.histogram(m))),
+                "{}",
+                m.name()
+            );
+        }
+        let timeline: Vec<SecondSummary> = serde_json::from_value(run["timeline"].clone()).unwrap();
+        let expected = one.timeline_summary();
+        assert_eq!(timeline.len(), expected.len());
+        for (a, b) in timeline.iter().zip(&expected) {
+            assert_eq!(
+                (
+                    a.second,
+                    a.ok,
+                    a.errors,
+                    a.response_time_p50_us,
+                    a.response_time_p99_us
+                ),
+                (
+                    b.second,
+                    b.ok,
+                    b.errors,
+                    b.response_time_p50_us,
+                    b.response_time_p99_us
+                )
+            );
+        }
+        assert_eq!(run["achieved_rate"], 3000.0 / 3.0 + 30.0 / 3.0);
+        assert_eq!(merged["valid"], true, "{merged}");
+    }
+
+    #[test]
+    fn shards_that_started_apart_are_not_the_plan() {
+        let mut shards: Vec<ShardResult> = (0..2)
+            .map(|i| {
+                let mut r = Recorder::new(0);
+                r.success(&exchange(i));
+                shard(i, 2, r)
+            })
+            .collect();
+        shards[1].value["runs"][0]["clock"]["started_unix_us"] = json!(50_001);
+        let merged = merged_result(&shards, vec![]).unwrap();
+        let reasons = merged["runs"][0]["validity"]["reasons"].to_string();
+        assert!(reasons.contains("starts spread over 50.0 ms"), "{reasons}");
+        assert_eq!(merged["valid"], false);
+    }
+}

@@ -1,0 +1,307 @@
+//! Shards on one machine: N `loadgen run --shard I/N` processes with one `--start-at`, against
+//! one mock on loopback, merged by `loadgen merge`. The merge must lose nothing: counts add up
+//! to the plan's schedule, the merged rate is the plan's, and the merged histograms are exactly
+//! the sum of every shard's (read three ways: the results, the interval logs, the merged log).
+
+#![allow(clippy::unwrap_used)] // test code: a panic is the failure report
+
+use std::io::{Read as _, Write as _};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, SystemTime};
+
+use hdrhistogram::Histogram;
+use loadgen::hdr_codec::decode;
+use mock_upstream::{Config, MockServer};
+use serde_json::Value;
+
+const SHARDS: u64 = 3;
+const RATE: u64 = 600;
+const SECONDS: u64 = 2;
+
+fn loadgen() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_loadgen"));
+    cmd.env_remove("LOADGEN_PROFILE");
+    cmd
+}
+
+fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("loadgen-shards-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn json(path: &Path) -> Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
+
+fn histogram(text: &Value) -> Histogram<u64> {
+    decode(text.as_str().unwrap()).unwrap()
+}
+
+/// Requests the mock saw on its streaming chat route.
+fn mock_requests(mock: &MockServer) -> u64 {
+    let mut stream = std::net::TcpStream::connect(mock.local_addr()).unwrap();
+    write!(
+        stream,
+        "GET /metrics HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut text = String::new();
+    stream.read_to_string(&mut text).unwrap();
+    text.lines()
+        .find_map(|l| l.strip_prefix("mock_requests_total{route=\"chat_stream\"} "))
+        .map_or(0, |n| n.trim().parse().unwrap())
+}
+
+fn start_at(ahead: Duration) -> String {
+    humantime::format_rfc3339_millis(SystemTime::now() + ahead).to_string()
+}
+
+/// Runs the shards together and returns the directory of their results and logs.
+fn run_shards(mock: &MockServer, dir: &Path) -> Vec<Output> {
+    let target = format!("http://{}/v1/chat/completions", mock.local_addr());
+    // Far enough ahead for every process to be up on a loaded machine.
+    let at = start_at(Duration::from_secs(4));
+    let children: Vec<_> = (0..SHARDS)
+        .map(|i| {
+            loadgen()
+                .args(["run", "--quiet", "--target", &target])
+                .args(["--rate", &RATE.to_string(), "--duration", "2s"])
+                .args(["--scenario", "chat-stream", "--max-tokens", "4"])
+                .args(["--connections", "16", "--timeout", "10s"])
+                .args(["--shard", &format!("{i}/{SHARDS}"), "--start-at", &at])
+                .arg("--out")
+                .arg(dir.join(format!("shard-{i}.json")))
+                .arg("--hdr-log")
+                .arg(dir.join(format!("logs-{i}")))
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    children
+        .into_iter()
+        .map(|c| c.wait_with_output().unwrap())
+        .collect()
+}
+
+#[test]
+fn shards_started_together_merge_into_the_whole_plan_without_loss() {
+    let mock = MockServer::start(Config::loopback()).unwrap();
+    let dir = temp_dir("merge");
+    let before = mock_requests(&mock);
+    for out in run_shards(&mock, &dir) {
+        // 0: valid; 1: a shard judged its own timing too loose on a loaded machine. Either
+        // way its counts must add up.
+        assert!(matches!(out.status.code(), Some(0 | 1)), "{out:?}");
+    }
+    let shards: Vec<Value> = (0..SHARDS)
+        .map(|i| json(&dir.join(format!("shard-{i}.json"))))
+        .collect();
+    let per_shard = RATE * SECONDS / SHARDS;
+    for (i, shard) in shards.iter().enumerate() {
+        assert_eq!(shard["plan"]["shard"]["index"], i as u64);
+        let run = &shard["runs"][0];
+        // Every third slot of the 1,200 in the window, due before its end.
+        assert_eq!(run["requests"], per_shard, "shard {i}");
+        assert_eq!(run["dispatched"], per_shard, "shard {i}");
+        let clock = &run["clock"];
+        assert_eq!(clock["start_at"], shard["plan"]["start_at"]);
+        assert!(
+            clock["start_error_us"].as_i64().unwrap().abs() < 1_000_000,
+            "{clock}"
+        );
+        assert!(clock["kernel"].is_object(), "{clock}");
+    }
+    // The shards together sent the plan's schedule, and nothing else.
+    assert_eq!(mock_requests(&mock) - before, RATE * SECONDS);
+
+    let merged_path = dir.join("merged.json");
+    let mut merge = loadgen();
+    merge.arg("merge");
+    for i in 0..SHARDS {
+        merge.arg(dir.join(format!("shard-{i}.json")));
+    }
+    let out = merge.arg("--out").arg(&merged_path).output().unwrap();
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{out:?}");
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(report.contains("## Shards"), "{report}");
+    let merged = json(&merged_path);
+    let run = &merged["runs"][0];
+
+    // Counts are the sums.
+    let sum = |field: &str| -> u64 {
+        shards
+            .iter()
+            .map(|s| s["runs"][0][field].as_u64().unwrap())
+            .sum()
+    };
+    for field in ["requests", "ok", "failed", "dispatched", "warmup_requests"] {
+        assert_eq!(run[field].as_u64().unwrap(), sum(field), "{field}");
+    }
+    assert_eq!(run["requests"], RATE * SECONDS);
+    // The merged rate is the plan's, not a shard's.
+    let achieved = run["achieved_rate"].as_f64().unwrap();
+    assert!(
+        (achieved - RATE as f64).abs() <= RATE as f64 * 0.01,
+        "{achieved}"
+    );
+    assert_eq!(merged["shards"]["merged"].as_array().unwrap().len(), 3);
+    assert_eq!(merged["plan"]["shard"]["count"], 1);
+
+    // Every metric's merged histogram is the sum of the shards' histograms, and so are the
+    // intervals of all the shards' logs: one process recording every request would hold the
+    // same histogram, so it would report the same percentiles.
+    let metrics = run["histograms"].as_object().unwrap();
+    assert!(metrics.contains_key("ttft") && metrics.contains_key("itl"));
+    for (metric, text) in metrics {
+        let merged_h = histogram(text);
+        let mut from_results = loadgen::recorder::new_histogram(3);
+        let mut from_logs = loadgen::recorder::new_histogram(3);
+        for (i, shard) in shards.iter().enumerate() {
+            from_results
+                .add(histogram(&shard["runs"][0]["histograms"][metric]))
+                .unwrap();
+            let log = dir.join(format!("logs-{i}/1-chat-stream.{metric}.hlog"));
+            let bytes = std::fs::read(&log).unwrap();
+            for interval in loadgen::merge::logs::read(&log, &bytes).unwrap().intervals {
+                from_logs.add(interval.2).unwrap();
+            }
+        }
+        assert_eq!(merged_h, from_results, "{metric}");
+        assert_eq!(merged_h, from_logs, "{metric}");
+        let summary = &run["metrics"][metric];
+        assert_eq!(summary["count"], from_logs.len(), "{metric}");
+        for (key, q) in [("p50", 0.5), ("p99", 0.99), ("p999", 0.999)] {
+            assert_eq!(
+                summary[key],
+                from_logs.value_at_quantile(q),
+                "{metric} {key}"
+            );
+        }
+        assert_eq!(summary["max"], from_logs.max(), "{metric}");
+    }
+    // The merged timeline counts every success once.
+    let timeline_ok: u64 = run["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["ok"].as_u64().unwrap())
+        .sum();
+    assert_eq!(timeline_ok, run["ok"].as_u64().unwrap());
+
+    // The logs merge too, into one log whose intervals add up to the merged histogram.
+    let merged_log = dir.join("response_time.hlog");
+    let mut merge = loadgen();
+    merge.arg("merge");
+    for i in 0..SHARDS {
+        merge.arg(dir.join(format!("logs-{i}/1-chat-stream.response_time.hlog")));
+    }
+    let out = merge.arg("--out").arg(&merged_log).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let bytes = std::fs::read(&merged_log).unwrap();
+    let log = loadgen::merge::logs::read(&merged_log, &bytes).unwrap();
+    let mut total = loadgen::recorder::new_histogram(3);
+    let mut starts = Vec::new();
+    for (start, _, h) in log.intervals {
+        starts.push(start);
+        total.add(h).unwrap();
+    }
+    assert_eq!(total, histogram(&run["histograms"]["response_time"]));
+    // One interval per second, the shards' same seconds added into one.
+    starts.dedup();
+    assert!(
+        starts.windows(2).all(|w| w[1] - w[0] == 1_000_000),
+        "{starts:?}"
+    );
+
+    refusals(&dir);
+}
+
+/// Shards of another plan, twice the same shard, and missing shards are refused (exit 2) with
+/// a message that names the files; `--partial` merges what is there, marked invalid.
+fn refusals(dir: &Path) {
+    let shard = |i: u64| dir.join(format!("shard-{i}.json"));
+    let mut other = json(&shard(2));
+    other["plan"]["load"]["rate"] = 900.0.into();
+    let other_path = dir.join("other-plan.json");
+    std::fs::write(&other_path, other.to_string()).unwrap();
+    let cases: [(Vec<PathBuf>, &str); 4] = [
+        (
+            vec![shard(0), shard(1), other_path.clone()],
+            "is not from the same plan as",
+        ),
+        (vec![shard(0), shard(0), shard(1)], "are both shard 0/3"),
+        (vec![shard(0), shard(2)], "missing 1"),
+        (
+            vec![shard(0), dir.join("logs-0/1-chat-stream.ttft.hlog")],
+            "cannot merge JSON results with interval logs",
+        ),
+    ];
+    for (inputs, expected) in cases {
+        let out = loadgen().arg("merge").args(&inputs).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{inputs:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(expected), "{inputs:?}: {err}");
+    }
+    let err = String::from_utf8_lossy(
+        &loadgen()
+            .arg("merge")
+            .args([shard(0), shard(1), other_path])
+            .output()
+            .unwrap()
+            .stderr,
+    )
+    .to_string();
+    assert!(err.contains("load"), "{err}");
+    let out = loadgen()
+        .args(["merge", "--partial", "--out", "-"])
+        .args([shard(0), shard(2)])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let partial: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(partial["valid"], false);
+    let reasons = partial["runs"][0]["validity"]["reasons"].to_string();
+    assert!(reasons.contains("only 2 of 3 shards"), "{reasons}");
+}
+
+#[test]
+fn shard_options_that_cannot_work_are_refused_before_any_load() {
+    let past =
+        humantime::format_rfc3339_seconds(SystemTime::now() - Duration::from_secs(60)).to_string();
+    let target = "http://127.0.0.1:9/v1/chat/completions";
+    let cases: [(&[&str], &str); 6] = [
+        (
+            &["--target", target, "--shard", "3/3"],
+            "invalid --shard '3/3'",
+        ),
+        (
+            &["--target", target, "--shard", "0/2", "--concurrency", "4"],
+            "closed loop",
+        ),
+        (
+            &[
+                "--target",
+                target,
+                "--shard",
+                "0/2",
+                "--upstream-metrics",
+                "http://127.0.0.1:9",
+            ],
+            "other shards",
+        ),
+        (&["--shard", "0/2"], "exactly one --target"),
+        (&["--target", target, "--start-at", "soon"], "RFC 3339"),
+        (&["--target", target, "--start-at", &past], "in the past"),
+    ];
+    for (args, expected) in cases {
+        let out = loadgen().arg("run").args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(expected), "{args:?}: {err}");
+    }
+}
