@@ -66,6 +66,12 @@ fn run_shards(mock: &MockServer, dir: &Path) -> Vec<Output> {
     let at = start_at(Duration::from_secs(4));
     let children: Vec<_> = (0..SHARDS)
         .map(|i| {
+            // The last shard prints its result as a container would (`--out -`).
+            let out = if i == SHARDS - 1 {
+                "-".into()
+            } else {
+                dir.join(format!("shard-{i}.json"))
+            };
             loadgen()
                 .args(["run", "--quiet", "--target", &target])
                 .args(["--rate", &RATE.to_string(), "--duration", "2s"])
@@ -73,7 +79,7 @@ fn run_shards(mock: &MockServer, dir: &Path) -> Vec<Output> {
                 .args(["--connections", "16", "--timeout", "10s"])
                 .args(["--shard", &format!("{i}/{SHARDS}"), "--start-at", &at])
                 .arg("--out")
-                .arg(dir.join(format!("shard-{i}.json")))
+                .arg(out)
                 .arg("--hdr-log")
                 .arg(dir.join(format!("logs-{i}")))
                 .stdout(Stdio::piped())
@@ -93,13 +99,25 @@ fn shards_started_together_merge_into_the_whole_plan_without_loss() {
     let mock = MockServer::start(Config::loopback()).unwrap();
     let dir = temp_dir("merge");
     let before = mock_requests(&mock);
-    for out in run_shards(&mock, &dir) {
+    let outputs = run_shards(&mock, &dir);
+    for out in &outputs {
         // 0: valid; 1: a shard judged its own timing too loose on a loaded machine. Either
         // way its counts must add up.
         assert!(matches!(out.status.code(), Some(0 | 1)), "{out:?}");
     }
+    // The last shard's log as `kubectl logs` shows it: its report (standard error) and its
+    // result (one JSON line on standard output) together.
+    let last = outputs.last().unwrap();
+    assert_eq!(String::from_utf8_lossy(&last.stdout).lines().count(), 1);
+    let mut log = last.stderr.clone();
+    log.extend_from_slice(&last.stdout);
+    log.extend_from_slice(b"a last line of something else\n");
+    std::fs::write(dir.join(format!("shard-{}.log", SHARDS - 1)), &log).unwrap();
     let shards: Vec<Value> = (0..SHARDS)
-        .map(|i| json(&dir.join(format!("shard-{i}.json"))))
+        .map(|i| match i {
+            i if i == SHARDS - 1 => serde_json::from_slice(&last.stdout).unwrap(),
+            i => json(&dir.join(format!("shard-{i}.json"))),
+        })
         .collect();
     let per_shard = RATE * SECONDS / SHARDS;
     for (i, shard) in shards.iter().enumerate() {
@@ -120,12 +138,13 @@ fn shards_started_together_merge_into_the_whole_plan_without_loss() {
     assert_eq!(mock_requests(&mock) - before, RATE * SECONDS);
 
     let merged_path = dir.join("merged.json");
-    let mut merge = loadgen();
-    merge.arg("merge");
-    for i in 0..SHARDS {
-        merge.arg(dir.join(format!("shard-{i}.json")));
-    }
-    let out = merge.arg("--out").arg(&merged_path).output().unwrap();
+    let out = loadgen()
+        .arg("merge")
+        .args(shard_files(&dir))
+        .arg("--out")
+        .arg(&merged_path)
+        .output()
+        .unwrap();
     assert!(matches!(out.status.code(), Some(0 | 1)), "{out:?}");
     let report = String::from_utf8_lossy(&out.stdout);
     assert!(report.contains("## Shards"), "{report}");
@@ -221,11 +240,23 @@ fn shards_started_together_merge_into_the_whole_plan_without_loss() {
     refusals(&dir);
 }
 
+/// Each shard's result file: JSON, but the last one's is its container log.
+fn shard_files(dir: &Path) -> Vec<PathBuf> {
+    (0..SHARDS)
+        .map(|i| match i {
+            i if i == SHARDS - 1 => dir.join(format!("shard-{i}.log")),
+            i => dir.join(format!("shard-{i}.json")),
+        })
+        .collect()
+}
+
 /// Shards of another plan, twice the same shard, and missing shards are refused (exit 2) with
 /// a message that names the files; `--partial` merges what is there, marked invalid.
 fn refusals(dir: &Path) {
-    let shard = |i: u64| dir.join(format!("shard-{i}.json"));
-    let mut other = json(&shard(2));
+    let files = shard_files(dir);
+    let shard = |i: u64| files[i as usize].clone();
+    let mut other = json(&shard(1));
+    other["plan"]["shard"]["index"] = 2.into();
     other["plan"]["load"]["rate"] = 900.0.into();
     let other_path = dir.join("other-plan.json");
     std::fs::write(&other_path, other.to_string()).unwrap();

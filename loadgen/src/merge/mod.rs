@@ -46,20 +46,31 @@ pub fn run_merge(args: &MergeArgs, command: Vec<String>) -> anyhow::Result<Merge
             std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
         texts.push((path.clone(), bytes));
     }
-    let json = |b: &[u8]| b.iter().find(|c| !c.is_ascii_whitespace()) == Some(&b'{');
-    match texts.iter().filter(|(_, b)| json(b)).count() {
+    let results: Vec<Option<Value>> = texts.iter().map(|(_, b)| result_in(b)).collect();
+    match results.iter().filter(|r| r.is_some()).count() {
         0 => logs::merge(&texts),
         n if n == texts.len() => {
-            let mut shards = Vec::new();
-            for (path, bytes) in &texts {
-                let value: Value = serde_json::from_slice(bytes)
-                    .with_context(|| format!("{} is not JSON", path.display()))?;
-                shards.push((path.clone(), value));
-            }
+            let shards = texts
+                .into_iter()
+                .zip(results)
+                .filter_map(|((path, _), r)| r.map(|r| (path, r)))
+                .collect();
             merge_results(shards, args.partial, command)
         }
         _ => bail!("cannot merge JSON results with interval logs: give one kind"),
     }
+}
+
+/// The result in a file: the whole file, or the one line of a log that holds it (`loadgen run
+/// --out -` in a container, its log read back with `kubectl logs`, the report beside it).
+fn result_in(bytes: &[u8]) -> Option<Value> {
+    if let Ok(value @ Value::Object(_)) = serde_json::from_slice(bytes) {
+        return Some(value);
+    }
+    String::from_utf8_lossy(bytes)
+        .lines()
+        .filter(|l| l.starts_with("{\"schema\":"))
+        .find_map(|l| serde_json::from_str(l).ok())
 }
 
 /// Merges shard results (file, parsed JSON) into one result of the whole plan.
