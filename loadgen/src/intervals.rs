@@ -212,3 +212,4 @@ impl PerSecond {
             .map(|logged| logged.into_iter().map(|(_, series)| series).collect())
     }
 }
+
