@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Benchmark of sharding and interval logs, against the mock (release build) pinned on CPU 1,
-# every loadgen process pinned on CPU 0, interleaved per round:
+# every loadgen process pinned on CPU 0, interleaved per round (the first two in turns):
 #   one      one process at the whole rate (the baseline)
 #   hdr-log  the same with --hdr-log (per-second interval logs of every metric)
 #   shards   N processes with --shard I/N and one --start-at, merged by `loadgen merge`
@@ -48,10 +48,16 @@ run_one() {
 for round in $(seq "$rounds"); do
   for spec in "chat:$rate" "chat-stream:$stream_rate"; do
     scenario=${spec%%:*}; r=${spec##*:}
-    run_one "one-$scenario-$round" "$scenario" "$r"
+    # The two single-process runs swap places every round, so neither always runs first.
+    if [ $((round % 2)) -eq 1 ]; then
+      run_one "one-$scenario-$round" "$scenario" "$r"
+    fi
     rm -rf "$work/hlog"
     run_one "hdrlog-$scenario-$round" "$scenario" "$r" --hdr-log "$work/hlog"
     du -sb "$work/hlog" | awk '{print $1}' >"$work/hdrlog-$scenario-$round.bytes"
+    if [ $((round % 2)) -eq 0 ]; then
+      run_one "one-$scenario-$round" "$scenario" "$r"
+    fi
     at=$(date -u -d '+3 sec' +%Y-%m-%dT%H:%M:%S.000Z)
     pids=()
     for i in $(seq 0 $((shards - 1))); do

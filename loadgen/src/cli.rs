@@ -149,6 +149,11 @@ pub struct RunArgs {
     /// the result records what the kernel says of this host's clock). Needs one --target.
     #[arg(long)]
     pub start_at: Option<String>,
+    /// A gatebench mock (http://HOST:PORT) whose clock this host's is measured against just
+    /// before the start (its /v1/gatebench/clock, the shortest of 8 round trips): give every
+    /// shard the same one, and `loadgen merge` judges their starts on that one clock.
+    #[arg(long)]
+    pub clock_ref: Option<String>,
     /// Write the JSON result here (`-`: to standard output, with the report on standard error).
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -202,6 +207,7 @@ impl RunArgs {
             seed: self.seed.or(profile.seed),
             shard: self.shard.or(profile.shard),
             start_at: self.start_at.or(profile.start_at),
+            clock_ref: self.clock_ref.or(profile.clock_ref),
             out: self.out.or(profile.out),
             hgrm: self.hgrm.or(profile.hgrm),
             hdr_log: self.hdr_log.or(profile.hdr_log),

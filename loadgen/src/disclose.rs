@@ -24,10 +24,22 @@ pub fn mock_config(target: &Target) -> Option<String> {
 
 /// The body of `GET path` on `target`'s server when it answers 200, whole, within a second.
 pub fn get(target: &Target, path: &str) -> Option<String> {
+    fetch(connect(target)?, target, path)
+}
+
+/// A connection to `target`'s server, opened within a second.
+pub fn connect(target: &Target) -> Option<TcpStream> {
     let timeout = Duration::from_secs(1);
-    let mut stream = TcpStream::connect_timeout(&target.resolved, timeout).ok()?;
+    let stream = TcpStream::connect_timeout(&target.resolved, timeout).ok()?;
     stream.set_read_timeout(Some(timeout)).ok()?;
     stream.set_write_timeout(Some(timeout)).ok()?;
+    Some(stream)
+}
+
+/// The body of `GET path` sent on `stream` (then closed), when it answers 200, whole, within a
+/// second.
+pub fn fetch(mut stream: TcpStream, target: &Target, path: &str) -> Option<String> {
+    let timeout = Duration::from_secs(1);
     let request = format!(
         "GET {path} HTTP/1.1\r\nhost: {}\r\nconnection: close\r\n\r\n",
         target.authority

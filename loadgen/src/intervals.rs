@@ -212,4 +212,3 @@ impl PerSecond {
             .map(|logged| logged.into_iter().map(|(_, series)| series).collect())
     }
 }
-

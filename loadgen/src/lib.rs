@@ -17,6 +17,7 @@
 //! - `sampler`: CPU and memory of the system under test, idle and under load.
 
 pub mod cli;
+pub mod clock_ref;
 pub mod compare;
 mod disclose;
 mod embedded;

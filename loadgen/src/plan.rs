@@ -158,6 +158,8 @@ pub struct Plan {
     /// When the schedule starts, by the wall clock (`--start-at`).
     #[serde(serialize_with = "opt_instant")]
     pub start_at: Option<SystemTime>,
+    /// A gatebench mock whose clock this host's is measured against (`--clock-ref`).
+    pub clock_ref: Option<Target>,
     #[serde(skip)]
     pub out: Option<PathBuf>,
     #[serde(skip)]
@@ -332,6 +334,7 @@ impl RunArgs {
             seed: self.seed.unwrap_or(0),
             shard,
             start_at,
+            clock_ref: self.clock_ref.as_deref().map(parse_target).transpose()?,
             out: self.out,
             hgrm: self.hgrm,
             hdr_log: self.hdr_log,

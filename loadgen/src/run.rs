@@ -66,6 +66,17 @@ pub fn run(args: RunArgs, command: Vec<String>) -> anyhow::Result<(RunResult, u8
     for target in &plan.targets {
         probe(target, plan.timeout)?;
     }
+    if let Some(reference) = &plan.clock_ref {
+        if crate::clock_ref::measure(reference).is_none() {
+            return Err(SetupError::Other(format!(
+                "--clock-ref {}: no gatebench mock's clock answers at {}{}",
+                reference.url,
+                reference.resolved,
+                crate::clock_ref::CLOCK_PATH
+            ))
+            .into());
+        }
+    }
     // The embedded mock's configuration, or the first target's when it is a gatebench mock.
     let mock_config = match &mock {
         Some(m) => Some(m.config_toml.clone()),
@@ -364,9 +375,19 @@ pub(crate) fn run_target(plan: Arc<Plan>, target: Target) -> TargetRun {
         .as_ref()
         .and_then(crate::upstream::requests_seen);
     if let Some(at) = plan.start_at {
+        if !plan.quiet {
+            let left = at.duration_since(std::time::SystemTime::now());
+            gatebench_shared::say!(
+                "loadgen: shard {} waits to start at {} (in {:.1} s)",
+                plan.shard,
+                crate::start_at::format(at),
+                left.unwrap_or_default().as_secs_f64()
+            );
+        }
         // Connections are opened just before the start: opened long ahead, they would idle.
         crate::start_at::sleep_until_before(at, crate::start_at::PREPARE, &stop.stop);
     }
+    let reference = plan.clock_ref.as_ref().and_then(crate::clock_ref::measure);
     let mut handles = Vec::new();
     for index in 0..plan.threads {
         let spec = WorkerSpec {
@@ -401,6 +422,7 @@ pub(crate) fn run_target(plan: Arc<Plan>, target: Target) -> TargetRun {
             .start_at
             .map(|at| crate::start_at::unix_us(started) - crate::start_at::unix_us(at)),
         kernel: crate::start_at::kernel_clock(),
+        reference,
     };
     let live = !plan.quiet && std::io::stderr().is_terminal();
     let mut stopped_at_ns = None;

@@ -57,6 +57,10 @@ pub struct ClockFacts {
     pub start_error_us: Option<i64>,
     /// What the kernel reports of this host's clock discipline (NTP), when it reports it.
     pub kernel: Option<KernelClock>,
+    /// With `--clock-ref`: this host's clock against the reference, measured just before the
+    /// start.
+    #[serde(default)]
+    pub reference: Option<crate::clock_ref::ReferenceClock>,
 }
 
 /// The kernel's view of its clock discipline (`adjtimex(2)`, read only).

@@ -78,6 +78,7 @@ fn run_shards(mock: &MockServer, dir: &Path) -> Vec<Output> {
                 .args(["--scenario", "chat-stream", "--max-tokens", "4"])
                 .args(["--connections", "16", "--timeout", "10s"])
                 .args(["--shard", &format!("{i}/{SHARDS}"), "--start-at", &at])
+                .args(["--clock-ref", &format!("http://{}", mock.local_addr())])
                 .arg("--out")
                 .arg(out)
                 .arg("--hdr-log")
@@ -133,6 +134,14 @@ fn shards_started_together_merge_into_the_whole_plan_without_loss() {
             "{clock}"
         );
         assert!(clock["kernel"].is_object(), "{clock}");
+        // One host, one clock: the offset to the mock's is within its error (and the
+        // scheduler's noise).
+        let reference = &clock["reference"];
+        let (offset, error) = (
+            reference["offset_us"].as_i64().unwrap(),
+            reference["error_us"].as_i64().unwrap(),
+        );
+        assert!(offset.abs() <= error + 5_000, "{reference}");
     }
     // The shards together sent the plan's schedule, and nothing else.
     assert_eq!(mock_requests(&mock) - before, RATE * SECONDS);
@@ -305,6 +314,19 @@ fn shard_options_that_cannot_work_are_refused_before_any_load() {
     let past =
         humantime::format_rfc3339_seconds(SystemTime::now() - Duration::from_secs(60)).to_string();
     let target = "http://127.0.0.1:9/v1/chat/completions";
+    let not_a_mock = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let target_ok = format!(
+        "http://{}/v1/chat/completions",
+        not_a_mock.local_addr().unwrap()
+    );
+    // A reference that is not a gatebench mock's clock: the listener never answers.
+    let out = loadgen()
+        .args(["run", "--target", &target_ok, "--clock-ref", &target_ok])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no gatebench mock's clock answers"), "{err}");
     let cases: [(&[&str], &str); 6] = [
         (
             &["--target", target, "--shard", "3/3"],

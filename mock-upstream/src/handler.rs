@@ -84,6 +84,20 @@ pub async fn handle(
                 .insert(CONTENT_TYPE, HeaderValue::from_static("application/toml"));
             response
         }
+        Route::Clock => {
+            state.metrics.request(RouteKind::Other);
+            // Read as late as possible: the load generator takes the middle of its round trip.
+            let unix_us = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_micros());
+            let mut response = Response::new(MockBody::owned(
+                format!("{{\"unix_us\":{unix_us}}}").into_bytes(),
+            ));
+            response
+                .headers_mut()
+                .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+            response
+        }
         Route::MethodNotAllowed { allow } => {
             state.metrics.request(RouteKind::Other);
             let path = req.uri().path();

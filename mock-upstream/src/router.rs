@@ -26,6 +26,9 @@ pub enum Route<'a> {
     /// `GET /v1/gatebench/config`: the resolved configuration as TOML, for load generators to
     /// disclose.
     Config,
+    /// `GET /v1/gatebench/clock`: the mock's wall clock, for load generators on several hosts
+    /// to measure their clocks' offsets against one reference.
+    Clock,
     /// A known path with the wrong method; `allow` is the method it takes.
     MethodNotAllowed { allow: &'static str },
     /// Anything else.
@@ -44,6 +47,7 @@ pub fn route<'a>(method: &Method, path: &'a str) -> Route<'a> {
         "/health" => (Method::GET, Route::Health),
         "/metrics" => (Method::GET, Route::Metrics),
         "/v1/gatebench/config" => (Method::GET, Route::Config),
+        "/v1/gatebench/clock" => (Method::GET, Route::Clock),
         _ => match path.strip_prefix("/v1/models/") {
             Some(id) if !id.is_empty() && !id.contains('/') => (Method::GET, Route::Model(id)),
             _ => return Route::NotFound,
@@ -89,6 +93,7 @@ mod tests {
         assert_eq!(route(&Method::POST, "/v1/messages"), Route::Messages);
         assert_eq!(route(&Method::POST, "/v1/responses"), Route::Responses);
         assert_eq!(route(&Method::GET, "/v1/gatebench/config"), Route::Config);
+        assert_eq!(route(&Method::GET, "/v1/gatebench/clock"), Route::Clock);
         assert_eq!(route(&Method::POST, "/v1/nothing"), Route::NotFound);
     }
 }

@@ -225,6 +225,7 @@ fn merged_clock(runs: &[&Value]) -> Value {
         "started_unix_us": runs.iter().filter_map(|r| clock(r, "started_unix_us")).min(),
         "start_error_us": runs.iter().filter_map(|r| clock(r, "start_error_us")).max(),
         "kernel": null,
+        "reference": null,
     })
 }
 
@@ -236,20 +237,61 @@ fn clock_checks(
     reasons: &mut Vec<String>,
     notes: &mut Vec<String>,
 ) {
-    let starts: Vec<i64> = runs
-        .iter()
-        .filter_map(|r| r["clock"]["started_unix_us"].as_i64())
-        .collect();
+    // On the reference's clock when every shard measured the same one; on their own otherwise.
+    let reference = |r: &&Value| -> Option<(i64, i64, String)> {
+        let reference = &r["clock"]["reference"];
+        Some((
+            r["clock"]["started_unix_us"].as_i64()? + reference["offset_us"].as_i64()?,
+            reference["error_us"].as_i64()?,
+            reference["url"].as_str()?.to_string(),
+        ))
+    };
+    let referenced: Option<Vec<(i64, i64, String)>> = runs.iter().map(reference).collect();
+    let one_reference = referenced
+        .as_ref()
+        .filter(|r| r.iter().all(|(_, _, url)| *url == r[0].2));
+    let (starts, on): (Vec<i64>, String) = match one_reference {
+        Some(r) => (
+            r.iter().map(|(start, _, _)| *start).collect(),
+            format!("on the clock of {}", r[0].2),
+        ),
+        None => {
+            if referenced.is_some() {
+                notes.push(
+                    "the shards measured their clocks against different references: their \
+                     starts are judged by their own clocks"
+                        .into(),
+                );
+            }
+            (
+                runs.iter()
+                    .filter_map(|r| r["clock"]["started_unix_us"].as_i64())
+                    .collect(),
+                "by their own clocks".into(),
+            )
+        }
+    };
     if let (Some(min), Some(max)) = (starts.iter().min(), starts.iter().max()) {
         if max - min > MAX_START_SPREAD_US {
             reasons.push(format!(
-                "the shards' starts spread over {:.1} ms by their own clocks (most {} ms): \
-                 together they did not send the plan's schedule (give every shard the same \
-                 --start-at, far enough ahead)",
+                "the shards' starts spread over {:.1} ms {on} (most {} ms): together they did \
+                 not send the plan's schedule (give every shard the same --start-at, far enough \
+                 ahead, on hosts whose clocks agree)",
                 (max - min) as f64 / 1e3,
                 MAX_START_SPREAD_US / 1_000
             ));
         }
+    }
+    if let Some(r) = one_reference {
+        let error = r.iter().map(|(_, e, _)| *e).max().unwrap_or(0);
+        if error > MAX_START_SPREAD_US {
+            notes.push(format!(
+                "a shard's offset to the reference is known only to within {:.1} ms (half its \
+                 shortest round trip): the starts compared on the reference are that uncertain",
+                error as f64 / 1e3
+            ));
+        }
+        return;
     }
     let hosts: std::collections::BTreeSet<&str> = shards
         .iter()
@@ -401,7 +443,25 @@ mod tests {
         shards[1].value["runs"][0]["clock"]["started_unix_us"] = json!(50_001);
         let merged = merged_result(&shards, vec![]).unwrap();
         let reasons = merged["runs"][0]["validity"]["reasons"].to_string();
-        assert!(reasons.contains("starts spread over 50.0 ms"), "{reasons}");
+        assert!(
+            reasons.contains("starts spread over 50.0 ms by their own clocks"),
+            "{reasons}"
+        );
         assert_eq!(merged["valid"], false);
+
+        // The second host's clock is 50 ms ahead of the reference, the first's is right: on
+        // the reference's clock they started together.
+        let reference =
+            |offset: i64| json!({"url": "http://ref", "offset_us": offset, "error_us": 150});
+        shards[0].value["runs"][0]["clock"]["reference"] = reference(0);
+        shards[1].value["runs"][0]["clock"]["reference"] = reference(-50_000);
+        let merged = merged_result(&shards, vec![]).unwrap();
+        let reasons = merged["runs"][0]["validity"]["reasons"].to_string();
+        assert!(!reasons.contains("spread"), "{reasons}");
+        // Both clocks right, yet the second started 50 ms late by the reference.
+        shards[1].value["runs"][0]["clock"]["reference"] = reference(0);
+        let merged = merged_result(&shards, vec![]).unwrap();
+        let reasons = merged["runs"][0]["validity"]["reasons"].to_string();
+        assert!(reasons.contains("on the clock of http://ref"), "{reasons}");
     }
 }

@@ -51,6 +51,8 @@ pub struct ClockView {
     pub start_at: Option<String>,
     pub start_error_us: Option<i64>,
     pub kernel: Option<crate::start_at::KernelClock>,
+    #[serde(default)]
+    pub reference: Option<crate::clock_ref::ReferenceClock>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -225,11 +227,17 @@ fn shards_markdown(shards: &ShardsView) -> String {
         "valid",
     ]);
     for s in &shards.merged {
-        let clock = match &s.clock.kernel {
+        let mut clock = match &s.clock.kernel {
             Some(k) if k.synchronized => format!("synchronised, max error {} µs", k.max_error_us),
             Some(_) => "not synchronised".into(),
             None => "unknown".into(),
         };
+        if let Some(r) = &s.clock.reference {
+            clock.push_str(&format!(
+                "; {:+} ± {} µs from the reference",
+                -r.offset_us, r.error_us
+            ));
+        }
         table.push(vec![
             format!("{}/{}", s.index, shards.count),
             s.file.clone(),

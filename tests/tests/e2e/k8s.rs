@@ -137,9 +137,22 @@ fn the_profile_makes_a_valid_sharded_plan_aimed_at_the_service() {
         .unwrap();
     let authority = format!("{}:{port}", service["metadata"]["name"].as_str().unwrap());
     assert!(url.starts_with(&format!("http://{authority}/")), "{url}");
+    // The clock reference is the mock's port of the same Service.
+    let mock_port = service["spec"]["ports"]
+        .as_vec()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"].as_str() == Some("mock"))
+        .unwrap()["port"]
+        .as_i64()
+        .unwrap();
+    let service_name = service["metadata"]["name"].as_str().unwrap();
+    let reference = format!("http://{service_name}:{mock_port}");
+    assert_eq!(args.clock_ref.as_deref(), Some(reference.as_str()));
     // The plan as a shard would make it, with the Service's name resolved here to loopback.
     let local = loadgen::RunArgs {
         targets: vec![url.replace(&authority, "127.0.0.1:80")],
+        clock_ref: Some(format!("http://127.0.0.1:{mock_port}")),
         shard: Some("3/4".into()),
         ..args
     };

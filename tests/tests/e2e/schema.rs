@@ -134,6 +134,7 @@ fn shard_results_and_their_merge_match_the_committed_schema() {
                 rate: Some("200".into()),
                 duration: Some("500ms".into()),
                 shard: Some(format!("{index}/2")),
+                clock_ref: Some(url(&mock)),
                 hdr_log: Some(std::env::temp_dir().join(format!(
                     "gatebench-schema-hlog-{}-{index}",
                     std::process::id()
@@ -151,6 +152,11 @@ fn shard_results_and_their_merge_match_the_committed_schema() {
     }
     let merged = loadgen::merge::merge_results(shards, false, vec!["loadgen".into()]).unwrap();
     let value: Value = serde_json::from_str(&merged.output).unwrap();
+    assert!(
+        value["shards"]["merged"][0]["clock"]["reference"]["error_us"].is_i64(),
+        "{}",
+        value["shards"]
+    );
     let mut errors = Vec::new();
     check(&value, &schema, &schema, "$", &mut errors);
     assert!(errors.is_empty(), "merged: {errors:#?}");
