@@ -78,6 +78,9 @@ const TIMELINE_SIGFIG: u8 = 2;
 /// exactly the run's histogram.
 const LOG_SIGFIG: u8 = 3;
 
+/// A logged metric: its second in progress and its closed seconds.
+type Logged = (Histogram<u64>, Series);
+
 /// The second in progress and the closed ones, by completion time from the start of the
 /// measured window.
 #[derive(Debug)]
@@ -88,8 +91,9 @@ pub struct PerSecond {
     errors: Vec<u64>,
     timeline_current: Histogram<u64>,
     timeline: Series,
-    /// With interval logs: each metric's second in progress and closed seconds, by `Metric`.
-    logged: Option<Vec<(Histogram<u64>, Series)>>,
+    /// With interval logs: each logged metric's second in progress and closed seconds, by
+    /// `Metric` (`None` for a metric not logged).
+    logged: Option<Vec<Option<Logged>>>,
     serializer: Serializing,
 }
 
@@ -103,8 +107,8 @@ impl std::fmt::Debug for Serializing {
 }
 
 impl PerSecond {
-    /// Seconds counted from `window_start_ns`; with `log`, every metric is kept per second too.
-    pub fn new(window_start_ns: u64, log: bool) -> PerSecond {
+    /// Seconds counted from `window_start_ns`; the metrics of `logged` are kept per second too.
+    pub fn new(window_start_ns: u64, logged: &[Metric]) -> PerSecond {
         PerSecond {
             window_start_ns,
             current_second: 0,
@@ -112,10 +116,14 @@ impl PerSecond {
             errors: Vec::new(),
             timeline_current: new_histogram(TIMELINE_SIGFIG),
             timeline: Series::default(),
-            logged: log.then(|| {
+            logged: (!logged.is_empty()).then(|| {
                 Metric::ALL
                     .iter()
-                    .map(|_| (new_histogram(LOG_SIGFIG), Series::default()))
+                    .map(|m| {
+                        logged
+                            .contains(m)
+                            .then(|| (new_histogram(LOG_SIGFIG), Series::default()))
+                    })
                     .collect()
             }),
             serializer: Serializing(V2Serializer::new()),
@@ -133,8 +141,8 @@ impl PerSecond {
     /// Records a value of `metric` in the second in progress (when metrics are logged).
     #[inline]
     pub fn record(&mut self, metric: Metric, value: u64) {
-        if let Some(logged) = &mut self.logged {
-            logged[metric as usize].0.saturating_record(value);
+        if let Some(Some((current, _))) = self.logged.as_mut().map(|l| &mut l[metric as usize]) {
+            current.saturating_record(value);
         }
     }
 
@@ -152,7 +160,7 @@ impl PerSecond {
         self.timeline_current.reset();
         self.errors.push(self.current_errors);
         self.current_errors = 0;
-        for (current, series) in self.logged.iter_mut().flatten() {
+        for (current, series) in self.logged.iter_mut().flatten().flatten() {
             series.push(current, serializer);
             current.reset();
         }
@@ -164,6 +172,7 @@ impl PerSecond {
         let logged_any = self
             .logged
             .iter()
+            .flatten()
             .flatten()
             .any(|(current, _)| !current.is_empty());
         if !self.timeline_current.is_empty() || self.current_errors > 0 || logged_any {
@@ -183,8 +192,10 @@ impl PerSecond {
             *mine += theirs;
         }
         if let (Some(mine), Some(theirs)) = (&mut self.logged, &other.logged) {
-            for ((_, a), (_, b)) in mine.iter_mut().zip(theirs) {
-                *a = a.merged(b, LOG_SIGFIG, serializer);
+            for (a, b) in mine.iter_mut().zip(theirs) {
+                if let (Some((_, a)), Some((_, b))) = (a, b) {
+                    *a = a.merged(b, LOG_SIGFIG, serializer);
+                }
             }
         }
         self.current_second = self.current_second.max(other.current_second);
@@ -205,10 +216,14 @@ impl PerSecond {
         Some((*self.errors.get(i)?, self.timeline.get(i)?))
     }
 
-    /// The logged series of every metric (by `Metric`), when metrics were logged.
-    pub fn take_logged(&mut self) -> Option<Vec<Series>> {
-        self.logged
-            .take()
-            .map(|logged| logged.into_iter().map(|(_, series)| series).collect())
+    /// The logged metrics and their seconds, when metrics were logged.
+    pub fn take_logged(&mut self) -> Option<Vec<(Metric, Series)>> {
+        self.logged.take().map(|logged| {
+            Metric::ALL
+                .into_iter()
+                .zip(logged)
+                .filter_map(|(m, l)| l.map(|(_, series)| (m, series)))
+                .collect()
+        })
     }
 }

@@ -203,11 +203,11 @@ pub struct Recorder {
 impl Recorder {
     /// A recorder whose measured window starts `window_start_ns` after the start of the run.
     pub fn new(window_start_ns: u64) -> Recorder {
-        Recorder::logging(window_start_ns, false)
+        Recorder::logging(window_start_ns, &[])
     }
 
-    /// A recorder that, with `log`, also keeps every metric per second (for interval logs).
-    pub fn logging(window_start_ns: u64, log: bool) -> Recorder {
+    /// A recorder that also keeps the metrics of `logged` per second (for interval logs).
+    pub fn logging(window_start_ns: u64, logged: &[Metric]) -> Recorder {
         Recorder {
             histograms: Metric::ALL.iter().map(|_| new_histogram(3)).collect(),
             ok: 0,
@@ -216,7 +216,7 @@ impl Recorder {
             dispatched: 0,
             last_dispatch_ns: 0,
             window_start_ns,
-            seconds: PerSecond::new(window_start_ns, log),
+            seconds: PerSecond::new(window_start_ns, logged),
         }
     }
 
@@ -337,8 +337,8 @@ impl Recorder {
             .collect()
     }
 
-    /// Every metric's per-second histograms (by `Metric`), when this recorder logged them.
-    pub fn take_logged(&mut self) -> Option<Vec<Series>> {
+    /// The logged metrics' per-second histograms, when this recorder logged them.
+    pub fn take_logged(&mut self) -> Option<Vec<(Metric, Series)>> {
         self.seconds.finish();
         self.seconds.take_logged()
     }
@@ -433,7 +433,10 @@ mod tests {
 
     #[test]
     fn logged_seconds_add_up_to_the_run_even_across_workers() {
-        let (mut a, mut b) = (Recorder::logging(0, true), Recorder::logging(0, true));
+        let (mut a, mut b) = (
+            Recorder::logging(0, &Metric::ALL),
+            Recorder::logging(0, &Metric::ALL),
+        );
         for i in 0..3000u64 {
             // Three seconds of completions (1 ms apart, each 1..37 ms long).
             let x = exchange(i, 1 + i % 37);
@@ -445,9 +448,10 @@ mod tests {
         }
         a.merge(b);
         let logged = a.take_logged().unwrap();
-        assert_eq!(logged[Metric::ResponseTime as usize].len(), 4);
-        for m in Metric::ALL {
-            let series = &logged[m as usize];
+        assert_eq!(logged.len(), Metric::ALL.len());
+        assert_eq!(logged[Metric::ResponseTime as usize].1.len(), 4);
+        for (m, series) in &logged {
+            let m = *m;
             let mut sum = new_histogram(3);
             for i in 0..series.len() {
                 sum.add(series.get(i).unwrap()).unwrap();
@@ -455,5 +459,14 @@ mod tests {
             assert_eq!(&sum, a.histogram(m), "{}", m.name());
         }
         assert!(Recorder::new(0).take_logged().is_none());
+        let mut some = Recorder::logging(0, &[Metric::Ttfb, Metric::ResponseTime]);
+        some.success(&exchange(1, 1));
+        let logged: Vec<Metric> = some
+            .take_logged()
+            .unwrap()
+            .into_iter()
+            .map(|(m, _)| m)
+            .collect();
+        assert_eq!(logged, [Metric::ResponseTime, Metric::Ttfb]);
     }
 }

@@ -161,3 +161,11 @@ pub fn reported(stream: bool) -> impl Iterator<Item = Metric> {
             )
     })
 }
+
+/// The metrics kept per second for interval logs: the reported ones, with `--hdr-log`.
+pub fn logged(plan: &Plan) -> Vec<Metric> {
+    match plan.hdr_log {
+        Some(_) => reported(plan.request.stream).collect(),
+        None => Vec::new(),
+    }
+}

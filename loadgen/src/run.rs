@@ -443,7 +443,7 @@ pub(crate) fn run_target(plan: Arc<Plan>, target: Target) -> TargetRun {
         gatebench_shared::say!();
     }
 
-    let mut recorder = Recorder::logging(window_start_ns, plan.hdr_log.is_some());
+    let mut recorder = Recorder::logging(window_start_ns, &crate::result::logged(&plan));
     let (mut opened, mut reused, mut cpu_s) = (0, 0, 0.0);
     let mut setup_errors = Vec::new();
     for handle in handles {
@@ -589,13 +589,7 @@ fn summarise(
             .collect(),
         metrics,
         timeline: recorder.timeline_summary(),
-        per_second: recorder.take_logged().map(|series| {
-            Metric::ALL
-                .into_iter()
-                .zip(series)
-                .filter(|(m, _)| reported(plan.request.stream).any(|r| r == *m))
-                .collect()
-        }),
+        per_second: recorder.take_logged(),
         clock: crate::start_at::ClockFacts::default(),
         validity: Validity {
             valid: reasons.is_empty(),

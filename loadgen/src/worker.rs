@@ -65,7 +65,7 @@ pub fn run_worker(spec: WorkerSpec) -> WorkerOutput {
     }
     let recorder = Rc::new(RefCell::new(Recorder::logging(
         spec.window_start_ns,
-        spec.plan.hdr_log.is_some(),
+        &crate::result::logged(&spec.plan),
     )));
     let workers = spec.plan.threads;
     let cap = spec.plan.connections.div_ceil(workers).max(1);

@@ -190,3 +190,56 @@ fn openai_python_sdk_waits_out_the_token_bucket_and_gets_through() {
         "openai rate limit: ok",
     );
 }
+
+#[test]
+fn hdrhistograms_python_library_reads_the_interval_log_and_the_results_histograms() {
+    if std::env::var_os("GATEBENCH_SKIP_SDK").is_some() {
+        eprintln!("GATEBENCH_SKIP_SDK is set: skipping hdr_log.py");
+        return;
+    }
+    let mock = start_mock(Config::default());
+    let dir = std::env::temp_dir().join(format!("gatebench-hdr-log-{}", std::process::id()));
+    let (result, _) = loadgen::run::run(
+        loadgen::RunArgs {
+            rate: Some("500".into()),
+            duration: Some("2500ms".into()),
+            hdr_log: Some(dir.clone()),
+            ..crate::load::args(crate::load::url(&mock))
+        },
+        vec!["loadgen".into()],
+    )
+    .unwrap();
+    loadgen::run::write_hdr_log(&result, &dir).unwrap();
+    let run = &result.runs[0];
+    let (_, ours) = run
+        .histograms
+        .iter()
+        .find(|(m, _)| m.name() == "response_time")
+        .unwrap();
+    let log = dir.join("1-chat.response_time.hlog");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("sdk/hdr_log.py");
+    let python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".to_string());
+    let output = Command::new(&python)
+        .arg(&script)
+        .arg(&log)
+        .arg(loadgen::hdr_codec::encode(ours))
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {python}: {e} (set GATEBENCH_SKIP_SDK=1 to skip)"));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success() && stdout.contains("hdr log: ok"),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let read: serde_json::Value = serde_json::from_str(stdout.lines().next().unwrap()).unwrap();
+    // Three seconds of completions (the last requests end after the window's 2.5 s).
+    assert!(read["intervals"].as_u64().unwrap() >= 3, "{read}");
+    for what in ["log", "result"] {
+        let h = &read[what];
+        assert_eq!(h["count"], ours.len(), "{what}: {read}");
+        assert_eq!(h["max"], ours.max(), "{what}: {read}");
+        for (key, q) in [("p50", 0.5), ("p99", 0.99)] {
+            assert_eq!(h[key], ours.value_at_quantile(q), "{what} {key}: {read}");
+        }
+    }
+}
