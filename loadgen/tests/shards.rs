@@ -159,6 +159,12 @@ fn shards_started_together_merge_into_the_whole_plan_without_loss() {
     assert!(report.contains("## Shards"), "{report}");
     let merged = json(&merged_path);
     let run = &merged["runs"][0];
+    let page = loadgen()
+        .args(["report", "--format", "html"])
+        .arg(&merged_path)
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&page.stdout).contains("<h2>Shards</h2>"));
 
     // Counts are the sums.
     let sum = |field: &str| -> u64 {

@@ -165,6 +165,17 @@ pub fn run_page(view: &RunView) -> String {
         if view.valid { "valid" } else { "invalid" }
     );
     body.push_str(&table_html(&runs_table(view)));
+    if let Some(shards) = &view.shards {
+        body.push_str("<h2>Shards</h2>");
+        body.push_str(&format!(
+            "<p>{}</p>",
+            escape(&super::run_view::shards_intro(shards))
+        ));
+        body.push_str(&table_html(&super::run_view::shards_table(shards)));
+        for note in &shards.notes {
+            body.push_str(&format!("<p class=\"meta\">{}</p>", escape(note)));
+        }
+    }
     let label = |r: &super::run_view::RunRow| format!("{} {}", r.target.url, r.scenario);
     let series = view
         .runs

@@ -214,7 +214,7 @@ pub fn markdown(view: &RunView) -> String {
 }
 
 /// The shards a merged result was added from: host, start, clock, share of the load.
-fn shards_markdown(shards: &ShardsView) -> String {
+pub fn shards_table(shards: &ShardsView) -> Table {
     let mut table = Table::new(&[
         "shard",
         "file",
@@ -252,17 +252,27 @@ fn shards_markdown(shards: &ShardsView) -> String {
             if s.valid { "yes" } else { "no" }.into(),
         ]);
     }
-    let mut out = format!(
-        "\n## Shards\n\nMerged from {} of {} shards{}; histograms are added, so the percentiles \
-         above are those of every shard's requests together.\n\n",
+    table
+}
+
+/// What a merged result says of its shards, above their table.
+pub fn shards_intro(shards: &ShardsView) -> String {
+    format!(
+        "Merged from {} of {} shards{}; histograms are added, so the percentiles are those of \
+         every shard's requests together.",
         shards.merged.len(),
         shards.count,
-        shards.merged[0]
-            .clock
-            .start_at
-            .as_deref()
+        shards
+            .merged
+            .first()
+            .and_then(|s| s.clock.start_at.as_deref())
             .map_or_else(String::new, |at| format!(" started at {at}")),
-    );
+    )
+}
+
+fn shards_markdown(shards: &ShardsView) -> String {
+    let table = shards_table(shards);
+    let mut out = format!("\n## Shards\n\n{}\n\n", shards_intro(shards));
     out.push_str(&table.to_markdown());
     for note in &shards.notes {
         out.push_str(&format!("\n- {note}"));
