@@ -11,6 +11,8 @@ use crate::result::SCHEMA;
 /// Why shards cannot be merged. Each message names the files.
 #[derive(Debug, thiserror::Error)]
 pub enum MergeError {
+    #[error("nothing to merge: give the shards' results")]
+    Empty,
     #[error("{0} is not a loadgen run result (schema '{1}', expected '{SCHEMA}')")]
     Schema(String, String),
     #[error("{0} is not a shard: it was not run with --shard I/N (a plain run sends the whole schedule, so two of them would add up to twice the plan)")]
@@ -81,7 +83,9 @@ pub fn shards(
             count,
         });
     }
-    let first = &shards[0];
+    let Some(first) = shards.first() else {
+        return Err(MergeError::Empty);
+    };
     for other in &shards[1..] {
         let differences = differences(&first.value, &other.value);
         if !differences.is_empty() {
@@ -193,5 +197,6 @@ mod tests {
         assert!(shards(vec![shard(0, 3, 10.0), shard(2, 3, 10.0)], true).is_ok());
         let err = shards(vec![shard(0, 1, 10.0)], false).unwrap_err();
         assert!(matches!(err, MergeError::NotShard(_)), "{err}");
+        assert!(matches!(shards(vec![], false), Err(MergeError::Empty)));
     }
 }

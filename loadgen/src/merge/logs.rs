@@ -63,6 +63,10 @@ pub fn merge(inputs: &[(PathBuf, Vec<u8>)]) -> anyhow::Result<Merged> {
     for (path, bytes) in inputs {
         logs.push((path, read(path, bytes)?));
     }
+    let Some((first, _)) = logs.first() else {
+        bail!("nothing to merge: give the interval logs");
+    };
+    let first = *first;
     let metric = logs[0].1.metric.clone();
     for (path, log) in &logs[1..] {
         if log.metric != metric {
@@ -70,7 +74,7 @@ pub fn merge(inputs: &[(PathBuf, Vec<u8>)]) -> anyhow::Result<Merged> {
                 "{} logs {} but {} logs {}: merge the logs of one metric at a time",
                 name(path),
                 log.metric.as_deref().unwrap_or("an unnamed metric"),
-                name(logs[0].0),
+                name(first),
                 metric.as_deref().unwrap_or("an unnamed metric")
             );
         }

@@ -122,7 +122,7 @@ pub fn merged_result(shards: &[ShardResult], command: Vec<String>) -> anyhow::Re
     merged["started_at"] = runs_min(shards, "started_at");
     merged["plan"]["shard"] = json!({"index": 0, "count": 1});
     merged["runs"] = json!([run]);
-    merged["valid"] = json!(reasons_empty(&merged["runs"][0]));
+    merged["valid"] = json!(run_valid(&merged["runs"][0]));
     merged["shards"] = json!({
         "count": count,
         "notes": notes,
@@ -147,7 +147,7 @@ pub fn merged_result(shards: &[ShardResult], command: Vec<String>) -> anyhow::Re
     Ok(merged)
 }
 
-fn reasons_empty(run: &Value) -> bool {
+fn run_valid(run: &Value) -> bool {
     run["validity"]["valid"].as_bool().unwrap_or(false)
 }
 
