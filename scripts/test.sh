@@ -3,14 +3,16 @@
 # one line that sums the test results of every test binary. On a fresh machine it first installs
 # what the tests need: rustfmt and clippy, and the official OpenAI and Anthropic Python SDKs that
 # judge the mock's wire formats, HdrHistogram's Python library that reads loadgen's interval logs,
-# and the openai npm package (skipped when GATEBENCH_SKIP_SDK is set).
+# kubernetes-validate (the Kubernetes API's schemas, for scripts/k8s), and the openai npm package
+# (skipped when GATEBENCH_SKIP_SDK is set).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if ! cargo fmt --version >/dev/null 2>&1 || ! cargo clippy --version >/dev/null 2>&1; then
   rustup component add rustfmt clippy
 fi
-if [ -z "${GATEBENCH_SKIP_SDK:-}" ] && ! python3 -c "import openai, anthropic, hdrh" 2>/dev/null; then
-  python3 -m pip install --quiet --disable-pip-version-check openai anthropic hdrhistogram
+if [ -z "${GATEBENCH_SKIP_SDK:-}" ] && ! python3 -c "import openai, anthropic, hdrh, kubernetes_validate" 2>/dev/null; then
+  python3 -m pip install --quiet --disable-pip-version-check openai anthropic hdrhistogram \
+    kubernetes-validate
 fi
 # The openai npm package judges one streaming case (tests/sdk-node, versions locked).
 if [ -z "${GATEBENCH_SKIP_SDK:-}" ]; then

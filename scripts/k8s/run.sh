@@ -13,6 +13,17 @@
 # (the loadgen binary that merges, default `loadgen` on PATH).
 set -euo pipefail
 cd "$(dirname "$0")"
+
+# The Job for SHARDS shards starting at START_AT (also `run.sh --render SHARDS START_AT`, which
+# prints it and does nothing else).
+render() {
+  sed -E -e "s/__START_AT__/$2/" -e "s/[0-9]+(\s*# shards)\$/$1\1/" loadgen-job.yaml
+}
+if [ "${1:-}" = "--render" ]; then
+  render "${2:?shards}" "${3:?start instant}"
+  exit 0
+fi
+
 shards=${1:-4}
 lead=${LEAD:-60}
 out=${OUT:-k8s-results}
@@ -25,9 +36,7 @@ job=gatebench-loadgen
 "${kubectl[@]}" delete job "$job" --ignore-not-found --wait=true
 
 start_at=$(date -u -d "+${lead} seconds" +%Y-%m-%dT%H:%M:%SZ)
-sed -E -e "s/__START_AT__/${start_at}/" \
-  -e "s/[0-9]+(\\s*# shards)\$/${shards}\\1/" \
-  loadgen-job.yaml | "${kubectl[@]}" create -f -
+render "$shards" "$start_at" | "${kubectl[@]}" create -f -
 echo "shards: ${shards}, starting at ${start_at}"
 
 # Every shard ends, passed (valid) or failed (invalid, or refused): wait for all of them.

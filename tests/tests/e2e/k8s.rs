@@ -1,5 +1,6 @@
 //! The Kubernetes manifests of `scripts/k8s/`: no cluster runs here, so what can be checked
-//! without one is that they parse as YAML and hang together: the Job is Indexed with
+//! without one is that they are valid objects of the Kubernetes API (its JSON schemas, through
+//! the `kubernetes-validate` package) and hang together: the Job is Indexed with
 //! completions = parallelism = N and passes its completion index as the shard, its arguments
 //! are ones loadgen accepts, the profile it mounts makes a valid plan aimed at the Service, and
 //! the Service selects the gateway's pods and names ports their containers open.
@@ -108,8 +109,78 @@ fn the_indexed_job_runs_one_shard_per_completion_index() {
     let text = std::fs::read_to_string(k8s("loadgen-job.yaml")).unwrap();
     let marked: Vec<&str> = text.lines().filter(|l| l.ends_with("# shards")).collect();
     assert_eq!(marked.len(), 3, "{marked:?}");
-    let script = std::fs::read_to_string(k8s("run.sh")).unwrap();
-    assert!(script.contains("__START_AT__") && script.contains("# shards"));
+}
+
+/// The Job as `run.sh` makes it for `shards` shards starting at `at`.
+fn rendered(shards: u32, at: &str) -> String {
+    let out = std::process::Command::new("bash")
+        .arg(k8s("run.sh"))
+        .args(["--render", &shards.to_string(), at])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn run_sh_sets_the_shard_count_and_the_start_everywhere_it_appears() {
+    let text = rendered(7, "2030-01-02T03:04:05Z");
+    let job = YamlLoader::load_from_str(&text).unwrap().remove(0);
+    let spec = &job["spec"];
+    assert_eq!(spec["completions"].as_i64(), Some(7));
+    assert_eq!(spec["parallelism"].as_i64(), Some(7));
+    let container = &spec["template"]["spec"]["containers"][0];
+    assert!(strings(&container["args"]).contains(&"--shard=$(JOB_COMPLETION_INDEX)/7"));
+    let start = container["env"]
+        .as_vec()
+        .unwrap()
+        .iter()
+        .find(|e| e["name"].as_str() == Some("START_AT"))
+        .unwrap();
+    assert_eq!(start["value"].as_str(), Some("2030-01-02T03:04:05Z"));
+    assert!(!text.contains("__START_AT__"));
+}
+
+/// Validates `file` with the `kubernetes-validate` package (Kubernetes' own JSON schemas, strict:
+/// an unknown or misspelt field fails) for Kubernetes `version`.
+fn validate(file: &Path, version: &str) -> std::process::Output {
+    let python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".to_string());
+    std::process::Command::new(&python)
+        .args(["-m", "kubernetes_validate", "--strict", "-k", version])
+        .arg(file)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {python}: {e} (set GATEBENCH_SKIP_SDK=1 to skip)"))
+}
+
+#[test]
+fn the_manifests_validate_against_the_kubernetes_api_schemas() {
+    if std::env::var_os("GATEBENCH_SKIP_SDK").is_some() {
+        eprintln!("GATEBENCH_SKIP_SDK is set: skipping kubernetes-validate");
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("gatebench-k8s-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let job = dir.join("job.yaml");
+    std::fs::write(&job, rendered(3, "2030-01-02T03:04:05Z")).unwrap();
+    // The oldest Kubernetes the manifests are for (Indexed Jobs and their index label are
+    // stable there), and the newest the package knows.
+    for version in ["1.28.0", "1.37.0"] {
+        for file in [k8s("profile.yaml"), k8s("gateway.yaml"), job.clone()] {
+            let out = validate(&file, version);
+            assert!(
+                out.status.success(),
+                "{} for {version}: {}{}",
+                file.display(),
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+    }
+    // The validation can fail: a misspelt field is refused.
+    let wrong = dir.join("wrong.yaml");
+    let text = std::fs::read_to_string(&job).unwrap();
+    std::fs::write(&wrong, text.replace("completionMode:", "completionMod:")).unwrap();
+    assert!(!validate(&wrong, "1.37.0").status.success());
 }
 
 #[test]
