@@ -106,6 +106,14 @@ fn shards_started_together_merge_into_the_whole_plan_without_loss() {
         // way its counts must add up.
         assert!(matches!(out.status.code(), Some(0 | 1)), "{out:?}");
     }
+    let report = String::from_utf8_lossy(&outputs[0].stdout);
+    for expected in [
+        "shard 0/3 of the schedule",
+        "from the reference",
+        "started at",
+    ] {
+        assert!(report.contains(expected), "{expected}: {report}");
+    }
     // The last shard's log as `kubectl logs` shows it: its report (standard error) and its
     // result (one JSON line on standard output) together.
     let last = outputs.last().unwrap();

@@ -50,6 +50,13 @@ fn together_line(out: &mut String, result: &RunResult, run: &TargetRun) {
             "  started at {at} ({error:+} us by this host's clock; its clock: {sync})"
         );
     }
+    if let Some(r) = &run.clock.reference {
+        let _ = writeln!(
+            out,
+            "  this host's clock is {:+} ± {} us from the reference {}",
+            -r.offset_us, r.error_us, r.url
+        );
+    }
 }
 
 fn run_block(out: &mut String, run: &TargetRun) {
