@@ -3,8 +3,8 @@
 # one line that sums the test results of every test binary. On a fresh machine it first installs
 # what the tests need: rustfmt and clippy, and the official OpenAI and Anthropic Python SDKs that
 # judge the mock's wire formats, HdrHistogram's Python library that reads loadgen's interval logs,
-# kubernetes-validate (the Kubernetes API's schemas, for scripts/k8s), and the openai npm package
-# (skipped when GATEBENCH_SKIP_SDK is set).
+# kubernetes-validate (the Kubernetes API's schemas, for scripts/k8s), libfaketime (Debian's
+# faketime), and the openai npm package (skipped when GATEBENCH_SKIP_SDK is set).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if ! cargo fmt --version >/dev/null 2>&1 || ! cargo clippy --version >/dev/null 2>&1; then
@@ -13,6 +13,10 @@ fi
 if [ -z "${GATEBENCH_SKIP_SDK:-}" ] && ! python3 -c "import openai, anthropic, hdrh, kubernetes_validate" 2>/dev/null; then
   python3 -m pip install --quiet --disable-pip-version-check openai anthropic hdrhistogram \
     kubernetes-validate
+fi
+# libfaketime shifts one loadgen shard's wall clock in a test of --clock-ref.
+if [ -z "${GATEBENCH_SKIP_SDK:-}" ] && ! ls /usr/lib/*/faketime/libfaketimeMT.so.1 >/dev/null 2>&1; then
+  apt-get install -y -qq faketime >/dev/null || { apt-get update -qq && apt-get install -y -qq faketime >/dev/null; }
 fi
 # The openai npm package judges one streaming case (tests/sdk-node, versions locked).
 if [ -z "${GATEBENCH_SKIP_SDK:-}" ]; then

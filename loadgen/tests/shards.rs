@@ -372,3 +372,84 @@ fn shard_options_that_cannot_work_are_refused_before_any_load() {
         assert!(err.contains(expected), "{args:?}: {err}");
     }
 }
+
+/// libfaketime's multi-threaded library, which shifts a process's wall clock (not its
+/// monotonic clock); `scripts/test.sh` installs it (Debian's `faketime`).
+fn libfaketime() -> Option<&'static str> {
+    [
+        "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1",
+        "/usr/lib/aarch64-linux-gnu/faketime/libfaketimeMT.so.1",
+        "/usr/lib/faketime/libfaketimeMT.so.1",
+    ]
+    .into_iter()
+    .find(|p| Path::new(p).exists())
+}
+
+#[test]
+fn a_host_whose_clock_is_off_starts_off_and_the_reference_clock_shows_it() {
+    if std::env::var_os("GATEBENCH_SKIP_SDK").is_some() {
+        eprintln!("GATEBENCH_SKIP_SDK is set: skipping the libfaketime test");
+        return;
+    }
+    let faketime = libfaketime()
+        .expect("libfaketime is missing: apt-get install faketime (or set GATEBENCH_SKIP_SDK=1)");
+    let mock = MockServer::start(Config::loopback()).unwrap();
+    let dir = temp_dir("clock");
+    let base = format!("http://{}", mock.local_addr());
+    let at = start_at(Duration::from_secs(4));
+    let children: Vec<_> = (0..2)
+        .map(|i| {
+            let mut cmd = loadgen();
+            cmd.args(["run", "--quiet", "--target", &base])
+                .args(["--rate", "200", "--duration", "1s"])
+                .args(["--shard", &format!("{i}/2"), "--start-at", &at])
+                .args(["--clock-ref", &base])
+                .arg("--out")
+                .arg(dir.join(format!("shard-{i}.json")))
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped());
+            if i == 1 {
+                // This host's wall clock runs 50 ms ahead of everyone else's.
+                cmd.env("LD_PRELOAD", faketime)
+                    .env("FAKETIME", "+0.05")
+                    .env("FAKETIME_DONT_FAKE_MONOTONIC", "1");
+            }
+            cmd.spawn().unwrap()
+        })
+        .collect();
+    for child in children {
+        let out = child.wait_with_output().unwrap();
+        assert!(matches!(out.status.code(), Some(0 | 1)), "{out:?}");
+    }
+    let clock = |i: u64| json(&dir.join(format!("shard-{i}.json")))["runs"][0]["clock"].clone();
+    for (i, expected_offset) in [(0, 0), (1, -50_000)] {
+        let clock = clock(i);
+        // By its own clock, each shard started on time.
+        assert!(
+            clock["start_error_us"].as_i64().unwrap().abs() < 5_000,
+            "{clock}"
+        );
+        // The reference sees the one that is off.
+        let reference = &clock["reference"];
+        let offset = reference["offset_us"].as_i64().unwrap();
+        let error = reference["error_us"].as_i64().unwrap();
+        assert!(
+            (offset - expected_offset).abs() <= error + 5_000,
+            "shard {i}: {reference}"
+        );
+    }
+    let out = loadgen()
+        .args(["merge", "--out", "-"])
+        .arg(dir.join("shard-0.json"))
+        .arg(dir.join("shard-1.json"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let merged: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let reasons = merged["runs"][0]["validity"]["reasons"].to_string();
+    assert!(
+        reasons.contains("starts spread over")
+            && reasons.contains(&format!("on the clock of {base}")),
+        "{reasons}"
+    );
+}
