@@ -107,6 +107,38 @@ fn encoded_histograms<S: serde::Serializer>(
     map.end()
 }
 
+/// Why a run's figures cannot be trusted, by the rules every run and every merge of shards is
+/// judged by: nothing succeeded; the achieved rate is more than 1% under `target_rate` (open
+/// loop); the schedule lag p99 is over 1 ms.
+pub fn generator_reasons(
+    ok: u64,
+    achieved_rate: f64,
+    target_rate: Option<f64>,
+    lag_p99_us: u64,
+) -> Vec<String> {
+    let mut reasons = Vec::new();
+    if ok == 0 {
+        reasons.push(
+            "no request succeeded in the measured window: there is nothing to measure".into(),
+        );
+    }
+    if let Some(rate) = target_rate {
+        if achieved_rate < rate * 0.99 {
+            reasons.push(format!(
+                "the generator did not keep up: achieved {achieved_rate:.1} req/s, more than 1% \
+                 under the target {rate} req/s"
+            ));
+        }
+        if lag_p99_us > 1_000 {
+            reasons.push(format!(
+                "schedule lag p99 is {lag_p99_us} us, over 1 ms: the generator's own timing \
+                 error is too large for these figures"
+            ));
+        }
+    }
+    reasons
+}
+
 /// Whether the generator kept up, and if not, why.
 #[derive(Debug, Clone, Serialize)]
 pub struct Validity {

@@ -14,7 +14,7 @@ use crate::pacer::RunClock;
 use crate::plan::{Load, Plan, PlanError, Target};
 use crate::recorder::{Metric, Recorder};
 use crate::report;
-use crate::result::{reported, RunResult, Summary, TargetRun, Validity, SCHEMA};
+use crate::result::{generator_reasons, reported, RunResult, Summary, TargetRun, Validity, SCHEMA};
 use crate::worker::{run_worker, Progress, StartLine, WorkerSpec};
 
 /// Exit codes, as documented in the README.
@@ -536,30 +536,20 @@ fn summarise(
         metrics.insert(metric.name(), Summary::of(recorder.histogram(metric)));
     }
     let mut reasons = setup_errors;
-    if recorder.ok == 0 {
-        reasons.push(
-            "no request succeeded in the measured window: there is nothing to measure".into(),
-        );
-    }
-    if let Load::Open { rate, .. } = plan.load {
-        // A shard's target is its share of the plan's rate.
-        let rate = rate / plan.shard.count as f64;
-        if achieved_rate < rate * 0.99 {
-            reasons.push(format!(
-                "the generator did not keep up: achieved {achieved_rate:.1} req/s, more than 1% \
-                 under the target {rate} req/s"
-            ));
-        }
-        let lag_p99 = recorder
-            .histogram(Metric::ScheduleLag)
-            .value_at_quantile(0.99);
-        if lag_p99 > 1_000 {
-            reasons.push(format!(
-                "schedule lag p99 is {lag_p99} us, over 1 ms: the generator's own timing error is \
-                 too large for these figures"
-            ));
-        }
-    }
+    // A shard's target is its share of the plan's rate.
+    let target_rate = match plan.load {
+        Load::Open { rate, .. } => Some(rate / plan.shard.count as f64),
+        Load::Closed { .. } => None,
+    };
+    let lag_p99 = recorder
+        .histogram(Metric::ScheduleLag)
+        .value_at_quantile(0.99);
+    reasons.extend(generator_reasons(
+        recorder.ok,
+        achieved_rate,
+        target_rate,
+        lag_p99,
+    ));
     TargetRun {
         target,
         scenario: plan.request.scenario.clone(),

@@ -63,11 +63,10 @@ pub fn merge(inputs: &[(PathBuf, Vec<u8>)]) -> anyhow::Result<Merged> {
     for (path, bytes) in inputs {
         logs.push((path, read(path, bytes)?));
     }
-    let Some((first, _)) = logs.first() else {
+    let Some(&(first, ref first_log)) = logs.first() else {
         bail!("nothing to merge: give the interval logs");
     };
-    let first = *first;
-    let metric = logs[0].1.metric.clone();
+    let metric = first_log.metric.clone();
     for (path, log) in &logs[1..] {
         if log.metric != metric {
             bail!(

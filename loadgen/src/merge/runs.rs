@@ -11,7 +11,7 @@ use super::check::ShardResult;
 use super::name;
 use crate::hdr_codec::{decode, encode};
 use crate::recorder::{new_histogram, SecondSummary};
-use crate::result::Summary;
+use crate::result::{generator_reasons, Summary};
 
 /// Largest spread of the shards' starts (each by its own clock) for their sum to be the plan's
 /// schedule: a millisecond is five slots at 5,000 req/s.
@@ -66,26 +66,16 @@ pub fn merged_result(shards: &[ShardResult], command: Vec<String>) -> anyhow::Re
             shards.len()
         ));
     }
-    if ok == 0 {
-        reasons.push("no request succeeded in the measured window".into());
-    }
-    if let Some(rate) = first["plan"]["load"]["rate"].as_f64() {
-        if achieved_rate < rate * 0.99 {
-            reasons.push(format!(
-                "the shards did not keep up: together {achieved_rate:.1} req/s, more than 1% \
-                 under the plan's {rate} req/s"
-            ));
-        }
-        if let Some(lag) = histograms.get("schedule_lag") {
-            let p99 = lag.value_at_quantile(0.99);
-            if p99 > 1_000 {
-                reasons.push(format!(
-                    "schedule lag p99 of all shards is {p99} us, over 1 ms: the generators' own \
-                     timing error is too large for these figures"
-                ));
-            }
-        }
-    }
+    // The rules of a single run, on the sum: the plan's whole rate, all the shards' lag.
+    let lag_p99 = histograms
+        .get("schedule_lag")
+        .map_or(0, |lag| lag.value_at_quantile(0.99));
+    reasons.extend(generator_reasons(
+        ok,
+        achieved_rate,
+        first["plan"]["load"]["rate"].as_f64(),
+        lag_p99,
+    ));
     clock_checks(shards, &runs, &mut reasons, &mut notes);
 
     let mut run = runs[0].clone();
