@@ -2,19 +2,9 @@
 
 #![allow(clippy::unwrap_used)] // test code: a panic is the failure report
 
-use std::process::Command;
+mod common;
 
-fn loadgen() -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_loadgen"));
-    cmd.env_remove("LOADGEN_PROFILE");
-    cmd
-}
-
-fn temp_dir(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("loadgen-cli-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
+use common::{loadgen, read_result, temp_dir};
 
 #[test]
 fn usage_and_setup_errors_exit_2_with_the_expected_format() {
@@ -185,17 +175,19 @@ fn finish(mut child: std::process::Child, limit: std::time::Duration) -> (i32, S
     )
 }
 
-fn read_result(path: &std::path::Path) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+/// A run against a stalled target with `grace`, sent SIGINT once its requests are waiting;
+/// returns it and where it writes its result.
+fn interrupted(name: &str, grace: &str) -> (std::process::Child, std::path::PathBuf) {
+    let out = temp_dir(name).join("result.json");
+    let child = run_stalled(&out, grace);
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    interrupt(&child);
+    (child, out)
 }
 
 #[test]
 fn sigint_stops_sending_waits_the_grace_and_writes_an_interrupted_result() {
-    let dir = temp_dir("sigint");
-    let out = dir.join("result.json");
-    let child = run_stalled(&out, "1s");
-    std::thread::sleep(std::time::Duration::from_millis(1500));
-    interrupt(&child);
+    let (child, out) = interrupted("sigint", "1s");
     // The grace (1 s), not the 30 s timeout, bounds the wait.
     let (code, stderr) = finish(child, std::time::Duration::from_secs(15));
     assert_eq!(code, 130, "{stderr}");
@@ -217,11 +209,7 @@ fn sigint_stops_sending_waits_the_grace_and_writes_an_interrupted_result() {
 
 #[test]
 fn a_second_sigint_stops_waiting_at_once() {
-    let dir = temp_dir("sigint-twice");
-    let out = dir.join("result.json");
-    let child = run_stalled(&out, "60s");
-    std::thread::sleep(std::time::Duration::from_millis(1500));
-    interrupt(&child);
+    let (child, out) = interrupted("sigint-twice", "60s");
     std::thread::sleep(std::time::Duration::from_millis(500));
     interrupt(&child);
     let (code, stderr) = finish(child, std::time::Duration::from_secs(15));

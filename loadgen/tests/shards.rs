@@ -7,7 +7,7 @@
 
 use std::io::{Read as _, Write as _};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 use std::time::{Duration, SystemTime};
 
 use hdrhistogram::Histogram;
@@ -15,26 +15,13 @@ use loadgen::hdr_codec::decode;
 use mock_upstream::{Config, MockServer};
 use serde_json::Value;
 
+mod common;
+
+use common::{loadgen, read_result as json, temp_dir};
+
 const SHARDS: u64 = 3;
 const RATE: u64 = 600;
 const SECONDS: u64 = 2;
-
-fn loadgen() -> Command {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_loadgen"));
-    cmd.env_remove("LOADGEN_PROFILE");
-    cmd
-}
-
-fn temp_dir(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("loadgen-shards-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn json(path: &Path) -> Value {
-    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
-}
 
 fn histogram(text: &Value) -> Histogram<u64> {
     decode(text.as_str().unwrap()).unwrap()

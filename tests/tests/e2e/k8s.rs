@@ -183,6 +183,18 @@ fn the_manifests_validate_against_the_kubernetes_api_schemas() {
     assert!(!validate(&wrong, "1.37.0").status.success());
 }
 
+/// The port a Service exposes under `name`.
+fn service_port(service: &Yaml, name: &str) -> i64 {
+    service["spec"]["ports"]
+        .as_vec()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"].as_str() == Some(name))
+        .unwrap_or_else(|| panic!("no port {name}"))["port"]
+        .as_i64()
+        .unwrap()
+}
+
 #[test]
 fn the_profile_makes_a_valid_sharded_plan_aimed_at_the_service() {
     let profile_docs = docs("profile.yaml");
@@ -198,25 +210,11 @@ fn the_profile_makes_a_valid_sharded_plan_aimed_at_the_service() {
     let url = args.targets[0].clone();
     let gateway_docs = docs("gateway.yaml");
     let service = kind(&gateway_docs, "Service");
-    let port = service["spec"]["ports"]
-        .as_vec()
-        .unwrap()
-        .iter()
-        .find(|p| p["name"].as_str() == Some("gateway"))
-        .unwrap()["port"]
-        .as_i64()
-        .unwrap();
+    let port = service_port(service, "gateway");
     let authority = format!("{}:{port}", service["metadata"]["name"].as_str().unwrap());
     assert!(url.starts_with(&format!("http://{authority}/")), "{url}");
     // The clock reference is the mock's port of the same Service.
-    let mock_port = service["spec"]["ports"]
-        .as_vec()
-        .unwrap()
-        .iter()
-        .find(|p| p["name"].as_str() == Some("mock"))
-        .unwrap()["port"]
-        .as_i64()
-        .unwrap();
+    let mock_port = service_port(service, "mock");
     let service_name = service["metadata"]["name"].as_str().unwrap();
     let reference = format!("http://{service_name}:{mock_port}");
     assert_eq!(args.clock_ref.as_deref(), Some(reference.as_str()));

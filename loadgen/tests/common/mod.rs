@@ -1,0 +1,25 @@
+//! What the binary's tests share: the binary (without a profile from the environment), a fresh
+//! directory of their own, and a result file read back.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The `loadgen` binary, ignoring any `LOADGEN_PROFILE` of the environment.
+pub fn loadgen() -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_loadgen"));
+    cmd.env_remove("LOADGEN_PROFILE");
+    cmd
+}
+
+/// An empty directory named after the test and this process.
+pub fn temp_dir(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("loadgen-tests-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A JSON file, parsed.
+pub fn read_result(path: &Path) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
+}
