@@ -91,9 +91,9 @@ pub struct PerSecond {
     errors: Vec<u64>,
     timeline_current: Histogram<u64>,
     timeline: Series,
-    /// With interval logs: each logged metric's second in progress and closed seconds, by
-    /// `Metric` (`None` for a metric not logged).
-    logged: Option<Vec<Option<Logged>>>,
+    /// Each logged metric's second in progress and closed seconds, by `Metric` (`None` for a
+    /// metric not logged: all of them without interval logs).
+    logged: Vec<Option<Logged>>,
     serializer: Serializing,
 }
 
@@ -116,16 +116,14 @@ impl PerSecond {
             errors: Vec::new(),
             timeline_current: new_histogram(TIMELINE_SIGFIG),
             timeline: Series::default(),
-            logged: (!logged.is_empty()).then(|| {
-                Metric::ALL
-                    .iter()
-                    .map(|m| {
-                        logged
-                            .contains(m)
-                            .then(|| (new_histogram(LOG_SIGFIG), Series::default()))
-                    })
-                    .collect()
-            }),
+            logged: Metric::ALL
+                .iter()
+                .map(|m| {
+                    logged
+                        .contains(m)
+                        .then(|| (new_histogram(LOG_SIGFIG), Series::default()))
+                })
+                .collect(),
             serializer: Serializing(V2Serializer::new()),
         }
     }
@@ -141,7 +139,7 @@ impl PerSecond {
     /// Records a value of `metric` in the second in progress (when metrics are logged).
     #[inline]
     pub fn record(&mut self, metric: Metric, value: u64) {
-        if let Some(Some((current, _))) = self.logged.as_mut().map(|l| &mut l[metric as usize]) {
+        if let Some(Some((current, _))) = self.logged.get_mut(metric as usize) {
             current.saturating_record(value);
         }
     }
@@ -160,7 +158,7 @@ impl PerSecond {
         self.timeline_current.reset();
         self.errors.push(self.current_errors);
         self.current_errors = 0;
-        for (current, series) in self.logged.iter_mut().flatten().flatten() {
+        for (current, series) in self.logged.iter_mut().flatten() {
             series.push(current, serializer);
             current.reset();
         }
@@ -172,7 +170,6 @@ impl PerSecond {
         let logged_any = self
             .logged
             .iter()
-            .flatten()
             .flatten()
             .any(|(current, _)| !current.is_empty());
         if !self.timeline_current.is_empty() || self.current_errors > 0 || logged_any {
@@ -191,11 +188,9 @@ impl PerSecond {
         for (mine, theirs) in self.errors.iter_mut().zip(&other.errors) {
             *mine += theirs;
         }
-        if let (Some(mine), Some(theirs)) = (&mut self.logged, &other.logged) {
-            for (a, b) in mine.iter_mut().zip(theirs) {
-                if let (Some((_, a)), Some((_, b))) = (a, b) {
-                    *a = a.merged(b, LOG_SIGFIG, serializer);
-                }
+        for (a, b) in self.logged.iter_mut().zip(&other.logged) {
+            if let (Some((_, a)), Some((_, b))) = (a, b) {
+                *a = a.merged(b, LOG_SIGFIG, serializer);
             }
         }
         self.current_second = self.current_second.max(other.current_second);
@@ -218,12 +213,11 @@ impl PerSecond {
 
     /// The logged metrics and their seconds, when metrics were logged.
     pub fn take_logged(&mut self) -> Option<Vec<(Metric, Series)>> {
-        self.logged.take().map(|logged| {
-            Metric::ALL
-                .into_iter()
-                .zip(logged)
-                .filter_map(|(m, l)| l.map(|(_, series)| (m, series)))
-                .collect()
-        })
+        let logged: Vec<(Metric, Series)> = Metric::ALL
+            .into_iter()
+            .zip(std::mem::take(&mut self.logged))
+            .filter_map(|(m, l)| l.map(|(_, series)| (m, series)))
+            .collect();
+        (!logged.is_empty()).then_some(logged)
     }
 }
