@@ -7,10 +7,11 @@
 //! last few microseconds, reading the `quanta` clock until the deadline has passed.
 
 use std::io;
-use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
 use std::time::Duration;
 
+use gatebench_shared::timerfd::{lower_timer_slack, TimerFd};
 use tokio::io::unix::AsyncFd;
+use tokio::io::Interest;
 
 /// The run's clock: nanoseconds since the start of the run, read from the TSC by `quanta`.
 #[derive(Debug, Clone)]
@@ -26,7 +27,7 @@ impl RunClock {
     pub fn starting_in(lead: Duration) -> RunClock {
         let clock = quanta::Clock::new();
         let now = clock.now();
-        let mono = monotonic_ns();
+        let mono = gatebench_shared::clock::monotonic_ns();
         RunClock {
             start: now + lead,
             start_mono_ns: mono + lead.as_nanos() as u64,
@@ -45,21 +46,11 @@ impl RunClock {
     }
 }
 
-fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes into the timespec we pass, which lives for the call.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
-
 /// One worker's precise waiter.
 #[derive(Debug)]
 pub struct Pacer {
     clock: RunClock,
-    timer: AsyncFd<OwnedFd>,
+    timer: AsyncFd<TimerFd>,
     /// How long before a deadline the timerfd fires; the rest is spun (yielding to other tasks).
     spin_ns: u64,
 }
@@ -68,23 +59,11 @@ impl Pacer {
     /// A pacer on the current thread (lowers this thread's timer slack) that spins the last
     /// `spin` before each deadline. Needs a tokio runtime.
     pub fn new(clock: RunClock, spin: Duration) -> io::Result<Pacer> {
-        // SAFETY: prctl with PR_SET_TIMERSLACK takes a plain integer.
-        unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
-        // SAFETY: timerfd_create returns a new descriptor or -1.
-        let fd = unsafe {
-            libc::timerfd_create(
-                libc::CLOCK_MONOTONIC,
-                libc::TFD_NONBLOCK | libc::TFD_CLOEXEC,
-            )
-        };
-        if fd < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        // SAFETY: fd is a new descriptor that nothing else owns.
-        let fd = unsafe { OwnedFd::from_raw_fd(fd) };
-        // SAFETY: the OwnedFd moves into the AsyncFd, which keeps it open (and the same
+        lower_timer_slack();
+        // SAFETY: the TimerFd moves into the AsyncFd, which keeps it open (and the same
         // descriptor) for as long as it lives.
-        let timer = unsafe { AsyncFd::register(fd) }?;
+        let timer = unsafe { AsyncFd::register_with_interest(TimerFd::new()?, Interest::READABLE) }
+            .map_err(|e| e.into_parts().1)?;
         Ok(Pacer {
             clock,
             timer,
@@ -117,39 +96,14 @@ impl Pacer {
 
     async fn sleep_until(&self, offset_ns: u64) -> io::Result<()> {
         let mono = self.clock.start_mono_ns + offset_ns;
-        let spec = libc::itimerspec {
-            it_interval: libc::timespec {
-                tv_sec: 0,
-                tv_nsec: 0,
-            },
-            it_value: libc::timespec {
-                tv_sec: (mono / 1_000_000_000) as libc::time_t,
-                tv_nsec: (mono % 1_000_000_000) as libc::c_long,
-            },
-        };
-        let fd = self.timer.get_ref().as_fd().as_raw_fd();
-        // SAFETY: fd is our timerfd; spec lives for the call; the old value is not asked for.
-        let armed = unsafe {
-            libc::timerfd_settime(fd, libc::TFD_TIMER_ABSTIME, &spec, std::ptr::null_mut())
-        };
-        if armed != 0 {
-            return Err(io::Error::last_os_error());
-        }
+        let timer = self.timer.get_ref();
+        timer.arm_at(mono)?;
         loop {
             let mut guard = self.timer.readable().await?;
-            let mut expirations = [0u8; 8];
-            // SAFETY: reading 8 bytes into a buffer of 8 bytes from our own descriptor.
-            let n = unsafe { libc::read(fd, expirations.as_mut_ptr().cast(), 8) };
-            if n == 8 {
+            if timer.take_expiry()? {
                 return Ok(());
             }
             guard.clear_ready();
-            if n < 0 {
-                let err = io::Error::last_os_error();
-                if err.kind() != io::ErrorKind::WouldBlock {
-                    return Err(err);
-                }
-            }
         }
     }
 }

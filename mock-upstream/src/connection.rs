@@ -176,6 +176,8 @@ pub async fn serve(
     mut stop: watch::Receiver<bool>,
 ) -> io::Result<()> {
     let listener = TcpListener::from_std(listener)?;
+    // Before any connection can take the last descriptor.
+    crate::timer::install()?;
     let graceful = GracefulShutdown::new();
     let protocols = Protocols::new(&state);
 

@@ -11,7 +11,6 @@ use gatebench_shared::wire::openai::{ChatRequest, FinishReason};
 use hyper::body::Incoming;
 use hyper::header::{HeaderValue, CONTENT_TYPE};
 use hyper::{Request, Response};
-use tokio::time::Instant;
 
 use crate::body::MockBody;
 use crate::faults::{Api, Provider};
@@ -35,7 +34,7 @@ pub async fn handle(
     let received_ns = AtomicU64::new(0);
     let arrival = Arrival {
         // Only a latency model that waits needs the arrival time; skip the clock read otherwise.
-        start: state.timed.then(Instant::now),
+        start: state.timed.then(clock::monotonic_ns),
         socket: (!h2).then_some(socket),
         received_ns: &received_ns,
     };

@@ -5,14 +5,12 @@
 use std::borrow::Cow;
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use std::time::Duration;
 
 use bytes::Bytes;
 use gatebench_shared::RequestDraw;
 use hyper::body::Incoming;
 use hyper::header::HeaderMap;
 use hyper::{Request, Response};
-use tokio::time::Instant;
 
 use crate::body::MockBody;
 use crate::faults::{self, Api, Overrides, Provider, StreamFault};
@@ -25,8 +23,8 @@ use crate::template::json_escaped;
 /// When and on what a request arrived.
 #[derive(Debug, Clone, Copy)]
 pub struct Arrival<'a> {
-    /// Arrival time, when the latency model makes answers wait.
-    pub start: Option<Instant>,
+    /// Arrival time (`CLOCK_MONOTONIC` ns), when the latency model makes answers wait.
+    pub start: Option<u64>,
     /// The HTTP/1 connection's socket, for a mid-stream reset; `None` on HTTP/2, where a
     /// reset ends the stream only.
     pub socket: Option<RawFd>,
@@ -41,8 +39,9 @@ pub struct Arrival<'a> {
 pub struct Inbound {
     seq: Option<u64>,
     pub overrides: Overrides,
-    /// Arrival time, when the latency model (or a header) makes the answer wait.
-    pub start: Option<Instant>,
+    /// Arrival time (`CLOCK_MONOTONIC` ns), when the latency model (or a header) makes the
+    /// answer wait.
+    pub start: Option<u64>,
     pub socket: Option<RawFd>,
     /// The API key, kept only when `--rate-limit` needs it (`""` for none).
     key: Option<Box<str>>,
@@ -125,9 +124,11 @@ pub async fn receive(
         let now = gatebench_shared::clock::monotonic_ns();
         arrival.received_ns.store(now, Relaxed);
     }
-    let start = arrival
-        .start
-        .or_else(|| overrides.changes_latency().then(Instant::now));
+    let start = arrival.start.or_else(|| {
+        overrides
+            .changes_latency()
+            .then(gatebench_shared::clock::monotonic_ns)
+    });
     let (parts, body) = req.into_parts();
     let limit = state.config.max_body_bytes;
     let timeout = state.config.body_timeout;
@@ -212,10 +213,9 @@ impl Inbound {
     /// Waits until a whole answer delayed by `delay_us` is due, recording the timer's lateness.
     pub async fn wait(&self, state: &State, delay_us: u64) {
         if let (Some(start), true) = (self.start, delay_us > 0) {
-            let due = start + Duration::from_micros(delay_us);
-            tokio::time::sleep_until(due).await;
-            let late = Instant::now().saturating_duration_since(due);
-            state.metrics.emission_error.record(late.as_micros() as u64);
+            let due = start + delay_us * 1000;
+            let now = crate::timer::sleep_until(due).await;
+            state.metrics.emission_error.record((now - due) / 1000);
         }
     }
 }

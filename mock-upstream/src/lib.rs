@@ -10,6 +10,7 @@
 //!   OpenAI's shape.
 //! - `catalog` / `template` / `payload`: pre-encoded responses and their zero-allocation filling.
 //! - `sse` / `body`: the streamed body on absolute deadlines, and the one body type.
+//! - `timer`: each worker's kernel timer (timerfd) that every delayed answer and event waits on.
 //! - `metrics`: lock-free counters and the mock's own emission error, as Prometheus text.
 
 mod auth;
@@ -36,6 +37,7 @@ mod server;
 mod sse;
 mod state;
 mod template;
+mod timer;
 mod tls;
 mod tools;
 

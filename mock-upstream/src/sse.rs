@@ -9,7 +9,6 @@
 //! terminator in one flush. Deadlines are absolute, so timer lateness never accumulates; each
 //! wait's lateness (actual − scheduled) is recorded as the mock's emission error.
 
-use std::future::Future;
 use std::os::fd::RawFd;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -20,13 +19,13 @@ use gatebench_shared::wire::anthropic::StopReason;
 use gatebench_shared::wire::openai::FinishReason;
 use gatebench_shared::RequestDraw;
 use pin_project_lite::pin_project;
-use tokio::time::{Instant, Sleep};
 
 use crate::catalog::{EventText, Outcome, UsageKey};
 use crate::faults::{StreamFault, StreamFaultKind};
 use crate::payload::Payload;
 use crate::state::State;
 use crate::template::Fill;
+use crate::timer::Alarm;
 use crate::tools::ToolAnswer;
 
 /// What one stream sends, decided when the request arrives.
@@ -97,10 +96,10 @@ pin_project! {
         draw: RequestDraw,
         // Index of the next event to send.
         next: u32,
-        // Deadline of the next timed event; `None` when the model adds no latency.
-        due: Option<Instant>,
-        #[pin]
-        sleep: Option<Sleep>,
+        // Deadline of the next timed event (`CLOCK_MONOTONIC` ns); `None` when the model adds
+        // no latency.
+        due: Option<u64>,
+        alarm: Alarm,
         // The second frame of an event too large for one, sent next.
         overflow: Option<Payload>,
         // True once a reset has yielded, so hyper flushed the events before it.
@@ -114,9 +113,9 @@ impl SseStream {
         state: Arc<State>,
         plan: StreamPlan,
         mut draw: RequestDraw,
-        start: Option<Instant>,
+        start: Option<u64>,
     ) -> Self {
-        let due = start.map(|start| start + micros(draw.ttft_us()));
+        let due = start.map(|start| start + draw.ttft_us() * 1000);
         if let Some(fault) = plan.fault.filter(|f| f.at < plan.events()) {
             state.metrics.stream_fault(fault.kind);
         }
@@ -126,7 +125,7 @@ impl SseStream {
             draw,
             next: 0,
             due,
-            sleep: None,
+            alarm: Alarm::default(),
             overflow: None,
             reset_armed: false,
         }
@@ -359,10 +358,6 @@ impl StreamPlan {
     }
 }
 
-fn micros(us: u64) -> std::time::Duration {
-    std::time::Duration::from_micros(us)
-}
-
 /// A stream at the event where its fault strikes: what it sends instead.
 struct Broken<'a> {
     plan: &'a StreamPlan,
@@ -467,27 +462,16 @@ impl http_body::Body for SseStream {
             return broken.frame(fault.kind, event, cx);
         }
         if let (Some(due), true) = (*this.due, this.plan.waits(event)) {
-            let now = Instant::now();
-            if now < due {
-                let mut sleep = this.sleep;
-                match sleep.as_mut().as_pin_mut() {
-                    Some(sleep) => sleep.reset(due),
-                    None => sleep.set(Some(tokio::time::sleep_until(due))),
-                }
-                // Invariant: set just above.
-                let timer = sleep.as_mut().as_pin_mut().expect("sleep is set");
-                if timer.poll(cx).is_pending() {
-                    return Poll::Pending;
-                }
-            }
-            let late = Instant::now().saturating_duration_since(due);
+            let Poll::Ready(now) = this.alarm.poll_at(due, cx) else {
+                return Poll::Pending;
+            };
             let metrics = &this.open.0.metrics;
-            metrics.emission_error.record(late.as_micros() as u64);
+            metrics.emission_error.record((now - due) / 1000);
         }
         // Token k's successor is due one inter-token gap after token k.
         if let Some(due) = this.due.as_mut() {
             if this.plan.advances(event) {
-                *due += micros(this.draw.itl_us());
+                *due += this.draw.itl_us() * 1000;
             }
         }
         *this.next += 1;

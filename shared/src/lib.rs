@@ -7,6 +7,8 @@
 //! - [`settings`]: helpers for the mock's config file and loadgen's profiles.
 //! - [`stats`]: medians, seeded bootstrap intervals and t intervals for overhead figures.
 //! - [`host`]: facts about the machine, and the open-file limit raised for a server or client.
+//! - [`clock`] / [`timerfd`]: `CLOCK_MONOTONIC`, and the kernel timer armed on it at absolute
+//!   deadlines.
 
 pub mod clock;
 pub mod errors;
@@ -14,6 +16,7 @@ pub mod host;
 pub mod latency;
 pub mod settings;
 pub mod stats;
+pub mod timerfd;
 pub mod wire;
 
 pub use latency::{Distribution, LatencyModel, RequestDraw, SpecError, TokenCount};

@@ -150,3 +150,43 @@ async fn last_event_and_chunked_terminator_arrive_together() {
     );
     assert!(String::from_utf8_lossy(&seen).contains("transfer-encoding: chunked"));
 }
+
+/// Stream events and delayed answers leave at their deadlines, not at the next tick of a 1 ms
+/// timer: such a timer makes the median lateness about half a millisecond (and a 2.3 ms answer
+/// take 3 ms); the mock's own timer is late by the kernel's wake-up, tens of microseconds.
+#[tokio::test]
+async fn events_and_answers_are_not_rounded_up_to_a_millisecond_tick() {
+    let mock = start_mock(Config {
+        latency: gatebench_shared::LatencyModel {
+            latency: Some("2300us".parse().unwrap()),
+            ttft: "1300us".parse().unwrap(),
+            itl: "700us".parse().unwrap(),
+            tokens: "30".parse().unwrap(),
+            ..Default::default()
+        },
+        ..Config::default()
+    });
+    let mut client = Client::connect(mock.local_addr()).await;
+    for _ in 0..3 {
+        let r = client.chat(&chat_body(true, json!({})), &[]).await;
+        assert_eq!(r.status, 200);
+    }
+    let mut answers = Vec::new();
+    for _ in 0..20 {
+        let sent = std::time::Instant::now();
+        let r = client.chat(&chat_body(false, json!({})), &[]).await;
+        assert_eq!(r.status, 200);
+        answers.push(sent.elapsed());
+    }
+    answers.sort_unstable();
+    let errors = &mock.metrics().emission_error;
+    // 3 streams of 30 timed events each, and 20 answers.
+    assert_eq!(errors.count(), 3 * 30 + 20);
+    let median_us = errors.quantile_us(0.5);
+    assert!(median_us < 250, "median emission error {median_us} µs");
+    assert!(
+        answers[10] >= Duration::from_micros(2300) && answers[10] < Duration::from_micros(2700),
+        "median time to a 2.3 ms answer: {:?}",
+        answers[10]
+    );
+}
