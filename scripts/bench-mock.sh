@@ -1,14 +1,21 @@
 #!/usr/bin/env bash
-# Benchmarks of mock-upstream, on loopback, in three parts:
+# Benchmarks of mock-upstream, on loopback, in four parts:
 # 1. Throughput: nginx returning the mock's own pre-encoded completion, the smallest hyper server
 #    returning the same bytes (the ceiling for anything built on hyper), and the mock, under the
-#    same wrk load, interleaved. The server is pinned to CPU 0 (one worker), wrk to CPU 1 (one
+#    same wrk load, interleaved; then 16-token streams, the mock against nginx serving the
+#    mock's own stream bytes as a static file (to GET: nginx serves no file to POST). The server is pinned to CPU 0 (one worker), wrk to CPU 1 (one
 #    thread, 64 connections). Prints requests/s per round and the median ratios to nginx.
-# 2. Allocations per request (cargo bench --bench alloc), against the hyper hello world.
-# 3. Idle RSS, and RSS with 10,000 streams open (their first token held back by a long TTFT).
+# 2. Allocations per request (the alloc test, which asserts them), against the hyper hello world.
+# 3. Memory and idle CPU: RSS idle, and RSS and CPU with 1,000 and 10,000 streams open and
+#    waiting (their first token held back by a long TTFT).
+# 4. Timing precision: the machine's own timerfd wake-up lateness; a --latency 3ms mock paired
+#    against a 0 ms mock by loadgen overhead; the mock's emission error with 1,000 streams x 60
+#    tokens at 20 ms (oha, which also gives slowest / one stream, and the mock's CPU) and with 500
+#    streams at ttft 50 ms, itl 10 ms (wrk).
 #
 # Usage: scripts/bench-mock.sh [ROUNDS] [SECONDS]      (defaults: 3 rounds of 10 s)
-# Needs: wrk, nginx, curl (apt-get install wrk nginx curl), python3.
+# Needs: wrk, nginx, curl (apt-get install wrk nginx curl), oha (cargo install oha --locked),
+# python3.
 set -euo pipefail
 
 rounds=${1:-3}
@@ -18,17 +25,21 @@ mock_bin="$root/target/release/mock-upstream"
 work=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 
-for tool in wrk nginx curl taskset; do
-  command -v "$tool" >/dev/null || { echo "bench-mock: $tool not found (apt-get install wrk nginx curl)" >&2; exit 2; }
+for tool in wrk nginx curl taskset oha; do
+  command -v "$tool" >/dev/null || { echo "bench-mock: $tool not found (apt-get install wrk nginx curl; cargo install oha --locked)" >&2; exit 2; }
 done
-(cd "$root" && cargo build --release -q -p mock-upstream --bin mock-upstream --example hyper_hello)
+(cd "$root" && cargo build --release -q -p mock-upstream --bin mock-upstream --example hyper_hello &&
+  cargo build --release -q -p loadgen --bin loadgen && cargo build --release -q -p gatebench-shared --example timer_floor)
 hello_bin="$root/target/release/examples/hyper_hello"
+loadgen_bin="$root/target/release/loadgen"
 
 mock_port=18431
 nginx_port=18432
 hello_port=18433
 request='{"model":"gpt-4o-mini","messages":[{"role":"user","content":"Say hello."}],"max_tokens":16}'
 stream_request='{"model":"gpt-4o-mini","messages":[{"role":"user","content":"Say hello."}],"max_tokens":16,"stream":true}'
+# No max_tokens: as long as the mock's --tokens.
+long_stream_request='{"model":"gpt-4o-mini","messages":[{"role":"user","content":"Say hello."}],"stream":true}'
 
 wait_port() {
   for _ in $(seq 100); do
@@ -39,8 +50,8 @@ wait_port() {
   exit 2
 }
 
-start_mock() {
-  taskset -c 0 "$mock_bin" --listen "127.0.0.1:$mock_port" --threads 1 2>"$work/mock.log" &
+start_mock() { # [mock flags...]
+  taskset -c 0 "$mock_bin" --listen "127.0.0.1:$mock_port" --threads 1 "$@" 2>"$work/mock.log" &
   mock_pid=$!
   wait_port "$mock_port"
 }
@@ -50,11 +61,15 @@ stop() { kill "$1" 2>/dev/null || true; wait "$1" 2>/dev/null || true; }
 # The body nginx returns is the mock's own response to the benchmark request.
 start_mock
 curl -s "http://127.0.0.1:$mock_port/v1/chat/completions" -d "$request" >"$work/body.json"
+curl -s "http://127.0.0.1:$mock_port/v1/chat/completions" -d "$stream_request" >"$work/stream.sse"
 stop "$mock_pid"
 grep -q "chat.completion" "$work/body.json" || { echo "bench-mock: mock gave no completion" >&2; exit 2; }
+grep -q "data: \[DONE\]" "$work/stream.sse" || { echo "bench-mock: mock gave no stream" >&2; exit 2; }
 
 . "$root/scripts/lib/nginx.sh"
-write_nginx_conf "$work" "$nginx_port" "$work/body.json"
+# nginx's worker (an unprivileged user when started as root) must be able to read the file.
+chmod a+rx "$work"; chmod a+r "$work/stream.sse"
+write_nginx_conf "$work" "$nginx_port" "$work/body.json" "$work/stream.sse"
 
 start_nginx() {
   taskset -c 0 nginx -c "$work/nginx.conf" -p "$work/nginx" &
@@ -78,9 +93,15 @@ wrk.method = "POST"
 wrk.body = '$stream_request'
 wrk.headers["Content-Type"] = "application/json"
 LUA
+cat >"$work/long-stream.lua" <<LUA
+wrk.method = "POST"
+wrk.body = '$long_stream_request'
+wrk.headers["Content-Type"] = "application/json"
+LUA
 
-load() { # port script -> requests/s
-  taskset -c 1 wrk -t1 -c64 -d"${seconds}s" -s "$2" "http://127.0.0.1:$1/v1/chat/completions" >"$work/wrk.out"
+load() { # port script|GET [path] -> requests/s
+  local script=(-s "$2"); [ "$2" = GET ] && script=()
+  taskset -c 1 wrk -t1 -c64 -d"${seconds}s" "${script[@]}" "http://127.0.0.1:$1${3:-/v1/chat/completions}" >"$work/wrk.out"
   if grep -q "Non-2xx" "$work/wrk.out"; then
     cat "$work/wrk.out" >&2; echo "bench-mock: errors in the run" >&2; exit 1
   fi
@@ -92,29 +113,80 @@ echo "wrk $(wrk --version 2>&1 | head -1 | awk '{print $2}'), nginx $(nginx -v 2
 echo "response: $(wc -c <"$work/body.json") bytes of completion JSON"
 echo
 echo "## Throughput (requests/s, non-streaming chat completion)"
-printf "%-6s %12s %12s %12s %9s %9s %14s\n" round nginx "hyper hello" mock "hello/ng" "mock/ng" "mock streams/s"
-mock_ratios=(); hello_ratios=()
+echo "stream: $(wc -c <"$work/stream.sse") bytes of 16-token SSE (nginx serves the same bytes as a static file, to GET)"
+printf "%-6s %10s %10s %10s %8s %8s %12s %12s %8s\n" round nginx "hyper hello" mock "hello/ng" "mock/ng" "ng stream/s" "mock stream/s" "st m/ng"
+mock_ratios=(); hello_ratios=(); stream_ratios=()
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.3f", a / b}'; }
 for round in $(seq "$rounds"); do
-  start_nginx; n=$(load "$nginx_port" "$work/post.lua"); stop "$nginx_pid"
+  start_nginx; n=$(load "$nginx_port" "$work/post.lua"); ns=$(load "$nginx_port" GET /stream); stop "$nginx_pid"
   start_hello; h=$(load "$hello_port" "$work/post.lua"); stop "$hello_pid"
   start_mock; m=$(load "$mock_port" "$work/post.lua"); s=$(load "$mock_port" "$work/stream.lua"); stop "$mock_pid"
-  rm=$(awk -v a="$m" -v b="$n" 'BEGIN {printf "%.3f", a / b}')
-  rh=$(awk -v a="$h" -v b="$n" 'BEGIN {printf "%.3f", a / b}')
-  mock_ratios+=("$rm"); hello_ratios+=("$rh")
-  printf "%-6s %12s %12s %12s %9s %9s %14s\n" "$round" "$n" "$h" "$m" "$rh" "$rm" "$s"
+  rm=$(ratio "$m" "$n"); rh=$(ratio "$h" "$n"); rs=$(ratio "$s" "$ns")
+  mock_ratios+=("$rm"); hello_ratios+=("$rh"); stream_ratios+=("$rs")
+  printf "%-6s %10s %10s %10s %8s %8s %12s %12s %8s\n" "$round" "$n" "$h" "$m" "$rh" "$rm" "$ns" "$s" "$rs"
 done
 median() { printf "%s\n" "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-echo "median ratio to nginx: hyper hello $(median "${hello_ratios[@]}"), mock $(median "${mock_ratios[@]}")"
+echo "median ratio to nginx: hyper hello $(median "${hello_ratios[@]}"), mock $(median "${mock_ratios[@]}"), mock 16-token streams $(median "${stream_ratios[@]}")"
 
 echo
 echo "## Allocations per request"
-(cd "$root" && cargo bench -q -p mock-upstream --bench alloc 2>/dev/null)
+(cd "$root" && cargo test -q --release -p mock-upstream --test alloc -- --nocapture 2>/dev/null | grep -v '^$\|^running\|^test \|^\.$')
 
 echo
-echo "## Memory (VmRSS of the mock, one worker thread)"
-taskset -c 0 "$mock_bin" --listen "127.0.0.1:$mock_port" --threads 1 --ttft 300s 2>"$work/mock.log" &
-mock_pid=$!
-wait_port "$mock_port"
-echo "idle: $(awk '/VmRSS/ {print $2, $3}' /proc/$mock_pid/status)"
-python3 "$root/scripts/lib/open_streams.py" "127.0.0.1:$mock_port" 10000 "$mock_pid" | sed 's/^/with streams: /'
+echo "## Memory and idle CPU (the mock, one worker thread; streams held before their first token)"
+for streams in 1000 10000; do
+  start_mock --ttft 300s
+  [ "$streams" = 1000 ] && echo "idle: $(awk '/VmRSS/ {print $2, $3}' /proc/$mock_pid/status)"
+  python3 "$root/scripts/lib/open_streams.py" "127.0.0.1:$mock_port" "$streams" "$mock_pid" 5
+  stop "$mock_pid"
+done
+
+echo
+echo "## Timing precision"
+"$root/target/release/examples/timer_floor"
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+emission() { # -> the mock's emission error quantiles from /metrics, in µs
+  curl -s "http://127.0.0.1:$mock_port/metrics" |
+    sed -n 's/^mock_emission_error_seconds{quantile="\([0-9.]*\)"} \([0-9.e-]*\)$/\1 \2/p' |
+    awk '{ printf "%s%s %.0f µs", sep, ($1 == 1 ? "max" : "p" $1 * 100), $2 * 1e6; sep = ", " } END { print "" }'
+}
+
+# --latency 3ms against a 0 ms mock, paired rounds: the difference must be 3,000 µs.
+start_mock
+direct_pid=$mock_pid
+taskset -c 0 "$mock_bin" --listen "127.0.0.1:$hello_port" --threads 1 --latency 3ms 2>"$work/mock3.log" &
+delayed_pid=$!
+wait_port "$hello_port"
+taskset -c 1 "$loadgen_bin" overhead --direct "http://127.0.0.1:$mock_port/v1/chat/completions" \
+  --gateway "latency-3ms=http://127.0.0.1:$hello_port/v1/chat/completions" --scenario chat \
+  --out "$work/overhead.json" >/dev/null
+python3 - "$work/overhead.json" <<'PY'
+import json, sys
+for trial in json.load(open(sys.argv[1]))["trials"]:
+    for delta in trial["deltas"]:
+        added = delta["added_us"]
+        print(f"--latency 3ms paired against 0 ms, trial {trial['trial']}: added {added['estimate']:.1f} µs "
+              f"[{added['low']:.1f}, {added['high']:.1f}] over {delta['pairs']} pairs")
+PY
+stop "$delayed_pid"; stop "$direct_pid"
+
+# 1,000 simultaneous 60-token streams at 20 ms (oha): slowest / one stream, CPU, emission error.
+start_mock --ttft 20ms --itl 20ms --tokens 60
+one=$(curl -s -o /dev/null -w '%{time_total}' "http://127.0.0.1:$mock_port/v1/chat/completions" -d "$long_stream_request")
+before=$(cpu_ticks "$mock_pid")
+taskset -c 1 oha --no-tui -n 1000 -c 1000 -m POST -T application/json -d "$long_stream_request" \
+  "http://127.0.0.1:$mock_port/v1/chat/completions" >"$work/oha.out"
+after=$(cpu_ticks "$mock_pid")
+slowest=$(awk '/Slowest/ {print $2}' "$work/oha.out")
+echo "1,000 streams x 60 tokens at 20 ms: one stream alone ${one} s, slowest of 1,000 ${slowest} s ($(ratio "$slowest" "$one")x), mock CPU $(awk -v t=$((after - before)) -v hz="$(getconf CLK_TCK)" 'BEGIN {printf "%.2f", t / hz}') s, $(grep -m1 'Success rate' "$work/oha.out" | xargs)"
+echo "  emission error: $(emission)"
+stop "$mock_pid"
+
+# 500 streams at ttft 50 ms, itl 10 ms, kept up for the run (wrk).
+start_mock --ttft 50ms --itl 10ms --tokens 60
+before=$(cpu_ticks "$mock_pid")
+taskset -c 1 wrk -t1 -c500 -d"${seconds}s" -s "$work/long-stream.lua" "http://127.0.0.1:$mock_port/v1/chat/completions" >"$work/wrk.out"
+after=$(cpu_ticks "$mock_pid")
+echo "500 streams, ttft 50 ms, itl 10 ms, ${seconds} s: $(awk '/Requests\/sec/ {print $2}' "$work/wrk.out") streams/s, mock CPU $(awk -v t=$((after - before)) -v hz="$(getconf CLK_TCK)" -v s="$seconds" 'BEGIN {printf "%.2f", t / hz / s}') cores"
+echo "  emission error: $(emission)"
 stop "$mock_pid"

@@ -1,6 +1,6 @@
 //! The smallest hyper server: a static body for every request, the request body never read.
 //! It is the baseline the mock is measured against in `scripts/bench-mock.sh` (throughput) and
-//! in `benches/alloc.rs` (allocations per request).
+//! in `tests/alloc.rs` (allocations per request).
 //!
 //! Usage: cargo run --release -p mock-upstream --example hyper_hello -- 127.0.0.1:8081 [BODY_FILE]
 

@@ -1,8 +1,14 @@
 # Shared by the bench scripts: an nginx configuration that answers every request with a fixed
-# JSON body, one worker, keep-alive without limit, everything under a work folder.
-# Usage: write_nginx_conf WORK PORT BODY_FILE   (writes WORK/nginx.conf)
+# JSON body, one worker, keep-alive without limit, everything under a work folder. With
+# STREAM_FILE, GET /stream serves that file as text/event-stream (a static file: nginx's own
+# strings are too short for a stream).
+# Usage: write_nginx_conf WORK PORT BODY_FILE [STREAM_FILE]   (writes WORK/nginx.conf)
 write_nginx_conf() {
-  local work=$1 port=$2 body_file=$3
+  local work=$1 port=$2 body_file=$3 stream_file=${4:-}
+  local stream_location=""
+  if [ -n "$stream_file" ]; then
+    stream_location="location = /stream { default_type text/event-stream; alias $stream_file; }"
+  fi
   mkdir -p "$work/nginx"
   cat >"$work/nginx.conf" <<NGINX
 worker_processes 1;
@@ -21,6 +27,7 @@ http {
   server {
     listen 127.0.0.1:$port;
     location / { default_type application/json; return 200 '$(cat "$body_file")'; }
+    $stream_location
   }
 }
 NGINX

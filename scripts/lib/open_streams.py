@@ -1,11 +1,13 @@
 """Opens N streaming chat requests to a mock and holds them open, for an RSS measurement.
 
-Usage: python3 open_streams.py HOST:PORT N PID
+Usage: python3 open_streams.py HOST:PORT N PID [HOLD_SECONDS]
 Connects N sockets, sends a streaming request on each, waits until every response head has
 arrived (the mock sends headers at once and the first token only after its TTFT), prints the
-mock's RSS (VmRSS of PID, in KiB) with N streams open, then closes everything.
+mock's RSS (VmRSS of PID, in KiB) with N streams open and, over HOLD_SECONDS (default 5) with
+every stream waiting, the CPU the mock used as a share of one core; then closes everything.
 """
 
+import os
 import selectors
 import socket
 import sys
@@ -14,6 +16,7 @@ import time
 host, port = sys.argv[1].rsplit(":", 1)
 n = int(sys.argv[2])
 pid = sys.argv[3]
+hold = float(sys.argv[4]) if len(sys.argv) > 4 else 5.0
 
 body = b'{"model":"gpt-4o-mini","messages":[{"role":"user","content":"hi"}],"stream":true}'
 request = (
@@ -29,6 +32,13 @@ def rss_kib():
             if line.startswith("VmRSS:"):
                 return int(line.split()[1])
     raise RuntimeError("no VmRSS")
+
+
+def cpu_seconds():
+    """User plus system time of PID, all threads."""
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 socks = []
@@ -53,6 +63,9 @@ while heads < n and time.time() < deadline:
 if heads < n:
     raise SystemExit(f"only {heads} of {n} streams started")
 time.sleep(1)
-print(f"open_streams={n} rss_kib={rss_kib()}")
+before = cpu_seconds()
+time.sleep(hold)
+idle_cpu = (cpu_seconds() - before) / hold
+print(f"open_streams={n} rss_kib={rss_kib()} idle_cpu_core_share={idle_cpu:.4f} over {hold:g} s")
 for s in socks:
     s.close()
