@@ -2,13 +2,15 @@
 # Two builds of mock-upstream side by side: the same wrk load on each, interleaved round by
 # round (A, B, A, B ...), for the non-streaming chat completion and the 16-token stream. Each
 # server runs one worker pinned to CPU 0; wrk runs on CPU 1 (one thread, 64 connections).
-# Prints requests/s per round and the median ratio B/A of each: what a change cost.
+# Prints requests/s per round and the median ratio B/A of each: what a change cost. Then the
+# timing precision of each build (scripts/lib/mock_precision.sh: --latency 3ms paired against
+# 0 ms, the emission error of 1,000 and of 500 streams), A then B.
 #
 # Usage: scripts/bench-mock-ab.sh A_BINARY B_BINARY [ROUNDS] [SECONDS]   (defaults 5 rounds of 8 s)
 # Build A from an older commit with, e.g.:
 #   git worktree add /tmp/base COMMIT && CARGO_TARGET_DIR=/tmp/base-target \
 #     cargo build --release -p mock-upstream --manifest-path /tmp/base/Cargo.toml
-# Needs: wrk, curl (apt-get install wrk curl).
+# Needs: wrk, curl (apt-get install wrk curl), oha (cargo install oha --locked), python3.
 set -euo pipefail
 
 a_bin=${1:?usage: bench-mock-ab.sh A_BINARY B_BINARY [ROUNDS] [SECONDS]}
@@ -18,7 +20,8 @@ seconds=${4:-8}
 port=18441
 work=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
-for tool in wrk curl taskset; do
+root=$(cd "$(dirname "$0")/.." && pwd)
+for tool in wrk curl taskset oha python3; do
   command -v "$tool" >/dev/null || { echo "bench-mock-ab: $tool not found" >&2; exit 2; }
 done
 
@@ -73,3 +76,12 @@ for round in $(seq "$rounds"); do
   printf "%-6s %12s %12s %8s %12s %12s %8s\n" "$round" "$a_chat" "$b_chat" "$rc" "$a_stream" "$b_stream" "$rs"
 done
 echo "median B/A: chat $(median "${chat[@]}"), streams $(median "${streams[@]}")"
+
+(cd "$root" && cargo build --release -q -p loadgen --bin loadgen)
+. "$root/scripts/lib/mock_precision.sh"
+for which in a b; do
+  bin=$a_bin; [ "$which" = b ] && bin=$b_bin
+  echo
+  echo "## Timing precision, $(echo "$which" | tr ab AB)"
+  mock_precision "$bin" "$root/target/release/loadgen" "$port" $((port + 1)) "$seconds" "$work"
+done

@@ -144,49 +144,5 @@ done
 echo
 echo "## Timing precision"
 "$root/target/release/examples/timer_floor"
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
-emission() { # -> the mock's emission error quantiles from /metrics, in µs
-  curl -s "http://127.0.0.1:$mock_port/metrics" |
-    sed -n 's/^mock_emission_error_seconds{quantile="\([0-9.]*\)"} \([0-9.e-]*\)$/\1 \2/p' |
-    awk '{ printf "%s%s %.0f µs", sep, ($1 == 1 ? "max" : "p" $1 * 100), $2 * 1e6; sep = ", " } END { print "" }'
-}
-
-# --latency 3ms against a 0 ms mock, paired rounds: the difference must be 3,000 µs.
-start_mock
-direct_pid=$mock_pid
-taskset -c 0 "$mock_bin" --listen "127.0.0.1:$hello_port" --threads 1 --latency 3ms 2>"$work/mock3.log" &
-delayed_pid=$!
-wait_port "$hello_port"
-taskset -c 1 "$loadgen_bin" overhead --direct "http://127.0.0.1:$mock_port/v1/chat/completions" \
-  --gateway "latency-3ms=http://127.0.0.1:$hello_port/v1/chat/completions" --scenario chat \
-  --out "$work/overhead.json" >/dev/null
-python3 - "$work/overhead.json" <<'PY'
-import json, sys
-for trial in json.load(open(sys.argv[1]))["trials"]:
-    for delta in trial["deltas"]:
-        added = delta["added_us"]
-        print(f"--latency 3ms paired against 0 ms, trial {trial['trial']}: added {added['estimate']:.1f} µs "
-              f"[{added['low']:.1f}, {added['high']:.1f}] over {delta['pairs']} pairs")
-PY
-stop "$delayed_pid"; stop "$direct_pid"
-
-# 1,000 simultaneous 60-token streams at 20 ms (oha): slowest / one stream, CPU, emission error.
-start_mock --ttft 20ms --itl 20ms --tokens 60
-one=$(curl -s -o /dev/null -w '%{time_total}' "http://127.0.0.1:$mock_port/v1/chat/completions" -d "$long_stream_request")
-before=$(cpu_ticks "$mock_pid")
-taskset -c 1 oha --no-tui -n 1000 -c 1000 -m POST -T application/json -d "$long_stream_request" \
-  "http://127.0.0.1:$mock_port/v1/chat/completions" >"$work/oha.out"
-after=$(cpu_ticks "$mock_pid")
-slowest=$(awk '/Slowest/ {print $2}' "$work/oha.out")
-echo "1,000 streams x 60 tokens at 20 ms: one stream alone ${one} s, slowest of 1,000 ${slowest} s ($(ratio "$slowest" "$one")x), mock CPU $(awk -v t=$((after - before)) -v hz="$(getconf CLK_TCK)" 'BEGIN {printf "%.2f", t / hz}') s, $(grep -m1 'Success rate' "$work/oha.out" | xargs)"
-echo "  emission error: $(emission)"
-stop "$mock_pid"
-
-# 500 streams at ttft 50 ms, itl 10 ms, kept up for the run (wrk).
-start_mock --ttft 50ms --itl 10ms --tokens 60
-before=$(cpu_ticks "$mock_pid")
-taskset -c 1 wrk -t1 -c500 -d"${seconds}s" -s "$work/long-stream.lua" "http://127.0.0.1:$mock_port/v1/chat/completions" >"$work/wrk.out"
-after=$(cpu_ticks "$mock_pid")
-echo "500 streams, ttft 50 ms, itl 10 ms, ${seconds} s: $(awk '/Requests\/sec/ {print $2}' "$work/wrk.out") streams/s, mock CPU $(awk -v t=$((after - before)) -v hz="$(getconf CLK_TCK)" -v s="$seconds" 'BEGIN {printf "%.2f", t / hz / s}') cores"
-echo "  emission error: $(emission)"
-stop "$mock_pid"
+. "$root/scripts/lib/mock_precision.sh"
+mock_precision "$mock_bin" "$loadgen_bin" "$mock_port" "$hello_port" "$seconds" "$work"

@@ -30,6 +30,8 @@ pub enum ConfigError {
     Spec(#[from] SpecError),
     #[error("invalid {0} '{1}': expected a duration like 500ms, 10s or 2m")]
     Duration(&'static str, String),
+    #[error("invalid --spin '{0}': expected a duration of at most 1ms, like 20us or 0")]
+    Spin(String),
     #[error("invalid --max-body '{0}': expected a size like 16MiB, 512KiB or 1048576")]
     Size(String),
     #[error("invalid --models '{0}': expected a comma-separated list of model names")]
@@ -131,6 +133,12 @@ pub struct RawSettings {
     /// On SIGINT/SIGTERM, how long in-flight responses may take to finish. Default 5s.
     #[arg(long, env = "MOCK_SHUTDOWN_GRACE")]
     pub shutdown_grace: Option<String>,
+    /// Spin (yielding to the worker's other work) for the last SPIN before each deadline of a
+    /// delayed answer or stream event instead of leaving it to the kernel's wake-up: an
+    /// emission error of a microsecond or two instead of tens, for up to SPIN of CPU per
+    /// deadline. For paired, low-rate measurements. At most 1ms. Default 0 (no spin).
+    #[arg(long, env = "MOCK_SPIN")]
+    pub spin: Option<String>,
     /// A fault at a seeded rate, [ROUTE:]FAULT:RATE like 429:2%, messages:529:1% or
     /// chat:reset@5:0.5% (repeatable; MOCK_FAULT takes a comma-separated list). FAULT is an
     /// error status, answered in the route's provider shape, or a mid-stream fault
@@ -195,6 +203,7 @@ impl RawSettings {
             send_timeout: self.send_timeout.or(file.send_timeout),
             max_connections: self.max_connections.or(file.max_connections),
             shutdown_grace: self.shutdown_grace.or(file.shutdown_grace),
+            spin: self.spin.or(file.spin),
             embedding_dimensions: self.embedding_dimensions.or(file.embedding_dimensions),
             require_api_key: self.require_api_key.or(file.require_api_key),
             rate_limit: self.rate_limit.or(file.rate_limit),
@@ -315,6 +324,13 @@ impl RawSettings {
                 self.shutdown_grace,
                 defaults.shutdown_grace,
             )?,
+            spin: match self.spin {
+                Some(text) => match parse_duration_us(&text) {
+                    Some(us) if us <= 1_000 => Duration::from_micros(us),
+                    _ => return Err(ConfigError::Spin(text)),
+                },
+                None => defaults.spin,
+            },
         })
     }
 }
@@ -346,6 +362,8 @@ pub struct Config {
     pub max_connections: Option<usize>,
     /// Time in-flight responses may take to finish after shutdown is asked. Default 5 s.
     pub shutdown_grace: Duration,
+    /// How long before each deadline a worker spins instead of sleeping. Default 0 (never).
+    pub spin: Duration,
     /// Error statuses and mid-stream faults at seeded rates. Default: none.
     pub faults: FaultRates,
     /// Dimensions of embedding vectors when a request does not ask. Default 1536.
@@ -386,6 +404,7 @@ impl Default for Config {
             send_timeout: Duration::from_secs(60),
             max_connections: None,
             shutdown_grace: Duration::from_secs(5),
+            spin: Duration::ZERO,
             faults: FaultRates::default(),
             embedding_dimensions: 1536,
             require_api_key: None,
@@ -437,6 +456,7 @@ impl Config {
             send_timeout: Some(format_us(self.send_timeout.as_micros() as u64)),
             max_connections: self.max_connections,
             shutdown_grace: Some(format_us(self.shutdown_grace.as_micros() as u64)),
+            spin: Some(format_us(self.spin.as_micros() as u64)),
             fault: self.faults.to_settings(),
             embedding_dimensions: Some(self.embedding_dimensions),
             require_api_key: self.require_api_key.clone(),
@@ -542,6 +562,7 @@ mod tests {
             tokens: Some("uniform:5..9".into()),
             seed: Some(3),
             header_timeout: Some("1500ms".into()),
+            spin: Some("40us".into()),
             fault: vec!["messages:529:1%".into(), "chat:reset@5:0.5%".into()],
             rate_limit: Some("rpm=60,tpm=40000".into()),
             tool_calls: Some("25%".into()),
@@ -584,6 +605,13 @@ mod tests {
                     ..Default::default()
                 },
                 "expected a size",
+            ),
+            (
+                RawSettings {
+                    spin: Some("5ms".into()),
+                    ..Default::default()
+                },
+                "at most 1ms",
             ),
             (
                 RawSettings {

@@ -177,7 +177,7 @@ pub async fn serve(
 ) -> io::Result<()> {
     let listener = TcpListener::from_std(listener)?;
     // Before any connection can take the last descriptor.
-    crate::timer::install()?;
+    crate::timer::install(state.config.spin)?;
     let graceful = GracefulShutdown::new();
     let protocols = Protocols::new(&state);
 

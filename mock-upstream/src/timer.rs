@@ -5,9 +5,13 @@
 //! kernel timer instead: a `timerfd` on `CLOCK_MONOTONIC`, armed at the earliest absolute deadline
 //! of a queue (a binary heap of deadlines and wakers) and driven by one task through tokio's
 //! `AsyncFd`. At each expiry that task wakes every waiter whose deadline has passed, all in that
-//! one wake-up, and re-arms at the next deadline. Nothing spins: an idle worker sleeps in
-//! `epoll_wait` until the kernel fires. A waiter costs a heap push (no allocation once the heap
-//! has grown), so 10,000 open streams cost 10,000 entries of 32 bytes.
+//! one wake-up, and re-arms at the next deadline. By default nothing spins: an idle worker sleeps
+//! in `epoll_wait` until the kernel fires, and an event is late by the kernel's wake-up (tens of
+//! microseconds on a VM). With `--spin`, the timer fires that much before the earliest deadline
+//! and the task then yields in a loop (the worker's other tasks and I/O still run) until each
+//! deadline within the spin window has passed, for a lateness of a microsecond or two. A waiter
+//! costs a heap push (no allocation once the heap has grown), so 10,000 open streams cost 10,000
+//! entries of 32 bytes.
 //!
 //! Deadlines are nanoseconds of [`gatebench_shared::clock::monotonic_ns`], the clock the timer is
 //! armed on, so no second clock can drift against it. tokio's timer stays for the coarse limits
@@ -26,6 +30,7 @@ use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::task::{Context, Poll, Waker};
+use std::time::Duration;
 
 use gatebench_shared::clock::monotonic_ns;
 use gatebench_shared::timerfd::{lower_timer_slack, TimerFd};
@@ -42,6 +47,8 @@ thread_local! {
 struct Shared {
     timerfd: TimerFd,
     queue: Mutex<Queue>,
+    /// How long before a deadline the timer fires, the rest spun (`--spin`; 0: no spin).
+    spin_ns: u64,
     /// False once the driving task has ended (its runtime shut down): a later waiter on this
     /// thread starts a new timer.
     alive: AtomicBool,
@@ -51,7 +58,8 @@ struct Shared {
 struct Queue {
     /// Earliest deadline on top.
     heap: BinaryHeap<Entry>,
-    /// The deadline the timerfd is armed at (`u64::MAX` when it is not armed).
+    /// When the driver will look at the queue next at the latest: the time the timerfd is armed
+    /// at, or now while it spins (`u64::MAX` when nothing waits).
     armed_ns: u64,
 }
 
@@ -90,9 +98,10 @@ impl Shared {
     fn add(&self, due_ns: u64, waker: Waker) -> io::Result<()> {
         let mut queue = self.queue();
         queue.heap.push(Entry { due_ns, waker });
-        if due_ns < queue.armed_ns {
-            self.timerfd.arm_at(due_ns)?;
-            queue.armed_ns = due_ns;
+        let fire_at = due_ns.saturating_sub(self.spin_ns);
+        if fire_at < queue.armed_ns {
+            self.timerfd.arm_at(fire_at)?;
+            queue.armed_ns = fire_at;
         }
         Ok(())
     }
@@ -107,21 +116,27 @@ impl Shared {
         }
     }
 
-    /// Wakes every waiter whose deadline has passed and arms the timer at the next deadline.
-    fn fire(&self) -> io::Result<()> {
+    /// Wakes every waiter whose deadline has passed. Then, when the next deadline is within the
+    /// spin window, returns true and leaves the kernel timer alone (the driver looks again after
+    /// one yield); otherwise arms the timer a spin window before the next deadline.
+    fn fire(&self) -> io::Result<bool> {
         let mut queue = self.queue();
-        Self::wake_due(&mut queue, monotonic_ns());
-        queue.armed_ns = match queue.heap.peek() {
+        let now = monotonic_ns();
+        Self::wake_due(&mut queue, now);
+        let (armed_ns, spinning) = match queue.heap.peek() {
+            Some(next) if next.due_ns <= now + self.spin_ns => (now, true),
             Some(next) => {
-                self.timerfd.arm_at(next.due_ns)?;
-                next.due_ns
+                let fire_at = next.due_ns - self.spin_ns;
+                self.timerfd.arm_at(fire_at)?;
+                (fire_at, false)
             }
             None => {
                 self.timerfd.disarm()?;
-                u64::MAX
+                (u64::MAX, false)
             }
         };
-        Ok(())
+        queue.armed_ns = armed_ns;
+        Ok(spinning)
     }
 }
 
@@ -146,24 +161,32 @@ impl Drop for Alive {
 /// The task that waits on the kernel timer and wakes the waiters that are due.
 async fn drive(timer: AsyncFd<Driven>, _alive: Alive) {
     let shared = timer.get_ref().0.clone();
+    let mut spinning = false;
     loop {
-        let Ok(mut ready) = timer.readable().await else {
-            return;
-        };
-        // No read of the expiry count: `fire` re-arms or disarms the timer, which resets it, so
-        // the descriptor is quiet again and the next expiry is a new edge (one system call per
-        // wake-up, not two).
-        ready.clear_ready();
-        if let Err(err) = shared.fire() {
-            gatebench_shared::say!("mock-upstream: precise timer failed: {err}");
-            return;
+        if spinning {
+            tokio::task::yield_now().await;
+        } else {
+            let Ok(mut ready) = timer.readable().await else {
+                return;
+            };
+            // No read of the expiry count: `fire` re-arms or disarms the timer, which resets
+            // it, so the descriptor is quiet again and the next expiry is a new edge (one system
+            // call per wake-up, not two).
+            ready.clear_ready();
         }
+        spinning = match shared.fire() {
+            Ok(spinning) => spinning,
+            Err(err) => {
+                gatebench_shared::say!("mock-upstream: precise timer failed: {err}");
+                return;
+            }
+        };
     }
 }
 
-/// Starts a timer for the current thread's runtime: a timerfd and the task driving it. Must be
-/// called within a tokio runtime.
-fn start() -> io::Result<Arc<Shared>> {
+/// Starts a timer for the current thread's runtime: a timerfd and the task driving it, spinning
+/// the last `spin` before each deadline. Must be called within a tokio runtime.
+fn start(spin: Duration) -> io::Result<Arc<Shared>> {
     let runtime = tokio::runtime::Handle::try_current().map_err(io::Error::other)?;
     lower_timer_slack();
     let shared = Arc::new(Shared {
@@ -172,6 +195,7 @@ fn start() -> io::Result<Arc<Shared>> {
             heap: BinaryHeap::with_capacity(1024),
             armed_ns: u64::MAX,
         }),
+        spin_ns: spin.as_nanos() as u64,
         alive: AtomicBool::new(true),
     });
     let driven = {
@@ -186,21 +210,23 @@ fn start() -> io::Result<Arc<Shared>> {
     Ok(shared)
 }
 
-/// Starts this thread's timer now, so a worker that runs out of descriptors later still has
-/// one. Call on each worker's runtime before serving. Idempotent.
-pub fn install() -> io::Result<()> {
+/// Starts this thread's timer now, spinning the last `spin` before each deadline (`--spin`), so
+/// a worker that runs out of descriptors later still has one. Call on each worker's runtime
+/// before serving. Idempotent.
+pub fn install(spin: Duration) -> io::Result<()> {
     LOCAL.with(|local| {
         let mut local = local.borrow_mut();
         if local.as_ref().is_none_or(|t| !t.alive.load(Relaxed)) {
-            *local = Some(start()?);
+            *local = Some(start(spin)?);
         }
         Ok(())
     })
 }
 
-/// Asks this thread's timer to wake `waker` at `due_ns`.
+/// Asks this thread's timer to wake `waker` at `due_ns` (starting one that never spins if the
+/// thread has none).
 fn add(due_ns: u64, waker: Waker) -> io::Result<()> {
-    install()?;
+    install(Duration::ZERO)?;
     LOCAL.with(|local| match local.borrow().as_ref() {
         Some(timer) => timer.add(due_ns, waker),
         None => Err(io::Error::other("no timer on this thread")),
@@ -284,7 +310,7 @@ mod tests {
     #[test]
     fn never_early_and_far_finer_than_a_millisecond_tick() {
         runtime().block_on(async {
-            install().unwrap();
+            install(Duration::ZERO).unwrap();
             let mut late_us = Vec::new();
             for i in 0..200u64 {
                 // Deadlines that are not whole milliseconds, as a 1 ms tick would round.
@@ -343,6 +369,29 @@ mod tests {
                 assert!(now >= soon);
             });
         }
+    }
+
+    #[test]
+    fn a_spinning_timer_is_never_early_and_wakes_every_waiter() {
+        runtime().block_on(async {
+            install(Duration::from_micros(200)).unwrap();
+            let base = monotonic_ns() + 1_000_000;
+            // Deadlines closer together than the spin window, and some far apart.
+            let tasks: Vec<_> = (0..50u64)
+                .map(|i| {
+                    let due = base + i * 30_000 + (i / 10) * 2_000_000;
+                    tokio::spawn(async move { (due, sleep_until(due).await) })
+                })
+                .collect();
+            let mut late_us = Vec::new();
+            for task in tasks {
+                let (due, woke) = task.await.unwrap();
+                assert!(woke >= due, "woke {} ns early", due - woke);
+                late_us.push((woke - due) / 1000);
+            }
+            late_us.sort_unstable();
+            assert!(late_us[25] < 250, "median lateness {} µs", late_us[25]);
+        });
     }
 
     #[test]
