@@ -130,10 +130,10 @@ impl Shared {
                 self.timerfd.arm_at(fire_at)?;
                 (fire_at, false)
             }
-            None => {
-                self.timerfd.disarm()?;
-                (u64::MAX, false)
-            }
+            // Left as it is: the expiry not taken keeps the descriptor readable, but its edge is
+            // spent, and the next `arm_at` resets it (one system call fewer on the way to an
+            // answer that was the only waiter).
+            None => (u64::MAX, false),
         };
         queue.armed_ns = armed_ns;
         Ok(spinning)
@@ -169,9 +169,9 @@ async fn drive(timer: AsyncFd<Driven>, _alive: Alive) {
             let Ok(mut ready) = timer.readable().await else {
                 return;
             };
-            // No read of the expiry count: `fire` re-arms or disarms the timer, which resets
-            // it, so the descriptor is quiet again and the next expiry is a new edge (one system
-            // call per wake-up, not two).
+            // No read of the expiry count: `fire` re-arms the timer, which resets it, so the
+            // next expiry is a new edge (one system call per wake-up, not two); with nothing
+            // left to wait for, the next `add` re-arms it.
             ready.clear_ready();
         }
         spinning = match shared.fire() {
