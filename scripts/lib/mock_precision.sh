@@ -75,6 +75,11 @@ PY
 precision_start() { # BIN PORT [FLAGS...] -> pid, once the mock answers
   local bin=$1 port=$2
   shift 2
+  # A server left on the port would answer in its place, with other settings.
+  if curl -s -o /dev/null "http://127.0.0.1:$port/"; then
+    echo "mock_precision: port $port is already in use" >&2
+    return 2
+  fi
   # Its output must not hold the caller's command substitution open.
   taskset -c 0 "$bin" --listen "127.0.0.1:$port" --threads 1 "$@" >/dev/null 2>&1 &
   local pid=$!
