@@ -4,45 +4,46 @@
 //! parks on a `timerfd` armed with an absolute `CLOCK_MONOTONIC` deadline (timer slack lowered to
 //! 1 ns, so the kernel fires it on time), driven by tokio's `AsyncFd` so the worker's I/O keeps
 //! running meanwhile, and wakes a little early; it then yields to the runtime in a loop for the
-//! last few microseconds, reading the `quanta` clock until the deadline has passed.
+//! last few microseconds, reading the clock until the deadline has passed.
+//!
+//! One clock, `CLOCK_MONOTONIC`, both arms the timer and reads the time. `quanta`'s calibrated
+//! TSC clock drifted from it by 1.73 µs per second in one process here (a calibration error that
+//! differs per start): deadlines computed on one and armed on the other fired ever earlier, so a
+//! worker spun ever longer and a long run measured more than a short one. The vDSO read costs
+//! tens of nanoseconds, nothing beside the microseconds it measures; and the mock stamps its
+//! answers on the same clock.
 
 use std::io;
 use std::time::Duration;
 
+use gatebench_shared::clock::monotonic_ns;
 use gatebench_shared::timerfd::{lower_timer_slack, TimerFd};
 use tokio::io::unix::AsyncFd;
 use tokio::io::Interest;
 
-/// The run's clock: nanoseconds since the start of the run, read from the TSC by `quanta`.
+/// The run's clock: nanoseconds since the start of the run, on `CLOCK_MONOTONIC`.
 #[derive(Debug, Clone)]
 pub struct RunClock {
-    clock: quanta::Clock,
-    start: quanta::Instant,
-    /// `CLOCK_MONOTONIC` at `start`, in ns, to arm timerfds.
+    /// `CLOCK_MONOTONIC` at the start of the run, in ns.
     start_mono_ns: u64,
 }
 
 impl RunClock {
     /// A clock whose zero is `lead` from now (so workers can get ready before the first slot).
     pub fn starting_in(lead: Duration) -> RunClock {
-        let clock = quanta::Clock::new();
-        let now = clock.now();
-        let mono = gatebench_shared::clock::monotonic_ns();
         RunClock {
-            start: now + lead,
-            start_mono_ns: mono + lead.as_nanos() as u64,
-            clock,
+            start_mono_ns: monotonic_ns() + lead.as_nanos() as u64,
         }
     }
 
     /// Nanoseconds since the start of the run (0 before it).
     pub fn now_ns(&self) -> u64 {
-        self.ns_of(self.clock.now())
+        self.ns_of(monotonic_ns())
     }
 
-    /// An instant of any `quanta` clock as nanoseconds since the start of the run.
-    pub fn ns_of(&self, instant: quanta::Instant) -> u64 {
-        instant.saturating_duration_since(self.start).as_nanos() as u64
+    /// A `CLOCK_MONOTONIC` reading (ns) as nanoseconds since the start of the run (0 before it).
+    pub fn ns_of(&self, mono_ns: u64) -> u64 {
+        mono_ns.saturating_sub(self.start_mono_ns)
     }
 }
 
@@ -111,6 +112,18 @@ impl Pacer {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_run_clock_reads_the_clock_the_timer_is_armed_on() {
+        let clock = RunClock::starting_in(Duration::ZERO);
+        let before = clock.now_ns();
+        let stamp = clock.ns_of(monotonic_ns());
+        let after = clock.now_ns();
+        assert!(
+            before <= stamp && stamp <= after,
+            "{before} {stamp} {after}"
+        );
+    }
 
     #[tokio::test]
     async fn waits_are_never_early_and_rarely_late() {

@@ -6,6 +6,7 @@ use std::cell::{Cell, RefCell};
 use std::io;
 use std::time::Duration;
 
+use gatebench_shared::clock::monotonic_ns;
 use tokio::net::TcpStream;
 use tokio::sync::Notify;
 
@@ -27,11 +28,9 @@ pub struct Pool {
     connect_timeout: Duration,
     /// Longest idle time of a reused connection; `None`: any.
     max_idle: Option<Duration>,
-    /// Idle connections, each with the raw clock reading of when it went idle; the last one
-    /// freed is reused first, so a few stay warm and the rest can age out.
+    /// Idle connections, each with the `CLOCK_MONOTONIC` reading (ns) of when it went idle; the
+    /// last one freed is reused first, so a few stay warm and the rest can age out.
     idle: RefCell<Vec<(Connection, u64)>>,
-    /// The clock connections stamp their reads with.
-    clock: quanta::Clock,
     open: Cell<usize>,
     freed: Notify,
     /// Connections opened, ever.
@@ -60,7 +59,7 @@ impl Lease<'_> {
     pub fn give_back(mut self) {
         if let Some(connection) = self.connection.take() {
             if connection.is_reusable() {
-                let now = self.pool.clock.raw();
+                let now = monotonic_ns();
                 self.pool.idle.borrow_mut().push((connection, now));
                 self.pool.freed.notify_one();
             } else {
@@ -86,7 +85,6 @@ impl Pool {
             connect_timeout,
             max_idle: Some(MAX_IDLE),
             idle: RefCell::new(Vec::with_capacity(cap)),
-            clock: quanta::Clock::new(),
             open: Cell::new(0),
             freed: Notify::new(),
             opened: Cell::new(0),
@@ -110,7 +108,7 @@ impl Pool {
     pub async fn preopen(&self, n: usize) -> Result<(), ErrorKind> {
         for _ in 0..n.min(self.cap) {
             let connection = self.connect().await?;
-            let now = self.clock.raw();
+            let now = monotonic_ns();
             self.idle.borrow_mut().push((connection, now));
         }
         Ok(())
@@ -121,9 +119,9 @@ impl Pool {
         loop {
             let idle = self.idle.borrow_mut().pop();
             if let Some((mut connection, since)) = idle {
-                let aged = self
-                    .max_idle
-                    .is_some_and(|most| self.clock.delta(since, self.clock.raw()) > most);
+                let aged = self.max_idle.is_some_and(|most| {
+                    Duration::from_nanos(monotonic_ns().saturating_sub(since)) > most
+                });
                 if aged || !connection.is_usable() {
                     // Too old to trust, or the server closed it while it was idle.
                     self.open.set(self.open.get() - 1);
@@ -170,7 +168,7 @@ impl Pool {
             .await
             .map_err(|e| connect_error(&e))?;
         let _ = tcp.set_nodelay(true);
-        Ok(Connection::new(tcp, self.clock.clone()))
+        Ok(Connection::new(tcp))
     }
 }
 

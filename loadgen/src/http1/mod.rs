@@ -14,6 +14,7 @@ mod request;
 use std::io;
 use std::task::{Context, Poll, Waker};
 
+use gatebench_shared::clock::monotonic_ns;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -48,24 +49,22 @@ pub struct Response {
 #[derive(Debug)]
 pub struct Connection {
     stream: TcpStream,
-    clock: quanta::Clock,
     buf: Box<[u8]>,
     /// Unconsumed bytes are `buf[start..end]`.
     start: usize,
     end: usize,
     /// The request being sent.
     out: Vec<u8>,
-    /// When the last read returned bytes.
-    last_read: Option<quanta::Instant>,
+    /// When the last read returned bytes (`CLOCK_MONOTONIC` ns).
+    last_read: Option<u64>,
     /// False once the connection cannot carry another request.
     reusable: bool,
 }
 
 impl Connection {
-    pub fn new(stream: TcpStream, clock: quanta::Clock) -> Connection {
+    pub fn new(stream: TcpStream) -> Connection {
         Connection {
             stream,
-            clock,
             // Filled with a non-zero byte so its pages are resident from the start (zeroed
             // memory would be mapped lazily and make RSS creep up as bursts reach connections
             // not used before); the content is never read before a read fills it.
@@ -78,8 +77,8 @@ impl Connection {
         }
     }
 
-    /// When bytes were last read off the socket.
-    pub fn last_read(&self) -> Option<quanta::Instant> {
+    /// When bytes were last read off the socket (`CLOCK_MONOTONIC` ns).
+    pub fn last_read(&self) -> Option<u64> {
         self.last_read
     }
 
@@ -145,7 +144,7 @@ impl Connection {
     pub async fn read_body(
         &mut self,
         response: Response,
-        mut on_data: impl FnMut(&[u8], quanta::Instant),
+        mut on_data: impl FnMut(&[u8], u64),
     ) -> Result<(), Failure> {
         let Response {
             framing,
@@ -207,8 +206,8 @@ impl Connection {
         self.reusable
     }
 
-    fn read_at(&self) -> quanta::Instant {
-        self.last_read.unwrap_or_else(|| self.clock.now())
+    fn read_at(&self) -> u64 {
+        self.last_read.unwrap_or_else(monotonic_ns)
     }
 
     fn fail(&mut self, failure: Failure) -> Failure {
@@ -231,7 +230,7 @@ impl Connection {
             }
             Ok(n) => {
                 self.end += n;
-                self.last_read = Some(self.clock.now());
+                self.last_read = Some(monotonic_ns());
                 Ok(true)
             }
             Err(_) => Err(self.fail(Failure::Reset)),
