@@ -110,12 +110,20 @@ fn encoded_histograms<S: serde::Serializer>(
 /// Why a run's figures cannot be trusted, by the rules every run and every merge of shards is
 /// judged by: nothing succeeded; the achieved rate is more than 1% under `target_rate` (open
 /// loop); the schedule lag p99 is over 1 ms.
+/// Schedule lag p50 above which a run is invalid: a pacer on time sends most requests within a
+/// microsecond or two, so a median this late means the pacing itself was off (deadlines armed
+/// on one clock and read on another crept to 71 µs over 150 s while the p99 stayed under 1 ms).
+pub const LAG_P50_LIMIT_US: u64 = 50;
+
 pub fn generator_reasons(
     ok: u64,
     achieved_rate: f64,
     target_rate: Option<f64>,
-    lag_p99_us: u64,
+    lag: Option<&Histogram<u64>>,
 ) -> Vec<String> {
+    let (lag_p50_us, lag_p99_us) = lag.map_or((0, 0), |h| {
+        (h.value_at_quantile(0.5), h.value_at_quantile(0.99))
+    });
     let mut reasons = Vec::new();
     if ok == 0 {
         reasons.push(
@@ -133,6 +141,13 @@ pub fn generator_reasons(
             reasons.push(format!(
                 "schedule lag p99 is {lag_p99_us} us, over 1 ms: the generator's own timing \
                  error is too large for these figures"
+            ));
+        }
+        if lag_p50_us > LAG_P50_LIMIT_US {
+            reasons.push(format!(
+                "schedule lag p50 is {lag_p50_us} us, over {LAG_P50_LIMIT_US} us: most requests \
+                 left late, so the pacing itself was off, not a passing burst, and every figure \
+                 carries it"
             ));
         }
     }
@@ -199,5 +214,41 @@ pub fn logged(plan: &Plan) -> Vec<Metric> {
     match plan.hdr_log {
         Some(_) => reported(plan.request.stream).collect(),
         None => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lag(values_us: &[(u64, u64)]) -> Histogram<u64> {
+        let mut h = Histogram::new_with_bounds(1, 3_600_000_000, 3).unwrap();
+        for &(value, count) in values_us {
+            h.record_n(value, count).unwrap();
+        }
+        h
+    }
+
+    #[test]
+    fn a_pacer_on_time_with_a_tail_is_valid() {
+        let on_time = lag(&[(1, 980), (500, 20)]);
+        let reasons = generator_reasons(1000, 5000.0, Some(5000.0), Some(&on_time));
+        assert!(reasons.is_empty(), "{reasons:?}");
+    }
+
+    #[test]
+    fn a_late_median_or_a_long_tail_is_the_generators_error() {
+        // Most requests late by 71 µs, the tail under 1 ms: the drift of two clocks.
+        let drifting = lag(&[(71, 900), (300, 100)]);
+        let reasons = generator_reasons(1000, 5000.0, Some(5000.0), Some(&drifting));
+        assert!(
+            reasons.iter().any(|r| r.contains("lag p50 is 71 us")),
+            "{reasons:?}"
+        );
+        let tail = lag(&[(1, 980), (2_000, 20)]);
+        let reasons = generator_reasons(1000, 5000.0, Some(5000.0), Some(&tail));
+        assert!(reasons.iter().any(|r| r.contains("p99")), "{reasons:?}");
+        // A closed loop has no schedule to lag behind.
+        assert!(generator_reasons(1000, 5000.0, None, Some(&drifting)).is_empty());
     }
 }

@@ -541,14 +541,11 @@ fn summarise(
         Load::Open { rate, .. } => Some(rate / plan.shard.count as f64),
         Load::Closed { .. } => None,
     };
-    let lag_p99 = recorder
-        .histogram(Metric::ScheduleLag)
-        .value_at_quantile(0.99);
     reasons.extend(generator_reasons(
         recorder.ok,
         achieved_rate,
         target_rate,
-        lag_p99,
+        Some(recorder.histogram(Metric::ScheduleLag)),
     ));
     TargetRun {
         target,
