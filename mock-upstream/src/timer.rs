@@ -95,8 +95,7 @@ impl Shared {
     }
 
     /// Queues a wake-up at `due_ns`, re-arming the kernel timer when it is the new earliest.
-    fn add(&self, due_ns: u64, waker: Waker) -> io::Result<()> {
-        let mut queue = self.queue();
+    fn add(&self, queue: &mut Queue, due_ns: u64, waker: Waker) -> io::Result<()> {
         queue.heap.push(Entry { due_ns, waker });
         let fire_at = due_ns.saturating_sub(self.spin_ns);
         if fire_at < queue.armed_ns {
@@ -215,21 +214,30 @@ fn start(spin: Duration) -> io::Result<Arc<Shared>> {
 /// before serving. Idempotent.
 pub fn install(spin: Duration) -> io::Result<()> {
     LOCAL.with(|local| {
-        let mut local = local.borrow_mut();
-        if local.as_ref().is_none_or(|t| !t.alive.load(Relaxed)) {
-            *local = Some(start(spin)?);
+        if local
+            .borrow()
+            .as_ref()
+            .is_none_or(|t| !t.alive.load(Relaxed))
+        {
+            let timer = start(spin)?;
+            *local.borrow_mut() = Some(timer);
         }
         Ok(())
     })
 }
 
-/// Asks this thread's timer to wake `waker` at `due_ns` (starting one that never spins if the
-/// thread has none).
-fn add(due_ns: u64, waker: Waker) -> io::Result<()> {
+/// Runs `f` on this thread's timer with its queue locked, starting a timer that never spins if
+/// the thread has none.
+fn with_queue<R>(f: impl FnOnce(&Shared, &mut Queue) -> R) -> io::Result<R> {
     install(Duration::ZERO)?;
-    LOCAL.with(|local| match local.borrow().as_ref() {
-        Some(timer) => timer.add(due_ns, waker),
-        None => Err(io::Error::other("no timer on this thread")),
+    LOCAL.with(|local| {
+        let local = local.borrow();
+        // Invariant: `install` just put a live timer there.
+        let timer = local.as_ref().expect("this thread has a timer");
+        let mut queue = timer.queue();
+        let result = f(timer, &mut queue);
+        drop(queue);
+        Ok(result)
     })
 }
 
@@ -244,23 +252,28 @@ impl Alarm {
     /// task is woken at `due_ns` and returns `Pending`. Never ready early.
     pub fn poll_at(&mut self, due_ns: u64, cx: &mut Context<'_>) -> Poll<u64> {
         let now = monotonic_ns();
-        // A busy runtime looks at the kernel timer's descriptor only every few dozen task polls;
-        // waking whoever else is due here gets them queued without waiting for that.
-        LOCAL.with(|local| {
-            if let Some(timer) = local.borrow().as_ref() {
-                Shared::wake_due(&mut timer.queue(), now);
-            }
-        });
-        if now >= due_ns {
-            self.set = None;
-            return Poll::Ready(now);
-        }
+        let due = now >= due_ns;
         let registered = self
             .set
             .as_ref()
-            .is_some_and(|(due, waker)| *due == due_ns && waker.will_wake(cx.waker()));
+            .is_some_and(|(at, waker)| *at == due_ns && waker.will_wake(cx.waker()));
+        // One visit to the queue: a busy runtime looks at the kernel timer's descriptor only
+        // every few dozen task polls, so whoever else is due is woken here too, without waiting
+        // for that; and this waiter is queued if it has to wait.
+        let queued = with_queue(|timer, queue| {
+            Shared::wake_due(queue, now);
+            if due || registered {
+                Ok(())
+            } else {
+                timer.add(queue, due_ns, cx.waker().clone())
+            }
+        });
+        if due {
+            self.set = None;
+            return Poll::Ready(now);
+        }
         if !registered {
-            if add(due_ns, cx.waker().clone()).is_err() {
+            if !matches!(queued, Ok(Ok(()))) {
                 // No kernel timer could be had (out of descriptors): poll again soon rather
                 // than answer early or never.
                 cx.waker().wake_by_ref();
