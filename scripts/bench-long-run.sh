@@ -27,17 +27,13 @@ mock_port=18461
 nginx_port=18462
 work=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
-for port in "$mock_port" "$nginx_port"; do
-  if curl -s -o /dev/null "http://127.0.0.1:$port/"; then
-    echo "bench-long-run: port $port is already in use" >&2
-    exit 2
-  fi
-done
+. "$root/scripts/lib/ports.sh"
+require_free_ports bench-long-run "$mock_port" "$nginx_port"
 
 # nginx answers with the mock's own completion, which loadgen checks like any other.
 "$root/target/release/mock-upstream" --listen "127.0.0.1:$mock_port" --threads 1 >/dev/null 2>&1 &
 mock_pid=$!
-for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$mock_port/health" && break; sleep 0.05; done
+wait_answers "http://127.0.0.1:$mock_port/health" || { echo "bench-long-run: the mock did not start" >&2; exit 2; }
 curl -s "http://127.0.0.1:$mock_port/v1/chat/completions" \
   -d '{"model":"gpt-4o-mini","messages":[{"role":"user","content":"Say hello."}],"max_tokens":16}' >"$work/body.json"
 kill "$mock_pid"; wait "$mock_pid" 2>/dev/null || true
@@ -49,7 +45,7 @@ echo "loadgen run --rate 5000 --duration ${seconds}s --pin 0 (default pacer); ng
 for loadgen in "$@"; do
   taskset -c 1 nginx -c "$work/nginx.conf" -p "$work/nginx" &
   nginx_pid=$!
-  for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$nginx_port/" && break; sleep 0.05; done
+  wait_answers "http://127.0.0.1:$nginx_port/" || { echo "bench-long-run: nginx did not start" >&2; exit 2; }
   taskset -c 0 "$loadgen" run --target "http://127.0.0.1:$nginx_port/v1/chat/completions" \
     --rate 5000 --duration "${seconds}s" --pin 0 --out "$work/run.json" >"$work/run.txt" 2>&1 || true
   kill "$nginx_pid"; wait "$nginx_pid" 2>/dev/null || true

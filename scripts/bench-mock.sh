@@ -41,19 +41,11 @@ stream_request='{"model":"gpt-4o-mini","messages":[{"role":"user","content":"Say
 # No max_tokens: as long as the mock's --tokens.
 long_stream_request='{"model":"gpt-4o-mini","messages":[{"role":"user","content":"Say hello."}],"stream":true}'
 
-# A server left on one of the ports would answer in place of the one started, with other settings.
-for port in "$mock_port" "$nginx_port" "$hello_port"; do
-  if curl -s -o /dev/null "http://127.0.0.1:$port/"; then
-    echo "bench-mock: port $port is already in use" >&2
-    exit 2
-  fi
-done
+. "$root/scripts/lib/ports.sh"
+require_free_ports bench-mock "$mock_port" "$nginx_port" "$hello_port"
 
 wait_port() {
-  for _ in $(seq 100); do
-    curl -s -o /dev/null "http://127.0.0.1:$1/" && return 0
-    sleep 0.05
-  done
+  wait_answers "http://127.0.0.1:$1/" && return 0
   echo "bench-mock: nothing listening on port $1" >&2
   exit 2
 }

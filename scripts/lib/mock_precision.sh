@@ -8,6 +8,8 @@
 # Usage: mock_precision MOCK_BIN LOADGEN_BIN PORT OTHER_PORT SECONDS WORK
 # Needs: curl, wrk, oha, python3.
 
+. "$(dirname "${BASH_SOURCE[0]}")/ports.sh"
+
 mock_precision() {
   local bin=$1 loadgen=$2 port=$3 other=$4 seconds=$5 work=$6
   local url="http://127.0.0.1:$port/v1/chat/completions"
@@ -75,21 +77,14 @@ PY
 precision_start() { # BIN PORT [FLAGS...] -> pid, once the mock answers
   local bin=$1 port=$2
   shift 2
-  # A server left on the port would answer in its place, with other settings.
-  if curl -s -o /dev/null "http://127.0.0.1:$port/"; then
-    echo "mock_precision: port $port is already in use" >&2
-    return 2
-  fi
+  require_free_ports mock_precision "$port"
   # Its output must not hold the caller's command substitution open.
   taskset -c 0 "$bin" --listen "127.0.0.1:$port" --threads 1 "$@" >/dev/null 2>&1 &
   local pid=$!
-  for _ in $(seq 100); do
-    if curl -s -o /dev/null "http://127.0.0.1:$port/health"; then
-      echo "$pid"
-      return 0
-    fi
-    sleep 0.05
-  done
+  if wait_answers "http://127.0.0.1:$port/health"; then
+    echo "$pid"
+    return 0
+  fi
   echo "mock_precision: $bin did not start on port $port" >&2
   return 2
 }
