@@ -13,13 +13,17 @@
 #    tokens at 20 ms (oha, which also gives slowest / one stream, and the mock's CPU) and with 500
 #    streams at ttft 50 ms, itl 10 ms (wrk).
 #
-# Usage: scripts/bench-mock.sh [ROUNDS] [SECONDS]      (defaults: 3 rounds of 10 s)
+# Usage: scripts/bench-mock.sh [ROUNDS] [SECONDS] [PARTS]
+#   defaults: 3 rounds of 10 s, every part; PARTS is a comma-separated subset of
+#   throughput,alloc,memory,precision.
 # Needs: wrk, nginx, curl (apt-get install wrk nginx curl), oha (cargo install oha --locked),
 # python3.
 set -euo pipefail
 
 rounds=${1:-3}
 seconds=${2:-10}
+parts=${3:-throughput,alloc,memory,precision}
+part() { [[ ",$parts," == *",$1,"* ]]; }
 root=$(cd "$(dirname "$0")/.." && pwd)
 mock_bin="$root/target/release/mock-upstream"
 work=$(mktemp -d)
@@ -99,11 +103,18 @@ wrk.body = '$long_stream_request'
 wrk.headers["Content-Type"] = "application/json"
 LUA
 
-load() { # port script|GET [path] -> requests/s
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; } # user + system, in clock ticks
+
+load() { # port script|GET [path] [server pid] -> requests/s; the server's CPU µs per request in $work/cpu
   local script=(-s "$2"); [ "$2" = GET ] && script=()
+  local before=0; [ -n "${4:-}" ] && before=$(cpu_ticks "$4")
   taskset -c 1 wrk -t1 -c64 -d"${seconds}s" "${script[@]}" "http://127.0.0.1:$1${3:-/v1/chat/completions}" >"$work/wrk.out"
   if grep -q "Non-2xx" "$work/wrk.out"; then
     cat "$work/wrk.out" >&2; echo "bench-mock: errors in the run" >&2; exit 1
+  fi
+  if [ -n "${4:-}" ]; then
+    awk -v t=$(( $(cpu_ticks "$4") - before )) -v hz="$(getconf CLK_TCK)" \
+      '/requests in/ {printf "%.2f", t * 1e6 / hz / $1}' "$work/wrk.out" >"$work/cpu"
   fi
   awk '/Requests\/sec/ {print $2}' "$work/wrk.out"
 }
@@ -111,27 +122,34 @@ load() { # port script|GET [path] -> requests/s
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), kernel $(uname -r)"
 echo "wrk $(wrk --version 2>&1 | head -1 | awk '{print $2}'), nginx $(nginx -v 2>&1 | cut -d/ -f2); server on CPU 0, wrk -t1 -c64 -d${seconds}s on CPU 1"
 echo "response: $(wc -c <"$work/body.json") bytes of completion JSON"
+if part throughput; then
 echo
 echo "## Throughput (requests/s, non-streaming chat completion)"
 echo "stream: $(wc -c <"$work/stream.sse") bytes of 16-token SSE (nginx serves the same bytes as a static file, to GET)"
-printf "%-6s %10s %10s %10s %8s %8s %12s %12s %8s\n" round nginx "hyper hello" mock "hello/ng" "mock/ng" "ng stream/s" "mock stream/s" "st m/ng"
-mock_ratios=(); hello_ratios=(); stream_ratios=()
+echo "CPU: the server's user + system time per request (µs), from /proc over the same run"
+printf "%-6s %10s %10s %10s %8s %8s %12s %12s %8s %8s %8s %8s\n" round nginx "hyper hello" mock "hello/ng" "mock/ng" "ng stream/s" "mock stream/s" "st m/ng" "ng cpu" "hel cpu" "mock cpu"
+mock_ratios=(); hello_ratios=(); stream_ratios=(); cpu_ratios=()
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.3f", a / b}'; }
 for round in $(seq "$rounds"); do
-  start_nginx; n=$(load "$nginx_port" "$work/post.lua"); ns=$(load "$nginx_port" GET /stream); stop "$nginx_pid"
-  start_hello; h=$(load "$hello_port" "$work/post.lua"); stop "$hello_pid"
-  start_mock; m=$(load "$mock_port" "$work/post.lua"); s=$(load "$mock_port" "$work/stream.lua"); stop "$mock_pid"
+  start_nginx; worker=$(pgrep -P "$nginx_pid" | head -1)
+  n=$(load "$nginx_port" "$work/post.lua" "" "$worker"); nc=$(cat "$work/cpu"); ns=$(load "$nginx_port" GET /stream); stop "$nginx_pid"
+  start_hello; h=$(load "$hello_port" "$work/post.lua" "" "$hello_pid"); hc=$(cat "$work/cpu"); stop "$hello_pid"
+  start_mock; m=$(load "$mock_port" "$work/post.lua" "" "$mock_pid"); mc=$(cat "$work/cpu"); s=$(load "$mock_port" "$work/stream.lua"); stop "$mock_pid"
   rm=$(ratio "$m" "$n"); rh=$(ratio "$h" "$n"); rs=$(ratio "$s" "$ns")
-  mock_ratios+=("$rm"); hello_ratios+=("$rh"); stream_ratios+=("$rs")
-  printf "%-6s %10s %10s %10s %8s %8s %12s %12s %8s\n" "$round" "$n" "$h" "$m" "$rh" "$rm" "$ns" "$s" "$rs"
+  mock_ratios+=("$rm"); hello_ratios+=("$rh"); stream_ratios+=("$rs"); cpu_ratios+=("$(ratio "$nc" "$mc")")
+  printf "%-6s %10s %10s %10s %8s %8s %12s %12s %8s %8s %8s %8s\n" "$round" "$n" "$h" "$m" "$rh" "$rm" "$ns" "$s" "$rs" "$nc" "$hc" "$mc"
 done
 median() { printf "%s\n" "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-echo "median ratio to nginx: hyper hello $(median "${hello_ratios[@]}"), mock $(median "${mock_ratios[@]}"), mock 16-token streams $(median "${stream_ratios[@]}")"
+echo "median ratio to nginx: hyper hello $(median "${hello_ratios[@]}"), mock $(median "${mock_ratios[@]}"), mock 16-token streams $(median "${stream_ratios[@]}"); nginx CPU / mock CPU per chat request $(median "${cpu_ratios[@]}")"
+fi
 
+if part alloc; then
 echo
 echo "## Allocations per request"
 (cd "$root" && cargo test -q --release -p mock-upstream --test alloc -- --nocapture 2>/dev/null | grep -v '^$\|^running\|^test \|^\.$')
+fi
 
+if part memory; then
 echo
 echo "## Memory and idle CPU (the mock, one worker thread; streams held before their first token)"
 for streams in 1000 10000; do
@@ -140,9 +158,12 @@ for streams in 1000 10000; do
   python3 "$root/scripts/lib/open_streams.py" "127.0.0.1:$mock_port" "$streams" "$mock_pid" 5
   stop "$mock_pid"
 done
+fi
 
+if part precision; then
 echo
 echo "## Timing precision"
 "$root/target/release/examples/timer_floor"
 . "$root/scripts/lib/mock_precision.sh"
 mock_precision "$mock_bin" "$loadgen_bin" "$mock_port" "$hello_port" "$seconds" "$work"
+fi

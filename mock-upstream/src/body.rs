@@ -7,16 +7,19 @@ use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};
 use pin_project_lite::pin_project;
 
+use crate::catalog::FixedHeaders;
 use crate::payload::Payload;
 use crate::sse::SseStream;
 
 pin_project! {
     /// A response body. A whole payload has an exact size, so hyper sends `content-length`; a
-    /// stream is sent chunked.
+    /// stream is sent chunked. It also names the answer's fixed header set, which the own
+    /// HTTP/1.1 server writes pre-encoded and hyper's path turns into map entries.
     #[derive(Debug)]
     pub struct MockBody {
         #[pin]
         kind: Kind,
+        fixed: Option<FixedHeaders>,
     }
 }
 
@@ -35,6 +38,7 @@ impl MockBody {
         let payload = (!payload.is_empty()).then_some(payload);
         MockBody {
             kind: Kind::Whole { payload },
+            fixed: None,
         }
     }
 
@@ -54,7 +58,24 @@ impl MockBody {
     pub fn stream(stream: SseStream) -> MockBody {
         MockBody {
             kind: Kind::Stream { stream },
+            fixed: None,
         }
+    }
+
+    /// The body of an answer that carries the fixed header set `fixed`.
+    pub fn with_headers(mut self, fixed: FixedHeaders) -> MockBody {
+        self.fixed = Some(fixed);
+        self
+    }
+
+    /// The fixed header set the answer carries, if any.
+    pub fn fixed_headers(&self) -> Option<FixedHeaders> {
+        self.fixed
+    }
+
+    /// Takes the fixed header set out (it is then in the header map).
+    pub fn take_fixed_headers(&mut self) -> Option<FixedHeaders> {
+        self.fixed.take()
     }
 }
 

@@ -3,12 +3,13 @@
 
 use std::sync::Arc;
 
+use crate::request::RequestBody;
 use gatebench_shared::wire::completions::CompletionRequest;
 use gatebench_shared::wire::openai::FinishReason;
-use hyper::body::Incoming;
 use hyper::{Request, Response};
 
 use crate::body::MockBody;
+use crate::catalog::FixedHeaders;
 use crate::faults::{Api, Provider};
 use crate::inbound::{receive, Arrival, Ask};
 use crate::metrics::RouteKind;
@@ -20,7 +21,7 @@ use crate::template::Fill;
 /// Answers a legacy completion request (errors in OpenAI's shape).
 pub async fn completions(
     state: &Arc<State>,
-    req: Request<Incoming>,
+    req: Request<RequestBody>,
     arrival: Arrival<'_>,
 ) -> Result<Response<MockBody>, Rejection> {
     let inbound = receive(state, req, arrival, Provider::OpenAi).await?;
@@ -94,9 +95,9 @@ pub async fn completions(
             tool: None,
         };
         let stream = SseStream::new(state.clone(), plan, draw, inbound.start);
-        let mut response = Response::new(MockBody::stream(stream));
-        *response.headers_mut() = state.catalog.sse_headers(0);
-        admitted.limits.stamp(response.headers_mut());
+        let mut response =
+            Response::new(MockBody::stream(stream).with_headers(FixedHeaders::OpenAiSse));
+        admitted.limits.stamp(&mut response, state);
         return Ok(response);
     }
 
@@ -111,8 +112,11 @@ pub async fn completions(
         completion_tokens: u64::from(tokens),
         sequence: 0,
     });
-    let mut response = Response::new(MockBody::whole(payload));
-    *response.headers_mut() = state.catalog.json_headers(delay_us / 1000);
-    admitted.limits.stamp(response.headers_mut());
+    let mut response = Response::new(MockBody::whole(payload).with_headers(
+        FixedHeaders::OpenAiJson {
+            processing_ms: delay_us / 1000,
+        },
+    ));
+    admitted.limits.stamp(&mut response, state);
     Ok(response)
 }

@@ -32,6 +32,8 @@ pub enum ConfigError {
     Duration(&'static str, String),
     #[error("invalid --spin '{0}': expected a duration of at most 1ms, like 20us or 0")]
     Spin(String),
+    #[error("invalid --http1 '{0}': expected own (the mock's own HTTP/1.1 server) or hyper")]
+    Http1(String),
     #[error("invalid --max-body '{0}': expected a size like 16MiB, 512KiB or 1048576")]
     Size(String),
     #[error("invalid --models '{0}': expected a comma-separated list of model names")]
@@ -139,6 +141,11 @@ pub struct RawSettings {
     /// deadline. For paired, low-rate measurements. At most 1ms. Default 0 (no spin).
     #[arg(long, env = "MOCK_SPIN")]
     pub spin: Option<String>,
+    /// Which server answers clear-text HTTP/1.1: `own`, the mock's own (httparse, one write
+    /// per answer; what it does not take, such as HTTP/1.0 or chunked request bodies, it hands
+    /// to hyper), or `hyper` for every connection. Default own.
+    #[arg(long, env = "MOCK_HTTP1")]
+    pub http1: Option<String>,
     /// A fault at a seeded rate, [ROUTE:]FAULT:RATE like 429:2%, messages:529:1% or
     /// chat:reset@5:0.5% (repeatable; MOCK_FAULT takes a comma-separated list). FAULT is an
     /// error status, answered in the route's provider shape, or a mid-stream fault
@@ -204,6 +211,7 @@ impl RawSettings {
             max_connections: self.max_connections.or(file.max_connections),
             shutdown_grace: self.shutdown_grace.or(file.shutdown_grace),
             spin: self.spin.or(file.spin),
+            http1: self.http1.or(file.http1),
             embedding_dimensions: self.embedding_dimensions.or(file.embedding_dimensions),
             require_api_key: self.require_api_key.or(file.require_api_key),
             rate_limit: self.rate_limit.or(file.rate_limit),
@@ -331,6 +339,12 @@ impl RawSettings {
                 },
                 None => defaults.spin,
             },
+            http1: match self.http1.as_deref() {
+                None => defaults.http1,
+                Some("own") => Http1Server::Own,
+                Some("hyper") => Http1Server::Hyper,
+                Some(other) => return Err(ConfigError::Http1(other.to_string())),
+            },
         })
     }
 }
@@ -364,6 +378,8 @@ pub struct Config {
     pub shutdown_grace: Duration,
     /// How long before each deadline a worker spins instead of sleeping. Default 0 (never).
     pub spin: Duration,
+    /// The server of clear-text HTTP/1.1 connections. Default the mock's own.
+    pub http1: Http1Server,
     /// Error statuses and mid-stream faults at seeded rates. Default: none.
     pub faults: FaultRates,
     /// Dimensions of embedding vectors when a request does not ask. Default 1536.
@@ -376,6 +392,15 @@ pub struct Config {
     pub tool_calls: f64,
     /// TLS with a generated certificate. Default: plain HTTP.
     pub tls: Option<TlsSettings>,
+}
+
+/// `--http1`: which server answers clear-text HTTP/1.1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Http1Server {
+    /// The mock's own server (`crate::h1`), handing what it does not take to hyper.
+    Own,
+    /// hyper's server for every connection.
+    Hyper,
 }
 
 /// `--tls-names` and `--tls-ca-file`.
@@ -405,6 +430,7 @@ impl Default for Config {
             max_connections: None,
             shutdown_grace: Duration::from_secs(5),
             spin: Duration::ZERO,
+            http1: Http1Server::Own,
             faults: FaultRates::default(),
             embedding_dimensions: 1536,
             require_api_key: None,
@@ -457,6 +483,13 @@ impl Config {
             max_connections: self.max_connections,
             shutdown_grace: Some(format_us(self.shutdown_grace.as_micros() as u64)),
             spin: Some(format_us(self.spin.as_micros() as u64)),
+            http1: Some(
+                match self.http1 {
+                    Http1Server::Own => "own",
+                    Http1Server::Hyper => "hyper",
+                }
+                .to_string(),
+            ),
             fault: self.faults.to_settings(),
             embedding_dimensions: Some(self.embedding_dimensions),
             require_api_key: self.require_api_key.clone(),
@@ -563,6 +596,7 @@ mod tests {
             seed: Some(3),
             header_timeout: Some("1500ms".into()),
             spin: Some("40us".into()),
+            http1: Some("hyper".into()),
             fault: vec!["messages:529:1%".into(), "chat:reset@5:0.5%".into()],
             rate_limit: Some("rpm=60,tpm=40000".into()),
             tool_calls: Some("25%".into()),
@@ -612,6 +646,13 @@ mod tests {
                     ..Default::default()
                 },
                 "at most 1ms",
+            ),
+            (
+                RawSettings {
+                    http1: Some("nginx".into()),
+                    ..Default::default()
+                },
+                "expected own",
             ),
             (
                 RawSettings {

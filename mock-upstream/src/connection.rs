@@ -15,7 +15,9 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use tokio_rustls::TlsAcceptor;
 
-use crate::handler::handle;
+use crate::config::Http1Server;
+use crate::h1::Served;
+use crate::handler::handle_for_hyper;
 use crate::state::State;
 
 /// A connection counted as open for as long as its task lives.
@@ -48,6 +50,10 @@ impl Drop for Open {
 /// The protocol settings every connection of a worker shares.
 #[derive(Clone)]
 struct Protocols {
+    /// Clear-text HTTP/1.1 by the mock's own server (`--http1 own`).
+    own_h1: bool,
+    /// Turns true at shutdown, for connections the own server serves.
+    stop: watch::Receiver<bool>,
     h1: http1::Builder,
     /// For connections past `--max-connections`: one answer, then the connection closes.
     h1_once: http1::Builder,
@@ -55,7 +61,7 @@ struct Protocols {
 }
 
 impl Protocols {
-    fn new(state: &State) -> Protocols {
+    fn new(state: &State, stop: watch::Receiver<bool>) -> Protocols {
         let mut h1 = http1::Builder::new();
         h1.timer(TokioTimer::new())
             .header_read_timeout(state.config.header_timeout)
@@ -73,7 +79,13 @@ impl Protocols {
         h2.timer(TokioTimer::new())
             // Many simultaneous streams on one connection is what a gateway's h2 pool does.
             .max_concurrent_streams(4096);
-        Protocols { h1, h1_once, h2 }
+        Protocols {
+            own_h1: state.config.http1 == Http1Server::Own,
+            stop,
+            h1,
+            h1_once,
+            h2,
+        }
     }
 
     /// Serves one connection with the protocol it speaks, until it ends or shutdown asks: the
@@ -91,13 +103,13 @@ impl Protocols {
         // affected, so its error needs no handling here.
         match (over_cap, h2) {
             (None, false) => {
-                let service = service_fn(move |req| handle(state.clone(), req, socket));
+                let service = service_fn(move |req| handle_for_hyper(state.clone(), req, socket));
                 let _ = watcher
                     .watch(self.h1.serve_connection(TokioIo::new(io), service))
                     .await;
             }
             (None, true) => {
-                let service = service_fn(move |req| handle(state.clone(), req, socket));
+                let service = service_fn(move |req| handle_for_hyper(state.clone(), req, socket));
                 let _ = watcher
                     .watch(self.h2.serve_connection(TokioIo::new(io), service))
                     .await;
@@ -179,7 +191,7 @@ pub async fn serve(
     // Before any connection can take the last descriptor.
     crate::timer::install(state.config.spin)?;
     let graceful = GracefulShutdown::new();
-    let protocols = Protocols::new(&state);
+    let protocols = Protocols::new(&state, stop.clone());
 
     loop {
         tokio::select! {
@@ -240,7 +252,18 @@ async fn serve_connection(
             let Ok(h2) = tokio::time::timeout(timeout, opens_with_h2_preface(&stream)).await else {
                 return;
             };
-            protocols.serve(stream, h2, watcher, socket, open).await;
+            if h2 || !protocols.own_h1 || open.over_cap {
+                protocols.serve(stream, h2, watcher, socket, open).await;
+                return;
+            }
+            // The watcher is held, not watched: shutdown waits for it to drop, and the own
+            // server hears of shutdown from `stop`.
+            match crate::h1::serve(stream, &open.state, protocols.stop.clone()).await {
+                Served::Done => drop(watcher),
+                Served::HandOff(replay) => {
+                    protocols.serve(replay, false, watcher, socket, open).await;
+                }
+            }
         }
         Some(tls) => {
             let Ok(Ok(stream)) = tokio::time::timeout(timeout, tls.accept(stream)).await else {

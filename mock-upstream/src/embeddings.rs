@@ -7,16 +7,17 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
+use crate::request::RequestBody;
 use base64::Engine as _;
 use gatebench_shared::wire::embeddings::{
     inputs, Embedding, EmbeddingList, EmbeddingUsage, Vector,
 };
-use hyper::body::Incoming;
 use hyper::{Request, Response};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 
 use crate::body::MockBody;
+use crate::catalog::FixedHeaders;
 use crate::faults::{Api, Provider};
 use crate::inbound::{receive, Arrival, Ask};
 use crate::metrics::RouteKind;
@@ -29,7 +30,7 @@ pub const MAX_DIMENSIONS: u32 = 8_192;
 /// Answers an embeddings request (errors in OpenAI's shape).
 pub async fn embeddings(
     state: &Arc<State>,
-    req: Request<Incoming>,
+    req: Request<RequestBody>,
     arrival: Arrival<'_>,
 ) -> Result<Response<MockBody>, Rejection> {
     let inbound = receive(state, req, arrival, Provider::OpenAi).await?;
@@ -134,9 +135,12 @@ pub async fn embeddings(
     };
     // Invariant: the wire types always serialise.
     let body = serde_json::to_vec(&list).expect("embeddings serialise");
-    let mut response = Response::new(MockBody::owned(body));
-    *response.headers_mut() = state.catalog.json_headers(delay_us / 1000);
-    admitted.limits.stamp(response.headers_mut());
+    let mut response = Response::new(MockBody::owned(body).with_headers(
+        FixedHeaders::OpenAiJson {
+            processing_ms: delay_us / 1000,
+        },
+    ));
+    admitted.limits.stamp(&mut response, state);
     Ok(response)
 }
 

@@ -5,6 +5,7 @@ use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 
+use crate::request::RequestBody;
 use bytes::Bytes;
 use gatebench_shared::clock;
 use gatebench_shared::wire::openai::{ChatRequest, FinishReason};
@@ -13,6 +14,7 @@ use hyper::header::{HeaderValue, CONTENT_TYPE};
 use hyper::{Request, Response};
 
 use crate::body::MockBody;
+use crate::catalog::FixedHeaders;
 use crate::faults::{Api, Provider};
 use crate::inbound::{receive, Arrival, Ask};
 use crate::metrics::RouteKind;
@@ -23,10 +25,26 @@ use crate::state::State;
 use crate::template::Fill;
 use crate::tools::ToolAnswer;
 
-/// The hyper service function of the mock.
-pub async fn handle(
+/// [`handle`] as hyper's servers call it: the answer's fixed header set goes into its header
+/// map, ahead of the headers the route added.
+pub async fn handle_for_hyper(
     state: Arc<State>,
     req: Request<Incoming>,
+    socket: RawFd,
+) -> Result<Response<MockBody>, Infallible> {
+    let catalog_of = state.clone();
+    let Ok(mut response) = handle(state, req.map(RequestBody::Incoming), socket).await;
+    if let Some(fixed) = response.body().fixed_headers() {
+        let added = std::mem::replace(response.headers_mut(), catalog_of.catalog.fixed_map(fixed));
+        response.headers_mut().extend(added);
+    }
+    Ok(response)
+}
+
+/// Answers one request, from hyper or from the own HTTP/1.1 server.
+pub async fn handle(
+    state: Arc<State>,
+    req: Request<RequestBody>,
     socket: RawFd,
 ) -> Result<Response<MockBody>, Infallible> {
     let h2 = req.version() == hyper::Version::HTTP_2;
@@ -160,7 +178,7 @@ fn model(state: &State, id: &str) -> Response<MockBody> {
 /// `POST /v1/chat/completions`.
 async fn chat(
     state: &Arc<State>,
-    req: Request<Incoming>,
+    req: Request<RequestBody>,
     arrival: Arrival<'_>,
 ) -> Result<Response<MockBody>, Rejection> {
     let inbound = receive(state, req, arrival, Provider::OpenAi).await?;
@@ -253,9 +271,9 @@ async fn chat(
             tool,
         };
         let stream = SseStream::new(state.clone(), plan, draw, inbound.start);
-        let mut response = Response::new(MockBody::stream(stream));
-        *response.headers_mut() = state.catalog.sse_headers(0);
-        admitted.limits.stamp(response.headers_mut());
+        let mut response =
+            Response::new(MockBody::stream(stream).with_headers(FixedHeaders::OpenAiSse));
+        admitted.limits.stamp(&mut response, state);
         return Ok(response);
     }
 
@@ -272,8 +290,11 @@ async fn chat(
             sequence: 0,
         }),
     };
-    let mut response = Response::new(MockBody::whole(payload));
-    *response.headers_mut() = state.catalog.json_headers(delay_us / 1000);
-    admitted.limits.stamp(response.headers_mut());
+    let mut response = Response::new(MockBody::whole(payload).with_headers(
+        FixedHeaders::OpenAiJson {
+            processing_ms: delay_us / 1000,
+        },
+    ));
+    admitted.limits.stamp(&mut response, state);
     Ok(response)
 }

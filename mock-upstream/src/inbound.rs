@@ -8,15 +8,14 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 use bytes::Bytes;
 use gatebench_shared::RequestDraw;
-use hyper::body::Incoming;
-use hyper::header::HeaderMap;
 use hyper::{Request, Response};
 
 use crate::body::MockBody;
+use crate::catalog::Catalog;
 use crate::faults::{self, Api, Overrides, Provider, StreamFault};
 use crate::ratelimit::Quota;
 use crate::rejection::Rejection;
-use crate::request::{read_body_within, seq, BodyError};
+use crate::request::{read_body_within, seq, BodyError, RequestBody};
 use crate::state::State;
 use crate::template::json_escaped;
 
@@ -85,11 +84,23 @@ pub struct Admitted {
 pub struct Limits(Option<Box<Quota>>);
 
 impl Limits {
-    /// Puts the rate-limit state on the answer's headers (nothing without `--rate-limit`).
-    pub fn stamp(&self, headers: &mut HeaderMap) {
+    /// Puts the rate-limit state on the answer's headers (nothing without `--rate-limit`),
+    /// over the fixed set's own rate-limit headers, which are first expanded into the map.
+    pub fn stamp(&self, response: &mut Response<MockBody>, state: &State) {
         if let Some(quota) = &self.0 {
-            quota.stamp(headers);
+            expand_fixed_headers(response, &state.catalog);
+            quota.stamp(response.headers_mut());
         }
+    }
+}
+
+/// Moves the answer's fixed header set into its header map, ahead of the headers already
+/// there (which win over fixed ones of the same name): what hyper's path does with every
+/// answer, and what a route does before it overrides a fixed header.
+pub fn expand_fixed_headers(response: &mut Response<MockBody>, catalog: &Catalog) {
+    if let Some(fixed) = response.body_mut().take_fixed_headers() {
+        let added = std::mem::replace(response.headers_mut(), catalog.fixed_map(fixed));
+        response.headers_mut().extend(added);
     }
 }
 
@@ -98,7 +109,7 @@ impl Limits {
 /// route turns them into its own.
 pub async fn receive(
     state: &State,
-    req: Request<Incoming>,
+    req: Request<RequestBody>,
     arrival: Arrival<'_>,
     provider: Provider,
 ) -> Result<Inbound, Rejection> {

@@ -22,6 +22,7 @@ mod config;
 mod connection;
 mod embeddings;
 mod faults;
+mod h1;
 mod handler;
 mod healthcheck;
 mod inbound;
@@ -43,7 +44,7 @@ mod tools;
 
 pub use catalog::{COMPLETION_ID, CREATED, REQUEST_ID, SYSTEM_FINGERPRINT};
 pub use cli::{run, Cli, Subcommand};
-pub use config::{Config, ConfigError, RawSettings};
+pub use config::{Config, ConfigError, Http1Server, RawSettings};
 pub use faults::{Api, FaultKind, FaultRates, StreamFault, StreamFaultKind};
 pub use metrics::{AtomicHistogram, Metrics, RouteKind};
 pub use server::{MockServer, StartError};

@@ -3,11 +3,12 @@
 
 use std::sync::Arc;
 
+use crate::request::RequestBody;
 use gatebench_shared::wire::anthropic::{MessagesRequest, StopReason, VERSION_HEADER};
-use hyper::body::Incoming;
 use hyper::{Request, Response};
 
 use crate::body::MockBody;
+use crate::catalog::FixedHeaders;
 use crate::faults::{Api, Provider};
 use crate::inbound::{receive, Arrival, Ask};
 use crate::metrics::RouteKind;
@@ -21,7 +22,7 @@ use crate::tools::ToolAnswer;
 /// into Anthropic's.
 pub async fn messages(
     state: &Arc<State>,
-    req: Request<Incoming>,
+    req: Request<RequestBody>,
     arrival: Arrival<'_>,
 ) -> Result<Response<MockBody>, Rejection> {
     if !req.headers().contains_key(VERSION_HEADER) {
@@ -114,9 +115,9 @@ pub async fn messages(
             tool,
         };
         let stream = SseStream::new(state.clone(), plan, draw, inbound.start);
-        let mut response = Response::new(MockBody::stream(stream));
-        *response.headers_mut() = catalog.sse_headers();
-        admitted.limits.stamp(response.headers_mut());
+        let mut response =
+            Response::new(MockBody::stream(stream).with_headers(FixedHeaders::AnthropicSse));
+        admitted.limits.stamp(&mut response, state);
         return Ok(response);
     }
 
@@ -133,8 +134,8 @@ pub async fn messages(
             sequence: 0,
         }),
     };
-    let mut response = Response::new(MockBody::whole(payload));
-    *response.headers_mut() = catalog.json_headers();
-    admitted.limits.stamp(response.headers_mut());
+    let mut response =
+        Response::new(MockBody::whole(payload).with_headers(FixedHeaders::AnthropicJson));
+    admitted.limits.stamp(&mut response, state);
     Ok(response)
 }

@@ -43,7 +43,8 @@ impl Piece {
         }
     }
 
-    fn bytes(&self) -> &[u8] {
+    /// The piece's bytes.
+    pub fn bytes(&self) -> &[u8] {
         match self {
             Piece::Empty => &[],
             Piece::Shared(bytes) => bytes,

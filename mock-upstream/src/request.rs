@@ -12,7 +12,7 @@ use hyper::header::{HeaderMap, CONTENT_LENGTH};
 use gatebench_shared::wire::SEQ_HEADER;
 
 /// Why a body could not be read.
-#[derive(Debug)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BodyError {
     /// Larger than the configured limit.
     TooLarge,
@@ -22,14 +22,32 @@ pub enum BodyError {
     TimedOut,
 }
 
+/// A request's body as a route receives it: still arriving through hyper, or already read
+/// whole (or failed) by the mock's own HTTP/1.1 server.
+#[derive(Debug)]
+pub enum RequestBody {
+    /// hyper's body, read by the route.
+    Incoming(Incoming),
+    /// The whole body, read before the route was called.
+    Whole(Bytes),
+    /// A body that could not be read before the route was called.
+    Failed(BodyError),
+}
+
 /// [`read_body`] within `timeout`. A body that came with its headers is read without
 /// arming a timer; only one still on its way is timed.
 pub async fn read_body_within(
     headers: &HeaderMap,
-    body: Incoming,
+    body: RequestBody,
     limit: u64,
     timeout: Duration,
 ) -> Result<Bytes, BodyError> {
+    let body = match body {
+        RequestBody::Incoming(body) => body,
+        RequestBody::Whole(bytes) if bytes.len() as u64 > limit => return Err(BodyError::TooLarge),
+        RequestBody::Whole(bytes) => return Ok(bytes),
+        RequestBody::Failed(err) => return Err(err),
+    };
     let mut read = std::pin::pin!(read_body(headers, body, limit));
     let first = std::future::poll_fn(|cx| Poll::Ready(read.as_mut().poll(cx))).await;
     match first {

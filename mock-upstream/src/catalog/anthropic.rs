@@ -7,6 +7,7 @@ use gatebench_shared::wire::anthropic::{
 };
 use hyper::header::{HeaderMap, HeaderName, HeaderValue, CACHE_CONTROL, CONTENT_TYPE};
 
+use super::HeaderSet;
 use crate::template::{permanent, Slot, Template};
 
 /// `id` of every message, constant so the same request always gets the same bytes.
@@ -25,8 +26,8 @@ pub struct AnthropicCatalog {
     block_stop: Bytes,
     message_delta: [Template; 2],
     message_stop: Bytes,
-    json_headers: HeaderMap,
-    sse_headers: HeaderMap,
+    pub(super) json_headers: HeaderSet,
+    pub(super) sse_headers: HeaderSet,
 }
 
 impl AnthropicCatalog {
@@ -107,11 +108,11 @@ impl AnthropicCatalog {
                     index: None,
                 },
             ),
-            json_headers: headers("application/json"),
+            json_headers: HeaderSet::new(headers("application/json")),
             sse_headers: {
                 let mut h = headers("text/event-stream; charset=utf-8");
                 h.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-                h
+                HeaderSet::new(h)
             },
         }
     }
@@ -150,14 +151,6 @@ impl AnthropicCatalog {
 
     pub fn message_stop(&self) -> &Bytes {
         &self.message_stop
-    }
-
-    pub fn json_headers(&self) -> HeaderMap {
-        self.json_headers.clone()
-    }
-
-    pub fn sse_headers(&self) -> HeaderMap {
-        self.sse_headers.clone()
     }
 }
 

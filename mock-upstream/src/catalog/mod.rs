@@ -7,10 +7,12 @@
 
 mod anthropic;
 mod completions;
+mod headers;
 mod responses;
 
 pub use anthropic::{AnthropicCatalog, MESSAGE_ID, REQUEST_ID as ANTHROPIC_REQUEST_ID};
 pub use completions::CompletionsCatalog;
+pub use headers::{put_decimal, put_header, FixedHeaders, HeaderSet, PROCESSING_MS};
 pub use responses::{EventText, Outcome, ResponsesCatalog};
 
 use bytes::Bytes;
@@ -78,8 +80,8 @@ pub struct Catalog {
     max_tokens: u32,
     pub models_body: Bytes,
     pub health_body: Bytes,
-    json_headers: HeaderMap,
-    sse_headers: HeaderMap,
+    json_headers: HeaderSet,
+    sse_headers: HeaderSet,
     processing_ms: Vec<HeaderValue>,
     /// Anthropic's Messages API.
     pub anthropic: AnthropicCatalog,
@@ -88,8 +90,6 @@ pub struct Catalog {
     /// OpenAI's legacy completions.
     pub completions: CompletionsCatalog,
 }
-
-pub const PROCESSING_MS: HeaderName = HeaderName::from_static("openai-processing-ms");
 
 impl Catalog {
     /// Encodes everything the configuration can ask for.
@@ -140,11 +140,11 @@ impl Catalog {
             max_tokens,
             models_body: models_body(&config.models),
             health_body: Bytes::from_static(b"{\"status\":\"ok\"}"),
-            json_headers: openai_headers("application/json"),
+            json_headers: HeaderSet::new(openai_headers("application/json")),
             sse_headers: {
                 let mut h = openai_headers("text/event-stream; charset=utf-8");
                 h.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-                h
+                HeaderSet::new(h)
             },
             processing_ms: (0..=PROCESSING_MS_TABLE).map(HeaderValue::from).collect(),
             anthropic: AnthropicCatalog::build(),
@@ -198,18 +198,28 @@ impl Catalog {
         self.content.slice(..self.content_ends[n])
     }
 
-    /// Headers of a JSON response, `openai-processing-ms` set to `processing_ms`.
-    pub fn json_headers(&self, processing_ms: u64) -> HeaderMap {
-        let mut headers = self.json_headers.clone();
-        headers.insert(PROCESSING_MS, self.processing_ms_value(processing_ms));
-        headers
+    /// A fixed header set as a map (for hyper).
+    pub fn fixed_map(&self, fixed: FixedHeaders) -> HeaderMap {
+        match fixed {
+            FixedHeaders::OpenAiJson { processing_ms } => self
+                .json_headers
+                .map(Some(self.processing_ms_value(processing_ms))),
+            FixedHeaders::OpenAiSse => self.sse_headers.map(None),
+            FixedHeaders::AnthropicJson => self.anthropic.json_headers.map(None),
+            FixedHeaders::AnthropicSse => self.anthropic.sse_headers.map(None),
+        }
     }
 
-    /// Headers of an SSE response.
-    pub fn sse_headers(&self, processing_ms: u64) -> HeaderMap {
-        let mut headers = self.sse_headers.clone();
-        headers.insert(PROCESSING_MS, self.processing_ms_value(processing_ms));
-        headers
+    /// Appends a fixed header set, encoded (for the own HTTP/1.1 server).
+    pub fn put_fixed(&self, fixed: FixedHeaders, out: &mut bytes::BytesMut) {
+        match fixed {
+            FixedHeaders::OpenAiJson { processing_ms } => {
+                self.json_headers.put(out, Some(processing_ms))
+            }
+            FixedHeaders::OpenAiSse => self.sse_headers.put(out, Some(0)),
+            FixedHeaders::AnthropicJson => self.anthropic.json_headers.put(out, None),
+            FixedHeaders::AnthropicSse => self.anthropic.sse_headers.put(out, None),
+        }
     }
 
     fn processing_ms_value(&self, ms: u64) -> HeaderValue {
@@ -417,11 +427,20 @@ mod tests {
     #[test]
     fn processing_ms_header_is_exact_beyond_the_table() {
         let catalog = Catalog::build(&Config::default());
-        assert_eq!(catalog.json_headers(7)[PROCESSING_MS], "7");
-        assert_eq!(catalog.json_headers(123_456)[PROCESSING_MS], "123456");
+        let json = |ms| FixedHeaders::OpenAiJson { processing_ms: ms };
+        assert_eq!(catalog.fixed_map(json(7))[PROCESSING_MS], "7");
+        assert_eq!(catalog.fixed_map(json(123_456))[PROCESSING_MS], "123456");
         assert_eq!(
-            catalog.sse_headers(0)[CONTENT_TYPE],
+            catalog.fixed_map(FixedHeaders::OpenAiSse)[CONTENT_TYPE],
             "text/event-stream; charset=utf-8"
+        );
+        let mut out = bytes::BytesMut::new();
+        catalog.put_fixed(json(123_456), &mut out);
+        let text = String::from_utf8(out.to_vec()).unwrap();
+        assert!(text.contains("openai-processing-ms: 123456\r\n"), "{text}");
+        assert!(
+            text.contains("content-type: application/json\r\n"),
+            "{text}"
         );
     }
 }

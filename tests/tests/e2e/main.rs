@@ -12,6 +12,7 @@ mod failures;
 mod faults;
 mod framing;
 mod hostile;
+mod http1;
 mod k8s;
 mod latency;
 mod levels;

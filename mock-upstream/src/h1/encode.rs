@@ -1,0 +1,222 @@
+//! Writing an answer as HTTP/1.1 bytes: the status line and headers as hyper writes them
+//! (lower-case names, `content-length` for a body of known size, `transfer-encoding: chunked`
+//! otherwise, `date` cached per second, `connection: close` on the last answer), and chunk
+//! framing for streams.
+
+use std::cell::RefCell;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use bytes::{BufMut, BytesMut};
+use hyper::header::{CONNECTION, CONTENT_LENGTH, DATE, TRANSFER_ENCODING};
+use hyper::{HeaderMap, StatusCode};
+
+use crate::catalog::{put_decimal, put_header, Catalog, FixedHeaders};
+
+/// How the body after a head is framed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Framing {
+    /// `content-length: N`, then N bytes.
+    Length(u64),
+    /// Chunks, ended by a zero-length one.
+    Chunked,
+    /// No body at all (204 and 304).
+    None,
+}
+
+/// The framing of a body of `exact` bytes (or unknown size) under `status`.
+pub fn framing(status: StatusCode, exact: Option<u64>) -> Framing {
+    if status == StatusCode::NO_CONTENT || status == StatusCode::NOT_MODIFIED {
+        return Framing::None;
+    }
+    match exact {
+        Some(n) => Framing::Length(n),
+        None => Framing::Chunked,
+    }
+}
+
+/// Appends the status line and headers to `out`: the fixed set `fixed` (pre-encoded) first,
+/// then `headers`. Returns whether the connection stays open: `keep_alive`, unless the answer
+/// itself says `connection: close`.
+pub fn head(
+    out: &mut BytesMut,
+    status: StatusCode,
+    fixed: Option<(&Catalog, FixedHeaders)>,
+    headers: &HeaderMap,
+    framing: Framing,
+    keep_alive: bool,
+) -> bool {
+    out.put_slice(b"HTTP/1.1 ");
+    out.put_slice(status.as_str().as_bytes());
+    out.put_u8(b' ');
+    out.put_slice(status.canonical_reason().unwrap_or("").as_bytes());
+    out.put_slice(b"\r\n");
+    if let Some((catalog, fixed)) = fixed {
+        catalog.put_fixed(fixed, out);
+    }
+    // Closing anyway: the answer's own `connection` headers give way to one `close`.
+    let close_anyway = !keep_alive;
+    let mut keep_alive = keep_alive;
+    let mut has_date = false;
+    for (name, value) in headers {
+        if name == CONTENT_LENGTH || name == TRANSFER_ENCODING {
+            continue;
+        }
+        if name == CONNECTION {
+            if close_anyway {
+                continue;
+            }
+            keep_alive &= !value
+                .as_bytes()
+                .split(|b| *b == b',')
+                .any(|t| t.trim_ascii().eq_ignore_ascii_case(b"close"));
+        }
+        has_date |= name == DATE;
+        put_header(out, name.as_str().as_bytes(), value.as_bytes());
+    }
+    match framing {
+        Framing::Length(n) => {
+            out.put_slice(b"content-length: ");
+            put_decimal(out, n);
+            out.put_slice(b"\r\n");
+        }
+        Framing::Chunked => out.put_slice(b"transfer-encoding: chunked\r\n"),
+        Framing::None => {}
+    }
+    if close_anyway {
+        out.put_slice(b"connection: close\r\n");
+    }
+    if !has_date {
+        out.put_slice(b"date: ");
+        put_date(out);
+        out.put_slice(b"\r\n");
+    }
+    out.put_slice(b"\r\n");
+    keep_alive
+}
+
+/// Appends the size line of a chunk of `len` bytes.
+pub fn chunk_start(out: &mut BytesMut, len: usize) {
+    let mut digits = [0u8; 16];
+    let mut at = digits.len();
+    let mut n = len;
+    loop {
+        at -= 1;
+        digits[at] = b"0123456789ABCDEF"[n & 0xF];
+        n >>= 4;
+        if n == 0 {
+            break;
+        }
+    }
+    out.put_slice(&digits[at..]);
+    out.put_slice(b"\r\n");
+}
+
+/// Appends the end of a chunk.
+pub fn chunk_end(out: &mut BytesMut) {
+    out.put_slice(b"\r\n");
+}
+
+/// Appends the zero-length chunk that ends a chunked body.
+pub fn last_chunk(out: &mut BytesMut) {
+    out.put_slice(b"0\r\n\r\n");
+}
+
+/// The `date` value of the current second, formatted once per second per thread.
+struct DateCache {
+    second: u64,
+    text: String,
+}
+
+thread_local! {
+    static DATE_CACHE: RefCell<DateCache> = const {
+        RefCell::new(DateCache { second: u64::MAX, text: String::new() })
+    };
+}
+
+fn put_date(out: &mut BytesMut) {
+    let now = SystemTime::now();
+    let second = now.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    DATE_CACHE.with(|cache| {
+        let mut cache = cache.borrow_mut();
+        if cache.second != second {
+            cache.second = second;
+            cache.text = httpdate::fmt_http_date(now);
+        }
+        out.put_slice(cache.text.as_bytes());
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hyper::header::{HeaderValue, CONTENT_TYPE};
+
+    fn text(out: &BytesMut) -> &str {
+        std::str::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn a_whole_answer_has_its_length_and_a_date() {
+        let mut headers = HeaderMap::new();
+        headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        let mut out = BytesMut::new();
+        let keep = head(
+            &mut out,
+            StatusCode::OK,
+            None,
+            &headers,
+            Framing::Length(434),
+            true,
+        );
+        assert!(keep);
+        let text = text(&out);
+        assert!(text.starts_with(
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 434\r\ndate: "
+        ));
+        assert!(text.ends_with(" GMT\r\n\r\n"), "{text}");
+        assert!(!text.contains("connection"));
+    }
+
+    #[test]
+    fn a_stream_is_chunked_and_a_last_answer_says_close() {
+        let mut out = BytesMut::new();
+        let keep = head(
+            &mut out,
+            StatusCode::TOO_MANY_REQUESTS,
+            None,
+            &HeaderMap::new(),
+            Framing::Chunked,
+            false,
+        );
+        assert!(!keep);
+        let text = text(&out);
+        assert!(text.starts_with("HTTP/1.1 429 Too Many Requests\r\n"));
+        assert!(text.contains("transfer-encoding: chunked\r\n"));
+        assert!(text.contains("connection: close\r\n"));
+    }
+
+    #[test]
+    fn an_answer_that_says_close_closes() {
+        let mut headers = HeaderMap::new();
+        headers.insert(CONNECTION, HeaderValue::from_static("close"));
+        let mut out = BytesMut::new();
+        assert!(!head(
+            &mut out,
+            StatusCode::PAYLOAD_TOO_LARGE,
+            None,
+            &headers,
+            Framing::Length(0),
+            true
+        ));
+        assert_eq!(text(&out).matches("connection: close").count(), 1);
+    }
+
+    #[test]
+    fn chunk_sizes_are_hex() {
+        let mut out = BytesMut::new();
+        chunk_start(&mut out, 0x1A2);
+        chunk_end(&mut out);
+        chunk_start(&mut out, 0);
+        assert_eq!(text(&out), "1A2\r\n\r\n0\r\n");
+    }
+}

@@ -1,0 +1,252 @@
+//! One request head, parsed with `httparse`, and the decision whether the mock's own HTTP/1.1
+//! server answers it or hands the connection to hyper.
+//!
+//! The own server takes the requests every benchmark sends: HTTP/1.1, a `content-length` body
+//! (or none) within `--max-body`, no `transfer-encoding`, `expect` or `upgrade`, at most
+//! [`MAX_HEADERS`] headers in at most [`MAX_HEAD_BYTES`]. Anything else (including every head
+//! that does not parse) goes to hyper, which answers it, its errors included, as it always
+//! has.
+
+use std::ops::Range;
+
+use bytes::Bytes;
+use hyper::header::{HeaderName, HeaderValue};
+use hyper::{HeaderMap, Method, Request, Uri, Version};
+
+/// Most headers a request served here may have (hyper takes up to 100).
+pub const MAX_HEADERS: usize = 48;
+
+/// Largest request head served here (hyper takes up to about 400 KiB).
+pub const MAX_HEAD_BYTES: usize = 16 * 1024;
+
+/// What the bytes read so far hold.
+#[derive(Debug)]
+// A head is moved once or twice per request; boxing it would allocate on every one.
+#[allow(clippy::large_enum_variant)]
+pub enum Parsed {
+    /// Not a whole head yet.
+    Partial,
+    /// A head the own server answers.
+    Ready(Head),
+    /// A head (or garbage) for hyper.
+    HandOff,
+}
+
+/// A parsed head: where its parts lie in the bytes it was parsed from.
+#[derive(Debug)]
+pub struct Head {
+    /// Bytes of the head, up to and including the blank line.
+    pub len: usize,
+    /// Bytes of the body that follows.
+    pub body_len: usize,
+    /// The connection may serve another request after this one.
+    pub keep_alive: bool,
+    pub method: Method,
+    path: Span,
+    /// Name and value of each header (kept small: a head is moved a few times).
+    headers: [(Span, Span); MAX_HEADERS],
+    count: usize,
+}
+
+/// Where a part of the head lies in it (a head is at most [`MAX_HEAD_BYTES`]).
+#[derive(Debug, Clone, Copy, Default)]
+struct Span {
+    start: u16,
+    end: u16,
+}
+
+impl Span {
+    fn range(self) -> Range<usize> {
+        usize::from(self.start)..usize::from(self.end)
+    }
+}
+
+/// Parses the head at the start of `buf`. `max_body` is `--max-body`: a larger declared body
+/// goes to hyper, which answers 413.
+pub fn parse(buf: &[u8], max_body: u64) -> Parsed {
+    let mut slots = [httparse::EMPTY_HEADER; MAX_HEADERS];
+    let mut req = httparse::Request::new(&mut slots);
+    let len = match req.parse(buf) {
+        Ok(httparse::Status::Complete(len)) => len,
+        Ok(httparse::Status::Partial) if buf.len() < MAX_HEAD_BYTES => return Parsed::Partial,
+        _ => return Parsed::HandOff,
+    };
+    if len > MAX_HEAD_BYTES || req.version != Some(1) {
+        return Parsed::HandOff;
+    }
+    let (Some(method), Some(path)) = (req.method, req.path) else {
+        return Parsed::HandOff;
+    };
+    let Ok(method) = Method::from_bytes(method.as_bytes()) else {
+        return Parsed::HandOff;
+    };
+    if method == Method::CONNECT || !path.starts_with('/') {
+        return Parsed::HandOff;
+    }
+    let mut body_len: Option<u64> = None;
+    let mut keep_alive = true;
+    let mut headers = [(Span::default(), Span::default()); MAX_HEADERS];
+    let count = req.headers.len();
+    for (slot, header) in headers.iter_mut().zip(req.headers.iter()) {
+        let name = header.name.as_bytes();
+        if name.eq_ignore_ascii_case(b"content-length") {
+            let Some(n) = parse_length(header.value) else {
+                return Parsed::HandOff;
+            };
+            if body_len.is_some_and(|seen| seen != n) {
+                return Parsed::HandOff;
+            }
+            body_len = Some(n);
+        } else if name.eq_ignore_ascii_case(b"transfer-encoding")
+            || name.eq_ignore_ascii_case(b"expect")
+            || name.eq_ignore_ascii_case(b"upgrade")
+        {
+            return Parsed::HandOff;
+        } else if name.eq_ignore_ascii_case(b"connection") {
+            if has_token(header.value, b"upgrade") {
+                return Parsed::HandOff;
+            }
+            keep_alive &= !has_token(header.value, b"close");
+        }
+        *slot = (range_in(buf, name), range_in(buf, header.value));
+    }
+    let body_len = body_len.unwrap_or(0);
+    if body_len > max_body {
+        return Parsed::HandOff;
+    }
+    Parsed::Ready(Head {
+        len,
+        body_len: body_len as usize,
+        keep_alive,
+        method,
+        path: range_in(buf, path.as_bytes()),
+        headers,
+        count,
+    })
+}
+
+impl Head {
+    /// The request, its parts shared with `head` (the bytes the head was parsed from, frozen),
+    /// or `None` when its target is not a valid URI or a header value is not a valid value.
+    pub fn request<B>(self, head: &Bytes, body: B) -> Option<Request<B>> {
+        let uri = Uri::from_maybe_shared(head.slice(self.path.range())).ok()?;
+        let mut headers = HeaderMap::with_capacity(self.count);
+        for (name, value) in &self.headers[..self.count] {
+            let name = HeaderName::from_bytes(&head[name.range()]).ok()?;
+            let value = HeaderValue::from_maybe_shared(head.slice(value.range())).ok()?;
+            headers.append(name, value);
+        }
+        let mut request = Request::new(body);
+        *request.method_mut() = self.method;
+        *request.uri_mut() = uri;
+        *request.version_mut() = Version::HTTP_11;
+        *request.headers_mut() = headers;
+        Some(request)
+    }
+}
+
+/// Where `part`, a slice of the head at the start of `buf`, lies in it.
+fn range_in(buf: &[u8], part: &[u8]) -> Span {
+    let start = part.as_ptr() as usize - buf.as_ptr() as usize;
+    Span {
+        start: start as u16,
+        end: (start + part.len()) as u16,
+    }
+}
+
+/// A `content-length` value: digits only, as RFC 9110 has it.
+fn parse_length(value: &[u8]) -> Option<u64> {
+    if value.is_empty() || value.len() > 19 || !value.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    Some(
+        value
+            .iter()
+            .fold(0u64, |acc, d| acc * 10 + u64::from(d - b'0')),
+    )
+}
+
+/// True when the comma-separated `value` holds `token` (ASCII case ignored).
+fn has_token(value: &[u8], token: &[u8]) -> bool {
+    value
+        .split(|b| *b == b',')
+        .any(|t| t.trim_ascii().eq_ignore_ascii_case(token))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ready(text: &str) -> Head {
+        match parse(text.as_bytes(), 1 << 20) {
+            Parsed::Ready(head) => head,
+            other => panic!("{other:?} for {text:?}"),
+        }
+    }
+
+    fn handed_off(text: &str) -> bool {
+        matches!(parse(text.as_bytes(), 1 << 20), Parsed::HandOff)
+    }
+
+    #[test]
+    fn a_benchmark_request_is_served_here() {
+        let text = "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 12\r\n\
+                    X-Mock-Tokens: 4\r\n\r\n{\"model\":1}";
+        let head = ready(text);
+        assert_eq!(head.len, text.len() - 11);
+        assert_eq!(head.body_len, 12);
+        assert!(head.keep_alive);
+        let bytes = Bytes::copy_from_slice(text.as_bytes());
+        let req = head.request(&bytes, ()).unwrap();
+        assert_eq!(req.method(), Method::POST);
+        assert_eq!(req.uri().path(), "/v1/chat/completions");
+        assert_eq!(req.headers()["x-mock-tokens"], "4");
+        assert_eq!(req.headers()["host"], "x");
+    }
+
+    #[test]
+    fn a_head_cut_short_waits_for_more() {
+        assert!(matches!(
+            parse(b"GET /health HTTP/1.1\r\nHost:", 100),
+            Parsed::Partial
+        ));
+        assert!(matches!(parse(b"", 100), Parsed::Partial));
+    }
+
+    #[test]
+    fn connection_close_ends_the_connection() {
+        assert!(!ready("GET /health HTTP/1.1\r\nConnection: Keep-Alive, Close\r\n\r\n").keep_alive);
+    }
+
+    #[test]
+    fn whatever_hyper_must_answer_is_handed_to_it() {
+        for text in [
+            "GET /health HTTP/1.0\r\n\r\n",
+            "POST /v1/chat/completions HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n",
+            "POST /v1/chat/completions HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n",
+            "GET / HTTP/1.1\r\nConnection: Upgrade\r\nUpgrade: h2c\r\n\r\n",
+            "POST / HTTP/1.1\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n",
+            "POST / HTTP/1.1\r\nContent-Length: +2\r\n\r\n",
+            "POST / HTTP/1.1\r\nContent-Length: 2000000\r\n\r\n",
+            "GET http://example.com/ HTTP/1.1\r\n\r\n",
+            "CONNECT x:443 HTTP/1.1\r\n\r\n",
+            "GARBAGE\r\n\r\n",
+        ] {
+            assert!(handed_off(text), "{text:?}");
+        }
+        let many: String = (0..MAX_HEADERS + 1)
+            .map(|i| format!("x-{i}: 1\r\n"))
+            .collect();
+        assert!(handed_off(&format!("GET / HTTP/1.1\r\n{many}\r\n")));
+        let long = "x".repeat(MAX_HEAD_BYTES);
+        assert!(handed_off(&format!("GET / HTTP/1.1\r\nx: {long}")));
+    }
+
+    #[test]
+    fn a_repeated_equal_length_is_accepted() {
+        assert_eq!(
+            ready("POST / HTTP/1.1\r\nContent-Length: 2\r\ncontent-length: 2\r\n\r\n").body_len,
+            2
+        );
+    }
+}
