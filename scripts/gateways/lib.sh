@@ -12,6 +12,8 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 mock_bin="$root/target/release/mock-upstream"
 loadgen_bin="$root/target/release/loadgen"
 mock_port=${MOCK_PORT:-18600}
+# A second mock process with the same flags: the paired method's twin (its A/A control).
+twin_port=${TWIN_PORT:-18609}
 work=$(mktemp -d)
 started=()
 # Options every loadgen command of a gateway script gets (headers a gateway needs, …).
@@ -55,7 +57,11 @@ start_mock() { # extra MOCK flags...
   taskset -c 1 "$mock_bin" --listen "127.0.0.1:$mock_port" --threads 1 --tokens 60 "$@" \
     2>"$work/mock.log" &
   started+=($!)
+  taskset -c 1 "$mock_bin" --listen "127.0.0.1:$twin_port" --threads 1 --tokens 60 "$@" \
+    2>"$work/twin.log" &
+  started+=($!)
   wait_port "$mock_port" /health
+  wait_port "$twin_port" /health
 }
 
 direct_url() { echo "http://127.0.0.1:$mock_port/v1/chat/completions"; }
@@ -73,6 +79,7 @@ run_methods() {
     case $method in
       paired)
         "$loadgen_bin" overhead --profile "$root/profiles/paired-latency.toml" "${common[@]}" \
+          --twin "http://127.0.0.1:$twin_port/v1/chat/completions" \
           --pin 0 --quiet --out "$out/paired.json" || true ;;
       constant)
         "$loadgen_bin" compare --profile "$root/profiles/constant-5000rps.toml" "${common[@]}" \

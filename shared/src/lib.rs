@@ -17,6 +17,7 @@ pub mod latency;
 pub mod settings;
 pub mod stats;
 pub mod timerfd;
+pub mod trials;
 pub mod wire;
 
 pub use latency::{Distribution, LatencyModel, RequestDraw, SpecError, TokenCount};

@@ -2,13 +2,16 @@
 //!
 //! - `plan`: options (flags or a TOML profile) validated into one plan.
 //! - `rounds`: one trial: every round calls direct and each gateway once, in a shuffled order.
-//! - `analysis`: per-round differences → median with a bootstrap interval.
+//! - `analysis`: per-round differences → median with a bootstrap interval, per trial.
+//! - `verdict`: the trials combined into one figure and verdict per gateway, scenario and
+//!   metric, against the twin, Holm-adjusted.
 //! - `result`: the versioned JSON result.
 
 pub mod analysis;
 pub mod plan;
 pub mod result;
 pub mod rounds;
+pub mod verdict;
 
 use std::sync::atomic::Ordering::Relaxed;
 
@@ -63,6 +66,7 @@ pub fn run_overhead(
         }
     }
     let resources = sampling.finish();
+    let combined = verdict::combine(&plan, &trials);
     let interrupted = stop.stop.load(Relaxed);
     let invalid_reasons = judge(&plan, &trials, interrupted);
     let valid = invalid_reasons.is_empty();
@@ -76,6 +80,7 @@ pub fn run_overhead(
         plan,
         mock,
         trials,
+        combined,
         resources,
         valid,
         invalid_reasons,

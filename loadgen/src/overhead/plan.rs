@@ -35,6 +35,17 @@ pub struct OverheadArgs {
     #[arg(long = "gateway-recording")]
     #[serde(default, rename = "gateway-recording")]
     pub gateway_recording: Vec<String>,
+    /// The A/A control, called in the same rounds as a row of its own: a second upstream that
+    /// should be identical to direct (another mock process, or the upstream through a no-op
+    /// hop), or `none`. Default: the direct URL again, on its own connections. A gateway is
+    /// called different only when it differs from the twin; the twin's interval is the
+    /// resolution of the setup.
+    #[arg(long)]
+    pub twin: Option<String>,
+    /// Differences smaller than this are not resolved, like 5us (with `--twin none`, the only
+    /// floor; with a twin, the floor under the twin's). Default 0.
+    #[arg(long)]
+    pub min_effect: Option<String>,
     /// Measured rounds per trial (each calls every target once). Default 150.
     #[arg(long)]
     pub rounds: Option<usize>,
@@ -113,6 +124,8 @@ impl OverheadArgs {
             gateways: or_vec(self.gateways, p.gateways),
             gateway_info: or_vec(self.gateway_info, p.gateway_info),
             gateway_recording: or_vec(self.gateway_recording, p.gateway_recording),
+            twin: self.twin.or(p.twin),
+            min_effect: self.min_effect.or(p.min_effect),
             rounds: self.rounds.or(p.rounds),
             warmup_rounds: self.warmup_rounds.or(p.warmup_rounds),
             trials: self.trials.or(p.trials),
@@ -138,8 +151,14 @@ impl OverheadArgs {
 /// A validated `loadgen overhead`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct OverheadPlan {
-    /// The direct target first, then the gateways.
+    /// The direct target first, then the twin (when there is one), then the gateways.
     pub targets: Vec<Named>,
+    /// The second target is the twin (`--twin`), the A/A control.
+    #[serde(default)]
+    pub twin: bool,
+    /// `--min-effect`, µs.
+    #[serde(default)]
+    pub min_effect_us: f64,
     pub rounds: usize,
     pub warmup_rounds: usize,
     pub trials: usize,
@@ -180,6 +199,9 @@ mod micros {
 }
 
 /// Most rounds, trials and resamples accepted (bounds memory and time).
+/// The name of the A/A control target.
+pub const TWIN: &str = "twin";
+
 const MAX_ROUNDS: usize = 1_000_000;
 const MAX_TRIALS: usize = 1_000;
 const MAX_RESAMPLES: usize = 1_000_000;
@@ -191,7 +213,40 @@ impl OverheadArgs {
             infos: &self.gateway_info,
             recordings: &self.gateway_recording,
         };
-        let targets = named_targets(self.direct.as_deref(), &self.gateways, disclosed)?;
+        let mut targets = named_targets(self.direct.as_deref(), &self.gateways, disclosed)?;
+        let twin = match self.twin.as_deref() {
+            Some("none") => None,
+            Some(url) => Some((url, "a second upstream (--twin)")),
+            None => self
+                .direct
+                .as_deref()
+                .map(|url| (url, "the direct URL again, on its own connections")),
+        };
+        if let Some((url, info)) = twin {
+            if targets.iter().any(|t| t.name == TWIN) {
+                return Err(PlanError::Named(
+                    "--gateway",
+                    TWIN.to_string(),
+                    "another name: 'twin' is the A/A control (--twin)",
+                ));
+            }
+            let target = crate::plan::parse_target(url)?;
+            targets.insert(
+                1,
+                Named {
+                    name: TWIN.to_string(),
+                    target,
+                    info: Some(info.to_string()),
+                    recording: None,
+                },
+            );
+        }
+        let min_effect_us = match self.min_effect.as_deref() {
+            Some(text) => gatebench_shared::latency::parse_duration_us(text)
+                .ok_or_else(|| PlanError::Duration("--min-effect", text.to_string(), ""))?
+                as f64,
+            None => 0.0,
+        };
         let scenarios: Vec<&str> = match (&self.body, self.scenario.as_deref()) {
             (Some(_), _) => vec!["body"],
             (None, Some(list)) => list.split(',').map(str::trim).collect(),
@@ -233,6 +288,8 @@ impl OverheadArgs {
         }
         Ok(OverheadPlan {
             targets,
+            twin: twin.is_some(),
+            min_effect_us,
             rounds: count("--rounds", self.rounds, 150, 2, MAX_ROUNDS)?,
             warmup_rounds: count("--warmup-rounds", self.warmup_rounds, 5, 0, MAX_ROUNDS)?,
             trials: count("--trials", self.trials, 3, 1, MAX_TRIALS)?,
@@ -273,7 +330,8 @@ mod tests {
         assert_eq!((plan.rounds, plan.warmup_rounds, plan.trials), (150, 5, 3));
         assert_eq!(plan.resamples, 10_000);
         let names: Vec<_> = plan.targets.iter().map(|t| t.name.as_str()).collect();
-        assert_eq!(names, ["direct", "nginx"]);
+        assert_eq!(names, ["direct", "twin", "nginx"]);
+        assert!(plan.twin);
         let scenarios: Vec<_> = plan.requests.iter().map(|r| r.scenario.as_str()).collect();
         assert_eq!(scenarios, ["chat", "chat-stream"]);
     }
@@ -302,6 +360,6 @@ mod tests {
         let mut a = args(&["litellm=http://127.0.0.1:4000/v1/chat/completions"]);
         a.gateway_info = vec!["litellm=1.55.2, logging off".into()];
         let plan = a.plan().unwrap();
-        assert_eq!(plan.targets[1].info.as_deref(), Some("1.55.2, logging off"));
+        assert_eq!(plan.targets[2].info.as_deref(), Some("1.55.2, logging off"));
     }
 }

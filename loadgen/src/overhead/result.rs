@@ -30,6 +30,9 @@ pub struct OverheadResult {
     #[serde(default)]
     pub mock: Option<String>,
     pub trials: Vec<Trial>,
+    /// One figure and verdict per gateway, scenario and metric across trials (the headline).
+    #[serde(default)]
+    pub combined: Vec<super::verdict::Combined>,
     /// Processes sampled with --sample-pid: idle before the rounds, mean and peak during them.
     #[serde(default)]
     pub resources: Vec<crate::sampler::ResourceReport>,

@@ -5,7 +5,7 @@ use gatebench_shared::stats::quantile_of_sorted;
 
 use crate::overhead::result::OverheadResult;
 
-use super::overhead::{delta_table, targets_table};
+use super::overhead::{combined_table, delta_table, method, targets_table};
 use super::run_view::{runs_table, RunView};
 use super::svg::{escape, interval_plot, Axis, IntervalRow, LinePlot, Series};
 use super::table::Table;
@@ -102,7 +102,10 @@ pub fn overhead_page(result: &OverheadResult) -> String {
             })
         })
         .collect();
-    body.push_str("<h2>Added latency</h2>");
+    body.push_str("<h2>Added latency across trials (the verdicts)</h2>");
+    body.push_str(&format!("<p>{}</p>", escape(&method(result))));
+    body.push_str(&table_html(&combined_table(result)));
+    body.push_str("<h2>Added latency per trial</h2>");
     body.push_str(&figure(interval_plot(
         "Added latency: median of per-round differences, 95% interval",
         "added latency (µs); grey: not distinguishable from direct",

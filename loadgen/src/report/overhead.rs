@@ -53,6 +53,75 @@ pub fn targets_table(result: &OverheadResult) -> Table {
     table
 }
 
+/// The headline: per gateway, scenario and metric, what the gateway adds across trials (mean of
+/// the trials' medians, 95% t interval over trials), the resolution, and the verdict.
+pub fn combined_table(result: &OverheadResult) -> Table {
+    let mut table = Table::new(&[
+        "gateway",
+        "scenario",
+        "metric",
+        "trials",
+        "added (mean of trials)",
+        "95% interval over trials",
+        "resolution",
+        "p (Holm)",
+        "verdict",
+    ]);
+    for c in &result.combined {
+        table.push(vec![
+            c.gateway.clone(),
+            c.scenario.clone(),
+            c.metric.clone(),
+            c.trials.to_string(),
+            signed(c.added_us.estimate),
+            format!("[{}, {}]", signed(c.added_us.low), signed(c.added_us.high)),
+            if c.resolution_us > 0.0 {
+                format!("±{}", micros(c.resolution_us))
+            } else {
+                "-".to_string()
+            },
+            if c.gateway == crate::overhead::plan::TWIN && result.plan.twin {
+                "-".to_string()
+            } else {
+                format!("{:.3}", c.p_adjusted)
+            },
+            c.verdict.clone(),
+        ]);
+    }
+    table
+}
+
+/// How the verdicts are reached, in one paragraph for the reports.
+pub fn method(result: &OverheadResult) -> String {
+    let plan = &result.plan;
+    let control = if plan.twin {
+        let twin = plan
+            .targets
+            .iter()
+            .find(|t| t.name == crate::overhead::plan::TWIN)
+            .and_then(|t| t.info.clone())
+            .unwrap_or_default();
+        format!(
+            "against the twin ({twin}), an A/A control called in the same rounds, by Welch's t              test of the two means across trials; the resolution is the farthest end of the              twin's interval from zero"
+        )
+    } else {
+        "against zero (no twin: --twin none)".to_string()
+    };
+    let floor = if plan.min_effect_us > 0.0 {
+        format!(", at least --min-effect {}", micros(plan.min_effect_us))
+    } else {
+        String::new()
+    };
+    format!(
+        "Each trial gives the median of per-round differences (gateway − direct) with a bootstrap          interval; the verdict combines the trials: the mean of their medians with a 95% t          interval over trials (it carries the variation between trials), compared {control}{floor}.          The p-values of all {} rows are adjusted together (Holm), so the 5% error rate holds for          the whole table. A gateway 'adds latency' or is 'faster than direct' only when the          adjusted test says so and its interval lies on that side of zero; otherwise it is          within the resolution.",
+        result
+            .combined
+            .iter()
+            .filter(|c| !(plan.twin && c.gateway == crate::overhead::plan::TWIN))
+            .count()
+    )
+}
+
 /// Per gateway, scenario, metric and trial: what the gateway adds, with its interval and verdict.
 pub fn delta_table(result: &OverheadResult) -> Table {
     let confidence = (result.plan.confidence * 100.0).round();
@@ -67,7 +136,7 @@ pub fn delta_table(result: &OverheadResult) -> Table {
         "gateway p50",
         "added (median)",
         &interval_header,
-        "verdict",
+        "this trial alone",
     ]);
     let gateways = result.plan.targets.iter().skip(1).map(|t| &t.name);
     for gateway in gateways {
@@ -152,8 +221,10 @@ pub fn terminal(result: &OverheadResult) -> String {
         out.push('\n');
         out.push_str(&crate::report::resources::table(&result.resources).to_text());
     }
-    out.push('\n');
+    out.push_str("\nper trial:\n");
     out.push_str(&delta_table(result).to_text());
+    out.push_str("\nacross trials (the verdicts):\n");
+    out.push_str(&combined_table(result).to_text());
     if result.interrupted {
         out.push_str("\ninterrupted: the rounds done so far are reported\n");
     }
@@ -185,7 +256,11 @@ pub fn markdown(result: &OverheadResult) -> String {
         (plan.confidence * 100.0).round(),
         plan.resamples
     ));
-    out.push_str("## Added latency\n\n");
+    out.push_str("## Added latency across trials (the verdicts)\n\n");
+    out.push_str(&method(result));
+    out.push_str("\n\n");
+    out.push_str(&combined_table(result).to_markdown());
+    out.push_str("\n## Added latency per trial\n\n");
     out.push_str(&delta_table(result).to_markdown());
     out.push_str("\n## Per target\n\n");
     out.push_str(&targets_table(result).to_markdown());

@@ -64,7 +64,8 @@ fn a_known_delay_is_found_and_no_delay_is_not_distinguishable() {
             assert_eq!(target.connections_opened, 1, "one kept-alive connection");
         }
         let metrics = if trial.stream { 2 } else { 1 };
-        assert_eq!(trial.deltas.len(), 2 * metrics);
+        // The twin (the direct URL again, by default), slow and same.
+        assert_eq!(trial.deltas.len(), 3 * metrics);
         for d in &trial.deltas {
             let i = d.added_us;
             // The interval is the sampling error within a trial; between trials, and between a
@@ -85,7 +86,7 @@ fn a_known_delay_is_found_and_no_delay_is_not_distinguishable() {
                     );
                     assert!(d.distinguishable);
                 }
-                "same" => assert!(
+                "same" | "twin" => assert!(
                     i.low - slack <= 0.0 && 0.0 <= i.high + slack,
                     "{} {}: {i:?}",
                     trial.scenario,
@@ -95,6 +96,17 @@ fn a_known_delay_is_found_and_no_delay_is_not_distinguishable() {
             }
             assert_eq!(d.pairs, 150);
         }
+    }
+    // One verdict per target, scenario and metric across the two trials.
+    assert_eq!(result.combined.len(), 3 * 3);
+    for c in &result.combined {
+        match c.gateway.as_str() {
+            "slow" => assert_eq!(c.verdict, "adds latency", "{c:?}"),
+            "same" => assert!(c.verdict.starts_with("within the resolution"), "{c:?}"),
+            "twin" => assert!(c.verdict.starts_with("control"), "{c:?}"),
+            other => panic!("unexpected target {other}"),
+        }
+        assert_eq!(c.trials, 2);
     }
 }
 

@@ -1,0 +1,282 @@
+//! One verdict per gateway, scenario and metric, across trials and against the twin.
+//!
+//! - The figure is the mean of the trials' median differences, with a 95% t interval over the
+//!   trials (`gatebench_shared::trials`): it carries the variation between trials, which a
+//!   trial's own bootstrap interval does not.
+//! - A gateway is compared with the twin (the A/A control in the same rounds), not with zero:
+//!   Welch's t test of the two means across trials. Without a twin, with zero widened by
+//!   `--min-effect`.
+//! - The p-values of every gateway, scenario and metric are adjusted together (Holm), so the 5%
+//!   error rate holds for the whole table, not for each row.
+//! - "adds latency" or "faster than direct" needs the adjusted test at 5% and a figure on the
+//!   same side of zero; anything else is "within the resolution (±R µs)", R being the farthest
+//!   end of the twin's interval from zero (or `--min-effect`, whichever is larger).
+
+use gatebench_shared::stats::Interval;
+use gatebench_shared::trials::{holm, AcrossTrials};
+use serde::{Deserialize, Serialize};
+
+use super::plan::{OverheadPlan, TWIN};
+use super::result::Trial;
+
+/// The family-wise error rate of the verdicts.
+pub const ALPHA: f64 = 0.05;
+
+/// What one gateway adds for one scenario and metric, across trials.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Combined {
+    pub gateway: String,
+    pub scenario: String,
+    pub metric: String,
+    /// Trials combined.
+    pub trials: usize,
+    /// Mean of the trials' median differences against direct, with its 95% t interval over
+    /// trials, µs.
+    pub added_us: Interval,
+    /// The smallest difference this setup resolves here, µs (the twin's interval's farthest
+    /// end from zero, at least `--min-effect`); 0 when neither was measured nor given.
+    pub resolution_us: f64,
+    /// The test's p-value (against the twin, or against ±`--min-effect`), and Holm-adjusted
+    /// over every row but the twin's.
+    pub p_value: f64,
+    pub p_adjusted: f64,
+    pub verdict: String,
+}
+
+/// The combined verdicts of every target after direct (the twin's row is the control).
+pub fn combine(plan: &OverheadPlan, trials: &[Trial]) -> Vec<Combined> {
+    let mut scenarios: Vec<(&str, bool)> = Vec::new();
+    for t in trials {
+        if !scenarios.iter().any(|(s, _)| *s == t.scenario) {
+            scenarios.push((&t.scenario, t.stream));
+        }
+    }
+    let mut rows = Vec::new();
+    for (scenario, _) in &scenarios {
+        let of = |gateway: &str, metric: &str| -> Option<AcrossTrials> {
+            let per_trial: Vec<Interval> = trials
+                .iter()
+                .filter(|t| t.scenario == *scenario)
+                .flat_map(|t| &t.deltas)
+                .filter(|d| d.gateway == gateway && d.metric == metric)
+                .map(|d| d.added_us)
+                .collect();
+            AcrossTrials::of(&per_trial)
+        };
+        let mut metrics: Vec<&str> = Vec::new();
+        for d in trials
+            .iter()
+            .filter(|t| t.scenario == *scenario)
+            .flat_map(|t| &t.deltas)
+        {
+            if !metrics.contains(&d.metric.as_str()) {
+                metrics.push(&d.metric);
+            }
+        }
+        for metric in metrics {
+            let control = plan.twin.then(|| of(TWIN, metric)).flatten();
+            let resolution = control
+                .map_or(0.0, |c| {
+                    let i = c.interval(0.95);
+                    i.low.abs().max(i.high.abs())
+                })
+                .max(plan.min_effect_us);
+            for target in plan.targets.iter().skip(1) {
+                let Some(figure) = of(&target.name, metric) else {
+                    continue;
+                };
+                let is_twin = plan.twin && target.name == TWIN;
+                let p_value = match (&control, is_twin) {
+                    (_, true) => 1.0,
+                    (Some(c), false) if figure.mean.abs() > plan.min_effect_us => {
+                        figure.p_value_against(c)
+                    }
+                    (Some(_), false) => 1.0,
+                    (None, false) => figure.p_value_beyond(plan.min_effect_us),
+                };
+                rows.push(Combined {
+                    gateway: target.name.clone(),
+                    scenario: scenario.to_string(),
+                    metric: metric.to_string(),
+                    trials: figure.trials,
+                    added_us: figure.interval(0.95),
+                    resolution_us: resolution,
+                    p_value,
+                    p_adjusted: 1.0,
+                    verdict: String::new(),
+                });
+            }
+        }
+    }
+    let judged: Vec<usize> = (0..rows.len())
+        .filter(|&i| !(plan.twin && rows[i].gateway == TWIN))
+        .collect();
+    let adjusted = holm(&judged.iter().map(|&i| rows[i].p_value).collect::<Vec<_>>());
+    for (&i, p) in judged.iter().zip(adjusted) {
+        rows[i].p_adjusted = p;
+    }
+    for row in &mut rows {
+        row.verdict = verdict(row, plan.twin && row.gateway == TWIN);
+    }
+    rows
+}
+
+fn verdict(row: &Combined, is_twin: bool) -> String {
+    let resolution = if row.resolution_us > 0.0 {
+        format!(" (±{:.0} µs)", row.resolution_us)
+    } else {
+        String::new()
+    };
+    if is_twin {
+        return format!("control: the resolution{resolution}");
+    }
+    let one_trial = if row.trials == 1 {
+        "; one trial: variation between trials not measured"
+    } else {
+        ""
+    };
+    let found = row.p_adjusted < ALPHA;
+    let call = match (found, row.added_us.estimate > 0.0) {
+        (true, true) if row.added_us.low > 0.0 => "adds latency".to_string(),
+        (true, false) if row.added_us.high < 0.0 => "faster than direct".to_string(),
+        _ if resolution.is_empty() => "not distinguishable from direct".to_string(),
+        _ => format!("within the resolution{resolution}"),
+    };
+    format!("{call}{one_trial}")
+}
+
+#[cfg(test)]
+mod tests {
+    use rand::{Rng, SeedableRng};
+    use rand_pcg::Pcg64Mcg;
+
+    use super::*;
+    use crate::overhead::analysis::Delta;
+
+    fn plan(gateways: &[&str], twin: bool) -> OverheadPlan {
+        let mut args = super::super::plan::OverheadArgs {
+            direct: Some("http://127.0.0.1:9/v1/chat/completions".into()),
+            gateways: gateways
+                .iter()
+                .map(|g| format!("{g}=http://127.0.0.1:10/v1/chat/completions"))
+                .collect(),
+            ..Default::default()
+        };
+        if !twin {
+            args.twin = Some("none".into());
+        }
+        args.plan().unwrap()
+    }
+
+    fn delta(gateway: &str, added: f64, half_width: f64) -> Delta {
+        Delta {
+            gateway: gateway.into(),
+            metric: "e2e".into(),
+            pairs: 150,
+            direct_median_us: 100.0,
+            gateway_median_us: 100.0 + added,
+            added_us: Interval {
+                estimate: added,
+                low: added - half_width,
+                high: added + half_width,
+                confidence: 0.95,
+            },
+            distinguishable: (added - half_width) > 0.0 || (added + half_width) < 0.0,
+        }
+    }
+
+    /// Three trials where every target's figure moves by its own trial-level shift (uniform in
+    /// ±`shift`), each trial's own interval ±1 µs (far narrower than the shifts, as on this
+    /// machine); the gateway truly adds `effect`.
+    fn simulate(rng: &mut Pcg64Mcg, effect: f64, shift: f64) -> Vec<Trial> {
+        (1..=3)
+            .map(|trial| {
+                let mut draw = |base: f64| base + rng.random_range(-shift..=shift);
+                Trial {
+                    trial,
+                    scenario: "chat".into(),
+                    stream: false,
+                    targets: Vec::new(),
+                    deltas: vec![delta(TWIN, draw(0.0), 1.0), delta("gw", draw(effect), 1.0)],
+                }
+            })
+            .collect()
+    }
+
+    #[test]
+    fn trial_level_shifts_without_an_effect_are_not_called_a_difference() {
+        let plan = plan(&["gw"], true);
+        let mut rng = Pcg64Mcg::seed_from_u64(7);
+        let called = (0..200)
+            .filter(|_| {
+                let rows = combine(&plan, &simulate(&mut rng, 0.0, 5.0));
+                let gw = rows.iter().find(|r| r.gateway == "gw").unwrap();
+                !gw.verdict.starts_with("within the resolution")
+            })
+            .count();
+        // Each per-trial interval alone calls most of these a difference.
+        assert!(called <= 10, "{called} of 200 called different");
+    }
+
+    #[test]
+    fn a_true_effect_of_50_us_is_found() {
+        let plan = plan(&["gw"], true);
+        let mut rng = Pcg64Mcg::seed_from_u64(8);
+        let mut estimates = Vec::new();
+        let found = (0..200)
+            .filter(|_| {
+                let rows = combine(&plan, &simulate(&mut rng, 50.0, 5.0));
+                let gw = rows.iter().find(|r| r.gateway == "gw").unwrap();
+                estimates.push(gw.added_us.estimate);
+                gw.verdict == "adds latency"
+            })
+            .count();
+        assert!(found >= 190, "{found} of 200 found");
+        let mean = estimates.iter().sum::<f64>() / estimates.len() as f64;
+        assert!((mean - 50.0).abs() < 1.0, "{mean}");
+    }
+
+    #[test]
+    fn the_twin_row_is_the_control_and_sets_the_resolution() {
+        let plan = plan(&["gw"], true);
+        let trials: Vec<Trial> = [(2.0, 30.0), (3.0, 31.0), (4.0, 29.0)]
+            .iter()
+            .enumerate()
+            .map(|(i, &(twin, gw))| Trial {
+                trial: i + 1,
+                scenario: "chat".into(),
+                stream: false,
+                targets: Vec::new(),
+                deltas: vec![delta(TWIN, twin, 1.0), delta("gw", gw, 1.0)],
+            })
+            .collect();
+        let rows = combine(&plan, &trials);
+        assert_eq!(rows.len(), 2);
+        let twin = &rows[0];
+        // mean 3, se 0.577, t(0.975, 2) = 4.303: [0.52, 5.48]
+        assert!((twin.resolution_us - 5.48).abs() < 0.05, "{twin:?}");
+        assert!(twin.verdict.starts_with("control"), "{}", twin.verdict);
+        assert_eq!(rows[1].verdict, "adds latency", "{:?}", rows[1]);
+    }
+
+    #[test]
+    fn without_a_twin_the_floor_is_min_effect() {
+        let mut plan = plan(&["gw"], false);
+        plan.min_effect_us = 10.0;
+        let trials: Vec<Trial> = [8.0, 9.0, 8.5]
+            .iter()
+            .enumerate()
+            .map(|(i, &gw)| Trial {
+                trial: i + 1,
+                scenario: "chat".into(),
+                stream: false,
+                targets: Vec::new(),
+                deltas: vec![delta("gw", gw, 0.5)],
+            })
+            .collect();
+        let rows = combine(&plan, &trials);
+        assert_eq!(rows[0].verdict, "within the resolution (±10 µs)");
+        plan.min_effect_us = 0.0;
+        assert_eq!(combine(&plan, &trials)[0].verdict, "adds latency");
+    }
+}

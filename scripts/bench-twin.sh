@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Verdicts against an identical twin: RUNS back-to-back `loadgen overhead` runs (default
+# settings: 3 trials x 150 rounds, chat and chat-stream) with four separate mock processes:
+# direct, the twin (--twin), a third identical one named `same`, and one that adds exactly
+# 200 µs (`--latency 200us --ttft 200us` on the mock's precise timer, spinning its last 50 µs: 200 µs more to a whole answer, to the first token and to the end of a stream) named
+# `plus200`. Counts, over the runs, how often `same` or the twin was called different (must be
+# 0) and how often `plus200` was found (must be every time), with its estimates.
+#
+# Usage: scripts/bench-twin.sh [RUNS]      (default 10; mocks on CPU 0, loadgen on CPU 1)
+# Needs: curl, python3.
+set -euo pipefail
+
+runs=${1:-10}
+root=$(cd "$(dirname "$0")/.." && pwd)
+work=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
+(cd "$root" && cargo build --release -q -p mock-upstream --bin mock-upstream && cargo build --release -q -p loadgen --bin loadgen)
+mock_bin="$root/target/release/mock-upstream"
+loadgen_bin="$root/target/release/loadgen"
+
+. "$root/scripts/lib/ports.sh"
+ports=(18451 18452 18453 18454)
+require_free_ports bench-twin "${ports[@]}"
+start() { # port [flags...]
+  local port=$1
+  shift
+  taskset -c 0 "$mock_bin" --listen "127.0.0.1:$port" --threads 1 "$@" 2>/dev/null &
+  wait_answers "http://127.0.0.1:$port/health" || { echo "bench-twin: mock on $port did not start" >&2; exit 2; }
+}
+start 18451
+start 18452
+start 18453
+start 18454 --latency 200us --ttft 200us --spin 50us
+url() { echo "http://127.0.0.1:$1/v1/chat/completions"; }
+
+echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), kernel $(uname -r)"
+echo "four mock processes on CPU 0 (direct, twin, same, plus200 = --latency 200us --ttft 200us --spin 50us); loadgen overhead on CPU 1, default settings"
+for run in $(seq "$runs"); do
+  taskset -c 1 "$loadgen_bin" overhead --quiet --seed "$run" \
+    --direct "$(url 18451)" --twin "$(url 18452)" \
+    --gateway "same=$(url 18453)" --gateway "plus200=$(url 18454)" \
+    --out "$work/run-$run.json" >/dev/null || true
+done
+
+python3 - "$work" "$runs" <<'PY'
+import json, sys
+work, runs = sys.argv[1], int(sys.argv[2])
+called = {"same": 0, "twin": 0}
+found, rows, estimates, resolutions, per_trial_called = 0, 0, [], [], 0
+per_trial_rows = 0
+for run in range(1, runs + 1):
+    r = json.load(open(f"{work}/run-{run}.json"))
+    for c in r["combined"]:
+        g, v = c["gateway"], c["verdict"]
+        if g == "twin":
+            resolutions.append(c["resolution_us"])
+            if not v.startswith("control"):
+                called["twin"] += 1
+        elif g == "same":
+            rows += 1
+            if v.startswith("adds") or v.startswith("faster"):
+                called["same"] += 1
+        elif g == "plus200":
+            estimates.append(c["added_us"]["estimate"])
+            if v == "adds latency":
+                found += 1
+    for t in r["trials"]:
+        for d in t["deltas"]:
+            if d["gateway"] in ("same", "twin"):
+                per_trial_rows += 1
+                per_trial_called += d["distinguishable"]
+n200 = len(estimates)
+estimates.sort(); resolutions.sort()
+print(f"runs: {runs}; rows per target: {rows // runs} (scenarios x metrics)")
+print(f"same called different: {called['same']} of {rows} rows (per-trial intervals alone: {per_trial_called} of {per_trial_rows} rows of same and twin excluded zero)")
+print(f"plus200 found: {found} of {n200} rows; estimate min {estimates[0]:.1f}, median {estimates[n200 // 2]:.1f}, max {estimates[-1]:.1f} µs")
+print(f"resolution (twin): min {resolutions[0]:.1f}, median {resolutions[len(resolutions) // 2]:.1f}, max {resolutions[-1]:.1f} µs")
+PY
