@@ -1,6 +1,6 @@
-//! What a result discloses about the upstream: when the direct target is a gatebench mock, its
+//! What a result discloses: about the upstream, when the direct target is a gatebench mock, its
 //! own resolved configuration (latency model, token counts, seed), read once before the load
-//! from `GET /v1/gatebench/config`.
+//! from `GET /v1/gatebench/config`; and the command line, quoted to paste back into a shell.
 
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -72,4 +72,47 @@ pub fn fetch(mut stream: TcpStream, target: &Target, path: &str) -> Option<Strin
         Framing::Chunked(_) | Framing::Empty => return None,
     };
     std::str::from_utf8(body).ok().map(str::to_string)
+}
+
+/// A command line as a shell reads it back: each argument that holds anything but letters,
+/// digits and `-_./:=@%+,` single-quoted (a `'` inside as `'\''`), so a header like
+/// `x-mock-ttft: 5ms` pastes back as one argument.
+pub fn shell_line(args: &[String]) -> String {
+    args.iter()
+        .map(|arg| {
+            let plain = !arg.is_empty()
+                && arg
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_./:=@%+,".contains(c));
+            if plain {
+                arg.clone()
+            } else {
+                format!("'{}'", arg.replace('\'', r"'\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(test)]
+mod shell_line_tests {
+    use super::shell_line;
+
+    #[test]
+    fn arguments_with_spaces_or_quotes_paste_back() {
+        let args = [
+            "loadgen",
+            "run",
+            "--header",
+            "x-mock-ttft: 5ms",
+            "--body",
+            r#"{"a":"it's"}"#,
+            "",
+        ]
+        .map(String::from);
+        assert_eq!(
+            shell_line(&args),
+            r#"loadgen run --header 'x-mock-ttft: 5ms' --body '{"a":"it'\''s"}' ''"#
+        );
+    }
 }

@@ -195,6 +195,11 @@ pub struct Recorder {
     pub dispatched: u64,
     /// Dispatch time of the last of them, ns from the start of the run.
     pub last_dispatch_ns: u64,
+    /// When the first and the last request of the measured window ended (answered or failed),
+    /// ns from the start of the run: the span the throughput is over (`u64::MAX` and 0 before
+    /// any).
+    pub first_done_ns: u64,
+    pub last_done_ns: u64,
     /// Start of the measured window, ns from the start of the run.
     window_start_ns: u64,
     seconds: PerSecond,
@@ -215,6 +220,8 @@ impl Recorder {
             warmup: 0,
             dispatched: 0,
             last_dispatch_ns: 0,
+            first_done_ns: u64::MAX,
+            last_done_ns: 0,
             window_start_ns,
             seconds: PerSecond::new(window_start_ns, logged),
         }
@@ -257,6 +264,7 @@ impl Recorder {
             return;
         }
         self.ok += 1;
+        self.ended(x.done_ns);
         self.seconds.roll_to(x.done_ns);
         let us = |ns: u64| ns / 1_000;
         let response_us = us(x.done_ns.saturating_sub(x.due_ns));
@@ -301,8 +309,14 @@ impl Recorder {
             return;
         }
         *self.errors.entry(kind).or_default() += 1;
+        self.ended(done_ns);
         self.seconds.roll_to(done_ns);
         self.seconds.outcome(None);
+    }
+
+    fn ended(&mut self, done_ns: u64) {
+        self.first_done_ns = self.first_done_ns.min(done_ns);
+        self.last_done_ns = self.last_done_ns.max(done_ns);
     }
 
     /// Failed requests, all kinds.
@@ -320,6 +334,8 @@ impl Recorder {
         self.warmup += other.warmup;
         self.dispatched += other.dispatched;
         self.last_dispatch_ns = self.last_dispatch_ns.max(other.last_dispatch_ns);
+        self.first_done_ns = self.first_done_ns.min(other.first_done_ns);
+        self.last_done_ns = self.last_done_ns.max(other.last_done_ns);
         for (kind, n) in std::mem::take(&mut other.errors) {
             *self.errors.entry(kind).or_default() += n;
         }

@@ -70,8 +70,15 @@ pub struct TargetRun {
     pub dispatch_window_s: f64,
     /// Requests dispatched per second of the measured window.
     pub achieved_rate: f64,
-    /// Successful responses per second of the measured window.
+    /// Successful responses per second of the time the window's requests took to complete:
+    /// over the span from the first of them to end to the last (the completions after the
+    /// first, per second of it), or per second of the window with fewer than two. A target
+    /// that falls behind finishes its share late, so this is its real goodput, not the planned
+    /// rate; `achieved_rate` is what was sent.
     pub throughput: f64,
+    /// The span `throughput` is over, seconds (the window, with fewer than two completions).
+    #[serde(default)]
+    pub completion_window_s: f64,
     pub errors: BTreeMap<String, u64>,
     pub connections_opened: u64,
     pub connections_reused: u64,

@@ -148,7 +148,8 @@ fn check_together(plan: &Plan) -> Result<(), SetupError> {
     }
     if plan.targets.len() != 1 {
         return Err(SetupError::Other(
-            "--shard and --start-at take exactly one --target: processes on several hosts can              start one run together, not a sequence of runs"
+            "--shard and --start-at take exactly one --target: processes on several hosts can \
+             start one run together, not a sequence of runs"
                 .into(),
         ));
     }
@@ -157,7 +158,8 @@ fn check_together(plan: &Plan) -> Result<(), SetupError> {
         if at < now {
             let ago = now.duration_since(at).unwrap_or_default();
             return Err(SetupError::Other(format!(
-                "--start-at {} is {:.1} s in the past: the shards cannot start together; pick                  an instant far enough ahead for every shard to be running by then",
+                "--start-at {} is {:.1} s in the past: the shards cannot start together; pick an \
+                 instant far enough ahead for every shard to be running by then",
                 crate::start_at::format(at),
                 ago.as_secs_f64()
             )));
@@ -529,6 +531,17 @@ fn summarise(
     // A generator that fell behind dispatched its last request after the window closed.
     let dispatch_window_s = duration_s.max(dispatched_s);
     let achieved_rate = recorder.dispatched as f64 / dispatch_window_s;
+    // The window's requests ended over this span; a target that fell behind ends them late.
+    let ended = recorder.ok + recorder.failed();
+    let span_s = recorder.last_done_ns.saturating_sub(recorder.first_done_ns) as f64 / 1e9;
+    // Endings per second between the first and the last (n endings span n − 1 gaps), the
+    // successful share of them.
+    let (throughput, completion_window_s) = if ended >= 2 && span_s > 0.0 {
+        let rate = (ended - 1) as f64 / span_s;
+        (rate * recorder.ok as f64 / ended as f64, span_s)
+    } else {
+        (recorder.ok as f64 / duration_s, duration_s)
+    };
     let failed = recorder.failed();
     let requests = recorder.ok + failed;
     let mut metrics = std::collections::BTreeMap::new();
@@ -564,7 +577,8 @@ fn summarise(
         dispatched: recorder.dispatched,
         dispatch_window_s,
         achieved_rate,
-        throughput: recorder.ok as f64 / duration_s,
+        throughput,
+        completion_window_s,
         errors: recorder.errors.iter().map(|(k, n)| (k.key(), *n)).collect(),
         connections_opened: opened,
         connections_reused: reused,

@@ -74,17 +74,27 @@ impl AcrossTrials {
         }
     }
 
-    /// Two-sided p-value of "`self` and `other` have the same mean" (Welch's t test).
-    pub fn p_value_against(&self, other: &AcrossTrials) -> f64 {
+    /// `self` − `other` for independent figures: the difference of the means, its standard
+    /// error, and Welch–Satterthwaite's degrees of freedom.
+    pub fn minus(&self, other: &AcrossTrials) -> AcrossTrials {
         let (v1, v2) = (self.standard_error.powi(2), other.standard_error.powi(2));
-        let se = (v1 + v2).sqrt();
-        let df = if v1 + v2 == 0.0 {
+        let degrees_of_freedom = if v1 + v2 == 0.0 {
             NORMAL_DF
         } else {
             (v1 + v2).powi(2)
                 / (v1.powi(2) / self.degrees_of_freedom + v2.powi(2) / other.degrees_of_freedom)
         };
-        two_sided_p(self.mean - other.mean, se, df)
+        AcrossTrials {
+            trials: self.trials.min(other.trials),
+            mean: self.mean - other.mean,
+            standard_error: (v1 + v2).sqrt(),
+            degrees_of_freedom,
+        }
+    }
+
+    /// Two-sided p-value of "`self` and `other` have the same mean" (Welch's t test).
+    pub fn p_value_against(&self, other: &AcrossTrials) -> f64 {
+        self.minus(other).p_value_beyond(0.0)
     }
 
     /// Two-sided p-value of "the mean lies within ±`margin`" (0 for "the mean is zero").

@@ -67,6 +67,7 @@ pub fn run_overhead(
     }
     let resources = sampling.finish();
     let combined = verdict::combine(&plan, &trials);
+    let between = verdict::between(&plan, &trials);
     let interrupted = stop.stop.load(Relaxed);
     let invalid_reasons = judge(&plan, &trials, interrupted);
     let valid = invalid_reasons.is_empty();
@@ -81,6 +82,7 @@ pub fn run_overhead(
         mock,
         trials,
         combined,
+        between,
         resources,
         valid,
         invalid_reasons,

@@ -33,6 +33,9 @@ pub struct OverheadResult {
     /// One figure and verdict per gateway, scenario and metric across trials (the headline).
     #[serde(default)]
     pub combined: Vec<super::verdict::Combined>,
+    /// Every pair of gateways against each other, across trials.
+    #[serde(default)]
+    pub between: Vec<super::verdict::Between>,
     /// Processes sampled with --sample-pid: idle before the rounds, mean and peak during them.
     #[serde(default)]
     pub resources: Vec<crate::sampler::ResourceReport>,

@@ -53,27 +53,8 @@ pub fn combine(plan: &OverheadPlan, trials: &[Trial]) -> Vec<Combined> {
     }
     let mut rows = Vec::new();
     for (scenario, _) in &scenarios {
-        let of = |gateway: &str, metric: &str| -> Option<AcrossTrials> {
-            let per_trial: Vec<Interval> = trials
-                .iter()
-                .filter(|t| t.scenario == *scenario)
-                .flat_map(|t| &t.deltas)
-                .filter(|d| d.gateway == gateway && d.metric == metric)
-                .map(|d| d.added_us)
-                .collect();
-            AcrossTrials::of(&per_trial)
-        };
-        let mut metrics: Vec<&str> = Vec::new();
-        for d in trials
-            .iter()
-            .filter(|t| t.scenario == *scenario)
-            .flat_map(|t| &t.deltas)
-        {
-            if !metrics.contains(&d.metric.as_str()) {
-                metrics.push(&d.metric);
-            }
-        }
-        for metric in metrics {
+        let of = |gateway: &str, metric: &str| figure(trials, scenario, gateway, metric);
+        for metric in metrics_of(trials, scenario) {
             let control = plan.twin.then(|| of(TWIN, metric)).flatten();
             let resolution = control
                 .map_or(0.0, |c| {
@@ -117,6 +98,106 @@ pub fn combine(plan: &OverheadPlan, trials: &[Trial]) -> Vec<Combined> {
     }
     for row in &mut rows {
         row.verdict = verdict(row, plan.twin && row.gateway == TWIN);
+    }
+    rows
+}
+
+/// One target's figure across the trials of one scenario and metric.
+fn figure(trials: &[Trial], scenario: &str, gateway: &str, metric: &str) -> Option<AcrossTrials> {
+    let per_trial: Vec<Interval> = trials
+        .iter()
+        .filter(|t| t.scenario == scenario)
+        .flat_map(|t| &t.deltas)
+        .filter(|d| d.gateway == gateway && d.metric == metric)
+        .map(|d| d.added_us)
+        .collect();
+    AcrossTrials::of(&per_trial)
+}
+
+/// The metrics of a scenario, in the order the trials give them.
+fn metrics_of<'a>(trials: &'a [Trial], scenario: &str) -> Vec<&'a str> {
+    let mut metrics: Vec<&str> = Vec::new();
+    for d in trials
+        .iter()
+        .filter(|t| t.scenario == scenario)
+        .flat_map(|t| &t.deltas)
+    {
+        if !metrics.contains(&d.metric.as_str()) {
+            metrics.push(&d.metric);
+        }
+    }
+    metrics
+}
+
+/// Two gateways against each other, for one scenario and metric.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Between {
+    pub first: String,
+    pub second: String,
+    pub scenario: String,
+    pub metric: String,
+    /// What `first` adds beyond `second`, µs: the difference of their means across trials,
+    /// with a 95% interval (Welch).
+    pub difference_us: Interval,
+    /// Welch's t test, and Holm-adjusted over every pair, scenario and metric.
+    pub p_value: f64,
+    pub p_adjusted: f64,
+    pub verdict: String,
+}
+
+/// Every pair of gateways (the twin left out) against each other: "slower", "faster", or not
+/// told apart, Holm-adjusted over the pairs as their own family.
+pub fn between(plan: &OverheadPlan, trials: &[Trial]) -> Vec<Between> {
+    let gateways: Vec<&str> = plan
+        .targets
+        .iter()
+        .skip(1)
+        .map(|t| t.name.as_str())
+        .filter(|name| !(plan.twin && *name == TWIN))
+        .collect();
+    let mut scenarios: Vec<&str> = Vec::new();
+    for t in trials {
+        if !scenarios.contains(&t.scenario.as_str()) {
+            scenarios.push(&t.scenario);
+        }
+    }
+    let mut rows = Vec::new();
+    for scenario in scenarios {
+        for metric in metrics_of(trials, scenario) {
+            for (i, first) in gateways.iter().enumerate() {
+                for second in &gateways[i + 1..] {
+                    let (Some(a), Some(b)) = (
+                        figure(trials, scenario, first, metric),
+                        figure(trials, scenario, second, metric),
+                    ) else {
+                        continue;
+                    };
+                    let difference = a.minus(&b);
+                    rows.push(Between {
+                        first: first.to_string(),
+                        second: second.to_string(),
+                        scenario: scenario.to_string(),
+                        metric: metric.to_string(),
+                        difference_us: difference.interval(0.95),
+                        p_value: difference.p_value_beyond(0.0),
+                        p_adjusted: 1.0,
+                        verdict: String::new(),
+                    });
+                }
+            }
+        }
+    }
+    let adjusted = holm(&rows.iter().map(|r| r.p_value).collect::<Vec<_>>());
+    for (row, p) in rows.iter_mut().zip(adjusted) {
+        row.p_adjusted = p;
+        let d = row.difference_us;
+        row.verdict = if p < ALPHA && d.low > 0.0 {
+            format!("{} slower than {}", row.first, row.second)
+        } else if p < ALPHA && d.high < 0.0 {
+            format!("{} faster than {}", row.first, row.second)
+        } else {
+            "not told apart".to_string()
+        };
     }
     rows
 }
@@ -257,6 +338,33 @@ mod tests {
         assert!((twin.resolution_us - 5.48).abs() < 0.05, "{twin:?}");
         assert!(twin.verdict.starts_with("control"), "{}", twin.verdict);
         assert_eq!(rows[1].verdict, "adds latency", "{:?}", rows[1]);
+    }
+
+    #[test]
+    fn two_gateways_are_told_apart_only_when_they_differ() {
+        let plan = plan(&["a", "b", "c"], true);
+        let trials: Vec<Trial> = [(13.0, 14.2, 40.0), (14.0, 13.1, 41.0), (13.5, 13.9, 39.5)]
+            .iter()
+            .enumerate()
+            .map(|(i, &(a, b, c))| Trial {
+                trial: i + 1,
+                scenario: "chat".into(),
+                stream: false,
+                targets: Vec::new(),
+                deltas: vec![
+                    delta(TWIN, 0.0, 1.0),
+                    delta("a", a, 1.0),
+                    delta("b", b, 1.0),
+                    delta("c", c, 1.0),
+                ],
+            })
+            .collect();
+        let rows = between(&plan, &trials);
+        let verdicts: Vec<&str> = rows.iter().map(|r| r.verdict.as_str()).collect();
+        assert_eq!(
+            verdicts,
+            ["not told apart", "a faster than c", "b faster than c"]
+        );
     }
 
     #[test]

@@ -102,7 +102,7 @@ pub fn markdown(view: &CompareView) -> String {
         "- gatebench {}, started {}\n- Command: `{}`\n- Verdict: {}\n",
         view.gatebench_version,
         view.started_at,
-        view.command.join(" "),
+        crate::disclose::shell_line(&view.command),
         if view.valid {
             "valid".to_string()
         } else {

@@ -5,7 +5,7 @@ use gatebench_shared::stats::quantile_of_sorted;
 
 use crate::overhead::result::OverheadResult;
 
-use super::overhead::{combined_table, delta_table, method, targets_table};
+use super::overhead::{between_table, combined_table, delta_table, method, targets_table};
 use super::run_view::{runs_table, RunView};
 use super::svg::{escape, interval_plot, Axis, IntervalRow, LinePlot, Series};
 use super::table::Table;
@@ -83,7 +83,7 @@ pub fn overhead_page(result: &OverheadResult) -> String {
         result.host.cores,
         escape(&result.host.kernel),
         escape(&result.gatebench_version),
-        escape(&result.command.join(" ")),
+        escape(&crate::disclose::shell_line(&result.command)),
         if result.valid {
             "valid".to_string()
         } else {
@@ -105,6 +105,10 @@ pub fn overhead_page(result: &OverheadResult) -> String {
     body.push_str("<h2>Added latency across trials (the verdicts)</h2>");
     body.push_str(&format!("<p>{}</p>", escape(&method(result))));
     body.push_str(&table_html(&combined_table(result)));
+    if !result.between.is_empty() {
+        body.push_str("<h2>Gateways against each other</h2>");
+        body.push_str(&table_html(&between_table(result)));
+    }
     body.push_str("<h2>Added latency per trial</h2>");
     body.push_str(&figure(interval_plot(
         "Added latency: median of per-round differences, 95% interval",
@@ -164,7 +168,7 @@ pub fn run_page(view: &RunView) -> String {
         view.host.cores,
         escape(&view.host.kernel),
         escape(&view.gatebench_version),
-        escape(&view.command.join(" ")),
+        escape(&crate::disclose::shell_line(&view.command)),
         if view.valid { "valid" } else { "invalid" }
     );
     body.push_str(&table_html(&runs_table(view)));
@@ -250,7 +254,7 @@ pub fn compare_page(view: &super::compare_view::CompareView) -> String {
         view.host.cores,
         escape(&view.host.kernel),
         escape(&view.gatebench_version),
-        escape(&view.command.join(" ")),
+        escape(&crate::disclose::shell_line(&view.command)),
         if view.valid {
             "valid".to_string()
         } else {
@@ -376,7 +380,7 @@ fn meta(d: &super::sweep_view::Disclosure) -> String {
         d.host.cores,
         escape(&d.host.kernel),
         escape(&d.gatebench_version),
-        escape(&d.command.join(" ")),
+        escape(&crate::disclose::shell_line(&d.command)),
         if d.valid {
             "valid".to_string()
         } else {

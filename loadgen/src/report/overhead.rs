@@ -91,6 +91,35 @@ pub fn combined_table(result: &OverheadResult) -> Table {
     table
 }
 
+/// Every pair of gateways against each other (empty with fewer than two gateways).
+pub fn between_table(result: &OverheadResult) -> Table {
+    let mut table = Table::new(&[
+        "gateways",
+        "scenario",
+        "metric",
+        "difference (first − second)",
+        "95% interval",
+        "p (Holm)",
+        "verdict",
+    ]);
+    for b in &result.between {
+        table.push(vec![
+            format!("{} − {}", b.first, b.second),
+            b.scenario.clone(),
+            b.metric.clone(),
+            signed(b.difference_us.estimate),
+            format!(
+                "[{}, {}]",
+                signed(b.difference_us.low),
+                signed(b.difference_us.high)
+            ),
+            format!("{:.3}", b.p_adjusted),
+            b.verdict.clone(),
+        ]);
+    }
+    table
+}
+
 /// How the verdicts are reached, in one paragraph for the reports.
 pub fn method(result: &OverheadResult) -> String {
     let plan = &result.plan;
@@ -102,7 +131,9 @@ pub fn method(result: &OverheadResult) -> String {
             .and_then(|t| t.info.clone())
             .unwrap_or_default();
         format!(
-            "against the twin ({twin}), an A/A control called in the same rounds, by Welch's t              test of the two means across trials; the resolution is the farthest end of the              twin's interval from zero"
+            "against the twin ({twin}), an A/A control called in the same rounds, by Welch's t \
+             test of the two means across trials; the resolution is the farthest end of the twin's \
+             interval from zero"
         )
     } else {
         "against zero (no twin: --twin none)".to_string()
@@ -113,7 +144,13 @@ pub fn method(result: &OverheadResult) -> String {
         String::new()
     };
     format!(
-        "Each trial gives the median of per-round differences (gateway − direct) with a bootstrap          interval; the verdict combines the trials: the mean of their medians with a 95% t          interval over trials (it carries the variation between trials), compared {control}{floor}.          The p-values of all {} rows are adjusted together (Holm), so the 5% error rate holds for          the whole table. A gateway 'adds latency' or is 'faster than direct' only when the          adjusted test says so and its interval lies on that side of zero; otherwise it is          within the resolution.",
+        "Each trial gives the median of per-round differences (gateway − direct) with a bootstrap \
+         interval; the verdict combines the trials: the mean of their medians with a 95% t \
+         interval over trials (it carries the variation between trials), compared \
+         {control}{floor}. The p-values of all {} rows are adjusted together (Holm), so the 5% \
+         error rate holds for the whole table. A gateway 'adds latency' or is 'faster than direct' \
+         only when the adjusted test says so and its interval lies on that side of zero; otherwise \
+         it is within the resolution.",
         result
             .combined
             .iter()
@@ -225,6 +262,10 @@ pub fn terminal(result: &OverheadResult) -> String {
     out.push_str(&delta_table(result).to_text());
     out.push_str("\nacross trials (the verdicts):\n");
     out.push_str(&combined_table(result).to_text());
+    if !result.between.is_empty() {
+        out.push_str("\ngateways against each other:\n");
+        out.push_str(&between_table(result).to_text());
+    }
     if result.interrupted {
         out.push_str("\ninterrupted: the rounds done so far are reported\n");
     }
@@ -260,6 +301,14 @@ pub fn markdown(result: &OverheadResult) -> String {
     out.push_str(&method(result));
     out.push_str("\n\n");
     out.push_str(&combined_table(result).to_markdown());
+    if !result.between.is_empty() {
+        out.push_str("\n## Gateways against each other\n\n");
+        out.push_str(
+            "The difference of two gateways' figures across trials (Welch's t test), Holm-adjusted \
+             over every pair, scenario and metric.\n\n",
+        );
+        out.push_str(&between_table(result).to_markdown());
+    }
     out.push_str("\n## Added latency per trial\n\n");
     out.push_str(&delta_table(result).to_markdown());
     out.push_str("\n## Per target\n\n");
@@ -297,7 +346,7 @@ pub fn markdown(result: &OverheadResult) -> String {
         "- gatebench {}, started {}\n- Command: `{}`\n",
         result.gatebench_version,
         result.started_at,
-        result.command.join(" ")
+        crate::disclose::shell_line(&result.command)
     ));
     out.push_str(&format!(
         "- Verdict: {}\n",

@@ -208,7 +208,7 @@ pub fn markdown(view: &RunView) -> String {
         view.host.kernel,
         view.gatebench_version,
         view.started_at,
-        view.command.join(" ")
+        crate::disclose::shell_line(&view.command)
     ));
     out
 }

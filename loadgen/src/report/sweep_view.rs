@@ -50,7 +50,7 @@ impl Disclosure {
             "- gatebench {}, started {}\n- Command: `{}`\n- Verdict: {}\n",
             self.gatebench_version,
             self.started_at,
-            self.command.join(" "),
+            crate::disclose::shell_line(&self.command),
             if self.valid {
                 "valid".to_string()
             } else {

@@ -16,6 +16,17 @@ pub fn args(target: String) -> RunArgs {
     }
 }
 
+/// A mock whose every whole answer takes `latency`.
+fn mock_answering_in(latency: &str) -> mock_upstream::MockServer {
+    start_mock(Config {
+        latency: LatencyModel {
+            latency: Some(latency.parse().unwrap()),
+            ..LatencyModel::default()
+        },
+        ..Config::default()
+    })
+}
+
 pub fn url(mock: &mock_upstream::MockServer) -> String {
     format!("http://{}/v1/chat/completions", mock.local_addr())
 }
@@ -54,6 +65,46 @@ fn open_loop_sends_the_schedule_and_accounts_for_every_request() {
     assert!(r.connections_reused >= 2500 - r.connections_opened);
     assert!(r.metrics["response_time"].p50 < 50_000);
     assert_eq!(code == 0, result.valid);
+}
+
+#[test]
+fn throughput_counts_what_finished_not_what_was_planned() {
+    // Two connections to a mock that answers in 20 ms hold at most ~100 answers a second; the
+    // plan asks for 400 a second for 1 s.
+    let slow = mock_answering_in("20ms");
+    let (result, _) = run(
+        RunArgs {
+            rate: Some("400".into()),
+            duration: Some("1s".into()),
+            connections: Some(2),
+            timeout: Some("30s".into()),
+            ..args(url(&slow))
+        },
+        vec![],
+    )
+    .unwrap();
+    let r = &result.runs[0];
+    assert_eq!(r.ok, 400, "{:?}", r.errors);
+    assert!(
+        r.throughput > 60.0 && r.throughput < 110.0,
+        "throughput {} over {} s",
+        r.throughput,
+        r.completion_window_s
+    );
+    assert!(r.completion_window_s > 3.0, "{}", r.completion_window_s);
+    // A target that keeps up: the throughput is the rate.
+    let fast = start_mock(Config::default());
+    let (result, _) = run(
+        RunArgs {
+            rate: Some("400".into()),
+            duration: Some("1s".into()),
+            ..args(url(&fast))
+        },
+        vec![],
+    )
+    .unwrap();
+    let r = &result.runs[0];
+    assert!((r.throughput - 400.0).abs() < 10.0, "{}", r.throughput);
 }
 
 #[test]
@@ -100,13 +151,7 @@ fn stream_metrics_match_the_mock_latency_model() {
 
 #[test]
 fn closed_loop_keeps_n_requests_in_flight() {
-    let mock = start_mock(Config {
-        latency: LatencyModel {
-            latency: Some("20ms".parse().unwrap()),
-            ..LatencyModel::default()
-        },
-        ..Config::default()
-    });
+    let mock = mock_answering_in("20ms");
     let (result, _) = run(
         RunArgs {
             concurrency: Some(4),

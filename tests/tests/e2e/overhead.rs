@@ -108,6 +108,11 @@ fn a_known_delay_is_found_and_no_delay_is_not_distinguishable() {
         }
         assert_eq!(c.trials, 2);
     }
+    // The two gateways against each other: e2e and the stream's e2e and TTFT.
+    assert_eq!(result.between.len(), 3);
+    for b in &result.between {
+        assert_eq!(b.verdict, "slow slower than same", "{b:?}");
+    }
 }
 
 #[test]
