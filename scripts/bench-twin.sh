@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Verdicts against an identical twin: RUNS back-to-back `loadgen overhead` runs (default
-# settings: 3 trials x 150 rounds, chat and chat-stream) with four separate mock processes:
+# settings: 10 trials x 50 rounds, chat and chat-stream) with four separate mock processes:
 # direct, the twin (--twin), a third identical one named `same`, and one that adds exactly
 # 200 µs (`--latency 200us --ttft 200us` on the mock's precise timer, spinning its last 50 µs: 200 µs more to a whole answer, to the first token and to the end of a stream) named
 # `plus200`. Counts, over the runs, how often `same` or the twin was called different (must be
@@ -13,7 +13,7 @@ set -euo pipefail
 runs=${1:-10}
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
+trap 'kill $(jobs -p) 2>/dev/null || true; [ -n "${KEEP:-}" ] || rm -rf "$work"; [ -n "${KEEP:-}" ] && echo "kept $work" >&2' EXIT
 (cd "$root" && cargo build --release -q -p mock-upstream --bin mock-upstream && cargo build --release -q -p loadgen --bin loadgen)
 mock_bin="$root/target/release/mock-upstream"
 loadgen_bin="$root/target/release/loadgen"

@@ -11,11 +11,28 @@ write_nginx_conf() {
   fi
   mkdir -p "$work/nginx"
   cat >"$work/nginx.conf" <<NGINX
+$(nginx_preamble "$work" 4096)
+  server {
+    listen 127.0.0.1:$port;
+    location / { default_type application/json; return 200 '$(cat "$body_file")'; }
+    $stream_location
+  }
+}
+NGINX
+}
+
+# nginx_preamble WORK CONNECTIONS: what every nginx here shares, up to the inside of its http
+# block: one worker in the foreground, every file under WORK/nginx, no access log, keep-alive
+# without limit.
+nginx_preamble() {
+  local work=$1 connections=$2
+  cat <<NGINX
 worker_processes 1;
 daemon off;
 pid $work/nginx/nginx.pid;
 error_log $work/nginx/error.log;
-events { worker_connections 4096; }
+worker_rlimit_nofile $((connections * 4));
+events { worker_connections $connections; }
 http {
   access_log off;
   keepalive_requests 10000000;
@@ -24,11 +41,5 @@ http {
   fastcgi_temp_path $work/nginx;
   uwsgi_temp_path $work/nginx;
   scgi_temp_path $work/nginx;
-  server {
-    listen 127.0.0.1:$port;
-    location / { default_type application/json; return 200 '$(cat "$body_file")'; }
-    $stream_location
-  }
-}
 NGINX
 }

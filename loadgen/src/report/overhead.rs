@@ -149,8 +149,8 @@ pub fn method(result: &OverheadResult) -> String {
          interval over trials (it carries the variation between trials), compared \
          {control}{floor}. The p-values of all {} rows are adjusted together (Holm), so the 5% \
          error rate holds for the whole table. A gateway 'adds latency' or is 'faster than direct' \
-         only when the adjusted test says so and its interval lies on that side of zero; otherwise \
-         it is within the resolution.",
+         only when the adjusted test says so and its interval lies beyond the resolution on that \
+         side; otherwise it is within the resolution.",
         result
             .combined
             .iter()

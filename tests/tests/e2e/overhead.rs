@@ -60,7 +60,7 @@ fn a_known_delay_is_found_and_no_delay_is_not_distinguishable() {
     assert_eq!(result.trials.len(), 4);
     for trial in &result.trials {
         for target in &trial.targets {
-            assert_eq!((target.calls, target.failed), (150, 0), "{}", target.name);
+            assert_eq!((target.calls, target.failed), (50, 0), "{}", target.name);
             assert_eq!(target.connections_opened, 1, "one kept-alive connection");
         }
         let metrics = if trial.stream { 2 } else { 1 };
@@ -94,7 +94,7 @@ fn a_known_delay_is_found_and_no_delay_is_not_distinguishable() {
                 ),
                 other => panic!("unexpected gateway {other}"),
             }
-            assert_eq!(d.pairs, 150);
+            assert_eq!(d.pairs, 50);
         }
     }
     // One verdict per target, scenario and metric across the two trials.

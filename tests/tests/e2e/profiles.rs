@@ -47,9 +47,9 @@ fn profiles_say_what_their_method_says() {
     // 25 warm-up requests at 5,000/s, constant arrival.
     assert_eq!(constant["warmup"].as_str(), Some("5ms"));
     let paired = read("paired-latency.toml");
-    assert_eq!(paired["rounds"].as_integer(), Some(150));
+    assert_eq!(paired["rounds"].as_integer(), Some(50));
     assert_eq!(paired["warmup-rounds"].as_integer(), Some(5));
-    assert_eq!(paired["trials"].as_integer(), Some(3));
+    assert_eq!(paired["trials"].as_integer(), Some(10));
     assert_eq!(paired["max-tokens"].as_integer(), Some(5));
     let sweep = read("concurrency-sweep.toml");
     assert_eq!(sweep["requests"].as_integer(), Some(5000));

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# nginx and HAProxy side by side in one `loadgen overhead` run (profiles/paired-latency.toml,
+# a second mock process as the twin): each against direct, and the two against each other.
+# RUNS runs back to back (default 3), results and reports in bench-out/gateways/proxies.
+#
+# Usage: scripts/gateways/proxies.sh [RUNS]     (LOADGEN_ARGS: more loadgen overhead flags)
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/proxies-lib.sh"
+need nginx nginx
+need haproxy haproxy
+need curl curl
+runs=${1:-3}
+out=${OUT:-$root/bench-out/gateways/proxies}
+mkdir -p "$out"
+build
+start_mock
+start_nginx_proxy 18601
+nginx_pid=$proxy_pid nginx_info=$proxy_info
+start_haproxy 18602
+haproxy_pid=$proxy_pid haproxy_info=$proxy_info
+for run in $(seq "$runs"); do
+  "$loadgen_bin" overhead --profile "$root/profiles/paired-latency.toml" \
+    --direct "$(direct_url)" --twin "http://127.0.0.1:$twin_port/v1/chat/completions" \
+    --gateway "nginx=http://127.0.0.1:18601/v1/chat/completions" --gateway-info "nginx=$nginx_info" \
+    --gateway "haproxy=http://127.0.0.1:18602/v1/chat/completions" --gateway-info "haproxy=$haproxy_info" \
+    --gateway-recording nginx=off --gateway-recording haproxy=off \
+    --sample-pid "nginx=$nginx_pid" --sample-pid "haproxy=$haproxy_pid" \
+    --seed "$run" --pin 0 --quiet ${LOADGEN_ARGS:-} --out "$out/run-$run.json" || true
+  "$loadgen_bin" report "$out/run-$run.json" --format md --out "$out/run-$run.md"
+  echo "== run $run" >&2
+  sed -n '/^| gateway | scenario/,/^$/p;/^| gateways/,/^$/p' "$out/run-$run.md"
+done
+echo "results and reports in $out" >&2
