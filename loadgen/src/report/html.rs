@@ -124,24 +124,14 @@ pub fn overhead_page(result: &OverheadResult) -> String {
     scenarios.dedup();
     for scenario in scenarios {
         let series = result.plan.targets.iter().map(|target| {
-            let mut values: Vec<f64> = result
+            let values: Vec<f64> = result
                 .trials
                 .iter()
                 .filter(|t| t.scenario == scenario)
                 .flat_map(|t| t.targets.iter().filter(|x| x.name == target.name))
                 .flat_map(|x| x.rounds_e2e_us.iter().flatten().copied())
                 .collect();
-            values.sort_by(f64::total_cmp);
-            let points = PERCENTILES
-                .iter()
-                // Only percentiles the sample can tell apart from its maximum.
-                .filter(|&&p| (1.0 - p) * values.len() as f64 >= 1.0 || p == 0.5)
-                .filter_map(|&p| Some((nines(p), quantile_of_sorted(&values, p)?)))
-                .collect();
-            Series {
-                name: target.name.clone(),
-                points,
-            }
+            percentile_series(&target.name, values)
         });
         body.push_str(&figure(
             LinePlot {
@@ -153,8 +143,10 @@ pub fn overhead_page(result: &OverheadResult) -> String {
             .to_svg(),
         ));
     }
+    body.push_str(&round_differences_html(result));
     body.push_str("<h2>Per target</h2>");
     body.push_str(&table_html(&targets_table(result)));
+    body.push_str(&resources_html(&result.resources));
     page("Gateway overhead (paired rounds)", &body)
 }
 
@@ -335,6 +327,63 @@ pub fn compare_page(view: &super::compare_view::CompareView) -> String {
         .to_svg(),
     ));
     page("Gateway comparison under load", &body)
+}
+
+/// A sample as a line by percentile, at the percentiles it can tell apart from its maximum.
+fn percentile_series(name: &str, mut values: Vec<f64>) -> Series {
+    values.sort_by(f64::total_cmp);
+    let points = PERCENTILES
+        .iter()
+        .filter(|&&p| (1.0 - p) * values.len() as f64 >= 1.0 || p == 0.5)
+        .filter_map(|&p| Some((nines(p), quantile_of_sorted(&values, p)?)))
+        .collect();
+    Series {
+        name: name.to_string(),
+        points,
+    }
+}
+
+/// Per scenario, the distribution of the per-round end-to-end differences (target − direct)
+/// of every target after direct, all trials together: what the medians summarise.
+fn round_differences_html(result: &OverheadResult) -> String {
+    let mut out = String::from("<h2>Per-round differences</h2>");
+    let mut scenarios: Vec<&str> = result.trials.iter().map(|t| t.scenario.as_str()).collect();
+    scenarios.sort_unstable();
+    scenarios.dedup();
+    for scenario in scenarios {
+        let series = result.plan.targets.iter().skip(1).map(|target| {
+            let values: Vec<f64> = result
+                .trials
+                .iter()
+                .filter(|t| t.scenario == scenario)
+                .flat_map(|t| {
+                    let direct = t.targets.first().map(|x| &x.rounds_e2e_us[..]);
+                    let this = t.targets.iter().find(|x| x.name == target.name);
+                    let pairs = direct.zip(this.map(|x| &x.rounds_e2e_us[..]));
+                    pairs
+                        .into_iter()
+                        .flat_map(|(d, g)| d.iter().zip(g).filter_map(|(d, g)| Some((*g)? - (*d)?)))
+                })
+                .collect();
+            percentile_series(&target.name, values)
+        });
+        out.push_str(&figure(
+            LinePlot {
+                title: format!(
+                    "Per-round end-to-end difference from direct by percentile, {scenario} (all trials)"
+                ),
+                x: percentile_axis(),
+                y: Axis {
+                    label: "difference (µs)".into(),
+                    log: false,
+                    ticks: Vec::new(),
+                },
+                series: series.collect(),
+            }
+            .to_svg(),
+        ));
+    }
+    out
 }
 
 fn resources_html(resources: &[crate::sampler::ResourceReport]) -> String {

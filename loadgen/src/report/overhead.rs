@@ -313,6 +313,10 @@ pub fn markdown(result: &OverheadResult) -> String {
     out.push_str(&delta_table(result).to_markdown());
     out.push_str("\n## Per target\n\n");
     out.push_str(&targets_table(result).to_markdown());
+    if !result.resources.is_empty() {
+        out.push_str("\n## Sampled processes (`--sample-pid`)\n\n");
+        out.push_str(&crate::report::resources::table(&result.resources).to_markdown());
+    }
     out.push_str("\n## Disclosure\n\n");
     out.push_str(&format!(
         "- Host: {} ({} cores), kernel {}, {} MiB of memory\n",
