@@ -2,9 +2,11 @@
 //!
 //! Trial k of the direct target and trial k of a gateway ran one after the other under the same
 //! load; the per-trial difference of a percentile is their paired difference, and the interval is
-//! Student's t over the trials' differences.
+//! Student's t over the trials' differences. The t tests of every gateway and percentile are
+//! Holm-adjusted together, so a verdict's 5% error rate holds for the whole table.
 
 use gatebench_shared::stats::{median, t_interval_95, Interval};
+use gatebench_shared::trials::{holm, AcrossTrials};
 use serde::{Deserialize, Serialize};
 
 use crate::report::overhead::micros;
@@ -49,16 +51,54 @@ pub struct PercentileDelta {
     pub per_trial_us: Vec<f64>,
     /// Mean of the per-trial differences with a 95% t interval (needs two trials or more).
     pub added_us: Option<Interval>,
+    /// The t test's p-value ("adds nothing"), Holm-adjusted over every gateway and percentile
+    /// of the result (needs two trials or more).
+    #[serde(default)]
+    pub p_adjusted: Option<f64>,
 }
 
 impl PercentileDelta {
     pub fn verdict(&self) -> &'static str {
+        let found = self
+            .p_adjusted
+            .is_some_and(|p| p < crate::overhead::verdict::ALPHA);
         match self.added_us {
             None => "one trial: no interval",
-            Some(i) if i.contains_zero() => "not distinguishable from direct",
+            Some(i) if !found || i.contains_zero() => "not distinguishable from direct",
             Some(i) if i.estimate > 0.0 => "adds latency",
             Some(_) => "faster than direct",
         }
+    }
+
+    /// The unadjusted p-value of "adds nothing" (a t test over the trials' differences).
+    fn p_value(&self) -> Option<f64> {
+        let per_trial: Vec<Interval> = self
+            .per_trial_us
+            .iter()
+            .map(|&d| Interval {
+                estimate: d,
+                low: d,
+                high: d,
+                confidence: 0.95,
+            })
+            .collect();
+        (per_trial.len() >= 2)
+            .then(|| AcrossTrials::of(&per_trial))
+            .flatten()
+            .map(|a| a.p_value_beyond(0.0))
+    }
+}
+
+/// Sets every delta's Holm-adjusted p-value (those with two trials or more form the family).
+pub fn adjust(deltas: &mut [PercentileDelta]) {
+    let tested: Vec<(usize, f64)> = deltas
+        .iter()
+        .enumerate()
+        .filter_map(|(i, d)| Some((i, d.p_value()?)))
+        .collect();
+    let adjusted = holm(&tested.iter().map(|(_, p)| *p).collect::<Vec<_>>());
+    for ((i, _), p) in tested.iter().zip(adjusted) {
+        deltas[*i].p_adjusted = Some(p);
     }
 }
 
@@ -113,6 +153,7 @@ pub fn deltas(
                 percentile: name.to_string(),
                 added_us: t_interval_95(&per_trial),
                 per_trial_us: per_trial,
+                p_adjusted: None,
             }
         })
         .collect()
@@ -204,7 +245,8 @@ mod tests {
             figures([170.0, 280.0, 880.0, 1_100.0]),
             figures([160.0, 270.0, 520.0, 700.0]),
         ];
-        let d = deltas("gw", &direct, &gateway);
+        let mut d = deltas("gw", &direct, &gateway);
+        adjust(&mut d);
         assert_eq!(d[0].per_trial_us, [50.0, 50.0, 50.0]);
         let p50 = d[0].added_us.unwrap();
         assert_eq!((p50.estimate, p50.low, p50.high), (50.0, 50.0, 50.0));

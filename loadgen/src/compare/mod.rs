@@ -370,10 +370,11 @@ pub(crate) fn analyse(
         .map(|t| summarise(&t.name, &figures(&t.name)))
         .collect();
     let direct = figures("direct");
-    let deltas = targets[1..]
+    let mut deltas: Vec<PercentileDelta> = targets[1..]
         .iter()
         .flat_map(|t| deltas(&t.name, &direct, &figures(&t.name)))
         .collect();
+    analysis::adjust(&mut deltas);
     (summary, deltas)
 }
 
