@@ -15,7 +15,7 @@ use std::pin::{pin, Pin};
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use bytes::{Buf, BufMut, Bytes, BytesMut};
+use bytes::{BufMut, Bytes, BytesMut};
 use http_body::Body;
 use hyper::Method;
 use tokio::io::{AsyncWriteExt, Interest};
@@ -272,16 +272,16 @@ impl Conn {
                 // A reset on purpose: the socket is set to reset when it closes.
                 Some(Err(_)) => return Err(io::ErrorKind::ConnectionAborted.into()),
             };
-            let len = data.remaining();
+            let len = data.len();
             if len == 0 {
                 continue;
             }
             if chunked {
                 encode::chunk_start(&mut self.out, len);
-                self.out.put(data);
+                data.copy_to(&mut self.out);
                 encode::chunk_end(&mut self.out);
             } else {
-                self.out.put(data);
+                data.copy_to(&mut self.out);
             }
             if self.out.len() >= WRITE_AHEAD {
                 self.flush().await?;
