@@ -344,14 +344,15 @@ fn percentile_series(name: &str, mut values: Vec<f64>) -> Series {
 }
 
 /// Per scenario, the distribution of the per-round end-to-end differences (target − direct)
-/// of every target after direct, all trials together: what the medians summarise.
+/// of every target, all trials together: what the medians summarise. Direct's own line is the
+/// zero reference, and keeps each target's colour the one it has in the other plots.
 fn round_differences_html(result: &OverheadResult) -> String {
     let mut out = String::from("<h2>Per-round differences</h2>");
     let mut scenarios: Vec<&str> = result.trials.iter().map(|t| t.scenario.as_str()).collect();
     scenarios.sort_unstable();
     scenarios.dedup();
     for scenario in scenarios {
-        let series = result.plan.targets.iter().skip(1).map(|target| {
+        let series = result.plan.targets.iter().map(|target| {
             let values: Vec<f64> = result
                 .trials
                 .iter()
