@@ -147,6 +147,12 @@ pub fn overhead_page(result: &OverheadResult) -> String {
     body.push_str("<h2>Per target</h2>");
     body.push_str(&table_html(&targets_table(result)));
     body.push_str(&resources_html(&result.resources));
+    if let Some(mock) = &result.mock {
+        body.push_str(
+            "<h2>The upstream</h2><p>The direct upstream is a gatebench mock, configured as:</p>",
+        );
+        body.push_str(&format!("<pre>{}</pre>", escape(mock.trim_end())));
+    }
     page("Gateway overhead (paired rounds)", &body)
 }
 

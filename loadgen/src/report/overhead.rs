@@ -360,6 +360,12 @@ pub fn markdown(result: &OverheadResult) -> String {
             format!("invalid ({})", result.invalid_reasons.join("; "))
         }
     ));
+    if let Some(mock) = &result.mock {
+        out.push_str(&format!(
+            "- The direct upstream is a gatebench mock, configured as:\n\n```toml\n{}\n```\n",
+            mock.trim_end()
+        ));
+    }
     out
 }
 
