@@ -74,6 +74,18 @@ pub fn fetch(mut stream: TcpStream, target: &Target, path: &str) -> Option<Strin
     std::str::from_utf8(body).ok().map(str::to_string)
 }
 
+/// The Markdown lines that disclose the direct upstream's configuration when it is a gatebench
+/// mock (empty otherwise).
+pub fn mock_markdown(mock: Option<&str>) -> String {
+    match mock {
+        Some(toml) => format!(
+            "- The direct upstream is a gatebench mock, configured as:\n\n```toml\n{}\n```\n",
+            toml.trim_end()
+        ),
+        None => String::new(),
+    }
+}
+
 /// A command line as a shell reads it back: each argument that holds anything but letters,
 /// digits and `-_./:=@%+,` single-quoted (a `'` inside as `'\''`), so a header like
 /// `x-mock-ttft: 5ms` pastes back as one argument.

@@ -24,6 +24,9 @@ pub struct CompareView {
     pub summary: Vec<TargetSummary>,
     pub deltas: Vec<PercentileDelta>,
     pub valid: bool,
+    /// The direct upstream's configuration, when it is a gatebench mock.
+    #[serde(default)]
+    pub mock: Option<String>,
     #[serde(default)]
     pub invalid_reasons: Vec<String>,
 }
@@ -109,5 +112,6 @@ pub fn markdown(view: &CompareView) -> String {
             format!("invalid ({})", view.invalid_reasons.join("; "))
         }
     ));
+    out.push_str(&crate::disclose::mock_markdown(view.mock.as_deref()));
     out
 }

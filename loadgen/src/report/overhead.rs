@@ -360,12 +360,7 @@ pub fn markdown(result: &OverheadResult) -> String {
             format!("invalid ({})", result.invalid_reasons.join("; "))
         }
     ));
-    if let Some(mock) = &result.mock {
-        out.push_str(&format!(
-            "- The direct upstream is a gatebench mock, configured as:\n\n```toml\n{}\n```\n",
-            mock.trim_end()
-        ));
-    }
+    out.push_str(&crate::disclose::mock_markdown(result.mock.as_deref()));
     out
 }
 

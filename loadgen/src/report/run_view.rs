@@ -21,6 +21,9 @@ pub struct RunView {
     pub host: gatebench_shared::host::HostFacts,
     pub runs: Vec<RunRow>,
     pub valid: bool,
+    /// The direct upstream's configuration, when it is a gatebench mock.
+    #[serde(default)]
+    pub mock: Option<String>,
     /// In a merged result (`loadgen merge`): the shards it was added from.
     #[serde(default)]
     pub shards: Option<ShardsView>,
@@ -210,6 +213,7 @@ pub fn markdown(view: &RunView) -> String {
         view.started_at,
         crate::disclose::shell_line(&view.command)
     ));
+    out.push_str(&crate::disclose::mock_markdown(view.mock.as_deref()));
     out
 }
 

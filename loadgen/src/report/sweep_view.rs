@@ -27,6 +27,9 @@ pub struct Disclosure {
     pub valid: bool,
     #[serde(default)]
     pub invalid_reasons: Vec<String>,
+    /// The direct upstream's configuration, when it is a gatebench mock.
+    #[serde(default)]
+    pub mock: Option<String>,
 }
 
 impl Disclosure {
@@ -57,6 +60,7 @@ impl Disclosure {
                 format!("invalid ({})", self.invalid_reasons.join("; "))
             }
         ));
+        out.push_str(&crate::disclose::mock_markdown(self.mock.as_deref()));
         if !self.resources.is_empty() {
             out.push_str("\n## Resources of the system under test\n\n");
             out.push_str(&resources::table(&self.resources).to_markdown());
