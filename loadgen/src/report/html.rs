@@ -147,12 +147,7 @@ pub fn overhead_page(result: &OverheadResult) -> String {
     body.push_str("<h2>Per target</h2>");
     body.push_str(&table_html(&targets_table(result)));
     body.push_str(&resources_html(&result.resources));
-    if let Some(mock) = &result.mock {
-        body.push_str(
-            "<h2>The upstream</h2><p>The direct upstream is a gatebench mock, configured as:</p>",
-        );
-        body.push_str(&format!("<pre>{}</pre>", escape(mock.trim_end())));
-    }
+    body.push_str(&upstream_html(result.mock.as_deref()));
     page("Gateway overhead (paired rounds)", &body)
 }
 
@@ -237,6 +232,7 @@ pub fn run_page(view: &RunView) -> String {
             .to_svg(),
         ));
     }
+    body.push_str(&upstream_html(view.mock.as_deref()));
     page("Load run", &body)
 }
 
@@ -332,6 +328,7 @@ pub fn compare_page(view: &super::compare_view::CompareView) -> String {
         }
         .to_svg(),
     ));
+    body.push_str(&upstream_html(view.mock.as_deref()));
     page("Gateway comparison under load", &body)
 }
 
@@ -428,6 +425,17 @@ fn resources_html(resources: &[crate::sampler::ResourceReport]) -> String {
     out
 }
 
+/// The direct upstream's configuration when it is a gatebench mock (nothing otherwise).
+fn upstream_html(mock: Option<&str>) -> String {
+    match mock {
+        Some(toml) => format!(
+            "<h2>The upstream</h2><p>The direct upstream is a gatebench mock, configured as:</p><pre>{}</pre>",
+            escape(toml.trim_end())
+        ),
+        None => String::new(),
+    }
+}
+
 fn meta(d: &super::sweep_view::Disclosure) -> String {
     format!(
         "<p class=\"meta\">{} on {} ({} cores), kernel {}; gatebench {}, <code>{}</code>. Verdict: <b>{}</b>.</p>",
@@ -507,6 +515,7 @@ pub fn sweep_page(view: &super::sweep_view::SweepView) -> String {
         escape(crate::sweep::headline_text(&view.headline).trim())
     ));
     body.push_str(&resources_html(&view.disclosure.resources));
+    body.push_str(&upstream_html(view.disclosure.mock.as_deref()));
     page("Load sweep", &body)
 }
 
@@ -561,5 +570,6 @@ pub fn ladder_page(view: &super::sweep_view::LadderView) -> String {
     ));
     body.push_str(&table_html(&crate::ladder::rungs_table(&view.rungs)));
     body.push_str(&resources_html(&view.disclosure.resources));
+    body.push_str(&upstream_html(view.disclosure.mock.as_deref()));
     page("Simultaneous streams (ladder)", &body)
 }
