@@ -46,20 +46,27 @@ impl AcrossTrials {
                 })
             }
             _ => {
-                let mean = per_trial.iter().map(|i| i.estimate).sum::<f64>() / k as f64;
-                let variance = per_trial
-                    .iter()
-                    .map(|i| (i.estimate - mean).powi(2))
-                    .sum::<f64>()
-                    / (k - 1) as f64;
-                Some(AcrossTrials {
-                    trials: k,
-                    mean,
-                    standard_error: (variance / k as f64).sqrt(),
-                    degrees_of_freedom: (k - 1) as f64,
-                })
+                let estimates: Vec<f64> = per_trial.iter().map(|i| i.estimate).collect();
+                AcrossTrials::of_estimates(&estimates)
             }
         }
+    }
+
+    /// Combines per-trial estimates by the spread between them alone. `None` with fewer than
+    /// two.
+    pub fn of_estimates(estimates: &[f64]) -> Option<AcrossTrials> {
+        let k = estimates.len();
+        if k < 2 {
+            return None;
+        }
+        let mean = estimates.iter().sum::<f64>() / k as f64;
+        let variance = estimates.iter().map(|e| (e - mean).powi(2)).sum::<f64>() / (k - 1) as f64;
+        Some(AcrossTrials {
+            trials: k,
+            mean,
+            standard_error: (variance / k as f64).sqrt(),
+            degrees_of_freedom: (k - 1) as f64,
+        })
     }
 
     /// The two-sided interval of the mean at `confidence`.

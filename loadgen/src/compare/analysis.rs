@@ -72,20 +72,7 @@ impl PercentileDelta {
 
     /// The unadjusted p-value of "adds nothing" (a t test over the trials' differences).
     fn p_value(&self) -> Option<f64> {
-        let per_trial: Vec<Interval> = self
-            .per_trial_us
-            .iter()
-            .map(|&d| Interval {
-                estimate: d,
-                low: d,
-                high: d,
-                confidence: 0.95,
-            })
-            .collect();
-        (per_trial.len() >= 2)
-            .then(|| AcrossTrials::of(&per_trial))
-            .flatten()
-            .map(|a| a.p_value_beyond(0.0))
+        AcrossTrials::of_estimates(&self.per_trial_us).map(|a| a.p_value_beyond(0.0))
     }
 }
 

@@ -57,6 +57,17 @@ pub struct Trial {
     pub deltas: Vec<Delta>,
 }
 
+/// The scenarios of `trials`, each once, in the order they first ran.
+pub fn scenarios(trials: &[Trial]) -> Vec<&str> {
+    let mut out: Vec<&str> = Vec::new();
+    for t in trials {
+        if !out.contains(&t.scenario.as_str()) {
+            out.push(&t.scenario);
+        }
+    }
+    out
+}
+
 /// One target in one trial.
 #[derive(Debug, Serialize, Deserialize)]
 pub struct TargetTrial {

@@ -19,7 +19,7 @@ use gatebench_shared::trials::{holm, AcrossTrials};
 use serde::{Deserialize, Serialize};
 
 use super::plan::{OverheadPlan, TWIN};
-use super::result::Trial;
+use super::result::{scenarios, Trial};
 
 /// The family-wise error rate of the verdicts.
 pub const ALPHA: f64 = 0.05;
@@ -47,14 +47,8 @@ pub struct Combined {
 
 /// The combined verdicts of every target after direct (the twin's row is the control).
 pub fn combine(plan: &OverheadPlan, trials: &[Trial]) -> Vec<Combined> {
-    let mut scenarios: Vec<(&str, bool)> = Vec::new();
-    for t in trials {
-        if !scenarios.iter().any(|(s, _)| *s == t.scenario) {
-            scenarios.push((&t.scenario, t.stream));
-        }
-    }
     let mut rows = Vec::new();
-    for (scenario, _) in &scenarios {
+    for scenario in scenarios(trials) {
         let of = |gateway: &str, metric: &str| figure(trials, scenario, gateway, metric);
         for metric in metrics_of(trials, scenario) {
             let control = plan.twin.then(|| of(TWIN, metric)).flatten();
@@ -157,14 +151,8 @@ pub fn between(plan: &OverheadPlan, trials: &[Trial]) -> Vec<Between> {
         .map(|t| t.name.as_str())
         .filter(|name| !(plan.twin && *name == TWIN))
         .collect();
-    let mut scenarios: Vec<&str> = Vec::new();
-    for t in trials {
-        if !scenarios.contains(&t.scenario.as_str()) {
-            scenarios.push(&t.scenario);
-        }
-    }
     let mut rows = Vec::new();
-    for scenario in scenarios {
+    for scenario in scenarios(trials) {
         for metric in metrics_of(trials, scenario) {
             for (i, first) in gateways.iter().enumerate() {
                 for second in &gateways[i + 1..] {

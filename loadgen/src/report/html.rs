@@ -118,31 +118,19 @@ pub fn overhead_page(result: &OverheadResult) -> String {
     body.push_str(&table_html(&delta_table(result)));
 
     body.push_str("<h2>Latency by percentile</h2>");
-    let mut scenarios: Vec<&str> = result.trials.iter().map(|t| t.scenario.as_str()).collect();
-    scenarios.dedup();
-    scenarios.sort_unstable();
-    scenarios.dedup();
-    for scenario in scenarios {
-        let series = result.plan.targets.iter().map(|target| {
-            let values: Vec<f64> = result
-                .trials
+    body.push_str(&per_scenario_plots(
+        result,
+        "End-to-end time by percentile",
+        latency_axis(),
+        |trial, target| {
+            trial
+                .targets
                 .iter()
-                .filter(|t| t.scenario == scenario)
-                .flat_map(|t| t.targets.iter().filter(|x| x.name == target.name))
+                .filter(|x| x.name == target)
                 .flat_map(|x| x.rounds_e2e_us.iter().flatten().copied())
-                .collect();
-            percentile_series(&target.name, values)
-        });
-        body.push_str(&figure(
-            LinePlot {
-                title: format!("End-to-end time by percentile, {scenario} (all trials)"),
-                x: percentile_axis(),
-                y: latency_axis(),
-                series: series.collect(),
-            }
-            .to_svg(),
-        ));
-    }
+                .collect()
+        },
+    ));
     body.push_str(&round_differences_html(result));
     body.push_str("<h2>Per target</h2>");
     body.push_str(&table_html(&targets_table(result)));
@@ -351,37 +339,54 @@ fn percentile_series(name: &str, mut values: Vec<f64>) -> Series {
 /// zero reference, and keeps each target's colour the one it has in the other plots.
 fn round_differences_html(result: &OverheadResult) -> String {
     let mut out = String::from("<h2>Per-round differences</h2>");
-    let mut scenarios: Vec<&str> = result.trials.iter().map(|t| t.scenario.as_str()).collect();
+    let axis = Axis {
+        label: "difference (µs)".into(),
+        log: false,
+        ticks: Vec::new(),
+    };
+    out.push_str(&per_scenario_plots(
+        result,
+        "Per-round end-to-end difference from direct by percentile",
+        axis,
+        |trial, target| {
+            let direct = trial.targets.first().map(|x| &x.rounds_e2e_us[..]);
+            let this = trial.targets.iter().find(|x| x.name == target);
+            let pairs = direct.zip(this.map(|x| &x.rounds_e2e_us[..]));
+            pairs
+                .into_iter()
+                .flat_map(|(d, g)| d.iter().zip(g).filter_map(|(d, g)| Some((*g)? - (*d)?)))
+                .collect()
+        },
+    ));
+    out
+}
+
+/// One plot per scenario (in name order) of every target's `values` by percentile, all trials
+/// together; `values` gives a target's sample of one trial.
+fn per_scenario_plots(
+    result: &OverheadResult,
+    title: &str,
+    y: Axis,
+    values: impl Fn(&crate::overhead::result::Trial, &str) -> Vec<f64>,
+) -> String {
+    let mut scenarios = crate::overhead::result::scenarios(&result.trials);
     scenarios.sort_unstable();
-    scenarios.dedup();
+    let mut out = String::new();
     for scenario in scenarios {
         let series = result.plan.targets.iter().map(|target| {
-            let values: Vec<f64> = result
+            let sample: Vec<f64> = result
                 .trials
                 .iter()
                 .filter(|t| t.scenario == scenario)
-                .flat_map(|t| {
-                    let direct = t.targets.first().map(|x| &x.rounds_e2e_us[..]);
-                    let this = t.targets.iter().find(|x| x.name == target.name);
-                    let pairs = direct.zip(this.map(|x| &x.rounds_e2e_us[..]));
-                    pairs
-                        .into_iter()
-                        .flat_map(|(d, g)| d.iter().zip(g).filter_map(|(d, g)| Some((*g)? - (*d)?)))
-                })
+                .flat_map(|t| values(t, &target.name))
                 .collect();
-            percentile_series(&target.name, values)
+            percentile_series(&target.name, sample)
         });
         out.push_str(&figure(
             LinePlot {
-                title: format!(
-                    "Per-round end-to-end difference from direct by percentile, {scenario} (all trials)"
-                ),
+                title: format!("{title}, {scenario} (all trials)"),
                 x: percentile_axis(),
-                y: Axis {
-                    label: "difference (µs)".into(),
-                    log: false,
-                    ticks: Vec::new(),
-                },
+                y: y.clone(),
                 series: series.collect(),
             }
             .to_svg(),

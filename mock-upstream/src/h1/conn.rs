@@ -14,6 +14,7 @@ use std::os::fd::AsRawFd;
 use std::pin::{pin, Pin};
 use std::sync::Arc;
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use bytes::{BufMut, Bytes, BytesMut};
 use http_body::Body;
@@ -26,6 +27,7 @@ use tokio::time::{Instant, Sleep};
 use super::encode::{self, Framing};
 use super::head::{self, Parsed};
 use super::replay::Replay;
+use crate::catalog::Catalog;
 use crate::handler::handle;
 use crate::request::{BodyError, RequestBody};
 use crate::state::State;
@@ -99,7 +101,7 @@ pub async fn serve(stream: TcpStream, state: &Arc<State>, stop: watch::Receiver<
                 Parsed::Partial => {}
             }
             let due = *deadline.get_or_insert_with(|| Instant::now() + config.header_timeout);
-            match conn.read(due, Some(stopped.as_mut())).await {
+            match conn.read(due, stopped.as_mut()).await {
                 Read::Bytes => {}
                 Read::Eof | Read::Failed | Read::TimedOut | Read::Stopped => return Served::Done,
             }
@@ -107,24 +109,7 @@ pub async fn serve(stream: TcpStream, state: &Arc<State>, stop: watch::Receiver<
 
         // Its body, within the body timeout of the head.
         let whole = head.len + head.body_len;
-        let mut failed = None;
-        if conn.buf.len() < whole {
-            conn.buf.reserve(whole - conn.buf.len());
-            let due = Instant::now() + config.body_timeout;
-            while conn.buf.len() < whole {
-                match conn
-                    .read(due, None::<Pin<&mut std::future::Pending<()>>>)
-                    .await
-                {
-                    Read::Bytes => {}
-                    Read::TimedOut => failed = Some(BodyError::TimedOut),
-                    Read::Eof | Read::Failed | Read::Stopped => failed = Some(BodyError::Read),
-                }
-                if failed.is_some() {
-                    break;
-                }
-            }
-        }
+        let failed = conn.read_body(whole, config.body_timeout).await;
 
         let keep_alive = head.keep_alive && failed.is_none();
         let head_only = head.method == Method::HEAD;
@@ -144,11 +129,11 @@ pub async fn serve(stream: TcpStream, state: &Arc<State>, stop: watch::Receiver<
             let _ = conn.flush().await;
             return Served::Done;
         };
-        let response = match handle(state.clone(), request, socket).await {
-            Ok(response) => response,
-            Err(never) => match never {},
-        };
-        match conn.answer(state, response, keep_alive, head_only).await {
+        let Ok(response) = handle(state.clone(), request, socket).await;
+        match conn
+            .answer(&state.catalog, response, keep_alive, head_only)
+            .await
+        {
             Ok(true) => {}
             Ok(false) => {
                 let _ = conn.stream.shutdown().await;
@@ -164,8 +149,27 @@ const BAD_REQUEST: &[u8] =
     b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\nconnection: close\r\n\r\n";
 
 impl Conn {
+    /// Reads until the buffer holds `whole` bytes, within `timeout`; why not, if it does not.
+    async fn read_body(&mut self, whole: usize, timeout: Duration) -> Option<BodyError> {
+        if self.buf.len() >= whole {
+            return None;
+        }
+        self.buf.reserve(whole - self.buf.len());
+        let due = Instant::now() + timeout;
+        // A body being read is finished, shutdown or not.
+        let mut never = pin!(std::future::pending::<()>());
+        while self.buf.len() < whole {
+            match self.read(due, never.as_mut()).await {
+                Read::Bytes => {}
+                Read::TimedOut => return Some(BodyError::TimedOut),
+                Read::Eof | Read::Failed | Read::Stopped => return Some(BodyError::Read),
+            }
+        }
+        None
+    }
+
     /// Waits for more bytes until `due`, or until `stopped` is ready.
-    async fn read<F: Future>(&mut self, due: Instant, mut stopped: Option<Pin<&mut F>>) -> Read {
+    async fn read<F: Future>(&mut self, due: Instant, mut stopped: Pin<&mut F>) -> Read {
         if self.buf.capacity() - self.buf.len() < 1024 {
             self.buf.reserve(READ_BUFFER);
         }
@@ -179,10 +183,8 @@ impl Conn {
             if let Poll::Ready(read) = self.poll_read(cx) {
                 return Poll::Ready(read);
             }
-            if let Some(stopped) = stopped.as_mut() {
-                if stopped.as_mut().poll(cx).is_ready() {
-                    return Poll::Ready(Read::Stopped);
-                }
+            if stopped.as_mut().poll(cx).is_ready() {
+                return Poll::Ready(Read::Stopped);
             }
             self.poll_due(cx, due)
         })
@@ -231,14 +233,14 @@ impl Conn {
     /// Writes `response`. Returns whether the connection stays open.
     async fn answer(
         &mut self,
-        state: &State,
+        catalog: &Catalog,
         response: hyper::Response<crate::body::MockBody>,
         keep_alive: bool,
         head_only: bool,
     ) -> io::Result<bool> {
         let (parts, body) = response.into_parts();
         let framing = encode::framing(parts.status, body.size_hint().exact());
-        let fixed = body.fixed_headers().map(|f| (&state.catalog, f));
+        let fixed = body.fixed_headers().map(|f| (catalog, f));
         let keep_alive = encode::head(
             &mut self.out,
             parts.status,
