@@ -30,13 +30,19 @@ mock_precision() {
     fi
     direct=$(precision_start "$bin" "$port")
     delayed=$(precision_start "$bin" "$other" --latency 3ms "${spin_flag[@]}")
+    # The method of the figures this row is compared with: 3 trials x 150 rounds, no twin (a
+    # loadgen that has --twin defaults to ten trials of 50 and a twin row).
+    local method=()
+    if "$loadgen" overhead --help | grep -q -- --twin; then
+      method=(--twin none --trials 3 --rounds 150)
+    fi
     taskset -c 1 "$loadgen" overhead --direct "$url" \
       --gateway "latency-3ms=http://127.0.0.1:$other/v1/chat/completions" --scenario chat \
-      --out "$work/precision-overhead.json" >/dev/null
+      "${method[@]}" --out "$work/precision-overhead.json" >/dev/null
     python3 - "$work/precision-overhead.json" "$spin" <<'PY'
 import json, sys
 for trial in json.load(open(sys.argv[1]))["trials"]:
-    for delta in trial["deltas"]:
+    for delta in (d for d in trial["deltas"] if d["gateway"] == "latency-3ms"):
         added = delta["added_us"]
         print(f"--latency 3ms --spin {sys.argv[2]} paired against 0 ms, trial {trial['trial']}: added "
               f"{added['estimate']:.1f} µs [{added['low']:.1f}, {added['high']:.1f}] over {delta['pairs']} pairs")
