@@ -3,7 +3,7 @@
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 use http_body::{Body, Frame, SizeHint};
 use pin_project_lite::pin_project;
 
@@ -76,6 +76,24 @@ impl MockBody {
     /// Takes the fixed header set out (it is then in the header map).
     pub fn take_fixed_headers(&mut self) -> Option<FixedHeaders> {
         self.fixed.take()
+    }
+}
+
+impl MockBody {
+    /// Appends the body's next bytes to `out` once they are ready: a whole payload at once, a
+    /// stream event by event (the own HTTP/1.1 server's path; hyper's takes frames).
+    pub fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        out: &mut BytesMut,
+    ) -> Poll<Option<Result<(), crate::sse::ResetOnPurpose>>> {
+        match self.project().kind.project() {
+            KindProj::Whole { payload } => Poll::Ready(payload.take().map(|p| {
+                p.copy_to(out);
+                Ok(())
+            })),
+            KindProj::Stream { stream } => stream.poll_write(cx, out),
+        }
     }
 }
 

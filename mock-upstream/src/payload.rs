@@ -1,17 +1,96 @@
-//! A response payload assembled from shared pre-encoded pieces, without allocating.
+//! A response payload assembled from shared pre-encoded pieces, without allocating, and the
+//! [`Sink`] that templates fill.
 //!
 //! A body or SSE event is a short list of pieces: literal `Bytes` from the catalog, the model name
 //! sliced out of the request body, and a few decimal numbers (usage counts) written into an inline
-//! buffer. hyper writes the pieces with vectored I/O, so nothing is copied into a new buffer.
+//! buffer. hyper writes the pieces with vectored I/O, so nothing is copied into a new buffer. The
+//! own HTTP/1.1 server skips the list: a stream's events are filled straight into its write
+//! buffer, which is also a [`Sink`].
 
 use std::io::IoSlice;
 
-use bytes::{Buf, Bytes};
+use bytes::{Buf, Bytes, BytesMut};
 
 /// Most pieces a payload holds; the largest body (a whole chat completion) needs 11. A stream
 /// event with more (the Responses API's last, 13) leaves as two frames: every payload is moved a
 /// few times per frame, and two more pieces for every frame cost streams about 4% (BENCHMARKS.md).
 pub const MAX_PIECES: usize = 12;
+
+/// Where a filled template or event goes, piece by piece.
+pub trait Sink {
+    /// Appends shared bytes.
+    fn put(&mut self, bytes: &Bytes);
+    /// Appends a decimal number.
+    fn put_number(&mut self, n: u64);
+    /// Appends a whole payload (tool calls and faults, built as payloads).
+    fn put_payload(&mut self, payload: Payload);
+}
+
+impl Sink for BytesMut {
+    fn put(&mut self, bytes: &Bytes) {
+        self.extend_from_slice(bytes);
+    }
+
+    fn put_number(&mut self, n: u64) {
+        self.extend_from_slice(Piece::number(n).bytes());
+    }
+
+    fn put_payload(&mut self, payload: Payload) {
+        payload.copy_to(self);
+    }
+}
+
+impl Sink for Payload {
+    fn put(&mut self, bytes: &Bytes) {
+        self.push_bytes(bytes);
+    }
+
+    fn put_number(&mut self, n: u64) {
+        self.push(Piece::number(n));
+    }
+
+    fn put_payload(&mut self, payload: Payload) {
+        if self.is_empty() {
+            *self = payload;
+        } else {
+            for piece in &payload.pieces[payload.next..payload.count] {
+                self.push(piece.clone());
+            }
+        }
+    }
+}
+
+/// One frame, and a second when what was put has more pieces than a frame holds (the Responses
+/// API's last event): a stream event on hyper's path.
+#[derive(Debug, Default)]
+pub struct Frames {
+    pub first: Payload,
+    pub second: Option<Payload>,
+}
+
+impl Frames {
+    fn frame(&mut self) -> &mut Payload {
+        if self.first.count < MAX_PIECES && self.second.is_none() {
+            &mut self.first
+        } else {
+            self.second.get_or_insert_with(Payload::new)
+        }
+    }
+}
+
+impl Sink for Frames {
+    fn put(&mut self, bytes: &Bytes) {
+        self.frame().push_bytes(bytes);
+    }
+
+    fn put_number(&mut self, n: u64) {
+        self.frame().push(Piece::number(n));
+    }
+
+    fn put_payload(&mut self, payload: Payload) {
+        self.first.put_payload(payload);
+    }
+}
 
 /// One piece of a payload.
 #[derive(Debug, Clone, Default)]
@@ -107,14 +186,15 @@ impl Payload {
 
     /// Appends what is left of the payload to `out`, piece by piece (the own HTTP/1.1
     /// server's one copy; cheaper than walking it as a `Buf`).
-    pub fn copy_to(&self, out: &mut bytes::BytesMut) {
+    pub fn copy_to(&self, out: &mut BytesMut) {
         out.reserve(self.remaining);
         for piece in &self.pieces[self.next..self.count] {
             out.extend_from_slice(piece.bytes());
         }
     }
 
-    /// The payload as one contiguous vector (allocates: tests and faults only).
+    /// The payload as one contiguous vector.
+    #[cfg(test)]
     pub fn to_vec(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(self.remaining);
         for piece in &self.pieces[self.next..self.count] {

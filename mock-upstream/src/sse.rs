@@ -14,7 +14,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 use gatebench_shared::wire::anthropic::StopReason;
 use gatebench_shared::wire::openai::FinishReason;
 use gatebench_shared::RequestDraw;
@@ -22,7 +22,7 @@ use pin_project_lite::pin_project;
 
 use crate::catalog::{EventText, Outcome, UsageKey};
 use crate::faults::{StreamFault, StreamFaultKind};
-use crate::payload::Payload;
+use crate::payload::{Frames, Payload, Sink};
 use crate::state::State;
 use crate::template::Fill;
 use crate::timer::Alarm;
@@ -187,29 +187,25 @@ impl StreamPlan {
         (first..(first + self.tokens).saturating_sub(1)).contains(&event)
     }
 
-    /// Encodes event `event` of this stream; an event too large for one frame puts its second
-    /// frame in `overflow` (an out-parameter, so the common one-frame case moves one payload).
-    fn encode(&self, state: &State, event: u32, overflow: &mut Option<Payload>) -> Payload {
+    /// Appends event `event` of this stream to `sink`.
+    fn encode<S: Sink>(&self, state: &State, event: u32, sink: &mut S) {
         if let Some(tool) = &self.tool {
             if let Some(payload) = self.encode_tool(tool, state, event) {
-                return payload;
+                sink.put_payload(payload);
+                return;
             }
         }
         match self.api {
             StreamApi::Chat {
                 finish,
                 include_usage,
-            } => self.encode_chat(state, event, finish, include_usage),
-            StreamApi::Messages { stop } => self.encode_messages(state, event, stop),
-            StreamApi::Responses { outcome } => {
-                let (first, second) = self.encode_responses(state, event, outcome);
-                *overflow = second;
-                first
-            }
+            } => self.encode_chat(state, event, finish, include_usage, sink),
+            StreamApi::Messages { stop } => self.encode_messages(state, event, stop, sink),
+            StreamApi::Responses { outcome } => self.encode_responses(state, event, outcome, sink),
             StreamApi::Completions {
                 finish,
                 include_usage,
-            } => self.encode_completions(state, event, finish, include_usage),
+            } => self.encode_completions(state, event, finish, include_usage, sink),
         }
     }
 
@@ -226,13 +222,14 @@ impl StreamPlan {
     }
 
     /// Token chunks, the finish chunk, the usage chunk if asked, `[DONE]`.
-    fn encode_completions(
+    fn encode_completions<S: Sink>(
         &self,
         state: &State,
         event: u32,
         finish: FinishReason,
         include_usage: bool,
-    ) -> Payload {
+        sink: &mut S,
+    ) {
         let catalog = &state.catalog.completions;
         let usage = if include_usage {
             UsageKey::Null
@@ -251,24 +248,15 @@ impl StreamPlan {
         match event {
             e if e < n => {
                 fill.content = state.catalog.token(e);
-                catalog.chunk_text(usage).fill(&fill)
+                catalog.chunk_text(usage).fill_into(sink, &fill)
             }
-            e if e == n => catalog.chunk_finish(finish, usage).fill(&fill),
-            e if e == n + 1 && include_usage => catalog.chunk_usage().fill(&fill),
-            _ => {
-                let mut payload = Payload::new();
-                payload.push_bytes(state.catalog.done());
-                payload
-            }
+            e if e == n => catalog.chunk_finish(finish, usage).fill_into(sink, &fill),
+            e if e == n + 1 && include_usage => catalog.chunk_usage().fill_into(sink, &fill),
+            _ => sink.put(state.catalog.done()),
         }
     }
 
-    fn encode_responses(
-        &self,
-        state: &State,
-        event: u32,
-        outcome: Outcome,
-    ) -> (Payload, Option<Payload>) {
+    fn encode_responses<S: Sink>(&self, state: &State, event: u32, outcome: Outcome, sink: &mut S) {
         let (template, text) = state.catalog.responses.event(event, self.tokens, outcome);
         let whole;
         let empty = Bytes::new();
@@ -280,16 +268,17 @@ impl StreamPlan {
                 &whole
             }
         };
-        template.fill_split(&Fill {
+        let fill = Fill {
             model: &self.model,
             content,
             prompt_tokens: self.prompt_tokens,
             completion_tokens: u64::from(self.tokens),
             sequence: u64::from(event),
-        })
+        };
+        template.fill_into(sink, &fill);
     }
 
-    fn encode_messages(&self, state: &State, event: u32, stop: StopReason) -> Payload {
+    fn encode_messages<S: Sink>(&self, state: &State, event: u32, stop: StopReason, sink: &mut S) {
         let catalog = &state.catalog.anthropic;
         let empty = Bytes::new();
         let mut fill = Fill {
@@ -300,32 +289,28 @@ impl StreamPlan {
             sequence: u64::from(event),
         };
         let n = self.tokens;
-        let bytes = |b: &Bytes| {
-            let mut payload = Payload::new();
-            payload.push_bytes(b);
-            payload
-        };
         match event {
-            0 => catalog.message_start().fill(&fill),
-            1 => bytes(catalog.block_start()),
-            2 => bytes(catalog.ping()),
+            0 => catalog.message_start().fill_into(sink, &fill),
+            1 => sink.put(catalog.block_start()),
+            2 => sink.put(catalog.ping()),
             e if e < 3 + n => {
                 fill.content = state.catalog.token(e - 3);
-                catalog.delta().fill(&fill)
+                catalog.delta().fill_into(sink, &fill)
             }
-            e if e == 3 + n => bytes(catalog.block_stop()),
-            e if e == 4 + n => catalog.message_delta(stop).fill(&fill),
-            _ => bytes(catalog.message_stop()),
+            e if e == 3 + n => sink.put(catalog.block_stop()),
+            e if e == 4 + n => catalog.message_delta(stop).fill_into(sink, &fill),
+            _ => sink.put(catalog.message_stop()),
         }
     }
 
-    fn encode_chat(
+    fn encode_chat<S: Sink>(
         &self,
         state: &State,
         event: u32,
         finish: FinishReason,
         include_usage: bool,
-    ) -> Payload {
+        sink: &mut S,
+    ) {
         let catalog = &state.catalog;
         let usage = if include_usage {
             UsageKey::Null
@@ -342,18 +327,14 @@ impl StreamPlan {
         };
         let n = self.tokens;
         match event {
-            0 => catalog.chunk_role(usage).fill(&fill),
+            0 => catalog.chunk_role(usage).fill_into(sink, &fill),
             e if e <= n => {
                 fill.content = catalog.token(e - 1);
-                catalog.chunk_content(usage).fill(&fill)
+                catalog.chunk_content(usage).fill_into(sink, &fill)
             }
-            e if e == n + 1 => catalog.chunk_finish(finish, usage).fill(&fill),
-            e if e == n + 2 && include_usage => catalog.chunk_usage().fill(&fill),
-            _ => {
-                let mut payload = Payload::new();
-                payload.push_bytes(catalog.done());
-                payload
-            }
+            e if e == n + 1 => catalog.chunk_finish(finish, usage).fill_into(sink, &fill),
+            e if e == n + 2 && include_usage => catalog.chunk_usage().fill_into(sink, &fill),
+            _ => sink.put(catalog.done()),
         }
     }
 }
@@ -363,7 +344,6 @@ struct Broken<'a> {
     plan: &'a StreamPlan,
     state: &'a State,
     next: &'a mut u32,
-    overflow: &'a mut Option<Payload>,
     reset_armed: &'a mut bool,
 }
 
@@ -376,7 +356,7 @@ impl Broken<'_> {
         kind: StreamFaultKind,
         event: u32,
         cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<http_body::Frame<Payload>, ResetOnPurpose>>> {
+    ) -> Poll<Option<Result<Payload, ResetOnPurpose>>> {
         let done = self.plan.events();
         match kind {
             StreamFaultKind::Reset if !*self.reset_armed => {
@@ -399,18 +379,19 @@ impl Broken<'_> {
                 Poll::Ready(None)
             }
             StreamFaultKind::Truncate => {
-                let whole = self.plan.encode(self.state, event, self.overflow).to_vec();
-                *self.overflow = None;
+                let mut whole = BytesMut::new();
+                self.plan.encode(self.state, event, &mut whole);
                 *self.next = done;
                 let mut half = Payload::new();
-                half.push_bytes(&Bytes::from(whole[..whole.len() / 2].to_vec()));
-                Poll::Ready(Some(Ok(http_body::Frame::data(half))))
+                let half_len = whole.len() / 2;
+                half.push_bytes(&whole.freeze().slice(..half_len));
+                Poll::Ready(Some(Ok(half)))
             }
             StreamFaultKind::Error => {
                 *self.next = done;
                 let mut error = Payload::new();
                 error.push_bytes(&Bytes::from_static(self.plan.error_event()));
-                Poll::Ready(Some(Ok(http_body::Frame::data(error))))
+                Poll::Ready(Some(Ok(error)))
             }
         }
     }
@@ -435,35 +416,38 @@ fn linger_zero(socket: RawFd) {
     }
 }
 
-impl http_body::Body for SseStream {
-    type Data = Payload;
-    type Error = ResetOnPurpose;
+/// What a poll of a stream gives.
+enum Step {
+    /// Event `n` is due: encode it.
+    Event(u32),
+    /// The next event is not due yet.
+    Pending,
+    /// Every event has been sent.
+    End,
+    /// What a fault sends instead (boxed: rare, and a payload is large).
+    Fault(Box<Poll<Option<Result<Payload, ResetOnPurpose>>>>),
+}
 
-    fn poll_frame(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<http_body::Frame<Payload>, Self::Error>>> {
+impl SseStream {
+    /// Moves the stream on to its next event once that is due.
+    fn step(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Step {
         let event = self.next;
         let this = self.project();
-        if let Some(rest) = this.overflow.take() {
-            return Poll::Ready(Some(Ok(http_body::Frame::data(rest))));
-        }
         if event >= this.plan.events() {
-            return Poll::Ready(None);
+            return Step::End;
         }
         if let Some(fault) = this.plan.fault.filter(|f| f.at == event) {
             let broken = Broken {
                 plan: this.plan,
                 state: &this.open.0,
                 next: this.next,
-                overflow: this.overflow,
                 reset_armed: this.reset_armed,
             };
-            return broken.frame(fault.kind, event, cx);
+            return Step::Fault(Box::new(broken.frame(fault.kind, event, cx)));
         }
         if let (Some(due), true) = (*this.due, this.plan.waits(event)) {
             let Poll::Ready(now) = this.alarm.poll_at(due, cx) else {
-                return Poll::Pending;
+                return Step::Pending;
             };
             let metrics = &this.open.0.metrics;
             metrics.emission_error.record((now - due) / 1000);
@@ -475,9 +459,55 @@ impl http_body::Body for SseStream {
             }
         }
         *this.next += 1;
-        let payload = this.plan.encode(&this.open.0, event, this.overflow);
-        this.open.1 += payload.len() + this.overflow.as_ref().map_or(0, Payload::len);
-        Poll::Ready(Some(Ok(http_body::Frame::data(payload))))
+        Step::Event(event)
+    }
+
+    /// Appends the next event to `out` once it is due: the own HTTP/1.1 server's path, which
+    /// fills the event's template straight into its write buffer.
+    pub fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        out: &mut BytesMut,
+    ) -> Poll<Option<Result<(), ResetOnPurpose>>> {
+        match self.as_mut().step(cx) {
+            Step::Event(event) => {
+                let this = self.project();
+                let before = out.len();
+                this.plan.encode(&this.open.0, event, out);
+                this.open.1 += out.len() - before;
+                Poll::Ready(Some(Ok(())))
+            }
+            Step::Pending => Poll::Pending,
+            Step::End => Poll::Ready(None),
+            Step::Fault(poll) => poll.map(|end| end.map(|sent| sent.map(|p| p.copy_to(out)))),
+        }
+    }
+}
+
+impl http_body::Body for SseStream {
+    type Data = Payload;
+    type Error = ResetOnPurpose;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<Payload>, Self::Error>>> {
+        if let Some(rest) = self.as_mut().project().overflow.take() {
+            return Poll::Ready(Some(Ok(http_body::Frame::data(rest))));
+        }
+        match self.as_mut().step(cx) {
+            Step::Event(event) => {
+                let this = self.project();
+                let mut frames = Frames::default();
+                this.plan.encode(&this.open.0, event, &mut frames);
+                this.open.1 += frames.first.len() + frames.second.as_ref().map_or(0, Payload::len);
+                *this.overflow = frames.second;
+                Poll::Ready(Some(Ok(http_body::Frame::data(frames.first))))
+            }
+            Step::Pending => Poll::Pending,
+            Step::End => Poll::Ready(None),
+            Step::Fault(poll) => poll.map(|end| end.map(|sent| sent.map(http_body::Frame::data))),
+        }
     }
 
     fn is_end_stream(&self) -> bool {

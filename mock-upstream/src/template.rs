@@ -7,7 +7,7 @@
 
 use bytes::Bytes;
 
-use crate::payload::{Payload, Piece, MAX_PIECES};
+use crate::payload::{Payload, Sink};
 
 /// A per-request value in a template.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -109,54 +109,38 @@ impl Template {
             }
         }
         assert!(
-            parts.len() <= 2 * MAX_PIECES,
+            parts.len() <= 2 * crate::payload::MAX_PIECES,
             "template has {} pieces",
             parts.len()
         );
         Template { parts }
     }
 
-    /// Appends this template, filled, to `frame`.
-    pub fn fill_into(&self, frame: &mut Payload, fill: &Fill<'_>) {
-        Template::fill_parts(&self.parts, frame, fill);
-    }
-
-    fn fill_parts(parts: &[Part], frame: &mut Payload, fill: &Fill<'_>) {
-        for part in parts {
+    /// Appends this template, filled, to `sink`: a payload's pieces (hyper's path) or the own
+    /// server's write buffer.
+    pub fn fill_into<S: Sink>(&self, sink: &mut S, fill: &Fill<'_>) {
+        for part in &self.parts {
             match part {
-                Part::Literal(bytes) => frame.push_bytes(bytes),
-                Part::Slot(Slot::Model) => frame.push_bytes(fill.model),
-                Part::Slot(Slot::Content) => frame.push_bytes(fill.content),
-                Part::Slot(Slot::PromptTokens) => frame.push(Piece::number(fill.prompt_tokens)),
-                Part::Slot(Slot::CompletionTokens) => {
-                    frame.push(Piece::number(fill.completion_tokens))
-                }
+                Part::Literal(bytes) => sink.put(bytes),
+                Part::Slot(Slot::Model) => sink.put(fill.model),
+                Part::Slot(Slot::Content) => sink.put(fill.content),
+                Part::Slot(Slot::PromptTokens) => sink.put_number(fill.prompt_tokens),
+                Part::Slot(Slot::CompletionTokens) => sink.put_number(fill.completion_tokens),
                 Part::Slot(Slot::TotalTokens) => {
-                    frame.push(Piece::number(fill.prompt_tokens + fill.completion_tokens))
+                    sink.put_number(fill.prompt_tokens + fill.completion_tokens)
                 }
-                Part::Slot(Slot::Sequence) => frame.push(Piece::number(fill.sequence)),
+                Part::Slot(Slot::Sequence) => sink.put_number(fill.sequence),
             }
         }
     }
 
-    /// This template filled, as a new frame. Bodies and most events fit one; see
-    /// [`Template::fill_split`] for those that may not.
+    /// This template filled, as a new payload. Whole bodies fit one (the catalog's tests check);
+    /// stream events fill a [`crate::payload::Frames`], which takes an event too large for one
+    /// frame as two.
     pub fn fill(&self, fill: &Fill<'_>) -> Payload {
         let mut frame = Payload::new();
         self.fill_into(&mut frame, fill);
         frame
-    }
-
-    /// This template filled as one frame, or two when it has more pieces than one holds.
-    pub fn fill_split(&self, fill: &Fill<'_>) -> (Payload, Option<Payload>) {
-        if self.parts.len() <= MAX_PIECES {
-            return (self.fill(fill), None);
-        }
-        let (head, tail) = self.parts.split_at(MAX_PIECES);
-        let (mut first, mut second) = (Payload::new(), Payload::new());
-        Template::fill_parts(head, &mut first, fill);
-        Template::fill_parts(tail, &mut second, fill);
-        (first, Some(second))
     }
 
     /// Number of pieces a filled frame takes.
@@ -214,7 +198,7 @@ mod tests {
     }
 
     #[test]
-    fn a_template_larger_than_a_frame_fills_two() {
+    fn a_template_larger_than_a_frame_fills_two_or_one_buffer() {
         // Seven slots: 15 pieces, more than one frame holds.
         let json = serde_json::json!([
             Slot::MODEL_SENTINEL,
@@ -226,7 +210,7 @@ mod tests {
             Slot::MODEL_SENTINEL,
         ]);
         let template = Template::parse(json.to_string().as_bytes());
-        assert!(template.pieces() > MAX_PIECES);
+        assert!(template.pieces() > crate::payload::MAX_PIECES);
         let model = Bytes::from_static(b"m");
         let content = Bytes::from_static(b"c");
         let fill = Fill {
@@ -236,9 +220,13 @@ mod tests {
             completion_tokens: 2,
             sequence: 9,
         };
-        let (first, second) = template.fill_split(&fill);
-        let mut text = first.to_vec();
-        text.extend(second.expect("a second frame").to_vec());
+        let mut frames = crate::payload::Frames::default();
+        template.fill_into(&mut frames, &fill);
+        let mut text = frames.first.to_vec();
+        text.extend(frames.second.expect("a second frame").to_vec());
         assert_eq!(String::from_utf8(text).unwrap(), r#"["m","c",1,2,3,9,"m"]"#);
+        let mut out = bytes::BytesMut::new();
+        template.fill_into(&mut out, &fill);
+        assert_eq!(&out[..], br#"["m","c",1,2,3,9,"m"]"#);
     }
 }

@@ -253,37 +253,30 @@ impl Conn {
             self.flush().await?;
             return Ok(keep_alive);
         }
+        // Each event of a stream is a chunk of its own, as hyper sends it: written into the
+        // buffer from `open` on, then framed.
         let chunked = framing == Framing::Chunked;
         let mut body = pin!(body);
         loop {
-            let now = poll_fn(|cx| Poll::Ready(body.as_mut().poll_frame(cx))).await;
-            let frame = match now {
-                Poll::Ready(frame) => frame,
+            let mut open = self.out.len();
+            let now = poll_fn(|cx| Poll::Ready(body.as_mut().poll_write(cx, &mut self.out))).await;
+            let step = match now {
+                Poll::Ready(step) => step,
                 // Not due yet: what is ready goes out now.
                 Poll::Pending => {
                     self.flush().await?;
-                    poll_fn(|cx| body.as_mut().poll_frame(cx)).await
+                    open = 0;
+                    poll_fn(|cx| body.as_mut().poll_write(cx, &mut self.out)).await
                 }
             };
-            let data = match frame {
+            match step {
                 None => break,
-                Some(Ok(frame)) => match frame.into_data() {
-                    Ok(data) => data,
-                    Err(_) => continue,
-                },
+                Some(Ok(())) => {}
                 // A reset on purpose: the socket is set to reset when it closes.
                 Some(Err(_)) => return Err(io::ErrorKind::ConnectionAborted.into()),
-            };
-            let len = data.len();
-            if len == 0 {
-                continue;
             }
             if chunked {
-                encode::chunk_start(&mut self.out, len);
-                data.copy_to(&mut self.out);
-                encode::chunk_end(&mut self.out);
-            } else {
-                data.copy_to(&mut self.out);
+                encode::close_chunk(&mut self.out, open);
             }
             if self.out.len() >= WRITE_AHEAD {
                 self.flush().await?;

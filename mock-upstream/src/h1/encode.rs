@@ -94,25 +94,31 @@ pub fn head(
     keep_alive
 }
 
-/// Appends the size line of a chunk of `len` bytes.
-pub fn chunk_start(out: &mut BytesMut, len: usize) {
-    let mut digits = [0u8; 16];
-    let mut at = digits.len();
+/// Frames `out[start..]` as one chunk: its size line goes in front, its end behind. Nothing
+/// is added when it is empty (an empty chunk would end the body). A stream's events are filled
+/// straight into the write buffer, so an event's size is known only once it is there; moving
+/// its few hundred bytes up costs less than building it apart to measure it first.
+pub fn close_chunk(out: &mut BytesMut, start: usize) {
+    let len = out.len() - start;
+    if len == 0 {
+        return;
+    }
+    let mut line = [0u8; 18];
+    let mut at = line.len() - 2;
+    line[at..].copy_from_slice(b"\r\n");
     let mut n = len;
     loop {
         at -= 1;
-        digits[at] = b"0123456789ABCDEF"[n & 0xF];
+        line[at] = b"0123456789ABCDEF"[n & 0xF];
         n >>= 4;
         if n == 0 {
             break;
         }
     }
-    out.put_slice(&digits[at..]);
-    out.put_slice(b"\r\n");
-}
-
-/// Appends the end of a chunk.
-pub fn chunk_end(out: &mut BytesMut) {
+    let line = &line[at..];
+    out.put_slice(line);
+    out.copy_within(start..start + len, start + line.len());
+    out[start..start + line.len()].copy_from_slice(line);
     out.put_slice(b"\r\n");
 }
 
@@ -212,11 +218,20 @@ mod tests {
     }
 
     #[test]
-    fn chunk_sizes_are_hex() {
-        let mut out = BytesMut::new();
-        chunk_start(&mut out, 0x1A2);
-        chunk_end(&mut out);
-        chunk_start(&mut out, 0);
-        assert_eq!(text(&out), "1A2\r\n\r\n0\r\n");
+    fn a_chunk_is_framed_around_what_was_written() {
+        let mut out = BytesMut::from(&b"head\r\n\r\n"[..]);
+        let start = out.len();
+        out.put_slice(&[b'x'; 0x1A2]);
+        close_chunk(&mut out, start);
+        let text = text(&out);
+        assert!(text.starts_with("head\r\n\r\n1A2\r\nxxx"), "{text}");
+        assert!(text.ends_with("xxx\r\n"));
+        assert_eq!(out.len(), start + 5 + 0x1A2 + 2);
+        // An empty chunk is left out.
+        let before = out.len();
+        close_chunk(&mut out, before);
+        assert_eq!(out.len(), before);
+        last_chunk(&mut out);
+        assert!(self::text(&out).ends_with("xxx\r\n0\r\n\r\n"));
     }
 }

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Instructions the mock spends per request, counted by callgrind (deterministic: the same binary,
+# request and count give the same figure on a busy or an idle machine). The mock runs one worker
+# under callgrind twice, serving N and 2N requests from `oha -c 1`; the difference over N is the
+# cost of one request with start-up and shutdown cancelled. Prints that figure and the functions
+# that spend the most on the second run (inclusive and self).
+#
+# Usage: scripts/callgrind-mock.sh [chat|stream|messages|messages-stream] [N] [mock flags...]
+#   default: chat, N = 1000.
+# Needs: valgrind (apt-get install valgrind), oha (cargo install oha --locked), curl.
+set -euo pipefail
+
+kind=${1:-chat}
+n=${2:-1000}
+shift $(($# < 2 ? $# : 2))
+root=$(cd "$(dirname "$0")/.." && pwd)
+port=18451
+work=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null || true; [[ -n ${KEEP:-} ]] && cp "$work"/two.out "$KEEP"; rm -rf "$work"' EXIT
+
+for tool in valgrind callgrind_annotate oha curl; do
+  command -v "$tool" >/dev/null || { echo "callgrind-mock: $tool not found (apt-get install valgrind curl; cargo install oha --locked)" >&2; exit 2; }
+done
+(cd "$root" && cargo build --release -q -p mock-upstream --bin mock-upstream)
+. "$root/scripts/lib/ports.sh"
+require_free_ports callgrind-mock "$port"
+
+mock_flags=("$@")
+path=/v1/chat/completions
+header=()
+case $kind in
+  chat) body='{"model":"gpt-4o-mini","messages":[{"role":"user","content":"Say hello."}],"max_tokens":16}' ;;
+  stream) body='{"model":"gpt-4o-mini","messages":[{"role":"user","content":"Say hello."}],"max_tokens":16,"stream":true}' ;;
+  messages | messages-stream)
+    path=/v1/messages
+    header=(-H "anthropic-version: 2023-06-01")
+    stream=false
+    [[ $kind == messages-stream ]] && stream=true
+    body='{"model":"claude-sonnet-4-5","max_tokens":16,"stream":'$stream',"messages":[{"role":"user","content":"Say hello."}]}'
+    ;;
+  *) echo "callgrind-mock: unknown kind $kind (chat, stream, messages, messages-stream)" >&2; exit 2 ;;
+esac
+
+# Runs the mock under callgrind for `count` requests; prints the total instructions.
+run() { # count out
+  valgrind --tool=callgrind --callgrind-out-file="$2" \
+    "$root/target/release/mock-upstream" --listen "127.0.0.1:$port" --threads 1 "${mock_flags[@]}" \
+    2>"$work/valgrind.log" &
+  local pid=$!
+  # valgrind starts slowly: up to 20 s.
+  wait_answers "http://127.0.0.1:$port/" || wait_answers "http://127.0.0.1:$port/" ||
+    wait_answers "http://127.0.0.1:$port/" || wait_answers "http://127.0.0.1:$port/" || { echo "callgrind-mock: the mock did not start" >&2; cat "$work/valgrind.log" >&2; exit 2; }
+  oha -n "$1" -c 1 --no-tui -m POST -T application/json "${header[@]}" -d "$body" \
+    "http://127.0.0.1:$port$path" >"$work/oha.txt"
+  grep -q "\[200\] $1 responses" "$work/oha.txt" || { echo "callgrind-mock: not every request got 200" >&2; cat "$work/oha.txt" >&2; exit 2; }
+  kill -INT "$pid"
+  wait "$pid" 2>/dev/null || true
+  callgrind_annotate "$2" 2>/dev/null | awk '/PROGRAM TOTALS/ && !done { gsub(",", "", $1); print $1; done = 1 }'
+}
+one=$(run "$n" "$work/one.out")
+two=$(run "$((2 * n))" "$work/two.out")
+echo "callgrind-mock: $kind, $n and $((2 * n)) requests: $one and $two instructions"
+echo "instructions per request: $(((two - one) / n))"
+echo
+echo "## Most instructions, inclusive ($((2 * n)) requests)"
+callgrind_annotate --inclusive=yes "$work/two.out" 2>/dev/null | sed -n '/^Ir/,$p' | head -40 || true
+echo
+echo "## Most instructions, self"
+callgrind_annotate "$work/two.out" 2>/dev/null | sed -n '/^Ir/,$p' | head -30 || true
