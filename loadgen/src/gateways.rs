@@ -79,6 +79,53 @@ pub struct Disclosed<'a> {
 }
 
 /// Parses and resolves the direct target and the gateways, attaching their disclosures.
+/// The name of the A/A control target (`--twin`).
+pub const TWIN: &str = "twin";
+
+/// Puts the twin (`--twin URL`, or by default the direct URL again, on its own connections;
+/// `none` for no twin) second in `targets`. Returns whether there is one.
+pub fn with_twin(
+    targets: &mut Vec<Named>,
+    twin: Option<&str>,
+    direct: Option<&str>,
+) -> Result<bool, PlanError> {
+    let twin = match twin {
+        Some("none") => None,
+        Some(url) => Some((url, "a second upstream (--twin)")),
+        None => direct.map(|url| (url, "the direct URL again, on its own connections")),
+    };
+    let Some((url, info)) = twin else {
+        return Ok(false);
+    };
+    if targets.iter().any(|t| t.name == TWIN) {
+        return Err(PlanError::Named(
+            "--gateway",
+            TWIN.to_string(),
+            "another name: 'twin' is the A/A control (--twin)",
+        ));
+    }
+    targets.insert(
+        1,
+        Named {
+            name: TWIN.to_string(),
+            target: parse_target(url)?,
+            info: Some(info.to_string()),
+            recording: None,
+        },
+    );
+    Ok(true)
+}
+
+/// `--min-effect` in µs (0 when not given).
+pub fn min_effect_us(text: Option<&str>) -> Result<f64, PlanError> {
+    match text {
+        Some(text) => gatebench_shared::latency::parse_duration_us(text)
+            .map(|us| us as f64)
+            .ok_or_else(|| PlanError::Duration("--min-effect", text.to_string(), "")),
+        None => Ok(0.0),
+    }
+}
+
 pub fn named_targets(
     direct: Option<&str>,
     gateways: &[String],

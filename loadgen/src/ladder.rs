@@ -138,6 +138,14 @@ pub fn run_ladder(args: LadderArgs, command: Vec<String>) -> anyhow::Result<(Lad
     let settle = compare.settle(Duration::from_secs(1))?;
     let samples = sample_specs(&compare.sample)?;
     let targets = compare.targets("ladder")?;
+    if compare.twin.is_some() || compare.min_effect.is_some() {
+        return Err(SetupError::Other(
+            "ladder takes no --twin or --min-effect (nor those profile keys): it reports each \
+             rung's figures per target, with no verdict to resolve"
+                .into(),
+        )
+        .into());
+    }
     let plan = compare.run.clone().plan().map_err(SetupError::from)?;
     if !plan.request.stream {
         return Err(SetupError::Other(

@@ -83,6 +83,7 @@ run_methods() {
           --pin 0 --quiet --out "$out/paired.json" || true ;;
       constant)
         "$loadgen_bin" compare --profile "$root/profiles/constant-5000rps.toml" "${common[@]}" \
+          --twin "http://127.0.0.1:$twin_port/v1/chat/completions" \
           ${DURATION:+--duration "$DURATION"} ${SETTLE:+--settle "$SETTLE"} --pin 0 --quiet --out "$out/constant.json" || true ;;
       ladder)
         "$loadgen_bin" ladder --profile "$root/profiles/streams-ladder.toml" "${common[@]}" \

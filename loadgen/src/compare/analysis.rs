@@ -2,13 +2,19 @@
 //!
 //! Trial k of the direct target and trial k of a gateway ran one after the other under the same
 //! load; the per-trial difference of a percentile is their paired difference, and the interval is
-//! Student's t over the trials' differences. The t tests of every gateway and percentile are
-//! Holm-adjusted together, so a verdict's 5% error rate holds for the whole table.
+//! Student's t over the trials' differences. The twin (`--twin`, by default the direct URL run
+//! again as a target of its own) is the A/A control: a gateway is tested against the twin at the
+//! same percentile (Welch's t over trials), and its interval must lie beyond the twin's (the
+//! resolution, at least `--min-effect`) to be called different. Without a twin, it is tested
+//! against ±`--min-effect`. The tests of every gateway and percentile are Holm-adjusted
+//! together, so a verdict's 5% error rate holds for the whole table, as in `overhead`.
 
 use gatebench_shared::stats::{median, t_interval_95, Interval};
 use gatebench_shared::trials::{holm, AcrossTrials};
 use serde::{Deserialize, Serialize};
 
+use crate::gateways::TWIN;
+use crate::overhead::verdict::judge as judged;
 use crate::report::overhead::micros;
 use crate::report::table::Table;
 
@@ -51,41 +57,87 @@ pub struct PercentileDelta {
     pub per_trial_us: Vec<f64>,
     /// Mean of the per-trial differences with a 95% t interval (needs two trials or more).
     pub added_us: Option<Interval>,
-    /// The t test's p-value ("adds nothing"), Holm-adjusted over every gateway and percentile
-    /// of the result (needs two trials or more).
+    /// The test's p-value (against the twin at this percentile, or against ±`--min-effect`),
+    /// Holm-adjusted over every gateway and percentile of the result but the twin's (needs two
+    /// trials or more).
     #[serde(default)]
     pub p_adjusted: Option<f64>,
+    /// The smallest difference resolved at this percentile, µs: the farthest end of the
+    /// twin's interval from zero, at least `--min-effect` (0 when neither).
+    #[serde(default)]
+    pub resolution_us: f64,
+    /// True on the twin's own row (the control).
+    #[serde(default)]
+    pub control: bool,
+    /// "adds latency", "faster than direct", "within the resolution (±R µs)", …
+    #[serde(default)]
+    pub verdict: String,
 }
 
 impl PercentileDelta {
-    pub fn verdict(&self) -> &'static str {
-        let found = self
-            .p_adjusted
-            .is_some_and(|p| p < crate::overhead::verdict::ALPHA);
+    /// The verdict (computed for results written before verdicts were stored).
+    pub fn verdict(&self) -> String {
+        if !self.verdict.is_empty() {
+            return self.verdict.clone();
+        }
         match self.added_us {
-            None => "one trial: no interval",
-            Some(i) if !found || i.contains_zero() => "not distinguishable from direct",
-            Some(i) if i.estimate > 0.0 => "adds latency",
-            Some(_) => "faster than direct",
+            Some(added) => judged(
+                self.p_adjusted.unwrap_or(1.0),
+                added,
+                self.resolution_us,
+                self.per_trial_us.len(),
+                self.control,
+            ),
+            None => "one trial: no interval".into(),
         }
     }
 
-    /// The unadjusted p-value of "adds nothing" (a t test over the trials' differences).
-    fn p_value(&self) -> Option<f64> {
-        AcrossTrials::of_estimates(&self.per_trial_us).map(|a| a.p_value_beyond(0.0))
+    fn across(&self) -> Option<AcrossTrials> {
+        AcrossTrials::of_estimates(&self.per_trial_us)
     }
 }
 
-/// Sets every delta's Holm-adjusted p-value (those with two trials or more form the family).
-pub fn adjust(deltas: &mut [PercentileDelta]) {
-    let tested: Vec<(usize, f64)> = deltas
-        .iter()
-        .enumerate()
-        .filter_map(|(i, d)| Some((i, d.p_value()?)))
-        .collect();
+/// Judges every delta: each gateway's percentile against the twin's at the same percentile
+/// (`twin`: the twin's rows are in `deltas`), or against ±`min_effect_us`; Holm over every
+/// row but the twin's.
+pub fn judge(deltas: &mut [PercentileDelta], twin: bool, min_effect_us: f64) {
+    let control = |percentile: &str| -> Option<AcrossTrials> {
+        deltas
+            .iter()
+            .find(|d| twin && d.gateway == TWIN && d.percentile == percentile)?
+            .across()
+    };
+    let mut tested: Vec<(usize, f64)> = Vec::new();
+    let mut resolutions = Vec::new();
+    for (i, d) in deltas.iter().enumerate() {
+        let twin_row = control(&d.percentile);
+        let resolution = twin_row
+            .map_or(0.0, |c| {
+                let i = c.interval(0.95);
+                i.low.abs().max(i.high.abs())
+            })
+            .max(min_effect_us);
+        resolutions.push(resolution);
+        if twin && d.gateway == TWIN {
+            continue;
+        }
+        let Some(figure) = d.across() else { continue };
+        let p = match twin_row {
+            Some(c) if figure.mean.abs() > min_effect_us => figure.p_value_against(&c),
+            Some(_) => 1.0,
+            None => figure.p_value_beyond(min_effect_us),
+        };
+        tested.push((i, p));
+    }
     let adjusted = holm(&tested.iter().map(|(_, p)| *p).collect::<Vec<_>>());
     for ((i, _), p) in tested.iter().zip(adjusted) {
         deltas[*i].p_adjusted = Some(p);
+    }
+    for (d, resolution) in deltas.iter_mut().zip(resolutions) {
+        d.resolution_us = resolution;
+        d.control = twin && d.gateway == TWIN;
+        d.verdict = String::new();
+        d.verdict = d.verdict();
     }
 }
 
@@ -141,6 +193,9 @@ pub fn deltas(
                 added_us: t_interval_95(&per_trial),
                 per_trial_us: per_trial,
                 p_adjusted: None,
+                resolution_us: 0.0,
+                control: false,
+                verdict: String::new(),
             }
         })
         .collect()
@@ -181,6 +236,7 @@ pub fn delta_table(deltas: &[PercentileDelta]) -> Table {
         "trials",
         "added (mean)",
         "95% interval",
+        "resolution",
         "verdict",
     ]);
     let signed = |us: f64| {
@@ -201,7 +257,12 @@ pub fn delta_table(deltas: &[PercentileDelta]) -> Table {
                 || "-".into(),
                 |i| format!("[{}, {}]", signed(i.low), signed(i.high)),
             ),
-            d.verdict().to_string(),
+            if d.resolution_us > 0.0 {
+                format!("±{}", micros(d.resolution_us))
+            } else {
+                "-".into()
+            },
+            d.verdict(),
         ]);
     }
     table
@@ -209,7 +270,77 @@ pub fn delta_table(deltas: &[PercentileDelta]) -> Table {
 
 #[cfg(test)]
 mod tests {
+    use rand::{Rng, SeedableRng};
+    use rand_pcg::Pcg64Mcg;
+
     use super::*;
+
+    /// Three trials of direct, twin and a gateway that truly adds `effect` at every percentile;
+    /// every target's percentiles move by their own trial-level shift (uniform in ±`shift`).
+    fn simulate(rng: &mut Pcg64Mcg, effect: f64, shift: f64) -> Vec<PercentileDelta> {
+        let mut trial = |base: f64| {
+            let mut draw = || base + rng.random_range(-shift..=shift);
+            figures([
+                100.0 + draw(),
+                200.0 + draw(),
+                400.0 + draw(),
+                800.0 + draw(),
+            ])
+        };
+        let direct: Vec<TrialFigures> = (0..3).map(|_| trial(0.0)).collect();
+        let twin: Vec<TrialFigures> = (0..3).map(|_| trial(0.0)).collect();
+        let gateway: Vec<TrialFigures> = (0..3).map(|_| trial(effect)).collect();
+        let mut d = deltas(TWIN, &direct, &twin);
+        d.extend(deltas("gw", &direct, &gateway));
+        judge(&mut d, true, 0.0);
+        d
+    }
+
+    #[test]
+    fn trial_level_shifts_without_an_effect_are_not_called_a_difference() {
+        let mut rng = Pcg64Mcg::seed_from_u64(17);
+        let called = (0..200)
+            .filter(|_| {
+                simulate(&mut rng, 0.0, 5.0)
+                    .iter()
+                    .filter(|d| d.gateway == "gw")
+                    .any(|d| !d.verdict.starts_with("within the resolution"))
+            })
+            .count();
+        // Holm over the four percentiles: at most 5% of tables call any row different.
+        assert!(called <= 10, "{called} of 200 tables called a difference");
+    }
+
+    #[test]
+    fn a_true_effect_of_50_us_is_found() {
+        let mut rng = Pcg64Mcg::seed_from_u64(18);
+        let found = (0..200)
+            .filter(|_| {
+                let d = simulate(&mut rng, 50.0, 5.0);
+                let p50 = d
+                    .iter()
+                    .find(|d| d.gateway == "gw" && d.percentile == "p50");
+                p50.unwrap().verdict == "adds latency"
+            })
+            .count();
+        assert!(found >= 190, "{found} of 200 found");
+    }
+
+    #[test]
+    fn without_a_twin_the_floor_is_min_effect() {
+        let direct = [figures([100.0; 4]), figures([101.0; 4]), figures([99.0; 4])];
+        let gateway = [
+            figures([110.0; 4]),
+            figures([111.0; 4]),
+            figures([110.0; 4]),
+        ];
+        let mut d = deltas("gw", &direct, &gateway);
+        judge(&mut d, false, 20.0);
+        assert_eq!(d[0].resolution_us, 20.0);
+        assert_eq!(d[0].verdict, "within the resolution (±20 µs)");
+        judge(&mut d, false, 0.0);
+        assert_eq!(d[0].verdict, "adds latency");
+    }
 
     fn figures(p: [f64; 4]) -> TrialFigures {
         TrialFigures {
@@ -233,7 +364,7 @@ mod tests {
             figures([160.0, 270.0, 520.0, 700.0]),
         ];
         let mut d = deltas("gw", &direct, &gateway);
-        adjust(&mut d);
+        judge(&mut d, false, 0.0);
         assert_eq!(d[0].per_trial_us, [50.0, 50.0, 50.0]);
         let p50 = d[0].added_us.unwrap();
         assert_eq!((p50.estimate, p50.low, p50.high), (50.0, 50.0, 50.0));

@@ -16,7 +16,7 @@ use gatebench_shared::host::{raise_open_file_limit, HostFacts};
 use serde::Serialize;
 
 use crate::cli::RunArgs;
-use crate::gateways::{named_targets, reach, Disclosed, Named};
+use crate::gateways::{min_effect_us, named_targets, reach, with_twin, Disclosed, Named};
 use crate::plan::{Plan, PlanError};
 use crate::result::{OpenFiles, TargetRun};
 use crate::run::{run_target, stop_flag, stop_requested, SetupError, EXIT_FAILED, EXIT_OK};
@@ -47,6 +47,17 @@ pub struct CompareArgs {
     /// Trials per target, alternating direct and gateways. Default 5.
     #[arg(long)]
     pub trials: Option<usize>,
+    /// The A/A control, run in every trial as a target of its own: a second upstream that
+    /// should be identical to direct, or `none`. Default for `compare`: the direct URL again
+    /// (its own trial, its own connections); `sweep` runs one only when given. A gateway is
+    /// called different at a percentile only when it differs from the twin there; the twin's
+    /// interval is the resolution.
+    #[arg(long)]
+    pub twin: Option<String>,
+    /// Differences smaller than this are not resolved, like 20us (with `--twin none`, the only
+    /// floor; with a twin, the floor under the twin's). Default 0.
+    #[arg(long)]
+    pub min_effect: Option<String>,
     /// Sample a process (and its children) or a cgroup every 250 ms: NAME=PID or
     /// NAME=cgroup:PATH (repeatable). Reported as idle (a second before the load) and under load.
     #[arg(long = "sample-pid")]
@@ -72,6 +83,10 @@ pub struct CompareResult {
     /// The load of every trial (its `targets` are empty: see `targets`).
     pub plan: Plan,
     pub targets: Vec<Named>,
+    /// True when the second target is the twin (`--twin`), the A/A control.
+    pub twin: bool,
+    /// `--min-effect`, µs (0 when not given).
+    pub min_effect_us: f64,
     /// The direct target's configuration (TOML) when it is a gatebench mock.
     pub mock: Option<String>,
     pub trials: usize,
@@ -98,7 +113,7 @@ pub struct TrialRun {
 }
 
 /// Keys of a profile that belong to `compare` rather than to the load.
-const COMPARE_KEYS: [&str; 7] = [
+const COMPARE_KEYS: [&str; 9] = [
     "direct",
     "gateway",
     "gateway-info",
@@ -106,6 +121,8 @@ const COMPARE_KEYS: [&str; 7] = [
     "sample-pid",
     "gateway-recording",
     "settle",
+    "twin",
+    "min-effect",
 ];
 
 /// The flags with those of `--profile` under them.
@@ -163,13 +180,20 @@ pub(crate) fn with_profile_and(
             Some(other) => Err(invalid(format!("expected text, found {other}"))),
         }
     };
-    let direct = strings(table.remove(COMPARE_KEYS[0]))?.into_iter().next();
-    let gateways = strings(table.remove(COMPARE_KEYS[1]))?;
-    let infos = strings(table.remove(COMPARE_KEYS[2]))?;
-    let sample = strings(table.remove(COMPARE_KEYS[4]))?;
-    let recordings = strings(table.remove(COMPARE_KEYS[5]))?;
-    let settle = strings(table.remove(COMPARE_KEYS[6]))?.into_iter().next();
-    let trials = match table.remove(COMPARE_KEYS[3]) {
+    debug_assert!(COMPARE_KEYS.iter().all(|k| !own.contains(k)));
+    let mut take = |key: &str| {
+        debug_assert!(COMPARE_KEYS.contains(&key));
+        strings(table.remove(key))
+    };
+    let direct = take("direct")?.into_iter().next();
+    let gateways = take("gateway")?;
+    let infos = take("gateway-info")?;
+    let sample = take("sample-pid")?;
+    let recordings = take("gateway-recording")?;
+    let settle = take("settle")?.into_iter().next();
+    let twin = take("twin")?.into_iter().next();
+    let min_effect = take("min-effect")?.into_iter().next();
+    let trials = match table.remove("trials") {
         None => None,
         Some(toml::Value::Integer(n)) if n > 0 => Some(n as usize),
         Some(other) => {
@@ -191,6 +215,8 @@ pub(crate) fn with_profile_and(
     }
     args.trials = args.trials.or(trials);
     args.settle = args.settle.or(settle);
+    args.twin = args.twin.or(twin);
+    args.min_effect = args.min_effect.or(min_effect);
     if args.sample.is_empty() {
         args.sample = sample;
     }
@@ -202,7 +228,9 @@ pub(crate) fn with_profile_and(
 pub fn run_compare(args: CompareArgs, command: Vec<String>) -> anyhow::Result<(CompareResult, u8)> {
     let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
     let args = with_profile(args)?;
-    let targets = args.targets("compare")?;
+    let mut targets = args.targets("compare")?;
+    let twin = with_twin(&mut targets, args.twin.as_deref(), args.direct.as_deref())?;
+    let min_effect_us = min_effect_us(args.min_effect.as_deref())?;
     let trials = args.trials(5)?;
     let settle = args.settle(Duration::ZERO)?;
     let plan = args.run.clone().plan().map_err(SetupError::from)?;
@@ -220,7 +248,7 @@ pub fn run_compare(args: CompareArgs, command: Vec<String>) -> anyhow::Result<(C
     let runs = run_trials(&plan, &targets, trials, settle, "");
     let resources = sampling.finish();
     let interrupted = stop.stop.load(std::sync::atomic::Ordering::Relaxed);
-    let (summary, deltas) = analyse(&targets, &runs);
+    let (summary, deltas) = analyse(&targets, &runs, twin, min_effect_us);
     let mut invalid_reasons: Vec<String> = runs
         .iter()
         .filter(|r| !r.run.validity.valid)
@@ -246,6 +274,8 @@ pub fn run_compare(args: CompareArgs, command: Vec<String>) -> anyhow::Result<(C
         open_files: open_files.map(Into::into),
         plan,
         targets,
+        twin,
+        min_effect_us,
         mock,
         trials,
         settle_us: settle.as_micros() as u64,
@@ -354,10 +384,13 @@ pub(crate) fn pause(settle: Duration) {
     }
 }
 
-/// The summary row of every target and the deltas of every gateway against direct.
+/// The summary row of every target and the deltas of every gateway (and of the twin, when
+/// `twin`: the second target) against direct, judged.
 pub(crate) fn analyse(
     targets: &[Named],
     runs: &[TrialRun],
+    twin: bool,
+    min_effect_us: f64,
 ) -> (Vec<TargetSummary>, Vec<PercentileDelta>) {
     let figures = |name: &str| -> Vec<TrialFigures> {
         runs.iter()
@@ -374,7 +407,7 @@ pub(crate) fn analyse(
         .iter()
         .flat_map(|t| deltas(&t.name, &direct, &figures(&t.name)))
         .collect();
-    analysis::adjust(&mut deltas);
+    analysis::judge(&mut deltas, twin, min_effect_us);
     (summary, deltas)
 }
 
@@ -399,6 +432,13 @@ pub fn terminal(result: &CompareResult) -> String {
     out.push_str(&analysis::summary_table(&result.summary).to_text());
     out.push('\n');
     out.push_str(&analysis::delta_table(&result.deltas).to_text());
+    out.push_str(if result.twin {
+        "\nVerdicts against the twin (the direct URL or --twin, trials of its own): a gateway \
+         differs only beyond the twin's interval at that percentile; Holm over every row.\n"
+    } else {
+        "\nNo twin (--twin none): verdicts against zero, widened by --min-effect; Holm over \
+         every row.\n"
+    });
     if !result.resources.is_empty() {
         out.push('\n');
         out.push_str(&crate::report::resources::table(&result.resources).to_text());

@@ -6,7 +6,7 @@ use std::time::Duration;
 use clap::Args;
 use serde::{Deserialize, Serialize};
 
-use crate::gateways::{named_targets, Disclosed, Named};
+use crate::gateways::{min_effect_us, named_targets, with_twin, Disclosed, Named};
 use crate::plan::{positive_duration, request_spec, PlanError, RequestSpec};
 
 /// Options of `loadgen overhead`. Every option is also a key of the `--profile` TOML file
@@ -202,7 +202,7 @@ mod micros {
 
 /// Most rounds, trials and resamples accepted (bounds memory and time).
 /// The name of the A/A control target.
-pub const TWIN: &str = "twin";
+pub use crate::gateways::TWIN;
 
 const MAX_ROUNDS: usize = 1_000_000;
 const MAX_TRIALS: usize = 1_000;
@@ -216,39 +216,8 @@ impl OverheadArgs {
             recordings: &self.gateway_recording,
         };
         let mut targets = named_targets(self.direct.as_deref(), &self.gateways, disclosed)?;
-        let twin = match self.twin.as_deref() {
-            Some("none") => None,
-            Some(url) => Some((url, "a second upstream (--twin)")),
-            None => self
-                .direct
-                .as_deref()
-                .map(|url| (url, "the direct URL again, on its own connections")),
-        };
-        if let Some((url, info)) = twin {
-            if targets.iter().any(|t| t.name == TWIN) {
-                return Err(PlanError::Named(
-                    "--gateway",
-                    TWIN.to_string(),
-                    "another name: 'twin' is the A/A control (--twin)",
-                ));
-            }
-            let target = crate::plan::parse_target(url)?;
-            targets.insert(
-                1,
-                Named {
-                    name: TWIN.to_string(),
-                    target,
-                    info: Some(info.to_string()),
-                    recording: None,
-                },
-            );
-        }
-        let min_effect_us = match self.min_effect.as_deref() {
-            Some(text) => gatebench_shared::latency::parse_duration_us(text)
-                .ok_or_else(|| PlanError::Duration("--min-effect", text.to_string(), ""))?
-                as f64,
-            None => 0.0,
-        };
+        let twin = with_twin(&mut targets, self.twin.as_deref(), self.direct.as_deref())?;
+        let min_effect_us = min_effect_us(self.min_effect.as_deref())?;
         let scenarios: Vec<&str> = match (&self.body, self.scenario.as_deref()) {
             (Some(_), _) => vec!["body"],
             (None, Some(list)) => list.split(',').map(str::trim).collect(),
@@ -290,7 +259,7 @@ impl OverheadArgs {
         }
         Ok(OverheadPlan {
             targets,
-            twin: twin.is_some(),
+            twin,
             min_effect_us,
             rounds: count("--rounds", self.rounds, 50, 2, MAX_ROUNDS)?,
             warmup_rounds: count("--warmup-rounds", self.warmup_rounds, 5, 0, MAX_ROUNDS)?,

@@ -193,23 +193,42 @@ pub fn between(plan: &OverheadPlan, trials: &[Trial]) -> Vec<Between> {
 }
 
 fn verdict(row: &Combined, is_twin: bool) -> String {
-    let resolution = if row.resolution_us > 0.0 {
-        format!(" (±{:.0} µs)", row.resolution_us)
+    judge(
+        row.p_adjusted,
+        row.added_us,
+        row.resolution_us,
+        row.trials,
+        is_twin,
+    )
+}
+
+/// The verdict on a difference `added` (µs, across `trials`) whose test gave `p_adjusted`, at
+/// a resolution of `resolution_us` (0: none measured or given); the twin's own row (`is_twin`)
+/// is the control. Shared by `overhead` and `compare`.
+pub fn judge(
+    p_adjusted: f64,
+    added: Interval,
+    resolution_us: f64,
+    trials: usize,
+    is_twin: bool,
+) -> String {
+    let resolution = if resolution_us > 0.0 {
+        format!(" (±{:.0} µs)", resolution_us)
     } else {
         String::new()
     };
     if is_twin {
         return format!("control: the resolution{resolution}");
     }
-    let one_trial = if row.trials == 1 {
+    let one_trial = if trials == 1 {
         "; one trial: variation between trials not measured"
     } else {
         ""
     };
-    let found = row.p_adjusted < ALPHA;
-    let call = match (found, row.added_us.estimate > 0.0) {
-        (true, true) if row.added_us.low > row.resolution_us => "adds latency".to_string(),
-        (true, false) if row.added_us.high < -row.resolution_us => "faster than direct".to_string(),
+    let found = p_adjusted < ALPHA;
+    let call = match (found, added.estimate > 0.0) {
+        (true, true) if added.low > resolution_us => "adds latency".to_string(),
+        (true, false) if added.high < -resolution_us => "faster than direct".to_string(),
         _ if resolution.is_empty() => "not distinguishable from direct".to_string(),
         _ => format!("within the resolution{resolution}"),
     };

@@ -23,6 +23,11 @@ pub struct CompareView {
     pub runs: Vec<TrialRow>,
     pub summary: Vec<TargetSummary>,
     pub deltas: Vec<PercentileDelta>,
+    /// True when the second target is the twin (results before the twin: false).
+    #[serde(default)]
+    pub twin: bool,
+    #[serde(default)]
+    pub min_effect_us: f64,
     pub valid: bool,
     /// The direct upstream's configuration, when it is a gatebench mock.
     #[serde(default)]
@@ -77,11 +82,46 @@ pub fn trials_csv(view: &CompareView) -> String {
     table.to_csv()
 }
 
+/// How the verdicts are reached, in one paragraph.
+pub fn method(view: &CompareView) -> String {
+    let control = if view.twin {
+        let twin = view
+            .targets
+            .iter()
+            .find(|t| t.name == crate::gateways::TWIN)
+            .and_then(|t| t.info.clone())
+            .unwrap_or_default();
+        format!(
+            "against the twin ({twin}), an A/A control with trials of its own, by Welch's t test \
+             at the same percentile; the resolution is the farthest end of the twin's interval \
+             from zero"
+        )
+    } else {
+        "against zero (no twin)".to_string()
+    };
+    let floor = if view.min_effect_us > 0.0 {
+        format!(
+            ", at least --min-effect {}",
+            crate::report::overhead::micros(view.min_effect_us)
+        )
+    } else {
+        String::new()
+    };
+    format!(
+        "Added latency is the mean over trials of gateway − direct at each percentile, with a 95% \
+         t interval across trials, compared {control}{floor}. The p-values of every gateway and \
+         percentile are adjusted together (Holm). A gateway 'adds latency' or is 'faster than \
+         direct' only when the adjusted test says so and its interval lies beyond the resolution \
+         on that side; otherwise it is within the resolution."
+    )
+}
+
 /// A Markdown write-up: the seven-gateway table, the added latency per percentile, disclosure.
 pub fn markdown(view: &CompareView) -> String {
     let mut out = format!(
-        "# Gateway comparison under load\n\n{} alternating trial(s) per target (direct, then each gateway, repeated). Response times are corrected for coordinated omission. Added latency is the mean over trials of gateway − direct for each percentile, with a 95% t interval across trials.\n\n",
-        view.trials
+        "# Gateway comparison under load\n\n{} alternating trial(s) per target (direct, then each gateway, repeated). Response times are corrected for coordinated omission. {}\n\n",
+        view.trials,
+        method(view)
     );
     out.push_str(&summary_table(&view.summary).to_markdown());
     out.push_str("\n## Added latency\n\n");

@@ -243,6 +243,10 @@ pub fn compare_page(view: &super::compare_view::CompareView) -> String {
             escape(&format!("invalid: {}", view.invalid_reasons.join("; ")))
         }
     );
+    body.push_str(&format!(
+        "<p>{}</p>",
+        escape(&super::compare_view::method(view))
+    ));
     body.push_str(&table_html(&summary_table(&view.summary)));
     let rows: Vec<IntervalRow> = view
         .deltas

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::compare::analysis::{PercentileDelta, TargetSummary};
 use crate::compare::{analyse, run_trials, with_profile_and, CompareArgs, TrialRun};
-use crate::gateways::{reach, Named};
+use crate::gateways::{min_effect_us, reach, with_twin, Named};
 use crate::plan::{parse_rate, Plan, PlanError};
 use crate::report::overhead::micros;
 use crate::report::table::Table;
@@ -75,6 +75,12 @@ pub struct SweepResult {
     /// The load options shared by every level (the first level's plan).
     pub plan: Plan,
     pub targets: Vec<Named>,
+    /// True when the second target is the twin (`--twin URL`), the A/A control.
+    #[serde(default)]
+    pub twin: bool,
+    /// `--min-effect`, µs (0 when not given).
+    #[serde(default)]
+    pub min_effect_us: f64,
     /// The direct target's configuration (TOML) when it is a gatebench mock.
     pub mock: Option<String>,
     pub trials: usize,
@@ -159,7 +165,13 @@ pub fn run_sweep(args: SweepArgs, command: Vec<String>) -> anyhow::Result<(Sweep
     }
     let levels = parse_levels(levels_text.as_deref().unwrap_or("1,4,16,64,256"), &kind)
         .map_err(SetupError::from)?;
-    let targets = compare.targets("sweep")?;
+    let mut targets = compare.targets("sweep")?;
+    // A twin only when asked for: it would be a fourth target on every rung.
+    let twin = match compare.twin.as_deref() {
+        None => false,
+        Some(url) => with_twin(&mut targets, Some(url), compare.direct.as_deref())?,
+    };
+    let min_effect_us = min_effect_us(compare.min_effect.as_deref())?;
     let trials = compare.trials(3)?;
     let settle = compare.settle(Duration::ZERO)?;
     // Every level's plan is checked before any load is sent.
@@ -197,7 +209,7 @@ pub fn run_sweep(args: SweepArgs, command: Vec<String>) -> anyhow::Result<(Sweep
             .plan()
             .map_err(SetupError::from)?;
         let runs = run_trials(&floor_plan, &targets[..1], 1, settle, "floor, ");
-        let (summary, _) = analyse(&targets[..1], &runs);
+        let (summary, _) = analyse(&targets[..1], &runs, false, 0.0);
         floor_p99_us = summary.first().map_or(f64::NAN, |s| s.p99_us);
     }
     let mut done = Vec::new();
@@ -207,7 +219,7 @@ pub fn run_sweep(args: SweepArgs, command: Vec<String>) -> anyhow::Result<(Sweep
         }
         let label = format!("{kind} {level}, ");
         let runs = run_trials(plan, &targets, trials, settle, &label);
-        let (summary, deltas) = analyse(&targets, &runs);
+        let (summary, deltas) = analyse(&targets, &runs, twin, min_effect_us);
         let direct_p99_us = summary.first().map_or(f64::NAN, |s| s.p99_us);
         if floor_level.is_some_and(|i| done.len() == i) {
             floor_p99_us = direct_p99_us;
@@ -257,6 +269,8 @@ pub fn run_sweep(args: SweepArgs, command: Vec<String>) -> anyhow::Result<(Sweep
         open_files: open_files.map(Into::into),
         plan: plans[0].clone(),
         targets,
+        twin,
+        min_effect_us,
         mock,
         trials,
         settle_us: settle.as_micros() as u64,

@@ -29,6 +29,9 @@ fn alternating_trials_find_a_known_delay_and_every_report_renders() {
             trials: Some(3),
             sample: Vec::new(),
             settle: Some("300ms".into()),
+            // The default twin: the direct URL again, a target of its own in every trial.
+            twin: None,
+            min_effect: None,
             run: RunArgs {
                 rate: Some("100".into()),
                 duration: Some("1s".into()),
@@ -51,27 +54,36 @@ fn alternating_trials_find_a_known_delay_and_every_report_renders() {
         "{:?}",
         result.invalid_reasons
     );
-    // Each trial after the first waited --settle first: six 1 s trials and five pauses.
+    // Each trial after the first waited --settle first: nine 1 s trials and eight pauses.
     assert_eq!(result.settle_us, 300_000);
     let elapsed = started.elapsed();
     assert!(
-        elapsed >= Duration::from_millis(6_000 + 5 * 300),
+        elapsed >= Duration::from_millis(9_000 + 8 * 300),
         "{elapsed:?}"
     );
-    // Alternating: direct, slow, direct, slow, direct, slow.
+    // Alternating: direct, twin, slow, three times.
+    assert!(result.twin);
     let order: Vec<&str> = result.runs.iter().map(|r| r.name.as_str()).collect();
     assert_eq!(
         order,
-        ["direct", "slow", "direct", "slow", "direct", "slow"]
+        ["direct", "twin", "slow", "direct", "twin", "slow", "direct", "twin", "slow"]
     );
     for s in &result.summary {
         assert_eq!((s.trials, s.requests, s.ok), (3, 300, 300), "{}", s.name);
     }
+    // The twin's rows are the control; they set each percentile's resolution.
+    for twin in result.deltas.iter().filter(|d| d.gateway == "twin") {
+        assert!(twin.control, "{twin:?}");
+        assert!(twin.verdict.starts_with("control"), "{twin:?}");
+        assert!(twin.p_adjusted.is_none(), "{twin:?}");
+    }
     let p50 = result
         .deltas
         .iter()
-        .find(|d| d.percentile == "p50")
+        .find(|d| d.gateway == "slow" && d.percentile == "p50")
         .unwrap();
+    assert!(p50.resolution_us > 0.0, "{p50:?}");
+    assert_eq!(p50.verdict, "adds latency", "{p50:?}");
     let added = p50.added_us.unwrap();
     // What the forwarder really held (2 ms plus its sleep's overshoot on this machine), give or
     // take the machine's trial-to-trial drift.
