@@ -62,5 +62,5 @@ edge = 60 if len(p50) >= 120 else 30
 first, last = median(p50[:edge]), median(p50[-edge:])
 print(f"first {edge} s {first} µs, last {edge} s {last} µs, last / first {last / first:.2f}")
 PY
-  grep -E "schedule_lag|connection_wait|generator CPU|verdict" "$work/run.txt" | sed 's/^ *//'
+  grep -E "schedule_lag|connection_wait|send_delay|generator CPU|verdict" "$work/run.txt" | sed 's/^ *//'
 done

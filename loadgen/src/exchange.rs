@@ -41,6 +41,7 @@ pub async fn exchange(
         dispatched_ns,
     } = slot;
     let mut lease = pool.acquire().await?;
+    let target_wait_ns = lease.target_wait_ns;
     let connection = lease.connection();
     let sent_ns = clock.now_ns();
     connection
@@ -54,6 +55,7 @@ pub async fn exchange(
         due_ns,
         dispatched_ns,
         sent_ns,
+        target_wait_ns,
         stream: spec.stream,
         mock_times: response.mock_times,
         ..Exchange::default()

@@ -1,6 +1,8 @@
 //! One worker's connections to one target: opened ahead of the start, reused, and opened anew
 //! (up to a cap) when every one is busy. Time spent waiting for a connection counts in the
-//! response time of the request that waited.
+//! response time of the request that waited. A lease also tells how much of that wait the
+//! target caused (its handshake, or every connection busy until one was given back); the rest
+//! of the time from dispatch to send is the generator's own delay.
 
 use std::cell::{Cell, RefCell};
 use std::io;
@@ -33,6 +35,8 @@ pub struct Pool {
     idle: RefCell<Vec<(Connection, u64)>>,
     open: Cell<usize>,
     freed: Notify,
+    /// When a connection was last given back or closed (`CLOCK_MONOTONIC` ns).
+    freed_ns: Cell<u64>,
     /// Connections opened, ever.
     pub opened: Cell<u64>,
     /// Requests sent on an already-open connection (opened ahead, or kept alive).
@@ -45,6 +49,9 @@ pub struct Pool {
 pub struct Lease<'a> {
     pool: &'a Pool,
     connection: Option<Connection>,
+    /// Time (ns) the target held up this lease: connecting, or every connection busy until the
+    /// moment one was freed.
+    pub target_wait_ns: u64,
 }
 
 impl Lease<'_> {
@@ -61,6 +68,7 @@ impl Lease<'_> {
             if connection.is_reusable() {
                 let now = monotonic_ns();
                 self.pool.idle.borrow_mut().push((connection, now));
+                self.pool.freed_ns.set(now);
                 self.pool.freed.notify_one();
             } else {
                 self.pool.close_one();
@@ -87,6 +95,7 @@ impl Pool {
             idle: RefCell::new(Vec::with_capacity(cap)),
             open: Cell::new(0),
             freed: Notify::new(),
+            freed_ns: Cell::new(0),
             opened: Cell::new(0),
             reused: Cell::new(0),
         }
@@ -101,6 +110,7 @@ impl Pool {
 
     fn close_one(&self) {
         self.open.set(self.open.get() - 1);
+        self.freed_ns.set(monotonic_ns());
         self.freed.notify_one();
     }
 
@@ -116,6 +126,7 @@ impl Pool {
 
     /// A connection: an idle one, else a new one under the cap, else the next one freed.
     pub async fn acquire(&self) -> Result<Lease<'_>, ErrorKind> {
+        let mut target_wait_ns = 0;
         loop {
             let idle = self.idle.borrow_mut().pop();
             if let Some((mut connection, since)) = idle {
@@ -131,16 +142,24 @@ impl Pool {
                 return Ok(Lease {
                     pool: self,
                     connection: Some(connection),
+                    target_wait_ns,
                 });
             }
             if self.open.get() < self.cap {
+                let started = monotonic_ns();
                 let connection = self.connect().await?;
+                target_wait_ns += monotonic_ns().saturating_sub(started);
                 return Ok(Lease {
                     pool: self,
                     connection: Some(connection),
+                    target_wait_ns,
                 });
             }
+            // Every connection busy: the target's doing until one is freed; the time from
+            // then until this task runs again is the generator's.
+            let started = monotonic_ns();
             self.freed.notified().await;
+            target_wait_ns += self.freed_ns.get().saturating_sub(started);
         }
     }
 

@@ -62,6 +62,10 @@ pub enum Metric {
     ScheduleLag,
     /// Actual send − dispatch: time waiting for a free or new connection.
     ConnectionWait,
+    /// Actual send − dispatch, less the time the target held every connection (its handshake,
+    /// or all busy until one was given back): the generator's own delay after dispatch, as a
+    /// freed connection it had not yet noticed.
+    SendDelay,
     /// First body byte − intended start.
     Ttfb,
     /// First body byte − actual send.
@@ -81,11 +85,12 @@ pub enum Metric {
 }
 
 impl Metric {
-    pub const ALL: [Metric; 12] = [
+    pub const ALL: [Metric; 13] = [
         Metric::ResponseTime,
         Metric::ServiceTime,
         Metric::ScheduleLag,
         Metric::ConnectionWait,
+        Metric::SendDelay,
         Metric::Ttfb,
         Metric::TtfbService,
         Metric::Ttft,
@@ -103,6 +108,7 @@ impl Metric {
             Metric::ServiceTime => "service_time",
             Metric::ScheduleLag => "schedule_lag",
             Metric::ConnectionWait => "connection_wait",
+            Metric::SendDelay => "send_delay",
             Metric::Ttfb => "ttfb",
             Metric::TtfbService => "ttfb_service",
             Metric::Ttft => "ttft",
@@ -141,6 +147,8 @@ pub struct Exchange {
     pub due_ns: u64,
     pub dispatched_ns: u64,
     pub sent_ns: u64,
+    /// Of the time from dispatch to send, what the target caused (see `pool::Lease`).
+    pub target_wait_ns: u64,
     pub done_ns: u64,
     pub first_byte_ns: Option<u64>,
     pub first_output_ns: Option<u64>,
@@ -274,9 +282,11 @@ impl Recorder {
             Metric::ScheduleLag,
             us(x.dispatched_ns.saturating_sub(x.due_ns)),
         );
+        let wait_ns = x.sent_ns.saturating_sub(x.dispatched_ns);
+        self.record(Metric::ConnectionWait, us(wait_ns));
         self.record(
-            Metric::ConnectionWait,
-            us(x.sent_ns.saturating_sub(x.dispatched_ns)),
+            Metric::SendDelay,
+            us(wait_ns.saturating_sub(x.target_wait_ns)),
         );
         if let Some(first) = x.first_byte_ns {
             self.record(Metric::Ttfb, us(first.saturating_sub(x.due_ns)));
@@ -396,6 +406,8 @@ mod tests {
             due_ns: 0,
             dispatched_ns: 0,
             sent_ns: 1_000_000,
+            // 0.7 ms of the 1 ms wait for a connection was the target's.
+            target_wait_ns: 700_000,
             first_byte_ns: Some(2_000_000),
             first_output_ns: Some(101_000_000),
             done_ns: 191_000_000,
@@ -414,6 +426,8 @@ mod tests {
         assert!((9_990..=10_010).contains(&v(Metric::Tpot)));
         assert_eq!(r.histogram(Metric::Itl).len(), 9);
         assert_eq!(v(Metric::OutputChunks), 10);
+        assert!((999..=1_001).contains(&v(Metric::ConnectionWait)));
+        assert!((299..=301).contains(&v(Metric::SendDelay)));
     }
 
     #[test]

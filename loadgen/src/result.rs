@@ -114,23 +114,38 @@ fn encoded_histograms<S: serde::Serializer>(
     map.end()
 }
 
-/// Why a run's figures cannot be trusted, by the rules every run and every merge of shards is
-/// judged by: nothing succeeded; the achieved rate is more than 1% under `target_rate` (open
-/// loop); the schedule lag p99 is over 1 ms.
 /// Schedule lag p50 above which a run is invalid: a pacer on time sends most requests within a
 /// microsecond or two, so a median this late means the pacing itself was off (deadlines armed
 /// on one clock and read on another crept to 71 µs over 150 s while the p99 stayed under 1 ms).
+/// The same limit holds for the send delay.
 pub const LAG_P50_LIMIT_US: u64 = 50;
 
+/// The generator's own timing: when it dispatched each request against its schedule
+/// (`schedule_lag`), and how long it then took to send it beyond what the target caused
+/// (`send_delay`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct GeneratorTiming<'a> {
+    pub lag: Option<&'a Histogram<u64>>,
+    pub send_delay: Option<&'a Histogram<u64>>,
+}
+
+/// Why a run's figures cannot be trusted, by the rules every run and every merge of shards is
+/// judged by: nothing succeeded; the achieved rate is more than 1% under `target_rate` (open
+/// loop); the schedule lag or the send delay has a p99 over 1 ms or a p50 over
+/// [`LAG_P50_LIMIT_US`] (open loop).
 pub fn generator_reasons(
     ok: u64,
     achieved_rate: f64,
     target_rate: Option<f64>,
-    lag: Option<&Histogram<u64>>,
+    timing: GeneratorTiming<'_>,
 ) -> Vec<String> {
-    let (lag_p50_us, lag_p99_us) = lag.map_or((0, 0), |h| {
-        (h.value_at_quantile(0.5), h.value_at_quantile(0.99))
-    });
+    let quantiles = |h: Option<&Histogram<u64>>| {
+        h.map_or((0, 0), |h| {
+            (h.value_at_quantile(0.5), h.value_at_quantile(0.99))
+        })
+    };
+    let (lag_p50_us, lag_p99_us) = quantiles(timing.lag);
+    let (send_p50_us, send_p99_us) = quantiles(timing.send_delay);
     let mut reasons = Vec::new();
     if ok == 0 {
         reasons.push(
@@ -155,6 +170,14 @@ pub fn generator_reasons(
                 "schedule lag p50 is {lag_p50_us} us, over {LAG_P50_LIMIT_US} us: most requests \
                  left late, so the pacing itself was off, not a passing burst, and every figure \
                  carries it"
+            ));
+        }
+        if send_p99_us > 1_000 || send_p50_us > LAG_P50_LIMIT_US {
+            reasons.push(format!(
+                "send delay p50 {send_p50_us} us, p99 {send_p99_us} us (limits \
+                 {LAG_P50_LIMIT_US} us and 1 ms): requests waited on the generator after \
+                 dispatch, as for a connection it had not yet noticed was free; that wait is \
+                 the generator's error, not the target's"
             ));
         }
     }
@@ -239,7 +262,7 @@ mod tests {
     #[test]
     fn a_pacer_on_time_with_a_tail_is_valid() {
         let on_time = lag(&[(1, 980), (500, 20)]);
-        let reasons = generator_reasons(1000, 5000.0, Some(5000.0), Some(&on_time));
+        let reasons = generator_reasons(1000, 5000.0, Some(5000.0), timing(&on_time));
         assert!(reasons.is_empty(), "{reasons:?}");
     }
 
@@ -247,15 +270,53 @@ mod tests {
     fn a_late_median_or_a_long_tail_is_the_generators_error() {
         // Most requests late by 71 µs, the tail under 1 ms: the drift of two clocks.
         let drifting = lag(&[(71, 900), (300, 100)]);
-        let reasons = generator_reasons(1000, 5000.0, Some(5000.0), Some(&drifting));
+        let reasons = generator_reasons(1000, 5000.0, Some(5000.0), timing(&drifting));
         assert!(
             reasons.iter().any(|r| r.contains("lag p50 is 71 us")),
             "{reasons:?}"
         );
         let tail = lag(&[(1, 980), (2_000, 20)]);
-        let reasons = generator_reasons(1000, 5000.0, Some(5000.0), Some(&tail));
+        let reasons = generator_reasons(1000, 5000.0, Some(5000.0), timing(&tail));
         assert!(reasons.iter().any(|r| r.contains("p99")), "{reasons:?}");
         // A closed loop has no schedule to lag behind.
-        assert!(generator_reasons(1000, 5000.0, None, Some(&drifting)).is_empty());
+        assert!(generator_reasons(1000, 5000.0, None, timing(&drifting)).is_empty());
+    }
+
+    #[test]
+    fn a_late_send_after_dispatch_is_the_generators_error() {
+        let on_time = lag(&[(1, 1000)]);
+        // Dispatched on time, then sent ~156 µs later with idle connections at hand.
+        let unnoticed = lag(&[(156, 900), (400, 100)]);
+        let reasons = generator_reasons(
+            1000,
+            5000.0,
+            Some(5000.0),
+            GeneratorTiming {
+                lag: Some(&on_time),
+                send_delay: Some(&unnoticed),
+            },
+        );
+        assert!(
+            reasons.iter().any(|r| r.contains("send delay p50 156 us")),
+            "{reasons:?}"
+        );
+        let prompt = lag(&[(2, 990), (300, 10)]);
+        let reasons = generator_reasons(
+            1000,
+            5000.0,
+            Some(5000.0),
+            GeneratorTiming {
+                lag: Some(&on_time),
+                send_delay: Some(&prompt),
+            },
+        );
+        assert!(reasons.is_empty(), "{reasons:?}");
+    }
+
+    fn timing(lag: &Histogram<u64>) -> GeneratorTiming<'_> {
+        GeneratorTiming {
+            lag: Some(lag),
+            send_delay: None,
+        }
     }
 }

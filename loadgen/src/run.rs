@@ -14,7 +14,9 @@ use crate::pacer::RunClock;
 use crate::plan::{Load, Plan, PlanError, Target};
 use crate::recorder::{Metric, Recorder};
 use crate::report;
-use crate::result::{generator_reasons, reported, RunResult, Summary, TargetRun, Validity, SCHEMA};
+use crate::result::{
+    generator_reasons, reported, GeneratorTiming, RunResult, Summary, TargetRun, Validity, SCHEMA,
+};
 use crate::worker::{run_worker, Progress, StartLine, WorkerSpec};
 
 /// Exit codes, as documented in the README.
@@ -578,7 +580,10 @@ fn summarise(
         recorder.ok,
         achieved_rate,
         target_rate,
-        Some(recorder.histogram(Metric::ScheduleLag)),
+        GeneratorTiming {
+            lag: Some(recorder.histogram(Metric::ScheduleLag)),
+            send_delay: Some(recorder.histogram(Metric::SendDelay)),
+        },
     ));
     TargetRun {
         target,

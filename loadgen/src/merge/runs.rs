@@ -11,7 +11,7 @@ use super::check::ShardResult;
 use super::name;
 use crate::hdr_codec::{decode, encode};
 use crate::recorder::{new_histogram, SecondSummary};
-use crate::result::{generator_reasons, Summary};
+use crate::result::{generator_reasons, GeneratorTiming, Summary};
 
 /// Largest spread of the shards' starts (each by its own clock) for their sum to be the plan's
 /// schedule: a millisecond is five slots at 5,000 req/s.
@@ -71,7 +71,10 @@ pub fn merged_result(shards: &[ShardResult], command: Vec<String>) -> anyhow::Re
         ok,
         achieved_rate,
         first["plan"]["load"]["rate"].as_f64(),
-        histograms.get("schedule_lag"),
+        GeneratorTiming {
+            lag: histograms.get("schedule_lag"),
+            send_delay: histograms.get("send_delay"),
+        },
     ));
     clock_checks(shards, &runs, &mut reasons, &mut notes);
 
@@ -318,6 +321,7 @@ mod tests {
             due_ns,
             dispatched_ns: due_ns + 3_000 + (i % 7) * 1_000,
             sent_ns: due_ns + 10_000,
+            target_wait_ns: 2_000,
             done_ns: due_ns + 200_000 + (i % 97) * 37_000,
             first_byte_ns: Some(due_ns + 100_000 + (i % 13) * 5_000),
             first_output_ns: Some(due_ns + 110_000 + (i % 13) * 5_000),
