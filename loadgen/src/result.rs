@@ -79,6 +79,10 @@ pub struct TargetRun {
     /// The span `throughput` is over, seconds (the window, with fewer than two completions).
     #[serde(default)]
     pub completion_window_s: f64,
+    /// The timeline's steady state: the median of its seconds' successful completions, the
+    /// first and last second left out (ramp and drain); `None` with fewer than three seconds.
+    #[serde(default)]
+    pub steady_throughput: Option<f64>,
     pub errors: BTreeMap<String, u64>,
     pub connections_opened: u64,
     pub connections_reused: u64,
@@ -112,6 +116,19 @@ fn encoded_histograms<S: serde::Serializer>(
         map.serialize_entry(metric.name(), &crate::hdr_codec::encode(h))?;
     }
     map.end()
+}
+
+/// The median of a timeline's per-second successful completions, its first and last second
+/// (ramp and drain) left out; `None` with fewer than three seconds.
+pub fn steady_throughput(timeline: &[SecondSummary]) -> Option<f64> {
+    if timeline.len() < 3 {
+        return None;
+    }
+    let inner: Vec<f64> = timeline[1..timeline.len() - 1]
+        .iter()
+        .map(|s| s.ok as f64)
+        .collect();
+    gatebench_shared::stats::median(&inner)
 }
 
 /// Schedule lag p50 above which a run is invalid: a pacer on time sends most requests within a
@@ -311,6 +328,24 @@ mod tests {
             },
         );
         assert!(reasons.is_empty(), "{reasons:?}");
+    }
+
+    #[test]
+    fn the_steady_state_leaves_out_ramp_and_drain() {
+        let second = |n: u64, ok: u64| SecondSummary {
+            second: n,
+            ok,
+            ..SecondSummary::default()
+        };
+        assert_eq!(steady_throughput(&[second(0, 10), second(1, 90)]), None);
+        let timeline = [
+            second(0, 10),
+            second(1, 98),
+            second(2, 100),
+            second(3, 101),
+            second(4, 3),
+        ];
+        assert_eq!(steady_throughput(&timeline), Some(100.0));
     }
 
     fn timing(lag: &Histogram<u64>) -> GeneratorTiming<'_> {

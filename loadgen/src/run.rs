@@ -15,7 +15,8 @@ use crate::plan::{Load, Plan, PlanError, Target};
 use crate::recorder::{Metric, Recorder};
 use crate::report;
 use crate::result::{
-    generator_reasons, reported, GeneratorTiming, RunResult, Summary, TargetRun, Validity, SCHEMA,
+    generator_reasons, reported, steady_throughput, GeneratorTiming, RunResult, Summary, TargetRun,
+    Validity, SCHEMA,
 };
 use crate::worker::{run_worker, Progress, StartLine, WorkerSpec};
 
@@ -585,6 +586,7 @@ fn summarise(
             send_delay: Some(recorder.histogram(Metric::SendDelay)),
         },
     ));
+    let timeline = recorder.timeline_summary();
     TargetRun {
         target,
         scenario: plan.request.scenario.clone(),
@@ -614,7 +616,8 @@ fn summarise(
             .map(|m| (m, recorder.histogram(m).clone()))
             .collect(),
         metrics,
-        timeline: recorder.timeline_summary(),
+        steady_throughput: steady_throughput(&timeline),
+        timeline,
         per_second: recorder.take_logged(),
         clock: crate::start_at::ClockFacts::default(),
         validity: Validity {

@@ -11,7 +11,7 @@ use super::check::ShardResult;
 use super::name;
 use crate::hdr_codec::{decode, encode};
 use crate::recorder::{new_histogram, SecondSummary};
-use crate::result::{generator_reasons, GeneratorTiming, Summary};
+use crate::result::{generator_reasons, steady_throughput, GeneratorTiming, Summary};
 
 /// Largest spread of the shards' starts (each by its own clock) for their sum to be the plan's
 /// schedule: a millisecond is five slots at 5,000 req/s.
@@ -89,7 +89,14 @@ pub fn merged_result(shards: &[ShardResult], command: Vec<String>) -> anyhow::Re
         "dispatched": dispatched,
         "success_rate": if requests == 0 { 0.0 } else { ok as f64 / requests as f64 },
         "achieved_rate": achieved_rate,
-        "throughput": ok as f64 / duration_s,
+        // Each shard's goodput over its own completion span; the shards started together, so
+        // their spans are one span and their goodputs add up.
+        "throughput": runs.iter().filter_map(|r| r["throughput"].as_f64()).sum::<f64>(),
+        "completion_window_s": runs
+            .iter()
+            .filter_map(|r| r["completion_window_s"].as_f64())
+            .fold(0.0, f64::max),
+        "steady_throughput": steady_throughput(&timeline),
         "errors": errors,
         "connections_opened": sum("connections_opened"),
         "connections_reused": sum("connections_reused"),

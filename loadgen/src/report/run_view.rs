@@ -69,6 +69,8 @@ pub struct RunRow {
     pub achieved_rate: f64,
     pub throughput: f64,
     #[serde(default)]
+    pub steady_throughput: Option<f64>,
+    #[serde(default)]
     pub errors: BTreeMap<String, u64>,
     pub metrics: BTreeMap<String, MetricView>,
     #[serde(default)]
@@ -117,6 +119,7 @@ pub fn runs_table(view: &RunView) -> Table {
         "scenario",
         "requests",
         "throughput (req/s)",
+        "steady (req/s)",
         "success",
         "P50",
         "P99",
@@ -131,6 +134,8 @@ pub fn runs_table(view: &RunView) -> Table {
             run.scenario.clone(),
             run.requests.to_string(),
             format!("{:.1}", run.throughput),
+            run.steady_throughput
+                .map_or_else(|| "-".into(), |t| format!("{t:.1}")),
             format!("{:.2}%", run.success_rate * 100.0),
             p(|m| m.p50),
             p(|m| m.p99),
@@ -151,6 +156,7 @@ pub fn runs_csv(view: &RunView) -> String {
         "failed",
         "achieved_rate",
         "throughput",
+        "steady_throughput",
         "success_rate",
         "p50_us",
         "p90_us",
@@ -170,6 +176,8 @@ pub fn runs_csv(view: &RunView) -> String {
             run.failed.to_string(),
             format!("{:.3}", run.achieved_rate),
             format!("{:.3}", run.throughput),
+            run.steady_throughput
+                .map_or_else(String::new, |t| format!("{t:.3}")),
             format!("{:.6}", run.success_rate),
             p(|m| m.p50),
             p(|m| m.p90),

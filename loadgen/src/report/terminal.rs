@@ -85,6 +85,14 @@ fn run_block(out: &mut String, run: &TargetRun) {
         run.duration_s,
         run.warmup_requests
     );
+    if let Some(steady) = run.steady_throughput {
+        let _ = writeln!(
+            out,
+            "  goodput: {:.1} ok/s over the {:.1} s the window's requests took to end; steady \
+             state (median second, ramp and drain left out) {:.1} ok/s",
+            run.throughput, run.completion_window_s, steady
+        );
+    }
     let _ = writeln!(
         out,
         "  connections opened {}, requests on an open connection {}, generator CPU {:.2} cores",
