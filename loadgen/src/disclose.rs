@@ -76,6 +76,28 @@ pub fn fetch(mut stream: TcpStream, target: &Target, path: &str) -> Option<Strin
 
 /// The Markdown lines that disclose the direct upstream's configuration when it is a gatebench
 /// mock (empty otherwise).
+/// The host's line of a disclosure, with the open-file limit the run had (when known):
+/// "Intel Xeon (2 cores), kernel 6.1, 24,000 MiB of memory, open-file limit 20000 (hard 20000)".
+pub fn host_line(
+    host: &gatebench_shared::host::HostFacts,
+    open_files: Option<&crate::result::OpenFiles>,
+) -> String {
+    let mut line = format!(
+        "{} ({} cores), kernel {}, {} MiB of memory",
+        host.cpu_model,
+        host.cores,
+        host.kernel,
+        host.memory_bytes >> 20
+    );
+    if let Some(files) = open_files {
+        line.push_str(&format!(
+            ", open-file limit {} (hard {})",
+            files.soft, files.hard
+        ));
+    }
+    line
+}
+
 pub fn mock_markdown(mock: Option<&str>) -> String {
     match mock {
         Some(toml) => format!(

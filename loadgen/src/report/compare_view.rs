@@ -18,6 +18,8 @@ pub struct CompareView {
     #[serde(default)]
     pub started_at: String,
     pub host: gatebench_shared::host::HostFacts,
+    #[serde(default)]
+    pub open_files: Option<crate::result::OpenFiles>,
     pub targets: Vec<Named>,
     pub trials: usize,
     pub runs: Vec<TrialRow>,
@@ -127,8 +129,8 @@ pub fn markdown(view: &CompareView) -> String {
     out.push_str("\n## Added latency\n\n");
     out.push_str(&delta_table(&view.deltas).to_markdown());
     out.push_str(&format!(
-        "\n## Disclosure\n\n- Host: {} ({} cores), kernel {}\n",
-        view.host.cpu_model, view.host.cores, view.host.kernel
+        "\n## Disclosure\n\n- Host: {}\n",
+        crate::disclose::host_line(&view.host, view.open_files.as_ref())
     ));
     for t in &view.targets {
         out.push_str(&format!(

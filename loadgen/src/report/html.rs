@@ -73,15 +73,13 @@ fn table_html(table: &Table) -> String {
 /// per target, and the tables.
 pub fn overhead_page(result: &OverheadResult) -> String {
     let mut body = format!(
-        "<p class=\"meta\">{} trial(s) × {} paired rounds (+{} warm-up), seed {}; {} on {} ({} cores), kernel {}; gatebench {}, {}. Verdict: <b>{}</b>.</p>",
+        "<p class=\"meta\">{} trial(s) × {} paired rounds (+{} warm-up), seed {}; {} on {}; gatebench {}, {}. Verdict: <b>{}</b>.</p>",
         result.plan.trials,
         result.plan.rounds,
         result.plan.warmup_rounds,
         result.plan.seed,
         escape(&result.started_at),
-        escape(&result.host.cpu_model),
-        result.host.cores,
-        escape(&result.host.kernel),
+        escape(&crate::disclose::host_line(&result.host, result.open_files.as_ref())),
         escape(&result.gatebench_version),
         escape(&crate::disclose::shell_line(&result.command)),
         if result.valid {
@@ -143,11 +141,9 @@ pub fn overhead_page(result: &OverheadResult) -> String {
 /// and the table.
 pub fn run_page(view: &RunView) -> String {
     let mut body = format!(
-        "<p class=\"meta\">{} on {} ({} cores), kernel {}; gatebench {}, <code>{}</code>. Response times are corrected for coordinated omission. Verdict: <b>{}</b>.</p>",
+        "<p class=\"meta\">{} on {}; gatebench {}, <code>{}</code>. Response times are corrected for coordinated omission. Verdict: <b>{}</b>.</p>",
         escape(&view.started_at),
-        escape(&view.host.cpu_model),
-        view.host.cores,
-        escape(&view.host.kernel),
+        escape(&crate::disclose::host_line(&view.host, view.open_files.as_ref())),
         escape(&view.gatebench_version),
         escape(&crate::disclose::shell_line(&view.command)),
         if view.valid { "valid" } else { "invalid" }
@@ -229,12 +225,10 @@ pub fn run_page(view: &RunView) -> String {
 pub fn compare_page(view: &super::compare_view::CompareView) -> String {
     use crate::compare::analysis::{delta_table, summary_table};
     let mut body = format!(
-        "<p class=\"meta\">{} alternating trial(s) per target; {} on {} ({} cores), kernel {}; gatebench {}, <code>{}</code>. Response times are corrected for coordinated omission. Verdict: <b>{}</b>.</p>",
+        "<p class=\"meta\">{} alternating trial(s) per target; {} on {}; gatebench {}, <code>{}</code>. Response times are corrected for coordinated omission. Verdict: <b>{}</b>.</p>",
         view.trials,
         escape(&view.started_at),
-        escape(&view.host.cpu_model),
-        view.host.cores,
-        escape(&view.host.kernel),
+        escape(&crate::disclose::host_line(&view.host, view.open_files.as_ref())),
         escape(&view.gatebench_version),
         escape(&crate::disclose::shell_line(&view.command)),
         if view.valid {
@@ -447,11 +441,9 @@ fn upstream_html(mock: Option<&str>) -> String {
 
 fn meta(d: &super::sweep_view::Disclosure) -> String {
     format!(
-        "<p class=\"meta\">{} on {} ({} cores), kernel {}; gatebench {}, <code>{}</code>. Verdict: <b>{}</b>.</p>",
+        "<p class=\"meta\">{} on {}; gatebench {}, <code>{}</code>. Verdict: <b>{}</b>.</p>",
         escape(&d.started_at),
-        escape(&d.host.cpu_model),
-        d.host.cores,
-        escape(&d.host.kernel),
+        escape(&crate::disclose::host_line(&d.host, d.open_files.as_ref())),
         escape(&d.gatebench_version),
         escape(&crate::disclose::shell_line(&d.command)),
         if d.valid {

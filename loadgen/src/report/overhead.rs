@@ -319,18 +319,9 @@ pub fn markdown(result: &OverheadResult) -> String {
     }
     out.push_str("\n## Disclosure\n\n");
     out.push_str(&format!(
-        "- Host: {} ({} cores), kernel {}, {} MiB of memory\n",
-        host.cpu_model,
-        host.cores,
-        host.kernel,
-        host.memory_bytes >> 20
+        "- Host: {}\n",
+        crate::disclose::host_line(host, result.open_files.as_ref())
     ));
-    if let Some(files) = &result.open_files {
-        out.push_str(&format!(
-            "- Open-file limit: {} (hard {})\n",
-            files.soft, files.hard
-        ));
-    }
     out.push_str(&format!(
         "- Client pinned to core: {}\n",
         plan.pin.map_or_else(|| "no".into(), |c| c.to_string())

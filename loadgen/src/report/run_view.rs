@@ -19,6 +19,8 @@ pub struct RunView {
     #[serde(default)]
     pub started_at: String,
     pub host: gatebench_shared::host::HostFacts,
+    #[serde(default)]
+    pub open_files: Option<crate::result::OpenFiles>,
     pub runs: Vec<RunRow>,
     pub valid: bool,
     /// The direct upstream's configuration, when it is a gatebench mock.
@@ -213,14 +215,18 @@ pub fn markdown(view: &RunView) -> String {
         out.push_str(&shards_markdown(shards));
     }
     out.push_str(&format!(
-        "\n## Disclosure\n\n- Host: {} ({} cores), kernel {}\n- gatebench {}, started {}\n- Command: `{}`\n",
-        view.host.cpu_model,
-        view.host.cores,
-        view.host.kernel,
+        "\n## Disclosure\n\n- Host: {}\n- gatebench {}, started {}\n- Command: `{}`\n",
+        crate::disclose::host_line(&view.host, view.open_files.as_ref()),
         view.gatebench_version,
         view.started_at,
         crate::disclose::shell_line(&view.command)
     ));
+    for run in &view.runs {
+        out.push_str(&format!(
+            "- Target {} → {}\n",
+            run.target.url, run.target.resolved
+        ));
+    }
     out.push_str(&crate::disclose::mock_markdown(view.mock.as_deref()));
     out
 }

@@ -21,6 +21,8 @@ pub struct Disclosure {
     #[serde(default)]
     pub started_at: String,
     pub host: gatebench_shared::host::HostFacts,
+    #[serde(default)]
+    pub open_files: Option<crate::result::OpenFiles>,
     pub targets: Vec<Named>,
     #[serde(default)]
     pub resources: Vec<ResourceReport>,
@@ -35,8 +37,8 @@ pub struct Disclosure {
 impl Disclosure {
     pub fn markdown(&self) -> String {
         let mut out = format!(
-            "\n## Disclosure\n\n- Host: {} ({} cores), kernel {}\n",
-            self.host.cpu_model, self.host.cores, self.host.kernel
+            "\n## Disclosure\n\n- Host: {}\n",
+            crate::disclose::host_line(&self.host, self.open_files.as_ref())
         );
         for t in &self.targets {
             out.push_str(&format!(

@@ -132,6 +132,8 @@ pub fn check_reports(path: &std::path::Path, csv_header: &str) {
     assert!(md.starts_with("# "), "{md}");
     assert!(md.contains("|---|"), "{md}");
     assert!(md.contains("## Disclosure"), "{md}");
+    // What the JSON discloses, the write-up does too.
+    assert!(md.contains("open-file limit"), "{md}");
     let csv = render(path, Format::Csv).unwrap();
     let mut lines = csv.lines();
     let header = lines.next().unwrap();
