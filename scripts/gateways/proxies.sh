@@ -2,8 +2,11 @@
 # nginx and HAProxy side by side in one `loadgen overhead` run (profiles/paired-latency.toml,
 # a second mock process as the twin): each against direct, and the two against each other.
 # RUNS runs back to back (default 3), results and reports in bench-out/gateways/proxies.
+# MODE=compare runs `loadgen compare` instead (profiles/constant-5000rps.toml, DURATION per
+# trial, default 20s, the same twin): per-percentile added latency under a constant rate.
 #
-# Usage: scripts/gateways/proxies.sh [RUNS]     (LOADGEN_ARGS: more loadgen overhead flags)
+# Usage: [MODE=compare] [DURATION=20s] scripts/gateways/proxies.sh [RUNS]
+#   (LOADGEN_ARGS: more loadgen flags)
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/proxies-lib.sh"
 need nginx nginx
@@ -19,6 +22,18 @@ nginx_pid=$proxy_pid nginx_info=$proxy_info
 start_haproxy 18602
 haproxy_pid=$proxy_pid haproxy_info=$proxy_info
 for run in $(seq "$runs"); do
+  if [[ ${MODE:-overhead} == compare ]]; then
+    "$loadgen_bin" compare --profile "$root/profiles/constant-5000rps.toml" \
+      --direct "$(direct_url)" --twin "http://127.0.0.1:$twin_port/v1/chat/completions" \
+      --gateway "nginx=http://127.0.0.1:18601/v1/chat/completions" --gateway-info "nginx=$nginx_info" \
+      --gateway "haproxy=http://127.0.0.1:18602/v1/chat/completions" --gateway-info "haproxy=$haproxy_info" \
+      --sample-pid "nginx=$nginx_pid" --sample-pid "haproxy=$haproxy_pid" \
+      --duration "${DURATION:-20s}" --pin 0 --quiet ${LOADGEN_ARGS:-} --out "$out/compare-$run.json" || true
+    "$loadgen_bin" report "$out/compare-$run.json" --format md --out "$out/compare-$run.md"
+    echo "== compare run $run" >&2
+    sed -n '/^| target | trials/,/^$/p;/^| gateway | percentile/,/^$/p' "$out/compare-$run.md"
+    continue
+  fi
   "$loadgen_bin" overhead --profile "$root/profiles/paired-latency.toml" \
     --direct "$(direct_url)" --twin "http://127.0.0.1:$twin_port/v1/chat/completions" \
     --gateway "nginx=http://127.0.0.1:18601/v1/chat/completions" --gateway-info "nginx=$nginx_info" \

@@ -213,7 +213,7 @@ pub fn judge(
     is_twin: bool,
 ) -> String {
     let resolution = if resolution_us > 0.0 {
-        format!(" (±{:.0} µs)", resolution_us)
+        format!(" (±{})", crate::report::overhead::micros(resolution_us))
     } else {
         String::new()
     };
