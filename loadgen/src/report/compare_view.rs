@@ -25,6 +25,9 @@ pub struct CompareView {
     pub runs: Vec<TrialRow>,
     pub summary: Vec<TargetSummary>,
     pub deltas: Vec<PercentileDelta>,
+    /// Processes sampled with --sample-pid.
+    #[serde(default)]
+    pub resources: Vec<crate::sampler::ResourceReport>,
     /// True when the second target is the twin (results before the twin: false).
     #[serde(default)]
     pub twin: bool,
@@ -128,6 +131,10 @@ pub fn markdown(view: &CompareView) -> String {
     out.push_str(&summary_table(&view.summary).to_markdown());
     out.push_str("\n## Added latency\n\n");
     out.push_str(&delta_table(&view.deltas).to_markdown());
+    if !view.resources.is_empty() {
+        out.push_str("\n## Sampled processes (`--sample-pid`)\n\n");
+        out.push_str(&crate::report::resources::table(&view.resources).to_markdown());
+    }
     out.push_str(&format!(
         "\n## Disclosure\n\n- Host: {}\n",
         crate::disclose::host_line(&view.host, view.open_files.as_ref())

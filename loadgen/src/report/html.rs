@@ -264,6 +264,7 @@ pub fn compare_page(view: &super::compare_view::CompareView) -> String {
         )));
     }
     body.push_str(&table_html(&delta_table(&view.deltas)));
+    body.push_str(&resources_html(&view.resources));
     let series = view
         .summary
         .iter()

@@ -27,7 +27,8 @@ fn alternating_trials_find_a_known_delay_and_every_report_renders() {
             gateway_info: vec!["slow=adds 2 ms".into()],
             gateway_recording: vec!["slow=full".into()],
             trials: Some(3),
-            sample: Vec::new(),
+            // This process stands for a gateway's: its CPU and memory are in every format.
+            sample: vec![format!("self={}", std::process::id())],
             settle: Some("300ms".into()),
             // The default twin: the direct URL again, a target of its own in every trial.
             twin: None,
@@ -108,6 +109,12 @@ fn alternating_trials_find_a_known_delay_and_every_report_renders() {
     write_json(&result, &path).unwrap();
     check_reports(&path, "trial,target,requests");
     crate::compare::check_disclosure(&path);
+    assert!(!result.resources.is_empty());
+    let md = render(&path, Format::Md).unwrap();
+    assert!(md.contains("## Sampled processes"), "{md}");
+    assert!(md.contains("self (pid"), "{md}");
+    let html = render(&path, Format::Html).unwrap();
+    assert!(html.contains("self (pid"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
