@@ -302,31 +302,20 @@ mod tests {
     #[test]
     fn a_late_send_after_dispatch_is_the_generators_error() {
         let on_time = lag(&[(1, 1000)]);
-        // Dispatched on time, then sent ~156 µs later with idle connections at hand.
-        let unnoticed = lag(&[(156, 900), (400, 100)]);
-        let reasons = generator_reasons(
-            1000,
-            5000.0,
-            Some(5000.0),
-            GeneratorTiming {
+        let judged = |send_delay: &Histogram<u64>| {
+            let timing = GeneratorTiming {
                 lag: Some(&on_time),
-                send_delay: Some(&unnoticed),
-            },
-        );
+                send_delay: Some(send_delay),
+            };
+            generator_reasons(1000, 5000.0, Some(5000.0), timing)
+        };
+        // Dispatched on time, then sent ~156 µs later with idle connections at hand.
+        let reasons = judged(&lag(&[(156, 900), (400, 100)]));
         assert!(
             reasons.iter().any(|r| r.contains("send delay p50 156 us")),
             "{reasons:?}"
         );
-        let prompt = lag(&[(2, 990), (300, 10)]);
-        let reasons = generator_reasons(
-            1000,
-            5000.0,
-            Some(5000.0),
-            GeneratorTiming {
-                lag: Some(&on_time),
-                send_delay: Some(&prompt),
-            },
-        );
+        let reasons = judged(&lag(&[(2, 990), (300, 10)]));
         assert!(reasons.is_empty(), "{reasons:?}");
     }
 

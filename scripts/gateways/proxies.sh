@@ -21,28 +21,26 @@ start_nginx_proxy 18601
 nginx_pid=$proxy_pid nginx_info=$proxy_info
 start_haproxy 18602
 haproxy_pid=$proxy_pid haproxy_info=$proxy_info
+# What both methods send: direct, the twin, both proxies, their processes sampled.
+targets=(--direct "$(direct_url)" --twin "http://127.0.0.1:$twin_port/v1/chat/completions"
+  --gateway "nginx=http://127.0.0.1:18601/v1/chat/completions" --gateway-info "nginx=$nginx_info"
+  --gateway "haproxy=http://127.0.0.1:18602/v1/chat/completions" --gateway-info "haproxy=$haproxy_info"
+  --sample-pid "nginx=$nginx_pid" --sample-pid "haproxy=$haproxy_pid")
 for run in $(seq "$runs"); do
   if [[ ${MODE:-overhead} == compare ]]; then
-    "$loadgen_bin" compare --profile "$root/profiles/constant-5000rps.toml" \
-      --direct "$(direct_url)" --twin "http://127.0.0.1:$twin_port/v1/chat/completions" \
-      --gateway "nginx=http://127.0.0.1:18601/v1/chat/completions" --gateway-info "nginx=$nginx_info" \
-      --gateway "haproxy=http://127.0.0.1:18602/v1/chat/completions" --gateway-info "haproxy=$haproxy_info" \
-      --sample-pid "nginx=$nginx_pid" --sample-pid "haproxy=$haproxy_pid" \
-      --duration "${DURATION:-20s}" --pin 0 --quiet ${LOADGEN_ARGS:-} --out "$out/compare-$run.json" || true
-    "$loadgen_bin" report "$out/compare-$run.json" --format md --out "$out/compare-$run.md"
-    echo "== compare run $run" >&2
-    sed -n '/^| target | trials/,/^$/p;/^| gateway | percentile/,/^$/p' "$out/compare-$run.md"
-    continue
+    result=$out/compare-$run
+    "$loadgen_bin" compare --profile "$root/profiles/constant-5000rps.toml" "${targets[@]}" \
+      --duration "${DURATION:-20s}" --pin 0 --quiet ${LOADGEN_ARGS:-} --out "$result.json" || true
+    tables='/^| target | trials/,/^$/p;/^| gateway | percentile/,/^$/p'
+  else
+    result=$out/run-$run
+    "$loadgen_bin" overhead --profile "$root/profiles/paired-latency.toml" "${targets[@]}" \
+      --gateway-recording nginx=off --gateway-recording haproxy=off \
+      --seed "$run" --pin 0 --quiet ${LOADGEN_ARGS:-} --out "$result.json" || true
+    tables='/^| gateway | scenario/,/^$/p;/^| gateways/,/^$/p'
   fi
-  "$loadgen_bin" overhead --profile "$root/profiles/paired-latency.toml" \
-    --direct "$(direct_url)" --twin "http://127.0.0.1:$twin_port/v1/chat/completions" \
-    --gateway "nginx=http://127.0.0.1:18601/v1/chat/completions" --gateway-info "nginx=$nginx_info" \
-    --gateway "haproxy=http://127.0.0.1:18602/v1/chat/completions" --gateway-info "haproxy=$haproxy_info" \
-    --gateway-recording nginx=off --gateway-recording haproxy=off \
-    --sample-pid "nginx=$nginx_pid" --sample-pid "haproxy=$haproxy_pid" \
-    --seed "$run" --pin 0 --quiet ${LOADGEN_ARGS:-} --out "$out/run-$run.json" || true
-  "$loadgen_bin" report "$out/run-$run.json" --format md --out "$out/run-$run.md"
-  echo "== run $run" >&2
-  sed -n '/^| gateway | scenario/,/^$/p;/^| gateways/,/^$/p' "$out/run-$run.md"
+  "$loadgen_bin" report "$result.json" --format md --out "$result.md"
+  echo "== ${MODE:-overhead} run $run" >&2
+  sed -n "$tables" "$result.md"
 done
 echo "results and reports in $out" >&2
