@@ -422,8 +422,3 @@ pub fn terminal(result: &LadderResult) -> String {
     }
     out
 }
-
-/// Writes the JSON result atomically.
-pub fn write_json(result: &LadderResult, path: &std::path::Path) -> anyhow::Result<()> {
-    crate::run::write_atomically(path, &serde_json::to_vec_pretty(result)?)
-}

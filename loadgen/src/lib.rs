@@ -9,8 +9,8 @@
 //! - `worker` / `pool` / `http1` / `exchange` / `sse`: per-core workers, their connections
 //!   (a minimal HTTP/1.1 client that stamps every socket read), one timed and validated request,
 //!   stream events.
-//! - `recorder` / `result` / `report`: histograms and failures by kind, the versioned JSON
-//!   result, the terminal summary and `.hgrm` files.
+//! - `recorder` / `result` / `report` / `output`: histograms and failures by kind, the
+//!   versioned JSON result, the terminal summary and `.hgrm` files, and writing result files.
 //! - `run` / `embedded`: orchestration, and the demo's in-process mock.
 //! - `gateways` / `overhead` / `compare` / `sweep` / `ladder`: the direct target and named
 //!   gateways; paired rounds, alternating rate trials, load levels, simultaneous streams.
@@ -30,6 +30,7 @@ mod http1;
 pub mod intervals;
 pub mod ladder;
 pub mod merge;
+pub mod output;
 pub mod overhead;
 mod pacer;
 pub mod plan;

@@ -2,8 +2,9 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use loadgen::cli::ReportArgs;
+use loadgen::output::{write_atomically, write_json};
 use loadgen::overhead::plan::OverheadArgs;
-use loadgen::run::{run, write_hdr_log, write_hgrm, write_json, EXIT_USAGE};
+use loadgen::run::{run, write_hdr_log, write_hgrm, EXIT_USAGE};
 use loadgen::{Cli, Command, RunArgs};
 
 fn main() -> ExitCode {
@@ -66,7 +67,7 @@ fn overhead_command(args: OverheadArgs, command: Vec<String>) -> anyhow::Result<
     let (result, code) = loadgen::overhead::run_overhead(args, command)?;
     let out = result.plan.out.clone();
     if let Some(path) = out {
-        loadgen::overhead::write_json(&result, &path)?;
+        write_json(&result, &path)?;
     }
     show(&loadgen::report::overhead::terminal(&result));
     Ok(code)
@@ -75,7 +76,7 @@ fn overhead_command(args: OverheadArgs, command: Vec<String>) -> anyhow::Result<
 fn report_command(args: ReportArgs) -> anyhow::Result<u8> {
     let text = loadgen::report::render::render(&args.result, args.format)?;
     match args.out {
-        Some(path) => loadgen::run::write_atomically(&path, text.as_bytes())?,
+        Some(path) => write_atomically(&path, text.as_bytes())?,
         None => show(&text),
     }
     Ok(loadgen::run::EXIT_OK)
@@ -89,7 +90,7 @@ fn merge_command(args: loadgen::merge::MergeArgs, command: Vec<String>) -> anyho
             gatebench_shared::say!("{}", merged.report.trim_end());
         }
         Some(path) => {
-            loadgen::run::write_atomically(path, merged.output.as_bytes())?;
+            write_atomically(path, merged.output.as_bytes())?;
             show(&merged.report);
         }
         None => show(&merged.report),
@@ -107,7 +108,7 @@ fn compare_command(
 ) -> anyhow::Result<u8> {
     let (result, code) = loadgen::compare::run_compare(args, command)?;
     if let Some(path) = &result.plan.out {
-        loadgen::compare::write_json(&result, path)?;
+        write_json(&result, path)?;
     }
     show(&loadgen::compare::terminal(&result));
     Ok(code)
@@ -116,7 +117,7 @@ fn compare_command(
 fn sweep_command(args: loadgen::sweep::SweepArgs, command: Vec<String>) -> anyhow::Result<u8> {
     let (result, code) = loadgen::sweep::run_sweep(args, command)?;
     if let Some(path) = &result.plan.out {
-        loadgen::sweep::write_json(&result, path)?;
+        write_json(&result, path)?;
     }
     show(&loadgen::sweep::terminal(&result));
     Ok(code)
@@ -125,7 +126,7 @@ fn sweep_command(args: loadgen::sweep::SweepArgs, command: Vec<String>) -> anyho
 fn ladder_command(args: loadgen::ladder::LadderArgs, command: Vec<String>) -> anyhow::Result<u8> {
     let (result, code) = loadgen::ladder::run_ladder(args, command)?;
     if let Some(path) = &result.plan.out {
-        loadgen::ladder::write_json(&result, path)?;
+        write_json(&result, path)?;
     }
     show(&loadgen::ladder::terminal(&result));
     Ok(code)

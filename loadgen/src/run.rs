@@ -249,21 +249,6 @@ fn judge(result: &RunResult, plan: &Plan) -> u8 {
     code
 }
 
-/// Writes the JSON result atomically (a temporary file renamed into place).
-pub fn write_json(result: &RunResult, path: &std::path::Path) -> anyhow::Result<()> {
-    let text = serde_json::to_vec_pretty(result).context("cannot encode the result")?;
-    write_atomically(path, &text)
-}
-
-/// Writes `bytes` to a temporary file beside `path`, then renames it into place, so a reader
-/// (or an interrupted run) never sees half a file.
-pub fn write_atomically(path: &std::path::Path, bytes: &[u8]) -> anyhow::Result<()> {
-    let tmp = path.with_extension("tmp");
-    std::fs::write(&tmp, bytes).with_context(|| format!("cannot write {}", tmp.display()))?;
-    std::fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))?;
-    Ok(())
-}
-
 /// Writes one `.hgrm` file per metric of every run into `dir`, named
 /// `RUN-SCENARIO.METRIC.hgrm` (RUN counts from 1).
 pub fn write_hgrm(result: &RunResult, dir: &std::path::Path) -> anyhow::Result<()> {
@@ -295,7 +280,7 @@ pub fn write_hdr_log(result: &RunResult, dir: &std::path::Path) -> anyhow::Resul
                 time: metric.is_time(),
             };
             let path = dir.join(report::hlog::file_name(i + 1, &run.scenario, *metric));
-            write_atomically(
+            crate::output::write_atomically(
                 &path,
                 report::hlog::interval_log(&header, series).as_bytes(),
             )?;

@@ -471,8 +471,3 @@ fn load_line(plan: &Plan) -> String {
         plan.request.scenario
     )
 }
-
-/// Writes the JSON result atomically.
-pub fn write_json(result: &CompareResult, path: &std::path::Path) -> anyhow::Result<()> {
-    crate::run::write_atomically(path, &serde_json::to_vec_pretty(result)?)
-}

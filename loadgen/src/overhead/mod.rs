@@ -147,8 +147,3 @@ fn judge(plan: &OverheadPlan, trials: &[Trial], interrupted: bool) -> Vec<String
     }
     reasons
 }
-
-/// Writes the JSON result atomically (a temporary file renamed into place).
-pub fn write_json(result: &OverheadResult, path: &std::path::Path) -> anyhow::Result<()> {
-    crate::run::write_atomically(path, &serde_json::to_vec_pretty(result)?)
-}

@@ -420,11 +420,6 @@ pub fn headline_text(headline: &[Headline]) -> String {
     out
 }
 
-/// Writes the JSON result atomically.
-pub fn write_json(result: &SweepResult, path: &std::path::Path) -> anyhow::Result<()> {
-    crate::run::write_atomically(path, &serde_json::to_vec_pretty(result)?)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

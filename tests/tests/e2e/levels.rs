@@ -61,7 +61,7 @@ fn a_sweep_flags_the_level_where_the_baseline_saturates() {
     }
     crate::schema::assert_matches(&result, "sweep.schema.json");
     let path = temp("sweep");
-    loadgen::sweep::write_json(&result, &path).unwrap();
+    loadgen::output::write_json(&result, &path).unwrap();
     crate::compare::check_reports(&path, "level,target,requests");
     std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
 }
@@ -144,7 +144,7 @@ fn a_ladder_counts_refusals_and_names_a_buffering_gateway() {
 
     crate::schema::assert_matches(&result, "ladder.schema.json");
     let path = temp("ladder");
-    loadgen::ladder::write_json(&result, &path).unwrap();
+    loadgen::output::write_json(&result, &path).unwrap();
     crate::compare::check_reports(&path, "streams,target,completed");
     std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
 }

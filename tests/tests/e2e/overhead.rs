@@ -55,7 +55,7 @@ fn a_known_delay_is_found_and_no_delay_is_not_distinguishable() {
     let dir = std::env::temp_dir().join(format!("gatebench-overhead-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("overhead.json");
-    loadgen::overhead::write_json(&result, &path).unwrap();
+    loadgen::output::write_json(&result, &path).unwrap();
     crate::compare::check_reports(&path, "gateway,scenario,metric");
     crate::compare::check_disclosure(&path);
     std::fs::remove_dir_all(&dir).unwrap();
