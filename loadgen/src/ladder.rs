@@ -9,7 +9,7 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use clap::Args;
-use gatebench_shared::host::{raise_open_file_limit, HostFacts};
+use gatebench_shared::host::raise_open_file_limit;
 use gatebench_shared::stats::{median, quantile_of_sorted};
 use serde::{Deserialize, Serialize};
 
@@ -23,7 +23,6 @@ use crate::pool::Pool;
 use crate::recorder::{ErrorKind, Exchange};
 use crate::report::overhead::micros;
 use crate::report::table::Table;
-use crate::result::OpenFiles;
 use crate::run::{stop_requested, SetupError, EXIT_FAILED, EXIT_OK};
 use crate::sampler::{ResourceReport, Sampling};
 
@@ -86,12 +85,9 @@ pub struct Rung {
 /// The versioned JSON result of `loadgen ladder`.
 #[derive(Debug, Serialize)]
 pub struct LadderResult {
-    pub schema: &'static str,
-    pub gatebench_version: &'static str,
-    pub command: Vec<String>,
-    pub started_at: String,
-    pub host: HostFacts,
-    pub open_files: Option<OpenFiles>,
+    /// Format, build, command line, start, host, open-file limit.
+    #[serde(flatten)]
+    pub envelope: crate::envelope::Envelope,
     /// The request options (its `targets` are empty: see `targets`).
     pub plan: Plan,
     pub targets: Vec<Named>,
@@ -197,12 +193,7 @@ pub fn run_ladder(args: LadderArgs, command: Vec<String>) -> anyhow::Result<(Lad
     }
     let valid = invalid_reasons.is_empty();
     let result = LadderResult {
-        schema: SCHEMA,
-        gatebench_version: env!("CARGO_PKG_VERSION"),
-        command,
-        started_at,
-        host: HostFacts::read(),
-        open_files: open_files.map(Into::into),
+        envelope: crate::envelope::Envelope::new(SCHEMA, command, started_at, open_files),
         plan,
         targets,
         mock,

@@ -9,8 +9,9 @@
 //! - `worker` / `pool` / `http1` / `exchange` / `sse`: per-core workers, their connections
 //!   (a minimal HTTP/1.1 client that stamps every socket read), one timed and validated request,
 //!   stream events.
-//! - `recorder` / `result` / `report` / `output`: histograms and failures by kind, the
-//!   versioned JSON result, the terminal summary and `.hgrm` files, and writing result files.
+//! - `recorder` / `result` / `envelope` / `report` / `output`: histograms and failures by kind,
+//!   the versioned JSON result and the header every result file carries, the terminal summary
+//!   and `.hgrm` files, and writing result files.
 //! - `run` / `embedded`: orchestration, and the demo's in-process mock.
 //! - `gateways` / `overhead` / `compare` / `sweep` / `ladder`: the direct target and named
 //!   gateways; paired rounds, alternating rate trials, load levels, simultaneous streams.
@@ -21,6 +22,7 @@ pub mod clock_ref;
 pub mod compare;
 mod disclose;
 mod embedded;
+pub mod envelope;
 mod exchange;
 #[doc(hidden)]
 pub mod fuzzing;

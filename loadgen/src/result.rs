@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use gatebench_shared::host::{HostFacts, OpenFileLimit};
+use gatebench_shared::host::OpenFileLimit;
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
@@ -19,13 +19,9 @@ pub const SCHEMA: &str = "gatebench.loadgen.result/1";
 /// A whole invocation: one run per target and scenario.
 #[derive(Debug, Serialize)]
 pub struct RunResult {
-    pub schema: &'static str,
-    pub gatebench_version: &'static str,
-    pub command: Vec<String>,
-    /// RFC 3339, UTC.
-    pub started_at: String,
-    pub host: HostFacts,
-    pub open_files: Option<OpenFiles>,
+    /// Format, build, command line, start, host, open-file limit.
+    #[serde(flatten)]
+    pub envelope: crate::envelope::Envelope,
     pub plan: Plan,
     /// The mock's configuration (TOML): the embedded one of the demo, or the first target's
     /// when it is a gatebench mock (read from `GET /v1/gatebench/config`).
@@ -35,7 +31,7 @@ pub struct RunResult {
     pub valid: bool,
 }
 
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct OpenFiles {
     pub soft: u64,
     pub hard: u64,

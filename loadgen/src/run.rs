@@ -6,7 +6,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use anyhow::Context as _;
-use gatebench_shared::host::{raise_open_file_limit, HostFacts, OpenFileLimit};
+use gatebench_shared::host::{raise_open_file_limit, OpenFileLimit};
 
 use crate::cli::RunArgs;
 use crate::embedded::EmbeddedMock;
@@ -105,12 +105,7 @@ pub fn run(args: RunArgs, command: Vec<String>) -> anyhow::Result<(RunResult, u8
     let (runs, final_plan) = run_phases(&args, &plan, &scenarios)?;
     let valid = runs.iter().all(|r| r.validity.valid);
     let result = RunResult {
-        schema: SCHEMA,
-        gatebench_version: env!("CARGO_PKG_VERSION"),
-        command,
-        started_at,
-        host: HostFacts::read(),
-        open_files: open_files.map(Into::into),
+        envelope: crate::envelope::Envelope::new(SCHEMA, command, started_at, open_files),
         plan: final_plan,
         mock: mock_config,
         runs,

@@ -12,13 +12,13 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use clap::Args;
-use gatebench_shared::host::{raise_open_file_limit, HostFacts};
+use gatebench_shared::host::raise_open_file_limit;
 use serde::Serialize;
 
 use crate::cli::RunArgs;
 use crate::gateways::{min_effect_us, named_targets, reach, with_twin, Disclosed, Named};
 use crate::plan::{Plan, PlanError};
-use crate::result::{OpenFiles, TargetRun};
+use crate::result::TargetRun;
 use crate::run::{run_target, stop_flag, stop_requested, SetupError, EXIT_FAILED, EXIT_OK};
 use crate::sampler::{ResourceReport, SampleSpec, Sampling};
 
@@ -74,12 +74,9 @@ pub struct CompareArgs {
 /// The versioned JSON result of `loadgen compare`.
 #[derive(Debug, Serialize)]
 pub struct CompareResult {
-    pub schema: &'static str,
-    pub gatebench_version: &'static str,
-    pub command: Vec<String>,
-    pub started_at: String,
-    pub host: HostFacts,
-    pub open_files: Option<OpenFiles>,
+    /// Format, build, command line, start, host, open-file limit.
+    #[serde(flatten)]
+    pub envelope: crate::envelope::Envelope,
     /// The load of every trial (its `targets` are empty: see `targets`).
     pub plan: Plan,
     pub targets: Vec<Named>,
@@ -266,12 +263,7 @@ pub fn run_compare(args: CompareArgs, command: Vec<String>) -> anyhow::Result<(C
     }
     let valid = invalid_reasons.is_empty();
     let result = CompareResult {
-        schema: SCHEMA,
-        gatebench_version: env!("CARGO_PKG_VERSION"),
-        command,
-        started_at,
-        host: HostFacts::read(),
-        open_files: open_files.map(Into::into),
+        envelope: crate::envelope::Envelope::new(SCHEMA, command, started_at, open_files),
         plan,
         targets,
         twin,

@@ -16,7 +16,7 @@ pub mod verdict;
 use std::sync::atomic::Ordering::Relaxed;
 
 use anyhow::Context as _;
-use gatebench_shared::host::{raise_open_file_limit, HostFacts};
+use gatebench_shared::host::raise_open_file_limit;
 
 use crate::run::{stop_flag, SetupError, EXIT_FAILED, EXIT_OK};
 
@@ -72,12 +72,7 @@ pub fn run_overhead(
     let invalid_reasons = judge(&plan, &trials, interrupted);
     let valid = invalid_reasons.is_empty();
     let result = OverheadResult {
-        schema: SCHEMA.into(),
-        gatebench_version: env!("CARGO_PKG_VERSION").into(),
-        command,
-        started_at,
-        host: HostFacts::read(),
-        open_files: open_files.map(Into::into),
+        envelope: crate::envelope::Envelope::new(SCHEMA, command, started_at, open_files),
         plan,
         mock,
         trials,

@@ -3,11 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use gatebench_shared::host::HostFacts;
 use gatebench_shared::stats::quantile_of_sorted;
 use serde::{Deserialize, Serialize};
-
-use crate::result::OpenFiles;
 
 use super::analysis::Delta;
 use super::plan::OverheadPlan;
@@ -18,13 +15,9 @@ pub const SCHEMA: &str = "gatebench.loadgen.overhead/1";
 
 #[derive(Debug, Serialize, Deserialize)]
 pub struct OverheadResult {
-    pub schema: String,
-    pub gatebench_version: String,
-    pub command: Vec<String>,
-    /// RFC 3339, UTC.
-    pub started_at: String,
-    pub host: HostFacts,
-    pub open_files: Option<OpenFiles>,
+    /// Format, build, command line, start, host, open-file limit.
+    #[serde(flatten)]
+    pub envelope: crate::envelope::Envelope,
     pub plan: OverheadPlan,
     /// The direct target's configuration (TOML) when it is a gatebench mock.
     #[serde(default)]

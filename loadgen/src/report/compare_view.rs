@@ -11,15 +11,8 @@ use super::table::Table;
 
 #[derive(Debug, Deserialize)]
 pub struct CompareView {
-    #[serde(default)]
-    pub gatebench_version: String,
-    #[serde(default)]
-    pub command: Vec<String>,
-    #[serde(default)]
-    pub started_at: String,
-    pub host: gatebench_shared::host::HostFacts,
-    #[serde(default)]
-    pub open_files: Option<crate::result::OpenFiles>,
+    #[serde(flatten)]
+    pub envelope: crate::envelope::Envelope,
     pub targets: Vec<Named>,
     pub trials: usize,
     pub runs: Vec<TrialRow>,
@@ -137,7 +130,7 @@ pub fn markdown(view: &CompareView) -> String {
     }
     out.push_str(&format!(
         "\n## Disclosure\n\n- Host: {}\n",
-        crate::disclose::host_line(&view.host, view.open_files.as_ref())
+        crate::disclose::host_line(&view.envelope.host, view.envelope.open_files.as_ref())
     ));
     for t in &view.targets {
         out.push_str(&format!(
@@ -152,9 +145,9 @@ pub fn markdown(view: &CompareView) -> String {
     }
     out.push_str(&format!(
         "- gatebench {}, started {}\n- Command: `{}`\n- Verdict: {}\n",
-        view.gatebench_version,
-        view.started_at,
-        crate::disclose::shell_line(&view.command),
+        view.envelope.gatebench_version,
+        view.envelope.started_at,
+        crate::disclose::shell_line(&view.envelope.command),
         if view.valid {
             "valid".to_string()
         } else {

@@ -78,10 +78,10 @@ pub fn overhead_page(result: &OverheadResult) -> String {
         result.plan.rounds,
         result.plan.warmup_rounds,
         result.plan.seed,
-        escape(&result.started_at),
-        escape(&crate::disclose::host_line(&result.host, result.open_files.as_ref())),
-        escape(&result.gatebench_version),
-        escape(&crate::disclose::shell_line(&result.command)),
+        escape(&result.envelope.started_at),
+        escape(&crate::disclose::host_line(&result.envelope.host, result.envelope.open_files.as_ref())),
+        escape(&result.envelope.gatebench_version),
+        escape(&crate::disclose::shell_line(&result.envelope.command)),
         if result.valid {
             "valid".to_string()
         } else {
@@ -142,10 +142,10 @@ pub fn overhead_page(result: &OverheadResult) -> String {
 pub fn run_page(view: &RunView) -> String {
     let mut body = format!(
         "<p class=\"meta\">{} on {}; gatebench {}, <code>{}</code>. Response times are corrected for coordinated omission. Verdict: <b>{}</b>.</p>",
-        escape(&view.started_at),
-        escape(&crate::disclose::host_line(&view.host, view.open_files.as_ref())),
-        escape(&view.gatebench_version),
-        escape(&crate::disclose::shell_line(&view.command)),
+        escape(&view.envelope.started_at),
+        escape(&crate::disclose::host_line(&view.envelope.host, view.envelope.open_files.as_ref())),
+        escape(&view.envelope.gatebench_version),
+        escape(&crate::disclose::shell_line(&view.envelope.command)),
         if view.valid { "valid" } else { "invalid" }
     );
     body.push_str(&table_html(&runs_table(view)));
@@ -227,10 +227,10 @@ pub fn compare_page(view: &super::compare_view::CompareView) -> String {
     let mut body = format!(
         "<p class=\"meta\">{} alternating trial(s) per target; {} on {}; gatebench {}, <code>{}</code>. Response times are corrected for coordinated omission. Verdict: <b>{}</b>.</p>",
         view.trials,
-        escape(&view.started_at),
-        escape(&crate::disclose::host_line(&view.host, view.open_files.as_ref())),
-        escape(&view.gatebench_version),
-        escape(&crate::disclose::shell_line(&view.command)),
+        escape(&view.envelope.started_at),
+        escape(&crate::disclose::host_line(&view.envelope.host, view.envelope.open_files.as_ref())),
+        escape(&view.envelope.gatebench_version),
+        escape(&crate::disclose::shell_line(&view.envelope.command)),
         if view.valid {
             "valid".to_string()
         } else {
@@ -443,10 +443,13 @@ fn upstream_html(mock: Option<&str>) -> String {
 fn meta(d: &super::sweep_view::Disclosure) -> String {
     format!(
         "<p class=\"meta\">{} on {}; gatebench {}, <code>{}</code>. Verdict: <b>{}</b>.</p>",
-        escape(&d.started_at),
-        escape(&crate::disclose::host_line(&d.host, d.open_files.as_ref())),
-        escape(&d.gatebench_version),
-        escape(&crate::disclose::shell_line(&d.command)),
+        escape(&d.envelope.started_at),
+        escape(&crate::disclose::host_line(
+            &d.envelope.host,
+            d.envelope.open_files.as_ref()
+        )),
+        escape(&d.envelope.gatebench_version),
+        escape(&crate::disclose::shell_line(&d.envelope.command)),
         if d.valid {
             "valid".to_string()
         } else {

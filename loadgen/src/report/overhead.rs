@@ -283,7 +283,7 @@ pub fn terminal(result: &OverheadResult) -> String {
 /// A Markdown write-up: disclosure, the delta table, the per-target table.
 pub fn markdown(result: &OverheadResult) -> String {
     let plan = &result.plan;
-    let host = &result.host;
+    let host = &result.envelope.host;
     let mut out = String::from("# Gateway overhead (paired rounds)\n\n");
     out.push_str(&format!(
         "{} trial(s) of {} measured rounds (+{} warm-up); each round calls every target once, \
@@ -320,7 +320,7 @@ pub fn markdown(result: &OverheadResult) -> String {
     out.push_str("\n## Disclosure\n\n");
     out.push_str(&format!(
         "- Host: {}\n",
-        crate::disclose::host_line(host, result.open_files.as_ref())
+        crate::disclose::host_line(host, result.envelope.open_files.as_ref())
     ));
     out.push_str(&format!(
         "- Client pinned to core: {}\n",
@@ -339,9 +339,9 @@ pub fn markdown(result: &OverheadResult) -> String {
     }
     out.push_str(&format!(
         "- gatebench {}, started {}\n- Command: `{}`\n",
-        result.gatebench_version,
-        result.started_at,
-        crate::disclose::shell_line(&result.command)
+        result.envelope.gatebench_version,
+        result.envelope.started_at,
+        crate::disclose::shell_line(&result.envelope.command)
     ));
     out.push_str(&format!(
         "- Verdict: {}\n",

@@ -11,16 +11,8 @@ use super::table::Table;
 
 #[derive(Debug, Deserialize)]
 pub struct RunView {
-    pub schema: String,
-    #[serde(default)]
-    pub gatebench_version: String,
-    #[serde(default)]
-    pub command: Vec<String>,
-    #[serde(default)]
-    pub started_at: String,
-    pub host: gatebench_shared::host::HostFacts,
-    #[serde(default)]
-    pub open_files: Option<crate::result::OpenFiles>,
+    #[serde(flatten)]
+    pub envelope: crate::envelope::Envelope,
     pub runs: Vec<RunRow>,
     pub valid: bool,
     /// The direct upstream's configuration, when it is a gatebench mock.
@@ -216,10 +208,10 @@ pub fn markdown(view: &RunView) -> String {
     }
     out.push_str(&format!(
         "\n## Disclosure\n\n- Host: {}\n- gatebench {}, started {}\n- Command: `{}`\n",
-        crate::disclose::host_line(&view.host, view.open_files.as_ref()),
-        view.gatebench_version,
-        view.started_at,
-        crate::disclose::shell_line(&view.command)
+        crate::disclose::host_line(&view.envelope.host, view.envelope.open_files.as_ref()),
+        view.envelope.gatebench_version,
+        view.envelope.started_at,
+        crate::disclose::shell_line(&view.envelope.command)
     ));
     for run in &view.runs {
         out.push_str(&format!(

@@ -14,15 +14,8 @@ use super::table::Table;
 /// The parts of a result every report discloses.
 #[derive(Debug, Deserialize)]
 pub struct Disclosure {
-    #[serde(default)]
-    pub gatebench_version: String,
-    #[serde(default)]
-    pub command: Vec<String>,
-    #[serde(default)]
-    pub started_at: String,
-    pub host: gatebench_shared::host::HostFacts,
-    #[serde(default)]
-    pub open_files: Option<crate::result::OpenFiles>,
+    #[serde(flatten)]
+    pub envelope: crate::envelope::Envelope,
     pub targets: Vec<Named>,
     #[serde(default)]
     pub resources: Vec<ResourceReport>,
@@ -38,7 +31,7 @@ impl Disclosure {
     pub fn markdown(&self) -> String {
         let mut out = format!(
             "\n## Disclosure\n\n- Host: {}\n",
-            crate::disclose::host_line(&self.host, self.open_files.as_ref())
+            crate::disclose::host_line(&self.envelope.host, self.envelope.open_files.as_ref())
         );
         for t in &self.targets {
             out.push_str(&format!(
@@ -53,9 +46,9 @@ impl Disclosure {
         }
         out.push_str(&format!(
             "- gatebench {}, started {}\n- Command: `{}`\n- Verdict: {}\n",
-            self.gatebench_version,
-            self.started_at,
-            crate::disclose::shell_line(&self.command),
+            self.envelope.gatebench_version,
+            self.envelope.started_at,
+            crate::disclose::shell_line(&self.envelope.command),
             if self.valid {
                 "valid".to_string()
             } else {

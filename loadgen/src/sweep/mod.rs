@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use clap::Args;
-use gatebench_shared::host::{raise_open_file_limit, HostFacts};
+use gatebench_shared::host::raise_open_file_limit;
 use serde::{Deserialize, Serialize};
 
 use crate::compare::analysis::{PercentileDelta, TargetSummary};
@@ -16,7 +16,6 @@ use crate::gateways::{min_effect_us, reach, with_twin, Named};
 use crate::plan::{parse_rate, Plan, PlanError};
 use crate::report::overhead::micros;
 use crate::report::table::Table;
-use crate::result::OpenFiles;
 use crate::run::{stop_flag, SetupError, EXIT_FAILED, EXIT_OK};
 
 /// Identifies the result format; bumped when a field changes meaning or goes away.
@@ -66,12 +65,9 @@ pub struct Headline {
 /// The versioned JSON result of `loadgen sweep`.
 #[derive(Debug, Serialize)]
 pub struct SweepResult {
-    pub schema: &'static str,
-    pub gatebench_version: &'static str,
-    pub command: Vec<String>,
-    pub started_at: String,
-    pub host: HostFacts,
-    pub open_files: Option<OpenFiles>,
+    /// Format, build, command line, start, host, open-file limit.
+    #[serde(flatten)]
+    pub envelope: crate::envelope::Envelope,
     /// The load options shared by every level (the first level's plan).
     pub plan: Plan,
     pub targets: Vec<Named>,
@@ -261,12 +257,7 @@ pub fn run_sweep(args: SweepArgs, command: Vec<String>) -> anyhow::Result<(Sweep
     }
     let valid = invalid_reasons.is_empty();
     let result = SweepResult {
-        schema: SCHEMA,
-        gatebench_version: env!("CARGO_PKG_VERSION"),
-        command,
-        started_at,
-        host: HostFacts::read(),
-        open_files: open_files.map(Into::into),
+        envelope: crate::envelope::Envelope::new(SCHEMA, command, started_at, open_files),
         plan: plans[0].clone(),
         targets,
         twin,
