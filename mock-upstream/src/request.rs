@@ -11,6 +11,26 @@ use hyper::header::{HeaderMap, CONTENT_LENGTH};
 
 use gatebench_shared::wire::SEQ_HEADER;
 
+/// True for a request header the mock acts on: the sequence number, the API keys, Anthropic's
+/// version, and every `x-mock-*` override (ASCII case ignored). The own HTTP/1.1 server builds a
+/// request's header map from these alone: the others (`host`, `user-agent`, `content-length`,
+/// …) would each cost a map entry and change no answer. A route that starts reading another
+/// header must add it here; the test below lists the names, and `tests/tests/e2e/http1.rs`
+/// checks both servers answer alike.
+pub fn acted_on(name: &[u8]) -> bool {
+    const NAMES: [&str; 4] = [
+        SEQ_HEADER,
+        "authorization",
+        "x-api-key",
+        gatebench_shared::wire::anthropic::VERSION_HEADER,
+    ];
+    let prefix = b"x-mock-";
+    (name.len() > prefix.len() && name[..prefix.len()].eq_ignore_ascii_case(prefix))
+        || NAMES
+            .iter()
+            .any(|n| name.eq_ignore_ascii_case(n.as_bytes()))
+}
+
 /// Why a body could not be read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BodyError {
@@ -127,6 +147,29 @@ fn parse_u64(digits: &[u8]) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_headers_acted_on_are_named() {
+        for name in [
+            "x-gatebench-seq",
+            "Authorization",
+            "x-api-key",
+            "anthropic-version",
+            "x-mock-ttft",
+            "X-Mock-Timestamps",
+        ] {
+            assert!(acted_on(name.as_bytes()), "{name}");
+        }
+        for name in [
+            "host",
+            "content-length",
+            "user-agent",
+            "x-mock-",
+            "x-mockery",
+        ] {
+            assert!(!acted_on(name.as_bytes()), "{name}");
+        }
+    }
     use hyper::header::HeaderValue;
 
     #[test]
