@@ -317,6 +317,7 @@ pub fn levels_table(levels: &[Level]) -> Table {
         "P99",
         "added P50",
         "added P99",
+        "P99 verdict",
         "baseline",
     ]);
     for level in levels {
@@ -350,6 +351,11 @@ pub fn levels_table(levels: &[Level]) -> Table {
                 micros(s.p99_us),
                 added("p50"),
                 added("p99"),
+                level
+                    .deltas
+                    .iter()
+                    .find(|d| d.gateway == s.name && d.percentile == "p99")
+                    .map_or_else(|| "-".to_string(), |d| d.verdict()),
                 if level.baseline_saturated {
                     "saturated".into()
                 } else {
