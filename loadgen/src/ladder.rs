@@ -104,21 +104,7 @@ pub struct LadderResult {
 }
 
 pub(crate) fn parse_levels(text: &str) -> Result<Vec<usize>, PlanError> {
-    text.split(',')
-        .map(|l| {
-            l.trim()
-                .parse::<usize>()
-                .ok()
-                .filter(|n| (1..=100_000).contains(n))
-                .ok_or_else(|| {
-                    PlanError::Named(
-                        "--levels",
-                        text.to_string(),
-                        "counts like 10,100,250,500,1000",
-                    )
-                })
-        })
-        .collect()
+    crate::plan::parse_counts(text, "counts like 10,100,250,500,1000")
 }
 
 /// Runs `loadgen ladder` and returns the result with the exit code it earns.

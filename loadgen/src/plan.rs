@@ -370,6 +370,20 @@ pub(crate) fn positive_duration(
 }
 
 /// Parses `5000`, `5k`, `2.5k`, `0.5`.
+/// `--levels` as counts from 1 to 100,000 (`1,4,16` or `1, 4, 16`); `example` completes the
+/// error message ("counts like …").
+pub(crate) fn parse_counts(text: &str, example: &'static str) -> Result<Vec<usize>, PlanError> {
+    text.split(',')
+        .map(|l| {
+            l.trim()
+                .parse::<usize>()
+                .ok()
+                .filter(|n| (1..=100_000).contains(n))
+                .ok_or_else(|| PlanError::Named("--levels", text.to_string(), example))
+        })
+        .collect()
+}
+
 pub fn parse_rate(text: &str) -> Result<f64, PlanError> {
     let t = text.trim();
     let (number, scale) = match t.strip_suffix(['k', 'K']) {

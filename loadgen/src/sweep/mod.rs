@@ -102,30 +102,12 @@ pub struct SweepResult {
 }
 
 pub(crate) fn parse_levels(text: &str, kind: &str) -> Result<Vec<f64>, PlanError> {
-    let err = || {
-        PlanError::Named(
-            "--levels",
-            text.to_string(),
-            "comma-separated levels like 1,4,16,64,256",
-        )
-    };
-    let levels = text
-        .split(',')
-        .map(|l| match kind {
-            "rate" => parse_rate(l.trim()),
-            _ => l
-                .trim()
-                .parse::<usize>()
-                .ok()
-                .filter(|&n| (1..=100_000).contains(&n))
-                .map(|n| n as f64)
-                .ok_or_else(err),
-        })
-        .collect::<Result<Vec<f64>, _>>()?;
-    if levels.is_empty() {
-        return Err(err());
+    const EXAMPLE: &str = "comma-separated levels like 1,4,16,64,256";
+    if kind != "rate" {
+        let counts = crate::plan::parse_counts(text, EXAMPLE)?;
+        return Ok(counts.into_iter().map(|n| n as f64).collect());
     }
-    Ok(levels)
+    text.split(',').map(|l| parse_rate(l.trim())).collect()
 }
 
 /// The run options of one level.
