@@ -94,42 +94,6 @@ pub fn bootstrap_median(
     })
 }
 
-/// The mean of `values` with a 95% Student's t interval; `None` with fewer than two values.
-pub fn t_interval_95(values: &[f64]) -> Option<Interval> {
-    let n = values.len();
-    if n < 2 {
-        return None;
-    }
-    let mean = values.iter().sum::<f64>() / n as f64;
-    let variance = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
-    let half = t_975(n - 1) * (variance / n as f64).sqrt();
-    Some(Interval {
-        estimate: mean,
-        low: mean - half,
-        high: mean + half,
-        confidence: 0.95,
-    })
-}
-
-/// The 0.975 quantile of Student's t distribution with `df` degrees of freedom.
-fn t_975(df: usize) -> f64 {
-    // Standard table values for 1..=30 degrees of freedom; beyond, the normal quantile
-    // corrected by the first term of the Cornish-Fisher expansion.
-    const TABLE: [f64; 30] = [
-        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
-        2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
-        2.052, 2.048, 2.045, 2.042,
-    ];
-    match df {
-        0 => f64::INFINITY,
-        1..=30 => TABLE[df - 1],
-        _ => {
-            let z: f64 = 1.959_964;
-            z + (z.powi(3) + z) / (4.0 * df as f64)
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -182,18 +146,5 @@ mod tests {
         // the interval is about 4 of them wide.
         let width = median(&widths).unwrap();
         assert!((0.3..0.55).contains(&width), "median width {width}");
-    }
-
-    #[test]
-    fn t_interval_matches_a_hand_computation() {
-        // mean 3, sample sd sqrt(2.5) = 1.5811, se 0.7071, t(0.975, 4) = 2.776 → ±1.9630.
-        let i = t_interval_95(&[1.0, 2.0, 3.0, 4.0, 5.0]).unwrap();
-        assert!((i.estimate - 3.0).abs() < 1e-12);
-        assert!((i.low - (3.0 - 1.962_9)).abs() < 1e-3, "{i:?}");
-        assert!((i.high - (3.0 + 1.962_9)).abs() < 1e-3, "{i:?}");
-        assert!(t_interval_95(&[1.0]).is_none());
-        // Far beyond the table the quantile tends to the normal one.
-        assert!((t_975(1_000) - 1.962).abs() < 0.001);
-        assert!(t_975(31) < t_975(30) && t_975(31) > 2.03);
     }
 }

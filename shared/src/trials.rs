@@ -152,6 +152,20 @@ pub fn holm(p_values: &[f64]) -> Vec<f64> {
 mod tests {
     use super::*;
 
+    #[test]
+    fn an_interval_over_estimates_matches_a_hand_computation() {
+        // mean 3, sample sd sqrt(2.5) = 1.5811, se 0.7071, t(0.975, 4) = 2.776 → ±1.9630.
+        let i = AcrossTrials::of_estimates(&[1.0, 2.0, 3.0, 4.0, 5.0])
+            .unwrap()
+            .interval(0.95);
+        assert!((i.estimate - 3.0).abs() < 1e-12);
+        assert!((i.low - (3.0 - 1.962_9)).abs() < 1e-3, "{i:?}");
+        assert!((i.high - (3.0 + 1.962_9)).abs() < 1e-3, "{i:?}");
+        assert!(AcrossTrials::of_estimates(&[1.0]).is_none());
+        // Far out the quantile tends to the normal one.
+        assert!((t_quantile(0.975, 1_000.0) - 1.962).abs() < 0.001);
+    }
+
     fn trial(estimate: f64) -> Interval {
         Interval {
             estimate,

@@ -9,13 +9,13 @@
 //! against ±`--min-effect`. The tests of every gateway and percentile are Holm-adjusted
 //! together, so a verdict's 5% error rate holds for the whole table, as in `overhead`.
 
-use gatebench_shared::stats::{median, t_interval_95, Interval};
+use gatebench_shared::stats::{median, Interval};
 use gatebench_shared::trials::{holm, AcrossTrials};
 use serde::{Deserialize, Serialize};
 
 use crate::gateways::TWIN;
-use crate::overhead::verdict::judge as judged;
-use crate::report::overhead::micros;
+use crate::overhead::verdict::{judge as judged, p_value, resolution_of};
+use crate::report::overhead::{micros, resolution, signed};
 use crate::report::table::Table;
 
 /// The response-time percentiles compared, with their names in results.
@@ -111,23 +111,12 @@ pub fn judge(deltas: &mut [PercentileDelta], twin: bool, min_effect_us: f64) {
     let mut resolutions = Vec::new();
     for (i, d) in deltas.iter().enumerate() {
         let twin_row = control(&d.percentile);
-        let resolution = twin_row
-            .map_or(0.0, |c| {
-                let i = c.interval(0.95);
-                i.low.abs().max(i.high.abs())
-            })
-            .max(min_effect_us);
-        resolutions.push(resolution);
+        resolutions.push(resolution_of(twin_row.as_ref(), min_effect_us));
         if twin && d.gateway == TWIN {
             continue;
         }
         let Some(figure) = d.across() else { continue };
-        let p = match twin_row {
-            Some(c) if figure.mean.abs() > min_effect_us => figure.p_value_against(&c),
-            Some(_) => 1.0,
-            None => figure.p_value_beyond(min_effect_us),
-        };
-        tested.push((i, p));
+        tested.push((i, p_value(&figure, twin_row.as_ref(), min_effect_us)));
     }
     let adjusted = holm(&tested.iter().map(|(_, p)| *p).collect::<Vec<_>>());
     for ((i, _), p) in tested.iter().zip(adjusted) {
@@ -190,7 +179,8 @@ pub fn deltas(
             PercentileDelta {
                 gateway: gateway.to_string(),
                 percentile: name.to_string(),
-                added_us: t_interval_95(&per_trial),
+                // The same interval the twin's resolution is read from.
+                added_us: AcrossTrials::of_estimates(&per_trial).map(|a| a.interval(0.95)),
                 per_trial_us: per_trial,
                 p_adjusted: None,
                 resolution_us: 0.0,
@@ -239,13 +229,6 @@ pub fn delta_table(deltas: &[PercentileDelta]) -> Table {
         "resolution",
         "verdict",
     ]);
-    let signed = |us: f64| {
-        if us >= 0.0 {
-            format!("+{}", micros(us))
-        } else {
-            micros(us)
-        }
-    };
     for d in deltas {
         table.push(vec![
             d.gateway.clone(),
@@ -257,11 +240,7 @@ pub fn delta_table(deltas: &[PercentileDelta]) -> Table {
                 || "-".into(),
                 |i| format!("[{}, {}]", signed(i.low), signed(i.high)),
             ),
-            if d.resolution_us > 0.0 {
-                format!("±{}", micros(d.resolution_us))
-            } else {
-                "-".into()
-            },
+            resolution(d.resolution_us),
             d.verdict(),
         ]);
     }

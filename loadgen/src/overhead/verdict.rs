@@ -52,24 +52,16 @@ pub fn combine(plan: &OverheadPlan, trials: &[Trial]) -> Vec<Combined> {
         let of = |gateway: &str, metric: &str| figure(trials, scenario, gateway, metric);
         for metric in metrics_of(trials, scenario) {
             let control = plan.twin.then(|| of(TWIN, metric)).flatten();
-            let resolution = control
-                .map_or(0.0, |c| {
-                    let i = c.interval(0.95);
-                    i.low.abs().max(i.high.abs())
-                })
-                .max(plan.min_effect_us);
+            let resolution = resolution_of(control.as_ref(), plan.min_effect_us);
             for target in plan.targets.iter().skip(1) {
                 let Some(figure) = of(&target.name, metric) else {
                     continue;
                 };
                 let is_twin = plan.twin && target.name == TWIN;
-                let p_value = match (&control, is_twin) {
-                    (_, true) => 1.0,
-                    (Some(c), false) if figure.mean.abs() > plan.min_effect_us => {
-                        figure.p_value_against(c)
-                    }
-                    (Some(_), false) => 1.0,
-                    (None, false) => figure.p_value_beyond(plan.min_effect_us),
+                let p_value = if is_twin {
+                    1.0
+                } else {
+                    p_value(&figure, control.as_ref(), plan.min_effect_us)
                 };
                 rows.push(Combined {
                     gateway: target.name.clone(),
@@ -96,6 +88,28 @@ pub fn combine(plan: &OverheadPlan, trials: &[Trial]) -> Vec<Combined> {
         row.verdict = verdict(row, plan.twin && row.gateway == TWIN);
     }
     rows
+}
+
+/// The smallest difference resolved: the farthest end of the twin's interval from zero (the
+/// A/A control's spread), at least `min_effect_us`. Shared by `overhead` and `compare`.
+pub fn resolution_of(control: Option<&AcrossTrials>, min_effect_us: f64) -> f64 {
+    control
+        .map_or(0.0, |c| {
+            let i = c.interval(0.95);
+            i.low.abs().max(i.high.abs())
+        })
+        .max(min_effect_us)
+}
+
+/// The p-value of "`figure` differs": against the twin (`control`, Welch), unless it is within
+/// `min_effect_us` of zero; without a twin, against ±`min_effect_us`. Shared by `overhead` and
+/// `compare`.
+pub fn p_value(figure: &AcrossTrials, control: Option<&AcrossTrials>, min_effect_us: f64) -> f64 {
+    match control {
+        Some(c) if figure.mean.abs() > min_effect_us => figure.p_value_against(c),
+        Some(_) => 1.0,
+        None => figure.p_value_beyond(min_effect_us),
+    }
 }
 
 /// One target's figure across the trials of one scenario and metric.

@@ -20,7 +20,17 @@ pub fn micros(us: f64) -> String {
     }
 }
 
-fn signed(us: f64) -> String {
+/// A resolution as a table shows it: `±4 µs`, or `-` when none was measured or given.
+pub(crate) fn resolution(us: f64) -> String {
+    if us > 0.0 {
+        format!("±{}", micros(us))
+    } else {
+        "-".to_string()
+    }
+}
+
+/// A difference with its sign: `+12 µs`, `-3 µs`.
+pub(crate) fn signed(us: f64) -> String {
     if us >= 0.0 {
         format!("+{}", micros(us))
     } else {
@@ -75,11 +85,7 @@ pub fn combined_table(result: &OverheadResult) -> Table {
             c.trials.to_string(),
             signed(c.added_us.estimate),
             format!("[{}, {}]", signed(c.added_us.low), signed(c.added_us.high)),
-            if c.resolution_us > 0.0 {
-                format!("±{}", micros(c.resolution_us))
-            } else {
-                "-".to_string()
-            },
+            resolution(c.resolution_us),
             if c.gateway == crate::overhead::plan::TWIN && result.plan.twin {
                 "-".to_string()
             } else {
