@@ -3,7 +3,7 @@
 use hyper::header::{HeaderMap, AUTHORIZATION};
 use hyper::StatusCode;
 
-use crate::faults::Provider;
+use crate::config::Provider;
 use crate::rejection::Rejection;
 
 /// The API key a request carries: OpenAI's `Authorization: Bearer KEY`; Anthropic's

@@ -18,14 +18,11 @@ use rand_pcg::Pcg64Mcg;
 
 use crate::body::MockBody;
 use crate::catalog::FixedHeaders;
-use crate::faults::{Api, Provider};
+use crate::config::{Api, Provider, MAX_DIMENSIONS};
 use crate::inbound::{receive, Arrival, Ask};
 use crate::metrics::RouteKind;
 use crate::rejection::Rejection;
 use crate::state::State;
-
-/// Most dimensions a vector may have.
-pub const MAX_DIMENSIONS: u32 = 8_192;
 
 /// Answers an embeddings request (errors in OpenAI's shape).
 pub async fn embeddings(

@@ -12,7 +12,8 @@ use hyper::{Request, Response};
 
 use crate::body::MockBody;
 use crate::catalog::Catalog;
-use crate::faults::{self, Api, Overrides, Provider, StreamFault};
+use crate::config::{Api, Provider, StreamFault};
+use crate::faults::{self, Overrides};
 use crate::ratelimit::Quota;
 use crate::rejection::Rejection;
 use crate::request::{read_body_within, seq, BodyError, RequestBody};
@@ -57,16 +58,6 @@ pub struct Ask {
     pub max_output: Option<u64>,
     /// True when the request offers `tools`.
     pub has_tools: bool,
-}
-
-impl Api {
-    /// The provider whose shapes the route speaks.
-    pub fn provider(self) -> Provider {
-        match self {
-            Api::Messages => Provider::Anthropic,
-            _ => Provider::OpenAi,
-        }
-    }
 }
 
 /// A request let through: its latency draw, the mid-stream fault it is to break with, its

@@ -9,7 +9,7 @@ use hyper::{Request, Response};
 
 use crate::body::MockBody;
 use crate::catalog::FixedHeaders;
-use crate::faults::{Api, Provider};
+use crate::config::{Api, Provider};
 use crate::inbound::{receive, Arrival, Ask};
 use crate::metrics::RouteKind;
 use crate::rejection::Rejection;

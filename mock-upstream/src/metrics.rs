@@ -7,7 +7,7 @@
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed};
 
-use crate::faults::StreamFaultKind;
+use crate::config::StreamFaultKind;
 
 /// What a request was, for the per-route counters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -10,7 +10,7 @@ use hyper::{Request, Response};
 use crate::body::MockBody;
 use crate::catalog::FixedHeaders;
 use crate::catalog::Outcome;
-use crate::faults::{Api, Provider};
+use crate::config::{Api, Provider};
 use crate::inbound::{receive, Arrival, Ask};
 use crate::metrics::RouteKind;
 use crate::rejection::Rejection;

@@ -21,7 +21,7 @@ use gatebench_shared::RequestDraw;
 use pin_project_lite::pin_project;
 
 use crate::catalog::{EventText, Outcome, UsageKey};
-use crate::faults::{StreamFault, StreamFaultKind};
+use crate::config::{StreamFault, StreamFaultKind};
 use crate::payload::{Frames, Payload, Sink};
 use crate::state::State;
 use crate::template::Fill;

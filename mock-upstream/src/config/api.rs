@@ -1,0 +1,52 @@
+//! The APIs the mock answers and the providers whose shapes they speak: the names settings,
+//! metrics and routes share.
+
+/// The API route a request is for; a `--fault` may apply to one only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Api {
+    Chat,
+    Messages,
+    Responses,
+    Embeddings,
+    Completions,
+}
+
+impl Api {
+    pub const ALL: [Api; 5] = [
+        Api::Chat,
+        Api::Messages,
+        Api::Responses,
+        Api::Embeddings,
+        Api::Completions,
+    ];
+
+    /// The name a `--fault` setting uses.
+    pub fn name(self) -> &'static str {
+        match self {
+            Api::Chat => "chat",
+            Api::Messages => "messages",
+            Api::Responses => "responses",
+            Api::Embeddings => "embeddings",
+            Api::Completions => "completions",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Api> {
+        Api::ALL.into_iter().find(|api| api.name() == name)
+    }
+
+    /// The provider whose shapes the route speaks.
+    pub fn provider(self) -> Provider {
+        match self {
+            Api::Messages => Provider::Anthropic,
+            _ => Provider::OpenAi,
+        }
+    }
+}
+
+/// The provider whose shape a fault takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Provider {
+    OpenAi,
+    Anthropic,
+}

@@ -1,0 +1,300 @@
+//! Settings as given (flags, `MOCK_*` variables, the TOML file), merged in order of precedence
+//! and validated into a [`Config`].
+
+use std::path::Path;
+use std::time::Duration;
+
+use clap::Args;
+use gatebench_shared::latency::parse_duration_us;
+use gatebench_shared::{Distribution, LatencyModel, TokenCount};
+use serde::{Deserialize, Serialize};
+
+use super::{
+    parse_listen, parse_models, parse_share, parse_size, Config, ConfigError, FaultRates,
+    Http1Server, RateLimit, TlsSettings, MAX_DIMENSIONS,
+};
+
+/// Settings as given, before validation. Each field is a flag, a `MOCK_*` variable and a key of
+/// the TOML file (kebab-case, like the flag).
+#[derive(Debug, Clone, Default, Args, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RawSettings {
+    /// Address to listen on. Default 127.0.0.1:8080; use 0.0.0.0:PORT to accept other hosts.
+    #[arg(long, env = "MOCK_LISTEN")]
+    pub listen: Option<String>,
+    /// Worker threads, each with its own runtime and SO_REUSEPORT listener. Default: one per
+    /// core (or one per --pin entry).
+    #[arg(long, env = "MOCK_THREADS")]
+    pub threads: Option<usize>,
+    /// Cores to pin worker threads to, like 0 or 0,1 or 0-3. Default: not pinned.
+    #[arg(long, env = "MOCK_PIN")]
+    pub pin: Option<String>,
+    /// Time to a whole non-streaming response (a distribution). Default: the stream's e2e,
+    /// ttft + itl x (tokens - 1).
+    #[arg(long, env = "MOCK_LATENCY")]
+    pub latency: Option<String>,
+    /// Time to first token of a stream, like 0, 200ms, uniform:100ms..300ms,
+    /// normal:200ms,50ms, lognormal:200ms,0.5. Default 0.
+    #[arg(long, env = "MOCK_TTFT")]
+    pub ttft: Option<String>,
+    /// Gap between stream tokens (a distribution like --ttft). Default 0.
+    #[arg(long, env = "MOCK_ITL")]
+    pub itl: Option<String>,
+    /// Output tokens per response, like 16 or uniform:10..100; a request's max_tokens caps it.
+    /// Default 16.
+    #[arg(long, env = "MOCK_TOKENS")]
+    #[serde(
+        default,
+        deserialize_with = "gatebench_shared::settings::text_or_number"
+    )]
+    pub tokens: Option<String>,
+    /// Seed of every latency and length draw. Default 0.
+    #[arg(long, env = "MOCK_SEED")]
+    pub seed: Option<u64>,
+    /// Models listed by GET /v1/models (any model name is accepted and echoed).
+    /// Default gpt-4o-mini,gpt-4o.
+    #[arg(long, env = "MOCK_MODELS")]
+    pub models: Option<String>,
+    /// Largest request body accepted; larger ones get 413. Default 16MiB.
+    #[arg(long, env = "MOCK_MAX_BODY")]
+    #[serde(
+        default,
+        deserialize_with = "gatebench_shared::settings::text_or_number"
+    )]
+    pub max_body: Option<String>,
+    /// Time a client has to send a request's headers before the connection is closed; also
+    /// the longest a kept-alive connection may sit idle between requests (hyper times both
+    /// with one timer), so it must outlast the idle time of a gateway's connection pool, or
+    /// the pool's requests race the close. Default 90s.
+    #[arg(long, env = "MOCK_HEADER_TIMEOUT")]
+    pub header_timeout: Option<String>,
+    /// Time a client has to send a request's body once its headers are in (a slow body, or
+    /// one shorter than its content-length); past it, 408 and the connection closes.
+    /// Default 30s.
+    #[arg(long, env = "MOCK_BODY_TIMEOUT")]
+    pub body_timeout: Option<String>,
+    /// Time sent data may stay unacknowledged, as when a client stops reading a stream or
+    /// vanishes, before the connection is dropped (the socket's TCP_USER_TIMEOUT).
+    /// Default 60s.
+    #[arg(long, env = "MOCK_SEND_TIMEOUT")]
+    pub send_timeout: Option<String>,
+    /// Connections served at once; each connection past it gets 503 in the provider's shape
+    /// for its request and is closed. Default: no cap but the open-file limit.
+    #[arg(long, env = "MOCK_MAX_CONNECTIONS")]
+    pub max_connections: Option<usize>,
+    /// On SIGINT/SIGTERM, how long in-flight responses may take to finish. Default 5s.
+    #[arg(long, env = "MOCK_SHUTDOWN_GRACE")]
+    pub shutdown_grace: Option<String>,
+    /// Spin (yielding to the worker's other work) for the last SPIN before each deadline of a
+    /// delayed answer or stream event instead of leaving it to the kernel's wake-up: an
+    /// emission error of a microsecond or two instead of tens, for up to SPIN of CPU per
+    /// deadline. For paired, low-rate measurements. At most 1ms. Default 0 (no spin).
+    #[arg(long, env = "MOCK_SPIN")]
+    pub spin: Option<String>,
+    /// Which server answers clear-text HTTP/1.1: `own`, the mock's own (httparse, one write
+    /// per answer; what it does not take, such as HTTP/1.0 or chunked request bodies, it hands
+    /// to hyper), or `hyper` for every connection. Default own.
+    #[arg(long, env = "MOCK_HTTP1")]
+    pub http1: Option<String>,
+    /// A fault at a seeded rate, [ROUTE:]FAULT:RATE like 429:2%, messages:529:1% or
+    /// chat:reset@5:0.5% (repeatable; MOCK_FAULT takes a comma-separated list). FAULT is an
+    /// error status, answered in the route's provider shape, or a mid-stream fault
+    /// (error|close|truncate|stall|reset@EVENT) for streams.
+    #[arg(long = "fault", env = "MOCK_FAULT", value_delimiter = ',')]
+    #[serde(default)]
+    pub fault: Vec<String>,
+    /// Dimensions of /v1/embeddings vectors when the request does not ask. Default 1536.
+    #[arg(long, env = "MOCK_EMBEDDING_DIMENSIONS")]
+    pub embedding_dimensions: Option<u32>,
+    /// Answer 401 in the provider's shape unless a request carries one of these keys
+    /// (KEY[,KEY...]; OpenAI routes: Authorization: Bearer KEY; Anthropic: x-api-key).
+    /// Default: no key needed.
+    #[arg(long, env = "MOCK_REQUIRE_API_KEY")]
+    pub require_api_key: Option<String>,
+    /// A token bucket per API key, rpm=N,tpm=N (either or both): requests and tokens per
+    /// minute, refilled continuously; past it, the provider's 429. Default: no limit.
+    #[arg(long, env = "MOCK_RATE_LIMIT")]
+    pub rate_limit: Option<String>,
+    /// Share of requests carrying `tools` that are answered with a call of the first tool
+    /// (seeded per request), like 100% or 25%. Default 0: tools are ignored.
+    #[arg(long, env = "MOCK_TOOL_CALLS")]
+    pub tool_calls: Option<String>,
+    /// Serve TLS (HTTP/1.1 and HTTP/2 by ALPN) with a certificate generated at start for these
+    /// names, like api.openai.com,localhost. Default: plain HTTP (HTTP/1.1 and h2c).
+    #[arg(long, env = "MOCK_TLS_NAMES")]
+    pub tls_names: Option<String>,
+    /// With --tls-names: where to write the PEM of the CA that signed the certificate, for
+    /// clients to trust. Default: mock-ca.pem in the working directory.
+    #[arg(long, env = "MOCK_TLS_CA_FILE")]
+    pub tls_ca_file: Option<String>,
+}
+
+impl RawSettings {
+    /// Reads a TOML config file.
+    pub fn from_file(path: &Path) -> Result<RawSettings, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.display().to_string(),
+            source,
+        })?;
+        toml::from_str(&text).map_err(|source| ConfigError::Parse {
+            path: path.display().to_string(),
+            source: Box::new(source),
+        })
+    }
+
+    /// Settings from `self` (flags and environment) win over those of `file`.
+    pub fn over(self, file: RawSettings) -> RawSettings {
+        RawSettings {
+            listen: self.listen.or(file.listen),
+            threads: self.threads.or(file.threads),
+            pin: self.pin.or(file.pin),
+            latency: self.latency.or(file.latency),
+            ttft: self.ttft.or(file.ttft),
+            itl: self.itl.or(file.itl),
+            tokens: self.tokens.or(file.tokens),
+            seed: self.seed.or(file.seed),
+            models: self.models.or(file.models),
+            max_body: self.max_body.or(file.max_body),
+            header_timeout: self.header_timeout.or(file.header_timeout),
+            body_timeout: self.body_timeout.or(file.body_timeout),
+            send_timeout: self.send_timeout.or(file.send_timeout),
+            max_connections: self.max_connections.or(file.max_connections),
+            shutdown_grace: self.shutdown_grace.or(file.shutdown_grace),
+            spin: self.spin.or(file.spin),
+            http1: self.http1.or(file.http1),
+            embedding_dimensions: self.embedding_dimensions.or(file.embedding_dimensions),
+            require_api_key: self.require_api_key.or(file.require_api_key),
+            rate_limit: self.rate_limit.or(file.rate_limit),
+            tool_calls: self.tool_calls.or(file.tool_calls),
+            tls_names: self.tls_names.or(file.tls_names),
+            tls_ca_file: self.tls_ca_file.or(file.tls_ca_file),
+            fault: if self.fault.is_empty() {
+                file.fault
+            } else {
+                self.fault
+            },
+        }
+    }
+
+    /// Validates every setting, filling in defaults.
+    pub fn validate(self) -> Result<Config, ConfigError> {
+        let defaults = Config::default();
+        let listen = match self.listen {
+            Some(text) => parse_listen(&text)?,
+            None => defaults.listen,
+        };
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let pin = match self.pin {
+            Some(text) => gatebench_shared::host::parse_cores(&text, cores)
+                .ok_or_else(|| ConfigError::Pin(text.clone(), cores))?,
+            None => Vec::new(),
+        };
+        let threads = self
+            .threads
+            .unwrap_or(if pin.is_empty() { cores } else { pin.len() });
+        if !(1..=1024).contains(&threads) {
+            return Err(ConfigError::Threads(threads));
+        }
+        let dist = |v: Option<String>| v.map(|s| s.parse::<Distribution>()).transpose();
+        let latency = LatencyModel {
+            latency: dist(self.latency)?,
+            ttft: dist(self.ttft)?.unwrap_or(Distribution::ZERO),
+            itl: dist(self.itl)?.unwrap_or(Distribution::ZERO),
+            tokens: match self.tokens {
+                Some(t) => t.parse::<TokenCount>()?,
+                None => defaults.latency.tokens,
+            },
+            seed: self.seed.unwrap_or(0),
+        };
+        let models = match self.models {
+            Some(text) => parse_models(&text)?,
+            None => defaults.models,
+        };
+        let max_body_bytes = match self.max_body {
+            Some(text) => parse_size(&text).ok_or(ConfigError::Size(text))?,
+            None => defaults.max_body_bytes,
+        };
+        let duration = |name: &'static str, v: Option<String>, default: Duration| match v {
+            Some(text) => parse_duration_us(&text)
+                .map(Duration::from_micros)
+                .ok_or(ConfigError::Duration(name, text)),
+            None => Ok(default),
+        };
+        let faults = FaultRates::parse(&self.fault)?;
+        let embedding_dimensions = self
+            .embedding_dimensions
+            .unwrap_or(defaults.embedding_dimensions);
+        if !(1..=MAX_DIMENSIONS).contains(&embedding_dimensions) {
+            return Err(ConfigError::Dimensions(embedding_dimensions));
+        }
+        let rate_limit = RateLimit::parse(self.rate_limit.as_deref().unwrap_or(""))?;
+        let tool_calls = match self.tool_calls {
+            Some(text) => parse_share(&text).ok_or(ConfigError::ToolCalls(text))?,
+            None => defaults.tool_calls,
+        };
+        let tls = match self.tls_names {
+            Some(text) => {
+                let names: Vec<String> = text
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|n| !n.is_empty())
+                    .map(str::to_string)
+                    .collect();
+                if names.is_empty() || names.iter().any(|n| n.contains(char::is_whitespace)) {
+                    return Err(ConfigError::TlsNames(text));
+                }
+                Some(TlsSettings {
+                    names,
+                    ca_file: self
+                        .tls_ca_file
+                        .unwrap_or_else(|| "mock-ca.pem".to_string())
+                        .into(),
+                })
+            }
+            None => None,
+        };
+        Ok(Config {
+            listen,
+            threads,
+            pin,
+            faults,
+            rate_limit,
+            tool_calls,
+            tls,
+            embedding_dimensions,
+            require_api_key: self.require_api_key.filter(|k| !k.is_empty()),
+            latency,
+            models,
+            max_body_bytes,
+            header_timeout: duration(
+                "--header-timeout",
+                self.header_timeout,
+                defaults.header_timeout,
+            )?,
+            body_timeout: duration("--body-timeout", self.body_timeout, defaults.body_timeout)?,
+            send_timeout: duration("--send-timeout", self.send_timeout, defaults.send_timeout)?,
+            max_connections: match self.max_connections {
+                Some(0) => return Err(ConfigError::MaxConnections),
+                cap => cap,
+            },
+            shutdown_grace: duration(
+                "--shutdown-grace",
+                self.shutdown_grace,
+                defaults.shutdown_grace,
+            )?,
+            spin: match self.spin {
+                Some(text) => match parse_duration_us(&text) {
+                    Some(us) if us <= 1_000 => Duration::from_micros(us),
+                    _ => return Err(ConfigError::Spin(text)),
+                },
+                None => defaults.spin,
+            },
+            http1: match self.http1.as_deref() {
+                None => defaults.http1,
+                Some("own") => Http1Server::Own,
+                Some("hyper") => Http1Server::Hyper,
+                Some(other) => return Err(ConfigError::Http1(other.to_string())),
+            },
+        })
+    }
+}
