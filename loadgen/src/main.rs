@@ -2,9 +2,9 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use loadgen::cli::ReportArgs;
-use loadgen::output::{write_atomically, write_json};
+use loadgen::output::{write_atomically, write_hdr_log, write_hgrm, write_json};
 use loadgen::overhead::plan::OverheadArgs;
-use loadgen::run::{run, write_hdr_log, write_hgrm, EXIT_USAGE};
+use loadgen::run::{run, EXIT_USAGE};
 use loadgen::{Cli, Command, RunArgs};
 
 fn main() -> ExitCode {
@@ -110,7 +110,7 @@ fn compare_command(
     if let Some(path) = &result.plan.out {
         write_json(&result, path)?;
     }
-    show(&loadgen::compare::terminal(&result));
+    show(&loadgen::report::compare::terminal(&result));
     Ok(code)
 }
 
@@ -119,7 +119,7 @@ fn sweep_command(args: loadgen::sweep::SweepArgs, command: Vec<String>) -> anyho
     if let Some(path) = &result.plan.out {
         write_json(&result, path)?;
     }
-    show(&loadgen::sweep::terminal(&result));
+    show(&loadgen::report::sweep::terminal(&result));
     Ok(code)
 }
 
@@ -128,7 +128,7 @@ fn ladder_command(args: loadgen::ladder::LadderArgs, command: Vec<String>) -> an
     if let Some(path) = &result.plan.out {
         write_json(&result, path)?;
     }
-    show(&loadgen::ladder::terminal(&result));
+    show(&loadgen::report::ladder::terminal(&result));
     Ok(code)
 }
 

@@ -13,14 +13,13 @@ use crate::embedded::EmbeddedMock;
 use crate::pacer::RunClock;
 use crate::plan::{Load, Plan, PlanError, Target};
 use crate::recorder::{Metric, Recorder};
-use crate::report;
 use crate::result::{
     generator_reasons, reported, steady_throughput, GeneratorTiming, RunResult, Summary, TargetRun,
     Validity, SCHEMA,
 };
 use crate::worker::{run_worker, Progress, StartLine, WorkerSpec};
 
-/// Exit codes, as documented in the README.
+/// Exit codes, as documented in docs/loadgen-run.md.
 pub const EXIT_OK: u8 = 0;
 pub const EXIT_FAILED: u8 = 1;
 pub const EXIT_USAGE: u8 = 2;
@@ -242,46 +241,6 @@ fn judge(result: &RunResult, plan: &Plan) -> u8 {
         }
     }
     code
-}
-
-/// Writes one `.hgrm` file per metric of every run into `dir`, named
-/// `RUN-SCENARIO.METRIC.hgrm` (RUN counts from 1).
-pub fn write_hgrm(result: &RunResult, dir: &std::path::Path) -> anyhow::Result<()> {
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    for (i, run) in result.runs.iter().enumerate() {
-        for (metric, h) in &run.histograms {
-            let path = dir.join(format!("{}-{}.{}.hgrm", i + 1, run.scenario, metric.name()));
-            std::fs::write(&path, report::hgrm::percentile_distribution(h))
-                .with_context(|| format!("cannot write {}", path.display()))?;
-        }
-    }
-    Ok(())
-}
-
-/// Writes one HdrHistogram interval log per metric of every run into `dir`, named
-/// `RUN-SCENARIO.METRIC.hlog` (RUN counts from 1).
-pub fn write_hdr_log(result: &RunResult, dir: &std::path::Path) -> anyhow::Result<()> {
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let warmup_us = result.plan.warmup.as_micros() as i64;
-    for (i, run) in result.runs.iter().enumerate() {
-        for (metric, series) in run.per_second.iter().flatten() {
-            let header = report::hlog::LogHeader {
-                metric: metric.name(),
-                about: format!(
-                    "{} {}, shard {}",
-                    run.target.url, run.scenario, result.plan.shard
-                ),
-                base_unix_us: run.clock.started_unix_us + warmup_us,
-                time: metric.is_time(),
-            };
-            let path = dir.join(report::hlog::file_name(i + 1, &run.scenario, *metric));
-            crate::output::write_atomically(
-                &path,
-                report::hlog::interval_log(&header, series).as_bytes(),
-            )?;
-        }
-    }
-    Ok(())
 }
 
 static STOP: OnceLock<Arc<Progress>> = OnceLock::new();

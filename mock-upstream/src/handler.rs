@@ -8,22 +8,17 @@ use std::sync::Arc;
 use crate::request::RequestBody;
 use bytes::Bytes;
 use gatebench_shared::clock;
-use gatebench_shared::wire::openai::{ChatRequest, FinishReason};
 use hyper::body::Incoming;
 use hyper::header::{HeaderValue, CONTENT_TYPE};
 use hyper::{Request, Response};
 
+use crate::api;
 use crate::body::MockBody;
-use crate::catalog::FixedHeaders;
-use crate::config::{Api, Provider};
-use crate::inbound::{receive, Arrival, Ask};
+use crate::inbound::Arrival;
 use crate::metrics::RouteKind;
 use crate::rejection::Rejection;
 use crate::router::{route, Route};
-use crate::sse::{SseStream, StreamApi, StreamPlan};
 use crate::state::State;
-use crate::template::Fill;
-use crate::tools::ToolAnswer;
 
 /// [`handle`] as hyper's servers call it: the answer's fixed header set goes into its header
 /// map, ahead of the headers the route added.
@@ -57,21 +52,21 @@ pub async fn handle(
         received_ns: &received_ns,
     };
     let mut response = match route(req.method(), req.uri().path()) {
-        Route::ChatCompletions => chat(&state, req, arrival)
+        Route::ChatCompletions => api::answer::<api::Chat>(&state, req, arrival)
             .await
-            .unwrap_or_else(Rejection::into_response),
-        Route::Messages => crate::messages::messages(&state, req, arrival)
+            .unwrap_or_else(api::refused::<api::Chat>),
+        Route::Messages => api::answer::<api::Messages>(&state, req, arrival)
             .await
-            .unwrap_or_else(|r| r.anthropic().into_response()),
-        Route::Responses => crate::responses::responses(&state, req, arrival)
+            .unwrap_or_else(api::refused::<api::Messages>),
+        Route::Responses => api::answer::<api::Responses>(&state, req, arrival)
             .await
-            .unwrap_or_else(Rejection::into_response),
-        Route::Embeddings => crate::embeddings::embeddings(&state, req, arrival)
+            .unwrap_or_else(api::refused::<api::Responses>),
+        Route::Embeddings => api::answer::<api::Embeddings>(&state, req, arrival)
             .await
-            .unwrap_or_else(Rejection::into_response),
-        Route::Completions => crate::completions::completions(&state, req, arrival)
+            .unwrap_or_else(api::refused::<api::Embeddings>),
+        Route::Completions => api::answer::<api::Completions>(&state, req, arrival)
             .await
-            .unwrap_or_else(Rejection::into_response),
+            .unwrap_or_else(api::refused::<api::Completions>),
         Route::Models => {
             state.metrics.request(RouteKind::Models);
             json(&state.catalog.models_body)
@@ -173,128 +168,4 @@ fn model(state: &State, id: &str) -> Response<MockBody> {
     json(&Bytes::from(
         serde_json::to_vec(&model).expect("model serialises"),
     ))
-}
-
-/// `POST /v1/chat/completions`.
-async fn chat(
-    state: &Arc<State>,
-    req: Request<RequestBody>,
-    arrival: Arrival<'_>,
-) -> Result<Response<MockBody>, Rejection> {
-    let inbound = receive(state, req, arrival, Provider::OpenAi).await?;
-    let body = &inbound.body;
-    // serde would read a JSON array as a struct in sequence form; the API takes only objects.
-    let first = body.iter().find(|b| !b.is_ascii_whitespace());
-    if first.is_some_and(|b| *b != b'{')
-        && serde_json::from_slice::<serde::de::IgnoredAny>(body).is_ok()
-    {
-        return Err(Rejection::bad_request(
-            "Invalid request body: expected a JSON object.",
-            None,
-            None,
-        ));
-    }
-    let request: ChatRequest = serde_json::from_slice(body).map_err(|e| {
-        if e.is_data() {
-            Rejection::bad_request(format!("Invalid request body: {e}."), None, None)
-        } else {
-            Rejection::not_json()
-        }
-    })?;
-    let Some(model) = inbound.echoed(&request.model) else {
-        return Err(Rejection::bad_request(
-            "you must provide a model parameter",
-            None,
-            None,
-        ));
-    };
-    let Some(messages) = request.messages else {
-        return Err(Rejection::bad_request(
-            "Missing required parameter: 'messages'.",
-            Some("messages"),
-            Some("missing_required_parameter"),
-        ));
-    };
-    let cap = request.max_output_tokens();
-    if cap == Some(0) {
-        let param = if request.max_completion_tokens.is_some() {
-            "max_completion_tokens"
-        } else {
-            "max_tokens"
-        };
-        return Err(Rejection::bad_request(
-            format!(
-                "Invalid '{param}': integer below minimum value. Expected a value >= 1, \
-                 but got 0 instead."
-            ),
-            Some(param),
-            Some("integer_below_min_value"),
-        ));
-    }
-
-    let prompt_tokens = messages.prompt_tokens();
-    let tools = crate::tools::scan(state, &inbound.body);
-    let tool_name = tools.as_ref().and_then(|t| t.callable());
-    let ask = Ask {
-        api: Api::Chat,
-        streaming: request.stream == Some(true),
-        prompt_tokens,
-        max_output: cap,
-        has_tools: tool_name.is_some(),
-    };
-    let admitted = match inbound.admit(state, ask) {
-        Ok(admitted) => admitted,
-        Err(fault) => return Ok(*fault),
-    };
-    let mut draw = admitted.draw;
-    let drawn = draw.tokens();
-    let (tokens, finish) = match cap {
-        Some(cap) if cap < u64::from(drawn) => (cap as u32, FinishReason::Length),
-        _ => (drawn, FinishReason::Stop),
-    };
-    let tool = tool_name
-        .filter(|_| admitted.tool_call)
-        .map(|name| Box::new(ToolAnswer::new(name, &model, prompt_tokens, tokens)));
-
-    if request.stream == Some(true) {
-        state.metrics.request(RouteKind::ChatStream);
-        let plan = StreamPlan {
-            model,
-            tokens,
-            prompt_tokens,
-            api: StreamApi::Chat {
-                finish,
-                include_usage: request.include_usage(),
-            },
-            fault: admitted.stream_fault,
-            socket: inbound.socket,
-            tool,
-        };
-        let stream = SseStream::new(state.clone(), plan, draw, inbound.start);
-        let mut response =
-            Response::new(MockBody::stream(stream).with_headers(FixedHeaders::OpenAiSse));
-        admitted.limits.stamp(&mut response, state);
-        return Ok(response);
-    }
-
-    state.metrics.request(RouteKind::Chat);
-    let delay_us = draw.response_us(tokens);
-    inbound.wait(state, delay_us).await;
-    let payload = match tool {
-        Some(tool) => tool.openai_completion(state),
-        None => state.catalog.completion(finish).fill(&Fill {
-            model: &model,
-            content: &state.catalog.content(tokens),
-            prompt_tokens,
-            completion_tokens: u64::from(tokens),
-            sequence: 0,
-        }),
-    };
-    let mut response = Response::new(MockBody::whole(payload).with_headers(
-        FixedHeaders::OpenAiJson {
-            processing_ms: delay_us / 1000,
-        },
-    ));
-    admitted.limits.stamp(&mut response, state);
-    Ok(response)
 }

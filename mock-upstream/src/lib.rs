@@ -3,36 +3,41 @@
 //! Start-up encodes every response into a [`catalog`](catalog::Catalog); a request then costs a
 //! route match, a scan of a few JSON fields, a seeded latency draw and `Bytes` clones.
 //!
-//! - `config`: flags, `MOCK_*` variables and TOML into one validated [`Config`].
-//! - `server` / `connection`: worker threads, `SO_REUSEPORT` listeners, hyper connections,
-//!   graceful shutdown.
-//! - `router` / `handler` / `request` / `rejection`: routing, answering, body reading, errors in
-//!   OpenAI's shape.
-//! - `catalog` / `template` / `payload`: pre-encoded responses and their zero-allocation filling.
+//! - `config`: settings types only (flags, `MOCK_*` variables and TOML into one validated
+//!   [`Config`]; the APIs and providers; `--fault` and `--rate-limit` settings).
+//! - `cli` / `server` / `connection` / `h1` / `tls`: the command line, worker threads,
+//!   `SO_REUSEPORT` listeners, the own HTTP/1.1 server (with hyper for HTTP/2, TLS and what the
+//!   own server hands off), graceful shutdown.
+//! - `router` / `handler`: method and path to a route; answering it.
+//! - `api`: the one pipeline every API request takes, and the five APIs as its data (`chat`,
+//!   `completions`, `responses`, `messages`, `embeddings`).
+//! - `inbound` / `request` / `auth` / `faults` / `ratelimit` / `rejection`: receipt (seq, key,
+//!   `x-mock-*` headers, body), faults and latency overrides, the rate limiter, errors in the
+//!   provider's shape.
+//! - `catalog` / `template` / `payload` / `tools`: pre-encoded responses, their zero-allocation
+//!   filling, and tool-call answers built per request.
 //! - `sse` / `body`: the streamed body on absolute deadlines, and the one body type.
 //! - `timer`: each worker's kernel timer (timerfd) that every delayed answer and event waits on.
-//! - `metrics`: lock-free counters and the mock's own emission error, as Prometheus text.
+//! - `metrics` / `state` / `healthcheck`: lock-free counters and the mock's own emission error
+//!   as Prometheus text, what every request shares, and the container health probe.
 
+mod api;
 mod auth;
 mod body;
 mod catalog;
 mod cli;
-mod completions;
 mod config;
 mod connection;
-mod embeddings;
 mod faults;
 mod h1;
 mod handler;
 mod healthcheck;
 mod inbound;
-mod messages;
 mod metrics;
 mod payload;
 mod ratelimit;
 mod rejection;
 mod request;
-mod responses;
 mod router;
 mod server;
 mod sse;

@@ -15,8 +15,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::gateways::TWIN;
 use crate::overhead::verdict::{judge as judged, p_value, resolution_of};
-use crate::report::overhead::{micros, resolution, signed};
-use crate::report::table::Table;
 
 /// The response-time percentiles compared, with their names in results.
 pub const PERCENTILES: [&str; 4] = ["p50", "p90", "p99", "p999"];
@@ -189,62 +187,6 @@ pub fn deltas(
             }
         })
         .collect()
-}
-
-/// requests, throughput, success, P50, P99, P99.9 per target.
-pub fn summary_table(summaries: &[TargetSummary]) -> Table {
-    let mut table = Table::new(&[
-        "target",
-        "trials",
-        "requests",
-        "throughput (req/s)",
-        "success",
-        "P50",
-        "P99",
-        "P99.9",
-    ]);
-    for s in summaries {
-        table.push(vec![
-            s.name.clone(),
-            s.trials.to_string(),
-            s.requests.to_string(),
-            format!("{:.1}", s.throughput),
-            format!("{:.2}%", s.success_rate * 100.0),
-            micros(s.p50_us),
-            micros(s.p99_us),
-            micros(s.p999_us),
-        ]);
-    }
-    table
-}
-
-/// Per gateway and percentile: the added latency across trials.
-pub fn delta_table(deltas: &[PercentileDelta]) -> Table {
-    let mut table = Table::new(&[
-        "gateway",
-        "percentile",
-        "trials",
-        "added (mean)",
-        "95% interval",
-        "resolution",
-        "verdict",
-    ]);
-    for d in deltas {
-        table.push(vec![
-            d.gateway.clone(),
-            d.percentile.clone(),
-            d.per_trial_us.len().to_string(),
-            d.added_us
-                .map_or_else(|| "-".into(), |i| signed(i.estimate)),
-            d.added_us.map_or_else(
-                || "-".into(),
-                |i| format!("[{}, {}]", signed(i.low), signed(i.high)),
-            ),
-            resolution(d.resolution_us),
-            d.verdict(),
-        ]);
-    }
-    table
 }
 
 #[cfg(test)]

@@ -82,10 +82,7 @@ pub fn merge_results(
     let shards = check::shards(shards, partial)?;
     let merged = runs::merged_result(&shards, command)?;
     let valid = merged["valid"].as_bool().unwrap_or(false);
-    let view: crate::report::run_view::RunView =
-        serde_json::from_value(merged.clone()).context("the merged result does not read back")?;
-    let mut report = crate::report::run_view::markdown(&view);
-    report.push_str(&metrics_markdown(&merged["runs"][0]["metrics"]));
+    let report = crate::report::merge::markdown(&merged)?;
     Ok(Merged {
         output: serde_json::to_string_pretty(&merged)? + "\n",
         report,
@@ -96,25 +93,4 @@ pub fn merge_results(
 /// A shard's file name for messages.
 fn name(path: &Path) -> String {
     path.display().to_string()
-}
-
-/// Every metric of the merged run: count and percentiles (times in µs).
-fn metrics_markdown(metrics: &Value) -> String {
-    let mut table =
-        crate::report::table::Table::new(&["metric", "count", "p50", "p90", "p99", "p99.9", "max"]);
-    for (metric, s) in metrics.as_object().into_iter().flatten() {
-        let mut row = vec![metric.clone()];
-        for field in ["count", "p50", "p90", "p99", "p999", "max"] {
-            row.push(
-                s[field]
-                    .as_u64()
-                    .map_or_else(|| "-".into(), |v| v.to_string()),
-            );
-        }
-        table.push(row);
-    }
-    format!(
-        "\n## Every metric of the merged run\n\nTimes in µs (counts for output_*).\n\n{}",
-        table.to_markdown()
-    )
 }

@@ -3,7 +3,8 @@
 
 use serde::Deserialize;
 
-use crate::compare::analysis::{delta_table, summary_table, PercentileDelta, TargetSummary};
+use super::compare::{delta_table, summary_table};
+use crate::compare::analysis::{PercentileDelta, TargetSummary};
 use crate::gateways::Named;
 
 use super::run_view::{MetricView, RunRow};

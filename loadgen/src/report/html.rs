@@ -223,7 +223,7 @@ pub fn run_page(view: &RunView) -> String {
 /// The page of a `loadgen compare` result: the seven-gateway table, added latency per percentile
 /// with its interval, latency by percentile per target, and the first trial's timeline.
 pub fn compare_page(view: &super::compare_view::CompareView) -> String {
-    use crate::compare::analysis::{delta_table, summary_table};
+    use super::compare::{delta_table, summary_table};
     let mut body = format!(
         "<p class=\"meta\">{} alternating trial(s) per target; {} on {}; gatebench {}, <code>{}</code>. Response times are corrected for coordinated omission. Verdict: <b>{}</b>.</p>",
         view.trials,
@@ -514,10 +514,10 @@ pub fn sweep_page(view: &super::sweep_view::SweepView) -> String {
         "<p>Single-client floor (direct p99 at concurrency 1): {:.0} µs. Levels whose direct p99 exceeds twice that are marked saturated.</p>",
         view.floor_p99_us
     ));
-    body.push_str(&table_html(&crate::sweep::levels_table(&view.levels)));
+    body.push_str(&table_html(&super::sweep::levels_table(&view.levels)));
     body.push_str(&format!(
         "<pre>{}</pre>",
-        escape(crate::sweep::headline_text(&view.headline).trim())
+        escape(super::sweep::headline_text(&view.headline).trim())
     ));
     body.push_str(&resources_html(&view.disclosure.resources));
     body.push_str(&upstream_html(view.disclosure.mock.as_deref()));
@@ -573,7 +573,7 @@ pub fn ladder_page(view: &super::sweep_view::LadderView) -> String {
         }
         .to_svg(),
     ));
-    body.push_str(&table_html(&crate::ladder::rungs_table(&view.rungs)));
+    body.push_str(&table_html(&super::ladder::rungs_table(&view.rungs)));
     body.push_str(&resources_html(&view.disclosure.resources));
     body.push_str(&upstream_html(view.disclosure.mock.as_deref()));
     page("Simultaneous streams (ladder)", &body)

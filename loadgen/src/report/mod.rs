@@ -1,15 +1,19 @@
 //! Reports of results: the terminal summary, HdrHistogram percentile files and interval logs, tables as text,
 //! Markdown and CSV, and self-contained HTML pages with SVG plots (`loadgen report`).
 
+pub mod compare;
 pub mod compare_view;
 pub mod hgrm;
 pub mod hlog;
 pub mod html;
+pub mod ladder;
+pub mod merge;
 pub mod overhead;
 pub mod render;
 pub mod resources;
 pub mod run_view;
 pub mod svg;
+pub mod sweep;
 pub mod sweep_view;
 pub mod table;
 pub mod terminal;

@@ -3,11 +3,13 @@
 
 use serde::Deserialize;
 
+use super::ladder::rungs_table;
+use super::sweep::{headline_text, levels_table};
 use crate::gateways::Named;
-use crate::ladder::{rungs_table, Rung};
+use crate::ladder::Rung;
 use crate::report::resources;
 use crate::sampler::ResourceReport;
-use crate::sweep::{headline_text, levels_table, Headline, Level};
+use crate::sweep::{Headline, Level};
 
 use super::table::Table;
 
@@ -90,7 +92,7 @@ pub fn sweep_markdown(view: &SweepView) -> String {
         view.level_kind, view.trials, view.floor_p99_us
     );
     if view.exploratory {
-        out.push_str(crate::sweep::EXPLORATORY);
+        out.push_str(super::sweep::EXPLORATORY);
     }
     out.push_str(&levels_table(&view.levels).to_markdown());
     out.push_str(&headline_text(&view.headline));

@@ -189,6 +189,6 @@ fn a_sweep_from_a_profile_sends_a_fixed_count_per_level_and_is_marked_explorator
             assert_eq!((summary.requests, summary.ok), (40, 40), "{}", summary.name);
         }
     }
-    assert!(loadgen::sweep::terminal(&result).contains("Exploratory"));
+    assert!(loadgen::report::sweep::terminal(&result).contains("Exploratory"));
     crate::schema::assert_matches(&result, "sweep.schema.json");
 }

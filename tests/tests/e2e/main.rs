@@ -6,6 +6,7 @@
 mod auth;
 mod chat;
 mod compare;
+mod docs;
 mod embeddings;
 mod errors;
 mod failures;

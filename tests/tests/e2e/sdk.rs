@@ -209,7 +209,7 @@ fn hdrhistograms_python_library_reads_the_interval_log_and_the_results_histogram
         vec!["loadgen".into()],
     )
     .unwrap();
-    loadgen::run::write_hdr_log(&result, &dir).unwrap();
+    loadgen::output::write_hdr_log(&result, &dir).unwrap();
     let run = &result.runs[0];
     let (_, ours) = run
         .histograms

@@ -1,0 +1,116 @@
+//! `loadgen sweep`'s levels table, headline and terminal report.
+
+use super::overhead::micros;
+use super::table::Table;
+use crate::sweep::{Headline, Level, SweepResult};
+
+/// Per level and target: throughput, p50, p99, errors, added p50 and p99, and the flag.
+pub fn levels_table(levels: &[Level]) -> Table {
+    let mut table = Table::new(&[
+        "level",
+        "target",
+        "throughput (req/s)",
+        "success",
+        "P50",
+        "P99",
+        "added P50",
+        "added P99",
+        "P99 verdict",
+        "baseline",
+    ]);
+    for level in levels {
+        for s in &level.summary {
+            let added = |p: &str| {
+                level
+                    .deltas
+                    .iter()
+                    .find(|d| d.gateway == s.name && d.percentile == p)
+                    .map_or_else(
+                        || "-".to_string(),
+                        |d| {
+                            let v = d.added_us.map_or_else(
+                                || d.per_trial_us.first().copied().unwrap_or(f64::NAN),
+                                |i| i.estimate,
+                            );
+                            let interval = d
+                                .added_us
+                                .map(|i| format!(" ±{}", micros((i.high - i.low) / 2.0)))
+                                .unwrap_or_default();
+                            format!("{}{interval}", micros(v))
+                        },
+                    )
+            };
+            table.push(vec![
+                level.level.to_string(),
+                s.name.clone(),
+                format!("{:.1}", s.throughput),
+                format!("{:.2}%", s.success_rate * 100.0),
+                micros(s.p50_us),
+                micros(s.p99_us),
+                added("p50"),
+                added("p99"),
+                level
+                    .deltas
+                    .iter()
+                    .find(|d| d.gateway == s.name && d.percentile == "p99")
+                    .map_or_else(|| "-".to_string(), |d| d.verdict()),
+                if level.baseline_saturated {
+                    "saturated".into()
+                } else {
+                    "ok".into()
+                },
+            ]);
+        }
+    }
+    table
+}
+
+/// What a concurrency sweep's reports say about it.
+pub const EXPLORATORY: &str = "Exploratory: closed-loop levels (each request waits for the one before it), so latencies are not corrected for coordinated omission; use rate levels (--level-kind rate) for figures to publish.\n\n";
+
+/// The terminal report: every level, then the headline.
+pub fn terminal(result: &SweepResult) -> String {
+    let mut out = format!(
+        "loadgen sweep: {} levels ({}), {} trial(s) per level and target; single-client floor p99 {}\n\n",
+        result.levels.len(),
+        result.level_kind,
+        result.trials,
+        micros(result.floor_p99_us)
+    );
+    if result.exploratory {
+        out.push_str(EXPLORATORY);
+    }
+    out.push_str(&levels_table(&result.levels).to_text());
+    out.push_str(&headline_text(&result.headline));
+    if !result.resources.is_empty() {
+        out.push('\n');
+        out.push_str(&super::resources::table(&result.resources).to_text());
+    }
+    if result.valid {
+        out.push_str("\nvalid\n");
+    } else {
+        out.push_str(&format!(
+            "\nINVALID: {}\n",
+            result.invalid_reasons.join("; ")
+        ));
+    }
+    out
+}
+
+/// The headline in words.
+pub fn headline_text(headline: &[Headline]) -> String {
+    if headline.is_empty() {
+        return "\nno level with an unsaturated baseline: no headline figure\n".into();
+    }
+    let mut out = String::from("\nheadline (highest level with an unsaturated baseline):\n");
+    for h in headline {
+        out.push_str(&format!(
+            "  {} at {}: adds {} at p50, {} at p99\n",
+            h.gateway,
+            h.level,
+            micros(h.added_p50_us),
+            micros(h.added_p99_us)
+        ));
+    }
+    out
+}

@@ -1,0 +1,116 @@
+//! `POST /v1/chat/completions`: OpenAI's chat completions, streaming and not.
+
+use gatebench_shared::wire::openai::{ChatRequest, FinishReason};
+
+use super::{ApiRoute, Asked, Drawn};
+use crate::config::Api;
+use crate::inbound::Inbound;
+use crate::metrics::RouteKind;
+use crate::payload::Payload;
+use crate::rejection::Rejection;
+use crate::sse::StreamApi;
+use crate::state::State;
+use crate::template::Fill;
+
+/// OpenAI's chat completions.
+pub struct Chat;
+
+/// What a chat answer needs beyond the common fields.
+#[derive(Debug)]
+pub struct ChatExtra {
+    /// `stream_options.include_usage`: the stream ends with a usage chunk.
+    include_usage: bool,
+}
+
+impl ApiRoute for Chat {
+    const API: Api = Api::Chat;
+    const TOOLS: bool = true;
+    type Request<'a> = ChatRequest<'a>;
+    type Extra = ChatExtra;
+
+    fn read(
+        _state: &State,
+        inbound: &Inbound,
+        request: ChatRequest<'_>,
+    ) -> Result<Asked<ChatExtra>, Rejection> {
+        let Some(model) = inbound.echoed(&request.model) else {
+            return Err(Rejection::bad_request(
+                "you must provide a model parameter",
+                None,
+                None,
+            ));
+        };
+        let Some(messages) = request.messages else {
+            return Err(Rejection::bad_request(
+                "Missing required parameter: 'messages'.",
+                Some("messages"),
+                Some("missing_required_parameter"),
+            ));
+        };
+        let cap = request.max_output_tokens();
+        if cap == Some(0) {
+            let param = if request.max_completion_tokens.is_some() {
+                "max_completion_tokens"
+            } else {
+                "max_tokens"
+            };
+            return Err(Rejection::bad_request(
+                format!(
+                    "Invalid '{param}': integer below minimum value. Expected a value >= 1, \
+                     but got 0 instead."
+                ),
+                Some(param),
+                Some("integer_below_min_value"),
+            ));
+        }
+        Ok(Asked {
+            model,
+            prompt_tokens: messages.prompt_tokens(),
+            cap,
+            streaming: request.stream == Some(true),
+            extra: ChatExtra {
+                include_usage: request.include_usage(),
+            },
+        })
+    }
+
+    fn kind(streaming: bool) -> RouteKind {
+        if streaming {
+            RouteKind::ChatStream
+        } else {
+            RouteKind::Chat
+        }
+    }
+
+    fn stream(asked: &Asked<ChatExtra>, truncated: bool) -> Option<StreamApi> {
+        Some(StreamApi::Chat {
+            finish: finish(truncated),
+            include_usage: asked.extra.include_usage,
+        })
+    }
+
+    fn whole(state: &State, asked: &Asked<ChatExtra>, drawn: &Drawn) -> Payload {
+        match &drawn.tool {
+            Some(tool) => tool.openai_completion(state),
+            None => state
+                .catalog
+                .completion(finish(drawn.truncated))
+                .fill(&Fill {
+                    model: &asked.model,
+                    content: &state.catalog.content(drawn.tokens),
+                    prompt_tokens: asked.prompt_tokens,
+                    completion_tokens: u64::from(drawn.tokens),
+                    sequence: 0,
+                }),
+        }
+    }
+}
+
+/// `finish_reason`: `length` when the cap cut the answer.
+pub fn finish(truncated: bool) -> FinishReason {
+    if truncated {
+        FinishReason::Length
+    } else {
+        FinishReason::Stop
+    }
+}

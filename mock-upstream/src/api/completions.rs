@@ -1,0 +1,87 @@
+//! `POST /v1/completions`: OpenAI's legacy completions, streaming and not.
+
+use gatebench_shared::wire::completions::CompletionRequest;
+
+use super::chat::finish;
+use super::{ApiRoute, Asked, Drawn};
+use crate::config::Api;
+use crate::inbound::Inbound;
+use crate::metrics::RouteKind;
+use crate::payload::Payload;
+use crate::rejection::Rejection;
+use crate::sse::StreamApi;
+use crate::state::State;
+use crate::template::Fill;
+
+/// OpenAI's legacy completions.
+pub struct Completions;
+
+impl ApiRoute for Completions {
+    const API: Api = Api::Completions;
+    type Request<'a> = CompletionRequest<'a>;
+    /// `stream_options.include_usage`.
+    type Extra = bool;
+
+    fn read(
+        _state: &State,
+        inbound: &Inbound,
+        request: CompletionRequest<'_>,
+    ) -> Result<Asked<bool>, Rejection> {
+        let Some(model) = inbound.echoed(&request.model) else {
+            return Err(Rejection::bad_request(
+                "Missing required parameter: 'model'.",
+                Some("model"),
+                Some("missing_required_parameter"),
+            ));
+        };
+        if request.prompt.is_none() {
+            return Err(Rejection::bad_request(
+                "Missing required parameter: 'prompt'.",
+                Some("prompt"),
+                Some("missing_required_parameter"),
+            ));
+        }
+        // The API's default is 16 tokens.
+        let cap = request.max_tokens.unwrap_or(16);
+        if cap == 0 {
+            return Err(Rejection::bad_request(
+                "Invalid 'max_tokens': integer below minimum value. Expected a value >= 1, but got 0 instead.",
+                Some("max_tokens"),
+                Some("integer_below_min_value"),
+            ));
+        }
+        Ok(Asked {
+            model,
+            prompt_tokens: request.prompt_tokens(),
+            cap: Some(cap),
+            streaming: request.stream == Some(true),
+            extra: request.include_usage(),
+        })
+    }
+
+    fn kind(streaming: bool) -> RouteKind {
+        if streaming {
+            RouteKind::CompletionsStream
+        } else {
+            RouteKind::Completions
+        }
+    }
+
+    fn stream(asked: &Asked<bool>, truncated: bool) -> Option<StreamApi> {
+        Some(StreamApi::Completions {
+            finish: finish(truncated),
+            include_usage: asked.extra,
+        })
+    }
+
+    fn whole(state: &State, asked: &Asked<bool>, drawn: &Drawn) -> Payload {
+        let catalog = &state.catalog.completions;
+        catalog.completion(finish(drawn.truncated)).fill(&Fill {
+            model: &asked.model,
+            content: &state.catalog.content(drawn.tokens),
+            prompt_tokens: asked.prompt_tokens,
+            completion_tokens: u64::from(drawn.tokens),
+            sequence: 0,
+        })
+    }
+}

@@ -1,0 +1,109 @@
+//! `POST /v1/messages`: Anthropic's Messages API, streaming and not.
+
+use gatebench_shared::wire::anthropic::{MessagesRequest, StopReason, VERSION_HEADER};
+use hyper::HeaderMap;
+
+use super::{ApiRoute, Asked, Drawn};
+use crate::config::Api;
+use crate::inbound::Inbound;
+use crate::metrics::RouteKind;
+use crate::payload::Payload;
+use crate::rejection::Rejection;
+use crate::sse::StreamApi;
+use crate::state::State;
+use crate::template::Fill;
+
+/// Anthropic's Messages API.
+pub struct Messages;
+
+impl ApiRoute for Messages {
+    const API: Api = Api::Messages;
+    const TOOLS: bool = true;
+    type Request<'a> = MessagesRequest<'a>;
+    type Extra = ();
+
+    fn check_head(headers: &HeaderMap) -> Result<(), Rejection> {
+        if headers.contains_key(VERSION_HEADER) {
+            Ok(())
+        } else {
+            Err(Rejection::bad_request(
+                "anthropic-version: header is required",
+                None,
+                None,
+            ))
+        }
+    }
+
+    fn read(
+        _state: &State,
+        inbound: &Inbound,
+        request: MessagesRequest<'_>,
+    ) -> Result<Asked<()>, Rejection> {
+        let required =
+            |field: &str| Rejection::bad_request(format!("{field}: Field required"), None, None);
+        let model = inbound
+            .echoed(&request.model)
+            .ok_or_else(|| required("model"))?;
+        if request.messages.is_none() {
+            return Err(required("messages"));
+        }
+        let cap = match request.max_tokens {
+            None => return Err(required("max_tokens")),
+            Some(0) => {
+                return Err(Rejection::bad_request(
+                    "max_tokens: Input should be greater than or equal to 1",
+                    None,
+                    None,
+                ))
+            }
+            Some(cap) => cap,
+        };
+        Ok(Asked {
+            model,
+            prompt_tokens: request.input_tokens(),
+            cap: Some(cap),
+            streaming: request.stream == Some(true),
+            extra: (),
+        })
+    }
+
+    fn kind(streaming: bool) -> RouteKind {
+        if streaming {
+            RouteKind::MessagesStream
+        } else {
+            RouteKind::Messages
+        }
+    }
+
+    fn stream(_asked: &Asked<()>, truncated: bool) -> Option<StreamApi> {
+        Some(StreamApi::Messages {
+            stop: stop(truncated),
+        })
+    }
+
+    fn whole(state: &State, asked: &Asked<()>, drawn: &Drawn) -> Payload {
+        match &drawn.tool {
+            Some(tool) => tool.anthropic_message(state),
+            None => state
+                .catalog
+                .anthropic
+                .message(stop(drawn.truncated))
+                .fill(&Fill {
+                    model: &asked.model,
+                    content: &state.catalog.content(drawn.tokens),
+                    prompt_tokens: asked.prompt_tokens,
+                    completion_tokens: u64::from(drawn.tokens),
+                    sequence: 0,
+                }),
+        }
+    }
+}
+
+/// `stop_reason`: `max_tokens` when the cap cut the answer.
+fn stop(truncated: bool) -> StopReason {
+    if truncated {
+        StopReason::MaxTokens
+    } else {
+        StopReason::EndTurn
+    }
+}

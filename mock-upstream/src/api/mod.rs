@@ -1,0 +1,97 @@
+//! The APIs the mock answers, as data for one pipeline ([`pipeline`]): each API is a file that
+//! says how its request is read and its whole answer drawn; everything around that (the
+//! `x-mock-*` headers, the body, the fault and latency draws, the output cap, tool calls,
+//! streaming, the wait, the provider's headers, the rate limit) is the pipeline's.
+//!
+//! A new provider is one new file here, an arm in `crate::router` and one in `crate::handler`.
+
+mod chat;
+mod completions;
+mod embeddings;
+mod messages;
+mod pipeline;
+mod responses;
+
+use bytes::Bytes;
+use hyper::HeaderMap;
+use serde::Deserialize;
+
+pub use chat::Chat;
+pub use completions::Completions;
+pub use embeddings::Embeddings;
+pub use messages::Messages;
+pub use pipeline::{answer, refused};
+pub use responses::Responses;
+
+use crate::config::Api;
+use crate::inbound::Inbound;
+use crate::metrics::RouteKind;
+use crate::payload::Payload;
+use crate::rejection::Rejection;
+use crate::sse::StreamApi;
+use crate::state::State;
+use crate::tools::ToolAnswer;
+
+/// What a valid request asks of the pipeline, read by its API from the body.
+#[derive(Debug)]
+pub struct Asked<E> {
+    /// The model as the request wrote it, JSON-escaped, to echo.
+    pub model: Bytes,
+    /// Tokens in the prompt (an estimate; see `MessagesScan::prompt_tokens`).
+    pub prompt_tokens: u64,
+    /// The request's cap on output tokens; `None` leaves the latency model's draw alone.
+    pub cap: Option<u64>,
+    pub streaming: bool,
+    /// What else the API needs to draw its answer.
+    pub extra: E,
+}
+
+/// What the pipeline decided for a valid, admitted request.
+#[derive(Debug)]
+pub struct Drawn {
+    /// Output tokens: the latency model's draw, cut to the request's cap.
+    pub tokens: u32,
+    /// True when the cap cut the draw (`finish_reason: "length"` and its kin).
+    pub truncated: bool,
+    /// A tool call instead of text (`--tool-calls`).
+    pub tool: Option<Box<ToolAnswer>>,
+}
+
+/// One API: its request type, its checks and its answers.
+pub trait ApiRoute {
+    /// The route, for `--fault`, the provider shape and metrics.
+    const API: Api;
+    /// Whether the answer produces output tokens (all but embeddings): the output counts
+    /// toward `--rate-limit` and may be cut by the cap.
+    const OUTPUT: bool = true;
+    /// Whether a request's `tools` may be answered with a call (`--tool-calls`).
+    const TOOLS: bool = false;
+
+    /// The request body, borrowed from the bytes read.
+    type Request<'a>: Deserialize<'a>;
+    /// What the API keeps from the request beyond [`Asked`]'s fields.
+    type Extra;
+
+    /// Checks the request's head before its body is read.
+    fn check_head(_headers: &HeaderMap) -> Result<(), Rejection> {
+        Ok(())
+    }
+
+    /// The parsed body checked, or the provider's 400.
+    fn read(
+        state: &State,
+        inbound: &Inbound,
+        request: Self::Request<'_>,
+    ) -> Result<Asked<Self::Extra>, Rejection>;
+
+    /// The route's counter on `/metrics`.
+    fn kind(streaming: bool) -> RouteKind;
+
+    /// The events a stream of this API sends (`None`: the API does not stream).
+    fn stream(_asked: &Asked<Self::Extra>, _truncated: bool) -> Option<StreamApi> {
+        None
+    }
+
+    /// The whole (non-streamed) answer's body.
+    fn whole(state: &State, asked: &Asked<Self::Extra>, drawn: &Drawn) -> Payload;
+}

@@ -1,0 +1,160 @@
+//! The one path every API request takes: head check, receipt, body parse, the API's checks,
+//! admission (faults, latency draw, rate limit), the output cap, tool calls, then a stream or a
+//! whole answer when it is due, with the provider's headers and the rate-limit state.
+
+use std::sync::Arc;
+
+use hyper::{Request, Response};
+
+use super::{ApiRoute, Drawn};
+use crate::body::MockBody;
+use crate::catalog::FixedHeaders;
+use crate::config::Provider;
+use crate::inbound::{receive, Arrival, Ask};
+use crate::rejection::Rejection;
+use crate::request::RequestBody;
+use crate::sse::{SseStream, StreamPlan};
+use crate::state::State;
+use crate::tools::ToolAnswer;
+
+/// `A`'s answer to a request it refused, in its provider's shape.
+pub fn refused<A: ApiRoute>(rejection: Rejection) -> Response<MockBody> {
+    match A::API.provider() {
+        Provider::OpenAi => rejection.into_response(),
+        Provider::Anthropic => rejection.anthropic().into_response(),
+    }
+}
+
+/// Answers a request to `A`, or says why not (see [`refused`]). One future, awaited by the
+/// handler directly: a wrapper future would be one more copy of this large state per request.
+pub async fn answer<A: ApiRoute>(
+    state: &Arc<State>,
+    req: Request<RequestBody>,
+    arrival: Arrival<'_>,
+) -> Result<Response<MockBody>, Rejection> {
+    let provider = A::API.provider();
+    A::check_head(req.headers())?;
+    let inbound = receive(state, req, arrival, provider).await?;
+    let request = parse::<A::Request<'_>>(&inbound.body, provider)?;
+    let asked = A::read(state, &inbound, request)?;
+
+    let tools = if A::TOOLS {
+        crate::tools::scan(state, &inbound.body)
+    } else {
+        None
+    };
+    let tool_name = tools.as_ref().and_then(|t| t.callable());
+    let ask = Ask {
+        api: A::API,
+        streaming: asked.streaming,
+        prompt_tokens: asked.prompt_tokens,
+        max_output: if A::OUTPUT { asked.cap } else { Some(0) },
+        has_tools: tool_name.is_some(),
+    };
+    let admitted = match inbound.admit(state, ask) {
+        Ok(admitted) => admitted,
+        Err(fault) => return Ok(*fault),
+    };
+    let mut draw = admitted.draw;
+    let drawn = draw.tokens();
+    let (tokens, truncated) = match asked.cap {
+        Some(cap) if A::OUTPUT && cap < u64::from(drawn) => (cap as u32, true),
+        _ => (drawn, false),
+    };
+    let tool = tool_name.filter(|_| admitted.tool_call).map(|name| {
+        Box::new(ToolAnswer::new(
+            name,
+            &asked.model,
+            asked.prompt_tokens,
+            tokens,
+        ))
+    });
+
+    if asked.streaming {
+        if let Some(api) = A::stream(&asked, truncated) {
+            state.metrics.request(A::kind(true));
+            let plan = StreamPlan {
+                model: asked.model,
+                tokens,
+                prompt_tokens: asked.prompt_tokens,
+                api,
+                fault: admitted.stream_fault,
+                socket: inbound.socket,
+                tool,
+            };
+            let stream = SseStream::new(state.clone(), plan, draw, inbound.start);
+            let headers = match provider {
+                Provider::OpenAi => FixedHeaders::OpenAiSse,
+                Provider::Anthropic => FixedHeaders::AnthropicSse,
+            };
+            let mut response = Response::new(MockBody::stream(stream).with_headers(headers));
+            admitted.limits.stamp(&mut response, state);
+            return Ok(response);
+        }
+    }
+
+    state.metrics.request(A::kind(false));
+    let delay_us = draw.response_us(tokens);
+    inbound.wait(state, delay_us).await;
+    let drawn = Drawn {
+        tokens,
+        truncated,
+        tool,
+    };
+    let headers = match provider {
+        Provider::OpenAi => FixedHeaders::OpenAiJson {
+            processing_ms: delay_us / 1000,
+        },
+        Provider::Anthropic => FixedHeaders::AnthropicJson,
+    };
+    let payload = A::whole(state, &asked, &drawn);
+    let mut response = Response::new(MockBody::whole(payload).with_headers(headers));
+    admitted.limits.stamp(&mut response, state);
+    Ok(response)
+}
+
+/// The body as `T`, or the provider's 400: a body that is JSON but not an object is named as
+/// such; one that is not JSON gets the provider's parse error.
+fn parse<'a, T: serde::Deserialize<'a>>(
+    body: &'a [u8],
+    provider: Provider,
+) -> Result<T, Rejection> {
+    let first = body.iter().find(|b| !b.is_ascii_whitespace());
+    let object = first == Some(&b'{');
+    match provider {
+        Provider::OpenAi => {
+            // serde would read a JSON array as a struct in sequence form; the API takes only
+            // objects.
+            if !object && serde_json::from_slice::<serde::de::IgnoredAny>(body).is_ok() {
+                return Err(Rejection::bad_request(
+                    "Invalid request body: expected a JSON object.",
+                    None,
+                    None,
+                ));
+            }
+            serde_json::from_slice(body).map_err(|e| {
+                if object && e.is_data() {
+                    Rejection::bad_request(format!("Invalid request body: {e}."), None, None)
+                } else {
+                    Rejection::not_json()
+                }
+            })
+        }
+        Provider::Anthropic => {
+            if !object {
+                return Err(Rejection::bad_request(
+                    "There was an issue with your request body: expected a JSON object.",
+                    None,
+                    None,
+                ));
+            }
+            serde_json::from_slice(body).map_err(|e| {
+                Rejection::bad_request(
+                    format!("There was an issue with your request body: {e}."),
+                    None,
+                    None,
+                )
+            })
+        }
+    }
+}

@@ -1,0 +1,98 @@
+//! `POST /v1/responses`: OpenAI's Responses API, streaming and not.
+
+use gatebench_shared::wire::responses::ResponsesRequest;
+
+use super::{ApiRoute, Asked, Drawn};
+use crate::catalog::Outcome;
+use crate::config::Api;
+use crate::inbound::Inbound;
+use crate::metrics::RouteKind;
+use crate::payload::Payload;
+use crate::rejection::Rejection;
+use crate::sse::StreamApi;
+use crate::state::State;
+use crate::template::Fill;
+
+/// OpenAI's Responses API.
+pub struct Responses;
+
+impl ApiRoute for Responses {
+    const API: Api = Api::Responses;
+    type Request<'a> = ResponsesRequest<'a>;
+    type Extra = ();
+
+    fn read(
+        _state: &State,
+        inbound: &Inbound,
+        request: ResponsesRequest<'_>,
+    ) -> Result<Asked<()>, Rejection> {
+        let Some(model) = inbound.echoed(&request.model) else {
+            return Err(Rejection::bad_request(
+                "Missing required parameter: 'model'.",
+                Some("model"),
+                Some("missing_required_parameter"),
+            ));
+        };
+        if request.input.is_none() {
+            return Err(Rejection::bad_request(
+                "Missing required parameter: 'input'.",
+                Some("input"),
+                Some("missing_required_parameter"),
+            ));
+        }
+        let input_tokens = request.input_tokens().map_err(|e| {
+            Rejection::bad_request(format!("Invalid 'input': {e}."), Some("input"), None)
+        })?;
+        let cap = request.max_output_tokens;
+        if let Some(cap) = cap.filter(|c| *c < 16) {
+            return Err(Rejection::bad_request(
+                format!(
+                    "Invalid 'max_output_tokens': integer below minimum value. Expected a value >= 16, but got {cap} instead."
+                ),
+                Some("max_output_tokens"),
+                Some("integer_below_min_value"),
+            ));
+        }
+        Ok(Asked {
+            model,
+            prompt_tokens: input_tokens,
+            cap,
+            streaming: request.stream == Some(true),
+            extra: (),
+        })
+    }
+
+    fn kind(streaming: bool) -> RouteKind {
+        if streaming {
+            RouteKind::ResponsesStream
+        } else {
+            RouteKind::Responses
+        }
+    }
+
+    fn stream(_asked: &Asked<()>, truncated: bool) -> Option<StreamApi> {
+        Some(StreamApi::Responses {
+            outcome: outcome(truncated),
+        })
+    }
+
+    fn whole(state: &State, asked: &Asked<()>, drawn: &Drawn) -> Payload {
+        let catalog = &state.catalog.responses;
+        catalog.response(outcome(drawn.truncated)).fill(&Fill {
+            model: &asked.model,
+            content: &state.catalog.content(drawn.tokens),
+            prompt_tokens: asked.prompt_tokens,
+            completion_tokens: u64::from(drawn.tokens),
+            sequence: 0,
+        })
+    }
+}
+
+/// `status`: `incomplete` when the cap cut the answer.
+fn outcome(truncated: bool) -> Outcome {
+    if truncated {
+        Outcome::Incomplete
+    } else {
+        Outcome::Completed
+    }
+}
