@@ -9,6 +9,10 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Parser)]
 #[command(name = "loadgen", version)]
 pub struct Cli {
+    /// Print the command's resolved options (flags over the profile, defaults filled in) as a
+    /// profile and exit, sending nothing; `--profile` reads the text back into the same plan.
+    #[arg(long, global = true)]
+    pub print_config: bool,
     #[command(subcommand)]
     pub command: Command,
 }

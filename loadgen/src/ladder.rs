@@ -13,7 +13,7 @@ use gatebench_shared::host::raise_open_file_limit;
 use gatebench_shared::stats::{median, quantile_of_sorted};
 use serde::{Deserialize, Serialize};
 
-use crate::compare::{sample_specs, with_profile_and, CompareArgs};
+use crate::compare::{sample_specs, CompareArgs};
 use crate::exchange::{exchange, Slot};
 use crate::gateways::{reach, Named};
 use crate::http1::RequestTemplate;
@@ -101,6 +101,9 @@ pub struct LadderResult {
     pub interrupted: bool,
 }
 
+/// The levels when none are given.
+pub const DEFAULT_LEVELS: &str = "10,100,250,500,1000";
+
 pub(crate) fn parse_levels(text: &str) -> Result<Vec<usize>, PlanError> {
     crate::plan::parse_counts(text, "counts like 10,100,250,500,1000")
 }
@@ -108,13 +111,13 @@ pub(crate) fn parse_levels(text: &str) -> Result<Vec<usize>, PlanError> {
 /// Runs `loadgen ladder` and returns the result with the exit code it earns.
 pub fn run_ladder(args: LadderArgs, command: Vec<String>) -> anyhow::Result<(LadderResult, u8)> {
     let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
-    let (mut compare, mut own) = with_profile_and(args.compare, &["levels"])?;
+    let (mut compare, mut own) = crate::profile::compare_and(args.compare, &["levels"])?;
     let levels_text = args.levels.or_else(|| own.remove("levels"));
     if compare.run.scenario.is_none() && compare.run.body.is_none() {
         compare.run.scenario = Some("chat-stream".into());
     }
-    let levels = parse_levels(levels_text.as_deref().unwrap_or("10,100,250,500,1000"))
-        .map_err(SetupError::from)?;
+    let levels =
+        parse_levels(levels_text.as_deref().unwrap_or(DEFAULT_LEVELS)).map_err(SetupError::from)?;
     let settle = compare.settle(Duration::from_secs(1))?;
     let samples = sample_specs(&compare.sample)?;
     let targets = compare.targets("ladder")?;

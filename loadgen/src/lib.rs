@@ -4,29 +4,41 @@
 //! that time, so a stalled target cannot hide its stall by slowing the generator down. The
 //! service time from the actual send is kept beside it.
 //!
-//! - `cli` / `plan`: options (flags or a TOML profile) validated into one immutable plan.
-//! - `schedule` / `pacer`: intended send times, and waiting for them precisely (timerfd, spin).
+//! - `cli` / `profile` / `plan` / `resolved`: the command line, every command's flags merged over
+//!   its `--profile` (the one place a profile is read) and checked, the options validated into
+//!   one immutable plan, and that plan printed back as a profile (`--print-config`).
+//! - `commands`: each command from options to exit code (compute, write, show); `main.rs` only
+//!   dispatches.
+//! - `schedule` / `pacer` / `shard` / `start_at` / `clock_ref`: intended send times, waiting for
+//!   them precisely (timerfd, spin), a shard's part of the schedule, a start by the wall clock,
+//!   and this host's clock against a reference.
 //! - `worker` / `pool` / `http1` / `exchange` / `sse`: per-core workers, their connections
 //!   (a minimal HTTP/1.1 client that stamps every socket read), one timed and validated request,
 //!   stream events.
-//! - `recorder` / `result` / `envelope` / `report` / `output`: histograms and failures by kind,
-//!   the versioned JSON result and the header every result file carries, the terminal summary
-//!   and `.hgrm` files, and writing result files.
-//! - `run` / `embedded`: orchestration, and the demo's in-process mock.
-//! - `gateways` / `overhead` / `compare` / `sweep` / `ladder`: the direct target and named
-//!   gateways; paired rounds, alternating rate trials, load levels, simultaneous streams.
+//! - `recorder` / `intervals` / `hdr_codec` / `result` / `envelope`: histograms and failures by
+//!   kind, per-second histograms and their encoding, the versioned JSON result and the header
+//!   every result file carries.
+//! - `report` / `output`: every rendering of every result kind (terminal, Markdown, CSV, HTML,
+//!   `.hgrm`, `.hlog`), and writing result files whole.
+//! - `run` / `embedded` / `disclose` / `upstream`: orchestration, the demo's in-process mock, what a
+//!   result discloses about its targets and host, and the upstream's own count of requests.
+//! - `gateways` / `overhead` / `compare` / `sweep` / `ladder` / `merge`: the direct target, its
+//!   twin and named gateways; paired rounds, alternating rate trials, load levels, simultaneous
+//!   streams; shards added into one result.
 //! - `sampler`: CPU and memory of the system under test, idle and under load.
+//! - `fuzzing`: entry points for the fuzz targets.
 
 pub mod cli;
-pub mod clock_ref;
+mod clock_ref;
+pub mod commands;
 pub mod compare;
 mod disclose;
 mod embedded;
-pub mod envelope;
+mod envelope;
 mod exchange;
 #[doc(hidden)]
 pub mod fuzzing;
-pub mod gateways;
+mod gateways;
 pub mod hdr_codec;
 mod http1;
 pub mod intervals;
@@ -35,18 +47,19 @@ pub mod merge;
 pub mod output;
 pub mod overhead;
 mod pacer;
-pub mod plan;
+mod plan;
 mod pool;
 pub mod profile;
 pub mod recorder;
 pub mod report;
+mod resolved;
 pub mod result;
 pub mod run;
-pub mod sampler;
-pub mod schedule;
-pub mod shard;
+mod sampler;
+mod schedule;
+mod shard;
 mod sse;
-pub mod start_at;
+mod start_at;
 pub mod sweep;
 mod upstream;
 mod worker;

@@ -201,21 +201,64 @@ const MAX_PENDING: f64 = 1_000_000.0;
 const MAX_CONNECTIONS: usize = 100_000;
 const MAX_THREADS: usize = 256;
 
+/// The rate when none is given (the demo's own rates are in `crate::run`).
+pub const DEFAULT_RATE: f64 = 1_000.0;
+/// The model scenario bodies name when `--model` is not given.
+pub const DEFAULT_MODEL: &str = "gpt-4o-mini";
+/// The output tokens scenario bodies ask for when `--max-tokens` is not given.
+pub const DEFAULT_MAX_TOKENS: u64 = 16;
+
+impl Plan {
+    /// The rate this process sends: its shard's share of the plan's (`None` in a closed loop).
+    pub fn shard_rate(&self) -> Option<f64> {
+        match self.load {
+            Load::Open { rate, .. } => Some(rate / self.shard.count as f64),
+            Load::Closed { .. } => None,
+        }
+    }
+}
+
 impl RunArgs {
     /// Validates every option, resolving targets and reading a body file.
     pub fn plan(self) -> Result<Plan, PlanError> {
-        let load = match (self.rate, self.concurrency) {
-            (Some(_), Some(_)) => return Err(PlanError::RateAndConcurrency),
-            (None, Some(c)) => Load::Closed {
-                concurrency: count("--concurrency", c, MAX_CONNECTIONS)?,
-            },
-            (rate, None) => Load::Open {
-                rate: parse_rate(rate.as_deref().unwrap_or("1000"))?,
-                arrival: match self.arrival.as_deref().unwrap_or("constant") {
-                    "constant" => Arrival::Constant,
-                    "poisson" => Arrival::Poisson,
-                    other => return Err(PlanError::Arrival(other.to_string())),
+        self.plan_at(None)
+    }
+
+    /// What each request of `scenario` carries (the body, when one is given, wins), with the
+    /// options' model, output tokens and headers.
+    pub fn request(&self, scenario: Option<&str>) -> Result<RequestSpec, PlanError> {
+        request_spec(
+            scenario,
+            self.body.as_deref(),
+            &self.headers,
+            self.model.as_deref().unwrap_or(DEFAULT_MODEL),
+            self.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
+        )
+    }
+
+    /// [`RunArgs::plan`], at `load` instead of the load the options name (a sweep's level, the
+    /// demo's phases); the load is checked as the options' own would be.
+    pub fn plan_at(self, load: Option<Load>) -> Result<Plan, PlanError> {
+        let arrival = match self.arrival.as_deref().unwrap_or("constant") {
+            "constant" => Arrival::Constant,
+            "poisson" => Arrival::Poisson,
+            other => return Err(PlanError::Arrival(other.to_string())),
+        };
+        let load = match (load, self.rate.as_deref(), self.concurrency) {
+            (_, Some(_), Some(_)) => return Err(PlanError::RateAndConcurrency),
+            (Some(Load::Closed { concurrency }), ..) | (None, None, Some(concurrency)) => {
+                Load::Closed {
+                    concurrency: count("--concurrency", concurrency, MAX_CONNECTIONS)?,
+                }
+            }
+            // The options' arrival process at the given rate.
+            (Some(Load::Open { rate, .. }), ..) => Load::Open { rate, arrival },
+            (None, rate, None) => Load::Open {
+                rate: match rate {
+                    Some(text) => parse_rate(text)?,
+                    None => DEFAULT_RATE,
                 },
+                arrival,
             },
         };
         let requests = match (self.requests, &load, &self.duration) {
@@ -266,7 +309,7 @@ impl RunArgs {
             .map(|t| crate::start_at::parse(t).ok_or_else(|| PlanError::StartAt(t.to_string())))
             .transpose()?;
         if let Load::Open { rate, .. } = load {
-            // This process's share of the requests left waiting.
+            // This process's share of the requests left waiting (the plan's `shard_rate`).
             let rate = rate / shard.count as f64;
             let pending = rate * timeout.as_secs_f64();
             if pending > MAX_PENDING {
@@ -306,13 +349,7 @@ impl RunArgs {
             self.connections.unwrap_or(256),
             MAX_CONNECTIONS,
         )?;
-        let request = request_spec(
-            self.scenario.as_deref(),
-            self.body.as_deref(),
-            &self.headers,
-            self.model.as_deref().unwrap_or("gpt-4o-mini"),
-            self.max_tokens.unwrap_or(16),
-        )?;
+        let request = self.request(self.scenario.as_deref())?;
         let targets = self
             .targets
             .iter()

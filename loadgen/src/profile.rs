@@ -1,14 +1,161 @@
-//! Checking a profile file without sending anything: it parses as the options of its command
-//! and those options make a valid plan. `loadgen check-profile COMMAND FILE`, and the tests on
-//! every file in `profiles/`.
+//! Profiles: every command's flags merged over its `--profile` file (the one place a profile is
+//! read), and checking a profile without sending anything: it parses as the options of its
+//! command and those options make a valid plan (`loadgen check-profile COMMAND FILE`, and the
+//! tests on every file in `profiles/`).
 
-use std::path::Path;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
+use serde::de::DeserializeOwned;
 
 use crate::cli::RunArgs;
-use crate::compare::{with_profile_and, CompareArgs};
+use crate::compare::CompareArgs;
 use crate::overhead::plan::OverheadArgs;
+use crate::run::SetupError;
+use crate::sweep::LevelKind;
+
+/// The profile at `path` as the options of a command.
+fn read<T: DeserializeOwned>(path: &Path) -> anyhow::Result<T> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read profile {}", path.display()))?;
+    Ok(toml::from_str(&text)
+        .map_err(|e| SetupError::Other(format!("invalid profile {}: {e}", path.display())))?)
+}
+
+/// `run`'s flags with those of `--profile` under them.
+pub fn run(args: RunArgs) -> anyhow::Result<RunArgs> {
+    match &args.profile {
+        Some(path) => {
+            let profile = read(path)?;
+            Ok(args.over(profile))
+        }
+        None => Ok(args),
+    }
+}
+
+/// `overhead`'s flags with those of `--profile` under them.
+pub fn overhead(args: OverheadArgs) -> anyhow::Result<OverheadArgs> {
+    match &args.profile {
+        Some(path) => {
+            let profile = read(path)?;
+            Ok(args.over(profile))
+        }
+        None => Ok(args),
+    }
+}
+
+/// Keys of a profile that belong to `compare` rather than to the load.
+const COMPARE_KEYS: [&str; 9] = [
+    "direct",
+    "gateway",
+    "gateway-info",
+    "trials",
+    "sample-pid",
+    "gateway-recording",
+    "settle",
+    "twin",
+    "min-effect",
+];
+
+/// `compare`'s flags with those of `--profile` under them.
+pub fn compare(args: CompareArgs) -> anyhow::Result<CompareArgs> {
+    Ok(compare_and(args, &[])?.0)
+}
+
+/// [`compare`] for a command with keys of its own (`levels`, …): those keys of the
+/// profile, as text (an array of numbers is joined with commas), come back beside.
+pub fn compare_and(
+    mut args: CompareArgs,
+    own: &[&str],
+) -> anyhow::Result<(CompareArgs, BTreeMap<String, String>)> {
+    let mut mine = BTreeMap::new();
+    let Some(path) = args.run.profile.clone() else {
+        return Ok((args, mine));
+    };
+    let text = std::fs::read_to_string(&path)
+        .with_context(|| format!("cannot read profile {}", path.display()))?;
+    let invalid = |e: String| SetupError::Other(format!("invalid profile {}: {e}", path.display()));
+    let mut table: toml::Table = toml::from_str(&text).map_err(|e| invalid(e.to_string()))?;
+    for key in own {
+        let text = match table.remove(*key) {
+            None => continue,
+            Some(toml::Value::String(s)) => s,
+            Some(toml::Value::Integer(n)) => n.to_string(),
+            Some(toml::Value::Float(n)) => n.to_string(),
+            Some(toml::Value::Array(items)) => {
+                let parts: Result<Vec<String>, SetupError> = items
+                    .into_iter()
+                    .map(|v| match v {
+                        toml::Value::Integer(n) => Ok(n.to_string()),
+                        toml::Value::Float(n) => Ok(n.to_string()),
+                        toml::Value::String(s) => Ok(s),
+                        other => Err(invalid(format!("{key}: expected numbers, found {other}"))),
+                    })
+                    .collect();
+                parts?.join(",")
+            }
+            Some(other) => return Err(invalid(format!("{key}: unexpected {other}")).into()),
+        };
+        mine.insert((*key).to_string(), text);
+    }
+    let strings = |v: Option<toml::Value>| -> Result<Vec<String>, SetupError> {
+        match v {
+            None => Ok(Vec::new()),
+            Some(toml::Value::String(s)) => Ok(vec![s]),
+            Some(toml::Value::Array(a)) => a
+                .into_iter()
+                .map(|v| match v {
+                    toml::Value::String(s) => Ok(s),
+                    other => Err(invalid(format!("expected text, found {other}"))),
+                })
+                .collect(),
+            Some(other) => Err(invalid(format!("expected text, found {other}"))),
+        }
+    };
+    debug_assert!(COMPARE_KEYS.iter().all(|k| !own.contains(k)));
+    let mut take = |key: &str| {
+        debug_assert!(COMPARE_KEYS.contains(&key));
+        strings(table.remove(key))
+    };
+    let direct = take("direct")?.into_iter().next();
+    let gateways = take("gateway")?;
+    let infos = take("gateway-info")?;
+    let sample = take("sample-pid")?;
+    let recordings = take("gateway-recording")?;
+    let settle = take("settle")?.into_iter().next();
+    let twin = take("twin")?.into_iter().next();
+    let min_effect = take("min-effect")?.into_iter().next();
+    let trials = match table.remove("trials") {
+        None => None,
+        Some(toml::Value::Integer(n)) if n > 0 => Some(n as usize),
+        Some(other) => {
+            return Err(invalid(format!("trials: expected a count, found {other}")).into())
+        }
+    };
+    let run: RunArgs = table
+        .try_into()
+        .map_err(|e: toml::de::Error| invalid(e.to_string()))?;
+    args.direct = args.direct.or(direct);
+    if args.gateways.is_empty() {
+        args.gateways = gateways;
+    }
+    if args.gateway_info.is_empty() {
+        args.gateway_info = infos;
+    }
+    if args.gateway_recording.is_empty() {
+        args.gateway_recording = recordings;
+    }
+    args.trials = args.trials.or(trials);
+    args.settle = args.settle.or(settle);
+    args.twin = args.twin.or(twin);
+    args.min_effect = args.min_effect.or(min_effect);
+    if args.sample.is_empty() {
+        args.sample = sample;
+    }
+    args.run = args.run.over(run);
+    Ok((args, mine))
+}
 
 /// Stand-in targets for profiles that leave the targets to the command line (nothing is sent
 /// to them: plans only parse and resolve them).
@@ -18,17 +165,23 @@ const PLACEHOLDER_GATEWAY: &str = "gateway=http://127.0.0.1:9/v1/chat/completion
 /// Checks `path` as a profile of `command` (run, overhead, compare, sweep or ladder) and
 /// returns a one-line description of the plan it makes.
 pub fn check(command: &str, path: &Path) -> anyhow::Result<String> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("cannot read profile {}", path.display()))?;
     let invalid = |e: &dyn std::fmt::Display| anyhow::anyhow!("{}: {e}", path.display());
+    let profile = Some(PathBuf::from(path));
     match command {
         "run" => {
-            let args: RunArgs = toml::from_str(&text).map_err(|e| invalid(&e))?;
+            let mut args = run(RunArgs {
+                profile,
+                ..RunArgs::default()
+            })?;
+            args.profile = None;
             let plan = args.plan().map_err(|e| invalid(&e))?;
             Ok(format!("run: {:?}", plan.load))
         }
         "overhead" => {
-            let mut args: OverheadArgs = toml::from_str(&text).map_err(|e| invalid(&e))?;
+            let mut args = overhead(OverheadArgs {
+                profile,
+                ..OverheadArgs::default()
+            })?;
             args.direct = args.direct.or_else(|| Some(PLACEHOLDER.into()));
             if args.gateways.is_empty() {
                 args.gateways = vec![PLACEHOLDER_GATEWAY.into()];
@@ -56,44 +209,54 @@ pub fn check(command: &str, path: &Path) -> anyhow::Result<String> {
                 },
                 ..CompareArgs::default()
             };
-            let (mut args, mut mine) = with_profile_and(args, own)?;
+            let (mut args, mut mine) = compare_and(args, own)?;
             if args.gateways.is_empty() {
                 args.gateways = vec![PLACEHOLDER_GATEWAY.into()];
             }
             let mut run = args.run.clone();
             run.profile = None;
-            let kind = mine
-                .remove("level-kind")
-                .unwrap_or_else(|| "concurrency".into());
+            let kind = match mine.remove("level-kind") {
+                Some(text) => LevelKind::parse(&text).map_err(|e| invalid(&e))?,
+                None => LevelKind::default(),
+            };
+            let mut level_plan = None;
             let levels = match command {
                 "sweep" => {
                     let text = mine
                         .remove("levels")
-                        .unwrap_or_else(|| "1,4,16,64,256".into());
+                        .unwrap_or_else(|| crate::sweep::DEFAULT_LEVELS.into());
                     let levels =
-                        crate::sweep::parse_levels(&text, &kind).map_err(|e| invalid(&e))?;
+                        crate::sweep::parse_levels(&text, kind).map_err(|e| invalid(&e))?;
                     // Each level sets the load; the profile's own must not clash with it.
-                    if kind == "concurrency" {
-                        run.concurrency = Some(levels[0] as usize);
-                        run.rate = None;
-                    } else {
-                        run.rate = Some(levels[0].to_string());
-                        run.concurrency = None;
-                    }
+                    let base = CompareArgs {
+                        run: run.clone(),
+                        ..CompareArgs::default()
+                    };
+                    level_plan = Some(
+                        crate::sweep::level_plan(&base, kind, levels[0])
+                            .map_err(|e| invalid(&e))?,
+                    );
                     levels.len()
                 }
                 "ladder" => {
                     let text = mine
                         .remove("levels")
-                        .unwrap_or_else(|| "10,100,250,500,1000".into());
+                        .unwrap_or_else(|| crate::ladder::DEFAULT_LEVELS.into());
                     crate::ladder::parse_levels(&text)
                         .map_err(|e| invalid(&e))?
                         .len()
                 }
                 _ => 0,
             };
-            let plan = run.plan().map_err(|e| invalid(&e))?;
-            let trials = args.trials(if command == "compare" { 5 } else { 3 });
+            let plan = match level_plan {
+                Some(plan) => plan,
+                None => run.plan().map_err(|e| invalid(&e))?,
+            };
+            let trials = args.trials(if command == "compare" {
+                crate::compare::DEFAULT_TRIALS
+            } else {
+                crate::sweep::DEFAULT_TRIALS
+            });
             let trials = trials.map_err(|e| invalid(&e))?;
             args.targets(command).map_err(|e| invalid(&e))?;
             crate::compare::sample_specs(&args.sample).map_err(|e| invalid(&e))?;

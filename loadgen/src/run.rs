@@ -5,7 +5,6 @@ use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use anyhow::Context as _;
 use gatebench_shared::host::{raise_open_file_limit, OpenFileLimit};
 
 use crate::cli::RunArgs;
@@ -17,6 +16,7 @@ use crate::result::{
     generator_reasons, reported, steady_throughput, GeneratorTiming, RunResult, Summary, TargetRun,
     Validity, SCHEMA,
 };
+use crate::schedule::Arrival;
 use crate::worker::{run_worker, Progress, StartLine, WorkerSpec};
 
 /// Exit codes, as documented in docs/loadgen-run.md.
@@ -36,36 +36,49 @@ pub enum SetupError {
 }
 
 /// The demo's rate for whole answers.
-const DEMO_RATE: &str = "5000";
+const DEMO_RATE: f64 = 5_000.0;
 
 /// The demo's rate for 16-token streams: each is 18 events for the generator to read, and at
 /// 5,000 a second (90,000 events) one generator core on a 2-core machine falls behind its own
 /// schedule (lag p99 4.5 ms), which makes the run invalid; 2,000 a second keeps it under 1 ms.
-const DEMO_STREAM_RATE: &str = "2000";
+const DEMO_STREAM_RATE: f64 = 2_000.0;
 
 /// Runs `loadgen run` and returns the result with the exit code it earns.
 pub fn run(args: RunArgs, command: Vec<String>) -> anyhow::Result<(RunResult, u8)> {
     let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
-    let mut args = with_profile(args)?;
+    let args = crate::profile::run(args)?;
     let demo = args.targets.is_empty();
     let demo_rates = demo && args.rate.is_none() && args.concurrency.is_none();
-    // Each phase: a scenario, and the demo's own rate for it when none was asked.
-    let scenarios: Vec<(Option<String>, Option<&str>)> =
-        if demo && args.scenario.is_none() && args.body.is_none() {
-            vec![
-                (Some("chat".into()), demo_rates.then_some(DEMO_RATE)),
-                (
-                    Some("chat-stream".into()),
-                    demo_rates.then_some(DEMO_STREAM_RATE),
-                ),
-            ]
-        } else {
-            vec![(args.scenario.clone(), None)]
+    let open = |rate| {
+        demo_rates.then_some(Load::Open {
+            rate,
+            arrival: Arrival::Constant,
+        })
+    };
+    let mut plan = args
+        .clone()
+        .plan_at(open(DEMO_RATE))
+        .map_err(SetupError::from)?;
+    // Each phase: the plan with a scenario's requests, at the demo's own rate for it when no
+    // load was asked for.
+    let phases: Vec<Plan> = if demo && args.scenario.is_none() && args.body.is_none() {
+        let streams = Plan {
+            request: args
+                .request(Some("chat-stream"))
+                .map_err(SetupError::from)?,
+            load: match plan.load {
+                Load::Open { arrival, .. } if demo_rates => Load::Open {
+                    rate: DEMO_STREAM_RATE,
+                    arrival,
+                },
+                load => load,
+            },
+            ..plan.clone()
         };
-    if demo_rates {
-        args.rate = Some(DEMO_RATE.into());
-    }
-    let mut plan = args.clone().plan().map_err(SetupError::from)?;
+        vec![plan.clone(), streams]
+    } else {
+        vec![plan.clone()]
+    };
     check_together(&plan)?;
     let open_files = raise_open_file_limit().ok();
     check_open_files(&plan, open_files.as_ref())?;
@@ -101,7 +114,7 @@ pub fn run(args: RunArgs, command: Vec<String>) -> anyhow::Result<(RunResult, u8
         Some(m) => Some(m.config_toml.clone()),
         None => plan.targets.first().and_then(crate::disclose::mock_config),
     };
-    let (runs, final_plan) = run_phases(&args, &plan, &scenarios)?;
+    let (runs, final_plan) = run_phases(&plan, phases);
     let valid = runs.iter().all(|r| r.validity.valid);
     let result = RunResult {
         envelope: crate::envelope::Envelope::new(SCHEMA, command, started_at, open_files),
@@ -115,46 +128,31 @@ pub fn run(args: RunArgs, command: Vec<String>) -> anyhow::Result<(RunResult, u8
     Ok((result, code))
 }
 
-/// The options with those of `--profile` under them.
-fn with_profile(args: RunArgs) -> anyhow::Result<RunArgs> {
-    let Some(path) = &args.profile else {
-        return Ok(args);
-    };
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("cannot read profile {}", path.display()))?;
-    let profile: RunArgs = toml::from_str(&text)
-        .map_err(|e| SetupError::Other(format!("invalid profile {}: {e}", path.display())))?;
-    Ok(args.clone().over(profile))
-}
-
-/// Runs every target under every scenario in turn (stopping early on Ctrl-C); returns the runs
-/// and the plan to disclose.
-fn run_phases(
-    args: &RunArgs,
-    plan: &Plan,
-    scenarios: &[(Option<String>, Option<&str>)],
-) -> Result<(Vec<TargetRun>, Plan), SetupError> {
+/// Runs every target under every phase in turn (stopping early on Ctrl-C), each phase on the
+/// plan's targets and cores; returns the runs and the plan to disclose.
+fn run_phases(plan: &Plan, phases: Vec<Plan>) -> (Vec<TargetRun>, Plan) {
     let mut runs = Vec::new();
     let mut disclosed = plan.clone();
+    let phases: Vec<Arc<Plan>> = phases
+        .into_iter()
+        .map(|phase| {
+            Arc::new(Plan {
+                targets: plan.targets.clone(),
+                pin: plan.pin.clone(),
+                ..phase
+            })
+        })
+        .collect();
     for target in &plan.targets {
-        for (scenario, rate) in scenarios {
+        for phase in &phases {
             if stop_requested() {
-                return Ok((runs, disclosed));
+                return (runs, disclosed);
             }
-            let mut phase_args = args.clone();
-            phase_args.scenario = scenario.clone();
-            if let Some(rate) = rate {
-                phase_args.rate = Some(rate.to_string());
-            }
-            phase_args.targets = Vec::new();
-            let mut phase = phase_args.plan()?;
-            phase.targets = plan.targets.clone();
-            phase.pin = plan.pin.clone();
             disclosed.request = phase.request.clone();
-            runs.push(run_target(Arc::new(phase), target.clone()));
+            runs.push(run_target(phase.clone(), target.clone()));
         }
     }
-    Ok((runs, disclosed))
+    (runs, disclosed)
 }
 
 /// A shard or a start instant needs one run (one target, one scenario: later runs could not
@@ -512,10 +510,7 @@ fn summarise(
     }
     let mut reasons = setup_errors;
     // A shard's target is its share of the plan's rate.
-    let target_rate = match plan.load {
-        Load::Open { rate, .. } => Some(rate / plan.shard.count as f64),
-        Load::Closed { .. } => None,
-    };
+    let target_rate = plan.shard_rate();
     reasons.extend(generator_reasons(
         recorder.ok,
         achieved_rate,

@@ -6,11 +6,9 @@
 
 pub mod analysis;
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::Context as _;
 use clap::Args;
 use gatebench_shared::host::raise_open_file_limit;
 use serde::Serialize;
@@ -109,126 +107,17 @@ pub struct TrialRun {
     pub run: TargetRun,
 }
 
-/// Keys of a profile that belong to `compare` rather than to the load.
-const COMPARE_KEYS: [&str; 9] = [
-    "direct",
-    "gateway",
-    "gateway-info",
-    "trials",
-    "sample-pid",
-    "gateway-recording",
-    "settle",
-    "twin",
-    "min-effect",
-];
-
-/// The flags with those of `--profile` under them.
-pub(crate) fn with_profile(args: CompareArgs) -> anyhow::Result<CompareArgs> {
-    Ok(with_profile_and(args, &[])?.0)
-}
-
-/// [`with_profile`] for a command with keys of its own (`levels`, …): those keys of the
-/// profile, as text (an array of numbers is joined with commas), come back beside.
-pub(crate) fn with_profile_and(
-    mut args: CompareArgs,
-    own: &[&str],
-) -> anyhow::Result<(CompareArgs, BTreeMap<String, String>)> {
-    let mut mine = BTreeMap::new();
-    let Some(path) = args.run.profile.clone() else {
-        return Ok((args, mine));
-    };
-    let text = std::fs::read_to_string(&path)
-        .with_context(|| format!("cannot read profile {}", path.display()))?;
-    let invalid = |e: String| SetupError::Other(format!("invalid profile {}: {e}", path.display()));
-    let mut table: toml::Table = toml::from_str(&text).map_err(|e| invalid(e.to_string()))?;
-    for key in own {
-        let text = match table.remove(*key) {
-            None => continue,
-            Some(toml::Value::String(s)) => s,
-            Some(toml::Value::Integer(n)) => n.to_string(),
-            Some(toml::Value::Float(n)) => n.to_string(),
-            Some(toml::Value::Array(items)) => {
-                let parts: Result<Vec<String>, SetupError> = items
-                    .into_iter()
-                    .map(|v| match v {
-                        toml::Value::Integer(n) => Ok(n.to_string()),
-                        toml::Value::Float(n) => Ok(n.to_string()),
-                        toml::Value::String(s) => Ok(s),
-                        other => Err(invalid(format!("{key}: expected numbers, found {other}"))),
-                    })
-                    .collect();
-                parts?.join(",")
-            }
-            Some(other) => return Err(invalid(format!("{key}: unexpected {other}")).into()),
-        };
-        mine.insert((*key).to_string(), text);
-    }
-    let strings = |v: Option<toml::Value>| -> Result<Vec<String>, SetupError> {
-        match v {
-            None => Ok(Vec::new()),
-            Some(toml::Value::String(s)) => Ok(vec![s]),
-            Some(toml::Value::Array(a)) => a
-                .into_iter()
-                .map(|v| match v {
-                    toml::Value::String(s) => Ok(s),
-                    other => Err(invalid(format!("expected text, found {other}"))),
-                })
-                .collect(),
-            Some(other) => Err(invalid(format!("expected text, found {other}"))),
-        }
-    };
-    debug_assert!(COMPARE_KEYS.iter().all(|k| !own.contains(k)));
-    let mut take = |key: &str| {
-        debug_assert!(COMPARE_KEYS.contains(&key));
-        strings(table.remove(key))
-    };
-    let direct = take("direct")?.into_iter().next();
-    let gateways = take("gateway")?;
-    let infos = take("gateway-info")?;
-    let sample = take("sample-pid")?;
-    let recordings = take("gateway-recording")?;
-    let settle = take("settle")?.into_iter().next();
-    let twin = take("twin")?.into_iter().next();
-    let min_effect = take("min-effect")?.into_iter().next();
-    let trials = match table.remove("trials") {
-        None => None,
-        Some(toml::Value::Integer(n)) if n > 0 => Some(n as usize),
-        Some(other) => {
-            return Err(invalid(format!("trials: expected a count, found {other}")).into())
-        }
-    };
-    let run: RunArgs = table
-        .try_into()
-        .map_err(|e: toml::de::Error| invalid(e.to_string()))?;
-    args.direct = args.direct.or(direct);
-    if args.gateways.is_empty() {
-        args.gateways = gateways;
-    }
-    if args.gateway_info.is_empty() {
-        args.gateway_info = infos;
-    }
-    if args.gateway_recording.is_empty() {
-        args.gateway_recording = recordings;
-    }
-    args.trials = args.trials.or(trials);
-    args.settle = args.settle.or(settle);
-    args.twin = args.twin.or(twin);
-    args.min_effect = args.min_effect.or(min_effect);
-    if args.sample.is_empty() {
-        args.sample = sample;
-    }
-    args.run = args.run.over(run);
-    Ok((args, mine))
-}
+/// Trials per target when `--trials` is not given.
+pub const DEFAULT_TRIALS: usize = 5;
 
 /// Runs `loadgen compare` and returns the result with the exit code it earns.
 pub fn run_compare(args: CompareArgs, command: Vec<String>) -> anyhow::Result<(CompareResult, u8)> {
     let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
-    let args = with_profile(args)?;
+    let args = crate::profile::compare(args)?;
     let mut targets = args.targets("compare")?;
     let twin = with_twin(&mut targets, args.twin.as_deref(), args.direct.as_deref())?;
     let min_effect_us = min_effect_us(args.min_effect.as_deref())?;
-    let trials = args.trials(5)?;
+    let trials = args.trials(DEFAULT_TRIALS)?;
     let settle = args.settle(Duration::ZERO)?;
     let plan = args.run.clone().plan().map_err(SetupError::from)?;
     if plan.duration.is_none() {

@@ -15,7 +15,6 @@ pub mod verdict;
 
 use std::sync::atomic::Ordering::Relaxed;
 
-use anyhow::Context as _;
 use gatebench_shared::host::raise_open_file_limit;
 
 use crate::run::{stop_flag, SetupError, EXIT_FAILED, EXIT_OK};
@@ -33,17 +32,7 @@ pub fn run_overhead(
     command: Vec<String>,
 ) -> anyhow::Result<(OverheadResult, u8)> {
     let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
-    let args = match &args.profile {
-        Some(path) => {
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("cannot read profile {}", path.display()))?;
-            let profile: OverheadArgs = toml::from_str(&text).map_err(|e| {
-                SetupError::Other(format!("invalid profile {}: {e}", path.display()))
-            })?;
-            args.clone().over(profile)
-        }
-        None => args,
-    };
+    let args = crate::profile::overhead(args)?;
     let args_sample = args.sample.clone();
     let plan = args.plan().map_err(SetupError::from)?;
     let open_files = raise_open_file_limit().ok();

@@ -234,8 +234,8 @@ impl OverheadArgs {
                     Some(s),
                     self.body.as_deref(),
                     &headers,
-                    self.model.as_deref().unwrap_or("gpt-4o-mini"),
-                    self.max_tokens.unwrap_or(16),
+                    self.model.as_deref().unwrap_or(crate::plan::DEFAULT_MODEL),
+                    self.max_tokens.unwrap_or(crate::plan::DEFAULT_MAX_TOKENS),
                 )
             })
             .collect::<Result<_, _>>()?;

@@ -33,7 +33,7 @@ fn together_line(out: &mut String, result: &RunResult, run: &TargetRun) {
             out,
             "  shard {shard} of the schedule: {:.1} of {rate} req/s (merge the shards' results \
              with `loadgen merge`)",
-            rate / shard.count as f64
+            result.plan.shard_rate().unwrap_or(0.0)
         );
     }
     if let (Some(at), Some(error)) = (&run.clock.start_at, run.clock.start_error_us) {

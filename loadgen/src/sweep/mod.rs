@@ -11,10 +11,11 @@ use gatebench_shared::host::raise_open_file_limit;
 use serde::{Deserialize, Serialize};
 
 use crate::compare::analysis::{PercentileDelta, TargetSummary};
-use crate::compare::{analyse, run_trials, with_profile_and, CompareArgs, TrialRun};
+use crate::compare::{analyse, run_trials, CompareArgs, TrialRun};
 use crate::gateways::{min_effect_us, reach, with_twin, Named};
-use crate::plan::{parse_rate, Plan, PlanError};
+use crate::plan::{parse_rate, Load, Plan, PlanError};
 use crate::run::{stop_flag, SetupError, EXIT_FAILED, EXIT_OK};
+use crate::schedule::Arrival;
 
 /// Identifies the result format; bumped when a field changes meaning or goes away.
 pub const SCHEMA: &str = "gatebench.loadgen.sweep/1";
@@ -30,10 +31,49 @@ pub struct SweepArgs {
     pub levels: Option<String>,
     /// What the levels are: concurrency (closed loop) or rate (open loop, requests per second).
     /// Default concurrency.
-    #[arg(long)]
-    pub level_kind: Option<String>,
+    #[arg(long, value_enum)]
+    pub level_kind: Option<LevelKind>,
     #[command(flatten)]
     pub compare: CompareArgs,
+}
+
+/// What a sweep's levels are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LevelKind {
+    /// Closed loop: requests in flight.
+    #[default]
+    Concurrency,
+    /// Open loop: requests per second.
+    Rate,
+}
+
+/// Trials per level and target when `--trials` is not given.
+pub const DEFAULT_TRIALS: usize = 3;
+
+/// The levels when none are given.
+pub const DEFAULT_LEVELS: &str = "1,4,16,64,256";
+
+impl LevelKind {
+    /// Reads a profile's `level-kind`.
+    pub fn parse(text: &str) -> Result<LevelKind, PlanError> {
+        <LevelKind as clap::ValueEnum>::from_str(text, false)
+            .map_err(|_| PlanError::Named("--level-kind", text.to_string(), "concurrency or rate"))
+    }
+
+    /// The name flags, profiles and results use.
+    pub fn name(self) -> &'static str {
+        match self {
+            LevelKind::Concurrency => "concurrency",
+            LevelKind::Rate => "rate",
+        }
+    }
+}
+
+impl std::fmt::Display for LevelKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 /// One level: every target's trials, summaries and deltas.
@@ -81,8 +121,7 @@ pub struct SweepResult {
     /// The pause before each trial after the first (--settle), µs.
     #[serde(default)]
     pub settle_us: u64,
-    /// `concurrency` or `rate`.
-    pub level_kind: String,
+    pub level_kind: LevelKind,
     /// True for concurrency levels: closed-loop load, whose latencies cannot be corrected for
     /// coordinated omission (each request waits for the last), so the curve is exploratory,
     /// not a latency figure to publish.
@@ -99,47 +138,53 @@ pub struct SweepResult {
     pub interrupted: bool,
 }
 
-pub(crate) fn parse_levels(text: &str, kind: &str) -> Result<Vec<f64>, PlanError> {
+pub(crate) fn parse_levels(text: &str, kind: LevelKind) -> Result<Vec<f64>, PlanError> {
     const EXAMPLE: &str = "comma-separated levels like 1,4,16,64,256";
-    if kind != "rate" {
-        let counts = crate::plan::parse_counts(text, EXAMPLE)?;
-        return Ok(counts.into_iter().map(|n| n as f64).collect());
+    match kind {
+        LevelKind::Concurrency => {
+            let counts = crate::plan::parse_counts(text, EXAMPLE)?;
+            Ok(counts.into_iter().map(|n| n as f64).collect())
+        }
+        LevelKind::Rate => text.split(',').map(|l| parse_rate(l.trim())).collect(),
     }
-    text.split(',').map(|l| parse_rate(l.trim())).collect()
 }
 
-/// The run options of one level.
-fn level_args(base: &CompareArgs, kind: &str, level: f64) -> crate::cli::RunArgs {
+/// The plan of one level: the sweep's load options at that level (a concurrency level also
+/// opens at least as many connections), checked as any plan is.
+pub(crate) fn level_plan(
+    base: &CompareArgs,
+    kind: LevelKind,
+    level: f64,
+) -> Result<Plan, PlanError> {
     let mut run = base.run.clone();
-    if kind == "rate" {
-        run.rate = Some(level.to_string());
-        run.concurrency = None;
-    } else {
-        run.concurrency = Some(level as usize);
-        run.rate = None;
-        run.connections = Some(run.connections.unwrap_or(0).max(level as usize));
-    }
-    run
+    run.rate = None;
+    run.concurrency = None;
+    let load = match kind {
+        LevelKind::Rate => Load::Open {
+            rate: level,
+            arrival: Arrival::Constant,
+        },
+        LevelKind::Concurrency => {
+            run.connections = Some(run.connections.unwrap_or(0).max(level as usize));
+            Load::Closed {
+                concurrency: level as usize,
+            }
+        }
+    };
+    run.plan_at(Some(load))
 }
 
 /// Runs `loadgen sweep` and returns the result with the exit code it earns.
 pub fn run_sweep(args: SweepArgs, command: Vec<String>) -> anyhow::Result<(SweepResult, u8)> {
     let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
-    let (compare, mut own) = with_profile_and(args.compare, &["levels", "level-kind"])?;
-    let kind = args
-        .level_kind
-        .or_else(|| own.remove("level-kind"))
-        .unwrap_or_else(|| "concurrency".into());
+    let (compare, mut own) = crate::profile::compare_and(args.compare, &["levels", "level-kind"])?;
+    let kind = match (args.level_kind, own.remove("level-kind")) {
+        (Some(kind), _) => kind,
+        (None, None) => LevelKind::default(),
+        (None, Some(text)) => LevelKind::parse(&text).map_err(SetupError::from)?,
+    };
     let levels_text = args.levels.or_else(|| own.remove("levels"));
-    if kind != "concurrency" && kind != "rate" {
-        return Err(SetupError::from(PlanError::Named(
-            "--level-kind",
-            kind,
-            "concurrency or rate",
-        ))
-        .into());
-    }
-    let levels = parse_levels(levels_text.as_deref().unwrap_or("1,4,16,64,256"), &kind)
+    let levels = parse_levels(levels_text.as_deref().unwrap_or(DEFAULT_LEVELS), kind)
         .map_err(SetupError::from)?;
     let mut targets = compare.targets("sweep")?;
     // A twin only when asked for: it would be a fourth target on every rung.
@@ -148,12 +193,12 @@ pub fn run_sweep(args: SweepArgs, command: Vec<String>) -> anyhow::Result<(Sweep
         Some(url) => with_twin(&mut targets, Some(url), compare.direct.as_deref())?,
     };
     let min_effect_us = min_effect_us(compare.min_effect.as_deref())?;
-    let trials = compare.trials(3)?;
+    let trials = compare.trials(DEFAULT_TRIALS)?;
     let settle = compare.settle(Duration::ZERO)?;
     // Every level's plan is checked before any load is sent.
     let plans = levels
         .iter()
-        .map(|&l| level_args(&compare, &kind, l).plan())
+        .map(|&l| level_plan(&compare, kind, l))
         .collect::<Result<Vec<Plan>, _>>()
         .map_err(SetupError::from)?;
     if plans
@@ -176,14 +221,13 @@ pub fn run_sweep(args: SweepArgs, command: Vec<String>) -> anyhow::Result<(Sweep
     let sampling = crate::sampler::Sampling::start(samples);
 
     // The single-client floor: the direct target with one request in flight.
-    let floor_level = (kind == "concurrency")
+    let floor_level = (kind == LevelKind::Concurrency)
         .then(|| levels.iter().position(|&l| l == 1.0))
         .flatten();
     let mut floor_p99_us = f64::NAN;
     if floor_level.is_none() {
-        let floor_plan = level_args(&compare, "concurrency", 1.0)
-            .plan()
-            .map_err(SetupError::from)?;
+        let floor_plan =
+            level_plan(&compare, LevelKind::Concurrency, 1.0).map_err(SetupError::from)?;
         let runs = run_trials(&floor_plan, &targets[..1], 1, settle, "floor, ");
         let (summary, _) = analyse(&targets[..1], &runs, false, 0.0);
         floor_p99_us = summary.first().map_or(f64::NAN, |s| s.p99_us);
@@ -245,7 +289,7 @@ pub fn run_sweep(args: SweepArgs, command: Vec<String>) -> anyhow::Result<(Sweep
         mock,
         trials,
         settle_us: settle.as_micros() as u64,
-        exploratory: kind == "concurrency",
+        exploratory: kind == LevelKind::Concurrency,
         level_kind: kind,
         floor_p99_us,
         levels: done,
@@ -293,11 +337,14 @@ mod tests {
     #[test]
     fn levels_parse_by_kind() {
         assert_eq!(
-            parse_levels("1, 4,16", "concurrency").unwrap(),
+            parse_levels("1, 4,16", LevelKind::Concurrency).unwrap(),
             [1.0, 4.0, 16.0]
         );
-        assert_eq!(parse_levels("1k,2000", "rate").unwrap(), [1000.0, 2000.0]);
-        assert!(parse_levels("0", "concurrency").is_err());
-        assert!(parse_levels("x", "rate").is_err());
+        assert_eq!(
+            parse_levels("1k,2000", LevelKind::Rate).unwrap(),
+            [1000.0, 2000.0]
+        );
+        assert!(parse_levels("0", LevelKind::Concurrency).is_err());
+        assert!(parse_levels("x", LevelKind::Rate).is_err());
     }
 }

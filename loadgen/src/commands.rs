@@ -1,0 +1,140 @@
+//! Each command from its options to its exit code: compute (the command's module), write the
+//! result files (`output`), show the report (`report`). `main.rs` only parses and dispatches.
+
+use crate::cli::{Cli, Command, ReportArgs, RunArgs};
+use crate::output::{write_atomically, write_hdr_log, write_hgrm, write_json};
+use crate::overhead::plan::OverheadArgs;
+use crate::run::{run, EXIT_USAGE};
+
+/// Runs the command `cli` names; the process's exit code.
+pub fn execute(cli: Cli) -> u8 {
+    let command = std::env::args().collect();
+    let code = if cli.print_config {
+        crate::resolved::print(cli.command).map(|text| {
+            show(&text);
+            crate::run::EXIT_OK
+        })
+    } else {
+        match cli.command {
+            Command::Run(args) => run_command(args, command),
+            Command::Overhead(args) => overhead_command(args, command),
+            Command::Compare(args) => compare_command(args, command),
+            Command::Sweep(args) => sweep_command(args, command),
+            Command::Ladder(args) => ladder_command(args, command),
+            Command::Report(args) => report_command(args),
+            Command::Merge(args) => merge_command(args, command),
+            Command::CheckProfile(args) => {
+                crate::profile::check(&args.command, &args.profile).map(|plan| {
+                    show(&format!("ok: {plan}\n"));
+                    crate::run::EXIT_OK
+                })
+            }
+        }
+    };
+    code.unwrap_or_else(|err| {
+        let err: &(dyn std::error::Error + 'static) = err.as_ref();
+        gatebench_shared::say!("loadgen: {}", gatebench_shared::errors::one_line(err));
+        EXIT_USAGE
+    })
+}
+
+fn run_command(args: RunArgs, command: Vec<String>) -> anyhow::Result<u8> {
+    let (result, code) = run(args, command)?;
+    // From the flags or the profile.
+    let plan = &result.plan;
+    let (out, hgrm, hdr_log) = (plan.out.clone(), plan.hgrm.clone(), plan.hdr_log.clone());
+    if let Some(dir) = hgrm {
+        write_hgrm(&result, &dir)?;
+    }
+    if let Some(dir) = hdr_log {
+        write_hdr_log(&result, &dir)?;
+    }
+    let report = crate::report::terminal::summary(&result);
+    match out {
+        // The result on standard output (say, for `kubectl logs`), the report beside it.
+        Some(path) if path.as_os_str() == "-" => {
+            show(&serde_json::to_string(&result)?);
+            show("\n");
+            gatebench_shared::say!("{}", report.trim_end());
+        }
+        Some(path) => {
+            write_json(&result, &path)?;
+            show(&report);
+        }
+        None => show(&report),
+    }
+    Ok(code)
+}
+
+fn overhead_command(args: OverheadArgs, command: Vec<String>) -> anyhow::Result<u8> {
+    let (result, code) = crate::overhead::run_overhead(args, command)?;
+    let out = result.plan.out.clone();
+    if let Some(path) = out {
+        write_json(&result, &path)?;
+    }
+    show(&crate::report::overhead::terminal(&result));
+    Ok(code)
+}
+
+fn report_command(args: ReportArgs) -> anyhow::Result<u8> {
+    let text = crate::report::render::render(&args.result, args.format)?;
+    match args.out {
+        Some(path) => write_atomically(&path, text.as_bytes())?,
+        None => show(&text),
+    }
+    Ok(crate::run::EXIT_OK)
+}
+
+fn merge_command(args: crate::merge::MergeArgs, command: Vec<String>) -> anyhow::Result<u8> {
+    let merged = crate::merge::run_merge(&args, command)?;
+    match &args.out {
+        Some(path) if path.as_os_str() == "-" => {
+            show(&merged.output);
+            gatebench_shared::say!("{}", merged.report.trim_end());
+        }
+        Some(path) => {
+            write_atomically(path, merged.output.as_bytes())?;
+            show(&merged.report);
+        }
+        None => show(&merged.report),
+    }
+    Ok(if merged.valid {
+        crate::run::EXIT_OK
+    } else {
+        crate::run::EXIT_FAILED
+    })
+}
+
+fn compare_command(args: crate::compare::CompareArgs, command: Vec<String>) -> anyhow::Result<u8> {
+    let (result, code) = crate::compare::run_compare(args, command)?;
+    if let Some(path) = &result.plan.out {
+        write_json(&result, path)?;
+    }
+    show(&crate::report::compare::terminal(&result));
+    Ok(code)
+}
+
+fn sweep_command(args: crate::sweep::SweepArgs, command: Vec<String>) -> anyhow::Result<u8> {
+    let (result, code) = crate::sweep::run_sweep(args, command)?;
+    if let Some(path) = &result.plan.out {
+        write_json(&result, path)?;
+    }
+    show(&crate::report::sweep::terminal(&result));
+    Ok(code)
+}
+
+fn ladder_command(args: crate::ladder::LadderArgs, command: Vec<String>) -> anyhow::Result<u8> {
+    let (result, code) = crate::ladder::run_ladder(args, command)?;
+    if let Some(path) = &result.plan.out {
+        write_json(&result, path)?;
+    }
+    show(&crate::report::ladder::terminal(&result));
+    Ok(code)
+}
+
+/// Prints a report to stdout. A reader that went away (`| head`) is not an error: the result
+/// files are already written by then.
+fn show(text: &str) {
+    use std::io::Write as _;
+    let _ = std::io::stdout().write_all(text.as_bytes());
+}
