@@ -1,16 +1,16 @@
 //! Each command from its options to its exit code: compute (the command's module), write the
 //! result files (`output`), show the report (`report`). `main.rs` only parses and dispatches.
 
-use crate::cli::{Cli, Command, ReportArgs, RunArgs};
+use crate::options::OverheadArgs;
+use crate::options::{Cli, Command, ReportArgs, RunArgs};
 use crate::output::{write_atomically, write_hdr_log, write_hgrm, write_json};
-use crate::overhead::plan::OverheadArgs;
 use crate::run::{run, EXIT_USAGE};
 
 /// Runs the command `cli` names; the process's exit code.
 pub fn execute(cli: Cli) -> u8 {
     let command = std::env::args().collect();
     let code = if cli.print_config {
-        crate::resolved::print(cli.command).map(|text| {
+        crate::options::resolved::print(cli.command).map(|text| {
             show(&text);
             crate::run::EXIT_OK
         })
@@ -24,7 +24,7 @@ pub fn execute(cli: Cli) -> u8 {
             Command::Report(args) => report_command(args),
             Command::Merge(args) => merge_command(args, command),
             Command::CheckProfile(args) => {
-                crate::profile::check(&args.command, &args.profile).map(|plan| {
+                crate::options::profile::check(&args.command, &args.profile).map(|plan| {
                     show(&format!("ok: {plan}\n"));
                     crate::run::EXIT_OK
                 })
@@ -85,7 +85,7 @@ fn report_command(args: ReportArgs) -> anyhow::Result<u8> {
     Ok(crate::run::EXIT_OK)
 }
 
-fn merge_command(args: crate::merge::MergeArgs, command: Vec<String>) -> anyhow::Result<u8> {
+fn merge_command(args: crate::options::MergeArgs, command: Vec<String>) -> anyhow::Result<u8> {
     let merged = crate::merge::run_merge(&args, command)?;
     match &args.out {
         Some(path) if path.as_os_str() == "-" => {
@@ -105,7 +105,7 @@ fn merge_command(args: crate::merge::MergeArgs, command: Vec<String>) -> anyhow:
     })
 }
 
-fn compare_command(args: crate::compare::CompareArgs, command: Vec<String>) -> anyhow::Result<u8> {
+fn compare_command(args: crate::options::CompareArgs, command: Vec<String>) -> anyhow::Result<u8> {
     let (result, code) = crate::compare::run_compare(args, command)?;
     if let Some(path) = &result.plan.out {
         write_json(&result, path)?;
@@ -114,7 +114,7 @@ fn compare_command(args: crate::compare::CompareArgs, command: Vec<String>) -> a
     Ok(code)
 }
 
-fn sweep_command(args: crate::sweep::SweepArgs, command: Vec<String>) -> anyhow::Result<u8> {
+fn sweep_command(args: crate::options::SweepArgs, command: Vec<String>) -> anyhow::Result<u8> {
     let (result, code) = crate::sweep::run_sweep(args, command)?;
     if let Some(path) = &result.plan.out {
         write_json(&result, path)?;
@@ -123,7 +123,7 @@ fn sweep_command(args: crate::sweep::SweepArgs, command: Vec<String>) -> anyhow:
     Ok(code)
 }
 
-fn ladder_command(args: crate::ladder::LadderArgs, command: Vec<String>) -> anyhow::Result<u8> {
+fn ladder_command(args: crate::options::LadderArgs, command: Vec<String>) -> anyhow::Result<u8> {
     let (result, code) = crate::ladder::run_ladder(args, command)?;
     if let Some(path) = &result.plan.out {
         write_json(&result, path)?;

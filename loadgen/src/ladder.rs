@@ -8,15 +8,15 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 use std::time::Duration;
 
-use clap::Args;
 use gatebench_shared::host::raise_open_file_limit;
 use gatebench_shared::stats::{median, quantile_of_sorted};
 use serde::{Deserialize, Serialize};
 
-use crate::compare::{sample_specs, CompareArgs};
+use crate::compare::sample_specs;
 use crate::exchange::{exchange, Slot};
 use crate::gateways::{reach, Named};
 use crate::http1::RequestTemplate;
+use crate::options::{LadderArgs, LADDER_LEVELS as DEFAULT_LEVELS};
 use crate::pacer::RunClock;
 use crate::plan::{Plan, PlanError, RequestSpec, Target};
 use crate::pool::Pool;
@@ -26,17 +26,6 @@ use crate::sampler::{ResourceReport, Sampling};
 
 /// Identifies the result format; bumped when a field changes meaning or goes away.
 pub const SCHEMA: &str = "gatebench.loadgen.ladder/1";
-
-/// Options of `loadgen ladder`: the targets and request options of `loadgen compare`, and the
-/// levels.
-#[derive(Debug, Clone, Default, Args)]
-pub struct LadderArgs {
-    /// Simultaneous streams per level, comma-separated. Default 10,100,250,500,1000.
-    #[arg(long)]
-    pub levels: Option<String>,
-    #[command(flatten)]
-    pub compare: CompareArgs,
-}
 
 /// A statistic of no stream (every one failed) is NaN, written as JSON `null`; read it back
 /// the same way.
@@ -101,9 +90,6 @@ pub struct LadderResult {
     pub interrupted: bool,
 }
 
-/// The levels when none are given.
-pub const DEFAULT_LEVELS: &str = "10,100,250,500,1000";
-
 pub(crate) fn parse_levels(text: &str) -> Result<Vec<usize>, PlanError> {
     crate::plan::parse_counts(text, "counts like 10,100,250,500,1000")
 }
@@ -111,7 +97,7 @@ pub(crate) fn parse_levels(text: &str) -> Result<Vec<usize>, PlanError> {
 /// Runs `loadgen ladder` and returns the result with the exit code it earns.
 pub fn run_ladder(args: LadderArgs, command: Vec<String>) -> anyhow::Result<(LadderResult, u8)> {
     let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
-    let (mut compare, mut own) = crate::profile::compare_and(args.compare, &["levels"])?;
+    let (mut compare, mut own) = crate::options::profile::compare_and(args.compare, &["levels"])?;
     let levels_text = args.levels.or_else(|| own.remove("levels"));
     if compare.run.scenario.is_none() && compare.run.body.is_none() {
         compare.run.scenario = Some("chat-stream".into());

@@ -4,9 +4,9 @@
 //! that time, so a stalled target cannot hide its stall by slowing the generator down. The
 //! service time from the actual send is kept beside it.
 //!
-//! - `cli` / `profile` / `plan` / `resolved`: the command line, every command's flags merged over
-//!   its `--profile` (the one place a profile is read) and checked, the options validated into
-//!   one immutable plan, and that plan printed back as a profile (`--print-config`).
+//! - `options` / `plan`: every command's options (the command line, every command's flags merged
+//!   over its `--profile`, the one place a profile is read, and `--print-config`), and the
+//!   options validated into one immutable plan.
 //! - `commands`: each command from options to exit code (compute, write, show); `main.rs` only
 //!   dispatches.
 //! - `schedule` / `pacer` / `shard` / `start_at` / `clock_ref`: intended send times, waiting for
@@ -28,7 +28,6 @@
 //! - `sampler`: CPU and memory of the system under test, idle and under load.
 //! - `fuzzing`: entry points for the fuzz targets.
 
-pub mod cli;
 mod clock_ref;
 pub mod commands;
 pub mod compare;
@@ -44,15 +43,14 @@ mod http1;
 pub mod intervals;
 pub mod ladder;
 pub mod merge;
+pub mod options;
 pub mod output;
 pub mod overhead;
 mod pacer;
 mod plan;
 mod pool;
-pub mod profile;
 pub mod recorder;
 pub mod report;
-mod resolved;
 pub mod result;
 pub mod run;
 mod sampler;
@@ -64,5 +62,5 @@ pub mod sweep;
 mod upstream;
 mod worker;
 
-pub use cli::{Cli, Command, RunArgs};
+pub use options::{Cli, Command, RunArgs};
 pub use result::RunResult;

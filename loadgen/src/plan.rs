@@ -9,7 +9,6 @@ use gatebench_shared::latency::parse_duration_us;
 use hyper::header::{HeaderName, HeaderValue};
 use serde::{Deserialize, Serialize};
 
-use crate::cli::RunArgs;
 use crate::schedule::Arrival;
 use crate::shard::Shard;
 
@@ -195,11 +194,11 @@ fn opt_duration_us<S: serde::Serializer>(d: &Option<Duration>, s: S) -> Result<S
 
 /// Most requests an open loop may have waiting at once: at its rate, a target that stops
 /// answering leaves `rate × timeout` of them open, each holding memory until its timeout.
-const MAX_PENDING: f64 = 1_000_000.0;
+pub(crate) const MAX_PENDING: f64 = 1_000_000.0;
 
 /// Most connections or threads a plan may ask for.
-const MAX_CONNECTIONS: usize = 100_000;
-const MAX_THREADS: usize = 256;
+pub(crate) const MAX_CONNECTIONS: usize = 100_000;
+pub(crate) const MAX_THREADS: usize = 256;
 
 /// The rate when none is given (the demo's own rates are in `crate::run`).
 pub const DEFAULT_RATE: f64 = 1_000.0;
@@ -218,176 +217,7 @@ impl Plan {
     }
 }
 
-impl RunArgs {
-    /// Validates every option, resolving targets and reading a body file.
-    pub fn plan(self) -> Result<Plan, PlanError> {
-        self.plan_at(None)
-    }
-
-    /// What each request of `scenario` carries (the body, when one is given, wins), with the
-    /// options' model, output tokens and headers.
-    pub fn request(&self, scenario: Option<&str>) -> Result<RequestSpec, PlanError> {
-        request_spec(
-            scenario,
-            self.body.as_deref(),
-            &self.headers,
-            self.model.as_deref().unwrap_or(DEFAULT_MODEL),
-            self.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
-        )
-    }
-
-    /// [`RunArgs::plan`], at `load` instead of the load the options name (a sweep's level, the
-    /// demo's phases); the load is checked as the options' own would be.
-    pub fn plan_at(self, load: Option<Load>) -> Result<Plan, PlanError> {
-        let arrival = match self.arrival.as_deref().unwrap_or("constant") {
-            "constant" => Arrival::Constant,
-            "poisson" => Arrival::Poisson,
-            other => return Err(PlanError::Arrival(other.to_string())),
-        };
-        let load = match (load, self.rate.as_deref(), self.concurrency) {
-            (_, Some(_), Some(_)) => return Err(PlanError::RateAndConcurrency),
-            (Some(Load::Closed { concurrency }), ..) | (None, None, Some(concurrency)) => {
-                Load::Closed {
-                    concurrency: count("--concurrency", concurrency, MAX_CONNECTIONS)?,
-                }
-            }
-            // The options' arrival process at the given rate.
-            (Some(Load::Open { rate, .. }), ..) => Load::Open { rate, arrival },
-            (None, rate, None) => Load::Open {
-                rate: match rate {
-                    Some(text) => parse_rate(text)?,
-                    None => DEFAULT_RATE,
-                },
-                arrival,
-            },
-        };
-        let requests = match (self.requests, &load, &self.duration) {
-            (None, ..) => None,
-            (Some(n), Load::Closed { .. }, None) if n > 0 => Some(n),
-            _ => return Err(PlanError::Requests),
-        };
-        let duration = match self.duration.as_deref() {
-            _ if requests.is_some() => None,
-            Some("forever") => None,
-            Some(text) => Some(positive_duration("--duration", text, " or forever")?),
-            None => Some(Duration::from_secs(10)),
-        };
-        let warmup = match self.warmup.as_deref() {
-            Some(text) => parse_duration_us(text)
-                .map(Duration::from_micros)
-                .ok_or_else(|| PlanError::Duration("--warmup", text.to_string(), ""))?,
-            None => Duration::ZERO,
-        };
-        let timeout = match self.timeout.as_deref() {
-            Some(text) => positive_duration("--timeout", text, "")?,
-            None => Duration::from_secs(30),
-        };
-        let grace = self
-            .grace
-            .as_deref()
-            .map(|text| {
-                parse_duration_us(text)
-                    .map(Duration::from_micros)
-                    .ok_or_else(|| PlanError::Duration("--grace", text.to_string(), ""))
-            })
-            .transpose()?;
-        let shard = match self.shard.as_deref() {
-            Some(text) => Shard::parse(text).ok_or_else(|| PlanError::Shard(text.to_string()))?,
-            None => Shard::WHOLE,
-        };
-        if shard.count > 1 {
-            if let Load::Closed { .. } = load {
-                return Err(PlanError::ShardClosed);
-            }
-            if self.upstream_metrics.is_some() {
-                return Err(PlanError::ShardUpstream);
-            }
-        }
-        let start_at = self
-            .start_at
-            .as_deref()
-            .map(|t| crate::start_at::parse(t).ok_or_else(|| PlanError::StartAt(t.to_string())))
-            .transpose()?;
-        if let Load::Open { rate, .. } = load {
-            // This process's share of the requests left waiting (the plan's `shard_rate`).
-            let rate = rate / shard.count as f64;
-            let pending = rate * timeout.as_secs_f64();
-            if pending > MAX_PENDING {
-                return Err(PlanError::Pending {
-                    rate,
-                    timeout_s: timeout.as_secs_f64(),
-                    pending,
-                    most: MAX_PENDING,
-                });
-            }
-        }
-        let spin = match self.spin.as_deref() {
-            Some(text) => parse_duration_us(text)
-                .map(Duration::from_micros)
-                .ok_or_else(|| PlanError::Duration("--spin", text.to_string(), ""))?,
-            None => Duration::from_micros(50),
-        };
-        let max_p99 = self
-            .max_p99
-            .as_deref()
-            .map(|t| positive_duration("--max-p99", t, ""))
-            .transpose()?;
-        if let Some(rate) = self.max_error_rate {
-            if !(0.0..=1.0).contains(&rate) {
-                return Err(PlanError::ErrorRate(rate));
-            }
-        }
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let pin = match &self.pin {
-            Some(text) => gatebench_shared::host::parse_cores(text, cores)
-                .ok_or_else(|| PlanError::Pin(text.clone(), cores))?,
-            None => Vec::new(),
-        };
-        let threads = count("--threads", self.threads.unwrap_or(1), MAX_THREADS)?;
-        let connections = count(
-            "--connections",
-            self.connections.unwrap_or(256),
-            MAX_CONNECTIONS,
-        )?;
-        let request = self.request(self.scenario.as_deref())?;
-        let targets = self
-            .targets
-            .iter()
-            .map(|t| parse_target(t))
-            .collect::<Result<_, _>>()?;
-        Ok(Plan {
-            targets,
-            load,
-            duration,
-            requests,
-            warmup,
-            connections,
-            threads,
-            pin,
-            request,
-            timeout,
-            grace,
-            spin,
-            seed: self.seed.unwrap_or(0),
-            shard,
-            start_at,
-            clock_ref: self.clock_ref.as_deref().map(parse_target).transpose()?,
-            out: self.out,
-            hgrm: self.hgrm,
-            hdr_log: self.hdr_log,
-            max_error_rate: self.max_error_rate,
-            max_p99,
-            quiet: self.quiet,
-            upstream_metrics: self
-                .upstream_metrics
-                .as_deref()
-                .map(parse_metrics_url)
-                .transpose()?,
-        })
-    }
-}
-
-fn count(name: &'static str, n: usize, max: usize) -> Result<usize, PlanError> {
+pub(crate) fn count(name: &'static str, n: usize, max: usize) -> Result<usize, PlanError> {
     if (1..=max).contains(&n) {
         Ok(n)
     } else {
@@ -504,7 +334,7 @@ fn parse_header(text: &str) -> Result<(HeaderName, HeaderValue), PlanError> {
 }
 
 /// Parses and resolves a `/metrics` URL (the path defaults to `/metrics`).
-fn parse_metrics_url(url: &str) -> Result<Target, PlanError> {
+pub(crate) fn parse_metrics_url(url: &str) -> Result<Target, PlanError> {
     let mut target = parse_target(url)?;
     if !url.trim_start_matches("http://").contains('/') {
         target.path = "/metrics".into();
@@ -556,6 +386,7 @@ pub fn parse_target(url: &str) -> Result<Target, PlanError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::options::RunArgs;
 
     #[test]
     fn rates_accept_a_k_suffix() {

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use gatebench_shared::host::{raise_open_file_limit, OpenFileLimit};
 
-use crate::cli::RunArgs;
 use crate::embedded::EmbeddedMock;
+use crate::options::RunArgs;
 use crate::pacer::RunClock;
 use crate::plan::{Load, Plan, PlanError, Target};
 use crate::recorder::{Metric, Recorder};
@@ -46,7 +46,7 @@ const DEMO_STREAM_RATE: f64 = 2_000.0;
 /// Runs `loadgen run` and returns the result with the exit code it earns.
 pub fn run(args: RunArgs, command: Vec<String>) -> anyhow::Result<(RunResult, u8)> {
     let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
-    let args = crate::profile::run(args)?;
+    let args = crate::options::profile::run(args)?;
     let demo = args.targets.is_empty();
     let demo_rates = demo && args.rate.is_none() && args.concurrency.is_none();
     let open = |rate| {

@@ -9,13 +9,13 @@ pub mod analysis;
 use std::sync::Arc;
 use std::time::Duration;
 
-use clap::Args;
 use gatebench_shared::host::raise_open_file_limit;
 use serde::Serialize;
 
-use crate::cli::RunArgs;
-use crate::gateways::{min_effect_us, named_targets, reach, with_twin, Disclosed, Named};
-use crate::plan::{Plan, PlanError};
+use crate::gateways::{min_effect_us, reach, with_twin, Named};
+use crate::options::CompareArgs;
+use crate::options::COMPARE_TRIALS as DEFAULT_TRIALS;
+use crate::plan::Plan;
 use crate::result::TargetRun;
 use crate::run::{run_target, stop_flag, stop_requested, SetupError, EXIT_FAILED, EXIT_OK};
 use crate::sampler::{ResourceReport, SampleSpec, Sampling};
@@ -24,50 +24,6 @@ use analysis::{deltas, summarise, PercentileDelta, TargetSummary, TrialFigures};
 
 /// Identifies the result format; bumped when a field changes meaning or goes away.
 pub const SCHEMA: &str = "gatebench.loadgen.compare/1";
-
-/// Options of `loadgen compare`: the targets and trials, and every option of `loadgen run`
-/// (the load each trial sends). In a `--profile` file the keys are the flags' names.
-#[derive(Debug, Clone, Default, Args)]
-pub struct CompareArgs {
-    /// URL of the upstream called directly.
-    #[arg(long)]
-    pub direct: Option<String>,
-    /// A gateway in front of the same upstream: NAME=URL (repeatable).
-    #[arg(long = "gateway")]
-    pub gateways: Vec<String>,
-    /// What to disclose about a gateway: NAME=TEXT (repeatable).
-    #[arg(long = "gateway-info")]
-    pub gateway_info: Vec<String>,
-    /// How much a gateway records of each call: NAME=off, NAME=defaults or NAME=full
-    /// (repeatable). Named in the result and the reports.
-    #[arg(long = "gateway-recording")]
-    pub gateway_recording: Vec<String>,
-    /// Trials per target, alternating direct and gateways. Default 5.
-    #[arg(long)]
-    pub trials: Option<usize>,
-    /// The A/A control, run in every trial as a target of its own: a second upstream that
-    /// should be identical to direct, or `none`. Default for `compare`: the direct URL again
-    /// (its own trial, its own connections); `sweep` runs one only when given. A gateway is
-    /// called different at a percentile only when it differs from the twin there; the twin's
-    /// interval is the resolution.
-    #[arg(long)]
-    pub twin: Option<String>,
-    /// Differences smaller than this are not resolved, like 20us (with `--twin none`, the only
-    /// floor; with a twin, the floor under the twin's). Default 0.
-    #[arg(long)]
-    pub min_effect: Option<String>,
-    /// Sample a process (and its children) or a cgroup every 250 ms: NAME=PID or
-    /// NAME=cgroup:PATH (repeatable). Reported as idle (a second before the load) and under load.
-    #[arg(long = "sample-pid")]
-    pub sample: Vec<String>,
-    /// Pause before each trial (or ladder rung) after the first, like 20s, so work a target
-    /// left queued when its trial ended (an overloaded gateway draining its backlog) does not
-    /// load the machine while the next target is measured. Default 0 (1s for ladder).
-    #[arg(long)]
-    pub settle: Option<String>,
-    #[command(flatten)]
-    pub run: RunArgs,
-}
 
 /// The versioned JSON result of `loadgen compare`.
 #[derive(Debug, Serialize)]
@@ -107,13 +63,10 @@ pub struct TrialRun {
     pub run: TargetRun,
 }
 
-/// Trials per target when `--trials` is not given.
-pub const DEFAULT_TRIALS: usize = 5;
-
 /// Runs `loadgen compare` and returns the result with the exit code it earns.
 pub fn run_compare(args: CompareArgs, command: Vec<String>) -> anyhow::Result<(CompareResult, u8)> {
     let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
-    let args = crate::profile::compare(args)?;
+    let args = crate::options::profile::compare(args)?;
     let mut targets = args.targets("compare")?;
     let twin = with_twin(&mut targets, args.twin.as_deref(), args.direct.as_deref())?;
     let min_effect_us = min_effect_us(args.min_effect.as_deref())?;
@@ -169,46 +122,6 @@ pub fn run_compare(args: CompareArgs, command: Vec<String>) -> anyhow::Result<(C
         interrupted,
     };
     Ok((result, if valid { EXIT_OK } else { EXIT_FAILED }))
-}
-
-impl CompareArgs {
-    /// The direct target and the gateways; `--target` is refused, since `mode` takes
-    /// `--direct` and `--gateway` instead.
-    pub(crate) fn targets(&self, mode: &str) -> Result<Vec<Named>, SetupError> {
-        if !self.run.targets.is_empty() {
-            return Err(SetupError::Other(format!(
-                "{mode} takes --direct URL and --gateway NAME=URL, not --target"
-            )));
-        }
-        let disclosed = Disclosed {
-            infos: &self.gateway_info,
-            recordings: &self.gateway_recording,
-        };
-        Ok(named_targets(
-            self.direct.as_deref(),
-            &self.gateways,
-            disclosed,
-        )?)
-    }
-
-    /// `--settle`, or `default`.
-    pub(crate) fn settle(&self, default: Duration) -> Result<Duration, SetupError> {
-        match self.settle.as_deref() {
-            None => Ok(default),
-            Some(text) => gatebench_shared::latency::parse_duration_us(text)
-                .map(Duration::from_micros)
-                .filter(|d| *d <= Duration::from_secs(3_600))
-                .ok_or_else(|| PlanError::Duration("--settle", text.into(), ", at most 1h").into()),
-        }
-    }
-
-    /// `--trials`, or `default`.
-    pub(crate) fn trials(&self, default: usize) -> Result<usize, SetupError> {
-        match self.trials.unwrap_or(default) {
-            n @ 1..=1_000 => Ok(n),
-            n => Err(PlanError::Count("--trials", n, 1_000).into()),
-        }
-    }
 }
 
 /// The parsed `--sample-pid` options.

@@ -10,25 +10,11 @@ mod runs;
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context as _};
-use clap::Args;
 use serde_json::Value;
 
-pub use check::MergeError;
+use crate::options::MergeArgs;
 
-/// Options of `loadgen merge`.
-#[derive(Debug, Clone, Args)]
-pub struct MergeArgs {
-    /// The shards' JSON results (`loadgen run --shard I/N --out FILE`), or their interval logs
-    /// of one metric (`.hlog`, from --hdr-log).
-    #[arg(required = true, num_args = 1..)]
-    pub inputs: Vec<PathBuf>,
-    /// Write the merged result (or log) here (`-`: standard output).
-    #[arg(long)]
-    pub out: Option<PathBuf>,
-    /// Merge even when shards are missing; the merged result is then marked invalid.
-    #[arg(long)]
-    pub partial: bool,
-}
+pub use check::MergeError;
 
 /// What `loadgen merge` made: a result (JSON) or an interval log (text), and its report.
 #[derive(Debug)]

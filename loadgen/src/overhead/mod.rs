@@ -19,8 +19,9 @@ use gatebench_shared::host::raise_open_file_limit;
 
 use crate::run::{stop_flag, SetupError, EXIT_FAILED, EXIT_OK};
 
+use crate::options::OverheadArgs;
 use analysis::deltas;
-use plan::{OverheadArgs, OverheadPlan};
+use plan::OverheadPlan;
 use result::{OverheadResult, TargetTrial, Trial, SCHEMA};
 
 /// Largest share of failed calls of any target for a valid result.
@@ -32,7 +33,7 @@ pub fn run_overhead(
     command: Vec<String>,
 ) -> anyhow::Result<(OverheadResult, u8)> {
     let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
-    let args = crate::profile::overhead(args)?;
+    let args = crate::options::profile::overhead(args)?;
     let args_sample = args.sample.clone();
     let plan = args.plan().map_err(SetupError::from)?;
     let open_files = raise_open_file_limit().ok();

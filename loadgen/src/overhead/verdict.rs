@@ -258,7 +258,7 @@ mod tests {
     use crate::overhead::analysis::Delta;
 
     fn plan(gateways: &[&str], twin: bool) -> OverheadPlan {
-        let mut args = super::super::plan::OverheadArgs {
+        let mut args = crate::options::OverheadArgs {
             direct: Some("http://127.0.0.1:9/v1/chat/completions".into()),
             gateways: gateways
                 .iter()

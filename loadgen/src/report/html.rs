@@ -461,7 +461,7 @@ fn meta(d: &super::sweep_view::Disclosure) -> String {
 /// The page of a `loadgen sweep` result: the sweep curves and the levels table.
 pub fn sweep_page(view: &super::sweep_view::SweepView) -> String {
     let mut body = meta(&view.disclosure);
-    let log_levels = view.level_kind == crate::sweep::LevelKind::Concurrency;
+    let log_levels = view.level_kind == crate::options::LevelKind::Concurrency;
     let level_axis = Axis {
         label: format!("{} (log scale)", view.level_kind),
         log: log_levels,

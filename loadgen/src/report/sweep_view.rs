@@ -71,7 +71,7 @@ pub struct SweepView {
     #[serde(flatten)]
     pub disclosure: Disclosure,
     pub trials: usize,
-    pub level_kind: crate::sweep::LevelKind,
+    pub level_kind: crate::options::LevelKind,
     #[serde(default)]
     pub exploratory: bool,
     pub floor_p99_us: f64,

@@ -6,13 +6,16 @@
 
 use std::time::Duration;
 
-use clap::Args;
 use gatebench_shared::host::raise_open_file_limit;
 use serde::{Deserialize, Serialize};
 
 use crate::compare::analysis::{PercentileDelta, TargetSummary};
-use crate::compare::{analyse, run_trials, CompareArgs, TrialRun};
+use crate::compare::{analyse, run_trials, TrialRun};
 use crate::gateways::{min_effect_us, reach, with_twin, Named};
+use crate::options::{
+    CompareArgs, LevelKind, SweepArgs, SWEEP_LEVELS as DEFAULT_LEVELS,
+    SWEEP_TRIALS as DEFAULT_TRIALS,
+};
 use crate::plan::{parse_rate, Load, Plan, PlanError};
 use crate::run::{stop_flag, SetupError, EXIT_FAILED, EXIT_OK};
 use crate::schedule::Arrival;
@@ -22,59 +25,6 @@ pub const SCHEMA: &str = "gatebench.loadgen.sweep/1";
 
 /// A level's direct p99 over this many times the floor marks the baseline saturated.
 const SATURATION: f64 = 2.0;
-
-/// Options of `loadgen sweep`: those of `loadgen compare`, and the levels.
-#[derive(Debug, Clone, Default, Args)]
-pub struct SweepArgs {
-    /// Load levels, comma-separated. Default 1,4,16,64,256.
-    #[arg(long)]
-    pub levels: Option<String>,
-    /// What the levels are: concurrency (closed loop) or rate (open loop, requests per second).
-    /// Default concurrency.
-    #[arg(long, value_enum)]
-    pub level_kind: Option<LevelKind>,
-    #[command(flatten)]
-    pub compare: CompareArgs,
-}
-
-/// What a sweep's levels are.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum LevelKind {
-    /// Closed loop: requests in flight.
-    #[default]
-    Concurrency,
-    /// Open loop: requests per second.
-    Rate,
-}
-
-/// Trials per level and target when `--trials` is not given.
-pub const DEFAULT_TRIALS: usize = 3;
-
-/// The levels when none are given.
-pub const DEFAULT_LEVELS: &str = "1,4,16,64,256";
-
-impl LevelKind {
-    /// Reads a profile's `level-kind`.
-    pub fn parse(text: &str) -> Result<LevelKind, PlanError> {
-        <LevelKind as clap::ValueEnum>::from_str(text, false)
-            .map_err(|_| PlanError::Named("--level-kind", text.to_string(), "concurrency or rate"))
-    }
-
-    /// The name flags, profiles and results use.
-    pub fn name(self) -> &'static str {
-        match self {
-            LevelKind::Concurrency => "concurrency",
-            LevelKind::Rate => "rate",
-        }
-    }
-}
-
-impl std::fmt::Display for LevelKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
 
 /// One level: every target's trials, summaries and deltas.
 #[derive(Debug, Serialize, Deserialize)]
@@ -177,7 +127,8 @@ pub(crate) fn level_plan(
 /// Runs `loadgen sweep` and returns the result with the exit code it earns.
 pub fn run_sweep(args: SweepArgs, command: Vec<String>) -> anyhow::Result<(SweepResult, u8)> {
     let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
-    let (compare, mut own) = crate::profile::compare_and(args.compare, &["levels", "level-kind"])?;
+    let (compare, mut own) =
+        crate::options::profile::compare_and(args.compare, &["levels", "level-kind"])?;
     let kind = match (args.level_kind, own.remove("level-kind")) {
         (Some(kind), _) => kind,
         (None, None) => LevelKind::default(),

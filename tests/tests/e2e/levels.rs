@@ -4,9 +4,11 @@
 use gatebench_tests::faulty::{start_faulty, Fault};
 use gatebench_tests::gateway::{start_gateway, GatewayOptions};
 use gatebench_tests::start_mock;
-use loadgen::compare::CompareArgs;
-use loadgen::ladder::{run_ladder, LadderArgs};
-use loadgen::sweep::{run_sweep, SweepArgs};
+use loadgen::ladder::run_ladder;
+use loadgen::options::CompareArgs;
+use loadgen::options::LadderArgs;
+use loadgen::options::SweepArgs;
+use loadgen::sweep::run_sweep;
 use loadgen::RunArgs;
 
 fn url(addr: std::net::SocketAddr) -> String {

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use gatebench_tests::gateway::{start_delay_gateway, start_delay_gateway_recorded};
 use gatebench_tests::start_mock;
-use loadgen::overhead::plan::OverheadArgs;
+use loadgen::options::OverheadArgs;
 use loadgen::overhead::run_overhead;
 
 fn url(addr: std::net::SocketAddr) -> String {

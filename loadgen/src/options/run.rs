@@ -1,69 +1,21 @@
-//! The `loadgen` command line: raw options, shared with the profile TOML file.
+//! Options of `loadgen run`, also the load options of `compare`, `sweep` and `ladder`: every
+//! one a flag and a profile key; flags win over the profile.
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use std::time::Duration;
+
+use clap::Args;
+use gatebench_shared::latency::parse_duration_us;
 use serde::{Deserialize, Serialize};
 
-/// An open-loop, rate-paced load generator that corrects coordinated omission.
-#[derive(Debug, Parser)]
-#[command(name = "loadgen", version)]
-pub struct Cli {
-    /// Print the command's resolved options (flags over the profile, defaults filled in) as a
-    /// profile and exit, sending nothing; `--profile` reads the text back into the same plan.
-    #[arg(long, global = true)]
-    pub print_config: bool,
-    #[command(subcommand)]
-    pub command: Command,
-}
-
-#[derive(Debug, Subcommand)]
-pub enum Command {
-    /// Send load to one or more targets (or, with no --target, to an embedded mock) and report.
-    Run(RunArgs),
-    /// Measure what gateways add to a call: paired rounds direct and through each gateway,
-    /// with bootstrap intervals.
-    Overhead(crate::overhead::plan::OverheadArgs),
-    /// Compare the same constant-rate load direct and through gateways, in alternating trials,
-    /// with each percentile's added latency and an interval across trials.
-    Compare(crate::compare::CompareArgs),
-    /// Sweep load levels (concurrency or rate), direct and through gateways, flagging levels
-    /// whose direct baseline saturated.
-    Sweep(crate::sweep::SweepArgs),
-    /// Open N streams at one instant per level, direct and through gateways: completions,
-    /// failures, TTFT, and whether the gateway re-chunked or buffered the stream.
-    Ladder(crate::ladder::LadderArgs),
-    /// Add the results (or interval logs) of the shards of one plan (`run --shard I/N`) into
-    /// one result and report, exactly: histograms are added, never averaged.
-    Merge(crate::merge::MergeArgs),
-    /// Render a result file again: Markdown, CSV, JSON, or a self-contained HTML page with plots.
-    Report(ReportArgs),
-    /// Check a profile file for a command (run, overhead, compare, sweep, ladder) without
-    /// sending anything: it parses and makes a valid plan.
-    CheckProfile(CheckProfileArgs),
-}
-
-/// Options of `loadgen check-profile`.
-#[derive(Debug, Clone, Args)]
-pub struct CheckProfileArgs {
-    /// The command the profile is for: run, overhead, compare, sweep or ladder.
-    pub command: String,
-    /// The profile file.
-    pub profile: PathBuf,
-}
-
-/// Options of `loadgen report`.
-#[derive(Debug, Clone, Args)]
-pub struct ReportArgs {
-    /// A result file written with --out by any loadgen command.
-    pub result: PathBuf,
-    /// Output format.
-    #[arg(long, value_enum, default_value = "md")]
-    pub format: crate::report::render::Format,
-    /// Write the report here instead of to standard output.
-    #[arg(long)]
-    pub out: Option<PathBuf>,
-}
+use crate::plan::{
+    count, parse_metrics_url, parse_rate, parse_target, positive_duration, request_spec, Load,
+    Plan, PlanError, RequestSpec, DEFAULT_MAX_TOKENS, DEFAULT_MODEL, DEFAULT_RATE, MAX_CONNECTIONS,
+    MAX_PENDING, MAX_THREADS,
+};
+use crate::schedule::Arrival;
+use crate::shard::Shard;
 
 /// Options of `loadgen run`. Every option is also a key of the `--profile` TOML file
 /// (kebab-case, like the flag); flags win over the profile.
@@ -239,6 +191,175 @@ pub(crate) fn merge_headers(profile: Vec<String>, flags: Vec<String>) -> Vec<Str
         .collect();
     out.extend(flags);
     out
+}
+
+impl RunArgs {
+    /// Validates every option, resolving targets and reading a body file.
+    pub fn plan(self) -> Result<Plan, PlanError> {
+        self.plan_at(None)
+    }
+
+    /// What each request of `scenario` carries (the body, when one is given, wins), with the
+    /// options' model, output tokens and headers.
+    pub fn request(&self, scenario: Option<&str>) -> Result<RequestSpec, PlanError> {
+        request_spec(
+            scenario,
+            self.body.as_deref(),
+            &self.headers,
+            self.model.as_deref().unwrap_or(DEFAULT_MODEL),
+            self.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
+        )
+    }
+
+    /// [`RunArgs::plan`], at `load` instead of the load the options name (a sweep's level, the
+    /// demo's phases); the load is checked as the options' own would be.
+    pub fn plan_at(self, load: Option<Load>) -> Result<Plan, PlanError> {
+        let arrival = match self.arrival.as_deref().unwrap_or("constant") {
+            "constant" => Arrival::Constant,
+            "poisson" => Arrival::Poisson,
+            other => return Err(PlanError::Arrival(other.to_string())),
+        };
+        let load = match (load, self.rate.as_deref(), self.concurrency) {
+            (_, Some(_), Some(_)) => return Err(PlanError::RateAndConcurrency),
+            (Some(Load::Closed { concurrency }), ..) | (None, None, Some(concurrency)) => {
+                Load::Closed {
+                    concurrency: count("--concurrency", concurrency, MAX_CONNECTIONS)?,
+                }
+            }
+            // The options' arrival process at the given rate.
+            (Some(Load::Open { rate, .. }), ..) => Load::Open { rate, arrival },
+            (None, rate, None) => Load::Open {
+                rate: match rate {
+                    Some(text) => parse_rate(text)?,
+                    None => DEFAULT_RATE,
+                },
+                arrival,
+            },
+        };
+        let requests = match (self.requests, &load, &self.duration) {
+            (None, ..) => None,
+            (Some(n), Load::Closed { .. }, None) if n > 0 => Some(n),
+            _ => return Err(PlanError::Requests),
+        };
+        let duration = match self.duration.as_deref() {
+            _ if requests.is_some() => None,
+            Some("forever") => None,
+            Some(text) => Some(positive_duration("--duration", text, " or forever")?),
+            None => Some(Duration::from_secs(10)),
+        };
+        let warmup = match self.warmup.as_deref() {
+            Some(text) => parse_duration_us(text)
+                .map(Duration::from_micros)
+                .ok_or_else(|| PlanError::Duration("--warmup", text.to_string(), ""))?,
+            None => Duration::ZERO,
+        };
+        let timeout = match self.timeout.as_deref() {
+            Some(text) => positive_duration("--timeout", text, "")?,
+            None => Duration::from_secs(30),
+        };
+        let grace = self
+            .grace
+            .as_deref()
+            .map(|text| {
+                parse_duration_us(text)
+                    .map(Duration::from_micros)
+                    .ok_or_else(|| PlanError::Duration("--grace", text.to_string(), ""))
+            })
+            .transpose()?;
+        let shard = match self.shard.as_deref() {
+            Some(text) => Shard::parse(text).ok_or_else(|| PlanError::Shard(text.to_string()))?,
+            None => Shard::WHOLE,
+        };
+        if shard.count > 1 {
+            if let Load::Closed { .. } = load {
+                return Err(PlanError::ShardClosed);
+            }
+            if self.upstream_metrics.is_some() {
+                return Err(PlanError::ShardUpstream);
+            }
+        }
+        let start_at = self
+            .start_at
+            .as_deref()
+            .map(|t| crate::start_at::parse(t).ok_or_else(|| PlanError::StartAt(t.to_string())))
+            .transpose()?;
+        if let Load::Open { rate, .. } = load {
+            // This process's share of the requests left waiting (the plan's `shard_rate`).
+            let rate = rate / shard.count as f64;
+            let pending = rate * timeout.as_secs_f64();
+            if pending > MAX_PENDING {
+                return Err(PlanError::Pending {
+                    rate,
+                    timeout_s: timeout.as_secs_f64(),
+                    pending,
+                    most: MAX_PENDING,
+                });
+            }
+        }
+        let spin = match self.spin.as_deref() {
+            Some(text) => parse_duration_us(text)
+                .map(Duration::from_micros)
+                .ok_or_else(|| PlanError::Duration("--spin", text.to_string(), ""))?,
+            None => Duration::from_micros(50),
+        };
+        let max_p99 = self
+            .max_p99
+            .as_deref()
+            .map(|t| positive_duration("--max-p99", t, ""))
+            .transpose()?;
+        if let Some(rate) = self.max_error_rate {
+            if !(0.0..=1.0).contains(&rate) {
+                return Err(PlanError::ErrorRate(rate));
+            }
+        }
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let pin = match &self.pin {
+            Some(text) => gatebench_shared::host::parse_cores(text, cores)
+                .ok_or_else(|| PlanError::Pin(text.clone(), cores))?,
+            None => Vec::new(),
+        };
+        let threads = count("--threads", self.threads.unwrap_or(1), MAX_THREADS)?;
+        let connections = count(
+            "--connections",
+            self.connections.unwrap_or(256),
+            MAX_CONNECTIONS,
+        )?;
+        let request = self.request(self.scenario.as_deref())?;
+        let targets = self
+            .targets
+            .iter()
+            .map(|t| parse_target(t))
+            .collect::<Result<_, _>>()?;
+        Ok(Plan {
+            targets,
+            load,
+            duration,
+            requests,
+            warmup,
+            connections,
+            threads,
+            pin,
+            request,
+            timeout,
+            grace,
+            spin,
+            seed: self.seed.unwrap_or(0),
+            shard,
+            start_at,
+            clock_ref: self.clock_ref.as_deref().map(parse_target).transpose()?,
+            out: self.out,
+            hgrm: self.hgrm,
+            hdr_log: self.hdr_log,
+            max_error_rate: self.max_error_rate,
+            max_p99,
+            quiet: self.quiet,
+            upstream_metrics: self
+                .upstream_metrics
+                .as_deref()
+                .map(parse_metrics_url)
+                .transpose()?,
+        })
+    }
 }
 
 #[cfg(test)]

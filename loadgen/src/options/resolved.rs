@@ -4,12 +4,13 @@
 
 use gatebench_shared::latency::format_us;
 
-use crate::cli::{Command, RunArgs};
-use crate::compare::CompareArgs;
-use crate::overhead::plan::{OverheadArgs, OverheadPlan};
+use crate::options::CompareArgs;
+use crate::options::LevelKind;
+use crate::options::OverheadArgs;
+use crate::options::{Command, RunArgs};
+use crate::overhead::plan::OverheadPlan;
 use crate::plan::{Load, Plan, DEFAULT_MAX_TOKENS, DEFAULT_MODEL};
 use crate::schedule::Arrival;
-use crate::sweep::LevelKind;
 
 /// `args` with every setting the plan resolved: defaults filled in, the load named once.
 pub fn run_args(args: &RunArgs, plan: &Plan) -> RunArgs {
@@ -158,7 +159,7 @@ pub fn print(command: Command) -> anyhow::Result<String> {
     use crate::run::SetupError;
     let profile = match command {
         Command::Run(args) => {
-            let args = crate::profile::run(args)?;
+            let args = crate::options::profile::run(args)?;
             let plan = args.clone().plan().map_err(SetupError::from)?;
             let mut profile = run_profile(&args, &plan);
             if args.targets.is_empty() && args.rate.is_none() && args.concurrency.is_none() {
@@ -168,21 +169,21 @@ pub fn print(command: Command) -> anyhow::Result<String> {
             profile
         }
         Command::Overhead(args) => {
-            let args = crate::profile::overhead(args)?;
+            let args = crate::options::profile::overhead(args)?;
             let plan = args.clone().plan().map_err(SetupError::from)?;
             overhead_profile(&args, &plan)
         }
         Command::Compare(args) => {
-            let args = crate::profile::compare(args)?;
+            let args = crate::options::profile::compare(args)?;
             args.targets("compare")?;
-            let trials = args.trials(crate::compare::DEFAULT_TRIALS)?;
+            let trials = args.trials(crate::options::COMPARE_TRIALS)?;
             let settle = args.settle(std::time::Duration::ZERO)?;
             let plan = args.run.clone().plan().map_err(SetupError::from)?;
             compare_profile(&args, &plan, trials, settle.as_micros() as u64, &[])
         }
         Command::Sweep(args) => {
             let (compare, mut own) =
-                crate::profile::compare_and(args.compare, &["levels", "level-kind"])?;
+                crate::options::profile::compare_and(args.compare, &["levels", "level-kind"])?;
             let kind = match (args.level_kind, own.remove("level-kind")) {
                 (Some(kind), _) => kind,
                 (None, None) => LevelKind::default(),
@@ -191,10 +192,10 @@ pub fn print(command: Command) -> anyhow::Result<String> {
             let levels = args
                 .levels
                 .or_else(|| own.remove("levels"))
-                .unwrap_or_else(|| crate::sweep::DEFAULT_LEVELS.into());
+                .unwrap_or_else(|| crate::options::SWEEP_LEVELS.into());
             let parsed = crate::sweep::parse_levels(&levels, kind).map_err(SetupError::from)?;
             compare.targets("sweep")?;
-            let trials = compare.trials(crate::sweep::DEFAULT_TRIALS)?;
+            let trials = compare.trials(crate::options::SWEEP_TRIALS)?;
             let settle = compare.settle(std::time::Duration::ZERO)?;
             let plan =
                 crate::sweep::level_plan(&compare, kind, parsed[0]).map_err(SetupError::from)?;
@@ -210,14 +211,15 @@ pub fn print(command: Command) -> anyhow::Result<String> {
             profile
         }
         Command::Ladder(args) => {
-            let (mut compare, mut own) = crate::profile::compare_and(args.compare, &["levels"])?;
+            let (mut compare, mut own) =
+                crate::options::profile::compare_and(args.compare, &["levels"])?;
             if compare.run.scenario.is_none() && compare.run.body.is_none() {
                 compare.run.scenario = Some("chat-stream".into());
             }
             let levels = args
                 .levels
                 .or_else(|| own.remove("levels"))
-                .unwrap_or_else(|| crate::ladder::DEFAULT_LEVELS.into());
+                .unwrap_or_else(|| crate::options::LADDER_LEVELS.into());
             crate::ladder::parse_levels(&levels).map_err(SetupError::from)?;
             compare.targets("ladder")?;
             let settle = compare.settle(std::time::Duration::from_secs(1))?;

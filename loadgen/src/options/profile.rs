@@ -9,11 +9,11 @@ use std::path::{Path, PathBuf};
 use anyhow::Context as _;
 use serde::de::DeserializeOwned;
 
-use crate::cli::RunArgs;
-use crate::compare::CompareArgs;
-use crate::overhead::plan::OverheadArgs;
+use crate::options::CompareArgs;
+use crate::options::LevelKind;
+use crate::options::OverheadArgs;
+use crate::options::RunArgs;
 use crate::run::SetupError;
-use crate::sweep::LevelKind;
 
 /// The profile at `path` as the options of a command.
 fn read<T: DeserializeOwned>(path: &Path) -> anyhow::Result<T> {
@@ -224,7 +224,7 @@ pub fn check(command: &str, path: &Path) -> anyhow::Result<String> {
                 "sweep" => {
                     let text = mine
                         .remove("levels")
-                        .unwrap_or_else(|| crate::sweep::DEFAULT_LEVELS.into());
+                        .unwrap_or_else(|| crate::options::SWEEP_LEVELS.into());
                     let levels =
                         crate::sweep::parse_levels(&text, kind).map_err(|e| invalid(&e))?;
                     // Each level sets the load; the profile's own must not clash with it.
@@ -241,7 +241,7 @@ pub fn check(command: &str, path: &Path) -> anyhow::Result<String> {
                 "ladder" => {
                     let text = mine
                         .remove("levels")
-                        .unwrap_or_else(|| crate::ladder::DEFAULT_LEVELS.into());
+                        .unwrap_or_else(|| crate::options::LADDER_LEVELS.into());
                     crate::ladder::parse_levels(&text)
                         .map_err(|e| invalid(&e))?
                         .len()
@@ -253,9 +253,9 @@ pub fn check(command: &str, path: &Path) -> anyhow::Result<String> {
                 None => run.plan().map_err(|e| invalid(&e))?,
             };
             let trials = args.trials(if command == "compare" {
-                crate::compare::DEFAULT_TRIALS
+                crate::options::COMPARE_TRIALS
             } else {
-                crate::sweep::DEFAULT_TRIALS
+                crate::options::SWEEP_TRIALS
             });
             let trials = trials.map_err(|e| invalid(&e))?;
             args.targets(command).map_err(|e| invalid(&e))?;

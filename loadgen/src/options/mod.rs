@@ -1,0 +1,88 @@
+//! Every command's options, in one place: the command line (flags, shared with the profile TOML
+//! file), the profile merge (`profile`), and the resolved options printed back as a profile
+//! (`resolved`). Each command's module turns its options into one plan and runs it.
+//!
+//! - `run`: `loadgen run`'s options, also the load options of `compare`, `sweep` and `ladder`.
+//! - `compare` / `sweep` / `ladder` / `overhead` / `merge`: each command's own options.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+mod compare;
+mod ladder;
+mod merge;
+mod overhead;
+pub mod profile;
+pub mod resolved;
+mod run;
+mod sweep;
+
+pub use compare::{CompareArgs, DEFAULT_TRIALS as COMPARE_TRIALS};
+pub use ladder::{LadderArgs, DEFAULT_LEVELS as LADDER_LEVELS};
+pub use merge::MergeArgs;
+pub use overhead::OverheadArgs;
+pub use run::RunArgs;
+pub use sweep::{
+    LevelKind, SweepArgs, DEFAULT_LEVELS as SWEEP_LEVELS, DEFAULT_TRIALS as SWEEP_TRIALS,
+};
+
+/// An open-loop, rate-paced load generator that corrects coordinated omission.
+#[derive(Debug, Parser)]
+#[command(name = "loadgen", version)]
+pub struct Cli {
+    /// Print the command's resolved options (flags over the profile, defaults filled in) as a
+    /// profile and exit, sending nothing; `--profile` reads the text back into the same plan.
+    #[arg(long, global = true)]
+    pub print_config: bool,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Send load to one or more targets (or, with no --target, to an embedded mock) and report.
+    Run(RunArgs),
+    /// Measure what gateways add to a call: paired rounds direct and through each gateway,
+    /// with bootstrap intervals.
+    Overhead(OverheadArgs),
+    /// Compare the same constant-rate load direct and through gateways, in alternating trials,
+    /// with each percentile's added latency and an interval across trials.
+    Compare(CompareArgs),
+    /// Sweep load levels (concurrency or rate), direct and through gateways, flagging levels
+    /// whose direct baseline saturated.
+    Sweep(SweepArgs),
+    /// Open N streams at one instant per level, direct and through gateways: completions,
+    /// failures, TTFT, and whether the gateway re-chunked or buffered the stream.
+    Ladder(LadderArgs),
+    /// Add the results (or interval logs) of the shards of one plan (`run --shard I/N`) into
+    /// one result and report, exactly: histograms are added, never averaged.
+    Merge(MergeArgs),
+    /// Render a result file again: Markdown, CSV, JSON, or a self-contained HTML page with plots.
+    Report(ReportArgs),
+    /// Check a profile file for a command (run, overhead, compare, sweep, ladder) without
+    /// sending anything: it parses and makes a valid plan.
+    CheckProfile(CheckProfileArgs),
+}
+
+/// Options of `loadgen check-profile`.
+#[derive(Debug, Clone, Args)]
+pub struct CheckProfileArgs {
+    /// The command the profile is for: run, overhead, compare, sweep or ladder.
+    pub command: String,
+    /// The profile file.
+    pub profile: PathBuf,
+}
+
+/// Options of `loadgen report`.
+#[derive(Debug, Clone, Args)]
+pub struct ReportArgs {
+    /// A result file written with --out by any loadgen command.
+    pub result: PathBuf,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "md")]
+    pub format: crate::report::render::Format,
+    /// Write the report here instead of to standard output.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
