@@ -67,13 +67,40 @@ pub async fn handle(
         Route::Completions => api::answer::<api::Completions>(&state, req, arrival)
             .await
             .unwrap_or_else(api::refused::<api::Completions>),
+        other => service(&state, other, &req),
+    };
+    state.metrics.response(response.status().as_u16());
+    if let Some(n) = http_body::Body::size_hint(response.body()).exact() {
+        state.metrics.bytes_out(n as usize);
+    }
+    let received_ns = received_ns.load(Relaxed);
+    if received_ns != 0 {
+        let headers = response.headers_mut();
+        headers.insert(clock::RECEIVED_HEADER, HeaderValue::from(received_ns));
+        headers.insert(
+            clock::STARTED_HEADER,
+            HeaderValue::from(clock::monotonic_ns()),
+        );
+    }
+    if h2 {
+        // HTTP/2 has no connection-specific headers; a 413's `connection: close` would be a
+        // protocol error there.
+        response.headers_mut().remove(hyper::header::CONNECTION);
+    }
+    Ok(response)
+}
+
+/// The routes that are not an API: models, health, metrics, the mock's own configuration and
+/// clock, and the answers to unknown paths and methods.
+fn service(state: &State, route: Route<'_>, req: &Request<RequestBody>) -> Response<MockBody> {
+    match route {
         Route::Models => {
             state.metrics.request(RouteKind::Models);
             json(&state.catalog.models_body)
         }
         Route::Model(id) => {
             state.metrics.request(RouteKind::Models);
-            model(&state, id)
+            model(state, id)
         }
         Route::Health => {
             state.metrics.request(RouteKind::Health);
@@ -124,26 +151,15 @@ pub async fn handle(
             state.metrics.request(RouteKind::Other);
             Rejection::not_found(req.method().as_str(), req.uri().path()).into_response()
         }
-    };
-    state.metrics.response(response.status().as_u16());
-    if let Some(n) = http_body::Body::size_hint(response.body()).exact() {
-        state.metrics.bytes_out(n as usize);
+        // The API routes are answered by `api::answer`.
+        Route::ChatCompletions
+        | Route::Messages
+        | Route::Responses
+        | Route::Embeddings
+        | Route::Completions => {
+            Rejection::not_found(req.method().as_str(), req.uri().path()).into_response()
+        }
     }
-    let received_ns = received_ns.load(Relaxed);
-    if received_ns != 0 {
-        let headers = response.headers_mut();
-        headers.insert(clock::RECEIVED_HEADER, HeaderValue::from(received_ns));
-        headers.insert(
-            clock::STARTED_HEADER,
-            HeaderValue::from(clock::monotonic_ns()),
-        );
-    }
-    if h2 {
-        // HTTP/2 has no connection-specific headers; a 413's `connection: close` would be a
-        // protocol error there.
-        response.headers_mut().remove(hyper::header::CONNECTION);
-    }
-    Ok(response)
 }
 
 fn json(body: &Bytes) -> Response<MockBody> {
