@@ -28,6 +28,7 @@ impl ApiRoute for Chat {
     type Request<'a> = ChatRequest<'a>;
     type Extra = ChatExtra;
 
+    #[inline]
     fn read(
         _state: &State,
         inbound: &Inbound,
@@ -89,6 +90,7 @@ impl ApiRoute for Chat {
         })
     }
 
+    #[inline]
     fn whole(state: &State, asked: &Asked<ChatExtra>, drawn: &Drawn) -> Payload {
         match &drawn.tool {
             Some(tool) => tool.openai_completion(state),

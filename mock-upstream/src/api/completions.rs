@@ -22,6 +22,7 @@ impl ApiRoute for Completions {
     /// `stream_options.include_usage`.
     type Extra = bool;
 
+    #[inline]
     fn read(
         _state: &State,
         inbound: &Inbound,
@@ -74,6 +75,7 @@ impl ApiRoute for Completions {
         })
     }
 
+    #[inline]
     fn whole(state: &State, asked: &Asked<bool>, drawn: &Drawn) -> Payload {
         let catalog = &state.catalog.completions;
         catalog.completion(finish(drawn.truncated)).fill(&Fill {

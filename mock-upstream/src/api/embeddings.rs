@@ -40,6 +40,7 @@ impl ApiRoute for Embeddings {
     type Request<'a> = EmbeddingsRequest<'a>;
     type Extra = Vectors;
 
+    #[inline]
     fn read(
         state: &State,
         inbound: &Inbound,
@@ -105,6 +106,7 @@ impl ApiRoute for Embeddings {
         RouteKind::Embeddings
     }
 
+    #[inline]
     fn whole(state: &State, asked: &Asked<Vectors>, _drawn: &Drawn) -> Payload {
         let Vectors {
             model,

@@ -34,6 +34,7 @@ impl ApiRoute for Messages {
         }
     }
 
+    #[inline]
     fn read(
         _state: &State,
         inbound: &Inbound,
@@ -81,6 +82,7 @@ impl ApiRoute for Messages {
         })
     }
 
+    #[inline]
     fn whole(state: &State, asked: &Asked<()>, drawn: &Drawn) -> Payload {
         match &drawn.tool {
             Some(tool) => tool.anthropic_message(state),

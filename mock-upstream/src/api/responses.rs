@@ -21,6 +21,7 @@ impl ApiRoute for Responses {
     type Request<'a> = ResponsesRequest<'a>;
     type Extra = ();
 
+    #[inline]
     fn read(
         _state: &State,
         inbound: &Inbound,
@@ -76,6 +77,7 @@ impl ApiRoute for Responses {
         })
     }
 
+    #[inline]
     fn whole(state: &State, asked: &Asked<()>, drawn: &Drawn) -> Payload {
         let catalog = &state.catalog.responses;
         catalog.response(outcome(drawn.truncated)).fill(&Fill {

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Two builds of loadgen side by side against one nginx returning a fixed chat completion (one
+# worker pinned to CPU 1), each client pinned to CPU 0, interleaved round by round (A, B, A, B
+# ...): what a change to loadgen cost.
+# 1. Throughput, closed loop: `loadgen run --concurrency 64` for SECONDS; requests/s per round and
+#    the median ratio B/A.
+# 2. The floor at 5,000 req/s open loop: the CO-corrected response time p50 and p99 and the
+#    schedule lag p99 of each build, per round.
+#
+# Usage: scripts/bench-loadgen-ab.sh A_BINARY B_BINARY [ROUNDS] [SECONDS]   (defaults 5 rounds of 5 s)
+# Build A from an older commit with, e.g.:
+#   git worktree add /tmp/base COMMIT && CARGO_TARGET_DIR=/tmp/base-target \
+#     cargo build --release -p loadgen --manifest-path /tmp/base/Cargo.toml
+# Needs: nginx, curl (apt-get install nginx curl), python3.
+set -euo pipefail
+
+a_bin=${1:?usage: bench-loadgen-ab.sh A_BINARY B_BINARY [ROUNDS] [SECONDS]}
+b_bin=${2:?usage: bench-loadgen-ab.sh A_BINARY B_BINARY [ROUNDS] [SECONDS]}
+rounds=${3:-5}
+seconds=${4:-5}
+port=18561
+root=$(cd "$(dirname "$0")/.." && pwd)
+work=$(mktemp -d)
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
+for tool in nginx curl taskset python3; do
+  command -v "$tool" >/dev/null || { echo "bench-loadgen-ab: $tool not found" >&2; exit 2; }
+done
+. "$root/scripts/lib/ports.sh"
+require_free_ports bench-loadgen-ab "$port"
+
+url="http://127.0.0.1:$port/v1/chat/completions"
+completion='{"id":"chatcmpl-1","object":"chat.completion","created":1767225600,"model":"gpt-4o-mini","choices":[{"index":0,"message":{"role":"assistant","content":"Hello from nginx."},"logprobs":null,"finish_reason":"stop"}],"usage":{"prompt_tokens":9,"completion_tokens":4,"total_tokens":13}}'
+. "$root/scripts/lib/nginx.sh"
+printf '%s' "$completion" >"$work/completion.json"
+write_nginx_conf "$work" "$port" "$work/completion.json"
+taskset -c 1 nginx -c "$work/nginx.conf" -p "$work/nginx" &
+for _ in $(seq 100); do curl -s -o /dev/null "$url" && break; sleep 0.05; done
+
+# field FILE PYTHON-EXPRESSION-ON-r: one figure of a run's result.
+field() {
+  python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['runs'][0]; print($2)" "$1"
+}
+
+echo "round | A req/s | B req/s | B/A | A p50/p99/lag p99 µs at 5k | B p50/p99/lag p99 µs at 5k"
+ratios=()
+for round in $(seq "$rounds"); do
+  line="$round"
+  for bin in "$a_bin" "$b_bin"; do
+    taskset -c 0 "$bin" run --target "$url" --concurrency 64 --connections 64 \
+      --duration "${seconds}s" --warmup 1s --quiet --out "$work/closed.json" >/dev/null
+    rate=$(field "$work/closed.json" "round(r['throughput'])")
+    line="$line | $rate"
+    eval "rate_$([ "$bin" = "$a_bin" ] && echo a || echo b)=$rate"
+  done
+  ratio=$(python3 -c "print(round($rate_b / $rate_a, 3))")
+  ratios+=("$ratio")
+  line="$line | $ratio"
+  for bin in "$a_bin" "$b_bin"; do
+    taskset -c 0 "$bin" run --target "$url" --rate 5000 --duration "${seconds}s" --warmup 1s \
+      --quiet --out "$work/open.json" >/dev/null
+    floor=$(field "$work/open.json" \
+      "'%d/%d/%d' % (r['metrics']['response_time']['p50'], r['metrics']['response_time']['p99'], r['metrics']['schedule_lag']['p99'])")
+    line="$line | $floor"
+  done
+  echo "$line"
+done
+python3 -c "import statistics,sys; print('median B/A, closed-loop throughput:', statistics.median(map(float, sys.argv[1:])))" "${ratios[@]}"
