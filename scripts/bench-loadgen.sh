@@ -26,13 +26,9 @@ loadgen="$root/target/release/loadgen"
 port=18531
 url="http://127.0.0.1:$port/v1/chat/completions"
 body='{"model":"gpt-4o-mini","messages":[{"role":"user","content":"Say hello."}],"max_tokens":16}'
-completion='{"id":"chatcmpl-1","object":"chat.completion","created":1767225600,"model":"gpt-4o-mini","choices":[{"index":0,"message":{"role":"assistant","content":"Hello from nginx."},"logprobs":null,"finish_reason":"stop"}],"usage":{"prompt_tokens":9,"completion_tokens":4,"total_tokens":13}}'
 
 . "$root/scripts/lib/nginx.sh"
-printf '%s' "$completion" >"$work/completion.json"
-write_nginx_conf "$work" "$port" "$work/completion.json"
-taskset -c 1 nginx -c "$work/nginx.conf" -p "$work/nginx" &
-for _ in $(seq 100); do curl -s -o /dev/null "$url" && break; sleep 0.05; done
+start_completion_nginx "$work" "$port" 1
 
 cat >"$work/post.lua" <<LUA
 wrk.method = "POST"

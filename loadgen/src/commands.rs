@@ -68,12 +68,8 @@ fn run_command(args: RunArgs, command: Vec<String>) -> anyhow::Result<u8> {
 
 fn overhead_command(args: OverheadArgs, command: Vec<String>) -> anyhow::Result<u8> {
     let (result, code) = crate::overhead::run_overhead(args, command)?;
-    let out = result.plan.out.clone();
-    if let Some(path) = out {
-        write_json(&result, &path)?;
-    }
-    show(&crate::report::overhead::terminal(&result));
-    Ok(code)
+    let report = crate::report::overhead::terminal(&result);
+    written(&result, result.plan.out.as_deref(), &report, code)
 }
 
 fn report_command(args: ReportArgs) -> anyhow::Result<u8> {
@@ -107,28 +103,45 @@ fn merge_command(args: crate::options::MergeArgs, command: Vec<String>) -> anyho
 
 fn compare_command(args: crate::options::CompareArgs, command: Vec<String>) -> anyhow::Result<u8> {
     let (result, code) = crate::compare::run_compare(args, command)?;
-    if let Some(path) = &result.plan.out {
-        write_json(&result, path)?;
-    }
-    show(&crate::report::compare::terminal(&result));
-    Ok(code)
+    written(
+        &result,
+        result.plan.out.as_deref(),
+        &crate::report::compare::terminal(&result),
+        code,
+    )
 }
 
 fn sweep_command(args: crate::options::SweepArgs, command: Vec<String>) -> anyhow::Result<u8> {
     let (result, code) = crate::sweep::run_sweep(args, command)?;
-    if let Some(path) = &result.plan.out {
-        write_json(&result, path)?;
-    }
-    show(&crate::report::sweep::terminal(&result));
-    Ok(code)
+    written(
+        &result,
+        result.plan.out.as_deref(),
+        &crate::report::sweep::terminal(&result),
+        code,
+    )
 }
 
 fn ladder_command(args: crate::options::LadderArgs, command: Vec<String>) -> anyhow::Result<u8> {
     let (result, code) = crate::ladder::run_ladder(args, command)?;
-    if let Some(path) = &result.plan.out {
-        write_json(&result, path)?;
+    written(
+        &result,
+        result.plan.out.as_deref(),
+        &crate::report::ladder::terminal(&result),
+        code,
+    )
+}
+
+/// Writes `result` to `out` (when given), shows its report, and passes its exit code on.
+fn written<R: serde::Serialize>(
+    result: &R,
+    out: Option<&std::path::Path>,
+    report: &str,
+    code: u8,
+) -> anyhow::Result<u8> {
+    if let Some(path) = out {
+        write_json(result, path)?;
     }
-    show(&crate::report::ladder::terminal(&result));
+    show(report);
     Ok(code)
 }
 

@@ -43,3 +43,17 @@ http {
   scgi_temp_path $work/nginx;
 NGINX
 }
+
+# start_completion_nginx WORK PORT CPU: nginx answering every request with a fixed chat
+# completion, one worker pinned to CPU, as a background job of the calling shell (its EXIT trap
+# kills it); returns once it answers.
+start_completion_nginx() {
+  local work=$1 port=$2 cpu=$3
+  printf '%s' '{"id":"chatcmpl-1","object":"chat.completion","created":1767225600,"model":"gpt-4o-mini","choices":[{"index":0,"message":{"role":"assistant","content":"Hello from nginx."},"logprobs":null,"finish_reason":"stop"}],"usage":{"prompt_tokens":9,"completion_tokens":4,"total_tokens":13}}' \
+    >"$work/completion.json"
+  write_nginx_conf "$work" "$port" "$work/completion.json"
+  taskset -c "$cpu" nginx -c "$work/nginx.conf" -p "$work/nginx" &
+  for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$port/" && return 0; sleep 0.05; done
+  echo "nginx did not answer on port $port" >&2
+  return 1
+}

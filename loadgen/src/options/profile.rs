@@ -215,10 +215,8 @@ pub fn check(command: &str, path: &Path) -> anyhow::Result<String> {
             }
             let mut run = args.run.clone();
             run.profile = None;
-            let kind = match mine.remove("level-kind") {
-                Some(text) => LevelKind::parse(&text).map_err(|e| invalid(&e))?,
-                None => LevelKind::default(),
-            };
+            let kind =
+                LevelKind::resolve(None, mine.remove("level-kind")).map_err(|e| invalid(&e))?;
             let mut level_plan = None;
             let levels = match command {
                 "sweep" => {

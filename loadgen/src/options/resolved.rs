@@ -184,11 +184,8 @@ pub fn print(command: Command) -> anyhow::Result<String> {
         Command::Sweep(args) => {
             let (compare, mut own) =
                 crate::options::profile::compare_and(args.compare, &["levels", "level-kind"])?;
-            let kind = match (args.level_kind, own.remove("level-kind")) {
-                (Some(kind), _) => kind,
-                (None, None) => LevelKind::default(),
-                (None, Some(text)) => LevelKind::parse(&text).map_err(SetupError::from)?,
-            };
+            let kind = LevelKind::resolve(args.level_kind, own.remove("level-kind"))
+                .map_err(SetupError::from)?;
             let levels = args
                 .levels
                 .or_else(|| own.remove("levels"))
@@ -251,6 +248,24 @@ mod tests {
 
     const DIRECT: &str = "http://127.0.0.1:9/v1/chat/completions";
     const GATEWAY: &str = "gw=http://127.0.0.1:9/v1/chat/completions";
+    const RUN: &[&str] = &[
+        "loadgen",
+        "run",
+        "--target",
+        DIRECT,
+        "--rate",
+        "2k",
+        "--arrival",
+        "poisson",
+        "--seed",
+        "7",
+        "--duration",
+        "90s",
+        "--pin",
+        "0",
+        "--header",
+        "x-a: b",
+    ];
 
     /// The printed profile, and the profile printed again from it (`--profile` + the same
     /// `--print-config`): the text must be a fixed point.
@@ -281,24 +296,7 @@ mod tests {
     #[test]
     fn every_command_prints_a_profile_that_reads_back_the_same() {
         let cases: [&[&str]; 5] = [
-            &[
-                "loadgen",
-                "run",
-                "--target",
-                DIRECT,
-                "--rate",
-                "2k",
-                "--arrival",
-                "poisson",
-                "--seed",
-                "7",
-                "--duration",
-                "90s",
-                "--pin",
-                "0",
-                "--header",
-                "x-a: b",
-            ],
+            RUN,
             &[
                 "loadgen",
                 "overhead",
@@ -352,24 +350,7 @@ mod tests {
 
     #[test]
     fn defaults_are_written_out_and_the_flags_kept() {
-        let (text, _) = twice(&[
-            "loadgen",
-            "run",
-            "--target",
-            DIRECT,
-            "--rate",
-            "2k",
-            "--arrival",
-            "poisson",
-            "--seed",
-            "7",
-            "--duration",
-            "90s",
-            "--pin",
-            "0",
-            "--header",
-            "x-a: b",
-        ]);
+        let (text, _) = twice(RUN);
         let profile: toml::Table = toml::from_str(&text).unwrap();
         let get = |k: &str| profile.get(k).map(|v| v.to_string()).unwrap_or_default();
         assert_eq!(get("rate"), "\"2000\"");

@@ -38,6 +38,18 @@ pub const DEFAULT_TRIALS: usize = 3;
 pub const DEFAULT_LEVELS: &str = "1,4,16,64,256";
 
 impl LevelKind {
+    /// The kind a sweep runs: the flag's, else the profile's (`level-kind`), else the default.
+    pub fn resolve(
+        flag: Option<LevelKind>,
+        profile: Option<String>,
+    ) -> Result<LevelKind, PlanError> {
+        match (flag, profile) {
+            (Some(kind), _) => Ok(kind),
+            (None, None) => Ok(LevelKind::default()),
+            (None, Some(text)) => LevelKind::parse(&text),
+        }
+    }
+
     /// Reads a profile's `level-kind`.
     pub fn parse(text: &str) -> Result<LevelKind, PlanError> {
         <LevelKind as clap::ValueEnum>::from_str(text, false)

@@ -79,18 +79,11 @@ pub fn terminal(result: &CompareResult) -> String {
         "\nNo twin (--twin none): verdicts against zero, widened by --min-effect; Holm over \
          every row.\n"
     });
-    if !result.resources.is_empty() {
-        out.push('\n');
-        out.push_str(&super::resources::table(&result.resources).to_text());
-    }
-    if result.valid {
-        out.push_str("\nvalid\n");
-    } else {
-        out.push_str(&format!(
-            "\nINVALID: {}\n",
-            result.invalid_reasons.join("; ")
-        ));
-    }
+    out.push_str(&super::terminal::closing(
+        &result.resources,
+        result.valid,
+        &result.invalid_reasons,
+    ));
     out
 }
 

@@ -56,17 +56,10 @@ pub fn terminal(result: &LadderResult) -> String {
         result.plan.request.scenario
     );
     out.push_str(&rungs_table(&result.rungs).to_text());
-    if !result.resources.is_empty() {
-        out.push('\n');
-        out.push_str(&super::resources::table(&result.resources).to_text());
-    }
-    if result.valid {
-        out.push_str("\nvalid\n");
-    } else {
-        out.push_str(&format!(
-            "\nINVALID: {}\n",
-            result.invalid_reasons.join("; ")
-        ));
-    }
+    out.push_str(&super::terminal::closing(
+        &result.resources,
+        result.valid,
+        &result.invalid_reasons,
+    ));
     out
 }

@@ -275,14 +275,11 @@ pub fn terminal(result: &OverheadResult) -> String {
     if result.interrupted {
         out.push_str("\ninterrupted: the rounds done so far are reported\n");
     }
-    if result.valid {
-        out.push_str("\nvalid\n");
-    } else {
-        out.push_str(&format!(
-            "\nINVALID: {}\n",
-            result.invalid_reasons.join("; ")
-        ));
-    }
+    out.push_str(&super::terminal::closing(
+        &[],
+        result.valid,
+        &result.invalid_reasons,
+    ));
     out
 }
 

@@ -82,18 +82,11 @@ pub fn terminal(result: &SweepResult) -> String {
     }
     out.push_str(&levels_table(&result.levels).to_text());
     out.push_str(&headline_text(&result.headline));
-    if !result.resources.is_empty() {
-        out.push('\n');
-        out.push_str(&super::resources::table(&result.resources).to_text());
-    }
-    if result.valid {
-        out.push_str("\nvalid\n");
-    } else {
-        out.push_str(&format!(
-            "\nINVALID: {}\n",
-            result.invalid_reasons.join("; ")
-        ));
-    }
+    out.push_str(&super::terminal::closing(
+        &result.resources,
+        result.valid,
+        &result.invalid_reasons,
+    ));
     out
 }
 

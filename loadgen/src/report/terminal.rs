@@ -159,3 +159,23 @@ pub fn format_value(metric: Metric, v: u64) -> String {
         format!("{:.3}s", v as f64 / 1e6)
     }
 }
+
+/// The last lines of a terminal report of many runs: the resources sampled (if any), then
+/// `valid` or `INVALID:` with every reason.
+pub fn closing(
+    resources: &[crate::sampler::ResourceReport],
+    valid: bool,
+    invalid_reasons: &[String],
+) -> String {
+    let mut out = String::new();
+    if !resources.is_empty() {
+        out.push('\n');
+        out.push_str(&super::resources::table(resources).to_text());
+    }
+    if valid {
+        out.push_str("\nvalid\n");
+    } else {
+        out.push_str(&format!("\nINVALID: {}\n", invalid_reasons.join("; ")));
+    }
+    out
+}

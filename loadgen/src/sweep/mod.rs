@@ -129,11 +129,8 @@ pub fn run_sweep(args: SweepArgs, command: Vec<String>) -> anyhow::Result<(Sweep
     let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
     let (compare, mut own) =
         crate::options::profile::compare_and(args.compare, &["levels", "level-kind"])?;
-    let kind = match (args.level_kind, own.remove("level-kind")) {
-        (Some(kind), _) => kind,
-        (None, None) => LevelKind::default(),
-        (None, Some(text)) => LevelKind::parse(&text).map_err(SetupError::from)?,
-    };
+    let kind =
+        LevelKind::resolve(args.level_kind, own.remove("level-kind")).map_err(SetupError::from)?;
     let levels_text = args.levels.or_else(|| own.remove("levels"));
     let levels = parse_levels(levels_text.as_deref().unwrap_or(DEFAULT_LEVELS), kind)
         .map_err(SetupError::from)?;

@@ -2,7 +2,7 @@
 
 use gatebench_shared::wire::openai::{ChatRequest, FinishReason};
 
-use super::{ApiRoute, Asked, Drawn};
+use super::{text_answer, ApiRoute, Asked, Drawn};
 use crate::config::Api;
 use crate::inbound::Inbound;
 use crate::metrics::RouteKind;
@@ -10,7 +10,6 @@ use crate::payload::Payload;
 use crate::rejection::Rejection;
 use crate::sse::StreamApi;
 use crate::state::State;
-use crate::template::Fill;
 
 /// OpenAI's chat completions.
 pub struct Chat;
@@ -94,16 +93,12 @@ impl ApiRoute for Chat {
     fn whole(state: &State, asked: &Asked<ChatExtra>, drawn: &Drawn) -> Payload {
         match &drawn.tool {
             Some(tool) => tool.openai_completion(state),
-            None => state
-                .catalog
-                .completion(finish(drawn.truncated))
-                .fill(&Fill {
-                    model: &asked.model,
-                    content: &state.catalog.content(drawn.tokens),
-                    prompt_tokens: asked.prompt_tokens,
-                    completion_tokens: u64::from(drawn.tokens),
-                    sequence: 0,
-                }),
+            None => text_answer(
+                state,
+                state.catalog.completion(finish(drawn.truncated)),
+                asked,
+                drawn,
+            ),
         }
     }
 }

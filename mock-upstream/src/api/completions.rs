@@ -3,7 +3,7 @@
 use gatebench_shared::wire::completions::CompletionRequest;
 
 use super::chat::finish;
-use super::{ApiRoute, Asked, Drawn};
+use super::{text_answer, ApiRoute, Asked, Drawn};
 use crate::config::Api;
 use crate::inbound::Inbound;
 use crate::metrics::RouteKind;
@@ -11,7 +11,6 @@ use crate::payload::Payload;
 use crate::rejection::Rejection;
 use crate::sse::StreamApi;
 use crate::state::State;
-use crate::template::Fill;
 
 /// OpenAI's legacy completions.
 pub struct Completions;
@@ -78,12 +77,11 @@ impl ApiRoute for Completions {
     #[inline]
     fn whole(state: &State, asked: &Asked<bool>, drawn: &Drawn) -> Payload {
         let catalog = &state.catalog.completions;
-        catalog.completion(finish(drawn.truncated)).fill(&Fill {
-            model: &asked.model,
-            content: &state.catalog.content(drawn.tokens),
-            prompt_tokens: asked.prompt_tokens,
-            completion_tokens: u64::from(drawn.tokens),
-            sequence: 0,
-        })
+        text_answer(
+            state,
+            catalog.completion(finish(drawn.truncated)),
+            asked,
+            drawn,
+        )
     }
 }

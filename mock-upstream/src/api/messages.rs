@@ -3,7 +3,7 @@
 use gatebench_shared::wire::anthropic::{MessagesRequest, StopReason, VERSION_HEADER};
 use hyper::HeaderMap;
 
-use super::{ApiRoute, Asked, Drawn};
+use super::{text_answer, ApiRoute, Asked, Drawn};
 use crate::config::Api;
 use crate::inbound::Inbound;
 use crate::metrics::RouteKind;
@@ -11,7 +11,6 @@ use crate::payload::Payload;
 use crate::rejection::Rejection;
 use crate::sse::StreamApi;
 use crate::state::State;
-use crate::template::Fill;
 
 /// Anthropic's Messages API.
 pub struct Messages;
@@ -86,17 +85,12 @@ impl ApiRoute for Messages {
     fn whole(state: &State, asked: &Asked<()>, drawn: &Drawn) -> Payload {
         match &drawn.tool {
             Some(tool) => tool.anthropic_message(state),
-            None => state
-                .catalog
-                .anthropic
-                .message(stop(drawn.truncated))
-                .fill(&Fill {
-                    model: &asked.model,
-                    content: &state.catalog.content(drawn.tokens),
-                    prompt_tokens: asked.prompt_tokens,
-                    completion_tokens: u64::from(drawn.tokens),
-                    sequence: 0,
-                }),
+            None => text_answer(
+                state,
+                state.catalog.anthropic.message(stop(drawn.truncated)),
+                asked,
+                drawn,
+            ),
         }
     }
 }

@@ -30,6 +30,7 @@ use crate::payload::Payload;
 use crate::rejection::Rejection;
 use crate::sse::StreamApi;
 use crate::state::State;
+use crate::template::{Fill, Template};
 use crate::tools::ToolAnswer;
 
 /// What a valid request asks of the pipeline, read by its API from the body.
@@ -96,4 +97,20 @@ pub trait ApiRoute {
 
     /// The whole (non-streamed) answer's body.
     fn whole(state: &State, asked: &Asked<Self::Extra>, drawn: &Drawn) -> Payload;
+}
+
+/// `template` filled with the request's model and the drawn text: a whole answer of text.
+pub fn text_answer<E>(
+    state: &State,
+    template: &Template,
+    asked: &Asked<E>,
+    drawn: &Drawn,
+) -> Payload {
+    template.fill(&Fill {
+        model: &asked.model,
+        content: &state.catalog.content(drawn.tokens),
+        prompt_tokens: asked.prompt_tokens,
+        completion_tokens: u64::from(drawn.tokens),
+        sequence: 0,
+    })
 }

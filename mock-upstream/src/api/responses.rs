@@ -2,7 +2,7 @@
 
 use gatebench_shared::wire::responses::ResponsesRequest;
 
-use super::{ApiRoute, Asked, Drawn};
+use super::{text_answer, ApiRoute, Asked, Drawn};
 use crate::catalog::Outcome;
 use crate::config::Api;
 use crate::inbound::Inbound;
@@ -11,7 +11,6 @@ use crate::payload::Payload;
 use crate::rejection::Rejection;
 use crate::sse::StreamApi;
 use crate::state::State;
-use crate::template::Fill;
 
 /// OpenAI's Responses API.
 pub struct Responses;
@@ -80,13 +79,12 @@ impl ApiRoute for Responses {
     #[inline]
     fn whole(state: &State, asked: &Asked<()>, drawn: &Drawn) -> Payload {
         let catalog = &state.catalog.responses;
-        catalog.response(outcome(drawn.truncated)).fill(&Fill {
-            model: &asked.model,
-            content: &state.catalog.content(drawn.tokens),
-            prompt_tokens: asked.prompt_tokens,
-            completion_tokens: u64::from(drawn.tokens),
-            sequence: 0,
-        })
+        text_answer(
+            state,
+            catalog.response(outcome(drawn.truncated)),
+            asked,
+            drawn,
+        )
     }
 }
 
