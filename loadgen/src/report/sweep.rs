@@ -21,24 +21,20 @@ pub fn levels_table(levels: &[Level]) -> Table {
     for level in levels {
         for s in &level.summary {
             let added = |p: &str| {
-                level
-                    .deltas
-                    .iter()
-                    .find(|d| d.gateway == s.name && d.percentile == p)
-                    .map_or_else(
-                        || "-".to_string(),
-                        |d| {
-                            let v = d.added_us.map_or_else(
-                                || d.per_trial_us.first().copied().unwrap_or(f64::NAN),
-                                |i| i.estimate,
-                            );
-                            let interval = d
-                                .added_us
-                                .map(|i| format!(" ±{}", micros((i.high - i.low) / 2.0)))
-                                .unwrap_or_default();
-                            format!("{}{interval}", micros(v))
-                        },
-                    )
+                level.delta(&s.name, p).map_or_else(
+                    || "-".to_string(),
+                    |d| {
+                        let v = d.added_us.map_or_else(
+                            || d.per_trial_us.first().copied().unwrap_or(f64::NAN),
+                            |i| i.estimate,
+                        );
+                        let interval = d
+                            .added_us
+                            .map(|i| format!(" ±{}", micros((i.high - i.low) / 2.0)))
+                            .unwrap_or_default();
+                        format!("{}{interval}", micros(v))
+                    },
+                )
             };
             table.push(vec![
                 level.level.to_string(),
@@ -50,9 +46,7 @@ pub fn levels_table(levels: &[Level]) -> Table {
                 added("p50"),
                 added("p99"),
                 level
-                    .deltas
-                    .iter()
-                    .find(|d| d.gateway == s.name && d.percentile == "p99")
+                    .delta(&s.name, "p99")
                     .map_or_else(|| "-".to_string(), |d| d.verdict()),
                 if level.baseline_saturated {
                     "saturated".into()

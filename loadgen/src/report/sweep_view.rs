@@ -120,9 +120,7 @@ pub fn sweep_csv(view: &SweepView) -> String {
         for s in &level.summary {
             let added = |p: &str| {
                 level
-                    .deltas
-                    .iter()
-                    .find(|d| d.gateway == s.name && d.percentile == p)
+                    .delta(&s.name, p)
                     .and_then(|d| {
                         d.added_us
                             .map(|i| i.estimate)

@@ -41,6 +41,15 @@ pub struct Level {
     pub runs: Vec<TrialRun>,
 }
 
+impl Level {
+    /// The delta of `gateway` at `percentile` (`p50`, `p99`, ...), if that gateway was measured.
+    pub fn delta(&self, gateway: &str, percentile: &str) -> Option<&PercentileDelta> {
+        self.deltas
+            .iter()
+            .find(|d| d.gateway == gateway && d.percentile == percentile)
+    }
+}
+
 /// A gateway's added latency at the highest level whose baseline was not saturated.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Headline {
@@ -256,16 +265,12 @@ fn headline(targets: &[Named], levels: &[Level]) -> Vec<Headline> {
         return Vec::new();
     };
     let added = |gateway: &str, percentile: &str| {
-        level
-            .deltas
-            .iter()
-            .find(|d| d.gateway == gateway && d.percentile == percentile)
-            .map_or(f64::NAN, |d| {
-                d.added_us.map_or_else(
-                    || d.per_trial_us.first().copied().unwrap_or(f64::NAN),
-                    |i| i.estimate,
-                )
-            })
+        level.delta(gateway, percentile).map_or(f64::NAN, |d| {
+            d.added_us.map_or_else(
+                || d.per_trial_us.first().copied().unwrap_or(f64::NAN),
+                |i| i.estimate,
+            )
+        })
     };
     targets[1..]
         .iter()
