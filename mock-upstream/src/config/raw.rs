@@ -183,29 +183,8 @@ impl RawSettings {
             Some(text) => parse_listen(&text)?,
             None => defaults.listen,
         };
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let pin = match self.pin {
-            Some(text) => gatebench_shared::host::parse_cores(&text, cores)
-                .ok_or_else(|| ConfigError::Pin(text.clone(), cores))?,
-            None => Vec::new(),
-        };
-        let threads = self
-            .threads
-            .unwrap_or(if pin.is_empty() { cores } else { pin.len() });
-        if !(1..=1024).contains(&threads) {
-            return Err(ConfigError::Threads(threads));
-        }
-        let dist = |v: Option<String>| v.map(|s| s.parse::<Distribution>()).transpose();
-        let latency = LatencyModel {
-            latency: dist(self.latency)?,
-            ttft: dist(self.ttft)?.unwrap_or(Distribution::ZERO),
-            itl: dist(self.itl)?.unwrap_or(Distribution::ZERO),
-            tokens: match self.tokens {
-                Some(t) => t.parse::<TokenCount>()?,
-                None => defaults.latency.tokens,
-            },
-            seed: self.seed.unwrap_or(0),
-        };
+        let (threads, pin) = workers(self.threads, self.pin)?;
+        let latency = latency_model(self.latency, self.ttft, self.itl, self.tokens, self.seed)?;
         let models = match self.models {
             Some(text) => parse_models(&text)?,
             None => defaults.models,
@@ -232,27 +211,7 @@ impl RawSettings {
             Some(text) => parse_share(&text).ok_or(ConfigError::ToolCalls(text))?,
             None => defaults.tool_calls,
         };
-        let tls = match self.tls_names {
-            Some(text) => {
-                let names: Vec<String> = text
-                    .split(',')
-                    .map(str::trim)
-                    .filter(|n| !n.is_empty())
-                    .map(str::to_string)
-                    .collect();
-                if names.is_empty() || names.iter().any(|n| n.contains(char::is_whitespace)) {
-                    return Err(ConfigError::TlsNames(text));
-                }
-                Some(TlsSettings {
-                    names,
-                    ca_file: self
-                        .tls_ca_file
-                        .unwrap_or_else(|| "mock-ca.pem".to_string())
-                        .into(),
-                })
-            }
-            None => None,
-        };
+        let tls = tls(self.tls_names, self.tls_ca_file)?;
         Ok(Config {
             listen,
             threads,
@@ -297,4 +256,64 @@ impl RawSettings {
             },
         })
     }
+}
+
+/// `--threads` and `--pin`: the worker count (by default one per pinned core, else one per
+/// core) and the cores, checked.
+fn workers(
+    threads: Option<usize>,
+    pin: Option<String>,
+) -> Result<(usize, Vec<usize>), ConfigError> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let pin = match pin {
+        Some(text) => gatebench_shared::host::parse_cores(&text, cores)
+            .ok_or_else(|| ConfigError::Pin(text.clone(), cores))?,
+        None => Vec::new(),
+    };
+    let threads = threads.unwrap_or(if pin.is_empty() { cores } else { pin.len() });
+    if !(1..=1024).contains(&threads) {
+        return Err(ConfigError::Threads(threads));
+    }
+    Ok((threads, pin))
+}
+
+/// `--latency`, `--ttft`, `--itl`, `--tokens` and `--seed` as one latency model.
+fn latency_model(
+    latency: Option<String>,
+    ttft: Option<String>,
+    itl: Option<String>,
+    tokens: Option<String>,
+    seed: Option<u64>,
+) -> Result<LatencyModel, ConfigError> {
+    let dist = |v: Option<String>| v.map(|s| s.parse::<Distribution>()).transpose();
+    Ok(LatencyModel {
+        latency: dist(latency)?,
+        ttft: dist(ttft)?.unwrap_or(Distribution::ZERO),
+        itl: dist(itl)?.unwrap_or(Distribution::ZERO),
+        tokens: match tokens {
+            Some(t) => t.parse::<TokenCount>()?,
+            None => Config::default().latency.tokens,
+        },
+        seed: seed.unwrap_or(0),
+    })
+}
+
+/// `--tls-names` and `--tls-ca-file`: TLS with a generated certificate for those names, or none.
+fn tls(names: Option<String>, ca_file: Option<String>) -> Result<Option<TlsSettings>, ConfigError> {
+    let Some(text) = names else {
+        return Ok(None);
+    };
+    let names: Vec<String> = text
+        .split(',')
+        .map(str::trim)
+        .filter(|n| !n.is_empty())
+        .map(str::to_string)
+        .collect();
+    if names.is_empty() || names.iter().any(|n| n.contains(char::is_whitespace)) {
+        return Err(ConfigError::TlsNames(text));
+    }
+    Ok(Some(TlsSettings {
+        names,
+        ca_file: ca_file.unwrap_or_else(|| "mock-ca.pem".to_string()).into(),
+    }))
 }
