@@ -16,7 +16,7 @@ use crate::compare::sample_specs;
 use crate::exchange::{exchange, Slot};
 use crate::gateways::{reach, Named};
 use crate::http1::RequestTemplate;
-use crate::options::{LadderArgs, LADDER_LEVELS as DEFAULT_LEVELS};
+use crate::options::{CompareArgs, LadderArgs, LADDER_LEVELS as DEFAULT_LEVELS};
 use crate::pacer::RunClock;
 use crate::plan::{Plan, PlanError, RequestSpec, Target};
 use crate::pool::Pool;
@@ -94,35 +94,77 @@ pub(crate) fn parse_levels(text: &str) -> Result<Vec<usize>, PlanError> {
     crate::plan::parse_counts(text, "counts like 10,100,250,500,1000")
 }
 
+/// A validated `loadgen ladder`, made once from its options (flags over the profile): what it
+/// runs, and what `--print-config` prints.
+#[derive(Debug)]
+pub struct LadderPlan {
+    /// The options as merged (the scenario defaults to `chat-stream`).
+    pub compare: CompareArgs,
+    /// The levels as given (or the default), and parsed.
+    pub levels_text: String,
+    pub levels: Vec<usize>,
+    pub targets: Vec<Named>,
+    pub settle: Duration,
+    pub samples: Vec<crate::sampler::SampleSpec>,
+    /// The requests and timeouts of every rung.
+    pub plan: Plan,
+}
+
+impl LadderPlan {
+    /// Checks `args` (with its profile under it) without sending anything.
+    pub fn new(args: LadderArgs) -> anyhow::Result<LadderPlan> {
+        let (mut compare, mut own) =
+            crate::options::profile::compare_and(args.compare, &["levels"])?;
+        let levels_text = args
+            .levels
+            .or_else(|| own.remove("levels"))
+            .unwrap_or_else(|| DEFAULT_LEVELS.into());
+        if compare.run.scenario.is_none() && compare.run.body.is_none() {
+            compare.run.scenario = Some("chat-stream".into());
+        }
+        let levels = parse_levels(&levels_text).map_err(SetupError::from)?;
+        let settle = compare.settle(Duration::from_secs(1))?;
+        let samples = sample_specs(&compare.sample)?;
+        let targets = compare.targets("ladder")?;
+        if compare.twin.is_some() || compare.min_effect.is_some() {
+            return Err(SetupError::Other(
+                "ladder takes no --twin or --min-effect (nor those profile keys): it reports each \
+                 rung's figures per target, with no verdict to resolve"
+                    .into(),
+            )
+            .into());
+        }
+        let plan = compare.run.clone().plan().map_err(SetupError::from)?;
+        if !plan.request.stream {
+            return Err(SetupError::Other(
+                "ladder measures streams: use --scenario chat-stream or a body with \"stream\": true"
+                    .into(),
+            )
+            .into());
+        }
+        Ok(LadderPlan {
+            compare,
+            levels_text,
+            levels,
+            targets,
+            settle,
+            samples,
+            plan,
+        })
+    }
+}
+
 /// Runs `loadgen ladder` and returns the result with the exit code it earns.
 pub fn run_ladder(args: LadderArgs, command: Vec<String>) -> anyhow::Result<(LadderResult, u8)> {
     let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
-    let (mut compare, mut own) = crate::options::profile::compare_and(args.compare, &["levels"])?;
-    let levels_text = args.levels.or_else(|| own.remove("levels"));
-    if compare.run.scenario.is_none() && compare.run.body.is_none() {
-        compare.run.scenario = Some("chat-stream".into());
-    }
-    let levels =
-        parse_levels(levels_text.as_deref().unwrap_or(DEFAULT_LEVELS)).map_err(SetupError::from)?;
-    let settle = compare.settle(Duration::from_secs(1))?;
-    let samples = sample_specs(&compare.sample)?;
-    let targets = compare.targets("ladder")?;
-    if compare.twin.is_some() || compare.min_effect.is_some() {
-        return Err(SetupError::Other(
-            "ladder takes no --twin or --min-effect (nor those profile keys): it reports each \
-             rung's figures per target, with no verdict to resolve"
-                .into(),
-        )
-        .into());
-    }
-    let plan = compare.run.clone().plan().map_err(SetupError::from)?;
-    if !plan.request.stream {
-        return Err(SetupError::Other(
-            "ladder measures streams: use --scenario chat-stream or a body with \"stream\": true"
-                .into(),
-        )
-        .into());
-    }
+    let LadderPlan {
+        levels,
+        targets,
+        settle,
+        samples,
+        plan,
+        ..
+    } = LadderPlan::new(args)?;
     let open_files = raise_open_file_limit().ok();
     let most = levels.iter().copied().max().unwrap_or(0);
     crate::run::check_connections(most, open_files.as_ref())?;

@@ -63,23 +63,63 @@ pub struct TrialRun {
     pub run: TargetRun,
 }
 
+/// A validated `loadgen compare`, made once from its options (flags over the profile): what it
+/// runs, and what `--print-config` prints.
+#[derive(Debug)]
+pub struct ComparePlan {
+    /// The options as merged.
+    pub args: CompareArgs,
+    /// Direct first, then the twin (when there is one), then the gateways.
+    pub targets: Vec<Named>,
+    pub twin: bool,
+    pub min_effect_us: f64,
+    pub trials: usize,
+    pub settle: Duration,
+    pub samples: Vec<SampleSpec>,
+    /// Each trial's load.
+    pub plan: Plan,
+}
+
+impl ComparePlan {
+    /// Checks `args` (with its profile under it) without sending anything.
+    pub fn new(args: CompareArgs) -> anyhow::Result<ComparePlan> {
+        let args = crate::options::profile::compare(args)?;
+        let mut targets = args.targets("compare")?;
+        let twin = with_twin(&mut targets, args.twin.as_deref(), args.direct.as_deref())?;
+        let plan = args.run.clone().plan().map_err(SetupError::from)?;
+        if plan.duration.is_none() {
+            return Err(SetupError::Other(
+                "compare needs a finite --duration for each trial".into(),
+            )
+            .into());
+        }
+        Ok(ComparePlan {
+            twin,
+            targets,
+            min_effect_us: min_effect_us(args.min_effect.as_deref())?,
+            trials: args.trials(DEFAULT_TRIALS)?,
+            settle: args.settle(Duration::ZERO)?,
+            samples: sample_specs(&args.sample)?,
+            plan,
+            args,
+        })
+    }
+}
+
 /// Runs `loadgen compare` and returns the result with the exit code it earns.
 pub fn run_compare(args: CompareArgs, command: Vec<String>) -> anyhow::Result<(CompareResult, u8)> {
     let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
-    let args = crate::options::profile::compare(args)?;
-    let mut targets = args.targets("compare")?;
-    let twin = with_twin(&mut targets, args.twin.as_deref(), args.direct.as_deref())?;
-    let min_effect_us = min_effect_us(args.min_effect.as_deref())?;
-    let trials = args.trials(DEFAULT_TRIALS)?;
-    let settle = args.settle(Duration::ZERO)?;
-    let plan = args.run.clone().plan().map_err(SetupError::from)?;
-    if plan.duration.is_none() {
-        return Err(
-            SetupError::Other("compare needs a finite --duration for each trial".into()).into(),
-        );
-    }
+    let ComparePlan {
+        targets,
+        twin,
+        min_effect_us,
+        trials,
+        settle,
+        samples,
+        plan,
+        ..
+    } = ComparePlan::new(args)?;
     let mock = reach(&targets, plan.timeout)?;
-    let samples = sample_specs(&args.sample)?;
     let open_files = raise_open_file_limit().ok();
     crate::run::check_open_files(&plan, open_files.as_ref())?;
     let stop = stop_flag();

@@ -10,9 +10,9 @@ use anyhow::Context as _;
 use serde::de::DeserializeOwned;
 
 use crate::options::CompareArgs;
-use crate::options::LevelKind;
 use crate::options::OverheadArgs;
 use crate::options::RunArgs;
+use crate::options::{LadderArgs, LevelKind, SweepArgs};
 use crate::run::SetupError;
 
 /// The profile at `path` as the options of a command.
@@ -204,65 +204,58 @@ pub fn check(command: &str, path: &Path) -> anyhow::Result<String> {
             let args = CompareArgs {
                 direct: Some(PLACEHOLDER.into()),
                 run: RunArgs {
-                    profile: Some(path.to_path_buf()),
+                    profile,
                     ..RunArgs::default()
                 },
                 ..CompareArgs::default()
             };
+            // The profile read here, so the placeholder gateway stands only where it has none;
+            // each command's plan is then made as the command makes it.
             let (mut args, mut mine) = compare_and(args, own)?;
             if args.gateways.is_empty() {
                 args.gateways = vec![PLACEHOLDER_GATEWAY.into()];
             }
-            let mut run = args.run.clone();
-            run.profile = None;
-            let kind =
-                LevelKind::resolve(None, mine.remove("level-kind")).map_err(|e| invalid(&e))?;
-            let mut level_plan = None;
-            let levels = match command {
+            args.run.profile = None;
+            let levels = mine.remove("levels");
+            match command {
+                "compare" => {
+                    let p = crate::compare::ComparePlan::new(args).map_err(|e| invalid(&e))?;
+                    Ok(format!(
+                        "compare: {:?}, {} trial(s) per target",
+                        p.plan.load, p.trials
+                    ))
+                }
                 "sweep" => {
-                    let text = mine
-                        .remove("levels")
-                        .unwrap_or_else(|| crate::options::SWEEP_LEVELS.into());
-                    let levels =
-                        crate::sweep::parse_levels(&text, kind).map_err(|e| invalid(&e))?;
-                    // Each level sets the load; the profile's own must not clash with it.
-                    let base = CompareArgs {
-                        run: run.clone(),
-                        ..CompareArgs::default()
-                    };
-                    level_plan = Some(
-                        crate::sweep::level_plan(&base, kind, levels[0])
-                            .map_err(|e| invalid(&e))?,
-                    );
-                    levels.len()
+                    let level_kind = mine
+                        .remove("level-kind")
+                        .map(|t| LevelKind::parse(&t))
+                        .transpose()
+                        .map_err(|e| invalid(&e))?;
+                    let p = crate::sweep::SweepPlan::new(SweepArgs {
+                        levels,
+                        level_kind,
+                        compare: args,
+                    })
+                    .map_err(|e| invalid(&e))?;
+                    Ok(format!(
+                        "sweep: {} {} level(s), {} trial(s) each",
+                        p.levels.len(),
+                        p.kind,
+                        p.trials
+                    ))
                 }
-                "ladder" => {
-                    let text = mine
-                        .remove("levels")
-                        .unwrap_or_else(|| crate::options::LADDER_LEVELS.into());
-                    crate::ladder::parse_levels(&text)
-                        .map_err(|e| invalid(&e))?
-                        .len()
+                _ => {
+                    let p = crate::ladder::LadderPlan::new(LadderArgs {
+                        levels,
+                        compare: args,
+                    })
+                    .map_err(|e| invalid(&e))?;
+                    Ok(format!(
+                        "ladder: {} level(s) of simultaneous streams",
+                        p.levels.len()
+                    ))
                 }
-                _ => 0,
-            };
-            let plan = match level_plan {
-                Some(plan) => plan,
-                None => run.plan().map_err(|e| invalid(&e))?,
-            };
-            let trials = args.trials(if command == "compare" {
-                crate::options::COMPARE_TRIALS
-            } else {
-                crate::options::SWEEP_TRIALS
-            });
-            let trials = trials.map_err(|e| invalid(&e))?;
-            args.targets(command).map_err(|e| invalid(&e))?;
-            crate::compare::sample_specs(&args.sample).map_err(|e| invalid(&e))?;
-            Ok(match command {
-                "compare" => format!("compare: {:?}, {trials} trial(s) per target", plan.load),
-                "sweep" => format!("sweep: {levels} {kind} level(s), {trials} trial(s) each"),
-                _ => format!("ladder: {levels} level(s) of simultaneous streams"),
-            })
+            }
         }
         other => Err(anyhow::anyhow!(
             "unknown command '{other}': expected run, overhead, compare, sweep or ladder"

@@ -5,7 +5,6 @@
 use gatebench_shared::latency::format_us;
 
 use crate::options::CompareArgs;
-use crate::options::LevelKind;
 use crate::options::OverheadArgs;
 use crate::options::{Command, RunArgs};
 use crate::overhead::plan::OverheadPlan;
@@ -147,6 +146,10 @@ fn table<T: serde::Serialize>(options: &T) -> toml::Table {
     toml::Table::try_from(options).expect("options serialise to TOML")
 }
 
+fn micros(d: std::time::Duration) -> u64 {
+    d.as_micros() as u64
+}
+
 /// The text `--print-config` prints.
 pub fn text(profile: &toml::Table) -> String {
     // Invariant: a table of strings, numbers, booleans and arrays of them serialises.
@@ -174,60 +177,29 @@ pub fn print(command: Command) -> anyhow::Result<String> {
             overhead_profile(&args, &plan)
         }
         Command::Compare(args) => {
-            let args = crate::options::profile::compare(args)?;
-            args.targets("compare")?;
-            let trials = args.trials(crate::options::COMPARE_TRIALS)?;
-            let settle = args.settle(std::time::Duration::ZERO)?;
-            let plan = args.run.clone().plan().map_err(SetupError::from)?;
-            compare_profile(&args, &plan, trials, settle.as_micros() as u64, &[])
+            let p = crate::compare::ComparePlan::new(args)?;
+            compare_profile(&p.args, &p.plan, p.trials, micros(p.settle), &[])
         }
         Command::Sweep(args) => {
-            let (compare, mut own) =
-                crate::options::profile::compare_and(args.compare, &["levels", "level-kind"])?;
-            let kind = LevelKind::resolve(args.level_kind, own.remove("level-kind"))
-                .map_err(SetupError::from)?;
-            let levels = args
-                .levels
-                .or_else(|| own.remove("levels"))
-                .unwrap_or_else(|| crate::options::SWEEP_LEVELS.into());
-            let parsed = crate::sweep::parse_levels(&levels, kind).map_err(SetupError::from)?;
-            compare.targets("sweep")?;
-            let trials = compare.trials(crate::options::SWEEP_TRIALS)?;
-            let settle = compare.settle(std::time::Duration::ZERO)?;
-            let plan =
-                crate::sweep::level_plan(&compare, kind, parsed[0]).map_err(SetupError::from)?;
-            let own = [("levels", levels), ("level-kind", kind.to_string())];
+            let p = crate::sweep::SweepPlan::new(args)?;
+            let own = [
+                ("levels", p.levels_text),
+                ("level-kind", p.kind.to_string()),
+            ];
             let mut profile =
-                compare_profile(&compare, &plan, trials, settle.as_micros() as u64, &own);
+                compare_profile(&p.compare, &p.plans[0], p.trials, micros(p.settle), &own);
             // Each level sets the load (and at least its own count of connections).
             profile.remove("rate");
             profile.remove("concurrency");
-            if compare.run.connections.is_none() {
+            if p.compare.run.connections.is_none() {
                 profile.remove("connections");
             }
             profile
         }
         Command::Ladder(args) => {
-            let (mut compare, mut own) =
-                crate::options::profile::compare_and(args.compare, &["levels"])?;
-            if compare.run.scenario.is_none() && compare.run.body.is_none() {
-                compare.run.scenario = Some("chat-stream".into());
-            }
-            let levels = args
-                .levels
-                .or_else(|| own.remove("levels"))
-                .unwrap_or_else(|| crate::options::LADDER_LEVELS.into());
-            crate::ladder::parse_levels(&levels).map_err(SetupError::from)?;
-            compare.targets("ladder")?;
-            let settle = compare.settle(std::time::Duration::from_secs(1))?;
-            let plan = compare.run.clone().plan().map_err(SetupError::from)?;
-            let mut profile = compare_profile(
-                &compare,
-                &plan,
-                1,
-                settle.as_micros() as u64,
-                &[("levels", levels)],
-            );
+            let p = crate::ladder::LadderPlan::new(args)?;
+            let own = [("levels", p.levels_text)];
+            let mut profile = compare_profile(&p.compare, &p.plan, 1, micros(p.settle), &own);
             // A ladder has no trials and no rate: each level is N streams at once.
             for key in ["trials", "rate", "arrival"] {
                 profile.remove(key);
@@ -316,8 +288,8 @@ mod tests {
                 GATEWAY,
                 "--concurrency",
                 "8",
-                "--requests",
-                "100",
+                "--duration",
+                "5s",
                 "--twin",
                 "none",
             ],

@@ -133,43 +133,94 @@ pub(crate) fn level_plan(
     run.plan_at(Some(load))
 }
 
+/// A validated `loadgen sweep`, made once from its options (flags over the profile): what it
+/// runs, and what `--print-config` prints.
+#[derive(Debug)]
+pub struct SweepPlan {
+    /// The options as merged.
+    pub compare: CompareArgs,
+    pub kind: LevelKind,
+    /// The levels as given (or the default), and parsed.
+    pub levels_text: String,
+    pub levels: Vec<f64>,
+    /// Direct first, then the twin (only with `--twin URL`), then the gateways.
+    pub targets: Vec<Named>,
+    pub twin: bool,
+    pub min_effect_us: f64,
+    pub trials: usize,
+    pub settle: Duration,
+    pub samples: Vec<crate::sampler::SampleSpec>,
+    /// Each level's load, in order.
+    pub plans: Vec<Plan>,
+}
+
+impl SweepPlan {
+    /// Checks `args` (with its profile under it) without sending anything: every level's plan
+    /// is made before any load is sent.
+    pub fn new(args: SweepArgs) -> anyhow::Result<SweepPlan> {
+        let (compare, mut own) =
+            crate::options::profile::compare_and(args.compare, &["levels", "level-kind"])?;
+        let kind = LevelKind::resolve(args.level_kind, own.remove("level-kind"))
+            .map_err(SetupError::from)?;
+        let levels_text = args
+            .levels
+            .or_else(|| own.remove("levels"))
+            .unwrap_or_else(|| DEFAULT_LEVELS.into());
+        let levels = parse_levels(&levels_text, kind).map_err(SetupError::from)?;
+        let mut targets = compare.targets("sweep")?;
+        // A twin only when asked for: it would be a fourth target on every rung.
+        let twin = match compare.twin.as_deref() {
+            None => false,
+            Some(url) => with_twin(&mut targets, Some(url), compare.direct.as_deref())?,
+        };
+        let plans = levels
+            .iter()
+            .map(|&l| level_plan(&compare, kind, l))
+            .collect::<Result<Vec<Plan>, _>>()
+            .map_err(SetupError::from)?;
+        if plans
+            .iter()
+            .any(|p| p.duration.is_none() && p.requests.is_none())
+        {
+            return Err(SetupError::Other(
+                "sweep needs a finite --duration per level (or --requests with concurrency levels)"
+                    .into(),
+            )
+            .into());
+        }
+        Ok(SweepPlan {
+            kind,
+            levels_text,
+            levels,
+            targets,
+            twin,
+            min_effect_us: min_effect_us(compare.min_effect.as_deref())?,
+            trials: compare.trials(DEFAULT_TRIALS)?,
+            settle: compare.settle(Duration::ZERO)?,
+            samples: crate::compare::sample_specs(&compare.sample)?,
+            plans,
+            compare,
+        })
+    }
+}
+
 /// Runs `loadgen sweep` and returns the result with the exit code it earns.
 pub fn run_sweep(args: SweepArgs, command: Vec<String>) -> anyhow::Result<(SweepResult, u8)> {
     let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
-    let (compare, mut own) =
-        crate::options::profile::compare_and(args.compare, &["levels", "level-kind"])?;
-    let kind =
-        LevelKind::resolve(args.level_kind, own.remove("level-kind")).map_err(SetupError::from)?;
-    let levels_text = args.levels.or_else(|| own.remove("levels"));
-    let levels = parse_levels(levels_text.as_deref().unwrap_or(DEFAULT_LEVELS), kind)
-        .map_err(SetupError::from)?;
-    let mut targets = compare.targets("sweep")?;
-    // A twin only when asked for: it would be a fourth target on every rung.
-    let twin = match compare.twin.as_deref() {
-        None => false,
-        Some(url) => with_twin(&mut targets, Some(url), compare.direct.as_deref())?,
-    };
-    let min_effect_us = min_effect_us(compare.min_effect.as_deref())?;
-    let trials = compare.trials(DEFAULT_TRIALS)?;
-    let settle = compare.settle(Duration::ZERO)?;
-    // Every level's plan is checked before any load is sent.
-    let plans = levels
-        .iter()
-        .map(|&l| level_plan(&compare, kind, l))
-        .collect::<Result<Vec<Plan>, _>>()
-        .map_err(SetupError::from)?;
-    if plans
-        .iter()
-        .any(|p| p.duration.is_none() && p.requests.is_none())
-    {
-        return Err(SetupError::Other(
-            "sweep needs a finite --duration per level (or --requests with concurrency levels)"
-                .into(),
-        )
-        .into());
-    }
+    let SweepPlan {
+        compare,
+        kind,
+        levels,
+        targets,
+        twin,
+        min_effect_us,
+        trials,
+        settle,
+        samples,
+        plans,
+        ..
+    } = SweepPlan::new(args)?;
     let mock = reach(&targets, plans[0].timeout)?;
-    let samples = crate::compare::sample_specs(&compare.sample)?;
     let open_files = raise_open_file_limit().ok();
     for plan in &plans {
         crate::run::check_open_files(plan, open_files.as_ref())?;
