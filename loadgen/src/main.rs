@@ -1,3 +1,5 @@
+//! The `loadgen` binary: parses the command line and hands it to `loadgen::commands`.
+
 use std::process::ExitCode;
 
 use clap::Parser;

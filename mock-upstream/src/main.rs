@@ -1,3 +1,5 @@
+//! The `mock-upstream` binary: parses the command line and hands it to `mock_upstream::run`.
+
 use std::process::ExitCode;
 
 use clap::Parser;
