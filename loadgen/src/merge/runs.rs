@@ -5,58 +5,161 @@ use std::collections::BTreeMap;
 
 use anyhow::{anyhow, Context as _};
 use hdrhistogram::Histogram;
-use serde_json::{json, Map, Value};
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Value};
 
 use super::check::ShardResult;
 use super::name;
 use crate::hdr_codec::{decode, encode};
 use crate::recorder::{new_histogram, SecondSummary};
-use crate::result::{generator_reasons, steady_throughput, GeneratorTiming, Summary};
+use crate::result::{generator_reasons, steady_throughput, GeneratorTiming, Summary, Validity};
+use crate::start_at::ClockFacts;
 
 /// Largest spread of the shards' starts (each by its own clock) for their sum to be the plan's
 /// schedule: a millisecond is five slots at 5,000 req/s.
 const MAX_START_SPREAD_US: i64 = 10_000;
 
+/// What merging reads of each shard's run: the counters it adds, the figures it combines and
+/// the facts it judges (a figure a result leaves out counts as zero, as it always has). The rest
+/// of the first shard's run is carried over as written.
+#[derive(Debug, Deserialize)]
+struct ShardRun {
+    requests: u64,
+    ok: u64,
+    failed: u64,
+    dispatched: u64,
+    #[serde(default)]
+    warmup_requests: u64,
+    #[serde(default)]
+    duration_s: f64,
+    #[serde(default)]
+    dispatch_window_s: f64,
+    #[serde(default)]
+    throughput: f64,
+    #[serde(default)]
+    completion_window_s: f64,
+    #[serde(default)]
+    errors: BTreeMap<String, u64>,
+    #[serde(default)]
+    connections_opened: u64,
+    #[serde(default)]
+    connections_reused: u64,
+    #[serde(default)]
+    generator_cpu_cores: f64,
+    #[serde(default)]
+    interrupted: bool,
+    #[serde(default)]
+    achieved_rate: f64,
+    validity: ShardValidity,
+    #[serde(default)]
+    histograms: BTreeMap<String, String>,
+    #[serde(default)]
+    timeline: Vec<SecondSummary>,
+    #[serde(default)]
+    clock: ClockFacts,
+    #[serde(default)]
+    target: ShardTarget,
+}
+
+#[derive(Debug, Deserialize)]
+struct ShardValidity {
+    valid: bool,
+    #[serde(default)]
+    reasons: Vec<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct ShardTarget {
+    resolved: String,
+}
+
+/// What a merged run replaces of the first shard's run.
+#[derive(Debug, Serialize)]
+struct MergedRun {
+    duration_s: f64,
+    dispatch_window_s: f64,
+    warmup_requests: u64,
+    requests: u64,
+    ok: u64,
+    failed: u64,
+    dispatched: u64,
+    success_rate: f64,
+    achieved_rate: f64,
+    throughput: f64,
+    completion_window_s: f64,
+    steady_throughput: Option<f64>,
+    errors: BTreeMap<String, u64>,
+    connections_opened: u64,
+    connections_reused: u64,
+    pinned_cores: [usize; 0],
+    generator_cpu_cores: f64,
+    interrupted: bool,
+    metrics: BTreeMap<String, Summary>,
+    histograms: BTreeMap<String, String>,
+    timeline: Vec<SecondSummary>,
+    validity: Validity,
+    upstream: Option<()>,
+    clock: ClockFacts,
+}
+
+/// Each shard as the merged result lists it.
+#[derive(Debug, Serialize)]
+struct MergedShard<'a> {
+    file: String,
+    index: u64,
+    command: &'a Value,
+    host: &'a Value,
+    started_at: &'a Value,
+    threads: &'a Value,
+    connections: &'a Value,
+    target_resolved: &'a str,
+    clock: &'a ClockFacts,
+    requests: u64,
+    ok: u64,
+    failed: u64,
+    achieved_rate: f64,
+    generator_cpu_cores: f64,
+    valid: bool,
+}
+
 /// The merged result: the first shard's disclosure, the added run, and every shard's facts.
 pub fn merged_result(shards: &[ShardResult], command: Vec<String>) -> anyhow::Result<Value> {
     let first = &shards[0].value;
     let count = shards[0].count;
-    let runs: Vec<&Value> = shards.iter().map(|s| &s.value["runs"][0]).collect();
+    let runs: Vec<ShardRun> = shards
+        .iter()
+        .map(|s| {
+            serde_json::from_value(s.value["runs"][0].clone())
+                .with_context(|| format!("{}: its run", name(&s.path)))
+        })
+        .collect::<anyhow::Result<_>>()?;
 
-    let sum = |field: &str| -> u64 { runs.iter().filter_map(|r| r[field].as_u64()).sum() };
-    let fmax = |field: &str| -> f64 {
-        runs.iter()
-            .filter_map(|r| r[field].as_f64())
-            .fold(0.0, f64::max)
-    };
-    let (requests, ok, failed, dispatched) =
-        (sum("requests"), sum("ok"), sum("failed"), sum("dispatched"));
-    let duration_s = fmax("duration_s").max(1e-9);
-    let dispatch_window_s = fmax("dispatch_window_s").max(duration_s);
+    let sum = |field: fn(&ShardRun) -> u64| -> u64 { runs.iter().map(field).sum() };
+    let fsum = |field: fn(&ShardRun) -> f64| -> f64 { runs.iter().map(field).sum() };
+    let fmax = |field: fn(&ShardRun) -> f64| -> f64 { runs.iter().map(field).fold(0.0, f64::max) };
+    let (requests, ok, failed, dispatched) = (
+        sum(|r| r.requests),
+        sum(|r| r.ok),
+        sum(|r| r.failed),
+        sum(|r| r.dispatched),
+    );
+    let duration_s = fmax(|r| r.duration_s).max(1e-9);
+    let dispatch_window_s = fmax(|r| r.dispatch_window_s).max(duration_s);
     let achieved_rate = dispatched as f64 / dispatch_window_s;
     let mut errors: BTreeMap<String, u64> = BTreeMap::new();
     for run in &runs {
-        for (kind, n) in run["errors"].as_object().into_iter().flatten() {
-            *errors.entry(kind.clone()).or_default() += n.as_u64().unwrap_or(0);
+        for (kind, n) in &run.errors {
+            *errors.entry(kind.clone()).or_default() += n;
         }
     }
 
-    let histograms = add_histograms(shards)?;
-    let metrics: Map<String, Value> = histograms
-        .iter()
-        .map(|(m, h)| (m.clone(), json!(Summary::of(h))))
-        .collect();
-    let encoded: Map<String, Value> = histograms
-        .iter()
-        .map(|(m, h)| (m.clone(), json!(encode(h))))
-        .collect();
-    let timeline = add_timelines(shards)?;
+    let histograms = add_histograms(shards, &runs)?;
+    let timeline = add_timelines(shards, &runs)?;
 
     let mut reasons = Vec::new();
     let mut notes = Vec::new();
     for (shard, run) in shards.iter().zip(&runs) {
-        for reason in run["validity"]["reasons"].as_array().into_iter().flatten() {
-            let reason = reason.as_str().unwrap_or("");
+        for reason in &run.validity.reasons {
             reasons.push(format!("shard {}/{count}: {reason}", shard.index));
         }
     }
@@ -78,39 +181,48 @@ pub fn merged_result(shards: &[ShardResult], command: Vec<String>) -> anyhow::Re
     ));
     clock_checks(shards, &runs, &mut reasons, &mut notes);
 
-    let mut run = runs[0].clone();
-    let fields = json!({
-        "duration_s": duration_s,
-        "dispatch_window_s": dispatch_window_s,
-        "warmup_requests": sum("warmup_requests"),
-        "requests": requests,
-        "ok": ok,
-        "failed": failed,
-        "dispatched": dispatched,
-        "success_rate": if requests == 0 { 0.0 } else { ok as f64 / requests as f64 },
-        "achieved_rate": achieved_rate,
+    let valid = reasons.is_empty();
+    let merged_run = MergedRun {
+        duration_s,
+        dispatch_window_s,
+        warmup_requests: sum(|r| r.warmup_requests),
+        requests,
+        ok,
+        failed,
+        dispatched,
+        success_rate: if requests == 0 {
+            0.0
+        } else {
+            ok as f64 / requests as f64
+        },
+        achieved_rate,
         // Each shard's goodput over its own completion span; the shards started together, so
         // their spans are one span and their goodputs add up.
-        "throughput": runs.iter().filter_map(|r| r["throughput"].as_f64()).sum::<f64>(),
-        "completion_window_s": runs
+        throughput: fsum(|r| r.throughput),
+        completion_window_s: fmax(|r| r.completion_window_s),
+        steady_throughput: steady_throughput(&timeline),
+        errors,
+        connections_opened: sum(|r| r.connections_opened),
+        connections_reused: sum(|r| r.connections_reused),
+        pinned_cores: [],
+        generator_cpu_cores: fsum(|r| r.generator_cpu_cores),
+        interrupted: runs.iter().any(|r| r.interrupted),
+        metrics: histograms
             .iter()
-            .filter_map(|r| r["completion_window_s"].as_f64())
-            .fold(0.0, f64::max),
-        "steady_throughput": steady_throughput(&timeline),
-        "errors": errors,
-        "connections_opened": sum("connections_opened"),
-        "connections_reused": sum("connections_reused"),
-        "pinned_cores": [],
-        "generator_cpu_cores": runs.iter().filter_map(|r| r["generator_cpu_cores"].as_f64()).sum::<f64>(),
-        "interrupted": runs.iter().any(|r| r["interrupted"].as_bool() == Some(true)),
-        "metrics": metrics,
-        "histograms": encoded,
-        "timeline": timeline,
-        "validity": {"valid": reasons.is_empty(), "reasons": reasons},
-        "upstream": null,
-        "clock": merged_clock(&runs),
-    });
-    for (key, value) in fields.as_object().into_iter().flatten() {
+            .map(|(m, h)| (m.clone(), Summary::of(h)))
+            .collect(),
+        histograms: histograms
+            .iter()
+            .map(|(m, h)| (m.clone(), encode(h)))
+            .collect(),
+        timeline,
+        validity: Validity { valid, reasons },
+        upstream: None,
+        clock: merged_clock(&runs),
+    };
+    // The first shard's run, with every added or combined figure replaced.
+    let mut run = first["runs"][0].clone();
+    for (key, value) in json!(merged_run).as_object().into_iter().flatten() {
         run[key] = value.clone();
     }
 
@@ -119,33 +231,30 @@ pub fn merged_result(shards: &[ShardResult], command: Vec<String>) -> anyhow::Re
     merged["started_at"] = runs_min(shards, "started_at");
     merged["plan"]["shard"] = json!({"index": 0, "count": 1});
     merged["runs"] = json!([run]);
-    merged["valid"] = json!(run_valid(&merged["runs"][0]));
-    merged["shards"] = json!({
-        "count": count,
-        "notes": notes,
-        "merged": shards.iter().zip(&runs).map(|(s, r)| json!({
-            "file": name(&s.path),
-            "index": s.index,
-            "command": s.value["command"],
-            "host": s.value["host"],
-            "started_at": s.value["started_at"],
-            "threads": s.value["plan"]["threads"],
-            "connections": s.value["plan"]["connections"],
-            "target_resolved": r["target"]["resolved"],
-            "clock": r["clock"],
-            "requests": r["requests"],
-            "ok": r["ok"],
-            "failed": r["failed"],
-            "achieved_rate": r["achieved_rate"],
-            "generator_cpu_cores": r["generator_cpu_cores"],
-            "valid": r["validity"]["valid"],
-        })).collect::<Vec<_>>(),
-    });
+    merged["valid"] = json!(valid);
+    let listed: Vec<MergedShard> = shards
+        .iter()
+        .zip(&runs)
+        .map(|(s, r)| MergedShard {
+            file: name(&s.path),
+            index: s.index,
+            command: &s.value["command"],
+            host: &s.value["host"],
+            started_at: &s.value["started_at"],
+            threads: &s.value["plan"]["threads"],
+            connections: &s.value["plan"]["connections"],
+            target_resolved: &r.target.resolved,
+            clock: &r.clock,
+            requests: r.requests,
+            ok: r.ok,
+            failed: r.failed,
+            achieved_rate: r.achieved_rate,
+            generator_cpu_cores: r.generator_cpu_cores,
+            valid: r.validity.valid,
+        })
+        .collect();
+    merged["shards"] = json!({"count": count, "notes": notes, "merged": listed});
     Ok(merged)
-}
-
-fn run_valid(run: &Value) -> bool {
-    run["validity"]["valid"].as_bool().unwrap_or(false)
 }
 
 /// The earliest of the shards' `started_at` (RFC 3339 strings order as times).
@@ -158,11 +267,13 @@ fn runs_min(shards: &[ShardResult], field: &str) -> Value {
 }
 
 /// Each metric's histogram, added over the shards.
-fn add_histograms(shards: &[ShardResult]) -> anyhow::Result<BTreeMap<String, Histogram<u64>>> {
+fn add_histograms(
+    shards: &[ShardResult],
+    runs: &[ShardRun],
+) -> anyhow::Result<BTreeMap<String, Histogram<u64>>> {
     let mut out: BTreeMap<String, Histogram<u64>> = BTreeMap::new();
-    for shard in shards {
-        let encoded = shard.value["runs"][0]["histograms"]
-            .as_object()
+    for (shard, run) in shards.iter().zip(runs) {
+        let encoded = Some(&run.histograms)
             .filter(|m| !m.is_empty())
             .ok_or_else(|| {
                 anyhow!(
@@ -172,7 +283,7 @@ fn add_histograms(shards: &[ShardResult]) -> anyhow::Result<BTreeMap<String, His
                 )
             })?;
         for (metric, text) in encoded {
-            let h = decode(text.as_str().unwrap_or(""))
+            let h = decode(text)
                 .map_err(|e| anyhow!("{}: histogram {metric}: {e}", name(&shard.path)))?;
             match out.get_mut(metric) {
                 Some(sum) => sum
@@ -191,13 +302,10 @@ fn add_histograms(shards: &[ShardResult]) -> anyhow::Result<BTreeMap<String, His
 }
 
 /// The timelines added second by second (the shards started together, so their seconds align).
-fn add_timelines(shards: &[ShardResult]) -> anyhow::Result<Vec<SecondSummary>> {
+fn add_timelines(shards: &[ShardResult], runs: &[ShardRun]) -> anyhow::Result<Vec<SecondSummary>> {
     let mut seconds: BTreeMap<u64, (u64, Histogram<u64>)> = BTreeMap::new();
-    for shard in shards {
-        let timeline = shard.value["runs"][0]["timeline"].clone();
-        let timeline: Vec<SecondSummary> = serde_json::from_value(timeline)
-            .with_context(|| format!("{}: timeline", name(&shard.path)))?;
-        for s in timeline {
+    for (shard, run) in shards.iter().zip(runs) {
+        for s in &run.timeline {
             let h = decode(&s.response_time_histogram)
                 .map_err(|e| anyhow!("{}: timeline second {}: {e}", name(&shard.path), s.second))?;
             let (errors, sum) = seconds
@@ -215,32 +323,35 @@ fn add_timelines(shards: &[ShardResult]) -> anyhow::Result<Vec<SecondSummary>> {
 }
 
 /// The merged run's clock: the earliest start and the largest error of any shard.
-fn merged_clock(runs: &[&Value]) -> Value {
-    let clock = |r: &&Value, f: &str| r["clock"][f].as_i64();
-    json!({
-        "start_at": runs[0]["clock"]["start_at"],
-        "started_unix_us": runs.iter().filter_map(|r| clock(r, "started_unix_us")).min(),
-        "start_error_us": runs.iter().filter_map(|r| clock(r, "start_error_us")).max(),
-        "kernel": null,
-        "reference": null,
-    })
+fn merged_clock(runs: &[ShardRun]) -> ClockFacts {
+    ClockFacts {
+        start_at: runs[0].clock.start_at.clone(),
+        started_unix_us: runs
+            .iter()
+            .map(|r| r.clock.started_unix_us)
+            .min()
+            .unwrap_or(0),
+        start_error_us: runs.iter().filter_map(|r| r.clock.start_error_us).max(),
+        kernel: None,
+        reference: None,
+    }
 }
 
 /// Did the shards start together? Judged by each one's clock, and by what its kernel says of
 /// that clock.
 fn clock_checks(
     shards: &[ShardResult],
-    runs: &[&Value],
+    runs: &[ShardRun],
     reasons: &mut Vec<String>,
     notes: &mut Vec<String>,
 ) {
     // On the reference's clock when every shard measured the same one; on their own otherwise.
-    let reference = |r: &&Value| -> Option<(i64, i64, String)> {
-        let reference = &r["clock"]["reference"];
+    let reference = |r: &ShardRun| -> Option<(i64, i64, String)> {
+        let reference = r.clock.reference.as_ref()?;
         Some((
-            r["clock"]["started_unix_us"].as_i64()? + reference["offset_us"].as_i64()?,
-            reference["error_us"].as_i64()?,
-            reference["url"].as_str()?.to_string(),
+            r.clock.started_unix_us + reference.offset_us,
+            reference.error_us,
+            reference.url.clone(),
         ))
     };
     let referenced: Option<Vec<(i64, i64, String)>> = runs.iter().map(reference).collect();
@@ -261,9 +372,7 @@ fn clock_checks(
                 );
             }
             (
-                runs.iter()
-                    .filter_map(|r| r["clock"]["started_unix_us"].as_i64())
-                    .collect(),
+                runs.iter().map(|r| r.clock.started_unix_us).collect(),
                 "by their own clocks".into(),
             )
         }
@@ -298,21 +407,21 @@ fn clock_checks(
         return;
     }
     for (shard, run) in shards.iter().zip(runs) {
-        let kernel = &run["clock"]["kernel"];
-        if kernel["synchronized"].as_bool() == Some(false) {
+        let Some(kernel) = &run.clock.kernel else {
+            continue;
+        };
+        if !kernel.synchronized {
             notes.push(format!(
                 "shard {}: its host's clock is not synchronised (adjtimex): its start may be \
                  off from the others' by any amount",
                 shard.index
             ));
-        } else if let Some(error) = kernel["max_error_us"].as_i64() {
-            if error > MAX_START_SPREAD_US {
-                notes.push(format!(
-                    "shard {}: its host's clock may be off by up to {:.1} ms (adjtimex)",
-                    shard.index,
-                    error as f64 / 1e3
-                ));
-            }
+        } else if kernel.max_error_us > MAX_START_SPREAD_US {
+            notes.push(format!(
+                "shard {}: its host's clock may be off by up to {:.1} ms (adjtimex)",
+                shard.index,
+                kernel.max_error_us as f64 / 1e3
+            ));
         }
     }
 }
@@ -342,7 +451,7 @@ mod tests {
 
     /// What a shard's result holds of a recorder.
     fn shard(index: u64, count: u64, mut recorder: Recorder) -> ShardResult {
-        let histograms: Map<String, Value> = Metric::ALL
+        let histograms: serde_json::Map<String, Value> = Metric::ALL
             .iter()
             .map(|m| (m.name().to_string(), json!(encode(recorder.histogram(*m)))))
             .collect();
