@@ -1,14 +1,17 @@
 //! What the gatebench mock and load generator must agree on.
 //!
-//! - [`wire`]: the providers' request and response shapes (`wire::openai` for chat completions)
-//!   and the `x-gatebench-seq` header.
+//! - [`wire`]: the providers' request and response shapes (OpenAI chat, completions, Responses
+//!   and embeddings, Anthropic messages, tool calls) and the `x-gatebench-seq` header.
 //! - [`latency`]: latency models (fixed, uniform, normal, lognormal; time to first token,
 //!   inter-token gap, output length), drawn as a pure function of `(seed, request ordinal)`.
 //! - [`settings`]: helpers for the mock's config file and loadgen's profiles.
-//! - [`stats`]: medians, seeded bootstrap intervals and t intervals for overhead figures.
+//! - [`stats`]: medians, quantiles and seeded bootstrap intervals for overhead figures.
+//! - [`trials`]: figures combined across trials (the interval across trials, Welch's t, Holm),
+//!   what every verdict of `overhead`, `compare` and `sweep` rests on.
 //! - [`host`]: facts about the machine, and the open-file limit raised for a server or client.
 //! - [`clock`] / [`timerfd`]: `CLOCK_MONOTONIC`, and the kernel timer armed on it at absolute
 //!   deadlines.
+//! - [`errors`]: an error and its causes as one line for people.
 
 pub mod clock;
 pub mod errors;

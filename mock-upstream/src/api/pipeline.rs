@@ -57,10 +57,7 @@ pub async fn answer<A: ApiRoute>(
     };
     let mut draw = admitted.draw;
     let drawn = draw.tokens();
-    let (tokens, truncated) = match asked.cap {
-        Some(cap) if A::OUTPUT && cap < u64::from(drawn) => (cap as u32, true),
-        _ => (drawn, false),
-    };
+    let (tokens, truncated) = capped(A::OUTPUT, asked.cap, drawn);
     let tool = tool_name.filter(|_| admitted.tool_call).map(|name| {
         Box::new(ToolAnswer::new(
             name,
@@ -83,10 +80,7 @@ pub async fn answer<A: ApiRoute>(
                 tool,
             };
             let stream = SseStream::new(state.clone(), plan, draw, inbound.start);
-            let headers = match provider {
-                Provider::OpenAi => FixedHeaders::OpenAiSse,
-                Provider::Anthropic => FixedHeaders::AnthropicSse,
-            };
+            let headers = fixed_headers(provider, None);
             let mut response = Response::new(MockBody::stream(stream).with_headers(headers));
             admitted.limits.stamp(&mut response, state);
             return Ok(response);
@@ -101,16 +95,31 @@ pub async fn answer<A: ApiRoute>(
         truncated,
         tool,
     };
-    let headers = match provider {
-        Provider::OpenAi => FixedHeaders::OpenAiJson {
-            processing_ms: delay_us / 1000,
-        },
-        Provider::Anthropic => FixedHeaders::AnthropicJson,
-    };
+    let headers = fixed_headers(provider, Some(delay_us / 1000));
     let payload = A::whole(state, &asked, &drawn);
     let mut response = Response::new(MockBody::whole(payload).with_headers(headers));
     admitted.limits.stamp(&mut response, state);
     Ok(response)
+}
+
+/// Output tokens: the latency model's `drawn`, cut to the request's cap (for an API with
+/// output); and whether the cap cut them.
+fn capped(output: bool, cap: Option<u64>, drawn: u32) -> (u32, bool) {
+    match cap {
+        Some(cap) if output && cap < u64::from(drawn) => (cap as u32, true),
+        _ => (drawn, false),
+    }
+}
+
+/// The provider's fixed headers: of a stream (`None`), or of a whole answer that took
+/// `processing_ms`.
+fn fixed_headers(provider: Provider, processing_ms: Option<u64>) -> FixedHeaders {
+    match (provider, processing_ms) {
+        (Provider::OpenAi, None) => FixedHeaders::OpenAiSse,
+        (Provider::OpenAi, Some(processing_ms)) => FixedHeaders::OpenAiJson { processing_ms },
+        (Provider::Anthropic, None) => FixedHeaders::AnthropicSse,
+        (Provider::Anthropic, Some(_)) => FixedHeaders::AnthropicJson,
+    }
 }
 
 /// The body as `T`, or the provider's 400: a body that is JSON but not an object is named as
