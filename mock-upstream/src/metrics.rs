@@ -184,6 +184,14 @@ impl Metrics {
     /// The Prometheus text exposition of every counter.
     pub fn to_prometheus(&self) -> String {
         let mut out = String::with_capacity(2048);
+        self.labelled(&mut out);
+        self.totals(&mut out);
+        self.emission(&mut out);
+        out
+    }
+
+    /// The counters kept per route, status or fault kind.
+    fn labelled(&self, out: &mut String) {
         out.push_str("# HELP mock_requests_total Requests received, by route.\n");
         out.push_str("# TYPE mock_requests_total counter\n");
         for route in RouteKind::ALL {
@@ -218,6 +226,10 @@ impl Metrics {
             let n = self.responses(status);
             let _ = writeln!(out, "mock_responses_total{{status=\"{status}\"}} {n}");
         }
+    }
+
+    /// The counters and gauges of one value each.
+    fn totals(&self, out: &mut String) {
         let gauges = [
             (
                 "mock_connections_opened_total",
@@ -259,6 +271,10 @@ impl Metrics {
                 "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {value}"
             );
         }
+    }
+
+    /// The mock's own emission error, as a summary in seconds.
+    fn emission(&self, out: &mut String) {
         let e = &self.emission_error;
         out.push_str(
             "# HELP mock_emission_error_seconds Actual minus scheduled time of delayed \
@@ -274,7 +290,6 @@ impl Metrics {
             e.sum_us() as f64 / 1e6,
             e.count()
         );
-        out
     }
 }
 
