@@ -16,7 +16,8 @@
 //!   provider's shape.
 //! - `catalog` / `template` / `payload` / `tools`: pre-encoded responses, their zero-allocation
 //!   filling, and tool-call answers built per request.
-//! - `sse` / `body`: the streamed body on absolute deadlines, and the one body type.
+//! - `sse` / `body` / `peer`: the streamed body on absolute deadlines, the one body type, and
+//!   the watch that frees a stalled stream when its client leaves.
 //! - `timer`: each worker's kernel timer (timerfd) that every delayed answer and event waits on.
 //! - `metrics` / `state` / `healthcheck`: lock-free counters and the mock's own emission error
 //!   as Prometheus text, what every request shares, and the container health probe.
@@ -35,6 +36,7 @@ mod healthcheck;
 mod inbound;
 mod metrics;
 mod payload;
+mod peer;
 mod ratelimit;
 mod rejection;
 mod request;

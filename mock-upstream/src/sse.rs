@@ -23,6 +23,7 @@ use pin_project_lite::pin_project;
 use crate::catalog::{EventText, Outcome, UsageKey};
 use crate::config::{StreamFault, StreamFaultKind};
 use crate::payload::{Frames, Payload, Sink};
+use crate::peer::PeerWatch;
 use crate::state::State;
 use crate::template::Fill;
 use crate::timer::Alarm;
@@ -104,6 +105,8 @@ pin_project! {
         overflow: Option<Payload>,
         // True once a reset has yielded, so hyper flushed the events before it.
         reset_armed: bool,
+        // While a stall holds the stream: the watch on its client (boxed: rare).
+        stall: Option<Box<PeerWatch>>,
     }
 }
 
@@ -128,6 +131,7 @@ impl SseStream {
             alarm: Alarm::default(),
             overflow: None,
             reset_armed: false,
+            stall: None,
         }
     }
 
@@ -345,6 +349,7 @@ struct Broken<'a> {
     state: &'a State,
     next: &'a mut u32,
     reset_armed: &'a mut bool,
+    stall: &'a mut Option<Box<PeerWatch>>,
 }
 
 impl Broken<'_> {
@@ -373,7 +378,24 @@ impl Broken<'_> {
                 }
                 Poll::Ready(Some(Err(ResetOnPurpose)))
             }
-            StreamFaultKind::Stall => Poll::Pending,
+            // Nothing more is sent, for as long as the client stays: once it leaves, the body
+            // fails, so the connection closes and the stream is freed.
+            StreamFaultKind::Stall => {
+                let Some(socket) = self.plan.socket else {
+                    // HTTP/2: the client's reset or the connection's end drops the stream.
+                    return Poll::Pending;
+                };
+                if self.stall.is_none() {
+                    *self.stall = PeerWatch::new(socket).map(Box::new);
+                }
+                match self.stall.as_ref().map(|watch| watch.poll_gone(cx)) {
+                    Some(Poll::Ready(())) => {
+                        *self.next = done;
+                        Poll::Ready(Some(Err(ResetOnPurpose)))
+                    }
+                    _ => Poll::Pending,
+                }
+            }
             StreamFaultKind::Close => {
                 *self.next = done;
                 Poll::Ready(None)
@@ -442,6 +464,7 @@ impl SseStream {
                 state: &this.open.0,
                 next: this.next,
                 reset_armed: this.reset_armed,
+                stall: this.stall,
             };
             return Step::Fault(Box::new(broken.frame(fault.kind, event, cx)));
         }

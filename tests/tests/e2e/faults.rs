@@ -308,8 +308,23 @@ async fn configured_stream_faults_hit_the_drawn_requests_of_their_route_only() {
 
 #[tokio::test]
 async fn a_stall_fault_sends_nothing_more_and_keeps_the_connection_open() {
+    stall_then_leave(mock_upstream::Http1Server::Own).await;
+}
+
+#[tokio::test]
+async fn a_stall_under_hyper_is_freed_when_the_client_leaves() {
+    stall_then_leave(mock_upstream::Http1Server::Hyper).await;
+}
+
+/// A stream stalled at its third event: nothing more is sent and the connection stays open
+/// while the client waits; once the client goes away, the stream and its connection are freed
+/// (a stall writes nothing, so only the client's FIN can tell).
+async fn stall_then_leave(http1: mock_upstream::Http1Server) {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
-    let mock = start_mock(Config::default());
+    let mock = start_mock(Config {
+        http1,
+        ..Config::default()
+    });
     let body = serde_json::to_vec(&chat_body(true, json!({"max_tokens": 6}))).unwrap();
     let mut socket = tokio::net::TcpStream::connect(mock.local_addr())
         .await
@@ -340,4 +355,16 @@ async fn a_stall_fault_sends_nothing_more_and_keeps_the_connection_open() {
         "the stalled stream is still open"
     );
     drop(socket);
+    let freed = tokio::time::timeout(Duration::from_secs(5), async {
+        while mock.metrics().streams_open() > 0 || mock.metrics().connections_open() > 0 {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+    assert!(
+        freed.is_ok(),
+        "{http1:?}: 5 s after the client left, streams open {}, connections open {}",
+        mock.metrics().streams_open(),
+        mock.metrics().connections_open()
+    );
 }
