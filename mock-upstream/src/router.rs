@@ -53,7 +53,8 @@ pub fn route<'a>(method: &Method, path: &'a str) -> Route<'a> {
             _ => return Route::NotFound,
         },
     };
-    if *method == wanted {
+    // HEAD is GET without the body, wherever GET is answered (health probes use it).
+    if *method == wanted || (*method == Method::HEAD && wanted == Method::GET) {
         route
     } else {
         let allow = if wanted == Method::POST {
@@ -80,6 +81,11 @@ mod tests {
             Route::MethodNotAllowed { allow: "POST" }
         );
         assert_eq!(route(&Method::GET, "/v1/models"), Route::Models);
+        assert_eq!(route(&Method::HEAD, "/health"), Route::Health);
+        assert_eq!(
+            route(&Method::HEAD, "/v1/chat/completions"),
+            Route::MethodNotAllowed { allow: "POST" }
+        );
         assert_eq!(
             route(&Method::GET, "/v1/models/gpt-4o"),
             Route::Model("gpt-4o")

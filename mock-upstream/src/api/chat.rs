@@ -33,7 +33,10 @@ impl ApiRoute for Chat {
         inbound: &Inbound,
         request: ChatRequest<'_>,
     ) -> Result<Asked<ChatExtra>, Rejection> {
-        let Some(model) = inbound.echoed(&request.model) else {
+        let Some(model) = inbound
+            .echoed(&request.model)
+            .filter(|model| !model.is_empty())
+        else {
             return Err(Rejection::bad_request(
                 "you must provide a model parameter",
                 None,
@@ -62,6 +65,39 @@ impl ApiRoute for Chat {
                 Some(param),
                 Some("integer_below_min_value"),
             ));
+        }
+        if messages.count == 0 {
+            return Err(Rejection::bad_request(
+                "Invalid 'messages': empty array. Expected an array with minimum length 1, but \
+                 got an empty array instead.",
+                Some("messages"),
+                Some("empty_array"),
+            ));
+        }
+        if request.stream_options.is_some() && request.stream != Some(true) {
+            return Err(Rejection::bad_request(
+                "The 'stream_options' parameter is only allowed when 'stream' is enabled.",
+                Some("stream_options"),
+                None,
+            ));
+        }
+        match request.n {
+            None | Some(1) => {}
+            Some(0) => {
+                return Err(Rejection::bad_request(
+                    "Invalid 'n': integer below minimum value. Expected a value >= 1, but got \
+                     0 instead.",
+                    Some("n"),
+                    Some("integer_below_min_value"),
+                ))
+            }
+            Some(n) => {
+                return Err(Rejection::bad_request(
+                    format!("Unsupported value: 'n' is {n}; this mock answers one choice (n = 1)."),
+                    Some("n"),
+                    Some("unsupported_value"),
+                ))
+            }
         }
         Ok(Asked {
             model,

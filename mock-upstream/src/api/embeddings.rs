@@ -46,8 +46,10 @@ impl ApiRoute for Embeddings {
         inbound: &Inbound,
         request: EmbeddingsRequest<'_>,
     ) -> Result<Asked<Vectors>, Rejection> {
-        let (Some(name), Some(model)) = (request.model.as_deref(), inbound.echoed(&request.model))
-        else {
+        let (Some(name), Some(model)) = (
+            request.model.as_deref().filter(|m| !m.is_empty()),
+            inbound.echoed(&request.model),
+        ) else {
             return Err(Rejection::bad_request(
                 "you must provide a model parameter",
                 None,
@@ -64,6 +66,14 @@ impl ApiRoute for Embeddings {
         let items = inputs(raw).map_err(|e| {
             Rejection::bad_request(format!("Invalid 'input': {e}."), Some("input"), None)
         })?;
+        if items.iter().any(|i| i.raw == "\"\"") {
+            return Err(Rejection::bad_request(
+                "'$.input' is invalid. Please check the API reference: \
+                 https://platform.openai.com/docs/api-reference.",
+                Some("input"),
+                None,
+            ));
+        }
         let dimensions = request
             .dimensions
             .unwrap_or(state.config.embedding_dimensions);

@@ -44,9 +44,16 @@ impl ApiRoute for Messages {
         let model = inbound
             .echoed(&request.model)
             .ok_or_else(|| required("model"))?;
-        if request.messages.is_none() {
-            return Err(required("messages"));
+        if model.is_empty() {
+            return Err(Rejection::bad_request(
+                "model: String should have at least 1 character",
+                None,
+                None,
+            ));
         }
+        let Some(messages) = request.messages else {
+            return Err(required("messages"));
+        };
         let cap = match request.max_tokens {
             None => return Err(required("max_tokens")),
             Some(0) => {
@@ -58,6 +65,13 @@ impl ApiRoute for Messages {
             }
             Some(cap) => cap,
         };
+        if messages.count == 0 {
+            return Err(Rejection::bad_request(
+                "messages: at least one message is required",
+                None,
+                None,
+            ));
+        }
         Ok(Asked {
             model,
             prompt_tokens: request.input_tokens(),

@@ -27,6 +27,9 @@ pub struct ChatRequest<'a> {
     pub max_tokens: Option<u64>,
     #[serde(default)]
     pub max_completion_tokens: Option<u64>,
+    /// Choices asked for; the mock answers one.
+    #[serde(default)]
+    pub n: Option<u64>,
 }
 
 impl ChatRequest<'_> {

@@ -70,7 +70,7 @@ async fn model_is_echoed_even_with_escapes() {
     let mock = start_mock(Config::default());
     let mut client = Client::connect(mock.local_addr()).await;
     for model in ["my-org/llama-3.1-8b", "quote\"and\\slash", "naïve-模型"] {
-        let body = json!({"model": model, "messages": []});
+        let body = json!({"model": model, "messages": [{"role": "user", "content": "hi"}]});
         let v = client.chat(&body, &[]).await.json();
         assert_eq!(v["model"], model);
     }

@@ -37,6 +37,108 @@ async fn unknown_paths_and_wrong_methods() {
 }
 
 #[tokio::test]
+async fn requests_the_provider_rejects_are_rejected() {
+    let mock = start_mock(Config::default());
+    let mut client = Client::connect(mock.local_addr()).await;
+    let message = |content: &str| json!([{"role": "user", "content": content}]);
+    let cases = [
+        (
+            "/v1/chat/completions",
+            json!({"model": "m", "messages": []}),
+            "empty array",
+            "messages",
+        ),
+        (
+            "/v1/chat/completions",
+            json!({"model": "", "messages": message("hi")}),
+            "you must provide a model parameter",
+            "",
+        ),
+        (
+            "/v1/chat/completions",
+            json!({"model": "m", "messages": message("hi"), "stream_options": {"include_usage": true}}),
+            "only allowed when 'stream' is enabled",
+            "stream_options",
+        ),
+        (
+            "/v1/chat/completions",
+            json!({"model": "m", "messages": message("hi"), "n": 2}),
+            "'n'",
+            "n",
+        ),
+        (
+            "/v1/embeddings",
+            json!({"model": "m", "input": ""}),
+            "'$.input' is invalid",
+            "input",
+        ),
+        (
+            "/v1/embeddings",
+            json!({"model": "", "input": "hi"}),
+            "you must provide a model parameter",
+            "",
+        ),
+    ];
+    for (path, body, expected, param) in cases {
+        let bytes = serde_json::to_vec(&body).unwrap();
+        let r = client.send(Method::POST, path, &[], &bytes).await;
+        assert_eq!(r.status, 400, "{body}");
+        let v = r.json();
+        assert_openai_error(&v, "invalid_request_error");
+        assert!(
+            v["error"]["message"].as_str().unwrap().contains(expected),
+            "{body}: {v}"
+        );
+        if !param.is_empty() {
+            assert_eq!(v["error"]["param"], param, "{body}");
+        }
+    }
+    // Anthropic's own words for the same mistakes.
+    let anthropic = [("anthropic-version", "2023-06-01")];
+    for (body, expected) in [
+        (
+            json!({"model": "claude", "max_tokens": 5, "messages": []}),
+            "at least one message is required",
+        ),
+        (
+            json!({"model": "", "max_tokens": 5, "messages": message("hi")}),
+            "model: String should have at least 1 character",
+        ),
+    ] {
+        let bytes = serde_json::to_vec(&body).unwrap();
+        let r = client
+            .send(Method::POST, "/v1/messages", &anthropic, &bytes)
+            .await;
+        assert_eq!(r.status, 400, "{body}");
+        let v = r.json();
+        assert_eq!(v["type"], "error", "{v}");
+        assert!(
+            v["error"]["message"].as_str().unwrap().contains(expected),
+            "{v}"
+        );
+    }
+    // One choice still works, with or without a stream.
+    let r = client.chat(&chat_body(false, json!({"n": 1})), &[]).await;
+    assert_eq!(r.status, 200);
+    assert!(client.is_open());
+}
+
+#[tokio::test]
+async fn head_is_answered_wherever_get_is() {
+    let mock = start_mock(Config::default());
+    let mut client = Client::connect(mock.local_addr()).await;
+    for path in ["/health", "/v1/models"] {
+        let r = client.send(Method::HEAD, path, &[], b"").await;
+        assert_eq!(r.status, 200, "HEAD {path}");
+        assert!(r.frames.is_empty(), "HEAD {path} has no body");
+    }
+    // No stray body bytes: the next answer on the connection parses.
+    let r = client.send(Method::GET, "/health", &[], b"").await;
+    assert_eq!(r.status, 200);
+    assert!(client.is_open());
+}
+
+#[tokio::test]
 async fn bad_bodies_get_400_and_keep_the_connection() {
     let mock = start_mock(Config::default());
     let mut client = Client::connect(mock.local_addr()).await;
