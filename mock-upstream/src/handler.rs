@@ -54,19 +54,19 @@ pub async fn handle(
     let mut response = match route(req.method(), req.uri().path()) {
         Route::ChatCompletions => api::answer::<api::Chat>(&state, req, arrival)
             .await
-            .unwrap_or_else(api::refused::<api::Chat>),
+            .unwrap_or_else(|r| api::refused::<api::Chat>(&state, r)),
         Route::Messages => api::answer::<api::Messages>(&state, req, arrival)
             .await
-            .unwrap_or_else(api::refused::<api::Messages>),
+            .unwrap_or_else(|r| api::refused::<api::Messages>(&state, r)),
         Route::Responses => api::answer::<api::Responses>(&state, req, arrival)
             .await
-            .unwrap_or_else(api::refused::<api::Responses>),
+            .unwrap_or_else(|r| api::refused::<api::Responses>(&state, r)),
         Route::Embeddings => api::answer::<api::Embeddings>(&state, req, arrival)
             .await
-            .unwrap_or_else(api::refused::<api::Embeddings>),
+            .unwrap_or_else(|r| api::refused::<api::Embeddings>(&state, r)),
         Route::Completions => api::answer::<api::Completions>(&state, req, arrival)
             .await
-            .unwrap_or_else(api::refused::<api::Completions>),
+            .unwrap_or_else(|r| api::refused::<api::Completions>(&state, r)),
         other => service(&state, other, &req),
     };
     state.metrics.response(response.status().as_u16());

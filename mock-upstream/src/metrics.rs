@@ -44,6 +44,14 @@ impl RouteKind {
         RouteKind::Other,
     ];
 
+    /// True for the API routes (their requests are what a gateway forwards).
+    fn is_api(self) -> bool {
+        !matches!(
+            self,
+            RouteKind::Models | RouteKind::Health | RouteKind::Metrics | RouteKind::Other
+        )
+    }
+
     fn label(self) -> &'static str {
         match self {
             RouteKind::Chat => "chat",
@@ -63,16 +71,58 @@ impl RouteKind {
     }
 }
 
-/// Statuses the mock answers with, for the per-status counters.
+/// Statuses always listed on `/metrics` (with 0 when none was sent); any other status from
+/// 100 to 599 is listed once it has been sent (`x-mock-status: 418`).
 const STATUSES: [u16; 14] = [
     200, 400, 401, 403, 404, 405, 408, 413, 429, 500, 502, 503, 504, 529,
 ];
+
+/// Every status a response can carry: 100 to 599.
+const ALL_STATUSES: std::ops::Range<u16> = 100..600;
+const STATUS_SLOTS: usize = 500;
+
+/// The counter slot of `status`, if it is one HTTP allows.
+fn slot(status: u16) -> Option<usize> {
+    ALL_STATUSES
+        .contains(&status)
+        .then(|| usize::from(status - ALL_STATUSES.start))
+}
+
+/// A counter per status.
+#[derive(Debug)]
+struct ByStatus(Box<[AtomicU64; STATUS_SLOTS]>);
+
+impl Default for ByStatus {
+    fn default() -> Self {
+        ByStatus(Box::new(std::array::from_fn(|_| AtomicU64::new(0))))
+    }
+}
+
+impl ByStatus {
+    fn add(&self, status: u16) {
+        if let Some(i) = slot(status) {
+            self.0[i].fetch_add(1, Relaxed);
+        }
+    }
+
+    fn get(&self, status: u16) -> u64 {
+        slot(status).map_or(0, |i| self.0[i].load(Relaxed))
+    }
+
+    /// The statuses to list: the usual ones, and any other that was sent.
+    fn listed(&self) -> impl Iterator<Item = u16> + '_ {
+        ALL_STATUSES.filter(|s| STATUSES.contains(s) || self.get(*s) > 0)
+    }
+}
 
 /// All counters of one server. Shared by every worker thread.
 #[derive(Debug, Default)]
 pub struct Metrics {
     requests: [AtomicU64; RouteKind::ALL.len()],
-    responses: [AtomicU64; STATUSES.len()],
+    /// API requests refused with the provider's 400 (or 401, 413, 408) before any answer was
+    /// drawn, by route (they are also in `requests`).
+    rejected: [AtomicU64; RouteKind::ALL.len()],
+    responses: ByStatus,
     connections_opened: AtomicU64,
     connections_open: AtomicI64,
     streams_open: AtomicI64,
@@ -83,7 +133,7 @@ pub struct Metrics {
     bytes_in: AtomicU64,
     bytes_out: AtomicU64,
     /// Faults answered on purpose (`--fault`, `x-mock-status`), by status.
-    faults: [AtomicU64; STATUSES.len()],
+    faults: ByStatus,
     stream_faults: [AtomicU64; StreamFaultKind::ALL.len()],
     /// Emission error of delayed responses and stream events, in microseconds.
     pub emission_error: AtomicHistogram,
@@ -94,11 +144,20 @@ impl Metrics {
         self.requests[route as usize].fetch_add(1, Relaxed);
     }
 
+    /// An API request refused before any answer was drawn; counted as a request of `route` too.
+    pub fn rejected(&self, route: RouteKind) {
+        self.request(route);
+        self.rejected[route as usize].fetch_add(1, Relaxed);
+    }
+
+    /// API requests of `route` refused before any answer was drawn.
+    pub fn rejections(&self, route: RouteKind) -> u64 {
+        self.rejected[route as usize].load(Relaxed)
+    }
+
     /// A fault answered on purpose.
     pub fn fault(&self, status: u16) {
-        if let Some(i) = STATUSES.iter().position(|s| *s == status) {
-            self.faults[i].fetch_add(1, Relaxed);
-        }
+        self.faults.add(status);
     }
 
     /// A stream set to break on purpose (counted when it starts).
@@ -112,9 +171,7 @@ impl Metrics {
     }
 
     pub fn response(&self, status: u16) {
-        if let Some(i) = STATUSES.iter().position(|s| *s == status) {
-            self.responses[i].fetch_add(1, Relaxed);
-        }
+        self.responses.add(status);
     }
 
     /// Counts an accepted connection; returns how many are open with it.
@@ -158,12 +215,14 @@ impl Metrics {
         self.requests[route as usize].load(Relaxed)
     }
 
-    /// Responses sent with a status (0 for a status the mock never sends).
+    /// Responses sent with a status.
     pub fn responses(&self, status: u16) -> u64 {
-        STATUSES
-            .iter()
-            .position(|s| *s == status)
-            .map_or(0, |i| self.responses[i].load(Relaxed))
+        self.responses.get(status)
+    }
+
+    /// Faults answered on purpose with a status.
+    pub fn faults(&self, status: u16) -> u64 {
+        self.faults.get(status)
     }
 
     /// Streams currently open.
@@ -204,9 +263,9 @@ impl Metrics {
         }
         out.push_str("# HELP mock_faults_total Errors answered on purpose (--fault, x-mock-status), by status.\n");
         out.push_str("# TYPE mock_faults_total counter\n");
-        for (i, status) in STATUSES.iter().enumerate() {
-            let n = self.faults[i].load(Relaxed);
-            if n > 0 || *status == 429 {
+        for status in ALL_STATUSES {
+            let n = self.faults.get(status);
+            if n > 0 || status == 429 {
                 let _ = writeln!(out, "mock_faults_total{{status=\"{status}\"}} {n}");
             }
         }
@@ -222,9 +281,22 @@ impl Metrics {
         }
         out.push_str("# HELP mock_responses_total Responses sent, by status.\n");
         out.push_str("# TYPE mock_responses_total counter\n");
-        for status in STATUSES {
+        for status in self.responses.listed() {
             let n = self.responses(status);
             let _ = writeln!(out, "mock_responses_total{{status=\"{status}\"}} {n}");
+        }
+        out.push_str(
+            "# HELP mock_requests_rejected_total API requests refused before an answer was drawn \
+             (a bad body, a missing key, a body too large or too slow), by route; also counted in \
+             mock_requests_total.\n# TYPE mock_requests_rejected_total counter\n",
+        );
+        for route in RouteKind::ALL.into_iter().filter(|r| r.is_api()) {
+            let n = self.rejections(route);
+            let _ = writeln!(
+                out,
+                "mock_requests_rejected_total{{route=\"{}\"}} {n}",
+                route.label()
+            );
         }
     }
 

@@ -17,8 +17,10 @@ use crate::sse::{SseStream, StreamPlan};
 use crate::state::State;
 use crate::tools::ToolAnswer;
 
-/// `A`'s answer to a request it refused, in its provider's shape.
-pub fn refused<A: ApiRoute>(rejection: Rejection) -> Response<MockBody> {
+/// `A`'s answer to a request it refused, in its provider's shape; counted as a request of the
+/// route, refused.
+pub fn refused<A: ApiRoute>(state: &State, rejection: Rejection) -> Response<MockBody> {
+    state.metrics.rejected(A::kind(false));
     match A::API.provider() {
         Provider::OpenAi => rejection.into_response(),
         Provider::Anthropic => rejection.anthropic().into_response(),
@@ -53,7 +55,10 @@ pub async fn answer<A: ApiRoute>(
     };
     let admitted = match inbound.admit(state, ask) {
         Ok(admitted) => admitted,
-        Err(fault) => return Ok(*fault),
+        Err(fault) => {
+            state.metrics.request(A::kind(asked.streaming));
+            return Ok(*fault);
+        }
     };
     let mut draw = admitted.draw;
     let drawn = draw.tokens();

@@ -368,3 +368,44 @@ async fn stall_then_leave(http1: mock_upstream::Http1Server) {
         mock.metrics().connections_open()
     );
 }
+
+#[tokio::test]
+async fn every_request_is_counted_refused_or_faulted_and_any_status() {
+    use mock_upstream::RouteKind;
+    let mock = start_mock(Config::default());
+    let mut client = Client::connect(mock.local_addr()).await;
+    // Refused: not JSON. Faulted: a status no provider route sends on its own.
+    let r = client
+        .send(Method::POST, "/v1/chat/completions", &[], b"{nope")
+        .await;
+    assert_eq!(r.status, 400);
+    let r = client
+        .chat(&chat_body(false, json!({})), &[("x-mock-status", "418")])
+        .await;
+    assert_eq!(r.status, 418);
+    let r = client.chat(&chat_body(false, json!({})), &[]).await;
+    assert_eq!(r.status, 200);
+    let m = mock.metrics();
+    assert_eq!(
+        m.requests(RouteKind::Chat),
+        3,
+        "refused, faulted and answered"
+    );
+    assert_eq!(m.rejections(RouteKind::Chat), 1);
+    assert_eq!(m.responses(418), 1);
+    assert_eq!(m.faults(418), 1);
+    let text = client.send(Method::GET, "/metrics", &[], b"").await;
+    let text: String = text
+        .frames
+        .iter()
+        .map(|(_, b)| String::from_utf8_lossy(b).into_owned())
+        .collect();
+    for line in [
+        "mock_requests_total{route=\"chat\"} 3",
+        "mock_requests_rejected_total{route=\"chat\"} 1",
+        "mock_responses_total{status=\"418\"} 1",
+        "mock_faults_total{status=\"418\"} 1",
+    ] {
+        assert!(text.contains(line), "{line} not in:\n{text}");
+    }
+}
