@@ -90,15 +90,16 @@ fn slot(status: u16) -> Option<usize> {
 
 /// A counter per status.
 #[derive(Debug)]
-struct ByStatus(Box<[AtomicU64; STATUS_SLOTS]>);
+struct ByStatus([AtomicU64; STATUS_SLOTS]);
 
 impl Default for ByStatus {
     fn default() -> Self {
-        ByStatus(Box::new(std::array::from_fn(|_| AtomicU64::new(0))))
+        ByStatus(std::array::from_fn(|_| AtomicU64::new(0)))
     }
 }
 
 impl ByStatus {
+    #[inline]
     fn add(&self, status: u16) {
         if let Some(i) = slot(status) {
             self.0[i].fetch_add(1, Relaxed);

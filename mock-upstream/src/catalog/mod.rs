@@ -192,10 +192,25 @@ impl Catalog {
         }
     }
 
-    /// The text of the first `n` tokens, JSON-escaped (a slice of one shared buffer).
+    /// The text of the first `n` tokens, JSON-escaped: a slice of one shared buffer, or, for
+    /// more tokens than any configured draw gives (`x-mock-tokens` above `--tokens`), built for
+    /// this answer, so text, deltas and usage agree at any length.
     pub fn content(&self, n: u32) -> Bytes {
-        let n = n.min(self.max_tokens) as usize;
-        self.content.slice(..self.content_ends[n])
+        if n <= self.max_tokens {
+            return self.content.slice(..self.content_ends[n as usize]);
+        }
+        self.longer_content(n)
+    }
+
+    #[cold]
+    fn longer_content(&self, n: u32) -> Bytes {
+        let mut text =
+            Vec::with_capacity(self.content.len() * (n / self.max_tokens.max(1)) as usize);
+        text.extend_from_slice(&self.content);
+        for k in self.max_tokens..n {
+            text.extend_from_slice(self.token(k));
+        }
+        Bytes::from(text)
     }
 
     /// A fixed header set as a map (for hyper).
@@ -421,7 +436,9 @@ mod tests {
         let joined: Vec<u8> = (0..40).flat_map(|k| catalog.token(k).to_vec()).collect();
         assert_eq!(&catalog.content(40)[..], &joined[..]);
         assert_eq!(catalog.token(16), catalog.token(32));
-        assert_eq!(catalog.content(99).len(), joined.len());
+        // Past the configured draw (`x-mock-tokens: 99`), the text still has every token.
+        let longer: Vec<u8> = (0..99).flat_map(|k| catalog.token(k).to_vec()).collect();
+        assert_eq!(&catalog.content(99)[..], &longer[..]);
     }
 
     #[test]

@@ -409,3 +409,72 @@ async fn every_request_is_counted_refused_or_faulted_and_any_status() {
         assert!(text.contains(line), "{line} not in:\n{text}");
     }
 }
+
+#[tokio::test]
+async fn more_tokens_than_configured_agree_in_text_deltas_and_usage() {
+    // --tokens 16 (the default); the header asks for 40.
+    let mock = start_mock(Config::default());
+    let mut client = Client::connect(mock.local_addr()).await;
+    let forty = [("x-mock-tokens", "40")];
+    let whole = client
+        .chat(&chat_body(false, json!({})), &forty)
+        .await
+        .json();
+    assert_eq!(whole["usage"]["completion_tokens"], 40);
+    let text = whole["choices"][0]["message"]["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let r = client.chat(&chat_body(true, json!({})), &forty).await;
+    let streamed: String = data_lines(&r.text())
+        .iter()
+        .filter_map(|d| serde_json::from_str::<serde_json::Value>(d).ok())
+        .filter_map(|v| {
+            v["choices"][0]["delta"]["content"]
+                .as_str()
+                .map(String::from)
+        })
+        .collect();
+    assert_eq!(
+        text, streamed,
+        "the whole answer's text is the stream's deltas"
+    );
+    // The Responses stream: its final objects carry the deltas' text.
+    let body = json!({"model": "m", "input": "hi", "stream": true});
+    let bytes = serde_json::to_vec(&body).unwrap();
+    let r = client
+        .send(Method::POST, "/v1/responses", &forty, &bytes)
+        .await;
+    let events: Vec<serde_json::Value> = data_lines(&r.text())
+        .iter()
+        .filter_map(|d| serde_json::from_str(d).ok())
+        .collect();
+    let deltas: String = events
+        .iter()
+        .filter(|e| e["type"] == "response.output_text.delta")
+        .filter_map(|e| e["delta"].as_str())
+        .collect();
+    let done = events
+        .iter()
+        .find(|e| e["type"] == "response.output_text.done")
+        .expect("output_text.done");
+    assert_eq!(done["text"], deltas.as_str());
+    assert_eq!(text, deltas);
+    let completed = events
+        .iter()
+        .find(|e| e["type"] == "response.completed")
+        .expect("response.completed");
+    assert_eq!(
+        completed["response"]["output"][0]["content"][0]["text"],
+        deltas.as_str()
+    );
+    assert_eq!(completed["response"]["usage"]["output_tokens"], 40);
+}
+
+/// The payload of every `data:` line of an SSE body (named events or not).
+fn data_lines(text: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .map(String::from)
+        .collect()
+}
