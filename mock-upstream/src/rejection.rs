@@ -8,6 +8,7 @@ use gatebench_shared::wire::anthropic::ErrorBody as AnthropicError;
 use gatebench_shared::wire::openai::ErrorBody;
 use hyper::header::{HeaderMap, HeaderValue, ALLOW, CONNECTION, CONTENT_TYPE};
 use hyper::{Response, StatusCode};
+use std::borrow::Cow;
 
 use crate::body::MockBody;
 use crate::catalog::{ANTHROPIC_REQUEST_ID, PROCESSING_MS, REQUEST_ID};
@@ -18,7 +19,8 @@ pub struct Rejection {
     pub status: StatusCode,
     pub message: String,
     pub kind: &'static str,
-    pub param: Option<&'static str>,
+    /// The parameter at fault: a name the route knows, or a path read from the body.
+    pub param: Option<Cow<'static, str>>,
     pub code: Option<&'static str>,
     allow: Option<&'static str>,
     close: bool,
@@ -39,7 +41,7 @@ impl Rejection {
             status: StatusCode::BAD_REQUEST,
             message: message.into(),
             kind: "invalid_request_error",
-            param,
+            param: param.map(Cow::Borrowed),
             code,
             allow: None,
             close: false,
@@ -128,7 +130,7 @@ impl Rejection {
             status: StatusCode::NOT_FOUND,
             message: format!("The model '{model}' does not exist"),
             code: Some("model_not_found"),
-            param: Some("model"),
+            param: Some(Cow::Borrowed("model")),
             ..Rejection::bad_request("", None, None)
         }
     }
@@ -191,7 +193,7 @@ impl Rejection {
         let body = if self.anthropic {
             AnthropicError::encode(self.kind, &self.message)
         } else {
-            ErrorBody::encode(&self.message, self.kind, self.param, self.code)
+            ErrorBody::encode(&self.message, self.kind, self.param.as_deref(), self.code)
         };
         let mut response = Response::new(MockBody::owned(body));
         *response.status_mut() = self.status;

@@ -147,10 +147,22 @@ fn parse<'a, T: serde::Deserialize<'a>>(
                 ));
             }
             serde_json::from_slice(body).map_err(|e| {
-                if object && e.is_data() {
-                    Rejection::bad_request(format!("Invalid request body: {e}."), None, None)
-                } else {
-                    Rejection::not_json()
+                if !(object && e.is_data()) {
+                    return Rejection::not_json();
+                }
+                match type_error::<T>(body) {
+                    Some((path, detail)) => {
+                        let mut rejection = Rejection::bad_request(
+                            format!("Invalid type for '{path}': {detail}."),
+                            None,
+                            Some("invalid_type"),
+                        );
+                        rejection.param = Some(path.into());
+                        rejection
+                    }
+                    None => {
+                        Rejection::bad_request(format!("Invalid request body: {e}."), None, None)
+                    }
                 }
             })
         }
@@ -163,12 +175,27 @@ fn parse<'a, T: serde::Deserialize<'a>>(
                 ));
             }
             serde_json::from_slice(body).map_err(|e| {
-                Rejection::bad_request(
-                    format!("There was an issue with your request body: {e}."),
-                    None,
-                    None,
-                )
+                let message = match type_error::<T>(body).filter(|_| e.is_data()) {
+                    Some((path, detail)) => format!("{path}: {detail}"),
+                    None => format!("There was an issue with your request body: {e}."),
+                };
+                Rejection::bad_request(message, None, None)
             })
         }
     }
+}
+
+/// Where in the body a type error lies (`max_tokens`, `messages[0].role`) and serde's words for
+/// it without their position in the text. Read again only once the parse has failed, so an
+/// answered request pays nothing for it.
+#[cold]
+fn type_error<'a, T: serde::Deserialize<'a>>(body: &'a [u8]) -> Option<(String, String)> {
+    let mut deserializer = serde_json::Deserializer::from_slice(body);
+    let err = serde_path_to_error::deserialize::<_, T>(&mut deserializer).err()?;
+    let path = err.path().to_string();
+    let inner = err.into_inner().to_string();
+    let detail = inner
+        .rsplit_once(" at line ")
+        .map_or(inner.as_str(), |(d, _)| d);
+    (path != ".").then(|| (path, detail.to_string()))
 }

@@ -78,6 +78,18 @@ async fn requests_the_provider_rejects_are_rejected() {
             "you must provide a model parameter",
             "",
         ),
+        (
+            "/v1/chat/completions",
+            json!({"model": "m", "messages": message("hi"), "max_tokens": "ten"}),
+            "Invalid type for 'max_tokens'",
+            "max_tokens",
+        ),
+        (
+            "/v1/chat/completions",
+            json!({"model": "m", "messages": message("hi"), "stream": "yes"}),
+            "Invalid type for 'stream'",
+            "stream",
+        ),
     ];
     for (path, body, expected, param) in cases {
         let bytes = serde_json::to_vec(&body).unwrap();
@@ -88,6 +100,13 @@ async fn requests_the_provider_rejects_are_rejected() {
         assert!(
             v["error"]["message"].as_str().unwrap().contains(expected),
             "{body}: {v}"
+        );
+        assert!(
+            !v["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains(" at line "),
+            "serde's position leaks: {v}"
         );
         if !param.is_empty() {
             assert_eq!(v["error"]["param"], param, "{body}");
@@ -103,6 +122,10 @@ async fn requests_the_provider_rejects_are_rejected() {
         (
             json!({"model": "", "max_tokens": 5, "messages": message("hi")}),
             "model: String should have at least 1 character",
+        ),
+        (
+            json!({"model": "c", "max_tokens": "x", "messages": message("hi")}),
+            "max_tokens: invalid type",
         ),
     ] {
         let bytes = serde_json::to_vec(&body).unwrap();
@@ -157,7 +180,10 @@ async fn bad_bodies_get_400_and_keep_the_connection() {
             br#"{"model": "m", "messages": [], "max_tokens": 0}"#,
             "Invalid 'max_tokens'",
         ),
-        (br#"{"model": 5, "messages": []}"#, "Invalid request body"),
+        (
+            br#"{"model": 5, "messages": []}"#,
+            "Invalid type for 'model'",
+        ),
     ];
     for (body, expected) in cases {
         let r = client.send(Method::POST, path, &[], body).await;
