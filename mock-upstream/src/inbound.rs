@@ -14,6 +14,7 @@ use crate::body::MockBody;
 use crate::catalog::Catalog;
 use crate::config::{Api, Provider, StreamFault};
 use crate::faults::{self, Overrides};
+use crate::metrics::RouteKind;
 use crate::ratelimit::Quota;
 use crate::rejection::Rejection;
 use crate::request::{read_body_within, seq, BodyError, RequestBody};
@@ -165,6 +166,15 @@ impl Inbound {
     /// Call once the request is valid. The error is boxed, so the common path moves only the
     /// draw.
     pub fn admit(&self, state: &State, ask: Ask) -> Result<Admitted, Box<Response<MockBody>>> {
+        let admitted = self.admit_or_fault(state, ask);
+        if admitted.is_err() {
+            // A faulted request is a request the route received, too.
+            state.metrics.request(RouteKind::of(ask.api, ask.streaming));
+        }
+        admitted
+    }
+
+    fn admit_or_fault(&self, state: &State, ask: Ask) -> Result<Admitted, Box<Response<MockBody>>> {
         let ordinal = self.seq.unwrap_or_else(|| state.next_ordinal());
         let provider = ask.api.provider();
         let stream_fault = faults::check(

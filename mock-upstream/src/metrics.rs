@@ -7,7 +7,7 @@
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed};
 
-use crate::config::StreamFaultKind;
+use crate::config::{Api, StreamFaultKind};
 
 /// What a request was, for the per-route counters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,6 +43,21 @@ impl RouteKind {
         RouteKind::Metrics,
         RouteKind::Other,
     ];
+
+    /// The counter of a request to `api`, streamed or not.
+    pub fn of(api: Api, streaming: bool) -> RouteKind {
+        match (api, streaming) {
+            (Api::Chat, false) => RouteKind::Chat,
+            (Api::Chat, true) => RouteKind::ChatStream,
+            (Api::Messages, false) => RouteKind::Messages,
+            (Api::Messages, true) => RouteKind::MessagesStream,
+            (Api::Responses, false) => RouteKind::Responses,
+            (Api::Responses, true) => RouteKind::ResponsesStream,
+            (Api::Embeddings, _) => RouteKind::Embeddings,
+            (Api::Completions, false) => RouteKind::Completions,
+            (Api::Completions, true) => RouteKind::CompletionsStream,
+        }
+    }
 
     /// True for the API routes (their requests are what a gateway forwards).
     fn is_api(self) -> bool {

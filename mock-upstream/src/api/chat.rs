@@ -5,7 +5,6 @@ use gatebench_shared::wire::openai::{ChatRequest, FinishReason};
 use super::{text_answer, ApiRoute, Asked, Drawn};
 use crate::config::Api;
 use crate::inbound::Inbound;
-use crate::metrics::RouteKind;
 use crate::payload::Payload;
 use crate::rejection::Rejection;
 use crate::sse::StreamApi;
@@ -108,14 +107,6 @@ impl ApiRoute for Chat {
                 include_usage: request.include_usage(),
             },
         })
-    }
-
-    fn kind(streaming: bool) -> RouteKind {
-        if streaming {
-            RouteKind::ChatStream
-        } else {
-            RouteKind::Chat
-        }
     }
 
     fn stream(asked: &Asked<ChatExtra>, truncated: bool) -> Option<StreamApi> {

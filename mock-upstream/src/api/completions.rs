@@ -6,7 +6,6 @@ use super::chat::finish;
 use super::{text_answer, ApiRoute, Asked, Drawn};
 use crate::config::Api;
 use crate::inbound::Inbound;
-use crate::metrics::RouteKind;
 use crate::payload::Payload;
 use crate::rejection::Rejection;
 use crate::sse::StreamApi;
@@ -57,14 +56,6 @@ impl ApiRoute for Completions {
             streaming: request.stream == Some(true),
             extra: request.include_usage(),
         })
-    }
-
-    fn kind(streaming: bool) -> RouteKind {
-        if streaming {
-            RouteKind::CompletionsStream
-        } else {
-            RouteKind::Completions
-        }
     }
 
     fn stream(asked: &Asked<bool>, truncated: bool) -> Option<StreamApi> {

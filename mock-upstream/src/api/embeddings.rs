@@ -15,7 +15,6 @@ use rand_pcg::Pcg64Mcg;
 use super::{ApiRoute, Asked, Drawn};
 use crate::config::{Api, MAX_DIMENSIONS};
 use crate::inbound::Inbound;
-use crate::metrics::RouteKind;
 use crate::payload::Payload;
 use crate::rejection::Rejection;
 use crate::state::State;
@@ -110,10 +109,6 @@ impl ApiRoute for Embeddings {
                 base64,
             },
         })
-    }
-
-    fn kind(_streaming: bool) -> RouteKind {
-        RouteKind::Embeddings
     }
 
     #[inline]

@@ -6,7 +6,6 @@ use hyper::HeaderMap;
 use super::{text_answer, ApiRoute, Asked, Drawn};
 use crate::config::Api;
 use crate::inbound::Inbound;
-use crate::metrics::RouteKind;
 use crate::payload::Payload;
 use crate::rejection::Rejection;
 use crate::sse::StreamApi;
@@ -79,14 +78,6 @@ impl ApiRoute for Messages {
             streaming: request.stream == Some(true),
             extra: (),
         })
-    }
-
-    fn kind(streaming: bool) -> RouteKind {
-        if streaming {
-            RouteKind::MessagesStream
-        } else {
-            RouteKind::Messages
-        }
     }
 
     fn stream(_asked: &Asked<()>, truncated: bool) -> Option<StreamApi> {

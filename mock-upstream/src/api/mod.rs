@@ -25,7 +25,6 @@ pub use responses::Responses;
 
 use crate::config::Api;
 use crate::inbound::Inbound;
-use crate::metrics::RouteKind;
 use crate::payload::Payload;
 use crate::rejection::Rejection;
 use crate::sse::StreamApi;
@@ -86,9 +85,6 @@ pub trait ApiRoute {
         inbound: &Inbound,
         request: Self::Request<'_>,
     ) -> Result<Asked<Self::Extra>, Rejection>;
-
-    /// The route's counter on `/metrics`.
-    fn kind(streaming: bool) -> RouteKind;
 
     /// The events a stream of this API sends (`None`: the API does not stream).
     fn stream(_asked: &Asked<Self::Extra>, _truncated: bool) -> Option<StreamApi> {

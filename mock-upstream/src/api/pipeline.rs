@@ -11,6 +11,7 @@ use crate::body::MockBody;
 use crate::catalog::FixedHeaders;
 use crate::config::Provider;
 use crate::inbound::{receive, Arrival, Ask};
+use crate::metrics::RouteKind;
 use crate::rejection::Rejection;
 use crate::request::RequestBody;
 use crate::sse::{SseStream, StreamPlan};
@@ -20,7 +21,7 @@ use crate::tools::ToolAnswer;
 /// `A`'s answer to a request it refused, in its provider's shape; counted as a request of the
 /// route, refused.
 pub fn refused<A: ApiRoute>(state: &State, rejection: Rejection) -> Response<MockBody> {
-    state.metrics.rejected(A::kind(false));
+    state.metrics.rejected(RouteKind::of(A::API, false));
     match A::API.provider() {
         Provider::OpenAi => rejection.into_response(),
         Provider::Anthropic => rejection.anthropic().into_response(),
@@ -55,10 +56,7 @@ pub async fn answer<A: ApiRoute>(
     };
     let admitted = match inbound.admit(state, ask) {
         Ok(admitted) => admitted,
-        Err(fault) => {
-            state.metrics.request(A::kind(asked.streaming));
-            return Ok(*fault);
-        }
+        Err(fault) => return Ok(*fault),
     };
     let mut draw = admitted.draw;
     let drawn = draw.tokens();
@@ -74,7 +72,7 @@ pub async fn answer<A: ApiRoute>(
 
     if asked.streaming {
         if let Some(api) = A::stream(&asked, truncated) {
-            state.metrics.request(A::kind(true));
+            state.metrics.request(RouteKind::of(A::API, true));
             let plan = StreamPlan {
                 model: asked.model,
                 tokens,
@@ -92,7 +90,7 @@ pub async fn answer<A: ApiRoute>(
         }
     }
 
-    state.metrics.request(A::kind(false));
+    state.metrics.request(RouteKind::of(A::API, false));
     let delay_us = draw.response_us(tokens);
     inbound.wait(state, delay_us).await;
     let drawn = Drawn {
@@ -146,25 +144,7 @@ fn parse<'a, T: serde::Deserialize<'a>>(
                     None,
                 ));
             }
-            serde_json::from_slice(body).map_err(|e| {
-                if !(object && e.is_data()) {
-                    return Rejection::not_json();
-                }
-                match type_error::<T>(body) {
-                    Some((path, detail)) => {
-                        let mut rejection = Rejection::bad_request(
-                            format!("Invalid type for '{path}': {detail}."),
-                            None,
-                            Some("invalid_type"),
-                        );
-                        rejection.param = Some(path.into());
-                        rejection
-                    }
-                    None => {
-                        Rejection::bad_request(format!("Invalid request body: {e}."), None, None)
-                    }
-                }
-            })
+            serde_json::from_slice(body).map_err(|e| openai_refusal::<T>(body, object, &e))
         }
         Provider::Anthropic => {
             if !object {
@@ -174,15 +154,49 @@ fn parse<'a, T: serde::Deserialize<'a>>(
                     None,
                 ));
             }
-            serde_json::from_slice(body).map_err(|e| {
-                let message = match type_error::<T>(body).filter(|_| e.is_data()) {
-                    Some((path, detail)) => format!("{path}: {detail}"),
-                    None => format!("There was an issue with your request body: {e}."),
-                };
-                Rejection::bad_request(message, None, None)
-            })
+            serde_json::from_slice(body).map_err(|e| anthropic_refusal::<T>(body, &e))
         }
     }
+}
+
+/// OpenAI's 400 for a body that did not parse as `T`. Out of line and cold: the answered path
+/// never runs it.
+#[cold]
+#[inline(never)]
+fn openai_refusal<'a, T: serde::Deserialize<'a>>(
+    body: &'a [u8],
+    object: bool,
+    e: &serde_json::Error,
+) -> Rejection {
+    if !(object && e.is_data()) {
+        return Rejection::not_json();
+    }
+    match type_error::<T>(body) {
+        Some((path, detail)) => {
+            let mut rejection = Rejection::bad_request(
+                format!("Invalid type for '{path}': {detail}."),
+                None,
+                Some("invalid_type"),
+            );
+            rejection.param = Some(path.into());
+            rejection
+        }
+        None => Rejection::bad_request(format!("Invalid request body: {e}."), None, None),
+    }
+}
+
+/// Anthropic's 400 for a body that did not parse as `T` (cold, as above).
+#[cold]
+#[inline(never)]
+fn anthropic_refusal<'a, T: serde::Deserialize<'a>>(
+    body: &'a [u8],
+    e: &serde_json::Error,
+) -> Rejection {
+    let message = match type_error::<T>(body).filter(|_| e.is_data()) {
+        Some((path, detail)) => format!("{path}: {detail}"),
+        None => format!("There was an issue with your request body: {e}."),
+    };
+    Rejection::bad_request(message, None, None)
 }
 
 /// Where in the body a type error lies (`max_tokens`, `messages[0].role`) and serde's words for

@@ -6,7 +6,6 @@ use super::{text_answer, ApiRoute, Asked, Drawn};
 use crate::catalog::Outcome;
 use crate::config::Api;
 use crate::inbound::Inbound;
-use crate::metrics::RouteKind;
 use crate::payload::Payload;
 use crate::rejection::Rejection;
 use crate::sse::StreamApi;
@@ -60,14 +59,6 @@ impl ApiRoute for Responses {
             streaming: request.stream == Some(true),
             extra: (),
         })
-    }
-
-    fn kind(streaming: bool) -> RouteKind {
-        if streaming {
-            RouteKind::ResponsesStream
-        } else {
-            RouteKind::Responses
-        }
     }
 
     fn stream(_asked: &Asked<()>, truncated: bool) -> Option<StreamApi> {
