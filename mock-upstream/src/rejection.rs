@@ -8,7 +8,6 @@ use gatebench_shared::wire::anthropic::ErrorBody as AnthropicError;
 use gatebench_shared::wire::openai::ErrorBody;
 use hyper::header::{HeaderMap, HeaderValue, ALLOW, CONNECTION, CONTENT_TYPE};
 use hyper::{Response, StatusCode};
-use std::borrow::Cow;
 
 use crate::body::MockBody;
 use crate::catalog::{ANTHROPIC_REQUEST_ID, PROCESSING_MS, REQUEST_ID};
@@ -20,7 +19,8 @@ pub struct Rejection {
     pub message: String,
     pub kind: &'static str,
     /// The parameter at fault: a name the route knows, or a path read from the body.
-    pub param: Option<Cow<'static, str>>,
+    /// (Owned, as a `Box<str>`: an error is rare, and this keeps it as small as a `&str`.)
+    pub param: Option<Box<str>>,
     pub code: Option<&'static str>,
     allow: Option<&'static str>,
     close: bool,
@@ -41,7 +41,7 @@ impl Rejection {
             status: StatusCode::BAD_REQUEST,
             message: message.into(),
             kind: "invalid_request_error",
-            param: param.map(Cow::Borrowed),
+            param: param.map(Box::from),
             code,
             allow: None,
             close: false,
@@ -130,7 +130,7 @@ impl Rejection {
             status: StatusCode::NOT_FOUND,
             message: format!("The model '{model}' does not exist"),
             code: Some("model_not_found"),
-            param: Some(Cow::Borrowed("model")),
+            param: Some("model".into()),
             ..Rejection::bad_request("", None, None)
         }
     }
