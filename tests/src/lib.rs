@@ -141,6 +141,26 @@ pub fn sse_data(text: &str) -> Vec<String> {
         .collect()
 }
 
+/// (event name, data) of every event of an SSE body of named events (Anthropic's, the
+/// Responses API's); each event's data names its event in `type`.
+pub fn named_events(text: &str) -> Vec<(String, serde_json::Value)> {
+    text.split("\n\n")
+        .filter(|e| !e.is_empty())
+        .map(|e| {
+            let (name, data) = e.split_once('\n').expect("an event line and a data line");
+            let name = name
+                .strip_prefix("event: ")
+                .expect("event: NAME")
+                .to_string();
+            let data: serde_json::Value =
+                serde_json::from_str(data.strip_prefix("data: ").expect("data: JSON"))
+                    .expect("the data is JSON");
+            assert_eq!(data["type"], name.as_str(), "the data names its event");
+            (name, data)
+        })
+        .collect()
+}
+
 /// A chat request body.
 pub fn chat_body(stream: bool, extra: serde_json::Value) -> serde_json::Value {
     let mut body = serde_json::json!({

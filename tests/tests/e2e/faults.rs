@@ -426,7 +426,7 @@ async fn more_tokens_than_configured_agree_in_text_deltas_and_usage() {
         .unwrap()
         .to_string();
     let r = client.chat(&chat_body(true, json!({})), &forty).await;
-    let streamed: String = data_lines(&r.text())
+    let streamed: String = gatebench_tests::sse_data(&r.text())
         .iter()
         .filter_map(|d| serde_json::from_str::<serde_json::Value>(d).ok())
         .filter_map(|v| {
@@ -445,9 +445,9 @@ async fn more_tokens_than_configured_agree_in_text_deltas_and_usage() {
     let r = client
         .send(Method::POST, "/v1/responses", &forty, &bytes)
         .await;
-    let events: Vec<serde_json::Value> = data_lines(&r.text())
-        .iter()
-        .filter_map(|d| serde_json::from_str(d).ok())
+    let events: Vec<serde_json::Value> = gatebench_tests::named_events(&r.text())
+        .into_iter()
+        .map(|(_, data)| data)
         .collect();
     let deltas: String = events
         .iter()
@@ -469,12 +469,4 @@ async fn more_tokens_than_configured_agree_in_text_deltas_and_usage() {
         deltas.as_str()
     );
     assert_eq!(completed["response"]["usage"]["output_tokens"], 40);
-}
-
-/// The payload of every `data:` line of an SSE body (named events or not).
-fn data_lines(text: &str) -> Vec<String> {
-    text.lines()
-        .filter_map(|l| l.strip_prefix("data: "))
-        .map(String::from)
-        .collect()
 }

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use gatebench_shared::LatencyModel;
-use gatebench_tests::{start_mock, Client};
+use gatebench_tests::{named_events, start_mock, Client};
 use hyper::Method;
 use loadgen::run::run;
 use loadgen::RunArgs;
@@ -37,20 +37,6 @@ fn body(stream: bool, max_tokens: u64) -> Value {
     })
 }
 
-/// (event name, data) of every event of an SSE body.
-fn events(text: &str) -> Vec<(String, Value)> {
-    text.split("\n\n")
-        .filter(|e| !e.is_empty())
-        .map(|e| {
-            let (name, data) = e.split_once('\n').unwrap();
-            let name = name.strip_prefix("event: ").unwrap().to_string();
-            let data: Value = serde_json::from_str(data.strip_prefix("data: ").unwrap()).unwrap();
-            assert_eq!(data["type"], name.as_str(), "the data names its event");
-            (name, data)
-        })
-        .collect()
-}
-
 #[tokio::test]
 async fn a_stream_sends_every_event_in_order_on_time() {
     let mock = start_mock(Config {
@@ -70,7 +56,7 @@ async fn a_stream_sends_every_event_in_order_on_time() {
         "text/event-stream; charset=utf-8"
     );
     assert!(r.headers.contains_key("request-id"));
-    let events = events(&r.text());
+    let events = named_events(&r.text());
     let names: Vec<&str> = events.iter().map(|(n, _)| n.as_str()).collect();
     assert_eq!(
         names,

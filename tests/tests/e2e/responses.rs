@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use gatebench_shared::LatencyModel;
-use gatebench_tests::{start_mock, Client, Recorded};
+use gatebench_tests::{named_events, start_mock, Client, Recorded};
 use hyper::Method;
 use loadgen::run::run;
 use loadgen::RunArgs;
@@ -26,19 +26,6 @@ async fn post(client: &mut Client, body: Value) -> Recorded {
         .await
 }
 
-fn events(text: &str) -> Vec<(String, Value)> {
-    text.split("\n\n")
-        .filter(|e| !e.is_empty())
-        .map(|e| {
-            let (name, data) = e.split_once('\n').unwrap();
-            let name = name.strip_prefix("event: ").unwrap().to_string();
-            let data: Value = serde_json::from_str(data.strip_prefix("data: ").unwrap()).unwrap();
-            assert_eq!(data["type"], name.as_str());
-            (name, data)
-        })
-        .collect()
-}
-
 #[tokio::test]
 async fn a_stream_sends_every_event_in_order_on_time() {
     let mock = start_mock(Config {
@@ -57,7 +44,7 @@ async fn a_stream_sends_every_event_in_order_on_time() {
     )
     .await;
     assert_eq!(r.status, 200);
-    let events = events(&r.text());
+    let events = named_events(&r.text());
     let names: Vec<&str> = events.iter().map(|(n, _)| n.as_str()).collect();
     assert_eq!(
         names,
@@ -126,7 +113,7 @@ async fn a_cut_response_is_incomplete_and_errors_have_openais_shape() {
         json!({"model": "gpt-4o", "input": "x", "max_output_tokens": 16, "stream": true}),
     )
     .await;
-    let last = events(&r.text()).pop().unwrap();
+    let last = named_events(&r.text()).pop().unwrap();
     assert_eq!(last.0, "response.incomplete");
 
     for (request, code) in [
