@@ -63,12 +63,10 @@ pub struct TrialRun {
     pub run: TargetRun,
 }
 
-/// A validated `loadgen compare`, made once from its options (flags over the profile): what it
-/// runs, and what `--print-config` prints.
+/// What every comparison (`compare`, each level of `sweep`) is made of besides its load: the
+/// targets, the twin, the trials and the resources to sample.
 #[derive(Debug)]
-pub struct ComparePlan {
-    /// The options as merged.
-    pub args: CompareArgs,
+pub struct Comparison {
     /// Direct first, then the twin (when there is one), then the gateways.
     pub targets: Vec<Named>,
     pub twin: bool,
@@ -76,6 +74,40 @@ pub struct ComparePlan {
     pub trials: usize,
     pub settle: Duration,
     pub samples: Vec<SampleSpec>,
+}
+
+impl Comparison {
+    /// Checks the options of `mode` (`compare` or `sweep`). The twin is the direct URL again
+    /// unless `twin_by_default` is false (a sweep runs one only when `--twin URL` names it).
+    pub fn new(
+        args: &CompareArgs,
+        mode: &str,
+        twin_by_default: bool,
+        default_trials: usize,
+    ) -> Result<Comparison, SetupError> {
+        let mut targets = args.targets(mode)?;
+        let twin = match args.twin.as_deref() {
+            None if !twin_by_default => false,
+            twin => with_twin(&mut targets, twin, args.direct.as_deref())?,
+        };
+        Ok(Comparison {
+            targets,
+            twin,
+            min_effect_us: min_effect_us(args.min_effect.as_deref())?,
+            trials: args.trials(default_trials)?,
+            settle: args.settle(Duration::ZERO)?,
+            samples: sample_specs(&args.sample)?,
+        })
+    }
+}
+
+/// A validated `loadgen compare`, made once from its options (flags over the profile): what it
+/// runs, and what `--print-config` prints.
+#[derive(Debug)]
+pub struct ComparePlan {
+    /// The options as merged.
+    pub args: CompareArgs,
+    pub comparison: Comparison,
     /// Each trial's load.
     pub plan: Plan,
 }
@@ -84,8 +116,7 @@ impl ComparePlan {
     /// Checks `args` (with its profile under it) without sending anything.
     pub fn new(args: CompareArgs) -> anyhow::Result<ComparePlan> {
         let args = crate::options::profile::compare(args)?;
-        let mut targets = args.targets("compare")?;
-        let twin = with_twin(&mut targets, args.twin.as_deref(), args.direct.as_deref())?;
+        let comparison = Comparison::new(&args, "compare", true, DEFAULT_TRIALS)?;
         let plan = args.run.clone().plan().map_err(SetupError::from)?;
         if plan.duration.is_none() {
             return Err(SetupError::Other(
@@ -94,14 +125,9 @@ impl ComparePlan {
             .into());
         }
         Ok(ComparePlan {
-            twin,
-            targets,
-            min_effect_us: min_effect_us(args.min_effect.as_deref())?,
-            trials: args.trials(DEFAULT_TRIALS)?,
-            settle: args.settle(Duration::ZERO)?,
-            samples: sample_specs(&args.sample)?,
-            plan,
             args,
+            comparison,
+            plan,
         })
     }
 }
@@ -110,12 +136,15 @@ impl ComparePlan {
 pub fn run_compare(args: CompareArgs, command: Vec<String>) -> anyhow::Result<(CompareResult, u8)> {
     let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
     let ComparePlan {
-        targets,
-        twin,
-        min_effect_us,
-        trials,
-        settle,
-        samples,
+        comparison:
+            Comparison {
+                targets,
+                twin,
+                min_effect_us,
+                trials,
+                settle,
+                samples,
+            },
         plan,
         ..
     } = ComparePlan::new(args)?;

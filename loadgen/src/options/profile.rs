@@ -222,7 +222,7 @@ pub fn check(command: &str, path: &Path) -> anyhow::Result<String> {
                     let p = crate::compare::ComparePlan::new(args).map_err(|e| invalid(&e))?;
                     Ok(format!(
                         "compare: {:?}, {} trial(s) per target",
-                        p.plan.load, p.trials
+                        p.plan.load, p.comparison.trials
                     ))
                 }
                 "sweep" => {
@@ -241,7 +241,7 @@ pub fn check(command: &str, path: &Path) -> anyhow::Result<String> {
                         "sweep: {} {} level(s), {} trial(s) each",
                         p.levels.len(),
                         p.kind,
-                        p.trials
+                        p.comparison.trials
                     ))
                 }
                 _ => {

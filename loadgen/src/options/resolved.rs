@@ -178,7 +178,13 @@ pub fn print(command: Command) -> anyhow::Result<String> {
         }
         Command::Compare(args) => {
             let p = crate::compare::ComparePlan::new(args)?;
-            compare_profile(&p.args, &p.plan, p.trials, micros(p.settle), &[])
+            compare_profile(
+                &p.args,
+                &p.plan,
+                p.comparison.trials,
+                micros(p.comparison.settle),
+                &[],
+            )
         }
         Command::Sweep(args) => {
             let p = crate::sweep::SweepPlan::new(args)?;
@@ -186,8 +192,13 @@ pub fn print(command: Command) -> anyhow::Result<String> {
                 ("levels", p.levels_text),
                 ("level-kind", p.kind.to_string()),
             ];
-            let mut profile =
-                compare_profile(&p.compare, &p.plans[0], p.trials, micros(p.settle), &own);
+            let mut profile = compare_profile(
+                &p.compare,
+                &p.plans[0],
+                p.comparison.trials,
+                micros(p.comparison.settle),
+                &own,
+            );
             // Each level sets the load (and at least its own count of connections).
             profile.remove("rate");
             profile.remove("concurrency");

@@ -4,14 +4,12 @@
 //! saturated" and kept out of the headline, since there the upstream, not the gateway, sets the
 //! figures.
 
-use std::time::Duration;
-
 use gatebench_shared::host::raise_open_file_limit;
 use serde::{Deserialize, Serialize};
 
 use crate::compare::analysis::{PercentileDelta, TargetSummary};
-use crate::compare::{analyse, run_trials, TrialRun};
-use crate::gateways::{min_effect_us, reach, with_twin, Named};
+use crate::compare::{analyse, run_trials, Comparison, TrialRun};
+use crate::gateways::{reach, Named};
 use crate::options::{
     CompareArgs, LevelKind, SweepArgs, SWEEP_LEVELS as DEFAULT_LEVELS,
     SWEEP_TRIALS as DEFAULT_TRIALS,
@@ -143,13 +141,9 @@ pub struct SweepPlan {
     /// The levels as given (or the default), and parsed.
     pub levels_text: String,
     pub levels: Vec<f64>,
-    /// Direct first, then the twin (only with `--twin URL`), then the gateways.
-    pub targets: Vec<Named>,
-    pub twin: bool,
-    pub min_effect_us: f64,
-    pub trials: usize,
-    pub settle: Duration,
-    pub samples: Vec<crate::sampler::SampleSpec>,
+    /// The targets and trials of every level (a twin only with `--twin URL`: it would be one
+    /// more target on every level).
+    pub comparison: Comparison,
     /// Each level's load, in order.
     pub plans: Vec<Plan>,
 }
@@ -167,12 +161,7 @@ impl SweepPlan {
             .or_else(|| own.remove("levels"))
             .unwrap_or_else(|| DEFAULT_LEVELS.into());
         let levels = parse_levels(&levels_text, kind).map_err(SetupError::from)?;
-        let mut targets = compare.targets("sweep")?;
-        // A twin only when asked for: it would be a fourth target on every rung.
-        let twin = match compare.twin.as_deref() {
-            None => false,
-            Some(url) => with_twin(&mut targets, Some(url), compare.direct.as_deref())?,
-        };
+        let comparison = Comparison::new(&compare, "sweep", false, DEFAULT_TRIALS)?;
         let plans = levels
             .iter()
             .map(|&l| level_plan(&compare, kind, l))
@@ -189,17 +178,12 @@ impl SweepPlan {
             .into());
         }
         Ok(SweepPlan {
+            compare,
             kind,
             levels_text,
             levels,
-            targets,
-            twin,
-            min_effect_us: min_effect_us(compare.min_effect.as_deref())?,
-            trials: compare.trials(DEFAULT_TRIALS)?,
-            settle: compare.settle(Duration::ZERO)?,
-            samples: crate::compare::sample_specs(&compare.sample)?,
+            comparison,
             plans,
-            compare,
         })
     }
 }
@@ -211,12 +195,15 @@ pub fn run_sweep(args: SweepArgs, command: Vec<String>) -> anyhow::Result<(Sweep
         compare,
         kind,
         levels,
-        targets,
-        twin,
-        min_effect_us,
-        trials,
-        settle,
-        samples,
+        comparison:
+            Comparison {
+                targets,
+                twin,
+                min_effect_us,
+                trials,
+                settle,
+                samples,
+            },
         plans,
         ..
     } = SweepPlan::new(args)?;
