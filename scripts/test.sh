@@ -10,18 +10,25 @@ cd "$(dirname "$0")/.."
 if ! cargo fmt --version >/dev/null 2>&1 || ! cargo clippy --version >/dev/null 2>&1; then
   rustup component add rustfmt clippy
 fi
+# apt_install PACKAGE...: from the Debian archive, refreshing its index first when it is stale.
+apt_install() {
+  apt-get install -y -qq "$@" >/dev/null || { apt-get update -qq && apt-get install -y -qq "$@" >/dev/null; }
+}
 if [ -z "${GATEBENCH_SKIP_SDK:-}" ] && ! python3 -c "import openai, anthropic, hdrh, kubernetes_validate" 2>/dev/null; then
-  python3 -m pip install --quiet --disable-pip-version-check openai anthropic hdrhistogram \
-    kubernetes-validate
+  python3 -m pip --version >/dev/null 2>&1 || apt_install python3-pip
+  packages=(openai anthropic hdrhistogram kubernetes-validate)
+  pip=(python3 -m pip install --quiet --disable-pip-version-check)
+  # A Debian python refuses system-wide installs (PEP 668) unless told.
+  "${pip[@]}" "${packages[@]}" 2>/dev/null || "${pip[@]}" --break-system-packages "${packages[@]}"
 fi
 # libfaketime shifts one loadgen shard's wall clock in a test of --clock-ref.
 if [ -z "${GATEBENCH_SKIP_SDK:-}" ] && ! ls /usr/lib/*/faketime/libfaketimeMT.so.1 >/dev/null 2>&1; then
-  apt-get install -y -qq faketime >/dev/null || { apt-get update -qq && apt-get install -y -qq faketime >/dev/null; }
+  apt_install faketime
 fi
 # The openai npm package judges one streaming case (tests/sdk-node, versions locked).
 if [ -z "${GATEBENCH_SKIP_SDK:-}" ]; then
   if ! command -v npm >/dev/null 2>&1; then
-    apt-get install -y -qq nodejs npm >/dev/null
+    apt_install nodejs npm
   fi
   if [ ! -d tests/sdk-node/node_modules/openai ]; then
     npm ci --prefix tests/sdk-node --no-audit --no-fund --silent
