@@ -4,7 +4,7 @@
 //! An event is *output-bearing* (it counts for TTFT and ITL) when it carries generated output:
 //! an OpenAI chat chunk with a non-empty `delta.content` or tool-call `arguments` fragment, an
 //! Anthropic `content_block_delta` (text or `input_json_delta`), or a Responses
-//! `response.output_text.delta`.
+//! `response.output_text.delta` or `response.function_call_arguments.delta`.
 
 use serde::Deserialize;
 
@@ -170,7 +170,9 @@ fn classify(event: &[u8]) -> Event {
         }
     }
     match name {
-        b"content_block_delta" | b"response.output_text.delta" => return Event::Output,
+        b"content_block_delta"
+        | b"response.output_text.delta"
+        | b"response.function_call_arguments.delta" => return Event::Output,
         b"message_stop" => return Event::Done,
         b"response.completed" | b"response.incomplete" => return final_event(data),
         b"response.failed" | b"error" => return Event::Invalid,
@@ -190,7 +192,11 @@ fn classify(event: &[u8]) -> Event {
     }
     if matches!(
         chunk.kind,
-        Some("content_block_delta" | "response.output_text.delta")
+        Some(
+            "content_block_delta"
+                | "response.output_text.delta"
+                | "response.function_call_arguments.delta"
+        )
     ) {
         return Event::Output;
     }
@@ -265,6 +271,9 @@ mod tests {
         let responses: &[u8] =
             b"event: response.output_text.delta\ndata: {\"type\":\"response.output_text.delta\",\"delta\":\"x\"}\n\n";
         assert_eq!(events(&[responses]).0, vec![Event::Output]);
+        let call: &[u8] = b"event: response.function_call_arguments.delta\ndata: {\"type\":\"response.function_call_arguments.delta\",\"delta\":\"{\"}\n\n\
+            data: {\"type\":\"response.function_call_arguments.delta\",\"delta\":\"x\"}\n\n";
+        assert_eq!(events(&[call]).0, vec![Event::Output, Event::Output]);
         let end: &[u8] = b"event: response.completed\ndata: {\"type\":\"response.completed\",\
             \"response\":{\"status\":\"completed\",\"usage\":{\"input_tokens\":3,\"output_tokens\":7}}}\n\n\
             event: response.failed\ndata: {\"type\":\"response.failed\"}\n\n";

@@ -51,7 +51,7 @@ pub struct StreamPlan {
 pub struct ResetOnPurpose;
 
 /// The API whose events a stream sends.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub enum StreamApi {
     /// OpenAI chat completion chunks.
     Chat {
@@ -60,8 +60,8 @@ pub enum StreamApi {
     },
     /// Anthropic Messages API events.
     Messages { stop: StopReason },
-    /// OpenAI Responses API events.
-    Responses { outcome: Outcome },
+    /// OpenAI Responses API events; `echo` fills the response object's echoed parameters.
+    Responses { outcome: Outcome, echo: Bytes },
     /// OpenAI legacy completion chunks.
     Completions {
         finish: FinishReason,
@@ -142,19 +142,29 @@ impl SseStream {
 }
 
 impl StreamPlan {
-    /// The provider's in-stream error event.
-    fn error_event(&self) -> &'static [u8] {
-        match self.api {
+    /// Appends the provider's in-stream error event, sent in place of event `event`.
+    fn encode_error<S: Sink>(&self, state: &State, event: u32, sink: &mut S) {
+        let error: &'static [u8] = match &self.api {
             StreamApi::Chat { .. } | StreamApi::Completions { .. } => {
                 b"data: {\"error\":{\"message\":\"The server had an error while processing your request. Sorry about that!\",\"type\":\"server_error\",\"param\":null,\"code\":null}}\n\n"
             }
             StreamApi::Messages { .. } => {
                 b"event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n"
             }
-            StreamApi::Responses { .. } => {
-                b"event: response.failed\ndata: {\"type\":\"response.failed\",\"response\":{\"object\":\"response\",\"status\":\"failed\",\"error\":{\"code\":\"server_error\",\"message\":\"The server had an error while processing your request.\"}}}\n\n"
+            StreamApi::Responses { echo, .. } => {
+                let fill = Fill {
+                    model: &self.model,
+                    content: &Bytes::new(),
+                    prompt_tokens: self.prompt_tokens,
+                    completion_tokens: 0,
+                    sequence: u64::from(event),
+                    echo,
+                };
+                state.catalog.responses.failed().fill_into(sink, &fill);
+                return;
             }
-        }
+        };
+        sink.put(&Bytes::from_static(error));
     }
 
     /// The event that carries token 0.
@@ -162,6 +172,8 @@ impl StreamPlan {
         match self.api {
             StreamApi::Chat { .. } => 1,
             StreamApi::Messages { .. } => 3,
+            // A function call has no content part.
+            StreamApi::Responses { .. } if self.tool.is_some() => 3,
             StreamApi::Responses { .. } => 4,
             StreamApi::Completions { .. } => 0,
         }
@@ -171,6 +183,7 @@ impl StreamPlan {
         match self.api {
             StreamApi::Chat { include_usage, .. } => self.tokens + 3 + u32::from(include_usage),
             StreamApi::Messages { .. } => self.tokens + 6,
+            StreamApi::Responses { .. } if self.tool.is_some() => self.tokens + 6,
             StreamApi::Responses { .. } => self.tokens + 8,
             StreamApi::Completions { include_usage, .. } => {
                 self.tokens + 2 + u32::from(include_usage)
@@ -205,7 +218,9 @@ impl StreamPlan {
                 include_usage,
             } => self.encode_chat(state, event, finish, include_usage, sink),
             StreamApi::Messages { stop } => self.encode_messages(state, event, stop, sink),
-            StreamApi::Responses { outcome } => self.encode_responses(state, event, outcome, sink),
+            StreamApi::Responses { outcome, ref echo } => {
+                self.encode_responses(state, event, outcome, echo, sink)
+            }
             StreamApi::Completions {
                 finish,
                 include_usage,
@@ -218,10 +233,15 @@ impl StreamPlan {
     #[cold]
     #[inline(never)]
     fn encode_tool(&self, tool: &ToolAnswer, state: &State, event: u32) -> Option<Payload> {
-        match self.api {
-            StreamApi::Chat { include_usage, .. } => tool.openai_chunk(state, event, include_usage),
+        match &self.api {
+            StreamApi::Chat { include_usage, .. } => {
+                tool.openai_chunk(state, event, *include_usage)
+            }
             StreamApi::Messages { .. } => tool.anthropic_event(state, event),
-            _ => None,
+            StreamApi::Responses { outcome, echo } => {
+                Some(tool.responses_event(state, event, *outcome, echo))
+            }
+            StreamApi::Completions { .. } => None,
         }
     }
 
@@ -247,6 +267,7 @@ impl StreamPlan {
             prompt_tokens: self.prompt_tokens,
             completion_tokens: u64::from(self.tokens),
             sequence: u64::from(event),
+            echo: &empty,
         };
         let n = self.tokens;
         match event {
@@ -260,7 +281,14 @@ impl StreamPlan {
         }
     }
 
-    fn encode_responses<S: Sink>(&self, state: &State, event: u32, outcome: Outcome, sink: &mut S) {
+    fn encode_responses<S: Sink>(
+        &self,
+        state: &State,
+        event: u32,
+        outcome: Outcome,
+        echo: &Bytes,
+        sink: &mut S,
+    ) {
         let (template, text) = state.catalog.responses.event(event, self.tokens, outcome);
         let whole;
         let empty = Bytes::new();
@@ -278,6 +306,7 @@ impl StreamPlan {
             prompt_tokens: self.prompt_tokens,
             completion_tokens: u64::from(self.tokens),
             sequence: u64::from(event),
+            echo,
         };
         template.fill_into(sink, &fill);
     }
@@ -291,6 +320,7 @@ impl StreamPlan {
             prompt_tokens: self.prompt_tokens,
             completion_tokens: u64::from(self.tokens),
             sequence: u64::from(event),
+            echo: &empty,
         };
         let n = self.tokens;
         match event {
@@ -328,6 +358,7 @@ impl StreamPlan {
             prompt_tokens: self.prompt_tokens,
             completion_tokens: u64::from(self.tokens),
             sequence: u64::from(event),
+            echo: &empty,
         };
         let n = self.tokens;
         match event {
@@ -412,7 +443,7 @@ impl Broken<'_> {
             StreamFaultKind::Error => {
                 *self.next = done;
                 let mut error = Payload::new();
-                error.push_bytes(&Bytes::from_static(self.plan.error_event()));
+                self.plan.encode_error(self.state, event, &mut error);
                 Poll::Ready(Some(Ok(error)))
             }
         }

@@ -21,16 +21,20 @@ pub enum Slot {
     TotalTokens,
     /// The event's position in its stream (the Responses API's `sequence_number`).
     Sequence,
+    /// Keys and values the response echoes from its request (the Responses API's parameters),
+    /// serialised without their braces.
+    Echo,
 }
 
 impl Slot {
-    const ALL: [Slot; 6] = [
+    const ALL: [Slot; 7] = [
         Slot::Model,
         Slot::Content,
         Slot::PromptTokens,
         Slot::CompletionTokens,
         Slot::TotalTokens,
         Slot::Sequence,
+        Slot::Echo,
     ];
 
     /// The string to serialise in this slot's place.
@@ -41,6 +45,8 @@ impl Slot {
     pub const COMPLETION_SENTINEL: u64 = 9_176_000_000_000_000_002;
     pub const TOTAL_SENTINEL: u64 = 9_176_000_000_000_000_003;
     pub const SEQUENCE_SENTINEL: u64 = 9_176_000_000_000_000_004;
+    /// The key that stands, with a `null` value, where the echoed keys go (see [`EchoSlot`]).
+    pub const ECHO_SENTINEL: &'static str = "\u{1}gb-echo\u{1}";
 
     /// How the sentinel appears in serialised JSON.
     fn marker(self) -> String {
@@ -52,6 +58,7 @@ impl Slot {
             Slot::CompletionTokens => Self::COMPLETION_SENTINEL.to_string(),
             Slot::TotalTokens => Self::TOTAL_SENTINEL.to_string(),
             Slot::Sequence => Self::SEQUENCE_SENTINEL.to_string(),
+            Slot::Echo => format!("\"{}\":null", escaped(Self::ECHO_SENTINEL)),
         }
     }
 }
@@ -77,6 +84,22 @@ pub struct Fill<'a> {
     pub completion_tokens: u64,
     /// The event's index in its stream (0 outside streams).
     pub sequence: u64,
+    /// What fills [`Slot::Echo`] (empty for templates without one).
+    pub echo: &'a Bytes,
+}
+
+/// Serialises as a map of one key, [`Slot::ECHO_SENTINEL`]: flattened into a wire type where
+/// the echoed keys go, it marks their place.
+#[derive(Debug, Clone, Copy)]
+pub struct EchoSlot;
+
+impl serde::Serialize for EchoSlot {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(Some(1))?;
+        map.serialize_entry(Slot::ECHO_SENTINEL, &())?;
+        map.end()
+    }
 }
 
 impl Template {
@@ -130,16 +153,25 @@ impl Template {
                     sink.put_number(fill.prompt_tokens + fill.completion_tokens)
                 }
                 Part::Slot(Slot::Sequence) => sink.put_number(fill.sequence),
+                Part::Slot(Slot::Echo) => sink.put(fill.echo),
             }
         }
     }
 
-    /// This template filled, as a new payload. Whole bodies fit one (the catalog's tests check);
-    /// stream events fill a [`crate::payload::Frames`], which takes an event too large for one
-    /// frame as two.
+    /// This template filled, as a new payload. A template of more pieces than a payload holds
+    /// (the Responses API's whole response, with its echoed parameters) is filled into one
+    /// buffer, a copy; the chat and Anthropic bodies fit (the catalog's tests check). Stream
+    /// events fill a [`crate::payload::Frames`], which takes an event too large for one frame
+    /// as two.
     pub fn fill(&self, fill: &Fill<'_>) -> Payload {
         let mut frame = Payload::new();
-        self.fill_into(&mut frame, fill);
+        if self.parts.len() > crate::payload::MAX_PIECES {
+            let mut joined = bytes::BytesMut::new();
+            self.fill_into(&mut joined, fill);
+            frame.push_bytes(&joined.freeze());
+        } else {
+            self.fill_into(&mut frame, fill);
+        }
         frame
     }
 
@@ -190,6 +222,7 @@ mod tests {
             prompt_tokens: 12,
             completion_tokens: 3,
             sequence: 0,
+            echo: &Bytes::new(),
         });
         assert_eq!(
             String::from_utf8(frame.to_vec()).unwrap(),
@@ -219,6 +252,7 @@ mod tests {
             prompt_tokens: 1,
             completion_tokens: 2,
             sequence: 9,
+            echo: &Bytes::new(),
         };
         let mut frames = crate::payload::Frames::default();
         template.fill_into(&mut frames, &fill);

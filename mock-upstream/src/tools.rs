@@ -1,5 +1,7 @@
 //! Answers that call a tool (`--tool-calls`): OpenAI's `tool_calls` (streamed as `arguments`
-//! deltas with their `index`) and Anthropic's `tool_use` (streamed as `input_json_delta`).
+//! deltas with their `index`), the Responses API's `function_call` output item (streamed as
+//! `response.function_call_arguments.delta`) and Anthropic's `tool_use` (streamed as
+//! `input_json_delta`).
 //!
 //! The call is to the first tool the request offers, with arguments `{"input":"<the usual
 //! output text>"}`: one fragment per output token, so a tool-call stream has the same events
@@ -10,12 +12,14 @@ use bytes::Bytes;
 use gatebench_shared::wire::tools::ToolsRequest;
 use serde_json::{json, Value};
 
-use crate::catalog::{COMPLETION_ID, CREATED, SYSTEM_FINGERPRINT};
+use crate::catalog::{Outcome, COMPLETION_ID, CREATED, RESPONSE_ID, SYSTEM_FINGERPRINT};
 use crate::payload::Payload;
 use crate::state::State;
 
 /// `id` of every OpenAI tool call.
 pub const CALL_ID: &str = "call_gatebench00000000000000";
+/// `id` of every Responses API `function_call` item.
+pub const FUNCTION_CALL_ID: &str = "fc_gatebench00000000000000000000";
 /// `id` of every Anthropic `tool_use` block.
 pub const TOOL_USE_ID: &str = "toolu_gatebench0000000000000";
 
@@ -205,6 +209,140 @@ impl ToolAnswer {
             )),
             _ => None,
         }
+    }
+}
+
+/// The Responses API's `function_call` answers.
+impl ToolAnswer {
+    /// The `function_call` output item, `done` with the whole arguments or just added.
+    fn function_call(&self, state: &State, done: bool) -> Value {
+        let (arguments, status) = if done {
+            (self.arguments(state), "completed")
+        } else {
+            (String::new(), "in_progress")
+        };
+        json!({
+            "type": "function_call",
+            "id": FUNCTION_CALL_ID,
+            "call_id": CALL_ID,
+            "name": self.name,
+            "arguments": arguments,
+            "status": status,
+        })
+    }
+
+    /// The response object: in progress (no output yet), or finished with the call.
+    fn response(&self, state: &State, finished: Option<Outcome>, echo: &Bytes) -> Value {
+        let (status, incomplete, output, usage) = match finished {
+            None => ("in_progress", Value::Null, json!([]), Value::Null),
+            Some(outcome) => {
+                let completion = u64::from(self.tokens);
+                let usage = json!({
+                    "input_tokens": self.prompt_tokens,
+                    "input_tokens_details": {"cached_tokens": 0},
+                    "output_tokens": completion,
+                    "output_tokens_details": {"reasoning_tokens": 0},
+                    "total_tokens": self.prompt_tokens + completion,
+                });
+                let (status, incomplete) = match outcome {
+                    Outcome::Completed => ("completed", Value::Null),
+                    Outcome::Incomplete => ("incomplete", json!({"reason": "max_output_tokens"})),
+                };
+                let output = json!([self.function_call(state, true)]);
+                (status, incomplete, output, usage)
+            }
+        };
+        let mut response = json!({
+            "id": RESPONSE_ID,
+            "object": "response",
+            "created_at": CREATED,
+            "status": status,
+            "error": null,
+            "incomplete_details": incomplete,
+            "model": self.model,
+            "output": output,
+            "usage": usage,
+        });
+        // The echoed parameters are keys without their braces (`catalog::ResponsesCatalog::echo`).
+        let mut params = Vec::with_capacity(echo.len() + 2);
+        params.push(b'{');
+        params.extend_from_slice(echo);
+        params.push(b'}');
+        if let (Some(object), Ok(Value::Object(params))) = (
+            response.as_object_mut(),
+            serde_json::from_slice::<Value>(&params),
+        ) {
+            object.extend(params);
+        }
+        response
+    }
+
+    /// The non-streaming response whose output is the call.
+    pub fn responses_whole(&self, state: &State, outcome: Outcome, echo: &Bytes) -> Payload {
+        whole(&self.response(state, Some(outcome), echo))
+    }
+
+    /// Event `event` of a Responses stream that calls the tool: `response.created`,
+    /// `response.in_progress`, the item added, one arguments delta per token, the arguments
+    /// done, the item done, and `response.completed` (or `response.incomplete`).
+    pub fn responses_event(
+        &self,
+        state: &State,
+        event: u32,
+        outcome: Outcome,
+        echo: &Bytes,
+    ) -> Payload {
+        let n = self.tokens;
+        let (name, mut data) = match event {
+            0 | 1 => {
+                let name = if event == 0 {
+                    "response.created"
+                } else {
+                    "response.in_progress"
+                };
+                (name, json!({"response": self.response(state, None, echo)}))
+            }
+            2 => (
+                "response.output_item.added",
+                json!({"output_index": 0, "item": self.function_call(state, false)}),
+            ),
+            e if e < 3 + n => (
+                "response.function_call_arguments.delta",
+                json!({
+                    "item_id": FUNCTION_CALL_ID,
+                    "output_index": 0,
+                    "delta": self.fragment(state, e - 3),
+                }),
+            ),
+            e if e == 3 + n => (
+                "response.function_call_arguments.done",
+                json!({
+                    "item_id": FUNCTION_CALL_ID,
+                    "output_index": 0,
+                    "name": self.name,
+                    "arguments": self.arguments(state),
+                }),
+            ),
+            e if e == 4 + n => (
+                "response.output_item.done",
+                json!({"output_index": 0, "item": self.function_call(state, true)}),
+            ),
+            _ => {
+                let name = match outcome {
+                    Outcome::Completed => "response.completed",
+                    Outcome::Incomplete => "response.incomplete",
+                };
+                (
+                    name,
+                    json!({"response": self.response(state, Some(outcome), echo)}),
+                )
+            }
+        };
+        if let Some(object) = data.as_object_mut() {
+            object.insert("type".into(), json!(name));
+            object.insert("sequence_number".into(), json!(event));
+        }
+        sse(Some(name), &data)
     }
 }
 

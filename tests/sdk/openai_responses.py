@@ -69,6 +69,52 @@ assert events[-1].response.status == "incomplete"
 assert events[-1].response.incomplete_details.reason == "max_output_tokens"
 assert events[-1].response.output_text == cut.output_text
 
+# The request's parameters come back in the response object, whole and streamed, and the
+# API's defaults where the request set none.
+tools = [{"type": "function", "name": "get_weather", "parameters": {"type": "object", "properties": {}}}]
+echoed = client.responses.create(
+    model="gpt-4o-mini",
+    input="Say hello.",
+    instructions="Be brief.",
+    temperature=0.25,
+    top_p=0.5,
+    max_output_tokens=200,
+    tools=tools,
+    tool_choice="auto",
+    parallel_tool_calls=False,
+    metadata={"run": "42"},
+    user="user-7",
+    text={"format": {"type": "json_object"}},
+)
+assert echoed.instructions == "Be brief.", echoed.instructions
+assert echoed.temperature == 0.25 and echoed.top_p == 0.5, echoed
+assert echoed.max_output_tokens == 200, echoed.max_output_tokens
+assert echoed.tools[0].name == "get_weather", echoed.tools
+assert echoed.parallel_tool_calls is False
+assert echoed.metadata == {"run": "42"}, echoed.metadata
+assert echoed.user == "user-7"
+assert echoed.text.format.type == "json_object", echoed.text
+assert response.instructions == "Be brief." and response.temperature == 1.0 and response.tools == []
+events = list(client.responses.create(model="gpt-4o", input="x", temperature=0.5, instructions="Hi.", stream=True))
+for e in (events[0], events[1], events[-1]):
+    assert e.response.temperature == 0.5 and e.response.instructions == "Hi.", e
+
+# An error mid-stream (`x-mock-fault: error@K`) is the API's response.failed event: the response
+# whole, with its id, model, error and the sequence number the stream had reached.
+events = list(
+    client.responses.create(
+        model="gpt-4o", input="x", stream=True, extra_headers={"x-mock-fault": "error@6"}
+    )
+)
+failed = events[-1]
+assert failed.type == "response.failed", failed.type
+assert failed.sequence_number == 6, failed.sequence_number
+assert [e.sequence_number for e in events] == list(range(7))
+assert failed.response.status == "failed"
+assert failed.response.id == events[0].response.id and failed.response.model == "gpt-4o"
+assert failed.response.error.code == "server_error", failed.response.error
+assert failed.response.output == []
+
 # Errors as the SDK's exception classes.
 try:
     client.responses.create(model="gpt-4o", input="x", max_output_tokens=3)

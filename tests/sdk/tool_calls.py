@@ -51,6 +51,31 @@ r = oa.chat.completions.create(
 )
 assert r.choices[0].message.tool_calls is None and r.choices[0].message.content == "Hello from"
 
+# The Responses API: a function_call output item, whole and streamed (the SDK's stream helper
+# joins the response.function_call_arguments deltas).
+r_tools = [{"type": "function", "name": "get_weather", "parameters": {"type": "object"}}]
+r = oa.responses.create(model="gpt-4o-mini", input="weather?", tools=r_tools)
+call = r.output[0]
+assert call.type == "function_call" and call.name == "get_weather", r.output
+assert call.call_id and call.status == "completed", call
+assert json.loads(call.arguments)["input"].startswith("Hello from the gatebench"), call
+assert r.output_text == "" and r.status == "completed", r
+assert r.tools[0].name == "get_weather", r.tools
+with oa.responses.stream(model="gpt-4o-mini", input="weather?", tools=r_tools) as stream:
+    kinds = [event.type for event in stream]
+    final = stream.get_final_response()
+assert final.output[0].type == "function_call", final.output
+assert final.output[0].arguments == call.arguments, final.output
+assert kinds[:3] == ["response.created", "response.in_progress", "response.output_item.added"], kinds
+assert kinds[-3:] == [
+    "response.function_call_arguments.done",
+    "response.output_item.done",
+    "response.completed",
+], kinds
+assert "response.function_call_arguments.delta" in kinds, kinds
+r = oa.responses.create(model="gpt-4o-mini", input="hi", tools=r_tools, tool_choice="none")
+assert r.output[0].type == "message" and r.output_text.startswith("Hello from"), r.output
+
 an = anthropic.Anthropic(base_url=base, api_key="sk-test", max_retries=0)
 a_tools = [{"name": "lookup", "input_schema": {"type": "object"}}]
 m = an.messages.create(

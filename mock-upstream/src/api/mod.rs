@@ -108,5 +108,6 @@ pub fn text_answer<E>(
         prompt_tokens: asked.prompt_tokens,
         completion_tokens: u64::from(drawn.tokens),
         sequence: 0,
+        echo: &Bytes::new(),
     })
 }

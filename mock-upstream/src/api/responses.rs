@@ -1,8 +1,9 @@
 //! `POST /v1/responses`: OpenAI's Responses API, streaming and not.
 
+use bytes::Bytes;
 use gatebench_shared::wire::responses::ResponsesRequest;
 
-use super::{text_answer, ApiRoute, Asked, Drawn};
+use super::{ApiRoute, Asked, Drawn};
 use crate::catalog::Outcome;
 use crate::config::Api;
 use crate::inbound::Inbound;
@@ -10,21 +11,24 @@ use crate::payload::Payload;
 use crate::rejection::Rejection;
 use crate::sse::StreamApi;
 use crate::state::State;
+use crate::template::Fill;
 
 /// OpenAI's Responses API.
 pub struct Responses;
 
 impl ApiRoute for Responses {
     const API: Api = Api::Responses;
+    const TOOLS: bool = true;
     type Request<'a> = ResponsesRequest<'a>;
-    type Extra = ();
+    /// The echoed parameters, as they fill the response object's echo slot.
+    type Extra = Bytes;
 
     #[inline]
     fn read(
-        _state: &State,
+        state: &State,
         inbound: &Inbound,
         request: ResponsesRequest<'_>,
-    ) -> Result<Asked<()>, Rejection> {
+    ) -> Result<Asked<Bytes>, Rejection> {
         let Some(model) = inbound.echoed(&request.model) else {
             return Err(Rejection::bad_request(
                 "Missing required parameter: 'model'.",
@@ -57,25 +61,31 @@ impl ApiRoute for Responses {
             prompt_tokens: input_tokens,
             cap,
             streaming: request.stream == Some(true),
-            extra: (),
+            extra: state.catalog.responses.echo(request.params().as_ref()),
         })
     }
 
-    fn stream(_asked: &Asked<()>, truncated: bool) -> Option<StreamApi> {
+    fn stream(asked: &Asked<Bytes>, truncated: bool) -> Option<StreamApi> {
         Some(StreamApi::Responses {
             outcome: outcome(truncated),
+            echo: asked.extra.clone(),
         })
     }
 
     #[inline]
-    fn whole(state: &State, asked: &Asked<()>, drawn: &Drawn) -> Payload {
-        let catalog = &state.catalog.responses;
-        text_answer(
-            state,
-            catalog.response(outcome(drawn.truncated)),
-            asked,
-            drawn,
-        )
+    fn whole(state: &State, asked: &Asked<Bytes>, drawn: &Drawn) -> Payload {
+        let outcome = outcome(drawn.truncated);
+        if let Some(tool) = &drawn.tool {
+            return tool.responses_whole(state, outcome, &asked.extra);
+        }
+        state.catalog.responses.response(outcome).fill(&Fill {
+            model: &asked.model,
+            content: &state.catalog.content(drawn.tokens),
+            prompt_tokens: asked.prompt_tokens,
+            completion_tokens: u64::from(drawn.tokens),
+            sequence: 0,
+            echo: &asked.extra,
+        })
     }
 }
 

@@ -108,11 +108,11 @@ impl AnthropicCatalog {
                     index: None,
                 },
             ),
-            json_headers: HeaderSet::new(headers("application/json")),
+            json_headers: HeaderSet::new(headers("application/json")).with_resets(),
             sse_headers: {
                 let mut h = headers("text/event-stream; charset=utf-8");
                 h.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-                HeaderSet::new(h)
+                HeaderSet::new(h).with_resets()
             },
         }
     }
@@ -195,7 +195,8 @@ fn event_bytes(name: &str, data: &impl serde::Serialize) -> Bytes {
     permanent(&event_frame(name, data))
 }
 
-/// The headers Anthropic sends, with fixed, plausible values.
+/// The headers Anthropic sends, with fixed, plausible values (the reset times are added per
+/// answer: `HeaderSet::with_resets`).
 fn headers(content_type: &'static str) -> HeaderMap {
     let mut h = HeaderMap::with_capacity(12);
     let fixed = [
@@ -203,10 +204,8 @@ fn headers(content_type: &'static str) -> HeaderMap {
         ("anthropic-organization-id", "gatebench-mock"),
         ("anthropic-ratelimit-requests-limit", "4000"),
         ("anthropic-ratelimit-requests-remaining", "3999"),
-        ("anthropic-ratelimit-requests-reset", "2026-01-01T00:00:00Z"),
         ("anthropic-ratelimit-tokens-limit", "400000"),
         ("anthropic-ratelimit-tokens-remaining", "399990"),
-        ("anthropic-ratelimit-tokens-reset", "2026-01-01T00:00:00Z"),
     ];
     h.insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
     for (name, value) in fixed {

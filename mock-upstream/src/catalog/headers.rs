@@ -2,6 +2,9 @@
 //! own HTTP/1.1 server writes (`name: value\r\n` each), so an answer costs neither a map
 //! clone nor a walk over a dozen headers there. An answer names its set with [`FixedHeaders`].
 
+use std::cell::RefCell;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
 use bytes::{BufMut, Bytes, BytesMut};
 use hyper::header::{HeaderMap, HeaderName, HeaderValue};
 
@@ -25,12 +28,22 @@ pub enum FixedHeaders {
     AnthropicSse,
 }
 
+/// Anthropic's `anthropic-ratelimit-*-reset` headers: when the limits would be whole again.
+/// The fixed levels sit one request and ten tokens under their limits, which refill in
+/// milliseconds, so the time is the next whole second, given per answer.
+pub const ANTHROPIC_RESETS: [HeaderName; 2] = [
+    HeaderName::from_static("anthropic-ratelimit-requests-reset"),
+    HeaderName::from_static("anthropic-ratelimit-tokens-reset"),
+];
+
 /// One fixed header set, as a map and pre-encoded.
 #[derive(Debug)]
 pub struct HeaderSet {
     map: HeaderMap,
     /// Every header of `map` but `openai-processing-ms`, encoded.
     block: Bytes,
+    /// Whether the set carries [`ANTHROPIC_RESETS`], written per answer.
+    resets: bool,
 }
 
 impl HeaderSet {
@@ -44,7 +57,14 @@ impl HeaderSet {
         HeaderSet {
             map,
             block: block.freeze(),
+            resets: false,
         }
+    }
+
+    /// This set with Anthropic's reset times (the next whole second) added to every answer.
+    pub fn with_resets(mut self) -> HeaderSet {
+        self.resets = true;
+        self
     }
 
     /// The set as a map, with `openai-processing-ms` set to `processing_ms` when given.
@@ -52,6 +72,12 @@ impl HeaderSet {
         let mut map = self.map.clone();
         if let Some(ms) = processing_ms {
             map.insert(PROCESSING_MS, ms);
+        }
+        if self.resets {
+            let at = next_second();
+            for name in ANTHROPIC_RESETS {
+                map.insert(name, at.clone());
+            }
         }
         map
     }
@@ -64,7 +90,38 @@ impl HeaderSet {
             put_decimal(out, ms);
             out.put_slice(b"\r\n");
         }
+        if self.resets {
+            let at = next_second();
+            for name in ANTHROPIC_RESETS {
+                put_header(out, name.as_str().as_bytes(), at.as_bytes());
+            }
+        }
     }
+}
+
+thread_local! {
+    /// The next whole second in RFC 3339, with the second it was made in: made once a second
+    /// per worker thread.
+    static NEXT_SECOND: RefCell<(u64, HeaderValue)> =
+        const { RefCell::new((u64::MAX, HeaderValue::from_static(""))) };
+}
+
+/// The next whole second of the wall clock, as RFC 3339 (`2026-12-01T05:40:08Z`).
+fn next_second() -> HeaderValue {
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    NEXT_SECOND.with(|cache| {
+        let mut cache = cache.borrow_mut();
+        if cache.0 != now {
+            let at = UNIX_EPOCH + Duration::from_secs(now + 1);
+            let text = humantime::format_rfc3339_seconds(at).to_string();
+            // Invariant: an RFC 3339 time is plain ASCII.
+            cache.1 = HeaderValue::try_from(text).expect("a time is a header value");
+            cache.0 = now;
+        }
+        cache.1.clone()
+    })
 }
 
 /// Appends `name: value\r\n`.
@@ -105,5 +162,24 @@ mod tests {
         let mut out = BytesMut::new();
         set.put(&mut out, None);
         assert!(!String::from_utf8_lossy(&out).contains("processing"));
+    }
+
+    #[test]
+    fn anthropic_resets_are_the_next_second_in_both_forms() {
+        let set = HeaderSet::new(HeaderMap::new()).with_resets();
+        let before = SystemTime::now();
+        let map = set.map(None);
+        let reset = map[&ANTHROPIC_RESETS[0]].to_str().unwrap();
+        assert_eq!(map[&ANTHROPIC_RESETS[1]], reset);
+        let at = humantime::parse_rfc3339(reset).unwrap();
+        assert!(at > before, "{reset} is not after now");
+        assert!(at <= before + Duration::from_secs(2), "{reset} is too far");
+        let mut out = BytesMut::new();
+        set.put(&mut out, None);
+        let text = String::from_utf8(out.to_vec()).unwrap();
+        assert!(
+            text.contains("anthropic-ratelimit-tokens-reset: 20"),
+            "{text}"
+        );
     }
 }

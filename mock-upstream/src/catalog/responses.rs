@@ -1,12 +1,13 @@
 //! OpenAI's Responses API, pre-encoded: the response object and every stream event, each with a
 //! slot for its `sequence_number`.
 
+use bytes::Bytes;
 use gatebench_shared::wire::responses::{
-    Empty, IncompleteDetails, ItemEvent, Kind, OutputMessage, OutputText, PartEvent, Reasoning,
-    Response, ResponseEvent, Status, TextDelta, TextDone, TextFormat, TokensDetails, Usage,
+    IncompleteDetails, ItemEvent, OutputMessage, OutputText, PartEvent, Response, ResponseError,
+    ResponseEvent, ResponseParams, Status, TextDelta, TextDone, TokensDetails, Usage,
 };
 
-use crate::template::{Slot, Template};
+use crate::template::{permanent, EchoSlot, Slot, Template};
 
 use super::CREATED;
 
@@ -28,6 +29,9 @@ pub struct ResponsesCatalog {
     part_done: Template,
     item_done: [Template; 2],
     finished: [Template; 2],
+    failed: Template,
+    /// The echoed parameters of a request that set none ([`ResponseParams::DEFAULT`]).
+    default_params: Bytes,
 }
 
 /// How a response ended: whole, or cut by `max_output_tokens`.
@@ -164,6 +168,34 @@ impl ResponsesCatalog {
                     },
                 )
             }),
+            failed: event(
+                "response.failed",
+                &ResponseEvent {
+                    kind: "response.failed",
+                    response: Response {
+                        error: Some(ResponseError {
+                            code: "server_error",
+                            message: "The server had an error while processing your request.",
+                        }),
+                        ..response(Status::Failed, None, false)
+                    },
+                    sequence_number: seq,
+                },
+            ),
+            default_params: params_fragment(&ResponseParams::DEFAULT),
+        }
+    }
+
+    /// The `response.failed` event a stream's `error` fault sends.
+    pub fn failed(&self) -> &Template {
+        &self.failed
+    }
+
+    /// What fills a response's echo slot for a request that set `params` (`None`: none).
+    pub fn echo(&self, params: Option<&ResponseParams<'_>>) -> Bytes {
+        match params {
+            None => self.default_params.clone(),
+            Some(params) => Bytes::from(params_fragment_vec(params)),
         }
     }
 
@@ -199,7 +231,11 @@ pub enum EventText {
 }
 
 /// The response object: `output` and `usage` only once finished.
-fn response(status: Status, outcome: Option<Outcome>, finished: bool) -> Response<'static> {
+fn response(
+    status: Status,
+    outcome: Option<Outcome>,
+    finished: bool,
+) -> Response<'static, EchoSlot> {
     let output = if finished {
         vec![OutputMessage {
             kind: "message",
@@ -224,25 +260,9 @@ fn response(status: Status, outcome: Option<Outcome>, finished: bool) -> Respons
         incomplete_details: (outcome == Some(Outcome::Incomplete)).then_some(IncompleteDetails {
             reason: "max_output_tokens",
         }),
-        instructions: None,
-        max_output_tokens: None,
         model: Slot::MODEL_SENTINEL,
         output,
-        parallel_tool_calls: true,
-        previous_response_id: None,
-        reasoning: Reasoning {
-            effort: None,
-            summary: None,
-        },
-        store: false,
-        temperature: 1.0,
-        text: TextFormat {
-            format: Kind { kind: "text" },
-        },
-        tool_choice: "auto",
-        tools: [],
-        top_p: 1.0,
-        truncation: "disabled",
+        params: EchoSlot,
         usage: finished.then_some(Usage {
             input_tokens: Slot::PROMPT_SENTINEL,
             input_tokens_details: TokensDetails {
@@ -256,9 +276,20 @@ fn response(status: Status, outcome: Option<Outcome>, finished: bool) -> Respons
             },
             total_tokens: Slot::TOTAL_SENTINEL,
         }),
-        user: None,
-        metadata: Empty {},
     }
+}
+
+/// The echoed parameters as they stand among a response's keys: their JSON without the braces.
+fn params_fragment_vec(params: &ResponseParams<'_>) -> Vec<u8> {
+    // Invariant: the wire types always serialise.
+    let mut json = serde_json::to_vec(params).expect("parameters serialise");
+    json.pop();
+    json.remove(0);
+    json
+}
+
+fn params_fragment(params: &ResponseParams<'_>) -> Bytes {
+    permanent(&params_fragment_vec(params))
 }
 
 fn json(value: &impl serde::Serialize) -> Template {
@@ -272,4 +303,77 @@ fn event(name: &str, data: &impl serde::Serialize) -> Template {
     serde_json::to_writer(&mut frame, data).expect("event serialises");
     frame.extend_from_slice(b"\n\n");
     Template::parse(&frame)
+}
+
+#[cfg(test)]
+mod tests {
+    use bytes::Bytes;
+    use gatebench_shared::wire::responses::ResponsesRequest;
+    use serde_json::Value;
+
+    use super::*;
+    use crate::template::Fill;
+
+    fn filled(template: &Template, echo: &Bytes) -> Value {
+        let model = Bytes::from_static(b"gpt-4o");
+        let content = Bytes::from_static(b"Hi");
+        let text = template
+            .fill(&Fill {
+                model: &model,
+                content: &content,
+                prompt_tokens: 5,
+                completion_tokens: 1,
+                sequence: 7,
+                echo,
+            })
+            .to_vec();
+        let text = String::from_utf8(text).unwrap();
+        let json = text
+            .find("data: ")
+            .map_or(text.as_str(), |at| text[at + 6..].trim_end());
+        serde_json::from_str(json).unwrap_or_else(|e| panic!("{e}: {text}"))
+    }
+
+    #[test]
+    fn a_response_echoes_the_parameters_asked_and_defaults_the_rest() {
+        let catalog = ResponsesCatalog::build();
+        let request: ResponsesRequest = serde_json::from_slice(
+            br#"{"model":"m","input":"x","instructions":"Be brief.","temperature":0.25,
+                 "tools":[{"type":"function","name":"f"}],"metadata":{"k":"v"},"store":true}"#,
+        )
+        .unwrap();
+        let echo = catalog.echo(request.params().as_ref());
+        let response = filled(catalog.response(Outcome::Completed), &echo);
+        assert_eq!(response["instructions"], "Be brief.");
+        assert_eq!(response["temperature"], 0.25);
+        assert_eq!(response["tools"][0]["name"], "f");
+        assert_eq!(response["metadata"]["k"], "v");
+        assert_eq!(response["store"], true);
+        assert_eq!(response["top_p"], 1.0);
+        assert_eq!(response["tool_choice"], "auto");
+        assert_eq!(response["model"], "gpt-4o");
+        assert_eq!(response["usage"]["total_tokens"], 6);
+
+        let plain: ResponsesRequest =
+            serde_json::from_slice(br#"{"model":"m","input":"x"}"#).unwrap();
+        assert!(plain.params().is_none());
+        let response = filled(catalog.response(Outcome::Completed), &catalog.echo(None));
+        assert_eq!(response["instructions"], Value::Null);
+        assert_eq!(response["temperature"], 1.0);
+        assert_eq!(response["tools"], serde_json::json!([]));
+        assert_eq!(response["text"]["format"]["type"], "text");
+    }
+
+    #[test]
+    fn the_failed_event_is_a_whole_response_with_its_sequence_number() {
+        let catalog = ResponsesCatalog::build();
+        let failed = filled(catalog.failed(), &catalog.echo(None));
+        assert_eq!(failed["type"], "response.failed");
+        assert_eq!(failed["sequence_number"], 7);
+        assert_eq!(failed["response"]["id"], RESPONSE_ID);
+        assert_eq!(failed["response"]["model"], "gpt-4o");
+        assert_eq!(failed["response"]["status"], "failed");
+        assert_eq!(failed["response"]["output"], serde_json::json!([]));
+        assert_eq!(failed["response"]["error"]["code"], "server_error");
+    }
 }

@@ -9,6 +9,7 @@ use serde_json::value::RawValue;
 use super::openai::{borrowed_str, content_bytes, MessagesScan};
 
 /// What the mock reads of a responses request; other fields are skipped without being built.
+/// The parameters a response object echoes are kept as the request wrote them.
 #[derive(Debug, Deserialize)]
 pub struct ResponsesRequest<'a> {
     #[serde(borrow, default, deserialize_with = "borrowed_str")]
@@ -22,6 +23,30 @@ pub struct ResponsesRequest<'a> {
     pub max_output_tokens: Option<u64>,
     #[serde(default)]
     pub stream: Option<bool>,
+    #[serde(default)]
+    pub parallel_tool_calls: Option<bool>,
+    #[serde(borrow, default)]
+    pub previous_response_id: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    pub reasoning: Option<&'a RawValue>,
+    #[serde(default)]
+    pub store: Option<bool>,
+    #[serde(default)]
+    pub temperature: Option<f64>,
+    #[serde(borrow, default)]
+    pub text: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    pub tool_choice: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    pub tools: Option<&'a RawValue>,
+    #[serde(default)]
+    pub top_p: Option<f64>,
+    #[serde(borrow, default)]
+    pub truncation: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    pub user: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    pub metadata: Option<&'a RawValue>,
 }
 
 impl ResponsesRequest<'_> {
@@ -42,6 +67,107 @@ impl ResponsesRequest<'_> {
             .unwrap_or(0);
         Ok(input + instructions.div_ceil(4))
     }
+
+    /// The parameters the response echoes: as the request gave them, the API's default where
+    /// it gave none. `None` when it gave none at all, so the answer can use the pre-encoded
+    /// defaults ([`ResponseParams::DEFAULT`]).
+    pub fn params(&self) -> Option<ResponseParams<'_>> {
+        let asked = self.instructions.is_some()
+            || self.max_output_tokens.is_some()
+            || self.parallel_tool_calls.is_some()
+            || self.previous_response_id.is_some()
+            || self.reasoning.is_some()
+            || self.store.is_some()
+            || self.temperature.is_some()
+            || self.text.is_some()
+            || self.tool_choice.is_some()
+            || self.tools.is_some()
+            || self.top_p.is_some()
+            || self.truncation.is_some()
+            || self.user.is_some()
+            || self.metadata.is_some();
+        if !asked {
+            return None;
+        }
+        let d = ResponseParams::DEFAULT;
+        Some(ResponseParams {
+            instructions: self.instructions,
+            max_output_tokens: self.max_output_tokens,
+            parallel_tool_calls: self.parallel_tool_calls.unwrap_or(d.parallel_tool_calls),
+            previous_response_id: self.previous_response_id,
+            reasoning: d.reasoning.or_asked(self.reasoning),
+            store: self.store.unwrap_or(d.store),
+            temperature: self.temperature.unwrap_or(d.temperature),
+            text: d.text.or_asked(self.text),
+            tool_choice: d.tool_choice.or_asked(self.tool_choice),
+            tools: d.tools.or_asked(self.tools),
+            top_p: self.top_p.unwrap_or(d.top_p),
+            truncation: d.truncation.or_asked(self.truncation),
+            user: self.user,
+            metadata: d.metadata.or_asked(self.metadata),
+        })
+    }
+}
+
+/// A parameter a response echoes: the request's JSON as written, or the API's default.
+#[derive(Debug, Clone, Copy, Serialize)]
+#[serde(untagged)]
+pub enum Echoed<'a, T> {
+    Asked(&'a RawValue),
+    Default(T),
+}
+
+impl<'a, T> Echoed<'a, T> {
+    /// The request's value where it gave one, else this.
+    fn or_asked(self, asked: Option<&'a RawValue>) -> Echoed<'a, T> {
+        asked.map_or(self, Echoed::Asked)
+    }
+}
+
+/// The request parameters a response object carries back (the keys between `incomplete_details`
+/// and `usage` in the API's reference, less `model` and `output`).
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct ResponseParams<'a> {
+    pub instructions: Option<&'a RawValue>,
+    pub max_output_tokens: Option<u64>,
+    pub parallel_tool_calls: bool,
+    pub previous_response_id: Option<&'a RawValue>,
+    pub reasoning: Echoed<'a, Reasoning>,
+    pub store: bool,
+    pub temperature: f64,
+    pub text: Echoed<'a, TextFormat<'static>>,
+    pub tool_choice: Echoed<'a, &'static str>,
+    pub tools: Echoed<'a, [(); 0]>,
+    pub top_p: f64,
+    pub truncation: Echoed<'a, &'static str>,
+    pub user: Option<&'a RawValue>,
+    pub metadata: Echoed<'a, Empty>,
+}
+
+impl ResponseParams<'static> {
+    /// What a response says of a request that set none of them. `store` is false: the mock
+    /// keeps nothing for `previous_response_id` to find.
+    pub const DEFAULT: ResponseParams<'static> = ResponseParams {
+        instructions: None,
+        max_output_tokens: None,
+        parallel_tool_calls: true,
+        previous_response_id: None,
+        reasoning: Echoed::Default(Reasoning {
+            effort: None,
+            summary: None,
+        }),
+        store: false,
+        temperature: 1.0,
+        text: Echoed::Default(TextFormat {
+            format: Kind { kind: "text" },
+        }),
+        tool_choice: Echoed::Default("auto"),
+        tools: Echoed::Default([]),
+        top_p: 1.0,
+        truncation: Echoed::Default("disabled"),
+        user: None,
+        metadata: Echoed::Default(Empty {}),
+    };
 }
 
 /// `completed`, or `incomplete` when `max_output_tokens` cut the output.
@@ -51,6 +177,7 @@ pub enum Status {
     InProgress,
     Completed,
     Incomplete,
+    Failed,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -93,61 +220,59 @@ pub struct Usage {
     pub total_tokens: u64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Copy, Serialize)]
 pub struct TextFormat<'a> {
     pub format: Kind<'a>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Copy, Serialize)]
 pub struct Kind<'a> {
     #[serde(rename = "type")]
     pub kind: &'a str,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Copy, Serialize)]
 pub struct Reasoning {
     pub effort: Option<()>,
     pub summary: Option<()>,
 }
 
-/// The response object, whole or as the streams' `response.*` events carry it.
+/// The response object, whole or as the streams' `response.*` events carry it. `P` is the
+/// echoed request parameters ([`ResponseParams`], or the catalog's slot for them), serialised
+/// in their place among the keys.
 #[derive(Debug, Clone, Serialize)]
-pub struct Response<'a> {
+pub struct Response<'a, P> {
     pub id: &'a str,
     pub object: &'a str,
     pub created_at: u64,
     pub status: Status,
-    pub error: Option<()>,
+    pub error: Option<ResponseError<'a>>,
     pub incomplete_details: Option<IncompleteDetails<'a>>,
-    pub instructions: Option<()>,
-    pub max_output_tokens: Option<()>,
     pub model: &'a str,
     pub output: Vec<OutputMessage<'a>>,
-    pub parallel_tool_calls: bool,
-    pub previous_response_id: Option<()>,
-    pub reasoning: Reasoning,
-    pub store: bool,
-    pub temperature: f64,
-    pub text: TextFormat<'a>,
-    pub tool_choice: &'a str,
-    pub tools: [(); 0],
-    pub top_p: f64,
-    pub truncation: &'a str,
+    #[serde(flatten)]
+    pub params: P,
     pub usage: Option<Usage>,
-    pub user: Option<()>,
-    pub metadata: Empty,
+}
+
+/// The `error` of a failed response.
+#[derive(Debug, Clone, Serialize)]
+pub struct ResponseError<'a> {
+    pub code: &'a str,
+    pub message: &'a str,
 }
 
 /// `{}`.
 #[derive(Debug, Clone, Copy, Serialize)]
 pub struct Empty {}
 
-/// `response.created`, `response.in_progress`, `response.completed`, `response.incomplete`.
+/// `response.created`, `response.in_progress`, `response.completed`, `response.incomplete`,
+/// `response.failed`.
 #[derive(Debug, Clone, Serialize)]
-pub struct ResponseEvent<'a> {
+pub struct ResponseEvent<'a, P> {
     #[serde(rename = "type")]
     pub kind: &'a str,
-    pub response: Response<'a>,
+    pub response: Response<'a, P>,
     pub sequence_number: u64,
 }
 

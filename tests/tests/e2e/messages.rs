@@ -107,6 +107,24 @@ async fn a_message_is_capped_by_max_tokens_and_errors_have_anthropics_shape() {
     assert_eq!(m["usage"]["output_tokens"], 3);
     assert_eq!(r.headers["anthropic-ratelimit-requests-limit"], "4000");
 
+    // The reset times are when the limits are whole again, in the next second: in the future,
+    // as Anthropic's are, on both HTTP/1.1 servers and in streams.
+    let hyper_mock = start_mock(Config {
+        http1: mock_upstream::Http1Server::Hyper,
+        ..Config::default()
+    });
+    let mut hyper_client = Client::connect(hyper_mock.local_addr()).await;
+    for (stream, client) in [(false, &mut client), (true, &mut hyper_client)] {
+        let before = std::time::SystemTime::now();
+        let r = post(client, body(stream, 3), &[VERSION]).await;
+        for what in ["requests", "tokens"] {
+            let reset = &r.headers[format!("anthropic-ratelimit-{what}-reset").as_str()];
+            let at = humantime::parse_rfc3339(reset.to_str().unwrap()).unwrap();
+            assert!(at > before, "{reset:?} is not ahead of now");
+            assert!(at < before + Duration::from_secs(3), "{reset:?}");
+        }
+    }
+
     type Headers<'a> = &'a [(&'a str, &'a str)];
     let cases: [(Value, Headers, &str); 4] = [
         (body(false, 3), &[], "anthropic-version: header is required"),
