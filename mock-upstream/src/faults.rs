@@ -13,7 +13,7 @@ use hyper::{Response, StatusCode};
 
 use crate::body::MockBody;
 use crate::config::api::{Api, Provider};
-use crate::config::faults::{FaultKind, StreamFault, STATUSES};
+use crate::config::faults::{FaultKind, StreamFault, CONTENT_FILTER, STATUSES};
 use crate::rejection::Rejection;
 use crate::state::State;
 
@@ -23,6 +23,8 @@ pub struct Overrides {
     pub status: Option<u16>,
     /// A mid-stream fault (streams only).
     pub stream_fault: Option<StreamFault>,
+    /// `x-mock-fault: content_filter`.
+    pub content_filter: bool,
     latency: Option<Distribution>,
     ttft: Option<Distribution>,
     itl: Option<Distribution>,
@@ -54,6 +56,7 @@ impl Overrides {
                 "ttft" => out.ttft = Some(text.parse().map_err(|_| bad())?),
                 "itl" => out.itl = Some(text.parse().map_err(|_| bad())?),
                 "tokens" => out.tokens = Some(text.parse().map_err(|_| bad())?),
+                "fault" if text.trim() == CONTENT_FILTER => out.content_filter = true,
                 "fault" => out.stream_fault = Some(text.parse().map_err(|_| bad())?),
                 "timestamps" => out.timestamps = true,
                 _ => {}
@@ -79,9 +82,18 @@ impl Overrides {
     }
 }
 
+/// A fault that leaves an answer to send, flawed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flaw {
+    /// The stream breaks mid-way.
+    Stream(StreamFault),
+    /// The answer ends as the provider's content filter ends it.
+    ContentFilter,
+}
+
 /// The fault request `ordinal` on `api` gets, forced by its headers or drawn from the
-/// configured rates: `Err` with the error answer (counted), or the mid-stream fault a stream
-/// is to break with (`None` for a normal answer).
+/// configured rates: `Err` with the error answer (counted), or the flaw its answer is to
+/// have (`None` for a normal answer).
 pub fn check(
     state: &State,
     overrides: &Overrides,
@@ -89,10 +101,11 @@ pub fn check(
     provider: Provider,
     api: Api,
     streaming: bool,
-) -> Result<Option<StreamFault>, Box<Response<MockBody>>> {
+) -> Result<Option<Flaw>, Box<Response<MockBody>>> {
     let forced = match (overrides.status, overrides.stream_fault) {
         (Some(status), _) => Some(FaultKind::Status(status)),
         (None, Some(fault)) if streaming => Some(FaultKind::Stream(fault)),
+        _ if overrides.content_filter => Some(FaultKind::ContentFilter),
         _ => None,
     };
     let seed = state.config.latency.seed;
@@ -101,7 +114,8 @@ pub fn check(
             state.metrics.fault(status);
             Err(Box::new(response(status, provider)))
         }
-        Some(FaultKind::Stream(fault)) => Ok(Some(fault)),
+        Some(FaultKind::Stream(fault)) => Ok(Some(Flaw::Stream(fault))),
+        Some(FaultKind::ContentFilter) => Ok(Some(Flaw::ContentFilter)),
         None => Ok(None),
     }
 }
@@ -147,7 +161,10 @@ pub fn response(status: u16, provider: Provider) -> Response<MockBody> {
             Provider::Anthropic => {
                 set("anthropic-ratelimit-requests-limit", "4000");
                 set("anthropic-ratelimit-requests-remaining", "0");
-                set("anthropic-ratelimit-requests-reset", "2026-01-01T00:00:01Z");
+                headers.insert(
+                    HeaderName::from_static("anthropic-ratelimit-requests-reset"),
+                    crate::catalog::next_second(),
+                );
             }
         }
     }

@@ -67,6 +67,8 @@ pub struct Ask {
 pub struct Admitted {
     pub draw: RequestDraw,
     pub stream_fault: Option<StreamFault>,
+    /// The answer ends as the provider's content filter ends it.
+    pub content_filter: bool,
     pub limits: Limits,
     pub tool_call: bool,
 }
@@ -177,7 +179,7 @@ impl Inbound {
     fn admit_or_fault(&self, state: &State, ask: Ask) -> Result<Admitted, Box<Response<MockBody>>> {
         let ordinal = self.seq.unwrap_or_else(|| state.next_ordinal());
         let provider = ask.api.provider();
-        let stream_fault = faults::check(
+        let flaw = faults::check(
             state,
             &self.overrides,
             ordinal,
@@ -206,7 +208,11 @@ impl Inbound {
             && tool_uniform(state.config.latency.seed, ordinal) < state.config.tool_calls;
         Ok(Admitted {
             draw,
-            stream_fault,
+            stream_fault: match flaw {
+                Some(faults::Flaw::Stream(fault)) => Some(fault),
+                _ => None,
+            },
+            content_filter: flaw == Some(faults::Flaw::ContentFilter),
             limits: Limits(quota),
             tool_call,
         })

@@ -151,6 +151,8 @@ pub struct Metrics {
     /// Faults answered on purpose (`--fault`, `x-mock-status`), by status.
     faults: ByStatus,
     stream_faults: [AtomicU64; StreamFaultKind::ALL.len()],
+    /// Answers ended by the content filter on purpose.
+    content_filtered: AtomicU64,
     /// Emission error of delayed responses and stream events, in microseconds.
     pub emission_error: AtomicHistogram,
 }
@@ -184,6 +186,16 @@ impl Metrics {
     /// Streams set to break with `kind`.
     pub fn stream_faults(&self, kind: StreamFaultKind) -> u64 {
         self.stream_faults[kind as usize].load(Relaxed)
+    }
+
+    /// An answer set to end as the content filter ends it.
+    pub fn content_filter(&self) {
+        self.content_filtered.fetch_add(1, Relaxed);
+    }
+
+    /// Answers set to end as the content filter ends them.
+    pub fn content_filtered(&self) -> u64 {
+        self.content_filtered.load(Relaxed)
     }
 
     pub fn response(&self, status: u16) {
@@ -295,6 +307,13 @@ impl Metrics {
                 kind.name()
             );
         }
+        let _ = writeln!(
+            out,
+            "# HELP mock_content_filtered_total Answers ended by the content filter on purpose \
+             (--fault content_filter, x-mock-fault: content_filter).\n\
+             # TYPE mock_content_filtered_total counter\nmock_content_filtered_total {}",
+            self.content_filtered()
+        );
         out.push_str("# HELP mock_responses_total Responses sent, by status.\n");
         out.push_str("# TYPE mock_responses_total counter\n");
         for status in self.responses.listed() {

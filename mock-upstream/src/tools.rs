@@ -247,6 +247,7 @@ impl ToolAnswer {
                 let (status, incomplete) = match outcome {
                     Outcome::Completed => ("completed", Value::Null),
                     Outcome::Incomplete => ("incomplete", json!({"reason": "max_output_tokens"})),
+                    Outcome::Filtered => ("incomplete", json!({"reason": "content_filter"})),
                 };
                 let output = json!([self.function_call(state, true)]);
                 (status, incomplete, output, usage)
@@ -328,10 +329,7 @@ impl ToolAnswer {
                 json!({"output_index": 0, "item": self.function_call(state, true)}),
             ),
             _ => {
-                let name = match outcome {
-                    Outcome::Completed => "response.completed",
-                    Outcome::Incomplete => "response.incomplete",
-                };
+                let name = outcome.last_event();
                 (
                     name,
                     json!({"response": self.response(state, Some(outcome), echo)}),

@@ -1,13 +1,18 @@
 """Errors from the mock as the official SDKs raise them: each its own exception class with the
 right status, for whole answers, before a stream and inside one.
 
-Usage: sdk_errors.py BASE_URL   (the mock started with --require-api-key sk-good)
+Usage: sdk_errors.py BASE_URL
+(the mock started with --require-api-key sk-good --context-window small-gpt=20,small-claude=20)
 """
 
 import sys
 
 import anthropic
 import openai
+
+
+def msg_messages():
+    return [{"role": "user", "content": "hi"}]
 
 base = sys.argv[1]
 oa = openai.OpenAI(base_url=base + "/v1", api_key="sk-good", max_retries=0)
@@ -57,7 +62,43 @@ try:
 except openai.APIError as err:
     assert "server had an error" in str(err), err
 
+# Past the model's context size: OpenAI's context_length_exceeded, as gateways map it.
+long_chat = {"model": "small-gpt", "messages": [{"role": "user", "content": "word " * 40}]}
+err = expect(lambda: oa.chat.completions.create(**long_chat), openai.BadRequestError, 400)
+assert err.code == "context_length_exceeded" and err.param == "messages", err.body
+assert "maximum context length is 20 tokens" in err.message, err.message
+err = expect(
+    lambda: oa.chat.completions.create(model="small-gpt", messages=chat["messages"], max_tokens=50),
+    openai.BadRequestError,
+    400,
+)
+assert "in the completion" in err.message, err.message
+err = expect(lambda: oa.responses.create(model="small-gpt", input="word " * 40), openai.BadRequestError, 400)
+assert err.code == "context_length_exceeded" and err.param == "input", err.body
+
+# The content filter (`x-mock-fault: content_filter`): the answer ends as each API ends it.
+filtered = {"extra_headers": {"x-mock-fault": "content_filter"}}
+r = oa.chat.completions.create(**chat, **filtered)
+assert r.choices[0].finish_reason == "content_filter", r.choices[0]
+chunks = list(oa.chat.completions.create(**chat, stream=True, **filtered))
+assert chunks[-1].choices[0].finish_reason == "content_filter", chunks[-1]
+r = oa.responses.create(model="gpt-4o", input="x", **filtered)
+assert r.status == "incomplete" and r.incomplete_details.reason == "content_filter", r
+r = oa.completions.create(model="gpt-4o", prompt="x", **filtered)
+assert r.choices[0].finish_reason == "content_filter", r.choices[0]
+
 an = anthropic.Anthropic(base_url=base, api_key="sk-good", max_retries=0)
+m = an.messages.create(model="claude-x", max_tokens=5, messages=msg_messages(), **filtered)
+assert m.stop_reason == "refusal", m.stop_reason
+with an.messages.stream(model="claude-x", max_tokens=5, messages=msg_messages(), **filtered) as s:
+    final = s.get_final_message()
+assert final.stop_reason == "refusal", final.stop_reason
+err = expect(
+    lambda: an.messages.create(model="small-claude", max_tokens=50, messages=msg_messages()),
+    anthropic.BadRequestError,
+    400,
+)
+assert "exceed context limit" in err.message, err.message
 msg = {"model": "claude-x", "max_tokens": 5, "messages": [{"role": "user", "content": "hi"}]}
 overloaded = getattr(anthropic, "OverloadedError", anthropic.InternalServerError)
 for status, cls in [

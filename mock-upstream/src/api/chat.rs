@@ -2,7 +2,7 @@
 
 use gatebench_shared::wire::openai::{ChatRequest, FinishReason};
 
-use super::{text_answer, ApiRoute, Asked, Drawn};
+use super::{text_answer, ApiRoute, Asked, Drawn, Ending};
 use crate::config::Api;
 use crate::inbound::Inbound;
 use crate::payload::Payload;
@@ -109,9 +109,9 @@ impl ApiRoute for Chat {
         })
     }
 
-    fn stream(asked: &Asked<ChatExtra>, truncated: bool) -> Option<StreamApi> {
+    fn stream(asked: &Asked<ChatExtra>, ending: Ending) -> Option<StreamApi> {
         Some(StreamApi::Chat {
-            finish: finish(truncated),
+            finish: finish(ending),
             include_usage: asked.extra.include_usage,
         })
     }
@@ -122,7 +122,7 @@ impl ApiRoute for Chat {
             Some(tool) => tool.openai_completion(state),
             None => text_answer(
                 state,
-                state.catalog.completion(finish(drawn.truncated)),
+                state.catalog.completion(finish(drawn.ending)),
                 asked,
                 drawn,
             ),
@@ -130,11 +130,11 @@ impl ApiRoute for Chat {
     }
 }
 
-/// `finish_reason`: `length` when the cap cut the answer.
-pub fn finish(truncated: bool) -> FinishReason {
-    if truncated {
-        FinishReason::Length
-    } else {
-        FinishReason::Stop
+/// `finish_reason`: `length` when the cap cut the answer, `content_filter` when the filter did.
+pub fn finish(ending: Ending) -> FinishReason {
+    match ending {
+        Ending::Done => FinishReason::Stop,
+        Ending::Capped => FinishReason::Length,
+        Ending::Filtered => FinishReason::ContentFilter,
     }
 }

@@ -3,7 +3,7 @@
 use gatebench_shared::wire::completions::CompletionRequest;
 
 use super::chat::finish;
-use super::{text_answer, ApiRoute, Asked, Drawn};
+use super::{text_answer, ApiRoute, Asked, Drawn, Ending};
 use crate::config::Api;
 use crate::inbound::Inbound;
 use crate::payload::Payload;
@@ -58,9 +58,9 @@ impl ApiRoute for Completions {
         })
     }
 
-    fn stream(asked: &Asked<bool>, truncated: bool) -> Option<StreamApi> {
+    fn stream(asked: &Asked<bool>, ending: Ending) -> Option<StreamApi> {
         Some(StreamApi::Completions {
-            finish: finish(truncated),
+            finish: finish(ending),
             include_usage: asked.extra,
         })
     }
@@ -70,7 +70,7 @@ impl ApiRoute for Completions {
         let catalog = &state.catalog.completions;
         text_answer(
             state,
-            catalog.completion(finish(drawn.truncated)),
+            catalog.completion(finish(drawn.ending)),
             asked,
             drawn,
         )

@@ -3,7 +3,7 @@
 use gatebench_shared::wire::anthropic::{MessagesRequest, StopReason, VERSION_HEADER};
 use hyper::HeaderMap;
 
-use super::{text_answer, ApiRoute, Asked, Drawn};
+use super::{text_answer, ApiRoute, Asked, Drawn, Ending};
 use crate::config::Api;
 use crate::inbound::Inbound;
 use crate::payload::Payload;
@@ -80,10 +80,8 @@ impl ApiRoute for Messages {
         })
     }
 
-    fn stream(_asked: &Asked<()>, truncated: bool) -> Option<StreamApi> {
-        Some(StreamApi::Messages {
-            stop: stop(truncated),
-        })
+    fn stream(_asked: &Asked<()>, ending: Ending) -> Option<StreamApi> {
+        Some(StreamApi::Messages { stop: stop(ending) })
     }
 
     #[inline]
@@ -92,7 +90,7 @@ impl ApiRoute for Messages {
             Some(tool) => tool.anthropic_message(state),
             None => text_answer(
                 state,
-                state.catalog.anthropic.message(stop(drawn.truncated)),
+                state.catalog.anthropic.message(stop(drawn.ending)),
                 asked,
                 drawn,
             ),
@@ -100,11 +98,11 @@ impl ApiRoute for Messages {
     }
 }
 
-/// `stop_reason`: `max_tokens` when the cap cut the answer.
-fn stop(truncated: bool) -> StopReason {
-    if truncated {
-        StopReason::MaxTokens
-    } else {
-        StopReason::EndTurn
+/// `stop_reason`: `max_tokens` when the cap cut the answer, `refusal` for the content filter.
+fn stop(ending: Ending) -> StopReason {
+    match ending {
+        Ending::Done => StopReason::EndTurn,
+        Ending::Capped => StopReason::MaxTokens,
+        Ending::Filtered => StopReason::Refusal,
     }
 }

@@ -7,6 +7,7 @@
 
 mod chat;
 mod completions;
+mod context;
 mod embeddings;
 mod messages;
 mod pipeline;
@@ -46,13 +47,24 @@ pub struct Asked<E> {
     pub extra: E,
 }
 
+/// How an answer ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ending {
+    /// The model ended it (`finish_reason: "stop"` and its kin).
+    Done,
+    /// The request's cap cut the draw (`"length"`, `max_tokens`, `incomplete`).
+    Capped,
+    /// The content filter ended it (`x-mock-fault: content_filter` or `--fault`):
+    /// `"content_filter"`, Anthropic's `refusal`.
+    Filtered,
+}
+
 /// What the pipeline decided for a valid, admitted request.
 #[derive(Debug)]
 pub struct Drawn {
     /// Output tokens: the latency model's draw, cut to the request's cap.
     pub tokens: u32,
-    /// True when the cap cut the draw (`finish_reason: "length"` and its kin).
-    pub truncated: bool,
+    pub ending: Ending,
     /// A tool call instead of text (`--tool-calls`).
     pub tool: Option<Box<ToolAnswer>>,
 }
@@ -87,7 +99,7 @@ pub trait ApiRoute {
     ) -> Result<Asked<Self::Extra>, Rejection>;
 
     /// The events a stream of this API sends (`None`: the API does not stream).
-    fn stream(_asked: &Asked<Self::Extra>, _truncated: bool) -> Option<StreamApi> {
+    fn stream(_asked: &Asked<Self::Extra>, _ending: Ending) -> Option<StreamApi> {
         None
     }
 

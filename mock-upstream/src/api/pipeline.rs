@@ -1,12 +1,12 @@
 //! The one path every API request takes: head check, receipt, body parse, the API's checks,
-//! admission (faults, latency draw, rate limit), the output cap, tool calls, then a stream or a
+//! the model's context size, admission (faults, latency draw, rate limit), the output cap, tool calls, then a stream or a
 //! whole answer when it is due, with the provider's headers and the rate-limit state.
 
 use std::sync::Arc;
 
 use hyper::{Request, Response};
 
-use super::{ApiRoute, Drawn};
+use super::{ApiRoute, Drawn, Ending};
 use crate::body::MockBody;
 use crate::catalog::FixedHeaders;
 use crate::config::Provider;
@@ -40,6 +40,12 @@ pub async fn answer<A: ApiRoute>(
     let inbound = receive(state, req, arrival, provider).await?;
     let request = parse::<A::Request<'_>>(&inbound.body, provider)?;
     let asked = A::read(state, &inbound, request)?;
+    if let Some(window) = state.config.context_window.of(&asked.model) {
+        let cap = if A::OUTPUT { asked.cap } else { None };
+        if let Some(refusal) = super::context::exceeded(A::API, window, asked.prompt_tokens, cap) {
+            return Err(refusal);
+        }
+    }
 
     let tools = if A::TOOLS {
         crate::tools::scan(state, &inbound.body)
@@ -61,6 +67,14 @@ pub async fn answer<A: ApiRoute>(
     let mut draw = admitted.draw;
     let drawn = draw.tokens();
     let (tokens, truncated) = capped(A::OUTPUT, asked.cap, drawn);
+    if admitted.content_filter && A::OUTPUT {
+        state.metrics.content_filter();
+    }
+    let ending = match (admitted.content_filter && A::OUTPUT, truncated) {
+        (true, _) => Ending::Filtered,
+        (false, true) => Ending::Capped,
+        (false, false) => Ending::Done,
+    };
     let tool = tool_name.filter(|_| admitted.tool_call).map(|name| {
         Box::new(ToolAnswer::new(
             name,
@@ -71,7 +85,7 @@ pub async fn answer<A: ApiRoute>(
     });
 
     if asked.streaming {
-        if let Some(api) = A::stream(&asked, truncated) {
+        if let Some(api) = A::stream(&asked, ending) {
             state.metrics.request(RouteKind::of(A::API, true));
             let plan = StreamPlan {
                 model: asked.model,
@@ -95,7 +109,7 @@ pub async fn answer<A: ApiRoute>(
     inbound.wait(state, delay_us).await;
     let drawn = Drawn {
         tokens,
-        truncated,
+        ending,
         tool,
     };
     let headers = fixed_headers(provider, Some(delay_us / 1000));

@@ -3,7 +3,7 @@
 use bytes::Bytes;
 use gatebench_shared::wire::responses::ResponsesRequest;
 
-use super::{ApiRoute, Asked, Drawn};
+use super::{ApiRoute, Asked, Drawn, Ending};
 use crate::catalog::Outcome;
 use crate::config::Api;
 use crate::inbound::Inbound;
@@ -65,16 +65,16 @@ impl ApiRoute for Responses {
         })
     }
 
-    fn stream(asked: &Asked<Bytes>, truncated: bool) -> Option<StreamApi> {
+    fn stream(asked: &Asked<Bytes>, ending: Ending) -> Option<StreamApi> {
         Some(StreamApi::Responses {
-            outcome: outcome(truncated),
+            outcome: outcome(ending),
             echo: asked.extra.clone(),
         })
     }
 
     #[inline]
     fn whole(state: &State, asked: &Asked<Bytes>, drawn: &Drawn) -> Payload {
-        let outcome = outcome(drawn.truncated);
+        let outcome = outcome(drawn.ending);
         if let Some(tool) = &drawn.tool {
             return tool.responses_whole(state, outcome, &asked.extra);
         }
@@ -89,11 +89,11 @@ impl ApiRoute for Responses {
     }
 }
 
-/// `status`: `incomplete` when the cap cut the answer.
-fn outcome(truncated: bool) -> Outcome {
-    if truncated {
-        Outcome::Incomplete
-    } else {
-        Outcome::Completed
+/// `status`: `incomplete` when the cap or the content filter cut the answer.
+fn outcome(ending: Ending) -> Outcome {
+    match ending {
+        Ending::Done => Outcome::Completed,
+        Ending::Capped => Outcome::Incomplete,
+        Ending::Filtered => Outcome::Filtered,
     }
 }

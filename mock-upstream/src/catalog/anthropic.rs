@@ -18,13 +18,13 @@ pub const REQUEST_ID: &str = "req_gatebench000000000000000";
 /// The pre-encoded Messages API responses.
 #[derive(Debug)]
 pub struct AnthropicCatalog {
-    message: [Template; 2],
+    message: [Template; 3],
     message_start: Template,
     block_start: Bytes,
     ping: Bytes,
     delta: Template,
     block_stop: Bytes,
-    message_delta: [Template; 2],
+    message_delta: [Template; 3],
     message_stop: Bytes,
     pub(super) json_headers: HeaderSet,
     pub(super) sse_headers: HeaderSet,
@@ -33,7 +33,7 @@ pub struct AnthropicCatalog {
 impl AnthropicCatalog {
     pub fn build() -> AnthropicCatalog {
         AnthropicCatalog {
-            message: [StopReason::EndTurn, StopReason::MaxTokens].map(|r| {
+            message: StopReason::ALL.map(|r| {
                 json_template(&message(
                     vec![TextBlock {
                         kind: "text",
@@ -86,7 +86,7 @@ impl AnthropicCatalog {
                     index: Some(0),
                 },
             ),
-            message_delta: [StopReason::EndTurn, StopReason::MaxTokens].map(|r| {
+            message_delta: StopReason::ALL.map(|r| {
                 event_template(
                     "message_delta",
                     &MessageDelta {

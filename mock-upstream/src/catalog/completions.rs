@@ -13,13 +13,13 @@ pub const TEXT_COMPLETION_ID: &str = "cmpl-gatebench000000000000000000000";
 /// The pre-encoded legacy completions. Indexed by finish reason and [`UsageKey`].
 #[derive(Debug)]
 pub struct CompletionsCatalog {
-    completion: [Template; 2],
+    completion: [Template; 3],
     chunk_text: [Template; 2],
-    chunk_finish: [[Template; 2]; 2],
+    chunk_finish: [[Template; 2]; 3],
     chunk_usage: Template,
 }
 
-const FINISHES: [FinishReason; 2] = [FinishReason::Stop, FinishReason::Length];
+const FINISHES: [FinishReason; 3] = FinishReason::ALL;
 const USAGE_KEYS: [UsageKey; 2] = [UsageKey::Absent, UsageKey::Null];
 
 impl CompletionsCatalog {

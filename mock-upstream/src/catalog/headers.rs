@@ -107,7 +107,7 @@ thread_local! {
 }
 
 /// The next whole second of the wall clock, as RFC 3339 (`2026-12-01T05:40:08Z`).
-fn next_second() -> HeaderValue {
+pub fn next_second() -> HeaderValue {
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());

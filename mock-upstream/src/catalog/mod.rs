@@ -12,7 +12,7 @@ mod responses;
 
 pub use anthropic::{AnthropicCatalog, MESSAGE_ID, REQUEST_ID as ANTHROPIC_REQUEST_ID};
 pub use completions::CompletionsCatalog;
-pub use headers::{put_decimal, put_header, FixedHeaders, HeaderSet, PROCESSING_MS};
+pub use headers::{next_second, put_decimal, put_header, FixedHeaders, HeaderSet, PROCESSING_MS};
 pub use responses::{EventText, Outcome, ResponsesCatalog, RESPONSE_ID};
 
 use bytes::Bytes;
@@ -67,10 +67,10 @@ pub enum UsageKey {
 /// The pre-encoded responses of one server.
 #[derive(Debug)]
 pub struct Catalog {
-    completion: [Template; 2],
+    completion: [Template; 3],
     chunk_role: [Template; 2],
     chunk_content: [Template; 2],
-    chunk_finish: [[Template; 2]; 2],
+    chunk_finish: [[Template; 2]; 3],
     chunk_usage: Template,
     done: Bytes,
     first_token: Bytes,
@@ -111,7 +111,7 @@ impl Catalog {
         }
         let usage_keys = [UsageKey::Absent, UsageKey::Null];
         Catalog {
-            completion: [FinishReason::Stop, FinishReason::Length].map(completion_template),
+            completion: FinishReason::ALL.map(completion_template),
             chunk_role: usage_keys.map(|u| {
                 chunk_template(
                     Delta {
@@ -129,7 +129,7 @@ impl Catalog {
                 };
                 chunk_template(delta, None, u)
             }),
-            chunk_finish: [FinishReason::Stop, FinishReason::Length]
+            chunk_finish: FinishReason::ALL
                 .map(|r| usage_keys.map(|u| chunk_template(Delta::default(), Some(r), u))),
             chunk_usage: usage_chunk_template(),
             done: Bytes::from_static(b"data: [DONE]\n\n"),
@@ -368,7 +368,7 @@ mod tests {
         let mut templates = vec![catalog.chunk_usage()];
         for u in [UsageKey::Absent, UsageKey::Null] {
             templates.extend([catalog.chunk_role(u), catalog.chunk_content(u)]);
-            for f in [FinishReason::Stop, FinishReason::Length] {
+            for f in FinishReason::ALL {
                 templates.extend([catalog.chunk_finish(f, u), catalog.completion(f)]);
             }
         }
@@ -379,6 +379,7 @@ mod tests {
         templates.extend([
             catalog.anthropic.message(StopReason::EndTurn),
             catalog.anthropic.message(StopReason::MaxTokens),
+            catalog.anthropic.message(StopReason::Refusal),
         ]);
         for t in templates {
             assert!(t.pieces() <= MAX_PIECES);

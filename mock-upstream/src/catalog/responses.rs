@@ -19,7 +19,7 @@ pub const ITEM_ID: &str = "msg_gatebench00000000000000000000";
 /// The pre-encoded Responses API answers. Arrays are indexed by [`Outcome`].
 #[derive(Debug)]
 pub struct ResponsesCatalog {
-    response: [Template; 2],
+    response: [Template; 3],
     created: Template,
     in_progress: Template,
     item_added: Template,
@@ -27,30 +27,48 @@ pub struct ResponsesCatalog {
     delta: Template,
     text_done: Template,
     part_done: Template,
-    item_done: [Template; 2],
-    finished: [Template; 2],
+    item_done: [Template; 3],
+    finished: [Template; 3],
     failed: Template,
     /// The echoed parameters of a request that set none ([`ResponseParams::DEFAULT`]).
     default_params: Bytes,
 }
 
-/// How a response ended: whole, or cut by `max_output_tokens`.
+/// How a response ended: whole, cut by `max_output_tokens`, or cut by the content filter.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {
     Completed = 0,
     Incomplete = 1,
+    Filtered = 2,
 }
 
 impl Outcome {
     fn status(self) -> Status {
         match self {
             Outcome::Completed => Status::Completed,
-            Outcome::Incomplete => Status::Incomplete,
+            Outcome::Incomplete | Outcome::Filtered => Status::Incomplete,
+        }
+    }
+
+    /// `incomplete_details.reason`, for a response that did not complete.
+    fn reason(self) -> Option<&'static str> {
+        match self {
+            Outcome::Completed => None,
+            Outcome::Incomplete => Some("max_output_tokens"),
+            Outcome::Filtered => Some("content_filter"),
+        }
+    }
+
+    /// The name of the stream's last event.
+    pub fn last_event(self) -> &'static str {
+        match self {
+            Outcome::Completed => "response.completed",
+            Outcome::Incomplete | Outcome::Filtered => "response.incomplete",
         }
     }
 }
 
-const OUTCOMES: [Outcome; 2] = [Outcome::Completed, Outcome::Incomplete];
+const OUTCOMES: [Outcome; 3] = [Outcome::Completed, Outcome::Incomplete, Outcome::Filtered];
 
 impl ResponsesCatalog {
     pub fn build() -> ResponsesCatalog {
@@ -155,10 +173,7 @@ impl ResponsesCatalog {
                 )
             }),
             finished: OUTCOMES.map(|o| {
-                let name = match o {
-                    Outcome::Completed => "response.completed",
-                    Outcome::Incomplete => "response.incomplete",
-                };
+                let name = o.last_event();
                 event(
                     name,
                     &ResponseEvent {
@@ -257,9 +272,9 @@ fn response(
         created_at: CREATED,
         status,
         error: None,
-        incomplete_details: (outcome == Some(Outcome::Incomplete)).then_some(IncompleteDetails {
-            reason: "max_output_tokens",
-        }),
+        incomplete_details: outcome
+            .and_then(Outcome::reason)
+            .map(|reason| IncompleteDetails { reason }),
         model: Slot::MODEL_SENTINEL,
         output,
         params: EchoSlot,

@@ -8,13 +8,21 @@ use super::api::Api;
 /// Statuses a fault may take.
 pub const STATUSES: std::ops::RangeInclusive<u16> = 400..=599;
 
-/// What a configured fault does: answer an error status, or break a stream.
+/// What a configured fault does: answer an error status, break a stream, or end the answer as
+/// the provider's content filter does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FaultKind {
     Status(u16),
     /// Streams only; a request that does not stream is unaffected.
     Stream(StreamFault),
+    /// The answer ends with `finish_reason: "content_filter"` (Anthropic: `stop_reason:
+    /// "refusal"`; Responses: `incomplete`, reason `content_filter`). Whole answers and
+    /// streams of the text APIs; embeddings are unaffected.
+    ContentFilter,
 }
+
+/// The name of [`FaultKind::ContentFilter`] in settings and headers.
+pub const CONTENT_FILTER: &str = "content_filter";
 
 /// One `--fault` setting.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -27,7 +35,7 @@ struct FaultRate {
 impl FaultRate {
     fn applies(&self, api: Api, streaming: bool) -> bool {
         self.api.is_none_or(|a| a == api)
-            && (streaming || matches!(self.kind, FaultKind::Status(_)))
+            && (streaming || !matches!(self.kind, FaultKind::Stream(_)))
     }
 }
 
@@ -39,7 +47,7 @@ pub struct FaultRates {
 
 /// A `--fault` setting the mock cannot use.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("invalid --fault '{0}': expected [ROUTE:]FAULT:RATE like 429:2%, messages:529:1% or chat:reset@5:0.5%, where FAULT is a status from 400 to 599 or a mid-stream fault (error, close, truncate, stall, reset)@EVENT, ROUTE one of chat, messages, responses, embeddings, completions, and the rates of one route add up to at most 100%")]
+#[error("invalid --fault '{0}': expected [ROUTE:]FAULT:RATE like 429:2%, messages:529:1% or chat:reset@5:0.5%, where FAULT is a status from 400 to 599, content_filter, or a mid-stream fault (error, close, truncate, stall, reset)@EVENT, ROUTE one of chat, messages, responses, embeddings, completions, and the rates of one route add up to at most 100%")]
 pub struct FaultError(pub String);
 
 impl FaultRates {
@@ -56,6 +64,8 @@ impl FaultRates {
             let kind = kind.trim();
             let kind = if kind.contains('@') {
                 FaultKind::Stream(kind.parse().map_err(|_| err())?)
+            } else if kind == CONTENT_FILTER {
+                FaultKind::ContentFilter
             } else {
                 let status: u16 = kind.parse().map_err(|_| err())?;
                 if !STATUSES.contains(&status) {
@@ -94,6 +104,7 @@ impl FaultRates {
                 let kind = match e.kind {
                     FaultKind::Status(status) => status.to_string(),
                     FaultKind::Stream(fault) => fault.to_string(),
+                    FaultKind::ContentFilter => CONTENT_FILTER.to_string(),
                 };
                 let rate = e.rate * 100.0;
                 match e.api {
@@ -192,11 +203,23 @@ mod tests {
 
     #[test]
     fn rates_parse_and_are_drawn_at_their_share() {
-        let settings = ["429:2%", "500:0.01", "messages:529:3%", "chat:reset@4:5%"];
+        let settings = [
+            "429:2%",
+            "500:0.01",
+            "messages:529:3%",
+            "chat:reset@4:5%",
+            "responses:content_filter:4%",
+        ];
         let rates = FaultRates::parse(&settings.map(String::from)).unwrap();
         assert_eq!(
             rates.to_settings(),
-            ["429:2%", "500:1%", "messages:529:3%", "chat:reset@4:5%"]
+            [
+                "429:2%",
+                "500:1%",
+                "messages:529:3%",
+                "chat:reset@4:5%",
+                "responses:content_filter:4%"
+            ]
         );
         let reset = FaultKind::Stream(StreamFault {
             kind: StreamFaultKind::Reset,
@@ -222,6 +245,11 @@ mod tests {
             count(Api::Messages, false, FaultKind::Status(529)),
             0.03
         ));
+        // The content filter acts on whole answers and streams alike.
+        let filter = FaultKind::ContentFilter;
+        assert!(within(count(Api::Responses, false, filter), 0.04));
+        assert!(within(count(Api::Responses, true, filter), 0.04));
+        assert_eq!(count(Api::Chat, true, filter), 0);
         // The same seed and ordinal always give the same answer.
         assert_eq!(
             rates.pick(7, 41, Api::Chat, true),
@@ -240,6 +268,7 @@ mod tests {
             "images:429:1%",
             "boom@3:1%",
             "reset@x:1%",
+            "content_filter@2:1%",
         ] {
             assert!(FaultRates::parse(&[bad.into()]).is_err(), "{bad}");
         }

@@ -7,9 +7,10 @@
 //!
 //! - `raw`: the settings as given, their precedence and their validation.
 //! - `api`: the APIs and providers settings, metrics and routes name.
-//! - `faults`: `--fault` rates; `ratelimit`: `--rate-limit`.
+//! - `faults`: `--fault` rates; `ratelimit`: `--rate-limit`; `context`: `--context-window`.
 
 pub mod api;
+pub mod context;
 pub mod faults;
 pub mod ratelimit;
 mod raw;
@@ -21,6 +22,7 @@ use gatebench_shared::latency::format_us;
 use gatebench_shared::{LatencyModel, SpecError};
 
 pub use api::{Api, Provider};
+pub use context::{ContextWindow, ContextWindowError};
 pub use faults::{FaultError, FaultKind, FaultRates, StreamFault, StreamFaultKind};
 pub use ratelimit::{RateLimit, RateLimitError};
 pub use raw::RawSettings;
@@ -55,6 +57,8 @@ pub enum ConfigError {
     Fault(#[from] FaultError),
     #[error(transparent)]
     RateLimit(#[from] RateLimitError),
+    #[error(transparent)]
+    ContextWindow(#[from] ContextWindowError),
     #[error("invalid --tool-calls '{0}': expected a share of requests with tools, like 100%, 25% or 0.5")]
     ToolCalls(String),
     #[error(
@@ -117,6 +121,8 @@ pub struct Config {
     pub rate_limit: RateLimit,
     /// Share of requests with `tools` answered with a tool call. Default 0.
     pub tool_calls: f64,
+    /// Context sizes past which requests get the provider's refusal. Default: no limit.
+    pub context_window: ContextWindow,
     /// TLS with a generated certificate. Default: plain HTTP.
     pub tls: Option<TlsSettings>,
 }
@@ -163,6 +169,7 @@ impl Default for Config {
             require_api_key: None,
             rate_limit: RateLimit::default(),
             tool_calls: 0.0,
+            context_window: ContextWindow::default(),
             tls: None,
         }
     }
@@ -225,6 +232,10 @@ impl Config {
                 .is_set()
                 .then(|| self.rate_limit.to_setting()),
             tool_calls: Some(format!("{}%", self.tool_calls * 100.0)),
+            context_window: self
+                .context_window
+                .is_set()
+                .then(|| self.context_window.to_setting()),
             tls_names: self.tls.as_ref().map(|t| t.names.join(",")),
             tls_ca_file: self.tls.as_ref().map(|t| t.ca_file.display().to_string()),
         };

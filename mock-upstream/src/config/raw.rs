@@ -10,8 +10,8 @@ use gatebench_shared::{Distribution, LatencyModel, TokenCount};
 use serde::{Deserialize, Serialize};
 
 use super::{
-    parse_listen, parse_models, parse_share, parse_size, Config, ConfigError, FaultRates,
-    Http1Server, RateLimit, TlsSettings, MAX_DIMENSIONS,
+    parse_listen, parse_models, parse_share, parse_size, Config, ConfigError, ContextWindow,
+    FaultRates, Http1Server, RateLimit, TlsSettings, MAX_DIMENSIONS,
 };
 
 /// Settings as given, before validation. Each field is a flag, a `MOCK_*` variable and a key of
@@ -119,6 +119,12 @@ pub struct RawSettings {
     /// (seeded per request), like 100% or 25%. Default 0: tools are ignored.
     #[arg(long, env = "MOCK_TOOL_CALLS")]
     pub tool_calls: Option<String>,
+    /// Context size in tokens, for every model (128000), per model
+    /// (gpt-4o=128000,claude-3-5-haiku=200000) or both: a request whose prompt (and output
+    /// cap) exceeds it gets the provider's refusal (OpenAI's context_length_exceeded).
+    /// Default: no limit.
+    #[arg(long, env = "MOCK_CONTEXT_WINDOW")]
+    pub context_window: Option<String>,
     /// Serve TLS (HTTP/1.1 and HTTP/2 by ALPN) with a certificate generated at start for these
     /// names, like api.openai.com,localhost. Default: plain HTTP (HTTP/1.1 and h2c).
     #[arg(long, env = "MOCK_TLS_NAMES")]
@@ -166,6 +172,7 @@ impl RawSettings {
             require_api_key: self.require_api_key.or(file.require_api_key),
             rate_limit: self.rate_limit.or(file.rate_limit),
             tool_calls: self.tool_calls.or(file.tool_calls),
+            context_window: self.context_window.or(file.context_window),
             tls_names: self.tls_names.or(file.tls_names),
             tls_ca_file: self.tls_ca_file.or(file.tls_ca_file),
             fault: if self.fault.is_empty() {
@@ -211,8 +218,10 @@ impl RawSettings {
             Some(text) => parse_share(&text).ok_or(ConfigError::ToolCalls(text))?,
             None => defaults.tool_calls,
         };
+        let context_window = ContextWindow::parse(self.context_window.as_deref().unwrap_or(""))?;
         let tls = tls(self.tls_names, self.tls_ca_file)?;
         Ok(Config {
+            context_window,
             listen,
             threads,
             pin,

@@ -49,6 +49,17 @@ impl MessagesRequest<'_> {
 pub enum StopReason {
     EndTurn = 0,
     MaxTokens = 1,
+    /// The model declined (Anthropic's answer where OpenAI's content filter acts).
+    Refusal = 2,
+}
+
+impl StopReason {
+    /// Every reason, in the order of their discriminants (the catalog's template arrays).
+    pub const ALL: [StopReason; 3] = [
+        StopReason::EndTurn,
+        StopReason::MaxTokens,
+        StopReason::Refusal,
+    ];
 }
 
 #[derive(Debug, Clone, Serialize)]

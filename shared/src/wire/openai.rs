@@ -168,6 +168,18 @@ pub enum FinishReason {
     Stop,
     /// `max_tokens` cut it short.
     Length,
+    /// The provider's content filter withheld the rest.
+    #[serde(rename = "content_filter")]
+    ContentFilter,
+}
+
+impl FinishReason {
+    /// Every reason, in the order of their discriminants (the catalog's template arrays).
+    pub const ALL: [FinishReason; 3] = [
+        FinishReason::Stop,
+        FinishReason::Length,
+        FinishReason::ContentFilter,
+    ];
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

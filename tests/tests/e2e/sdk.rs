@@ -169,6 +169,7 @@ fn openai_npm_package_reads_a_stream_and_raises_its_own_errors() {
 fn both_python_sdks_raise_their_own_error_classes() {
     let mock = mock_with(mock_upstream::RawSettings {
         require_api_key: Some("sk-good".into()),
+        context_window: Some("small-gpt=20,small-claude=20".into()),
         ..Default::default()
     });
     run_python(
