@@ -18,6 +18,11 @@ pub fn key(headers: &HeaderMap, provider: Provider) -> Option<&str> {
     };
     match provider {
         Provider::OpenAi => bearer(),
+        // Azure OpenAI: `api-key: KEY`, or a bearer token (Entra ID).
+        Provider::Azure => headers
+            .get("api-key")
+            .and_then(|v| v.to_str().ok())
+            .or_else(bearer),
         Provider::Anthropic => headers
             .get("x-api-key")
             .and_then(|v| v.to_str().ok())
@@ -40,6 +45,7 @@ pub fn check(
         return Ok(());
     }
     Err(match (provider, given) {
+        (Provider::Azure, _) => crate::azure::unauthorized(),
         (Provider::OpenAi, None) => Rejection::with_status(
             StatusCode::UNAUTHORIZED,
             "You didn't provide an API key. You need to provide your API key in an \

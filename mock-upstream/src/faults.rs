@@ -135,6 +135,7 @@ pub fn response(status: u16, provider: Provider) -> Response<MockBody> {
     let retryable = status == 408 || status == 409 || status == 429 || status >= 500;
     let rejection = match provider {
         Provider::OpenAi => openai(code),
+        Provider::Azure => crate::azure::fault(code),
         Provider::Anthropic => anthropic(code),
     };
     let mut response = rejection.into_response();
@@ -149,7 +150,7 @@ pub fn response(status: u16, provider: Provider) -> Response<MockBody> {
     if status == 429 {
         set("retry-after", "1");
         match provider {
-            Provider::OpenAi => {
+            Provider::OpenAi | Provider::Azure => {
                 set("retry-after-ms", "1000");
                 set("x-ratelimit-limit-requests", "10000");
                 set("x-ratelimit-remaining-requests", "0");

@@ -14,10 +14,11 @@ use hyper::{Request, Response};
 
 use crate::api;
 use crate::body::MockBody;
+use crate::config::Provider;
 use crate::inbound::Arrival;
 use crate::metrics::RouteKind;
 use crate::rejection::Rejection;
-use crate::router::{route, Route};
+use crate::router::{route, AzureApi, Route};
 use crate::state::State;
 
 /// [`handle`] as hyper's servers call it: the answer's fixed header set goes into its header
@@ -51,22 +52,41 @@ pub async fn handle(
         socket: (!h2).then_some(socket),
         received_ns: &received_ns,
     };
+    let (openai, anthropic, azure) = (Provider::OpenAi, Provider::Anthropic, Provider::Azure);
     let mut response = match route(req.method(), req.uri().path()) {
-        Route::ChatCompletions => api::answer::<api::Chat>(&state, req, arrival)
+        Route::ChatCompletions => api::answer::<api::Chat>(&state, req, arrival, openai)
             .await
-            .unwrap_or_else(|r| api::refused::<api::Chat>(&state, r)),
-        Route::Messages => api::answer::<api::Messages>(&state, req, arrival)
+            .unwrap_or_else(|r| api::refused::<api::Chat>(&state, openai, r)),
+        Route::Messages => api::answer::<api::Messages>(&state, req, arrival, anthropic)
             .await
-            .unwrap_or_else(|r| api::refused::<api::Messages>(&state, r)),
-        Route::Responses => api::answer::<api::Responses>(&state, req, arrival)
+            .unwrap_or_else(|r| api::refused::<api::Messages>(&state, anthropic, r)),
+        Route::Responses => api::answer::<api::Responses>(&state, req, arrival, openai)
             .await
-            .unwrap_or_else(|r| api::refused::<api::Responses>(&state, r)),
-        Route::Embeddings => api::answer::<api::Embeddings>(&state, req, arrival)
+            .unwrap_or_else(|r| api::refused::<api::Responses>(&state, openai, r)),
+        Route::Embeddings => api::answer::<api::Embeddings>(&state, req, arrival, openai)
             .await
-            .unwrap_or_else(|r| api::refused::<api::Embeddings>(&state, r)),
-        Route::Completions => api::answer::<api::Completions>(&state, req, arrival)
+            .unwrap_or_else(|r| api::refused::<api::Embeddings>(&state, openai, r)),
+        Route::Completions => api::answer::<api::Completions>(&state, req, arrival, openai)
             .await
-            .unwrap_or_else(|r| api::refused::<api::Completions>(&state, r)),
+            .unwrap_or_else(|r| api::refused::<api::Completions>(&state, openai, r)),
+        Route::Azure(AzureApi::Chat) => api::answer::<api::Chat>(&state, req, arrival, azure)
+            .await
+            .unwrap_or_else(|r| api::refused::<api::Chat>(&state, azure, r)),
+        Route::Azure(AzureApi::Responses) => {
+            api::answer::<api::Responses>(&state, req, arrival, azure)
+                .await
+                .unwrap_or_else(|r| api::refused::<api::Responses>(&state, azure, r))
+        }
+        Route::Azure(AzureApi::Embeddings) => {
+            api::answer::<api::Embeddings>(&state, req, arrival, azure)
+                .await
+                .unwrap_or_else(|r| api::refused::<api::Embeddings>(&state, azure, r))
+        }
+        Route::Azure(AzureApi::Completions) => {
+            api::answer::<api::Completions>(&state, req, arrival, azure)
+                .await
+                .unwrap_or_else(|r| api::refused::<api::Completions>(&state, azure, r))
+        }
         other => service(&state, other, &req),
     };
     state.metrics.response(response.status().as_u16());
@@ -156,7 +176,8 @@ fn service(state: &State, route: Route<'_>, req: &Request<RequestBody>) -> Respo
         | Route::Messages
         | Route::Responses
         | Route::Embeddings
-        | Route::Completions => {
+        | Route::Completions
+        | Route::Azure(_) => {
             Rejection::not_found(req.method().as_str(), req.uri().path()).into_response()
         }
     }

@@ -47,6 +47,10 @@ pub struct Inbound {
     /// The API key, kept only when `--rate-limit` needs it (`""` for none).
     key: Option<Box<str>>,
     pub body: Bytes,
+    /// Whose endpoint the request came in on.
+    pub provider: Provider,
+    /// Azure OpenAI's deployment, from the path: the model of a request that names none.
+    deployment: Option<Bytes>,
 }
 
 /// What a route asks of [`Inbound::admit`] for a valid request.
@@ -109,7 +113,9 @@ pub async fn receive(
 ) -> Result<Inbound, Rejection> {
     let seq = seq(req.headers()).map_err(|_| {
         let message = match provider {
-            Provider::OpenAi => "Invalid x-gatebench-seq header: expected a whole number.",
+            Provider::OpenAi | Provider::Azure => {
+                "Invalid x-gatebench-seq header: expected a whole number."
+            }
             Provider::Anthropic => "x-gatebench-seq: expected a whole number",
         };
         Rejection::bad_request(message, None, None)
@@ -134,6 +140,10 @@ pub async fn receive(
             .changes_latency()
             .then(gatebench_shared::clock::monotonic_ns)
     });
+    let deployment = match provider {
+        Provider::Azure => crate::azure::deployment(req.uri().path()),
+        _ => None,
+    };
     let (parts, body) = req.into_parts();
     let limit = state.config.max_body_bytes;
     let timeout = state.config.body_timeout;
@@ -154,6 +164,8 @@ pub async fn receive(
         socket: arrival.socket,
         key,
         body,
+        provider,
+        deployment,
     })
 }
 
@@ -178,7 +190,7 @@ impl Inbound {
 
     fn admit_or_fault(&self, state: &State, ask: Ask) -> Result<Admitted, Box<Response<MockBody>>> {
         let ordinal = self.seq.unwrap_or_else(|| state.next_ordinal());
-        let provider = ask.api.provider();
+        let provider = self.provider;
         let flaw = faults::check(
             state,
             &self.overrides,
@@ -219,12 +231,12 @@ impl Inbound {
     }
 
     /// The model as the request wrote it, ready to echo: a slice of the body when it has no
-    /// escapes, else re-escaped.
+    /// escapes, else re-escaped. On Azure OpenAI, the deployment when the body names none.
     pub fn echoed(&self, model: &Option<Cow<'_, str>>) -> Option<Bytes> {
         match model {
             Some(Cow::Borrowed(name)) => Some(self.body.slice_ref(name.as_bytes())),
             Some(Cow::Owned(name)) => Some(Bytes::from(json_escaped(name))),
-            None => None,
+            None => self.deployment.clone(),
         }
     }
 

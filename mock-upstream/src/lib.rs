@@ -24,6 +24,7 @@
 
 mod api;
 mod auth;
+mod azure;
 mod body;
 mod catalog;
 mod cli;

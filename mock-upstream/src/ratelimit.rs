@@ -182,7 +182,7 @@ enum Which {
 fn limited(which: Which, limit: u64, requested: u64, wait: Duration, quota: Quota) -> Rejection {
     let wait_ms = wait.as_millis().max(1) as u64;
     let mut rejection = match quota.provider {
-        Provider::OpenAi => {
+        Provider::OpenAi | Provider::Azure => {
             let (what, short, kind) = match which {
                 Which::Requests => ("requests", "RPM", "requests"),
                 Which::Tokens => ("tokens", "TPM", "tokens"),
@@ -215,7 +215,7 @@ fn limited(which: Which, limit: u64, requested: u64, wait: Duration, quota: Quot
     rejection.extra_headers = Some(Box::new(quota.headers()));
     let retry_after = wait_ms.div_ceil(1000).to_string();
     rejection.set_header("retry-after", &retry_after);
-    if quota.provider == Provider::OpenAi {
+    if quota.provider != Provider::Anthropic {
         rejection.set_header("retry-after-ms", &wait_ms.to_string());
     }
     rejection.set_header("x-should-retry", "true");
@@ -228,7 +228,7 @@ fn too_large(tokens: u64, capacity: u64, quota: Quota) -> Rejection {
          output tokens must be reduced in order to run successfully."
     );
     let mut rejection = match quota.provider {
-        Provider::OpenAi => Rejection::with_status(
+        Provider::OpenAi | Provider::Azure => Rejection::with_status(
             StatusCode::TOO_MANY_REQUESTS,
             message,
             "tokens",
@@ -267,7 +267,7 @@ impl Quota {
             let Some(bucket) = bucket else { continue };
             let remaining = bucket.level.max(0.0).floor() as u64;
             match self.provider {
-                Provider::OpenAi => {
+                Provider::OpenAi | Provider::Azure => {
                     set(
                         format!("x-ratelimit-limit-{what}"),
                         bucket.capacity.to_string(),

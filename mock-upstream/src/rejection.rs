@@ -1,5 +1,6 @@
 //! Error responses in the provider's shape: OpenAI's `{"error":{"message","type","param","code"}}`
-//! by default, Anthropic's `{"type":"error","error":{"type","message"}}` on its routes.
+//! by default, Anthropic's `{"type":"error","error":{"type","message"}}` on its routes, Azure
+//! OpenAI's `{"error":{"code","message"}}` for the errors Azure answers itself.
 //!
 //! These are the answers to what a user can get wrong; they allocate, which is fine off the
 //! hot path.
@@ -11,6 +12,14 @@ use hyper::{Response, StatusCode};
 
 use crate::body::MockBody;
 use crate::catalog::{ANTHROPIC_REQUEST_ID, PROCESSING_MS, REQUEST_ID};
+
+/// Whose error body.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    OpenAi,
+    Anthropic,
+    Azure,
+}
 
 /// An error the mock answers with.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -24,7 +33,7 @@ pub struct Rejection {
     pub code: Option<&'static str>,
     allow: Option<&'static str>,
     close: bool,
-    anthropic: bool,
+    shape: Shape,
     /// Headers the answer carries besides the usual ones (rate-limit state, retry hints).
     /// Boxed: most errors have none, and the error type stays small.
     pub extra_headers: Option<Box<HeaderMap>>,
@@ -45,7 +54,7 @@ impl Rejection {
             code,
             allow: None,
             close: false,
-            anthropic: false,
+            shape: Shape::OpenAi,
             extra_headers: None,
         }
     }
@@ -98,7 +107,17 @@ impl Rejection {
         };
         Rejection {
             kind,
-            anthropic: true,
+            shape: Shape::Anthropic,
+            ..self
+        }
+    }
+
+    /// The same error in Azure OpenAI's own shape (`code` and `message`), as Azure answers
+    /// what its gateway refuses (keys, versions, rate limits); the model's own errors keep
+    /// OpenAI's.
+    pub fn azure(self) -> Rejection {
+        Rejection {
+            shape: Shape::Azure,
             ..self
         }
     }
@@ -190,20 +209,28 @@ impl Rejection {
 
     /// The response for this error.
     pub fn into_response(self) -> Response<MockBody> {
-        let body = if self.anthropic {
-            AnthropicError::encode(self.kind, &self.message)
-        } else {
-            ErrorBody::encode(&self.message, self.kind, self.param.as_deref(), self.code)
+        let body = match self.shape {
+            Shape::Anthropic => AnthropicError::encode(self.kind, &self.message),
+            Shape::OpenAi => {
+                ErrorBody::encode(&self.message, self.kind, self.param.as_deref(), self.code)
+            }
+            Shape::Azure => azure_body(self.code.unwrap_or("500"), &self.message),
         };
         let mut response = Response::new(MockBody::owned(body));
         *response.status_mut() = self.status;
         let headers = response.headers_mut();
         headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        if self.anthropic {
-            headers.insert("request-id", HeaderValue::from_static(ANTHROPIC_REQUEST_ID));
-        } else {
-            headers.insert("x-request-id", HeaderValue::from_static(REQUEST_ID));
-            headers.insert(PROCESSING_MS, HeaderValue::from_static("0"));
+        match self.shape {
+            Shape::Anthropic => {
+                headers.insert("request-id", HeaderValue::from_static(ANTHROPIC_REQUEST_ID));
+            }
+            Shape::OpenAi => {
+                headers.insert("x-request-id", HeaderValue::from_static(REQUEST_ID));
+                headers.insert(PROCESSING_MS, HeaderValue::from_static("0"));
+            }
+            Shape::Azure => {
+                headers.insert("apim-request-id", HeaderValue::from_static(REQUEST_ID));
+            }
         }
         if let Some(allow) = self.allow {
             headers.insert(ALLOW, HeaderValue::from_static(allow));
@@ -218,4 +245,10 @@ impl Rejection {
         }
         response
     }
+}
+
+/// `{"error":{"code":CODE,"message":MESSAGE}}`.
+fn azure_body(code: &str, message: &str) -> Vec<u8> {
+    let body = serde_json::json!({"error": {"code": code, "message": message}});
+    body.to_string().into_bytes()
 }

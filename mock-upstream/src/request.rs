@@ -18,10 +18,11 @@ use gatebench_shared::wire::SEQ_HEADER;
 /// header must add it here; the test below lists the names, and `tests/tests/e2e/http1.rs`
 /// checks both servers answer alike.
 pub fn acted_on(name: &[u8]) -> bool {
-    const NAMES: [&str; 4] = [
+    const NAMES: [&str; 5] = [
         SEQ_HEADER,
         "authorization",
         "x-api-key",
+        "api-key",
         gatebench_shared::wire::anthropic::VERSION_HEADER,
     ];
     let prefix = b"x-mock-";

@@ -15,6 +15,10 @@ pub enum Route<'a> {
     Embeddings,
     /// `POST /v1/completions` (legacy).
     Completions,
+    /// Azure OpenAI's endpoint of an OpenAI API: `/openai/deployments/{deployment}/chat/
+    /// completions`, `…/completions`, `…/embeddings`, `/openai/responses`, and the versionless
+    /// `/openai/v1/…` paths.
+    Azure(AzureApi),
     /// `GET /v1/models`.
     Models,
     /// `GET /v1/models/{id}`.
@@ -35,6 +39,31 @@ pub enum Route<'a> {
     NotFound,
 }
 
+/// The OpenAI APIs Azure OpenAI answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AzureApi {
+    Chat,
+    Completions,
+    Embeddings,
+    Responses,
+}
+
+/// The Azure OpenAI API at `path`, if any.
+fn azure(path: &str) -> Option<AzureApi> {
+    let rest = path.strip_prefix("/openai/")?;
+    let api = match rest.strip_prefix("deployments/") {
+        Some(deployment) => deployment.split_once('/')?.1,
+        None => rest.strip_prefix("v1/").unwrap_or(rest),
+    };
+    match api {
+        "chat/completions" => Some(AzureApi::Chat),
+        "completions" => Some(AzureApi::Completions),
+        "embeddings" => Some(AzureApi::Embeddings),
+        "responses" => Some(AzureApi::Responses),
+        _ => None,
+    }
+}
+
 /// Routes a request.
 pub fn route<'a>(method: &Method, path: &'a str) -> Route<'a> {
     let (wanted, route) = match path {
@@ -50,7 +79,10 @@ pub fn route<'a>(method: &Method, path: &'a str) -> Route<'a> {
         "/v1/gatebench/clock" => (Method::GET, Route::Clock),
         _ => match path.strip_prefix("/v1/models/") {
             Some(id) if !id.is_empty() && !id.contains('/') => (Method::GET, Route::Model(id)),
-            _ => return Route::NotFound,
+            _ => match azure(path) {
+                Some(api) => (Method::POST, Route::Azure(api)),
+                None => return Route::NotFound,
+            },
         },
     };
     // HEAD is GET without the body, wherever GET is answered (health probes use it).
@@ -101,5 +133,31 @@ mod tests {
         assert_eq!(route(&Method::GET, "/v1/gatebench/config"), Route::Config);
         assert_eq!(route(&Method::GET, "/v1/gatebench/clock"), Route::Clock);
         assert_eq!(route(&Method::POST, "/v1/nothing"), Route::NotFound);
+        let azure = |path| route(&Method::POST, path);
+        assert_eq!(
+            azure("/openai/deployments/gpt-4o/chat/completions"),
+            Route::Azure(AzureApi::Chat)
+        );
+        assert_eq!(
+            azure("/openai/deployments/e/embeddings"),
+            Route::Azure(AzureApi::Embeddings)
+        );
+        assert_eq!(
+            azure("/openai/deployments/c/completions"),
+            Route::Azure(AzureApi::Completions)
+        );
+        assert_eq!(
+            azure("/openai/responses"),
+            Route::Azure(AzureApi::Responses)
+        );
+        assert_eq!(
+            azure("/openai/v1/chat/completions"),
+            Route::Azure(AzureApi::Chat)
+        );
+        assert_eq!(azure("/openai/deployments/x/images"), Route::NotFound);
+        assert_eq!(
+            route(&Method::GET, "/openai/deployments/x/chat/completions"),
+            Route::MethodNotAllowed { allow: "POST" }
+        );
     }
 }

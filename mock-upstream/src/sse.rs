@@ -20,7 +20,7 @@ use gatebench_shared::wire::openai::FinishReason;
 use gatebench_shared::RequestDraw;
 use pin_project_lite::pin_project;
 
-use crate::catalog::{EventText, Outcome, UsageKey};
+use crate::catalog::{Dialect, EventText, Outcome, UsageKey};
 use crate::config::{StreamFault, StreamFaultKind};
 use crate::payload::{Frames, Payload, Sink};
 use crate::peer::PeerWatch;
@@ -53,10 +53,12 @@ pub struct ResetOnPurpose;
 /// The API whose events a stream sends.
 #[derive(Debug, Clone)]
 pub enum StreamApi {
-    /// OpenAI chat completion chunks.
+    /// OpenAI chat completion chunks (Azure's: its prompt verdict first, then chunks with
+    /// their verdicts).
     Chat {
         finish: FinishReason,
         include_usage: bool,
+        dialect: Dialect,
     },
     /// Anthropic Messages API events.
     Messages { stop: StopReason },
@@ -170,7 +172,7 @@ impl StreamPlan {
     /// The event that carries token 0.
     fn first_token_event(&self) -> u32 {
         match self.api {
-            StreamApi::Chat { .. } => 1,
+            StreamApi::Chat { dialect, .. } => 1 + u32::from(dialect == Dialect::Azure),
             StreamApi::Messages { .. } => 3,
             // A function call has no content part.
             StreamApi::Responses { .. } if self.tool.is_some() => 3,
@@ -181,7 +183,11 @@ impl StreamPlan {
 
     fn events(&self) -> u32 {
         match self.api {
-            StreamApi::Chat { include_usage, .. } => self.tokens + 3 + u32::from(include_usage),
+            StreamApi::Chat {
+                include_usage,
+                dialect,
+                ..
+            } => self.tokens + 3 + u32::from(include_usage) + u32::from(dialect == Dialect::Azure),
             StreamApi::Messages { .. } => self.tokens + 6,
             StreamApi::Responses { .. } if self.tool.is_some() => self.tokens + 6,
             StreamApi::Responses { .. } => self.tokens + 8,
@@ -216,7 +222,18 @@ impl StreamPlan {
             StreamApi::Chat {
                 finish,
                 include_usage,
-            } => self.encode_chat(state, event, finish, include_usage, sink),
+                dialect: Dialect::OpenAi,
+            } => self.encode_chat(state, event, finish, include_usage, Dialect::OpenAi, sink),
+            StreamApi::Chat {
+                finish,
+                include_usage,
+                dialect: Dialect::Azure,
+            } => match event.checked_sub(1) {
+                None => sink.put(state.catalog.chat(Dialect::Azure).prompt_filter()),
+                Some(event) => {
+                    self.encode_chat(state, event, finish, include_usage, Dialect::Azure, sink)
+                }
+            },
             StreamApi::Messages { stop } => self.encode_messages(state, event, stop, sink),
             StreamApi::Responses { outcome, ref echo } => {
                 self.encode_responses(state, event, outcome, echo, sink)
@@ -343,9 +360,10 @@ impl StreamPlan {
         event: u32,
         finish: FinishReason,
         include_usage: bool,
+        dialect: Dialect,
         sink: &mut S,
     ) {
-        let catalog = &state.catalog;
+        let catalog = state.catalog.chat(dialect);
         let usage = if include_usage {
             UsageKey::Null
         } else {
@@ -364,12 +382,12 @@ impl StreamPlan {
         match event {
             0 => catalog.chunk_role(usage).fill_into(sink, &fill),
             e if e <= n => {
-                fill.content = catalog.token(e - 1);
+                fill.content = state.catalog.token(e - 1);
                 catalog.chunk_content(usage).fill_into(sink, &fill)
             }
             e if e == n + 1 => catalog.chunk_finish(finish, usage).fill_into(sink, &fill),
             e if e == n + 2 && include_usage => catalog.chunk_usage().fill_into(sink, &fill),
-            _ => sink.put(catalog.done()),
+            _ => sink.put(state.catalog.done()),
         }
     }
 }

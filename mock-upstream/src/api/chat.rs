@@ -3,7 +3,8 @@
 use gatebench_shared::wire::openai::{ChatRequest, FinishReason};
 
 use super::{text_answer, ApiRoute, Asked, Drawn, Ending};
-use crate::config::Api;
+use crate::catalog::Dialect;
+use crate::config::{Api, Provider};
 use crate::inbound::Inbound;
 use crate::payload::Payload;
 use crate::rejection::Rejection;
@@ -18,6 +19,8 @@ pub struct Chat;
 pub struct ChatExtra {
     /// `stream_options.include_usage`: the stream ends with a usage chunk.
     include_usage: bool,
+    /// OpenAI's bodies, or Azure OpenAI's (with content filter verdicts).
+    dialect: Dialect,
 }
 
 impl ApiRoute for Chat {
@@ -105,6 +108,10 @@ impl ApiRoute for Chat {
             streaming: request.stream == Some(true),
             extra: ChatExtra {
                 include_usage: request.include_usage(),
+                dialect: match inbound.provider {
+                    Provider::Azure => Dialect::Azure,
+                    _ => Dialect::OpenAi,
+                },
             },
         })
     }
@@ -113,6 +120,7 @@ impl ApiRoute for Chat {
         Some(StreamApi::Chat {
             finish: finish(ending),
             include_usage: asked.extra.include_usage,
+            dialect: asked.extra.dialect,
         })
     }
 
@@ -122,7 +130,10 @@ impl ApiRoute for Chat {
             Some(tool) => tool.openai_completion(state),
             None => text_answer(
                 state,
-                state.catalog.completion(finish(drawn.ending)),
+                state
+                    .catalog
+                    .chat(asked.extra.dialect)
+                    .completion(finish(drawn.ending)),
                 asked,
                 drawn,
             ),

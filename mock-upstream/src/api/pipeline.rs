@@ -20,22 +20,32 @@ use crate::tools::ToolAnswer;
 
 /// `A`'s answer to a request it refused, in its provider's shape; counted as a request of the
 /// route, refused.
-pub fn refused<A: ApiRoute>(state: &State, rejection: Rejection) -> Response<MockBody> {
+pub fn refused<A: ApiRoute>(
+    state: &State,
+    provider: Provider,
+    rejection: Rejection,
+) -> Response<MockBody> {
     state.metrics.rejected(RouteKind::of(A::API, false));
-    match A::API.provider() {
-        Provider::OpenAi => rejection.into_response(),
+    match provider {
+        // Azure answers what its gateway refuses in its own shape (set where it is refused)
+        // and the model's refusals in OpenAI's.
+        Provider::OpenAi | Provider::Azure => rejection.into_response(),
         Provider::Anthropic => rejection.anthropic().into_response(),
     }
 }
 
-/// Answers a request to `A`, or says why not (see [`refused`]). One future, awaited by the
-/// handler directly: a wrapper future would be one more copy of this large state per request.
+/// Answers a request to `A` on `provider`'s endpoint (its own, or Azure OpenAI's for the
+/// OpenAI APIs), or says why not (see [`refused`]). One future, awaited by the handler
+/// directly: a wrapper future would be one more copy of this large state per request.
 pub async fn answer<A: ApiRoute>(
     state: &Arc<State>,
     req: Request<RequestBody>,
     arrival: Arrival<'_>,
+    provider: Provider,
 ) -> Result<Response<MockBody>, Rejection> {
-    let provider = A::API.provider();
+    if provider == Provider::Azure {
+        crate::azure::check_version(req.uri())?;
+    }
     A::check_head(req.headers())?;
     let inbound = receive(state, req, arrival, provider).await?;
     let request = parse::<A::Request<'_>>(&inbound.body, provider)?;
@@ -136,6 +146,8 @@ fn fixed_headers(provider: Provider, processing_ms: Option<u64>) -> FixedHeaders
         (Provider::OpenAi, Some(processing_ms)) => FixedHeaders::OpenAiJson { processing_ms },
         (Provider::Anthropic, None) => FixedHeaders::AnthropicSse,
         (Provider::Anthropic, Some(_)) => FixedHeaders::AnthropicJson,
+        (Provider::Azure, None) => FixedHeaders::AzureSse,
+        (Provider::Azure, Some(_)) => FixedHeaders::AzureJson,
     }
 }
 
@@ -148,7 +160,7 @@ fn parse<'a, T: serde::Deserialize<'a>>(
     let first = body.iter().find(|b| !b.is_ascii_whitespace());
     let object = first == Some(&b'{');
     match provider {
-        Provider::OpenAi => {
+        Provider::OpenAi | Provider::Azure => {
             // serde would read a JSON array as a struct in sequence form; the API takes only
             // objects.
             if !object && serde_json::from_slice::<serde::de::IgnoredAny>(body).is_ok() {

@@ -26,6 +26,10 @@ pub enum FixedHeaders {
     AnthropicJson,
     /// Anthropic's headers of a stream.
     AnthropicSse,
+    /// Azure OpenAI's headers of a JSON answer.
+    AzureJson,
+    /// Azure OpenAI's headers of a stream.
+    AzureSse,
 }
 
 /// Anthropic's `anthropic-ratelimit-*-reset` headers: when the limits would be whole again.

@@ -6,24 +6,23 @@
 //! `responses`.
 
 mod anthropic;
+mod chat;
 mod completions;
 mod headers;
 mod responses;
 
 pub use anthropic::{AnthropicCatalog, MESSAGE_ID, REQUEST_ID as ANTHROPIC_REQUEST_ID};
+pub use chat::{ChatTemplates, Dialect};
 pub use completions::CompletionsCatalog;
 pub use headers::{next_second, put_decimal, put_header, FixedHeaders, HeaderSet, PROCESSING_MS};
 pub use responses::{EventText, Outcome, ResponsesCatalog, RESPONSE_ID};
 
 use bytes::Bytes;
-use gatebench_shared::wire::openai::{
-    ChatChunk, ChatCompletion, Choice, ChunkChoice, ChunkUsage, Delta, FinishReason, Message,
-    Model, ModelList, Usage,
-};
+use gatebench_shared::wire::openai::{Model, ModelList};
 use hyper::header::{HeaderMap, HeaderName, HeaderValue, CACHE_CONTROL, CONTENT_TYPE};
 
 use crate::config::Config;
-use crate::template::{json_escaped, permanent, Slot, Template};
+use crate::template::{json_escaped, permanent};
 
 /// `id` of every completion. Constant, so the same request always gets the same bytes.
 pub const COMPLETION_ID: &str = "chatcmpl-gatebench0000000000000000000";
@@ -67,11 +66,10 @@ pub enum UsageKey {
 /// The pre-encoded responses of one server.
 #[derive(Debug)]
 pub struct Catalog {
-    completion: [Template; 3],
-    chunk_role: [Template; 2],
-    chunk_content: [Template; 2],
-    chunk_finish: [[Template; 2]; 3],
-    chunk_usage: Template,
+    /// OpenAI's chat completions.
+    chat: ChatTemplates,
+    /// Azure OpenAI's.
+    azure_chat: ChatTemplates,
     done: Bytes,
     first_token: Bytes,
     tokens: Vec<Bytes>,
@@ -82,6 +80,8 @@ pub struct Catalog {
     pub health_body: Bytes,
     json_headers: HeaderSet,
     sse_headers: HeaderSet,
+    azure_json_headers: HeaderSet,
+    azure_sse_headers: HeaderSet,
     processing_ms: Vec<HeaderValue>,
     /// Anthropic's Messages API.
     pub anthropic: AnthropicCatalog,
@@ -109,29 +109,9 @@ impl Catalog {
             content.extend_from_slice(token);
             content_ends.push(content.len());
         }
-        let usage_keys = [UsageKey::Absent, UsageKey::Null];
         Catalog {
-            completion: FinishReason::ALL.map(completion_template),
-            chunk_role: usage_keys.map(|u| {
-                chunk_template(
-                    Delta {
-                        role: Some("assistant"),
-                        content: Some(""),
-                    },
-                    None,
-                    u,
-                )
-            }),
-            chunk_content: usage_keys.map(|u| {
-                let delta = Delta {
-                    role: None,
-                    content: Some(Slot::CONTENT_SENTINEL),
-                };
-                chunk_template(delta, None, u)
-            }),
-            chunk_finish: FinishReason::ALL
-                .map(|r| usage_keys.map(|u| chunk_template(Delta::default(), Some(r), u))),
-            chunk_usage: usage_chunk_template(),
+            chat: ChatTemplates::build(Dialect::OpenAi),
+            azure_chat: ChatTemplates::build(Dialect::Azure),
             done: Bytes::from_static(b"data: [DONE]\n\n"),
             first_token,
             tokens,
@@ -146,6 +126,12 @@ impl Catalog {
                 h.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
                 HeaderSet::new(h)
             },
+            azure_json_headers: HeaderSet::new(azure_headers("application/json")),
+            azure_sse_headers: {
+                let mut h = azure_headers("text/event-stream; charset=utf-8");
+                h.insert(CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+                HeaderSet::new(h)
+            },
             processing_ms: (0..=PROCESSING_MS_TABLE).map(HeaderValue::from).collect(),
             anthropic: AnthropicCatalog::build(),
             responses: ResponsesCatalog::build(),
@@ -153,29 +139,13 @@ impl Catalog {
         }
     }
 
-    /// The non-streaming completion template.
-    pub fn completion(&self, finish: FinishReason) -> &Template {
-        &self.completion[finish as usize]
-    }
-
-    /// The first chunk: `{"role":"assistant","content":""}`.
-    pub fn chunk_role(&self, usage: UsageKey) -> &Template {
-        &self.chunk_role[usage as usize]
-    }
-
-    /// A content chunk; fill its content with [`Catalog::token`].
-    pub fn chunk_content(&self, usage: UsageKey) -> &Template {
-        &self.chunk_content[usage as usize]
-    }
-
-    /// The chunk with an empty delta and the finish reason.
-    pub fn chunk_finish(&self, finish: FinishReason, usage: UsageKey) -> &Template {
-        &self.chunk_finish[finish as usize][usage as usize]
-    }
-
-    /// The last chunk when `include_usage` is set: `"choices":[]` and usage.
-    pub fn chunk_usage(&self) -> &Template {
-        &self.chunk_usage
+    /// The chat completion templates of `dialect`.
+    #[inline]
+    pub fn chat(&self, dialect: Dialect) -> &ChatTemplates {
+        match dialect {
+            Dialect::OpenAi => &self.chat,
+            Dialect::Azure => &self.azure_chat,
+        }
     }
 
     /// `data: [DONE]\n\n`.
@@ -222,6 +192,8 @@ impl Catalog {
             FixedHeaders::OpenAiSse => self.sse_headers.map(None),
             FixedHeaders::AnthropicJson => self.anthropic.json_headers.map(None),
             FixedHeaders::AnthropicSse => self.anthropic.sse_headers.map(None),
+            FixedHeaders::AzureJson => self.azure_json_headers.map(None),
+            FixedHeaders::AzureSse => self.azure_sse_headers.map(None),
         }
     }
 
@@ -234,6 +206,8 @@ impl Catalog {
             FixedHeaders::OpenAiSse => self.sse_headers.put(out, Some(0)),
             FixedHeaders::AnthropicJson => self.anthropic.json_headers.put(out, None),
             FixedHeaders::AnthropicSse => self.anthropic.sse_headers.put(out, None),
+            FixedHeaders::AzureJson => self.azure_json_headers.put(out, None),
+            FixedHeaders::AzureSse => self.azure_sse_headers.put(out, None),
         }
     }
 
@@ -242,75 +216,6 @@ impl Catalog {
             Some(v) => v.clone(),
             None => HeaderValue::from(ms),
         }
-    }
-}
-
-fn completion_template(finish: FinishReason) -> Template {
-    let body = ChatCompletion {
-        id: COMPLETION_ID,
-        object: "chat.completion",
-        created: CREATED,
-        model: Slot::MODEL_SENTINEL,
-        choices: [Choice {
-            index: 0,
-            message: Message {
-                role: "assistant",
-                content: Slot::CONTENT_SENTINEL,
-                refusal: None,
-            },
-            logprobs: None,
-            finish_reason: finish,
-        }],
-        usage: sentinel_usage(),
-        system_fingerprint: SYSTEM_FINGERPRINT,
-    };
-    // Invariant: the wire types always serialise.
-    Template::parse(&serde_json::to_vec(&body).expect("completion serialises"))
-}
-
-fn chunk(choices: Vec<ChunkChoice<'_>>, usage: ChunkUsage) -> ChatChunk<'_> {
-    ChatChunk {
-        id: COMPLETION_ID,
-        object: "chat.completion.chunk",
-        created: CREATED,
-        model: Slot::MODEL_SENTINEL,
-        system_fingerprint: SYSTEM_FINGERPRINT,
-        choices,
-        usage,
-    }
-}
-
-fn sse_template(chunk: &ChatChunk<'_>) -> Template {
-    let mut frame = b"data: ".to_vec();
-    // Invariant: the wire types always serialise.
-    serde_json::to_writer(&mut frame, chunk).expect("chunk serialises");
-    frame.extend_from_slice(b"\n\n");
-    Template::parse(&frame)
-}
-
-fn chunk_template(delta: Delta<'_>, finish: Option<FinishReason>, usage: UsageKey) -> Template {
-    let choice = ChunkChoice {
-        index: 0,
-        delta,
-        logprobs: None,
-        finish_reason: finish,
-    };
-    let usage = match usage {
-        UsageKey::Absent => ChunkUsage::Absent,
-        UsageKey::Null => ChunkUsage::Null,
-    };
-    sse_template(&chunk(vec![choice], usage))
-}
-
-fn usage_chunk_template() -> Template {
-    sse_template(&chunk(Vec::new(), ChunkUsage::Usage(sentinel_usage())))
-}
-
-fn sentinel_usage() -> Usage {
-    Usage {
-        prompt_tokens: Slot::PROMPT_SENTINEL,
-        completion_tokens: Slot::COMPLETION_SENTINEL,
-        total_tokens: Slot::TOTAL_SENTINEL,
     }
 }
 
@@ -356,22 +261,43 @@ fn openai_headers(content_type: &'static str) -> HeaderMap {
     h
 }
 
+/// The headers Azure OpenAI sends on a completion, with fixed, plausible values.
+fn azure_headers(content_type: &'static str) -> HeaderMap {
+    let mut h = HeaderMap::with_capacity(12);
+    let fixed = [
+        ("apim-request-id", REQUEST_ID),
+        ("x-request-id", REQUEST_ID),
+        ("x-ms-region", "East US"),
+        ("x-ms-rai-invoked", "true"),
+        ("x-ratelimit-limit-requests", "10000"),
+        ("x-ratelimit-limit-tokens", "30000000"),
+        ("x-ratelimit-remaining-requests", "9999"),
+        ("x-ratelimit-remaining-tokens", "29999990"),
+        ("azureml-model-session", "gatebench-mock"),
+        ("x-content-type-options", "nosniff"),
+    ];
+    h.insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
+    for (name, value) in fixed {
+        h.insert(
+            HeaderName::from_static(name),
+            HeaderValue::from_static(value),
+        );
+    }
+    h
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::payload::MAX_PIECES;
     use crate::template::Fill;
+    use gatebench_shared::wire::openai::{ChatCompletion, Choice, FinishReason, Message, Usage};
 
     #[test]
     fn every_template_fits_a_frame() {
         let catalog = Catalog::build(&Config::default());
-        let mut templates = vec![catalog.chunk_usage()];
-        for u in [UsageKey::Absent, UsageKey::Null] {
-            templates.extend([catalog.chunk_role(u), catalog.chunk_content(u)]);
-            for f in FinishReason::ALL {
-                templates.extend([catalog.chunk_finish(f, u), catalog.completion(f)]);
-            }
-        }
+        let mut templates = catalog.chat(Dialect::OpenAi).all();
+        templates.extend(catalog.chat(Dialect::Azure).all());
         // Whole bodies are filled into one frame without a copy; only stream events may take
         // two. (The Responses API's whole response, with its echoed parameters, is larger and
         // is copied into one buffer: `Template::fill`.)
@@ -392,14 +318,17 @@ mod tests {
         let model = Bytes::from_static(b"gpt-4o-mini");
         let content = catalog.content(3);
         assert_eq!(&content[..], b"Hello from the");
-        let frame = catalog.completion(FinishReason::Length).fill(&Fill {
-            model: &model,
-            content: &content,
-            prompt_tokens: 20,
-            completion_tokens: 3,
-            sequence: 0,
-            echo: &Bytes::new(),
-        });
+        let frame = catalog
+            .chat(Dialect::OpenAi)
+            .completion(FinishReason::Length)
+            .fill(&Fill {
+                model: &model,
+                content: &content,
+                prompt_tokens: 20,
+                completion_tokens: 3,
+                sequence: 0,
+                echo: &Bytes::new(),
+            });
         let expected = ChatCompletion {
             id: COMPLETION_ID,
             object: "chat.completion",
@@ -414,6 +343,7 @@ mod tests {
                 },
                 logprobs: None,
                 finish_reason: FinishReason::Length,
+                content_filter_results: None,
             }],
             usage: Usage {
                 prompt_tokens: 20,
@@ -421,6 +351,7 @@ mod tests {
                 total_tokens: 23,
             },
             system_fingerprint: SYSTEM_FINGERPRINT,
+            prompt_filter_results: None,
         };
         assert_eq!(frame.to_vec(), serde_json::to_vec(&expected).unwrap());
     }

@@ -35,8 +35,9 @@ impl Api {
         Api::ALL.into_iter().find(|api| api.name() == name)
     }
 
-    /// The provider whose shapes the route speaks.
-    pub fn provider(self) -> Provider {
+    /// The provider whose shapes the route speaks on its own path (Azure OpenAI's routes
+    /// answer the OpenAI APIs on other paths).
+    pub const fn provider(self) -> Provider {
         match self {
             Api::Messages => Provider::Anthropic,
             _ => Provider::OpenAi,
@@ -44,9 +45,12 @@ impl Api {
     }
 }
 
-/// The provider whose shape a fault takes.
+/// The provider whose shapes an answer takes: bodies, headers, keys and errors.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Provider {
     OpenAi,
     Anthropic,
+    /// Azure OpenAI: OpenAI's APIs on deployment paths, with its own keys, headers, errors and
+    /// content filter verdicts.
+    Azure,
 }

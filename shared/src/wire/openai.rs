@@ -199,6 +199,9 @@ pub struct ChatCompletion<'a> {
     pub choices: [Choice<'a>; 1],
     pub usage: Usage,
     pub system_fingerprint: &'a str,
+    /// Azure OpenAI's verdict on the prompt (absent on OpenAI's own API).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prompt_filter_results: Option<[PromptFilterResults; 1]>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -207,6 +210,55 @@ pub struct Choice<'a> {
     pub message: Message<'a>,
     pub logprobs: Option<()>,
     pub finish_reason: FinishReason,
+    /// Azure OpenAI's verdict on the output (absent on OpenAI's own API).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub content_filter_results: Option<FilterResults>,
+}
+
+/// Azure OpenAI's content filter verdict, per category.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct FilterResults {
+    pub hate: Verdict,
+    pub self_harm: Verdict,
+    pub sexual: Verdict,
+    pub violence: Verdict,
+}
+
+impl FilterResults {
+    /// Every category safe; or, when `filtered`, violence found high and filtered.
+    pub fn new(filtered: bool) -> FilterResults {
+        let safe = Verdict {
+            filtered: false,
+            severity: "safe",
+        };
+        FilterResults {
+            hate: safe,
+            self_harm: safe,
+            sexual: safe,
+            violence: if filtered {
+                Verdict {
+                    filtered: true,
+                    severity: "high",
+                }
+            } else {
+                safe
+            },
+        }
+    }
+}
+
+/// One category's verdict.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Verdict {
+    pub filtered: bool,
+    pub severity: &'static str,
+}
+
+/// Azure OpenAI's verdict on prompt `prompt_index`.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct PromptFilterResults {
+    pub prompt_index: u32,
+    pub content_filter_results: FilterResults,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -258,6 +310,9 @@ pub struct ChunkChoice<'a> {
     pub delta: Delta<'a>,
     pub logprobs: Option<()>,
     pub finish_reason: Option<FinishReason>,
+    /// Azure OpenAI's verdict on this chunk's output (absent on OpenAI's own API).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub content_filter_results: Option<FilterResults>,
 }
 
 /// A chunk's delta: `{"role":"assistant","content":""}` first, then `{"content":"…"}`, and `{}`

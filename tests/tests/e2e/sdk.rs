@@ -126,6 +126,19 @@ fn both_python_sdks_parse_tool_calls_whole_and_streamed() {
 }
 
 #[test]
+fn openai_python_sdks_azure_client_reads_the_azure_endpoints() {
+    let mock = mock_with(mock_upstream::RawSettings {
+        require_api_key: Some("az-key".into()),
+        ..Default::default()
+    });
+    run_python(
+        "azure_openai.py",
+        &format!("http://{}", mock.local_addr()),
+        "azure openai: ok",
+    );
+}
+
+#[test]
 fn openai_python_sdk_trusts_the_mocks_tls_through_its_ca_file() {
     let ca_file = std::env::temp_dir().join(format!("gatebench-sdk-ca-{}.pem", std::process::id()));
     let mock = mock_with(mock_upstream::RawSettings {
