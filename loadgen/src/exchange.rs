@@ -81,7 +81,7 @@ pub async fn exchange(
                 return;
             }
             sse.feed(data, |event| match event {
-                Event::Output => {
+                Event::Output | Event::OutputFinal(_) => {
                     if x.first_output_ns.is_none() {
                         x.first_output_ns = Some(now);
                     } else if x.output_gaps_ns.len() < MAX_OUTPUT_EVENTS {
@@ -91,6 +91,10 @@ pub async fn exchange(
                     }
                     last_output_ns = now;
                     x.output_events += 1;
+                    if let Event::OutputFinal(tokens) = event {
+                        x.usage_tokens = tokens.or(x.usage_tokens);
+                        done = true;
+                    }
                 }
                 Event::Usage(tokens) => x.usage_tokens = Some(tokens),
                 Event::Done => done = true,

@@ -3,8 +3,10 @@
 //!
 //! An event is *output-bearing* (it counts for TTFT and ITL) when it carries generated output:
 //! an OpenAI chat chunk with a non-empty `delta.content` or tool-call `arguments` fragment, an
-//! Anthropic `content_block_delta` (text or `input_json_delta`), or a Responses
-//! `response.output_text.delta` or `response.function_call_arguments.delta`.
+//! Anthropic `content_block_delta` (text or `input_json_delta`), a Responses
+//! `response.output_text.delta` or `response.function_call_arguments.delta`, or a Gemini partial
+//! response with text in its candidate's parts. A Gemini stream has no end marker: its last
+//! partial response, the one with a `finishReason`, ends it.
 
 use serde::Deserialize;
 
@@ -19,9 +21,12 @@ pub enum Event {
     Other,
     /// The end of the stream: `data: [DONE]` or Anthropic `message_stop`.
     Done,
-    /// The end of a Responses stream (`response.completed` or `response.incomplete`), with
-    /// the output tokens of its usage.
+    /// The end of a Responses stream (`response.completed` or `response.incomplete`), or a
+    /// Gemini stream's last partial response without text, with the output tokens of its usage.
     Final(Option<u64>),
+    /// Output text and the end at once (a Gemini stream's last partial response), with the
+    /// output tokens of its usage.
+    OutputFinal(Option<u64>),
     /// An event whose data is not valid JSON.
     Invalid,
 }
@@ -85,6 +90,60 @@ struct Chunk<'a> {
     kind: Option<&'a str>,
     #[serde(default)]
     error: Option<serde::de::IgnoredAny>,
+    /// Gemini's partial response.
+    #[serde(borrow, default)]
+    candidates: Vec<Candidate<'a>>,
+    #[serde(default, rename = "usageMetadata")]
+    usage_metadata: Option<UsageMetadata>,
+}
+
+#[derive(Deserialize)]
+struct Candidate<'a> {
+    #[serde(borrow, default)]
+    content: Option<CandidateContent<'a>>,
+    #[serde(default, rename = "finishReason")]
+    finish_reason: Option<serde::de::IgnoredAny>,
+}
+
+#[derive(Deserialize)]
+struct CandidateContent<'a> {
+    #[serde(borrow, default)]
+    parts: Vec<TextPart<'a>>,
+}
+
+#[derive(Deserialize)]
+struct TextPart<'a> {
+    #[serde(borrow, default)]
+    text: Option<std::borrow::Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct UsageMetadata {
+    #[serde(default, rename = "candidatesTokenCount")]
+    candidates_token_count: Option<u64>,
+}
+
+impl Chunk<'_> {
+    /// A Gemini partial response: output, its end, both, or neither.
+    fn gemini(&self) -> Event {
+        let text = self.candidates.iter().any(|c| {
+            c.content
+                .iter()
+                .flat_map(|content| &content.parts)
+                .any(|p| p.text.as_ref().is_some_and(|t| !t.is_empty()))
+        });
+        let last = self.candidates.iter().any(|c| c.finish_reason.is_some());
+        let tokens = self
+            .usage_metadata
+            .as_ref()
+            .and_then(|u| u.candidates_token_count);
+        match (text, last) {
+            (true, true) => Event::OutputFinal(tokens),
+            (false, true) => Event::Final(tokens),
+            (true, false) => Event::Output,
+            (false, false) => Event::Other,
+        }
+    }
 }
 
 #[derive(Deserialize)]
@@ -190,6 +249,9 @@ fn classify(event: &[u8]) -> Event {
     if chunk.error.is_some() {
         return Event::Invalid;
     }
+    if !chunk.candidates.is_empty() {
+        return chunk.gemini();
+    }
     if matches!(
         chunk.kind,
         Some(
@@ -274,6 +336,17 @@ mod tests {
         let call: &[u8] = b"event: response.function_call_arguments.delta\ndata: {\"type\":\"response.function_call_arguments.delta\",\"delta\":\"{\"}\n\n\
             data: {\"type\":\"response.function_call_arguments.delta\",\"delta\":\"x\"}\n\n";
         assert_eq!(events(&[call]).0, vec![Event::Output, Event::Output]);
+        let gemini: &[u8] = b"data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"Hello\"}],\"role\":\"model\"},\"index\":0}]}\r\n\r\n\
+            data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\" there\"}],\"role\":\"model\"},\"finishReason\":\"STOP\",\"index\":0}],\"usageMetadata\":{\"promptTokenCount\":3,\"candidatesTokenCount\":2,\"totalTokenCount\":5}}\r\n\r\n\
+            data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"\"}]},\"finishReason\":\"MAX_TOKENS\"}]}\r\n\r\n";
+        assert_eq!(
+            events(&[gemini]).0,
+            vec![
+                Event::Output,
+                Event::OutputFinal(Some(2)),
+                Event::Final(None)
+            ]
+        );
         let end: &[u8] = b"event: response.completed\ndata: {\"type\":\"response.completed\",\
             \"response\":{\"status\":\"completed\",\"usage\":{\"input_tokens\":3,\"output_tokens\":7}}}\n\n\
             event: response.failed\ndata: {\"type\":\"response.failed\"}\n\n";

@@ -18,6 +18,8 @@ pub fn key(headers: &HeaderMap, provider: Provider) -> Option<&str> {
     };
     match provider {
         Provider::OpenAi => bearer(),
+        // Gemini: `x-goog-api-key: KEY`, as Google's SDKs send it.
+        Provider::Gemini => headers.get("x-goog-api-key").and_then(|v| v.to_str().ok()),
         // Azure OpenAI: `api-key: KEY`, or a bearer token (Entra ID).
         Provider::Azure => headers
             .get("api-key")
@@ -46,6 +48,17 @@ pub fn check(
     }
     Err(match (provider, given) {
         (Provider::Azure, _) => crate::azure::unauthorized(),
+        (Provider::Gemini, None) => Rejection::with_status(
+            StatusCode::FORBIDDEN,
+            "Method doesn't allow unregistered callers (callers without established identity).              Please use API Key or other form of API consumer identity to call this API.",
+            "",
+            None,
+        ),
+        (Provider::Gemini, Some(_)) => Rejection::bad_request(
+            "API key not valid. Please pass a valid API key.",
+            None,
+            None,
+        ),
         (Provider::OpenAi, None) => Rejection::with_status(
             StatusCode::UNAUTHORIZED,
             "You didn't provide an API key. You need to provide your API key in an \

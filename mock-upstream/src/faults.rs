@@ -136,6 +136,7 @@ pub fn response(status: u16, provider: Provider) -> Response<MockBody> {
     let rejection = match provider {
         Provider::OpenAi => openai(code),
         Provider::Azure => crate::azure::fault(code),
+        Provider::Gemini => gemini(code),
         Provider::Anthropic => anthropic(code),
     };
     let mut response = rejection.into_response();
@@ -167,6 +168,8 @@ pub fn response(status: u16, provider: Provider) -> Response<MockBody> {
                     crate::catalog::next_second(),
                 );
             }
+            // Google sends no rate-limit headers.
+            Provider::Gemini => {}
         }
     }
     response
@@ -202,6 +205,20 @@ fn openai(code: StatusCode) -> Rejection {
         ),
     };
     Rejection::with_status(code, message, kind, error_code)
+}
+
+fn gemini(code: StatusCode) -> Rejection {
+    let message = match code.as_u16() {
+        429 => "Resource has been exhausted (e.g. check quota).",
+        500 => {
+            "An internal error has occurred. Please retry or report in \
+                https://developers.generativeai.google/guide/troubleshooting"
+        }
+        503 => "The model is overloaded. Please try again later.",
+        s if s >= 500 => "The server had an error processing your request.",
+        _ => "The request was rejected (forced by the mock).",
+    };
+    Rejection::with_status(code, message, "", None).gemini()
 }
 
 fn anthropic(code: StatusCode) -> Rejection {

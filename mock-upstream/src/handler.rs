@@ -87,6 +87,18 @@ pub async fn handle(
                 .await
                 .unwrap_or_else(|r| api::refused::<api::Completions>(&state, azure, r))
         }
+        Route::Gemini { stream: false } => {
+            let gemini = Provider::Gemini;
+            api::answer::<api::Gemini<false>>(&state, req, arrival, gemini)
+                .await
+                .unwrap_or_else(|r| api::refused::<api::Gemini<false>>(&state, gemini, r))
+        }
+        Route::Gemini { stream: true } => {
+            let gemini = Provider::Gemini;
+            api::answer::<api::Gemini<true>>(&state, req, arrival, gemini)
+                .await
+                .unwrap_or_else(|r| api::refused::<api::Gemini<true>>(&state, gemini, r))
+        }
         other => service(&state, other, &req),
     };
     state.metrics.response(response.status().as_u16());
@@ -177,7 +189,8 @@ fn service(state: &State, route: Route<'_>, req: &Request<RequestBody>) -> Respo
         | Route::Responses
         | Route::Embeddings
         | Route::Completions
-        | Route::Azure(_) => {
+        | Route::Azure(_)
+        | Route::Gemini { .. } => {
             Rejection::not_found(req.method().as_str(), req.uri().path()).into_response()
         }
     }

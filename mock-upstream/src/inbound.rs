@@ -49,8 +49,9 @@ pub struct Inbound {
     pub body: Bytes,
     /// Whose endpoint the request came in on.
     pub provider: Provider,
-    /// Azure OpenAI's deployment, from the path: the model of a request that names none.
-    deployment: Option<Bytes>,
+    /// The model named by the path (Azure OpenAI's deployment, Gemini's model), JSON-escaped:
+    /// the model of a request whose body names none.
+    path_model: Option<Bytes>,
 }
 
 /// What a route asks of [`Inbound::admit`] for a valid request.
@@ -113,7 +114,7 @@ pub async fn receive(
 ) -> Result<Inbound, Rejection> {
     let seq = seq(req.headers()).map_err(|_| {
         let message = match provider {
-            Provider::OpenAi | Provider::Azure => {
+            Provider::OpenAi | Provider::Azure | Provider::Gemini => {
                 "Invalid x-gatebench-seq header: expected a whole number."
             }
             Provider::Anthropic => "x-gatebench-seq: expected a whole number",
@@ -140,8 +141,9 @@ pub async fn receive(
             .changes_latency()
             .then(gatebench_shared::clock::monotonic_ns)
     });
-    let deployment = match provider {
+    let path_model = match provider {
         Provider::Azure => crate::azure::deployment(req.uri().path()),
+        Provider::Gemini => crate::api::gemini_model(req.uri().path()),
         _ => None,
     };
     let (parts, body) = req.into_parts();
@@ -165,7 +167,7 @@ pub async fn receive(
         key,
         body,
         provider,
-        deployment,
+        path_model,
     })
 }
 
@@ -231,12 +233,13 @@ impl Inbound {
     }
 
     /// The model as the request wrote it, ready to echo: a slice of the body when it has no
-    /// escapes, else re-escaped. On Azure OpenAI, the deployment when the body names none.
+    /// escapes, else re-escaped. On Azure OpenAI and Gemini, the path's model when the body
+    /// names none.
     pub fn echoed(&self, model: &Option<Cow<'_, str>>) -> Option<Bytes> {
         match model {
             Some(Cow::Borrowed(name)) => Some(self.body.slice_ref(name.as_bytes())),
             Some(Cow::Owned(name)) => Some(Bytes::from(json_escaped(name))),
-            None => self.deployment.clone(),
+            None => self.path_model.clone(),
         }
     }
 

@@ -21,6 +21,8 @@ pub enum RouteKind {
     Embeddings,
     Completions,
     CompletionsStream,
+    Gemini,
+    GeminiStream,
     Models,
     Health,
     Metrics,
@@ -28,7 +30,7 @@ pub enum RouteKind {
 }
 
 impl RouteKind {
-    const ALL: [RouteKind; 13] = [
+    const ALL: [RouteKind; 15] = [
         RouteKind::Chat,
         RouteKind::ChatStream,
         RouteKind::Messages,
@@ -38,6 +40,8 @@ impl RouteKind {
         RouteKind::Embeddings,
         RouteKind::Completions,
         RouteKind::CompletionsStream,
+        RouteKind::Gemini,
+        RouteKind::GeminiStream,
         RouteKind::Models,
         RouteKind::Health,
         RouteKind::Metrics,
@@ -56,6 +60,8 @@ impl RouteKind {
             (Api::Embeddings, _) => RouteKind::Embeddings,
             (Api::Completions, false) => RouteKind::Completions,
             (Api::Completions, true) => RouteKind::CompletionsStream,
+            (Api::Gemini, false) => RouteKind::Gemini,
+            (Api::Gemini, true) => RouteKind::GeminiStream,
         }
     }
 
@@ -78,6 +84,8 @@ impl RouteKind {
             RouteKind::Embeddings => "embeddings",
             RouteKind::Completions => "completions",
             RouteKind::CompletionsStream => "completions_stream",
+            RouteKind::Gemini => "gemini",
+            RouteKind::GeminiStream => "gemini_stream",
             RouteKind::Models => "models",
             RouteKind::Health => "health",
             RouteKind::Metrics => "metrics",

@@ -211,6 +211,13 @@ fn limited(which: Which, limit: u64, requested: u64, wait: Duration, quota: Quot
             )
             .anthropic()
         }
+        Provider::Gemini => Rejection::with_status(
+            StatusCode::TOO_MANY_REQUESTS,
+            "Resource has been exhausted (e.g. check quota).",
+            "",
+            None,
+        )
+        .gemini(),
     };
     rejection.extra_headers = Some(Box::new(quota.headers()));
     let retry_after = wait_ms.div_ceil(1000).to_string();
@@ -241,6 +248,9 @@ fn too_large(tokens: u64, capacity: u64, quota: Quota) -> Rejection {
             None,
         )
         .anthropic(),
+        Provider::Gemini => {
+            Rejection::with_status(StatusCode::TOO_MANY_REQUESTS, message, "", None).gemini()
+        }
     };
     rejection.extra_headers = Some(Box::new(quota.headers()));
     // Waiting does not help.
@@ -296,6 +306,8 @@ impl Quota {
                         humantime::format_rfc3339_seconds(full).to_string(),
                     );
                 }
+                // Google sends no rate-limit headers.
+                Provider::Gemini => {}
             }
         }
         headers

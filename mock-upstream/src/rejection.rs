@@ -19,6 +19,7 @@ enum Shape {
     OpenAi,
     Anthropic,
     Azure,
+    Gemini,
 }
 
 /// An error the mock answers with.
@@ -108,6 +109,15 @@ impl Rejection {
         Rejection {
             kind,
             shape: Shape::Anthropic,
+            ..self
+        }
+    }
+
+    /// The same error in Google's shape (`{"error":{"code","message","status"}}`), as the
+    /// Gemini API answers every error.
+    pub fn gemini(self) -> Rejection {
+        Rejection {
+            shape: Shape::Gemini,
             ..self
         }
     }
@@ -215,6 +225,10 @@ impl Rejection {
                 ErrorBody::encode(&self.message, self.kind, self.param.as_deref(), self.code)
             }
             Shape::Azure => azure_body(self.code.unwrap_or("500"), &self.message),
+            Shape::Gemini => gatebench_shared::wire::gemini::ErrorBody::encode(
+                self.status.as_u16(),
+                &self.message,
+            ),
         };
         let mut response = Response::new(MockBody::owned(body));
         *response.status_mut() = self.status;
@@ -231,6 +245,7 @@ impl Rejection {
             Shape::Azure => {
                 headers.insert("apim-request-id", HeaderValue::from_static(REQUEST_ID));
             }
+            Shape::Gemini => {}
         }
         if let Some(allow) = self.allow {
             headers.insert(ALLOW, HeaderValue::from_static(allow));

@@ -18,11 +18,12 @@ use gatebench_shared::wire::SEQ_HEADER;
 /// header must add it here; the test below lists the names, and `tests/tests/e2e/http1.rs`
 /// checks both servers answer alike.
 pub fn acted_on(name: &[u8]) -> bool {
-    const NAMES: [&str; 5] = [
+    const NAMES: [&str; 6] = [
         SEQ_HEADER,
         "authorization",
         "x-api-key",
         "api-key",
+        "x-goog-api-key",
         gatebench_shared::wire::anthropic::VERSION_HEADER,
     ];
     let prefix = b"x-mock-";

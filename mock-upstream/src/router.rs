@@ -19,6 +19,9 @@ pub enum Route<'a> {
     /// completions`, `…/completions`, `…/embeddings`, `/openai/responses`, and the versionless
     /// `/openai/v1/…` paths.
     Azure(AzureApi),
+    /// `POST /v1beta/models/{model}:generateContent` (`stream` false) or
+    /// `:streamGenerateContent` (true): Google's Gemini API (also under `/v1/models/`).
+    Gemini { stream: bool },
     /// `GET /v1/models`.
     Models,
     /// `GET /v1/models/{id}`.
@@ -64,6 +67,19 @@ fn azure(path: &str) -> Option<AzureApi> {
     }
 }
 
+/// The Gemini method of `{model}:{method}`, if it is one the mock answers.
+fn gemini(model_method: &str) -> Option<Route<'static>> {
+    match model_method.rsplit_once(':') {
+        Some((model, "generateContent")) if !model.is_empty() => {
+            Some(Route::Gemini { stream: false })
+        }
+        Some((model, "streamGenerateContent")) if !model.is_empty() => {
+            Some(Route::Gemini { stream: true })
+        }
+        _ => None,
+    }
+}
+
 /// Routes a request.
 pub fn route<'a>(method: &Method, path: &'a str) -> Route<'a> {
     let (wanted, route) = match path {
@@ -77,13 +93,25 @@ pub fn route<'a>(method: &Method, path: &'a str) -> Route<'a> {
         "/metrics" => (Method::GET, Route::Metrics),
         "/v1/gatebench/config" => (Method::GET, Route::Config),
         "/v1/gatebench/clock" => (Method::GET, Route::Clock),
-        _ => match path.strip_prefix("/v1/models/") {
-            Some(id) if !id.is_empty() && !id.contains('/') => (Method::GET, Route::Model(id)),
-            _ => match azure(path) {
-                Some(api) => (Method::POST, Route::Azure(api)),
-                None => return Route::NotFound,
-            },
-        },
+        _ => {
+            let gemini_method = path.strip_prefix("/v1beta/models/").or_else(|| {
+                path.strip_prefix("/v1/models/")
+                    .filter(|id| id.contains(':'))
+            });
+            match (gemini_method, path.strip_prefix("/v1/models/")) {
+                (Some(method), _) => match gemini(method) {
+                    Some(route) => (Method::POST, route),
+                    None => return Route::NotFound,
+                },
+                (None, Some(id)) if !id.is_empty() && !id.contains('/') => {
+                    (Method::GET, Route::Model(id))
+                }
+                _ => match azure(path) {
+                    Some(api) => (Method::POST, Route::Azure(api)),
+                    None => return Route::NotFound,
+                },
+            }
+        }
     };
     // HEAD is GET without the body, wherever GET is answered (health probes use it).
     if *method == wanted || (*method == Method::HEAD && wanted == Method::GET) {
@@ -155,6 +183,20 @@ mod tests {
             Route::Azure(AzureApi::Chat)
         );
         assert_eq!(azure("/openai/deployments/x/images"), Route::NotFound);
+        assert_eq!(
+            azure("/v1beta/models/gemini-2.0-flash:generateContent"),
+            Route::Gemini { stream: false }
+        );
+        assert_eq!(
+            azure("/v1beta/models/gemini-2.0-flash:streamGenerateContent"),
+            Route::Gemini { stream: true }
+        );
+        assert_eq!(
+            azure("/v1/models/g:generateContent"),
+            Route::Gemini { stream: false }
+        );
+        assert_eq!(azure("/v1beta/models/g:countTokens"), Route::NotFound);
+        assert_eq!(azure("/v1beta/models/:generateContent"), Route::NotFound);
         assert_eq!(
             route(&Method::GET, "/openai/deployments/x/chat/completions"),
             Route::MethodNotAllowed { allow: "POST" }

@@ -16,6 +16,7 @@ use std::task::{Context, Poll};
 
 use bytes::{Bytes, BytesMut};
 use gatebench_shared::wire::anthropic::StopReason;
+use gatebench_shared::wire::gemini::FinishReason as GeminiFinish;
 use gatebench_shared::wire::openai::FinishReason;
 use gatebench_shared::RequestDraw;
 use pin_project_lite::pin_project;
@@ -69,6 +70,8 @@ pub enum StreamApi {
         finish: FinishReason,
         include_usage: bool,
     },
+    /// Gemini's partial responses: one per token, the last with the finish reason and usage.
+    Gemini { finish: GeminiFinish },
 }
 
 /// Counts a stream as open for as long as its body lives, and its bytes when it ends (one
@@ -153,6 +156,9 @@ impl StreamPlan {
             StreamApi::Messages { .. } => {
                 b"event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n"
             }
+            StreamApi::Gemini { .. } => {
+                b"data: {\"error\":{\"code\":500,\"message\":\"An internal error has occurred. Please retry or report in https://developers.generativeai.google/guide/troubleshooting\",\"status\":\"INTERNAL\"}}\r\n\r\n"
+            }
             StreamApi::Responses { echo, .. } => {
                 let fill = Fill {
                     model: &self.model,
@@ -177,7 +183,7 @@ impl StreamPlan {
             // A function call has no content part.
             StreamApi::Responses { .. } if self.tool.is_some() => 3,
             StreamApi::Responses { .. } => 4,
-            StreamApi::Completions { .. } => 0,
+            StreamApi::Completions { .. } | StreamApi::Gemini { .. } => 0,
         }
     }
 
@@ -194,6 +200,8 @@ impl StreamPlan {
             StreamApi::Completions { include_usage, .. } => {
                 self.tokens + 2 + u32::from(include_usage)
             }
+            // The last token's event carries the finish (an empty answer sends it alone).
+            StreamApi::Gemini { .. } => self.tokens.max(1),
         }
     }
 
@@ -242,6 +250,7 @@ impl StreamPlan {
                 finish,
                 include_usage,
             } => self.encode_completions(state, event, finish, include_usage, sink),
+            StreamApi::Gemini { finish } => self.encode_gemini(state, event, finish, sink),
         }
     }
 
@@ -258,7 +267,36 @@ impl StreamPlan {
             StreamApi::Responses { outcome, echo } => {
                 Some(tool.responses_event(state, event, *outcome, echo))
             }
-            StreamApi::Completions { .. } => None,
+            StreamApi::Completions { .. } | StreamApi::Gemini { .. } => None,
+        }
+    }
+
+    /// One partial response per token; the last with the finish reason and the usage.
+    fn encode_gemini<S: Sink>(
+        &self,
+        state: &State,
+        event: u32,
+        finish: GeminiFinish,
+        sink: &mut S,
+    ) {
+        let catalog = &state.catalog.gemini;
+        let empty = Bytes::new();
+        let fill = Fill {
+            model: &self.model,
+            content: if self.tokens == 0 {
+                &empty
+            } else {
+                state.catalog.token(event)
+            },
+            prompt_tokens: self.prompt_tokens,
+            completion_tokens: u64::from(self.tokens),
+            sequence: u64::from(event),
+            echo: &empty,
+        };
+        if event + 1 >= self.tokens {
+            catalog.last_chunk(finish).fill_into(sink, &fill);
+        } else {
+            catalog.chunk().fill_into(sink, &fill);
         }
     }
 

@@ -11,8 +11,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::plan::{
     count, parse_metrics_url, parse_rate, parse_target, positive_duration, request_spec, Load,
-    Plan, PlanError, RequestSpec, DEFAULT_MAX_TOKENS, DEFAULT_MODEL, DEFAULT_RATE, MAX_CONNECTIONS,
-    MAX_PENDING, MAX_THREADS,
+    Plan, PlanError, RequestSpec, DEFAULT_MAX_TOKENS, DEFAULT_MODEL, DEFAULT_RATE,
+    GEMINI_STREAM_METHOD, MAX_CONNECTIONS, MAX_PENDING, MAX_THREADS,
 };
 use crate::schedule::Arrival;
 use crate::shard::Shard;
@@ -202,13 +202,19 @@ impl RunArgs {
     /// What each request of `scenario` carries (the body, when one is given, wins), with the
     /// options' model, output tokens and headers.
     pub fn request(&self, scenario: Option<&str>) -> Result<RequestSpec, PlanError> {
-        request_spec(
+        let mut spec = request_spec(
             scenario,
             self.body.as_deref(),
             &self.headers,
             self.model.as_deref().unwrap_or(DEFAULT_MODEL),
             self.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
-        )
+        )?;
+        // Gemini says it streams in the path (`:streamGenerateContent`), not in the body.
+        spec.stream |= self
+            .targets
+            .iter()
+            .any(|t| t.contains(GEMINI_STREAM_METHOD));
+        Ok(spec)
     }
 
     /// [`RunArgs::plan`], at `load` instead of the load the options name (a sweep's level, the

@@ -31,6 +31,7 @@ pub fn refused<A: ApiRoute>(
         // and the model's refusals in OpenAI's.
         Provider::OpenAi | Provider::Azure => rejection.into_response(),
         Provider::Anthropic => rejection.anthropic().into_response(),
+        Provider::Gemini => rejection.gemini().into_response(),
     }
 }
 
@@ -148,6 +149,8 @@ fn fixed_headers(provider: Provider, processing_ms: Option<u64>) -> FixedHeaders
         (Provider::Anthropic, Some(_)) => FixedHeaders::AnthropicJson,
         (Provider::Azure, None) => FixedHeaders::AzureSse,
         (Provider::Azure, Some(_)) => FixedHeaders::AzureJson,
+        (Provider::Gemini, None) => FixedHeaders::GeminiSse,
+        (Provider::Gemini, Some(_)) => FixedHeaders::GeminiJson,
     }
 }
 
@@ -182,7 +185,20 @@ fn parse<'a, T: serde::Deserialize<'a>>(
             }
             serde_json::from_slice(body).map_err(|e| anthropic_refusal::<T>(body, &e))
         }
+        Provider::Gemini => serde_json::from_slice(body).map_err(|e| gemini_refusal(&e)),
     }
+}
+
+/// Google's 400 for a body that did not parse (cold, as above).
+#[cold]
+#[inline(never)]
+fn gemini_refusal(e: &serde_json::Error) -> Rejection {
+    let message = if e.is_data() {
+        format!("Invalid value in the request payload: {e}.")
+    } else {
+        format!("Invalid JSON payload received. {e}.")
+    };
+    Rejection::bad_request(message, None, None)
 }
 
 /// OpenAI's 400 for a body that did not parse as `T`. Out of line and cold: the answered path

@@ -30,6 +30,10 @@ pub enum FixedHeaders {
     AzureJson,
     /// Azure OpenAI's headers of a stream.
     AzureSse,
+    /// Google Gemini's headers of a JSON answer.
+    GeminiJson,
+    /// Google Gemini's headers of a stream.
+    GeminiSse,
 }
 
 /// Anthropic's `anthropic-ratelimit-*-reset` headers: when the limits would be whole again.

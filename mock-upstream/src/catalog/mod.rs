@@ -8,12 +8,14 @@
 mod anthropic;
 mod chat;
 mod completions;
+mod gemini;
 mod headers;
 mod responses;
 
 pub use anthropic::{AnthropicCatalog, MESSAGE_ID, REQUEST_ID as ANTHROPIC_REQUEST_ID};
 pub use chat::{ChatTemplates, Dialect};
 pub use completions::CompletionsCatalog;
+pub use gemini::GeminiCatalog;
 pub use headers::{next_second, put_decimal, put_header, FixedHeaders, HeaderSet, PROCESSING_MS};
 pub use responses::{EventText, Outcome, ResponsesCatalog, RESPONSE_ID};
 
@@ -89,6 +91,8 @@ pub struct Catalog {
     pub responses: ResponsesCatalog,
     /// OpenAI's legacy completions.
     pub completions: CompletionsCatalog,
+    /// Google's Gemini API.
+    pub gemini: GeminiCatalog,
 }
 
 impl Catalog {
@@ -136,6 +140,7 @@ impl Catalog {
             anthropic: AnthropicCatalog::build(),
             responses: ResponsesCatalog::build(),
             completions: CompletionsCatalog::build(),
+            gemini: GeminiCatalog::build(),
         }
     }
 
@@ -194,6 +199,8 @@ impl Catalog {
             FixedHeaders::AnthropicSse => self.anthropic.sse_headers.map(None),
             FixedHeaders::AzureJson => self.azure_json_headers.map(None),
             FixedHeaders::AzureSse => self.azure_sse_headers.map(None),
+            FixedHeaders::GeminiJson => self.gemini.json_headers.map(None),
+            FixedHeaders::GeminiSse => self.gemini.sse_headers.map(None),
         }
     }
 
@@ -208,6 +215,8 @@ impl Catalog {
             FixedHeaders::AnthropicSse => self.anthropic.sse_headers.put(out, None),
             FixedHeaders::AzureJson => self.azure_json_headers.put(out, None),
             FixedHeaders::AzureSse => self.azure_sse_headers.put(out, None),
+            FixedHeaders::GeminiJson => self.gemini.json_headers.put(out, None),
+            FixedHeaders::GeminiSse => self.gemini.sse_headers.put(out, None),
         }
     }
 
@@ -307,6 +316,10 @@ mod tests {
             catalog.anthropic.message(StopReason::MaxTokens),
             catalog.anthropic.message(StopReason::Refusal),
         ]);
+        use gatebench_shared::wire::gemini::FinishReason as GeminiFinish;
+        for f in GeminiFinish::ALL {
+            templates.extend([catalog.gemini.whole(f), catalog.gemini.last_chunk(f)]);
+        }
         for t in templates {
             assert!(t.pieces() <= MAX_PIECES);
         }

@@ -9,15 +9,18 @@ pub enum Api {
     Responses,
     Embeddings,
     Completions,
+    /// Google Gemini's `generateContent` and `streamGenerateContent`.
+    Gemini,
 }
 
 impl Api {
-    pub const ALL: [Api; 5] = [
+    pub const ALL: [Api; 6] = [
         Api::Chat,
         Api::Messages,
         Api::Responses,
         Api::Embeddings,
         Api::Completions,
+        Api::Gemini,
     ];
 
     /// The name a `--fault` setting uses.
@@ -28,6 +31,7 @@ impl Api {
             Api::Responses => "responses",
             Api::Embeddings => "embeddings",
             Api::Completions => "completions",
+            Api::Gemini => "gemini",
         }
     }
 
@@ -40,6 +44,7 @@ impl Api {
     pub const fn provider(self) -> Provider {
         match self {
             Api::Messages => Provider::Anthropic,
+            Api::Gemini => Provider::Gemini,
             _ => Provider::OpenAi,
         }
     }
@@ -53,4 +58,6 @@ pub enum Provider {
     /// Azure OpenAI: OpenAI's APIs on deployment paths, with its own keys, headers, errors and
     /// content filter verdicts.
     Azure,
+    /// Google's Gemini API.
+    Gemini,
 }

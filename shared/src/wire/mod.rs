@@ -3,6 +3,7 @@
 pub mod anthropic;
 pub mod completions;
 pub mod embeddings;
+pub mod gemini;
 pub mod openai;
 pub mod responses;
 

@@ -126,6 +126,19 @@ fn both_python_sdks_parse_tool_calls_whole_and_streamed() {
 }
 
 #[test]
+fn googles_genai_sdk_reads_gemini_answers_streams_and_errors() {
+    let mock = mock_with(mock_upstream::RawSettings {
+        require_api_key: Some("g-key".into()),
+        ..Default::default()
+    });
+    run_python(
+        "gemini.py",
+        &format!("http://{}", mock.local_addr()),
+        "gemini: ok",
+    );
+}
+
+#[test]
 fn openai_python_sdks_azure_client_reads_the_azure_endpoints() {
     let mock = mock_with(mock_upstream::RawSettings {
         require_api_key: Some("az-key".into()),

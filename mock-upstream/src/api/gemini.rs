@@ -1,0 +1,131 @@
+//! `POST /v1beta/models/{model}:generateContent` and `:streamGenerateContent?alt=sse`: Google's
+//! Gemini API. The model is in the path; whether the answer streams is too, so each is its own
+//! route type ([`Gemini<false>`], [`Gemini<true>`]).
+
+use bytes::Bytes;
+use gatebench_shared::wire::gemini::{FinishReason, GenerateContentRequest};
+
+use super::{ApiRoute, Asked, Drawn, Ending};
+use crate::config::Api;
+use crate::inbound::Inbound;
+use crate::payload::Payload;
+use crate::rejection::Rejection;
+use crate::sse::StreamApi;
+use crate::state::State;
+use crate::template::Fill;
+
+/// Gemini's `generateContent` (`STREAM` false) or `streamGenerateContent` (true).
+pub struct Gemini<const STREAM: bool>;
+
+/// The model of `/v1beta/models/{model}:…` (or `/v1/models/…`), JSON-escaped.
+pub fn gemini_model(path: &str) -> Option<Bytes> {
+    let rest = path
+        .strip_prefix("/v1beta/models/")
+        .or_else(|| path.strip_prefix("/v1/models/"))?;
+    let (model, _) = rest.split_once(':')?;
+    (!model.is_empty()).then(|| Bytes::from(crate::template::json_escaped(model)))
+}
+
+impl<const STREAM: bool> ApiRoute for Gemini<STREAM> {
+    const API: Api = Api::Gemini;
+    type Request<'a> = GenerateContentRequest;
+    type Extra = ();
+
+    fn read(
+        _state: &State,
+        inbound: &Inbound,
+        request: GenerateContentRequest,
+    ) -> Result<Asked<()>, Rejection> {
+        let Some(model) = inbound.echoed(&None) else {
+            return Err(Rejection::bad_request(
+                "Model name is required.",
+                None,
+                None,
+            ));
+        };
+        if request.contents.as_ref().is_none_or(Vec::is_empty) {
+            return Err(Rejection::bad_request(
+                "* GenerateContentRequest.contents: contents is not specified\n",
+                None,
+                None,
+            ));
+        }
+        if request
+            .generation_config
+            .as_ref()
+            .and_then(|c| c.candidate_count)
+            .is_some_and(|n| n != 1)
+        {
+            return Err(Rejection::bad_request(
+                "* GenerateContentRequest.generation_config.candidate_count: this mock answers \
+                 one candidate (candidateCount = 1)\n",
+                None,
+                None,
+            ));
+        }
+        let cap = request.max_output_tokens();
+        if cap == Some(0) {
+            return Err(Rejection::bad_request(
+                "* GenerateContentRequest.generation_config.max_output_tokens: must be positive\n",
+                None,
+                None,
+            ));
+        }
+        Ok(Asked {
+            model,
+            prompt_tokens: request.prompt_tokens(),
+            cap,
+            streaming: STREAM,
+            extra: (),
+        })
+    }
+
+    fn stream(_asked: &Asked<()>, ending: Ending) -> Option<StreamApi> {
+        Some(StreamApi::Gemini {
+            finish: finish(ending),
+        })
+    }
+
+    fn whole(state: &State, asked: &Asked<()>, drawn: &Drawn) -> Payload {
+        state
+            .catalog
+            .gemini
+            .whole(finish(drawn.ending))
+            .fill(&Fill {
+                model: &asked.model,
+                content: &state.catalog.content(drawn.tokens),
+                prompt_tokens: asked.prompt_tokens,
+                completion_tokens: u64::from(drawn.tokens),
+                sequence: 0,
+                echo: &Bytes::new(),
+            })
+    }
+}
+
+/// `finishReason`: `MAX_TOKENS` when the cap cut the answer, `SAFETY` for the content filter.
+pub fn finish(ending: Ending) -> FinishReason {
+    match ending {
+        Ending::Done => FinishReason::Stop,
+        Ending::Capped => FinishReason::MaxTokens,
+        Ending::Filtered => FinishReason::Safety,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_model_is_read_from_the_path() {
+        assert_eq!(
+            gemini_model("/v1beta/models/gemini-2.0-flash:generateContent").as_deref(),
+            Some(&b"gemini-2.0-flash"[..])
+        );
+        assert_eq!(
+            gemini_model("/v1/models/g:streamGenerateContent").as_deref(),
+            Some(&b"g"[..])
+        );
+        assert_eq!(gemini_model("/v1beta/models/:generateContent"), None);
+        assert_eq!(gemini_model("/v1beta/models/g"), None);
+    }
+}
