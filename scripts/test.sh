@@ -14,9 +14,9 @@ fi
 apt_install() {
   apt-get install -y -qq "$@" >/dev/null || { apt-get update -qq && apt-get install -y -qq "$@" >/dev/null; }
 }
-if [ -z "${GATEBENCH_SKIP_SDK:-}" ] && ! python3 -c "import openai, anthropic, google.genai, hdrh, kubernetes_validate" 2>/dev/null; then
+if [ -z "${GATEBENCH_SKIP_SDK:-}" ] && ! python3 -c "import openai, anthropic, google.genai, boto3, hdrh, kubernetes_validate" 2>/dev/null; then
   python3 -m pip --version >/dev/null 2>&1 || apt_install python3-pip
-  packages=(openai anthropic google-genai hdrhistogram kubernetes-validate)
+  packages=(openai anthropic google-genai boto3 hdrhistogram kubernetes-validate)
   pip=(python3 -m pip install --quiet --disable-pip-version-check)
   # A Debian python refuses system-wide installs (PEP 668) unless told.
   "${pip[@]}" "${packages[@]}" 2>/dev/null || "${pip[@]}" --break-system-packages "${packages[@]}"

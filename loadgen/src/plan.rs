@@ -265,8 +265,9 @@ pub fn parse_rate(text: &str) -> Result<f64, PlanError> {
         .ok_or_else(|| PlanError::Rate(text.to_string()))
 }
 
-/// The path method of a Gemini stream: a target with it streams whatever its body says.
-pub(crate) const GEMINI_STREAM_METHOD: &str = ":streamGenerateContent";
+/// The path methods of a Gemini and a Bedrock stream: a target with one streams whatever its
+/// body says.
+pub(crate) const STREAM_METHODS: [&str; 2] = [":streamGenerateContent", "/converse-stream"];
 
 pub(crate) fn request_spec(
     scenario: Option<&str>,

@@ -7,6 +7,11 @@
 //! `response.output_text.delta` or `response.function_call_arguments.delta`, or a Gemini partial
 //! response with text in its candidate's parts. A Gemini stream has no end marker: its last
 //! partial response, the one with a `finishReason`, ends it.
+//!
+//! AWS's binary event stream (Bedrock's `converse-stream`) is read by the same reader: a body
+//! whose first byte is 0 (the high byte of a message's length; no SSE text starts so) is taken
+//! as event stream messages, each checksum checked: `contentBlockDelta` is output, `metadata`
+//! (with the usage) the end, an exception message an error.
 
 use serde::Deserialize;
 
@@ -39,6 +44,8 @@ const MAX_EVENT: usize = 1 << 20;
 #[derive(Debug, Default)]
 pub struct SseReader {
     pending: Vec<u8>,
+    /// Set by the body's first byte: AWS event stream messages rather than SSE text.
+    binary: Option<bool>,
 }
 
 impl SseReader {
@@ -49,11 +56,41 @@ impl SseReader {
     /// Feeds bytes as they arrive; calls `on_event` for every event they complete.
     pub fn feed(&mut self, bytes: &[u8], mut on_event: impl FnMut(Event)) {
         self.pending.extend_from_slice(bytes);
+        if self.binary.is_none() && !self.pending.is_empty() {
+            self.binary = Some(self.pending[0] == 0);
+        }
+        if self.binary == Some(true) {
+            return self.feed_binary(on_event);
+        }
         let mut start = 0;
         while let Some(end) = find_blank_line(&self.pending[start..]) {
             let event = &self.pending[start..start + end.0];
             on_event(classify(event));
             start += end.0 + end.1;
+        }
+        self.pending.drain(..start);
+        if self.pending.len() > MAX_EVENT {
+            on_event(Event::Invalid);
+            self.pending.clear();
+        }
+    }
+
+    /// Reads whole event stream messages off the pending bytes.
+    fn feed_binary(&mut self, mut on_event: impl FnMut(Event)) {
+        let mut start = 0;
+        loop {
+            match gatebench_shared::eventstream::decode(&self.pending[start..]) {
+                Ok(Some((message, used))) => {
+                    on_event(classify_message(&message));
+                    start += used;
+                }
+                Ok(None) => break,
+                Err(_) => {
+                    on_event(Event::Invalid);
+                    start = self.pending.len();
+                    break;
+                }
+            }
         }
         self.pending.drain(..start);
         if self.pending.len() > MAX_EVENT {
@@ -217,6 +254,30 @@ fn final_event(data: &[u8]) -> Event {
     }
 }
 
+/// An event stream message: Bedrock Converse's events.
+fn classify_message(message: &gatebench_shared::eventstream::Message) -> Event {
+    #[derive(Deserialize)]
+    struct Metadata {
+        usage: Option<MetadataUsage>,
+    }
+    #[derive(Deserialize)]
+    struct MetadataUsage {
+        #[serde(rename = "outputTokens")]
+        output_tokens: Option<u64>,
+    }
+    if message.header(":message-type") != Some("event") {
+        return Event::Invalid;
+    }
+    match message.header(":event-type") {
+        Some("contentBlockDelta") => Event::Output,
+        Some("metadata") => match serde_json::from_slice::<Metadata>(&message.payload) {
+            Ok(m) => Event::Final(m.usage.and_then(|u| u.output_tokens)),
+            Err(_) => Event::Invalid,
+        },
+        _ => Event::Other,
+    }
+}
+
 fn classify(event: &[u8]) -> Event {
     let mut name: &[u8] = b"";
     let mut data: &[u8] = b"";
@@ -289,6 +350,39 @@ mod tests {
             reader.feed(part, |e| out.push(e));
         }
         (out, reader.has_partial_event())
+    }
+
+    #[test]
+    fn bedrock_event_streams_are_read_message_by_message() {
+        use gatebench_shared::eventstream::{event, exception};
+        let stream = [
+            event("messageStart", br#"{"role":"assistant"}"#),
+            event(
+                "contentBlockDelta",
+                br#"{"contentBlockIndex":0,"delta":{"text":"Hi"}}"#,
+            ),
+            event("contentBlockStop", br#"{"contentBlockIndex":0}"#),
+            event(
+                "metadata",
+                br#"{"usage":{"inputTokens":3,"outputTokens":1,"totalTokens":4}}"#,
+            ),
+        ]
+        .concat();
+        let expected = vec![
+            Event::Other,
+            Event::Output,
+            Event::Other,
+            Event::Final(Some(1)),
+        ];
+        assert_eq!(events(&[&stream]), (expected.clone(), false));
+        let bytes: Vec<&[u8]> = stream.chunks(7).collect();
+        assert_eq!(events(&bytes), (expected, false));
+        let error = exception("modelStreamErrorException", br#"{"message":"x"}"#);
+        assert_eq!(events(&[&error]).0, vec![Event::Invalid]);
+        let mut bad = stream.clone();
+        bad[30] ^= 1;
+        assert_eq!(events(&[&bad]).0, vec![Event::Invalid]);
+        assert!(events(&[&stream[..stream.len() - 3]]).1);
     }
 
     #[test]

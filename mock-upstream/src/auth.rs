@@ -18,6 +18,14 @@ pub fn key(headers: &HeaderMap, provider: Provider) -> Option<&str> {
     };
     match provider {
         Provider::OpenAi => bearer(),
+        // Bedrock: the access key id of a SigV4 signature (`Credential=AKID/date/…`; the
+        // signature itself is not checked), or a Bedrock API key as a bearer token.
+        Provider::Bedrock => headers
+            .get(AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.split_once("Credential="))
+            .and_then(|(_, rest)| rest.split('/').next())
+            .or_else(bearer),
         // Gemini: `x-goog-api-key: KEY`, as Google's SDKs send it.
         Provider::Gemini => headers.get("x-goog-api-key").and_then(|v| v.to_str().ok()),
         // Azure OpenAI: `api-key: KEY`, or a bearer token (Entra ID).
@@ -48,6 +56,18 @@ pub fn check(
     }
     Err(match (provider, given) {
         (Provider::Azure, _) => crate::azure::unauthorized(),
+        (Provider::Bedrock, None) => Rejection::with_status(
+            StatusCode::FORBIDDEN,
+            "Missing Authentication Token",
+            "",
+            None,
+        ),
+        (Provider::Bedrock, Some(_)) => Rejection::with_status(
+            StatusCode::FORBIDDEN,
+            "The security token included in the request is invalid.",
+            "",
+            None,
+        ),
         (Provider::Gemini, None) => Rejection::with_status(
             StatusCode::FORBIDDEN,
             "Method doesn't allow unregistered callers (callers without established identity).              Please use API Key or other form of API consumer identity to call this API.",

@@ -137,6 +137,7 @@ pub fn response(status: u16, provider: Provider) -> Response<MockBody> {
         Provider::OpenAi => openai(code),
         Provider::Azure => crate::azure::fault(code),
         Provider::Gemini => gemini(code),
+        Provider::Bedrock => bedrock(code),
         Provider::Anthropic => anthropic(code),
     };
     let mut response = rejection.into_response();
@@ -168,8 +169,8 @@ pub fn response(status: u16, provider: Provider) -> Response<MockBody> {
                     crate::catalog::next_second(),
                 );
             }
-            // Google sends no rate-limit headers.
-            Provider::Gemini => {}
+            // Google and AWS send no rate-limit headers.
+            Provider::Gemini | Provider::Bedrock => {}
         }
     }
     response
@@ -219,6 +220,19 @@ fn gemini(code: StatusCode) -> Rejection {
         _ => "The request was rejected (forced by the mock).",
     };
     Rejection::with_status(code, message, "", None).gemini()
+}
+
+fn bedrock(code: StatusCode) -> Rejection {
+    let message = match code.as_u16() {
+        429 => "Too many requests, please wait before trying again.",
+        503 => "Bedrock is unable to process your request.",
+        s if s >= 500 => {
+            "The system encountered an unexpected error during processing. Try your \
+                          request again."
+        }
+        _ => "The request was rejected (forced by the mock).",
+    };
+    Rejection::with_status(code, message, "", None).bedrock()
 }
 
 fn anthropic(code: StatusCode) -> Rejection {

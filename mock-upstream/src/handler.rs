@@ -99,6 +99,18 @@ pub async fn handle(
                 .await
                 .unwrap_or_else(|r| api::refused::<api::Gemini<true>>(&state, gemini, r))
         }
+        Route::Bedrock { stream: false } => {
+            let bedrock = Provider::Bedrock;
+            api::answer::<api::Bedrock<false>>(&state, req, arrival, bedrock)
+                .await
+                .unwrap_or_else(|r| api::refused::<api::Bedrock<false>>(&state, bedrock, r))
+        }
+        Route::Bedrock { stream: true } => {
+            let bedrock = Provider::Bedrock;
+            api::answer::<api::Bedrock<true>>(&state, req, arrival, bedrock)
+                .await
+                .unwrap_or_else(|r| api::refused::<api::Bedrock<true>>(&state, bedrock, r))
+        }
         other => service(&state, other, &req),
     };
     state.metrics.response(response.status().as_u16());
@@ -190,7 +202,8 @@ fn service(state: &State, route: Route<'_>, req: &Request<RequestBody>) -> Respo
         | Route::Embeddings
         | Route::Completions
         | Route::Azure(_)
-        | Route::Gemini { .. } => {
+        | Route::Gemini { .. }
+        | Route::Bedrock { .. } => {
             Rejection::not_found(req.method().as_str(), req.uri().path()).into_response()
         }
     }

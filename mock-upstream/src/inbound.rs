@@ -114,7 +114,7 @@ pub async fn receive(
 ) -> Result<Inbound, Rejection> {
     let seq = seq(req.headers()).map_err(|_| {
         let message = match provider {
-            Provider::OpenAi | Provider::Azure | Provider::Gemini => {
+            Provider::OpenAi | Provider::Azure | Provider::Gemini | Provider::Bedrock => {
                 "Invalid x-gatebench-seq header: expected a whole number."
             }
             Provider::Anthropic => "x-gatebench-seq: expected a whole number",
@@ -144,6 +144,7 @@ pub async fn receive(
     let path_model = match provider {
         Provider::Azure => crate::azure::deployment(req.uri().path()),
         Provider::Gemini => crate::api::gemini_model(req.uri().path()),
+        Provider::Bedrock => crate::api::bedrock_model(req.uri().path()),
         _ => None,
     };
     let (parts, body) = req.into_parts();

@@ -23,6 +23,8 @@ pub enum RouteKind {
     CompletionsStream,
     Gemini,
     GeminiStream,
+    Bedrock,
+    BedrockStream,
     Models,
     Health,
     Metrics,
@@ -30,7 +32,7 @@ pub enum RouteKind {
 }
 
 impl RouteKind {
-    const ALL: [RouteKind; 15] = [
+    const ALL: [RouteKind; 17] = [
         RouteKind::Chat,
         RouteKind::ChatStream,
         RouteKind::Messages,
@@ -42,6 +44,8 @@ impl RouteKind {
         RouteKind::CompletionsStream,
         RouteKind::Gemini,
         RouteKind::GeminiStream,
+        RouteKind::Bedrock,
+        RouteKind::BedrockStream,
         RouteKind::Models,
         RouteKind::Health,
         RouteKind::Metrics,
@@ -62,6 +66,8 @@ impl RouteKind {
             (Api::Completions, true) => RouteKind::CompletionsStream,
             (Api::Gemini, false) => RouteKind::Gemini,
             (Api::Gemini, true) => RouteKind::GeminiStream,
+            (Api::Bedrock, false) => RouteKind::Bedrock,
+            (Api::Bedrock, true) => RouteKind::BedrockStream,
         }
     }
 
@@ -86,6 +92,8 @@ impl RouteKind {
             RouteKind::CompletionsStream => "completions_stream",
             RouteKind::Gemini => "gemini",
             RouteKind::GeminiStream => "gemini_stream",
+            RouteKind::Bedrock => "bedrock",
+            RouteKind::BedrockStream => "bedrock_stream",
             RouteKind::Models => "models",
             RouteKind::Health => "health",
             RouteKind::Metrics => "metrics",

@@ -218,6 +218,13 @@ fn limited(which: Which, limit: u64, requested: u64, wait: Duration, quota: Quot
             None,
         )
         .gemini(),
+        Provider::Bedrock => Rejection::with_status(
+            StatusCode::TOO_MANY_REQUESTS,
+            "Too many requests, please wait before trying again.",
+            "",
+            None,
+        )
+        .bedrock(),
     };
     rejection.extra_headers = Some(Box::new(quota.headers()));
     let retry_after = wait_ms.div_ceil(1000).to_string();
@@ -250,6 +257,9 @@ fn too_large(tokens: u64, capacity: u64, quota: Quota) -> Rejection {
         .anthropic(),
         Provider::Gemini => {
             Rejection::with_status(StatusCode::TOO_MANY_REQUESTS, message, "", None).gemini()
+        }
+        Provider::Bedrock => {
+            Rejection::with_status(StatusCode::TOO_MANY_REQUESTS, message, "", None).bedrock()
         }
     };
     rejection.extra_headers = Some(Box::new(quota.headers()));
@@ -306,8 +316,8 @@ impl Quota {
                         humantime::format_rfc3339_seconds(full).to_string(),
                     );
                 }
-                // Google sends no rate-limit headers.
-                Provider::Gemini => {}
+                // Google and AWS send no rate-limit headers.
+                Provider::Gemini | Provider::Bedrock => {}
             }
         }
         headers

@@ -20,6 +20,7 @@ enum Shape {
     Anthropic,
     Azure,
     Gemini,
+    Bedrock,
 }
 
 /// An error the mock answers with.
@@ -118,6 +119,15 @@ impl Rejection {
     pub fn gemini(self) -> Rejection {
         Rejection {
             shape: Shape::Gemini,
+            ..self
+        }
+    }
+
+    /// The same error in AWS's shape: `{"message"}` with the error's type in
+    /// `x-amzn-ErrorType`, where boto3 and the other AWS SDKs read it.
+    pub fn bedrock(self) -> Rejection {
+        Rejection {
+            shape: Shape::Bedrock,
             ..self
         }
     }
@@ -229,6 +239,9 @@ impl Rejection {
                 self.status.as_u16(),
                 &self.message,
             ),
+            Shape::Bedrock => serde_json::json!({ "message": self.message })
+                .to_string()
+                .into_bytes(),
         };
         let mut response = Response::new(MockBody::owned(body));
         *response.status_mut() = self.status;
@@ -246,6 +259,14 @@ impl Rejection {
                 headers.insert("apim-request-id", HeaderValue::from_static(REQUEST_ID));
             }
             Shape::Gemini => {}
+            Shape::Bedrock => {
+                let kind = gatebench_shared::wire::bedrock::error_type(self.status.as_u16());
+                let value = format!("{kind}:http://internal.amazon.com/coral/com.amazon.bedrock/");
+                if let Ok(value) = HeaderValue::try_from(value) {
+                    headers.insert("x-amzn-errortype", value);
+                }
+                headers.insert("x-amzn-requestid", HeaderValue::from_static(REQUEST_ID));
+            }
         }
         if let Some(allow) = self.allow {
             headers.insert(ALLOW, HeaderValue::from_static(allow));

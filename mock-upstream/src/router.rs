@@ -22,6 +22,9 @@ pub enum Route<'a> {
     /// `POST /v1beta/models/{model}:generateContent` (`stream` false) or
     /// `:streamGenerateContent` (true): Google's Gemini API (also under `/v1/models/`).
     Gemini { stream: bool },
+    /// `POST /model/{modelId}/converse` (`stream` false) or `/converse-stream` (true): AWS
+    /// Bedrock's Converse API.
+    Bedrock { stream: bool },
     /// `GET /v1/models`.
     Models,
     /// `GET /v1/models/{id}`.
@@ -67,6 +70,17 @@ fn azure(path: &str) -> Option<AzureApi> {
     }
 }
 
+/// The Bedrock Converse route at `path`, if any.
+fn bedrock(path: &str) -> Option<Route<'static>> {
+    let (model, method) = path.strip_prefix("/model/")?.split_once('/')?;
+    match method {
+        _ if model.is_empty() => None,
+        "converse" => Some(Route::Bedrock { stream: false }),
+        "converse-stream" => Some(Route::Bedrock { stream: true }),
+        _ => None,
+    }
+}
+
 /// The Gemini method of `{model}:{method}`, if it is one the mock answers.
 fn gemini(model_method: &str) -> Option<Route<'static>> {
     match model_method.rsplit_once(':') {
@@ -106,9 +120,10 @@ pub fn route<'a>(method: &Method, path: &'a str) -> Route<'a> {
                 (None, Some(id)) if !id.is_empty() && !id.contains('/') => {
                     (Method::GET, Route::Model(id))
                 }
-                _ => match azure(path) {
-                    Some(api) => (Method::POST, Route::Azure(api)),
-                    None => return Route::NotFound,
+                _ => match (azure(path), bedrock(path)) {
+                    (Some(api), _) => (Method::POST, Route::Azure(api)),
+                    (None, Some(route)) => (Method::POST, route),
+                    (None, None) => return Route::NotFound,
                 },
             }
         }
@@ -196,6 +211,15 @@ mod tests {
             Route::Gemini { stream: false }
         );
         assert_eq!(azure("/v1beta/models/g:countTokens"), Route::NotFound);
+        assert_eq!(
+            azure("/model/amazon.nova-lite-v1%3A0/converse"),
+            Route::Bedrock { stream: false }
+        );
+        assert_eq!(
+            azure("/model/m/converse-stream"),
+            Route::Bedrock { stream: true }
+        );
+        assert_eq!(azure("/model/m/invoke"), Route::NotFound);
         assert_eq!(azure("/v1beta/models/:generateContent"), Route::NotFound);
         assert_eq!(
             route(&Method::GET, "/openai/deployments/x/chat/completions"),

@@ -16,6 +16,7 @@ use std::task::{Context, Poll};
 
 use bytes::{Bytes, BytesMut};
 use gatebench_shared::wire::anthropic::StopReason;
+use gatebench_shared::wire::bedrock::StopReason as BedrockStop;
 use gatebench_shared::wire::gemini::FinishReason as GeminiFinish;
 use gatebench_shared::wire::openai::FinishReason;
 use gatebench_shared::RequestDraw;
@@ -72,6 +73,9 @@ pub enum StreamApi {
     },
     /// Gemini's partial responses: one per token, the last with the finish reason and usage.
     Gemini { finish: GeminiFinish },
+    /// Bedrock's event stream: `messageStart`, a `contentBlockDelta` per token,
+    /// `contentBlockStop`, `messageStop`, `metadata`.
+    Bedrock { stop: BedrockStop },
 }
 
 /// Counts a stream as open for as long as its body lives, and its bytes when it ends (one
@@ -159,6 +163,10 @@ impl StreamPlan {
             StreamApi::Gemini { .. } => {
                 b"data: {\"error\":{\"code\":500,\"message\":\"An internal error has occurred. Please retry or report in https://developers.generativeai.google/guide/troubleshooting\",\"status\":\"INTERNAL\"}}\r\n\r\n"
             }
+            StreamApi::Bedrock { .. } => {
+                sink.put(state.catalog.bedrock.error());
+                return;
+            }
             StreamApi::Responses { echo, .. } => {
                 let fill = Fill {
                     model: &self.model,
@@ -184,6 +192,7 @@ impl StreamPlan {
             StreamApi::Responses { .. } if self.tool.is_some() => 3,
             StreamApi::Responses { .. } => 4,
             StreamApi::Completions { .. } | StreamApi::Gemini { .. } => 0,
+            StreamApi::Bedrock { .. } => 1,
         }
     }
 
@@ -202,6 +211,7 @@ impl StreamPlan {
             }
             // The last token's event carries the finish (an empty answer sends it alone).
             StreamApi::Gemini { .. } => self.tokens.max(1),
+            StreamApi::Bedrock { .. } => self.tokens + 4,
         }
     }
 
@@ -251,6 +261,7 @@ impl StreamPlan {
                 include_usage,
             } => self.encode_completions(state, event, finish, include_usage, sink),
             StreamApi::Gemini { finish } => self.encode_gemini(state, event, finish, sink),
+            StreamApi::Bedrock { stop } => self.encode_bedrock(state, event, stop, sink),
         }
     }
 
@@ -267,7 +278,22 @@ impl StreamPlan {
             StreamApi::Responses { outcome, echo } => {
                 Some(tool.responses_event(state, event, *outcome, echo))
             }
-            StreamApi::Completions { .. } | StreamApi::Gemini { .. } => None,
+            StreamApi::Completions { .. }
+            | StreamApi::Gemini { .. }
+            | StreamApi::Bedrock { .. } => None,
+        }
+    }
+
+    /// Every event pre-encoded and framed but the last, whose usage is this stream's.
+    fn encode_bedrock<S: Sink>(&self, state: &State, event: u32, stop: BedrockStop, sink: &mut S) {
+        let catalog = &state.catalog.bedrock;
+        let n = self.tokens;
+        match event {
+            0 => sink.put(catalog.message_start()),
+            e if e <= n => sink.put(catalog.delta(e - 1)),
+            e if e == n + 1 => sink.put(catalog.block_stop()),
+            e if e == n + 2 => sink.put(catalog.message_stop(stop)),
+            _ => sink.put(&catalog.metadata(self.prompt_tokens, u64::from(n))),
         }
     }
 

@@ -12,9 +12,11 @@
 //! - [`clock`] / [`timerfd`]: `CLOCK_MONOTONIC`, and the kernel timer armed on it at absolute
 //!   deadlines.
 //! - [`errors`]: an error and its causes as one line for people.
+//! - [`eventstream`]: AWS's binary event stream framing (Bedrock's `converse-stream`).
 
 pub mod clock;
 pub mod errors;
+pub mod eventstream;
 pub mod host;
 pub mod latency;
 pub mod settings;

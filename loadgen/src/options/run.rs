@@ -11,8 +11,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::plan::{
     count, parse_metrics_url, parse_rate, parse_target, positive_duration, request_spec, Load,
-    Plan, PlanError, RequestSpec, DEFAULT_MAX_TOKENS, DEFAULT_MODEL, DEFAULT_RATE,
-    GEMINI_STREAM_METHOD, MAX_CONNECTIONS, MAX_PENDING, MAX_THREADS,
+    Plan, PlanError, RequestSpec, DEFAULT_MAX_TOKENS, DEFAULT_MODEL, DEFAULT_RATE, MAX_CONNECTIONS,
+    MAX_PENDING, MAX_THREADS, STREAM_METHODS,
 };
 use crate::schedule::Arrival;
 use crate::shard::Shard;
@@ -209,11 +209,12 @@ impl RunArgs {
             self.model.as_deref().unwrap_or(DEFAULT_MODEL),
             self.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
         )?;
-        // Gemini says it streams in the path (`:streamGenerateContent`), not in the body.
+        // Gemini and Bedrock say they stream in the path (`:streamGenerateContent`,
+        // `/converse-stream`), not in the body.
         spec.stream |= self
             .targets
             .iter()
-            .any(|t| t.contains(GEMINI_STREAM_METHOD));
+            .any(|t| STREAM_METHODS.iter().any(|m| t.contains(m)));
         Ok(spec)
     }
 

@@ -7,10 +7,10 @@ use crate::rejection::Rejection;
 /// The provider's 400 when `prompt` tokens, with the request's output cap `cap` where the API
 /// counts it, do not fit `window`; `None` when they do.
 pub fn exceeded(api: Api, window: u64, prompt: u64, cap: Option<u64>) -> Option<Rejection> {
-    // The Responses API, embeddings and Gemini refuse on the input alone; the others count
-    // the cap.
+    // The Responses API, embeddings, Gemini and Bedrock refuse on the input alone; the others
+    // count the cap.
     let output = match api {
-        Api::Responses | Api::Embeddings | Api::Gemini => 0,
+        Api::Responses | Api::Embeddings | Api::Gemini | Api::Bedrock => 0,
         Api::Chat | Api::Completions | Api::Messages => cap.unwrap_or(0),
     };
     if prompt + output <= window {
@@ -65,6 +65,11 @@ fn refusal(api: Api, window: u64, prompt: u64, cap: Option<u64>) -> Rejection {
             format!(
                 "The input token count ({prompt}) exceeds the maximum number of tokens allowed                  ({window})."
             ),
+            None,
+            None,
+        ),
+        (Api::Bedrock, _) => Rejection::bad_request(
+            "Input is too long for requested model.",
             None,
             None,
         ),

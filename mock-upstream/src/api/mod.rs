@@ -5,6 +5,7 @@
 //!
 //! A new provider is one new file here, an arm in `crate::router` and one in `crate::handler`.
 
+mod bedrock;
 mod chat;
 mod completions;
 mod context;
@@ -18,6 +19,7 @@ use bytes::Bytes;
 use hyper::HeaderMap;
 use serde::Deserialize;
 
+pub use bedrock::{bedrock_model, Bedrock};
 pub use chat::Chat;
 pub use completions::Completions;
 pub use embeddings::Embeddings;

@@ -32,6 +32,7 @@ pub fn refused<A: ApiRoute>(
         Provider::OpenAi | Provider::Azure => rejection.into_response(),
         Provider::Anthropic => rejection.anthropic().into_response(),
         Provider::Gemini => rejection.gemini().into_response(),
+        Provider::Bedrock => rejection.bedrock().into_response(),
     }
 }
 
@@ -151,6 +152,8 @@ fn fixed_headers(provider: Provider, processing_ms: Option<u64>) -> FixedHeaders
         (Provider::Azure, Some(_)) => FixedHeaders::AzureJson,
         (Provider::Gemini, None) => FixedHeaders::GeminiSse,
         (Provider::Gemini, Some(_)) => FixedHeaders::GeminiJson,
+        (Provider::Bedrock, None) => FixedHeaders::BedrockStream,
+        (Provider::Bedrock, Some(_)) => FixedHeaders::BedrockJson,
     }
 }
 
@@ -186,6 +189,9 @@ fn parse<'a, T: serde::Deserialize<'a>>(
             serde_json::from_slice(body).map_err(|e| anthropic_refusal::<T>(body, &e))
         }
         Provider::Gemini => serde_json::from_slice(body).map_err(|e| gemini_refusal(&e)),
+        Provider::Bedrock => serde_json::from_slice(body).map_err(|e| {
+            Rejection::bad_request(format!("Malformed input request: {e}"), None, None)
+        }),
     }
 }
 

@@ -34,6 +34,10 @@ pub enum FixedHeaders {
     GeminiJson,
     /// Google Gemini's headers of a stream.
     GeminiSse,
+    /// AWS Bedrock's headers of a JSON answer.
+    BedrockJson,
+    /// AWS Bedrock's headers of an event stream.
+    BedrockStream,
 }
 
 /// Anthropic's `anthropic-ratelimit-*-reset` headers: when the limits would be whole again.

@@ -6,6 +6,7 @@
 //! `responses`.
 
 mod anthropic;
+mod bedrock;
 mod chat;
 mod completions;
 mod gemini;
@@ -13,6 +14,7 @@ mod headers;
 mod responses;
 
 pub use anthropic::{AnthropicCatalog, MESSAGE_ID, REQUEST_ID as ANTHROPIC_REQUEST_ID};
+pub use bedrock::BedrockCatalog;
 pub use chat::{ChatTemplates, Dialect};
 pub use completions::CompletionsCatalog;
 pub use gemini::GeminiCatalog;
@@ -93,6 +95,8 @@ pub struct Catalog {
     pub completions: CompletionsCatalog,
     /// Google's Gemini API.
     pub gemini: GeminiCatalog,
+    /// AWS Bedrock's Converse API.
+    pub bedrock: BedrockCatalog,
 }
 
 impl Catalog {
@@ -114,6 +118,7 @@ impl Catalog {
             content_ends.push(content.len());
         }
         Catalog {
+            bedrock: BedrockCatalog::build(&first_token, &tokens),
             chat: ChatTemplates::build(Dialect::OpenAi),
             azure_chat: ChatTemplates::build(Dialect::Azure),
             done: Bytes::from_static(b"data: [DONE]\n\n"),
@@ -201,6 +206,8 @@ impl Catalog {
             FixedHeaders::AzureSse => self.azure_sse_headers.map(None),
             FixedHeaders::GeminiJson => self.gemini.json_headers.map(None),
             FixedHeaders::GeminiSse => self.gemini.sse_headers.map(None),
+            FixedHeaders::BedrockJson => self.bedrock.json_headers.map(None),
+            FixedHeaders::BedrockStream => self.bedrock.stream_headers.map(None),
         }
     }
 
@@ -217,6 +224,8 @@ impl Catalog {
             FixedHeaders::AzureSse => self.azure_sse_headers.put(out, None),
             FixedHeaders::GeminiJson => self.gemini.json_headers.put(out, None),
             FixedHeaders::GeminiSse => self.gemini.sse_headers.put(out, None),
+            FixedHeaders::BedrockJson => self.bedrock.json_headers.put(out, None),
+            FixedHeaders::BedrockStream => self.bedrock.stream_headers.put(out, None),
         }
     }
 

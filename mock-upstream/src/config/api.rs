@@ -11,16 +11,19 @@ pub enum Api {
     Completions,
     /// Google Gemini's `generateContent` and `streamGenerateContent`.
     Gemini,
+    /// AWS Bedrock's Converse API (`converse` and `converse-stream`).
+    Bedrock,
 }
 
 impl Api {
-    pub const ALL: [Api; 6] = [
+    pub const ALL: [Api; 7] = [
         Api::Chat,
         Api::Messages,
         Api::Responses,
         Api::Embeddings,
         Api::Completions,
         Api::Gemini,
+        Api::Bedrock,
     ];
 
     /// The name a `--fault` setting uses.
@@ -32,6 +35,7 @@ impl Api {
             Api::Embeddings => "embeddings",
             Api::Completions => "completions",
             Api::Gemini => "gemini",
+            Api::Bedrock => "bedrock",
         }
     }
 
@@ -45,6 +49,7 @@ impl Api {
         match self {
             Api::Messages => Provider::Anthropic,
             Api::Gemini => Provider::Gemini,
+            Api::Bedrock => Provider::Bedrock,
             _ => Provider::OpenAi,
         }
     }
@@ -60,4 +65,6 @@ pub enum Provider {
     Azure,
     /// Google's Gemini API.
     Gemini,
+    /// AWS Bedrock.
+    Bedrock,
 }

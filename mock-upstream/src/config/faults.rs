@@ -47,7 +47,7 @@ pub struct FaultRates {
 
 /// A `--fault` setting the mock cannot use.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("invalid --fault '{0}': expected [ROUTE:]FAULT:RATE like 429:2%, messages:529:1% or chat:reset@5:0.5%, where FAULT is a status from 400 to 599, content_filter, or a mid-stream fault (error, close, truncate, stall, reset)@EVENT, ROUTE one of chat, messages, responses, embeddings, completions, gemini, and the rates of one route add up to at most 100%")]
+#[error("invalid --fault '{0}': expected [ROUTE:]FAULT:RATE like 429:2%, messages:529:1% or chat:reset@5:0.5%, where FAULT is a status from 400 to 599, content_filter, or a mid-stream fault (error, close, truncate, stall, reset)@EVENT, ROUTE one of chat, messages, responses, embeddings, completions, gemini, bedrock, and the rates of one route add up to at most 100%")]
 pub struct FaultError(pub String);
 
 impl FaultRates {

@@ -1,6 +1,7 @@
 //! Wire formats both sides must agree on, one file per provider API.
 
 pub mod anthropic;
+pub mod bedrock;
 pub mod completions;
 pub mod embeddings;
 pub mod gemini;

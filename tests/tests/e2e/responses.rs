@@ -193,6 +193,31 @@ fn loadgen_reads_gemini_streams_whose_path_says_they_stream() {
 }
 
 #[test]
+fn loadgen_reads_bedrock_event_streams() {
+    let mock = start_mock(Config::default());
+    let body = json!({"messages": [{"role": "user", "content": [{"text": "Say hello."}]}]});
+    let base = format!("http://{}/model/amazon.nova-lite-v1%3A0", mock.local_addr());
+    for (method, stream) in [("/converse-stream", true), ("/converse", false)] {
+        let (result, _) = run(
+            RunArgs {
+                rate: Some("100".into()),
+                duration: Some("1s".into()),
+                body: Some(body.to_string()),
+                ..args(format!("{base}{method}"))
+            },
+            vec![],
+        )
+        .unwrap();
+        let r = &result.runs[0];
+        assert_eq!((r.ok, r.failed), (100, 0), "{method}: {:?}", r.errors);
+        if stream {
+            assert_eq!(r.metrics["output_chunks"].p50, 16);
+            assert_eq!(r.metrics["output_tokens"].p50, 16);
+        }
+    }
+}
+
+#[test]
 fn loadgen_reads_legacy_completion_streams() {
     let mock = start_mock(Config::default());
     let dir = std::env::temp_dir().join(format!("gatebench-completions-{}", std::process::id()));

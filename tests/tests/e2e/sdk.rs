@@ -126,6 +126,19 @@ fn both_python_sdks_parse_tool_calls_whole_and_streamed() {
 }
 
 #[test]
+fn boto3_reads_bedrock_converse_answers_event_streams_and_errors() {
+    let mock = mock_with(mock_upstream::RawSettings {
+        require_api_key: Some("AKIDGATEBENCH".into()),
+        ..Default::default()
+    });
+    run_python(
+        "bedrock.py",
+        &format!("http://{}", mock.local_addr()),
+        "bedrock: ok",
+    );
+}
+
+#[test]
 fn googles_genai_sdk_reads_gemini_answers_streams_and_errors() {
     let mock = mock_with(mock_upstream::RawSettings {
         require_api_key: Some("g-key".into()),

@@ -1,0 +1,109 @@
+//! `POST /model/{modelId}/converse` and `/converse-stream`: AWS Bedrock's Converse API. The
+//! model is in the path; whether the answer streams is too, so each is its own route type
+//! ([`Bedrock<false>`], [`Bedrock<true>`]). A stream is AWS's binary event stream.
+
+use bytes::Bytes;
+use gatebench_shared::wire::bedrock::{ConverseRequest, StopReason};
+
+use super::{ApiRoute, Asked, Drawn, Ending};
+use crate::config::Api;
+use crate::inbound::Inbound;
+use crate::payload::Payload;
+use crate::rejection::Rejection;
+use crate::sse::StreamApi;
+use crate::state::State;
+use crate::template::Fill;
+
+/// Bedrock's `converse` (`STREAM` false) or `converse-stream` (true).
+pub struct Bedrock<const STREAM: bool>;
+
+/// The model id of `/model/{modelId}/converse…`, as the path writes it (SDKs percent-encode
+/// the `:` of versioned ids), JSON-escaped.
+pub fn bedrock_model(path: &str) -> Option<Bytes> {
+    let rest = path.strip_prefix("/model/")?;
+    let (model, _) = rest.split_once('/')?;
+    (!model.is_empty()).then(|| Bytes::from(crate::template::json_escaped(model)))
+}
+
+impl<const STREAM: bool> ApiRoute for Bedrock<STREAM> {
+    const API: Api = Api::Bedrock;
+    type Request<'a> = ConverseRequest;
+    type Extra = ();
+
+    fn read(
+        _state: &State,
+        inbound: &Inbound,
+        request: ConverseRequest,
+    ) -> Result<Asked<()>, Rejection> {
+        let Some(model) = inbound.echoed(&None) else {
+            return Err(Rejection::bad_request(
+                "The provided model identifier is invalid.",
+                None,
+                None,
+            ));
+        };
+        if request.messages.as_ref().is_none_or(Vec::is_empty) {
+            return Err(Rejection::bad_request(
+                "A conversation must start with a user message. Try again with a conversation \
+                 that starts with a user message.",
+                None,
+                None,
+            ));
+        }
+        let cap = request.max_tokens();
+        if cap == Some(0) {
+            return Err(Rejection::bad_request(
+                "1 validation error detected: Value '0' at 'inferenceConfig.maxTokens' failed \
+                 to satisfy constraint: Member must have value greater than or equal to 1",
+                None,
+                None,
+            ));
+        }
+        Ok(Asked {
+            model,
+            prompt_tokens: request.input_tokens(),
+            cap,
+            streaming: STREAM,
+            extra: (),
+        })
+    }
+
+    fn stream(_asked: &Asked<()>, ending: Ending) -> Option<StreamApi> {
+        Some(StreamApi::Bedrock { stop: stop(ending) })
+    }
+
+    fn whole(state: &State, asked: &Asked<()>, drawn: &Drawn) -> Payload {
+        state.catalog.bedrock.whole(stop(drawn.ending)).fill(&Fill {
+            model: &asked.model,
+            content: &state.catalog.content(drawn.tokens),
+            prompt_tokens: asked.prompt_tokens,
+            completion_tokens: u64::from(drawn.tokens),
+            sequence: 0,
+            echo: &Bytes::new(),
+        })
+    }
+}
+
+/// `stopReason`: `max_tokens` when the cap cut the answer, `content_filtered` for the filter.
+pub fn stop(ending: Ending) -> StopReason {
+    match ending {
+        Ending::Done => StopReason::EndTurn,
+        Ending::Capped => StopReason::MaxTokens,
+        Ending::Filtered => StopReason::ContentFiltered,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_model_is_read_from_the_path() {
+        assert_eq!(
+            bedrock_model("/model/anthropic.claude-3-haiku-20240307-v1%3A0/converse").as_deref(),
+            Some(&b"anthropic.claude-3-haiku-20240307-v1%3A0"[..])
+        );
+        assert_eq!(bedrock_model("/model//converse"), None);
+        assert_eq!(bedrock_model("/v1/converse"), None);
+    }
+}
