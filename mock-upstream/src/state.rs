@@ -6,6 +6,7 @@ use crate::catalog::Catalog;
 use crate::config::Config;
 use crate::metrics::Metrics;
 use crate::ratelimit::Limiter;
+use crate::tokens::Counter;
 
 /// The shared state of one server.
 #[derive(Debug)]
@@ -19,6 +20,8 @@ pub struct State {
     pub timed: bool,
     /// The token buckets of `--rate-limit`.
     pub limiter: Limiter,
+    /// The BPE of `--tokenizer`; `None` for the estimate.
+    pub tokens: Option<Counter>,
     /// Ordinal of the next request that carries no `x-gatebench-seq`.
     next_ordinal: AtomicU64,
 }
@@ -30,6 +33,7 @@ impl State {
             catalog: Catalog::build(&config),
             timed: !config.latency.is_instant(),
             limiter: Limiter::new(config.rate_limit),
+            tokens: Counter::new(config.tokenizer),
             config_toml: config.to_toml_redacted().into(),
             config,
             metrics: Metrics::default(),

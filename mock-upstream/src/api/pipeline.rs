@@ -51,7 +51,10 @@ pub async fn answer<A: ApiRoute>(
     A::check_head(req.headers())?;
     let inbound = receive(state, req, arrival, provider).await?;
     let request = parse::<A::Request<'_>>(&inbound.body, provider)?;
-    let asked = A::read(state, &inbound, request)?;
+    let mut asked = A::read(state, &inbound, request)?;
+    if let Some(counter) = &state.tokens {
+        asked.prompt_tokens = counter.prompt_tokens(A::API, &inbound.body);
+    }
     if let Some(window) = state.config.context_window.of(&asked.model) {
         let cap = if A::OUTPUT { asked.cap } else { None };
         if let Some(refusal) = super::context::exceeded(A::API, window, asked.prompt_tokens, cap) {

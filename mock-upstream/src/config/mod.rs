@@ -7,13 +7,15 @@
 //!
 //! - `raw`: the settings as given, their precedence and their validation.
 //! - `api`: the APIs and providers settings, metrics and routes name.
-//! - `faults`: `--fault` rates; `ratelimit`: `--rate-limit`; `context`: `--context-window`.
+//! - `faults`: `--fault` rates; `ratelimit`: `--rate-limit`; `context`: `--context-window`;
+//!   `tokenizer`: `--tokenizer`.
 
 pub mod api;
 pub mod context;
 pub mod faults;
 pub mod ratelimit;
 mod raw;
+pub mod tokenizer;
 
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::time::Duration;
@@ -26,6 +28,7 @@ pub use context::{ContextWindow, ContextWindowError};
 pub use faults::{FaultError, FaultKind, FaultRates, StreamFault, StreamFaultKind};
 pub use ratelimit::{RateLimit, RateLimitError};
 pub use raw::RawSettings;
+pub use tokenizer::{Tokenizer, TokenizerError};
 
 /// Most dimensions an embedding vector may have.
 pub const MAX_DIMENSIONS: u32 = 8_192;
@@ -59,6 +62,8 @@ pub enum ConfigError {
     RateLimit(#[from] RateLimitError),
     #[error(transparent)]
     ContextWindow(#[from] ContextWindowError),
+    #[error(transparent)]
+    Tokenizer(#[from] TokenizerError),
     #[error("invalid --tool-calls '{0}': expected a share of requests with tools, like 100%, 25% or 0.5")]
     ToolCalls(String),
     #[error(
@@ -123,6 +128,8 @@ pub struct Config {
     pub tool_calls: f64,
     /// Context sizes past which requests get the provider's refusal. Default: no limit.
     pub context_window: ContextWindow,
+    /// How prompt tokens are counted. Default: the 4-bytes-a-token estimate.
+    pub tokenizer: Tokenizer,
     /// TLS with a generated certificate. Default: plain HTTP.
     pub tls: Option<TlsSettings>,
 }
@@ -170,6 +177,7 @@ impl Default for Config {
             rate_limit: RateLimit::default(),
             tool_calls: 0.0,
             context_window: ContextWindow::default(),
+            tokenizer: Tokenizer::Estimate,
             tls: None,
         }
     }
@@ -236,6 +244,7 @@ impl Config {
                 .context_window
                 .is_set()
                 .then(|| self.context_window.to_setting()),
+            tokenizer: Some(self.tokenizer.name().to_string()),
             tls_names: self.tls.as_ref().map(|t| t.names.join(",")),
             tls_ca_file: self.tls.as_ref().map(|t| t.ca_file.display().to_string()),
         };

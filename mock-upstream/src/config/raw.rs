@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{
     parse_listen, parse_models, parse_share, parse_size, Config, ConfigError, ContextWindow,
-    FaultRates, Http1Server, RateLimit, TlsSettings, MAX_DIMENSIONS,
+    FaultRates, Http1Server, RateLimit, TlsSettings, Tokenizer, MAX_DIMENSIONS,
 };
 
 /// Settings as given, before validation. Each field is a flag, a `MOCK_*` variable and a key of
@@ -125,6 +125,10 @@ pub struct RawSettings {
     /// Default: no limit.
     #[arg(long, env = "MOCK_CONTEXT_WINDOW")]
     pub context_window: Option<String>,
+    /// How prompt tokens are counted: estimate (4 bytes a token plus each API's framing, free),
+    /// cl100k or o200k (OpenAI's BPE, exact, tens of microseconds a request). Default estimate.
+    #[arg(long, env = "MOCK_TOKENIZER")]
+    pub tokenizer: Option<String>,
     /// Serve TLS (HTTP/1.1 and HTTP/2 by ALPN) with a certificate generated at start for these
     /// names, like api.openai.com,localhost. Default: plain HTTP (HTTP/1.1 and h2c).
     #[arg(long, env = "MOCK_TLS_NAMES")]
@@ -173,6 +177,7 @@ impl RawSettings {
             rate_limit: self.rate_limit.or(file.rate_limit),
             tool_calls: self.tool_calls.or(file.tool_calls),
             context_window: self.context_window.or(file.context_window),
+            tokenizer: self.tokenizer.or(file.tokenizer),
             tls_names: self.tls_names.or(file.tls_names),
             tls_ca_file: self.tls_ca_file.or(file.tls_ca_file),
             fault: if self.fault.is_empty() {
@@ -219,9 +224,14 @@ impl RawSettings {
             None => defaults.tool_calls,
         };
         let context_window = ContextWindow::parse(self.context_window.as_deref().unwrap_or(""))?;
+        let tokenizer = match self.tokenizer {
+            Some(text) => Tokenizer::parse(&text)?,
+            None => defaults.tokenizer,
+        };
         let tls = tls(self.tls_names, self.tls_ca_file)?;
         Ok(Config {
             context_window,
+            tokenizer,
             listen,
             threads,
             pin,

@@ -280,3 +280,29 @@ async fn metrics_count_body_bytes_both_ways() {
     }
     assert_eq!(value("mock_response_body_bytes_total"), expected);
 }
+
+#[tokio::test]
+async fn a_bpe_tokenizer_counts_the_prompt_exactly_and_the_config_says_which() {
+    let mock = start_mock(Config {
+        tokenizer: mock_upstream::Tokenizer::O200k,
+        ..Config::default()
+    });
+    let mut client = Client::connect(mock.local_addr()).await;
+    // "The quick brown fox jumps over the lazy dog." is 10 o200k tokens (the estimate says
+    // 12), plus 3 for the message and 3 for the reply.
+    let body = json!({
+        "model": "gpt-4o",
+        "messages": [{"role": "user", "content": "The quick brown fox jumps over the lazy dog."}],
+    });
+    let r = client.chat(&body, &[]).await;
+    assert_eq!(r.status, 200);
+    assert_eq!(r.json()["usage"]["prompt_tokens"], 10 + 3 + 3);
+    let config = client
+        .send(hyper::Method::GET, "/v1/gatebench/config", &[], b"")
+        .await;
+    assert!(
+        config.text().contains("tokenizer = \"o200k\""),
+        "{}",
+        config.text()
+    );
+}
