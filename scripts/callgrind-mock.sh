@@ -5,7 +5,8 @@
 # cost of one request with start-up and shutdown cancelled. Prints that figure and the functions
 # that spend the most on the second run (inclusive and self).
 #
-# Usage: scripts/callgrind-mock.sh [chat|stream|messages|messages-stream] [N] [mock flags...]
+# Usage: scripts/callgrind-mock.sh [chat|stream|messages|messages-stream|azure|azure-stream|
+#          gemini|gemini-stream|bedrock|bedrock-stream] [N] [mock flags...]
 #   default: chat, N = 1000.
 # Needs: valgrind (apt-get install valgrind), oha (cargo install oha --locked), curl.
 set -euo pipefail
@@ -38,7 +39,23 @@ case $kind in
     [[ $kind == messages-stream ]] && stream=true
     body='{"model":"claude-sonnet-4-5","max_tokens":16,"stream":'$stream',"messages":[{"role":"user","content":"Say hello."}]}'
     ;;
-  *) echo "callgrind-mock: unknown kind $kind (chat, stream, messages, messages-stream)" >&2; exit 2 ;;
+  azure | azure-stream)
+    path='/openai/deployments/gpt-4o-mini/chat/completions?api-version=2024-10-21'
+    stream=false
+    [[ $kind == azure-stream ]] && stream=true
+    body='{"messages":[{"role":"user","content":"Say hello."}],"max_tokens":16,"stream":'$stream'}'
+    ;;
+  gemini | gemini-stream)
+    path=/v1beta/models/gemini-2.0-flash:generateContent
+    [[ $kind == gemini-stream ]] && path='/v1beta/models/gemini-2.0-flash:streamGenerateContent?alt=sse'
+    body='{"contents":[{"role":"user","parts":[{"text":"Say hello."}]}],"generationConfig":{"maxOutputTokens":16}}'
+    ;;
+  bedrock | bedrock-stream)
+    path=/model/anthropic.claude-3-haiku-20240307-v1%3A0/converse
+    [[ $kind == bedrock-stream ]] && path=${path}-stream
+    body='{"messages":[{"role":"user","content":[{"text":"Say hello."}]}],"inferenceConfig":{"maxTokens":16}}'
+    ;;
+  *) echo "callgrind-mock: unknown kind $kind (chat, stream, messages, messages-stream, azure, azure-stream, gemini, gemini-stream, bedrock, bedrock-stream)" >&2; exit 2 ;;
 esac
 
 # Runs the mock under callgrind for `count` requests; prints the total instructions.

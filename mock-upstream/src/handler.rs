@@ -14,7 +14,6 @@ use hyper::{Request, Response};
 
 use crate::api;
 use crate::body::MockBody;
-use crate::config::Provider;
 use crate::inbound::Arrival;
 use crate::metrics::RouteKind;
 use crate::rejection::Rejection;
@@ -52,64 +51,51 @@ pub async fn handle(
         socket: (!h2).then_some(socket),
         received_ns: &received_ns,
     };
-    let (openai, anthropic, azure) = (Provider::OpenAi, Provider::Anthropic, Provider::Azure);
-    let mut response = match route(req.method(), req.uri().path()) {
-        Route::ChatCompletions => api::answer::<api::Chat>(&state, req, arrival, openai)
-            .await
-            .unwrap_or_else(|r| api::refused::<api::Chat>(&state, openai, r)),
-        Route::Messages => api::answer::<api::Messages>(&state, req, arrival, anthropic)
-            .await
-            .unwrap_or_else(|r| api::refused::<api::Messages>(&state, anthropic, r)),
-        Route::Responses => api::answer::<api::Responses>(&state, req, arrival, openai)
-            .await
-            .unwrap_or_else(|r| api::refused::<api::Responses>(&state, openai, r)),
-        Route::Embeddings => api::answer::<api::Embeddings>(&state, req, arrival, openai)
-            .await
-            .unwrap_or_else(|r| api::refused::<api::Embeddings>(&state, openai, r)),
-        Route::Completions => api::answer::<api::Completions>(&state, req, arrival, openai)
-            .await
-            .unwrap_or_else(|r| api::refused::<api::Completions>(&state, openai, r)),
-        Route::Azure(AzureApi::Chat) => api::answer::<api::Chat>(&state, req, arrival, azure)
-            .await
-            .unwrap_or_else(|r| api::refused::<api::Chat>(&state, azure, r)),
-        Route::Azure(AzureApi::Responses) => {
-            api::answer::<api::Responses>(&state, req, arrival, azure)
+    // One call site per API type: each `answer::<A>` is inlined where it is called, and a
+    // second call site (Azure's paths) would keep it out of line for every API.
+    let routed = route(req.method(), req.uri().path());
+    let p = routed.provider();
+    let mut response = match routed {
+        Route::ChatCompletions | Route::Azure(AzureApi::Chat) => {
+            api::answer::<api::Chat>(&state, req, arrival, p)
                 .await
-                .unwrap_or_else(|r| api::refused::<api::Responses>(&state, azure, r))
+                .unwrap_or_else(|r| api::refused::<api::Chat>(&state, p, r))
         }
-        Route::Azure(AzureApi::Embeddings) => {
-            api::answer::<api::Embeddings>(&state, req, arrival, azure)
+        Route::Messages => api::answer::<api::Messages>(&state, req, arrival, p)
+            .await
+            .unwrap_or_else(|r| api::refused::<api::Messages>(&state, p, r)),
+        Route::Responses | Route::Azure(AzureApi::Responses) => {
+            api::answer::<api::Responses>(&state, req, arrival, p)
                 .await
-                .unwrap_or_else(|r| api::refused::<api::Embeddings>(&state, azure, r))
+                .unwrap_or_else(|r| api::refused::<api::Responses>(&state, p, r))
         }
-        Route::Azure(AzureApi::Completions) => {
-            api::answer::<api::Completions>(&state, req, arrival, azure)
+        Route::Embeddings | Route::Azure(AzureApi::Embeddings) => {
+            api::answer::<api::Embeddings>(&state, req, arrival, p)
                 .await
-                .unwrap_or_else(|r| api::refused::<api::Completions>(&state, azure, r))
+                .unwrap_or_else(|r| api::refused::<api::Embeddings>(&state, p, r))
+        }
+        Route::Completions | Route::Azure(AzureApi::Completions) => {
+            api::answer::<api::Completions>(&state, req, arrival, p)
+                .await
+                .unwrap_or_else(|r| api::refused::<api::Completions>(&state, p, r))
         }
         Route::Gemini { stream: false } => {
-            let gemini = Provider::Gemini;
-            api::answer::<api::Gemini<false>>(&state, req, arrival, gemini)
+            api::answer::<api::Gemini<false>>(&state, req, arrival, p)
                 .await
-                .unwrap_or_else(|r| api::refused::<api::Gemini<false>>(&state, gemini, r))
+                .unwrap_or_else(|r| api::refused::<api::Gemini<false>>(&state, p, r))
         }
-        Route::Gemini { stream: true } => {
-            let gemini = Provider::Gemini;
-            api::answer::<api::Gemini<true>>(&state, req, arrival, gemini)
-                .await
-                .unwrap_or_else(|r| api::refused::<api::Gemini<true>>(&state, gemini, r))
-        }
+        Route::Gemini { stream: true } => api::answer::<api::Gemini<true>>(&state, req, arrival, p)
+            .await
+            .unwrap_or_else(|r| api::refused::<api::Gemini<true>>(&state, p, r)),
         Route::Bedrock { stream: false } => {
-            let bedrock = Provider::Bedrock;
-            api::answer::<api::Bedrock<false>>(&state, req, arrival, bedrock)
+            api::answer::<api::Bedrock<false>>(&state, req, arrival, p)
                 .await
-                .unwrap_or_else(|r| api::refused::<api::Bedrock<false>>(&state, bedrock, r))
+                .unwrap_or_else(|r| api::refused::<api::Bedrock<false>>(&state, p, r))
         }
         Route::Bedrock { stream: true } => {
-            let bedrock = Provider::Bedrock;
-            api::answer::<api::Bedrock<true>>(&state, req, arrival, bedrock)
+            api::answer::<api::Bedrock<true>>(&state, req, arrival, p)
                 .await
-                .unwrap_or_else(|r| api::refused::<api::Bedrock<true>>(&state, bedrock, r))
+                .unwrap_or_else(|r| api::refused::<api::Bedrock<true>>(&state, p, r))
         }
         other => service(&state, other, &req),
     };

@@ -51,7 +51,8 @@ pub struct Inbound {
     pub provider: Provider,
     /// The model named by the path (Azure OpenAI's deployment, Gemini's model), JSON-escaped:
     /// the model of a request whose body names none.
-    path_model: Option<Bytes>,
+    /// (Boxed: most requests have none, and every request moves this struct a few times.)
+    path_model: Option<Box<Bytes>>,
 }
 
 /// What a route asks of [`Inbound::admit`] for a valid request.
@@ -146,7 +147,8 @@ pub async fn receive(
         Provider::Gemini => crate::api::gemini_model(req.uri().path()),
         Provider::Bedrock => crate::api::bedrock_model(req.uri().path()),
         _ => None,
-    };
+    }
+    .map(Box::new);
     let (parts, body) = req.into_parts();
     let limit = state.config.max_body_bytes;
     let timeout = state.config.body_timeout;
@@ -240,7 +242,7 @@ impl Inbound {
         match model {
             Some(Cow::Borrowed(name)) => Some(self.body.slice_ref(name.as_bytes())),
             Some(Cow::Owned(name)) => Some(Bytes::from(json_escaped(name))),
-            None => self.path_model.clone(),
+            None => self.path_model.as_deref().cloned(),
         }
     }
 

@@ -2,6 +2,8 @@
 
 use hyper::Method;
 
+use crate::config::Provider;
+
 /// Where a request goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Route<'a> {
@@ -43,6 +45,19 @@ pub enum Route<'a> {
     MethodNotAllowed { allow: &'static str },
     /// Anything else.
     NotFound,
+}
+
+impl Route<'_> {
+    /// Whose shapes the route answers in (OpenAI's for the routes that are no API).
+    pub fn provider(&self) -> Provider {
+        match self {
+            Route::Messages => Provider::Anthropic,
+            Route::Azure(_) => Provider::Azure,
+            Route::Gemini { .. } => Provider::Gemini,
+            Route::Bedrock { .. } => Provider::Bedrock,
+            _ => Provider::OpenAi,
+        }
+    }
 }
 
 /// The OpenAI APIs Azure OpenAI answers.

@@ -55,17 +55,22 @@ pub struct ResetOnPurpose;
 /// The API whose events a stream sends.
 #[derive(Debug, Clone)]
 pub enum StreamApi {
-    /// OpenAI chat completion chunks (Azure's: its prompt verdict first, then chunks with
-    /// their verdicts).
+    /// OpenAI chat completion chunks.
     Chat {
         finish: FinishReason,
         include_usage: bool,
-        dialect: Dialect,
+    },
+    /// Azure OpenAI's: its prompt verdict first, then the chunks with their verdicts (a variant
+    /// of its own, so OpenAI's chunks pay nothing for it).
+    AzureChat {
+        finish: FinishReason,
+        include_usage: bool,
     },
     /// Anthropic Messages API events.
     Messages { stop: StopReason },
-    /// OpenAI Responses API events; `echo` fills the response object's echoed parameters.
-    Responses { outcome: Outcome, echo: Bytes },
+    /// OpenAI Responses API events; `echo` fills the response object's echoed parameters
+    /// (boxed: every stream moves this a few times, and the other APIs' variants are small).
+    Responses { outcome: Outcome, echo: Box<Bytes> },
     /// OpenAI legacy completion chunks.
     Completions {
         finish: FinishReason,
@@ -116,6 +121,29 @@ pin_project! {
         reset_armed: bool,
         // While a stall holds the stream: the watch on its client (boxed: rare).
         stall: Option<Box<PeerWatch>>,
+        layout: Layout,
+    }
+}
+
+/// How many events a stream sends and which of them carry its tokens.
+#[derive(Debug, Clone, Copy)]
+struct Layout {
+    events: u32,
+    /// The event that carries token 0.
+    first: u32,
+    tokens: u32,
+}
+
+impl Layout {
+    /// Events that wait for their deadline: the first (time to first token) and every token
+    /// after the first (inter-token gap). The rest leave with the event before them.
+    fn waits(self, event: u32) -> bool {
+        event == 0 || (self.first + 1..self.first + self.tokens).contains(&event)
+    }
+
+    /// True when the event after `event` is a token due one inter-token gap later.
+    fn advances(self, event: u32) -> bool {
+        (self.first..(self.first + self.tokens).saturating_sub(1)).contains(&event)
     }
 }
 
@@ -128,10 +156,12 @@ impl SseStream {
         start: Option<u64>,
     ) -> Self {
         let due = start.map(|start| start + draw.ttft_us() * 1000);
-        if let Some(fault) = plan.fault.filter(|f| f.at < plan.events()) {
+        let layout = plan.layout();
+        if let Some(fault) = plan.fault.filter(|f| f.at < layout.events) {
             state.metrics.stream_fault(fault.kind);
         }
         SseStream {
+            layout,
             open: OpenStream::new(state),
             plan,
             draw,
@@ -146,7 +176,7 @@ impl SseStream {
 
     /// True once every event has been yielded.
     pub fn is_done(&self) -> bool {
-        self.next >= self.plan.events() && self.overflow.is_none()
+        self.next >= self.layout.events && self.overflow.is_none()
     }
 }
 
@@ -154,7 +184,7 @@ impl StreamPlan {
     /// Appends the provider's in-stream error event, sent in place of event `event`.
     fn encode_error<S: Sink>(&self, state: &State, event: u32, sink: &mut S) {
         let error: &'static [u8] = match &self.api {
-            StreamApi::Chat { .. } | StreamApi::Completions { .. } => {
+            StreamApi::Chat { .. } | StreamApi::AzureChat { .. } | StreamApi::Completions { .. } => {
                 b"data: {\"error\":{\"message\":\"The server had an error while processing your request. Sorry about that!\",\"type\":\"server_error\",\"param\":null,\"code\":null}}\n\n"
             }
             StreamApi::Messages { .. } => {
@@ -186,7 +216,8 @@ impl StreamPlan {
     /// The event that carries token 0.
     fn first_token_event(&self) -> u32 {
         match self.api {
-            StreamApi::Chat { dialect, .. } => 1 + u32::from(dialect == Dialect::Azure),
+            StreamApi::Chat { .. } => 1,
+            StreamApi::AzureChat { .. } => 2,
             StreamApi::Messages { .. } => 3,
             // A function call has no content part.
             StreamApi::Responses { .. } if self.tool.is_some() => 3,
@@ -198,11 +229,10 @@ impl StreamPlan {
 
     fn events(&self) -> u32 {
         match self.api {
-            StreamApi::Chat {
-                include_usage,
-                dialect,
-                ..
-            } => self.tokens + 3 + u32::from(include_usage) + u32::from(dialect == Dialect::Azure),
+            StreamApi::Chat { include_usage, .. } => self.tokens + 3 + u32::from(include_usage),
+            StreamApi::AzureChat { include_usage, .. } => {
+                self.tokens + 4 + u32::from(include_usage)
+            }
             StreamApi::Messages { .. } => self.tokens + 6,
             StreamApi::Responses { .. } if self.tool.is_some() => self.tokens + 6,
             StreamApi::Responses { .. } => self.tokens + 8,
@@ -215,17 +245,13 @@ impl StreamPlan {
         }
     }
 
-    /// Events that wait for their deadline: the first (time to first token) and every token
-    /// after the first (inter-token gap). The rest leave with the event before them.
-    fn waits(&self, event: u32) -> bool {
-        let first = self.first_token_event();
-        event == 0 || (first + 1..first + self.tokens).contains(&event)
-    }
-
-    /// True when the event after `event` is a token due one inter-token gap later.
-    fn advances(&self, event: u32) -> bool {
-        let first = self.first_token_event();
-        (first..(first + self.tokens).saturating_sub(1)).contains(&event)
+    /// Where this stream's tokens lie among its events, worked out once per stream.
+    fn layout(&self) -> Layout {
+        Layout {
+            events: self.events(),
+            first: self.first_token_event(),
+            tokens: self.tokens,
+        }
     }
 
     /// Appends event `event` of this stream to `sink`.
@@ -240,18 +266,22 @@ impl StreamPlan {
             StreamApi::Chat {
                 finish,
                 include_usage,
-                dialect: Dialect::OpenAi,
             } => self.encode_chat(state, event, finish, include_usage, Dialect::OpenAi, sink),
-            StreamApi::Chat {
+            // Azure's choiceless first chunk, then the chunks as OpenAI's.
+            StreamApi::AzureChat { .. } if event == 0 => {
+                sink.put(state.catalog.chat(Dialect::Azure).prompt_filter())
+            }
+            StreamApi::AzureChat {
                 finish,
                 include_usage,
-                dialect: Dialect::Azure,
-            } => match event.checked_sub(1) {
-                None => sink.put(state.catalog.chat(Dialect::Azure).prompt_filter()),
-                Some(event) => {
-                    self.encode_chat(state, event, finish, include_usage, Dialect::Azure, sink)
-                }
-            },
+            } => self.encode_chat(
+                state,
+                event - 1,
+                finish,
+                include_usage,
+                Dialect::Azure,
+                sink,
+            ),
             StreamApi::Messages { stop } => self.encode_messages(state, event, stop, sink),
             StreamApi::Responses { outcome, ref echo } => {
                 self.encode_responses(state, event, outcome, echo, sink)
@@ -273,6 +303,11 @@ impl StreamPlan {
         match &self.api {
             StreamApi::Chat { include_usage, .. } => {
                 tool.openai_chunk(state, event, *include_usage)
+            }
+            // Azure's first chunk is its prompt verdict; the call's chunks follow it.
+            StreamApi::AzureChat { .. } if event == 0 => None,
+            StreamApi::AzureChat { include_usage, .. } => {
+                tool.openai_chunk(state, event - 1, *include_usage)
             }
             StreamApi::Messages { .. } => tool.anthropic_event(state, event),
             StreamApi::Responses { outcome, echo } => {
@@ -418,6 +453,7 @@ impl StreamPlan {
         }
     }
 
+    #[inline(always)]
     fn encode_chat<S: Sink>(
         &self,
         state: &State,
@@ -568,7 +604,8 @@ impl SseStream {
     fn step(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Step {
         let event = self.next;
         let this = self.project();
-        if event >= this.plan.events() {
+        let layout = *this.layout;
+        if event >= layout.events {
             return Step::End;
         }
         if let Some(fault) = this.plan.fault.filter(|f| f.at == event) {
@@ -581,7 +618,7 @@ impl SseStream {
             };
             return Step::Fault(Box::new(broken.frame(fault.kind, event, cx)));
         }
-        if let (Some(due), true) = (*this.due, this.plan.waits(event)) {
+        if let (Some(due), true) = (*this.due, layout.waits(event)) {
             let Poll::Ready(now) = this.alarm.poll_at(due, cx) else {
                 return Step::Pending;
             };
@@ -590,7 +627,7 @@ impl SseStream {
         }
         // Token k's successor is due one inter-token gap after token k.
         if let Some(due) = this.due.as_mut() {
-            if this.plan.advances(event) {
+            if layout.advances(event) {
                 *due += this.draw.itl_us() * 1000;
             }
         }

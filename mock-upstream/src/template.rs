@@ -88,6 +88,10 @@ pub struct Fill<'a> {
     pub echo: &'a Bytes,
 }
 
+/// What fills [`Fill::echo`] for templates without an echo slot: a static, so a fill makes and
+/// drops no `Bytes` for it.
+pub static NO_ECHO: Bytes = Bytes::new();
+
 /// Serialises as a map of one key, [`Slot::ECHO_SENTINEL`]: flattened into a wire type where
 /// the echoed keys go, it marks their place.
 #[derive(Debug, Clone, Copy)]

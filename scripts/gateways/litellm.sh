@@ -1,16 +1,24 @@
 #!/usr/bin/env bash
-# The LiteLLM proxy (litellm[proxy], PyPI) in front of the mock: a model gpt-4o-mini pointing at
-# the mock's /v1, no database. Run twice, as two gateways: "litellm-off" with message logging
-# turned off, and "litellm-defaults" with LiteLLM's defaults. Installs the package into a venv at
-# bench-out/gateways/litellm-venv, runs the profiles (scripts/gateways/lib.sh) direct and through
-# each, writes results and reports to bench-out/gateways/litellm-off and litellm-defaults, and
-# stops what it started.
+# The LiteLLM proxy (litellm[proxy], PyPI) in front of the mock, no database, as one model
+# gpt-4o-mini that clients call with OpenAI's chat API. PROVIDER says what LiteLLM calls the mock
+# as: openai (its /v1, the default), anthropic (/v1/messages), azure (Azure OpenAI's deployment
+# path), gemini (generateContent) or bedrock (Converse and its event stream), so the cost of
+# LiteLLM's translation shows against the OpenAI pass-through.
+#
+# With one provider, LiteLLM runs twice, as two gateways: "litellm-off" with message logging
+# turned off and "litellm-defaults" with LiteLLM's defaults (MODES), and the profiles run direct
+# and through each (scripts/gateways/lib.sh); names get the provider appended when it is not
+# openai (litellm-off-bedrock). With several (PROVIDER="openai anthropic azure gemini bedrock"),
+# one LiteLLM per provider runs with logging off, and the paired rounds call all of them in the
+# same shuffled rounds, so their translation costs are compared side by side; results go to
+# bench-out/gateways/litellm-providers. Installs the package into a venv at
+# bench-out/gateways/litellm-venv and stops what it started.
 #
 # 1.106.12 is the newest release whose [proxy] extra installs from PyPI here: from 1.108 on it
 # needs a `litellm-proxy` package the index does not have.
 #
-# Usage: scripts/gateways/litellm.sh   (LITELLM_VERSION=1.106.12 METHODS="paired ladder" DURATION=…
-#        MODES="off defaults")
+# Usage: scripts/gateways/litellm.sh   (PROVIDER=openai LITELLM_VERSION=1.106.12
+#        METHODS="paired ladder" DURATION=… MODES="off defaults")
 # The proxy handles tens of requests a second per core, so METHODS defaults to the paired rounds
 # and the ladder here; METHODS="paired constant ladder" runs the 5,000 req/s table as well.
 . "$(dirname "$0")/lib.sh"
@@ -18,38 +26,46 @@ need curl curl
 version=${LITELLM_VERSION:-1.106.12}
 venv="$root/bench-out/gateways/litellm-venv"
 METHODS=${METHODS:-paired ladder}
+PROVIDER=${PROVIDER:-openai}
 # The proxy keeps working off what it accepted after a constant-rate trial ends.
 SETTLE=${SETTLE:-30s}
+master_key=sk-gatebench-7f3c9a1e5b2d4c6e8a0b1c2d3e4f5a6b
 build
 if [ ! -x "$venv/bin/litellm" ] || ! "$venv/bin/pip" show litellm 2>/dev/null | grep -q "^Version: $version$"; then
   python3 -m venv "$venv"
   "$venv/bin/pip" install --quiet --disable-pip-version-check "litellm[proxy]==$version"
 fi
 start_mock
-port=18604
-extra_args=(--header "authorization: Bearer sk-gatebench-7f3c9a1e5b2d4c6e8a0b1c2d3e4f5a6b")
-for mode in ${MODES:-off defaults}; do
-  config="$work/litellm-$mode.yaml"
-  cat >"$config" <<YAML
-model_list:
-  - model_name: gpt-4o-mini
-    litellm_params:
-      model: openai/gpt-4o-mini
-      api_base: http://127.0.0.1:$mock_port/v1
-      api_key: sk-mock
-general_settings:
-  # The proxy refuses to start without a strong master key; requests carry it.
-  master_key: sk-gatebench-7f3c9a1e5b2d4c6e8a0b1c2d3e4f5a6b
-YAML
-  if [ "$mode" = off ]; then
-    cat >>"$config" <<YAML
-litellm_settings:
-  turn_off_message_logging: true
-  disable_spend_logs: true
-YAML
-  fi
+extra_args=(--header "authorization: Bearer $master_key")
+
+# litellm_params PROVIDER: how LiteLLM reaches the mock as that provider.
+litellm_params() {
+  local base="http://127.0.0.1:$mock_port"
+  case $1 in
+    openai) printf '      model: openai/gpt-4o-mini\n      api_base: %s/v1\n      api_key: sk-mock\n' "$base" ;;
+    anthropic) printf '      model: anthropic/claude-3-5-haiku-latest\n      api_base: %s\n      api_key: sk-ant-mock\n' "$base" ;;
+    azure) printf '      model: azure/gpt-4o-mini-prod\n      api_base: %s\n      api_version: "2024-10-21"\n      api_key: az-mock\n' "$base" ;;
+    gemini) printf '      model: gemini/gemini-2.0-flash\n      api_base: %s/v1beta\n      api_key: g-mock\n' "$base" ;;
+    bedrock) printf '      model: bedrock/converse/anthropic.claude-3-haiku-20240307-v1:0\n      aws_bedrock_runtime_endpoint: %s\n      aws_access_key_id: AKIDMOCK\n      aws_secret_access_key: not-checked\n      aws_region_name: us-east-1\n' "$base" ;;
+    *) echo "litellm: unknown PROVIDER $1 (openai, anthropic, azure, gemini, bedrock)" >&2; exit 2 ;;
+  esac
+}
+
+# start_litellm NAME PROVIDER MODE PORT: starts one proxy; sets $pid.
+start_litellm() {
+  local name=$1 provider=$2 mode=$3 port=$4
+  local config="$work/$name.yaml"
+  {
+    printf 'model_list:\n  - model_name: gpt-4o-mini\n    litellm_params:\n'
+    litellm_params "$provider"
+    printf 'general_settings:\n  # The proxy refuses to start without a strong master key; requests carry it.\n'
+    printf '  master_key: %s\n' "$master_key"
+    if [ "$mode" = off ]; then
+      printf 'litellm_settings:\n  turn_off_message_logging: true\n  disable_spend_logs: true\n'
+    fi
+  } >"$config"
   taskset -c 1 "$venv/bin/litellm" --config "$config" --host 127.0.0.1 --port "$port" \
-    --num_workers 1 >"$work/litellm-$mode.log" 2>&1 &
+    --num_workers 1 >"$work/$name.log" 2>&1 &
   pid=$!
   started+=("$pid")
   for _ in $(seq 600); do
@@ -57,9 +73,41 @@ YAML
     sleep 0.1
   done
   curl -s -o /dev/null "http://127.0.0.1:$port/health/liveliness" ||
-    { echo "litellm: did not start (log: $(tail -5 "$work/litellm-$mode.log"))" >&2; exit 2; }
-  run_methods "litellm-$mode" "http://127.0.0.1:$port/v1/chat/completions" \
-    "litellm[proxy] $version, 1 worker, no database" "$mode" "$pid"
-  kill "$pid" 2>/dev/null || true
-  wait "$pid" 2>/dev/null || true
+    { echo "litellm: $name did not start (log: $(tail -5 "$work/$name.log"))" >&2; exit 2; }
+}
+
+read -r -a providers <<<"$PROVIDER"
+if [ "${#providers[@]}" -eq 1 ]; then
+  port=18604
+  for mode in ${MODES:-off defaults}; do
+    name="litellm-$mode"
+    [ "$PROVIDER" = openai ] || name="$name-$PROVIDER"
+    start_litellm "$name" "$PROVIDER" "$mode" "$port"
+    run_methods "$name" "http://127.0.0.1:$port/v1/chat/completions" \
+      "litellm[proxy] $version, 1 worker, no database, calls the mock as $PROVIDER" "$mode" "$pid"
+    kill "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  done
+  exit 0
+fi
+
+# Several providers: one proxy each, all in the same paired rounds.
+out=${OUT:-$root/bench-out/gateways/litellm-providers}
+mkdir -p "$out"
+gateways=()
+port=18610
+for provider in "${providers[@]}"; do
+  start_litellm "litellm-$provider" "$provider" off "$port"
+  gateways+=(--gateway "litellm-$provider=http://127.0.0.1:$port/v1/chat/completions"
+    --gateway-info "litellm-$provider=litellm[proxy] $version, 1 worker, no database, calls the mock as $provider"
+    --gateway-recording "litellm-$provider=off" --sample-pid "litellm-$provider=$pid")
+  port=$((port + 1))
 done
+echo "== litellm providers: paired" >&2
+"$loadgen_bin" overhead --profile "$root/profiles/paired-latency.toml" \
+  --direct "$(direct_url)" "${gateways[@]}" "${extra_args[@]}" \
+  --twin "http://127.0.0.1:$twin_port/v1/chat/completions" \
+  --pin 0 --quiet --out "$out/paired.json" || true
+"$loadgen_bin" report "$out/paired.json" --format md --out "$out/paired.md"
+"$loadgen_bin" report "$out/paired.json" --format html --out "$out/paired.html"
+echo "results and reports in $out" >&2

@@ -117,10 +117,16 @@ impl ApiRoute for Chat {
     }
 
     fn stream(asked: &Asked<ChatExtra>, ending: Ending) -> Option<StreamApi> {
-        Some(StreamApi::Chat {
-            finish: finish(ending),
-            include_usage: asked.extra.include_usage,
-            dialect: asked.extra.dialect,
+        let (finish, include_usage) = (finish(ending), asked.extra.include_usage);
+        Some(match asked.extra.dialect {
+            Dialect::OpenAi => StreamApi::Chat {
+                finish,
+                include_usage,
+            },
+            Dialect::Azure => StreamApi::AzureChat {
+                finish,
+                include_usage,
+            },
         })
     }
 

@@ -12,7 +12,7 @@ use crate::payload::Payload;
 use crate::rejection::Rejection;
 use crate::sse::StreamApi;
 use crate::state::State;
-use crate::template::Fill;
+use crate::template::{Fill, NO_ECHO};
 
 /// Gemini's `generateContent` (`STREAM` false) or `streamGenerateContent` (true).
 pub struct Gemini<const STREAM: bool>;
@@ -97,7 +97,7 @@ impl<const STREAM: bool> ApiRoute for Gemini<STREAM> {
                 prompt_tokens: asked.prompt_tokens,
                 completion_tokens: u64::from(drawn.tokens),
                 sequence: 0,
-                echo: &Bytes::new(),
+                echo: &NO_ECHO,
             })
     }
 }

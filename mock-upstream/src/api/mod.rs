@@ -34,7 +34,7 @@ use crate::payload::Payload;
 use crate::rejection::Rejection;
 use crate::sse::StreamApi;
 use crate::state::State;
-use crate::template::{Fill, Template};
+use crate::template::{Fill, Template, NO_ECHO};
 use crate::tools::ToolAnswer;
 
 /// What a valid request asks of the pipeline, read by its API from the body.
@@ -124,6 +124,6 @@ pub fn text_answer<E>(
         prompt_tokens: asked.prompt_tokens,
         completion_tokens: u64::from(drawn.tokens),
         sequence: 0,
-        echo: &Bytes::new(),
+        echo: &NO_ECHO,
     })
 }

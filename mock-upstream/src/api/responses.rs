@@ -68,7 +68,7 @@ impl ApiRoute for Responses {
     fn stream(asked: &Asked<Bytes>, ending: Ending) -> Option<StreamApi> {
         Some(StreamApi::Responses {
             outcome: outcome(ending),
-            echo: asked.extra.clone(),
+            echo: Box::new(asked.extra.clone()),
         })
     }
 
