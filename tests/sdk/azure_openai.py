@@ -17,6 +17,13 @@ client = openai.AzureOpenAI(
 )
 messages = [{"role": "user", "content": "Say hello."}]
 
+
+def faults_429():
+    """How many 429s the mock has answered on purpose (its /metrics)."""
+    text = urllib.request.urlopen(base + "/metrics").read().decode()
+    line = next(l for l in text.splitlines() if l.startswith('mock_faults_total{status="429"}'))
+    return int(line.split()[-1])
+
 # Chat, whole: the deployment is the model, and Azure's content filter verdicts are there.
 r = client.chat.completions.create(model="gpt-4o-prod", messages=messages)
 assert r.model == "gpt-4o-prod", r.model
@@ -73,6 +80,16 @@ try:
     raise AssertionError("empty messages were accepted")
 except openai.BadRequestError as err:
     assert err.body["code"] == "empty_array", err.body
+
+# The SDK retries Azure's 429 (after its retry-after-ms): three tries, three 429s at the mock.
+before = faults_429()
+retrying = openai.AzureOpenAI(azure_endpoint=base, api_key="az-key", api_version="2024-10-21", max_retries=2)
+try:
+    retrying.chat.completions.create(model="gpt-4o-prod", messages=messages, extra_headers={"x-mock-status": "429"})
+    raise AssertionError("no 429")
+except openai.RateLimitError:
+    pass
+assert faults_429() - before == 3, faults_429() - before
 
 # Without api-version, Azure answers 404.
 request = urllib.request.Request(

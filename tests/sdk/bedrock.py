@@ -5,6 +5,7 @@ Prints "bedrock: ok" on success.
 """
 
 import sys
+import urllib.request
 
 import boto3
 from botocore.config import Config
@@ -13,14 +14,14 @@ from botocore.exceptions import ClientError, EventStreamError
 base = sys.argv[1]
 
 
-def client(key="AKIDGATEBENCH"):
+def client(key="AKIDGATEBENCH", attempts=1):
     return boto3.client(
         "bedrock-runtime",
         endpoint_url=base,
         region_name="us-east-1",
         aws_access_key_id=key,
         aws_secret_access_key="not-checked",
-        config=Config(retries={"max_attempts": 1, "mode": "standard"}),
+        config=Config(retries={"total_max_attempts": attempts, "mode": "standard"}),
     )
 
 
@@ -29,9 +30,16 @@ model = "anthropic.claude-3-haiku-20240307-v1:0"
 messages = [{"role": "user", "content": [{"text": "Say hello."}]}]
 
 
-def forced(header, value):
+def faults_429():
+    """How many 429s the mock has answered on purpose (its /metrics)."""
+    text = urllib.request.urlopen(base + "/metrics").read().decode()
+    line = next(l for l in text.splitlines() if l.startswith('mock_faults_total{status="429"}'))
+    return int(line.split()[-1])
+
+
+def forced(header, value, attempts=1):
     """A client whose requests carry one x-mock-* header."""
-    c = client()
+    c = client(attempts=attempts)
 
     def add(request, **_):
         request.headers[header] = value
@@ -86,6 +94,12 @@ assert error_code(lambda: client("AKIDWRONG").converse(modelId=model, messages=m
     "AccessDeniedException",
     403,
 )
+
+# boto3's standard retry mode retries ThrottlingException: three attempts, three 429s.
+before = faults_429()
+throttled = forced("x-mock-status", "429", attempts=3)
+assert error_code(lambda: throttled.converse(modelId=model, messages=messages))[0] == "ThrottlingException"
+assert faults_429() - before == 3, faults_429() - before
 
 # An error mid-stream is an exception message, which boto3 raises.
 stream = forced("x-mock-fault", "error@5").converse_stream(modelId=model, messages=messages)["stream"]

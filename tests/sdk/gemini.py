@@ -5,6 +5,7 @@ Prints "gemini: ok" on success.
 """
 
 import sys
+import urllib.request
 
 from google import genai
 from google.genai import errors, types
@@ -12,6 +13,13 @@ from google.genai import errors, types
 base = sys.argv[1]
 client = genai.Client(api_key="g-key", http_options=types.HttpOptions(base_url=base))
 model = "gemini-2.0-flash"
+
+
+def faults_429():
+    """How many 429s the mock has answered on purpose (its /metrics)."""
+    text = urllib.request.urlopen(base + "/metrics").read().decode()
+    line = next(l for l in text.splitlines() if l.startswith('mock_faults_total{status="429"}'))
+    return int(line.split()[-1])
 
 # Whole: text, finish reason, usage and the model from the path.
 r = client.models.generate_content(model=model, contents="Say hello.")
@@ -80,5 +88,21 @@ expect(
 bad = genai.Client(api_key="wrong", http_options=types.HttpOptions(base_url=base))
 err = expect(lambda: bad.models.generate_content(model=model, contents="x"), errors.ClientError, 400, "INVALID_ARGUMENT")
 assert "API key not valid" in err.message, err.message
+
+# The SDK retries RESOURCE_EXHAUSTED when asked to: three attempts, three 429s at the mock.
+before = faults_429()
+retrying = types.HttpOptions(
+    headers={"x-mock-status": "429"},
+    retry_options=types.HttpRetryOptions(attempts=3, initial_delay=0.05, max_delay=0.1),
+)
+expect(
+    lambda: client.models.generate_content(
+        model=model, contents="x", config=types.GenerateContentConfig(http_options=retrying)
+    ),
+    errors.ClientError,
+    429,
+    "RESOURCE_EXHAUSTED",
+)
+assert faults_429() - before == 3, faults_429() - before
 
 print("gemini: ok")
