@@ -270,3 +270,56 @@ fn a_closed_loop_run_can_send_a_fixed_count_after_its_warm_up() {
         assert!(err.contains("--requests needs --concurrency"), "{err}");
     }
 }
+
+#[test]
+fn every_providers_stream_keeps_the_latency_model() {
+    let mock = start_mock(Config {
+        latency: LatencyModel {
+            ttft: "50ms".parse().unwrap(),
+            itl: "10ms".parse().unwrap(),
+            tokens: "6".parse().unwrap(),
+            ..LatencyModel::default()
+        },
+        ..Config::default()
+    });
+    let base = format!("http://{}", mock.local_addr());
+    let user = "Say hello.";
+    let cases = [
+        (
+            format!("{base}/openai/deployments/d/chat/completions?api-version=2024-10-21"),
+            serde_json::json!({"messages": [{"role": "user", "content": user}], "stream": true}),
+        ),
+        (
+            format!("{base}/v1beta/models/g:streamGenerateContent?alt=sse"),
+            serde_json::json!({"contents": [{"parts": [{"text": user}]}]}),
+        ),
+        (
+            format!("{base}/model/m/converse-stream"),
+            serde_json::json!({"messages": [{"role": "user", "content": [{"text": user}]}]}),
+        ),
+    ];
+    for (target, body) in cases {
+        let (result, _) = run(
+            RunArgs {
+                rate: Some("20".into()),
+                duration: Some("1s".into()),
+                body: Some(body.to_string()),
+                ..args(target.clone())
+            },
+            vec![],
+        )
+        .unwrap();
+        let r = &result.runs[0];
+        assert_eq!(r.ok, 20, "{target}: {:?}", r.errors);
+        let m = &r.metrics;
+        // Never early, late by a little; room for a busy machine.
+        let (ttft, itl) = (m["ttft_service"].p50, m["itl"].p50);
+        assert!(
+            (50_000..=65_000).contains(&ttft),
+            "{target}: ttft {ttft} us"
+        );
+        assert!((8_000..=13_000).contains(&itl), "{target}: itl {itl} us");
+        assert_eq!(m["output_chunks"].min, 6, "{target}");
+        assert_eq!(m["output_tokens"].max, 6, "{target}");
+    }
+}
