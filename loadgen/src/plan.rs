@@ -64,16 +64,9 @@ pub enum PlanError {
     #[error("invalid --max-error-rate {0}: expected a fraction from 0 to 1, like 0.01")]
     ErrorRate(f64),
     #[error(
-        "impossible plan: at {rate} req/s with --timeout {timeout_s}s, a target that stops \
-         answering leaves up to {pending:.0} requests waiting at once, each held until its \
-         timeout; the most loadgen keeps is {most:.0}: lower --timeout or the rate"
+        "invalid --max-pending 0: expected the most requests held waiting at once, at least 1"
     )]
-    Pending {
-        rate: f64,
-        timeout_s: f64,
-        pending: f64,
-        most: f64,
-    },
+    MaxPending,
 }
 
 /// Open loop at a rate, or closed loop at a concurrency.
@@ -148,6 +141,9 @@ pub struct Plan {
     /// timeout.
     #[serde(rename = "grace_us", serialize_with = "opt_duration_us")]
     pub grace: Option<Duration>,
+    /// Most requests the open loop holds waiting at once, across its workers; those due past
+    /// it are counted `backlog`.
+    pub max_pending: u64,
     /// Spin window of the pacer.
     #[serde(rename = "spin_us", serialize_with = "duration_us")]
     pub spin: Duration,
@@ -192,9 +188,10 @@ fn opt_duration_us<S: serde::Serializer>(d: &Option<Duration>, s: S) -> Result<S
     }
 }
 
-/// Most requests an open loop may have waiting at once: at its rate, a target that stops
-/// answering leaves `rate × timeout` of them open, each holding memory until its timeout.
-pub(crate) const MAX_PENDING: f64 = 1_000_000.0;
+/// Most requests an open loop holds waiting at once by default (`--max-pending`): at its rate,
+/// a target that stops answering leaves `rate × timeout` of them open, each holding memory
+/// until its timeout; past the cap a due request is counted `backlog` instead of sent.
+pub(crate) const MAX_PENDING: u64 = 1_000_000;
 
 /// Most connections or threads a plan may ask for.
 pub(crate) const MAX_CONNECTIONS: usize = 100_000;

@@ -32,6 +32,9 @@ pub enum ErrorKind {
     /// Still in flight when the grace after the end of sending ran out (`--grace`, or a
     /// second Ctrl-C).
     Cancelled,
+    /// Not sent: the open loop already held `--max-pending` requests waiting (the target not
+    /// answering them), so this one was counted instead of queued.
+    Backlog,
 }
 
 impl ErrorKind {
@@ -47,6 +50,7 @@ impl ErrorKind {
             ErrorKind::Truncated => "truncated".into(),
             ErrorKind::Invalid => "invalid".into(),
             ErrorKind::Cancelled => "cancelled".into(),
+            ErrorKind::Backlog => "backlog".into(),
         }
     }
 }

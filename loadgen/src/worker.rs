@@ -178,6 +178,8 @@ async fn drive(
     let in_flight = Rc::new(InFlight::default());
     match spec.plan.load {
         Load::Open { rate, arrival } => {
+            // This worker's part of `--max-pending`.
+            let max_pending = spec.plan.max_pending.div_ceil(spec.plan.threads as u64) as usize;
             let pacer = Pacer::new(ctx.clock.clone(), spec.plan.spin)
                 .map_err(|e| format!("timerfd: {e}"))?;
             let (first, stride) = spec
@@ -196,6 +198,14 @@ async fn drive(
                     .map_err(|e| format!("timerfd: {e}"))?;
                 let dispatched_ns = ctx.clock.now_ns();
                 recorder.borrow_mut().dispatch(due_ns, dispatched_ns);
+                if in_flight.count.get() >= max_pending {
+                    // The target is not answering: count the request rather than hold it.
+                    recorder
+                        .borrow_mut()
+                        .failure(ErrorKind::Backlog, due_ns, dispatched_ns);
+                    spec.progress.failed.fetch_add(1, Relaxed);
+                    continue;
+                }
                 in_flight.start();
                 let (ctx, recorder, pool, in_flight) = (
                     ctx.clone(),

@@ -222,10 +222,7 @@ fn a_second_sigint_stops_waiting_at_once() {
 fn impossible_plans_are_refused_before_any_load() {
     let target = format!("http://{}/v1/chat/completions", stalled_target());
     for (args, expected) in [
-        (
-            vec!["--rate", "100k", "--timeout", "30s"],
-            "requests waiting at once",
-        ),
+        (vec!["--max-pending", "0"], "--max-pending"),
         (vec!["--duration", "0s"], "--duration"),
         (vec!["--connections", "1000"], "open files"),
     ] {
@@ -284,4 +281,58 @@ fn a_reader_that_goes_away_loses_no_result() {
     );
     let result = read_result(&out);
     assert_eq!(result["runs"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn requests_past_max_pending_are_counted_as_backlog_not_held() {
+    // 100k req/s with a 30 s timeout used to be refused; now the requests held at once are
+    // capped, and those due past the cap are counted as their own kind.
+    let target = format!("http://{}/v1/chat/completions", stalled_target());
+    let out = temp_dir("backlog").join("result.json");
+    let output = loadgen()
+        .args([
+            "run",
+            "--target",
+            &target,
+            "--rate",
+            "100k",
+            "--duration",
+            "1s",
+        ])
+        .args([
+            "--timeout",
+            "30s",
+            "--grace",
+            "100ms",
+            "--max-pending",
+            "200",
+        ])
+        .args(["--connections", "4", "--quiet"])
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    // Nothing answered, so the verdict is invalid (exit 1); the plan was not refused (exit 2).
+    assert_eq!(
+        output.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let result = read_result(&out);
+    assert_eq!(result["plan"]["max_pending"], 200);
+    let run = &result["runs"][0];
+    let errors = &run["errors"];
+    let (backlog, cancelled) = (
+        errors["backlog"].as_u64().unwrap_or(0),
+        errors["cancelled"].as_u64().unwrap_or(0),
+    );
+    // At most 200 were ever held; they end cancelled by the grace, the rest are backlog.
+    assert!(cancelled <= 200, "{errors}");
+    assert!(backlog > 10 * cancelled, "{errors}");
+    assert_eq!(
+        run["failed"].as_u64().unwrap(),
+        backlog + cancelled,
+        "{errors}"
+    );
 }

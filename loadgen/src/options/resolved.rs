@@ -54,6 +54,7 @@ pub fn run_args(args: &RunArgs, plan: &Plan) -> RunArgs {
         max_tokens: scenario_body.then(|| args.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS)),
         timeout: Some(format_us(plan.timeout.as_micros() as u64)),
         grace: plan.grace.map(|g| format_us(g.as_micros() as u64)),
+        max_pending: Some(plan.max_pending),
         spin: Some(format_us(plan.spin.as_micros() as u64)),
         seed: Some(plan.seed),
         shard: (plan.shard.count > 1).then(|| plan.shard.to_string()),
