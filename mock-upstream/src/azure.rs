@@ -1,21 +1,11 @@
-//! Azure OpenAI's endpoints: the deployment in the path, the required `api-version`, the
+//! Azure OpenAI's endpoints: the required `api-version`, the
 //! `api-key` header, and Azure's own error bodies (`{"error":{"code":"429","message":…}}`).
 //! The answers are OpenAI's, with Azure's content filter verdicts on chat completions
 //! (`catalog::Dialect::Azure`).
 
-use bytes::Bytes;
 use hyper::{StatusCode, Uri};
 
 use crate::rejection::Rejection;
-use crate::template::json_escaped;
-
-/// The deployment of `/openai/deployments/{deployment}/…`, JSON-escaped: the model a request
-/// without one answers as.
-pub fn deployment(path: &str) -> Option<Bytes> {
-    let rest = path.strip_prefix("/openai/deployments/")?;
-    let (name, _) = rest.split_once('/')?;
-    (!name.is_empty()).then(|| Bytes::from(json_escaped(name)))
-}
 
 /// Azure refuses a request without `api-version`, except on its versionless `/openai/v1/`
 /// endpoints.
@@ -78,13 +68,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn deployments_and_versions_are_read_from_the_request_line() {
-        assert_eq!(
-            deployment("/openai/deployments/gpt-4o-prod/chat/completions").as_deref(),
-            Some(&b"gpt-4o-prod"[..])
-        );
-        assert_eq!(deployment("/openai/deployments//chat/completions"), None);
-        assert_eq!(deployment("/v1/chat/completions"), None);
+    fn a_version_is_required_but_on_the_versionless_paths() {
         let uri = |s: &str| s.parse::<Uri>().unwrap();
         let path = "/openai/deployments/d/chat/completions";
         assert!(check_version(&uri(&format!("{path}?api-version=2024-10-21"))).is_ok());

@@ -143,12 +143,12 @@ pub async fn receive(
             .then(gatebench_shared::clock::monotonic_ns)
     });
     let path_model = match provider {
-        Provider::Azure => crate::azure::deployment(req.uri().path()),
-        Provider::Gemini => crate::api::gemini_model(req.uri().path()),
-        Provider::Bedrock => crate::api::bedrock_model(req.uri().path()),
-        _ => None,
-    }
-    .map(Box::new);
+        Provider::Azure | Provider::Gemini | Provider::Bedrock => {
+            crate::router::model_in_path(req.uri().path())
+                .map(|model| Box::new(Bytes::from(json_escaped(model))))
+        }
+        Provider::OpenAi | Provider::Anthropic => None,
+    };
     let (parts, body) = req.into_parts();
     let limit = state.config.max_body_bytes;
     let timeout = state.config.body_timeout;

@@ -85,6 +85,24 @@ fn azure(path: &str) -> Option<AzureApi> {
     }
 }
 
+/// The model a path names: Azure OpenAI's deployment (`/openai/deployments/{deployment}/…`),
+/// Gemini's model (`/v1beta/models/{model}:…`, also under `/v1/models/`) or Bedrock's model id
+/// (`/model/{modelId}/converse…`, as the SDK writes it, `%3A` and all); the model of a request
+/// whose body names none.
+pub fn model_in_path(path: &str) -> Option<&str> {
+    let model = if let Some(rest) = path.strip_prefix("/openai/deployments/") {
+        rest.split_once('/')?.0
+    } else if let Some(rest) = path
+        .strip_prefix("/v1beta/models/")
+        .or_else(|| path.strip_prefix("/v1/models/"))
+    {
+        rest.split_once(':')?.0
+    } else {
+        path.strip_prefix("/model/")?.split_once('/')?.0
+    };
+    (!model.is_empty()).then_some(model)
+}
+
 /// The Bedrock Converse route at `path`, if any.
 fn bedrock(path: &str) -> Option<Route<'static>> {
     let (model, method) = path.strip_prefix("/model/")?.split_once('/')?;
@@ -240,5 +258,32 @@ mod tests {
             route(&Method::GET, "/openai/deployments/x/chat/completions"),
             Route::MethodNotAllowed { allow: "POST" }
         );
+    }
+
+    #[test]
+    fn the_model_a_path_names() {
+        let cases = [
+            (
+                "/openai/deployments/gpt-4o-prod/chat/completions",
+                Some("gpt-4o-prod"),
+            ),
+            ("/openai/deployments//chat/completions", None),
+            (
+                "/v1beta/models/gemini-2.0-flash:generateContent",
+                Some("gemini-2.0-flash"),
+            ),
+            ("/v1/models/g:streamGenerateContent", Some("g")),
+            ("/v1beta/models/:generateContent", None),
+            ("/v1beta/models/g", None),
+            (
+                "/model/anthropic.claude-3-haiku-20240307-v1%3A0/converse",
+                Some("anthropic.claude-3-haiku-20240307-v1%3A0"),
+            ),
+            ("/model//converse", None),
+            ("/v1/chat/completions", None),
+        ];
+        for (path, model) in cases {
+            assert_eq!(model_in_path(path), model, "{path}");
+        }
     }
 }

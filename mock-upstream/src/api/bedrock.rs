@@ -1,8 +1,8 @@
 //! `POST /model/{modelId}/converse` and `/converse-stream`: AWS Bedrock's Converse API. The
-//! model is in the path; whether the answer streams is too, so each is its own route type
-//! ([`Bedrock<false>`], [`Bedrock<true>`]). A stream is AWS's binary event stream.
+//! model is in the path (`router::model_in_path`); whether the answer streams is too, so each
+//! is its own route type ([`Bedrock<false>`], [`Bedrock<true>`]). A stream is AWS's binary event
+//! stream.
 
-use bytes::Bytes;
 use gatebench_shared::wire::bedrock::{ConverseRequest, StopReason};
 
 use super::{ApiRoute, Asked, Drawn, Ending};
@@ -16,14 +16,6 @@ use crate::template::{Fill, NO_ECHO};
 
 /// Bedrock's `converse` (`STREAM` false) or `converse-stream` (true).
 pub struct Bedrock<const STREAM: bool>;
-
-/// The model id of `/model/{modelId}/converse…`, as the path writes it (SDKs percent-encode
-/// the `:` of versioned ids), JSON-escaped.
-pub fn bedrock_model(path: &str) -> Option<Bytes> {
-    let rest = path.strip_prefix("/model/")?;
-    let (model, _) = rest.split_once('/')?;
-    (!model.is_empty()).then(|| Bytes::from(crate::template::json_escaped(model)))
-}
 
 impl<const STREAM: bool> ApiRoute for Bedrock<STREAM> {
     const API: Api = Api::Bedrock;
@@ -90,20 +82,5 @@ pub fn stop(ending: Ending) -> StopReason {
         Ending::Done => StopReason::EndTurn,
         Ending::Capped => StopReason::MaxTokens,
         Ending::Filtered => StopReason::ContentFiltered,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_model_is_read_from_the_path() {
-        assert_eq!(
-            bedrock_model("/model/anthropic.claude-3-haiku-20240307-v1%3A0/converse").as_deref(),
-            Some(&b"anthropic.claude-3-haiku-20240307-v1%3A0"[..])
-        );
-        assert_eq!(bedrock_model("/model//converse"), None);
-        assert_eq!(bedrock_model("/v1/converse"), None);
     }
 }

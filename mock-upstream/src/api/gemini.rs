@@ -1,8 +1,7 @@
 //! `POST /v1beta/models/{model}:generateContent` and `:streamGenerateContent?alt=sse`: Google's
-//! Gemini API. The model is in the path; whether the answer streams is too, so each is its own
-//! route type ([`Gemini<false>`], [`Gemini<true>`]).
+//! Gemini API. The model is in the path (`router::model_in_path`); whether the answer streams is
+//! too, so each is its own route type ([`Gemini<false>`], [`Gemini<true>`]).
 
-use bytes::Bytes;
 use gatebench_shared::wire::gemini::{FinishReason, GenerateContentRequest};
 
 use super::{ApiRoute, Asked, Drawn, Ending};
@@ -16,15 +15,6 @@ use crate::template::{Fill, NO_ECHO};
 
 /// Gemini's `generateContent` (`STREAM` false) or `streamGenerateContent` (true).
 pub struct Gemini<const STREAM: bool>;
-
-/// The model of `/v1beta/models/{model}:…` (or `/v1/models/…`), JSON-escaped.
-pub fn gemini_model(path: &str) -> Option<Bytes> {
-    let rest = path
-        .strip_prefix("/v1beta/models/")
-        .or_else(|| path.strip_prefix("/v1/models/"))?;
-    let (model, _) = rest.split_once(':')?;
-    (!model.is_empty()).then(|| Bytes::from(crate::template::json_escaped(model)))
-}
 
 impl<const STREAM: bool> ApiRoute for Gemini<STREAM> {
     const API: Api = Api::Gemini;
@@ -108,24 +98,5 @@ pub fn finish(ending: Ending) -> FinishReason {
         Ending::Done => FinishReason::Stop,
         Ending::Capped => FinishReason::MaxTokens,
         Ending::Filtered => FinishReason::Safety,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_model_is_read_from_the_path() {
-        assert_eq!(
-            gemini_model("/v1beta/models/gemini-2.0-flash:generateContent").as_deref(),
-            Some(&b"gemini-2.0-flash"[..])
-        );
-        assert_eq!(
-            gemini_model("/v1/models/g:streamGenerateContent").as_deref(),
-            Some(&b"g"[..])
-        );
-        assert_eq!(gemini_model("/v1beta/models/:generateContent"), None);
-        assert_eq!(gemini_model("/v1beta/models/g"), None);
     }
 }

@@ -19,11 +19,11 @@ use bytes::Bytes;
 use hyper::HeaderMap;
 use serde::Deserialize;
 
-pub use bedrock::{bedrock_model, Bedrock};
+pub use bedrock::Bedrock;
 pub use chat::Chat;
 pub use completions::Completions;
 pub use embeddings::Embeddings;
-pub use gemini::{gemini_model, Gemini};
+pub use gemini::Gemini;
 pub use messages::Messages;
 pub use pipeline::{answer, refused};
 pub use responses::Responses;
