@@ -88,9 +88,9 @@ pub struct Fill<'a> {
     pub echo: &'a Bytes,
 }
 
-/// What fills [`Fill::echo`] for templates without an echo slot: a static, so a fill makes and
-/// drops no `Bytes` for it.
-pub static NO_ECHO: Bytes = Bytes::new();
+/// An empty value for a slot (no content yet, no echo): a static, so a fill makes and drops no
+/// `Bytes` for it.
+pub static EMPTY: Bytes = Bytes::new();
 
 /// Serialises as a map of one key, [`Slot::ECHO_SENTINEL`]: flattened into a wire type where
 /// the echoed keys go, it marks their place.

@@ -5,14 +5,13 @@
 
 use gatebench_shared::wire::bedrock::{ConverseRequest, StopReason};
 
-use super::{ApiRoute, Asked, Drawn, Ending};
+use super::{text_answer, ApiRoute, Asked, Drawn, Ending};
 use crate::config::Api;
 use crate::inbound::Inbound;
 use crate::payload::Payload;
 use crate::rejection::Rejection;
 use crate::sse::StreamApi;
 use crate::state::State;
-use crate::template::{Fill, NO_ECHO};
 
 /// Bedrock's `converse` (`STREAM` false) or `converse-stream` (true).
 pub struct Bedrock<const STREAM: bool>;
@@ -65,14 +64,12 @@ impl<const STREAM: bool> ApiRoute for Bedrock<STREAM> {
     }
 
     fn whole(state: &State, asked: &Asked<()>, drawn: &Drawn) -> Payload {
-        state.catalog.bedrock.whole(stop(drawn.ending)).fill(&Fill {
-            model: &asked.model,
-            content: &state.catalog.content(drawn.tokens),
-            prompt_tokens: asked.prompt_tokens,
-            completion_tokens: u64::from(drawn.tokens),
-            sequence: 0,
-            echo: &NO_ECHO,
-        })
+        text_answer(
+            state,
+            state.catalog.bedrock.whole(stop(drawn.ending)),
+            asked,
+            drawn,
+        )
     }
 }
 

@@ -4,14 +4,13 @@
 
 use gatebench_shared::wire::gemini::{FinishReason, GenerateContentRequest};
 
-use super::{ApiRoute, Asked, Drawn, Ending};
+use super::{text_answer, ApiRoute, Asked, Drawn, Ending};
 use crate::config::Api;
 use crate::inbound::Inbound;
 use crate::payload::Payload;
 use crate::rejection::Rejection;
 use crate::sse::StreamApi;
 use crate::state::State;
-use crate::template::{Fill, NO_ECHO};
 
 /// Gemini's `generateContent` (`STREAM` false) or `streamGenerateContent` (true).
 pub struct Gemini<const STREAM: bool>;
@@ -77,18 +76,12 @@ impl<const STREAM: bool> ApiRoute for Gemini<STREAM> {
     }
 
     fn whole(state: &State, asked: &Asked<()>, drawn: &Drawn) -> Payload {
-        state
-            .catalog
-            .gemini
-            .whole(finish(drawn.ending))
-            .fill(&Fill {
-                model: &asked.model,
-                content: &state.catalog.content(drawn.tokens),
-                prompt_tokens: asked.prompt_tokens,
-                completion_tokens: u64::from(drawn.tokens),
-                sequence: 0,
-                echo: &NO_ECHO,
-            })
+        text_answer(
+            state,
+            state.catalog.gemini.whole(finish(drawn.ending)),
+            asked,
+            drawn,
+        )
     }
 }
 

@@ -34,7 +34,7 @@ use crate::payload::Payload;
 use crate::rejection::Rejection;
 use crate::sse::StreamApi;
 use crate::state::State;
-use crate::template::{Fill, Template, NO_ECHO};
+use crate::template::{Fill, Template, EMPTY};
 use crate::tools::ToolAnswer;
 
 /// What a valid request asks of the pipeline, read by its API from the body.
@@ -112,11 +112,24 @@ pub trait ApiRoute {
 }
 
 /// `template` filled with the request's model and the drawn text: a whole answer of text.
+#[inline]
 pub fn text_answer<E>(
     state: &State,
     template: &Template,
     asked: &Asked<E>,
     drawn: &Drawn,
+) -> Payload {
+    echoing_answer(state, template, asked, drawn, &EMPTY)
+}
+
+/// [`text_answer`] with `echo` in the template's echo slot (the Responses API's parameters).
+#[inline]
+pub fn echoing_answer<E>(
+    state: &State,
+    template: &Template,
+    asked: &Asked<E>,
+    drawn: &Drawn,
+    echo: &Bytes,
 ) -> Payload {
     template.fill(&Fill {
         model: &asked.model,
@@ -124,6 +137,6 @@ pub fn text_answer<E>(
         prompt_tokens: asked.prompt_tokens,
         completion_tokens: u64::from(drawn.tokens),
         sequence: 0,
-        echo: &NO_ECHO,
+        echo,
     })
 }

@@ -3,7 +3,7 @@
 use bytes::Bytes;
 use gatebench_shared::wire::responses::ResponsesRequest;
 
-use super::{ApiRoute, Asked, Drawn, Ending};
+use super::{echoing_answer, ApiRoute, Asked, Drawn, Ending};
 use crate::catalog::Outcome;
 use crate::config::Api;
 use crate::inbound::Inbound;
@@ -11,7 +11,6 @@ use crate::payload::Payload;
 use crate::rejection::Rejection;
 use crate::sse::StreamApi;
 use crate::state::State;
-use crate::template::Fill;
 
 /// OpenAI's Responses API.
 pub struct Responses;
@@ -78,14 +77,8 @@ impl ApiRoute for Responses {
         if let Some(tool) = &drawn.tool {
             return tool.responses_whole(state, outcome, &asked.extra);
         }
-        state.catalog.responses.response(outcome).fill(&Fill {
-            model: &asked.model,
-            content: &state.catalog.content(drawn.tokens),
-            prompt_tokens: asked.prompt_tokens,
-            completion_tokens: u64::from(drawn.tokens),
-            sequence: 0,
-            echo: &asked.extra,
-        })
+        let template = state.catalog.responses.response(outcome);
+        echoing_answer(state, template, asked, drawn, &asked.extra)
     }
 }
 

@@ -5,9 +5,9 @@ use gatebench_shared::wire::anthropic::{
     BlockDelta, BlockStart, BlockStop, Message, MessageDelta, MessageStart, OutputUsage, StopDelta,
     StopReason, TextBlock, Usage,
 };
-use hyper::header::{HeaderMap, HeaderName, HeaderValue, CACHE_CONTROL, CONTENT_TYPE};
+use hyper::header::{HeaderMap, HeaderValue, CACHE_CONTROL};
 
-use super::HeaderSet;
+use super::{header_map, HeaderSet};
 use crate::template::{permanent, Slot, Template};
 
 /// `id` of every message, constant so the same request always gets the same bytes.
@@ -198,21 +198,15 @@ fn event_bytes(name: &str, data: &impl serde::Serialize) -> Bytes {
 /// The headers Anthropic sends, with fixed, plausible values (the reset times are added per
 /// answer: `HeaderSet::with_resets`).
 fn headers(content_type: &'static str) -> HeaderMap {
-    let mut h = HeaderMap::with_capacity(12);
-    let fixed = [
-        ("request-id", REQUEST_ID),
-        ("anthropic-organization-id", "gatebench-mock"),
-        ("anthropic-ratelimit-requests-limit", "4000"),
-        ("anthropic-ratelimit-requests-remaining", "3999"),
-        ("anthropic-ratelimit-tokens-limit", "400000"),
-        ("anthropic-ratelimit-tokens-remaining", "399990"),
-    ];
-    h.insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
-    for (name, value) in fixed {
-        h.insert(
-            HeaderName::from_static(name),
-            HeaderValue::from_static(value),
-        );
-    }
-    h
+    header_map(
+        content_type,
+        &[
+            ("request-id", REQUEST_ID),
+            ("anthropic-organization-id", "gatebench-mock"),
+            ("anthropic-ratelimit-requests-limit", "4000"),
+            ("anthropic-ratelimit-requests-remaining", "3999"),
+            ("anthropic-ratelimit-tokens-limit", "400000"),
+            ("anthropic-ratelimit-tokens-remaining", "399990"),
+        ],
+    )
 }

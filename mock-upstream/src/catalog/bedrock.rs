@@ -9,9 +9,9 @@ use gatebench_shared::wire::bedrock::{
     BlockStop, ConverseResponse, MessageStart, MessageStop, Metrics, Output, OutputMessage,
     StopReason, StreamMetadata, TextBlock, Usage,
 };
-use hyper::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE};
+use hyper::header::HeaderMap;
 
-use super::{HeaderSet, REQUEST_ID};
+use super::{header_map, HeaderSet, REQUEST_ID};
 use crate::template::{permanent, Slot, Template};
 
 /// The pre-encoded Converse answers. Arrays are indexed by [`StopReason`].
@@ -137,13 +137,7 @@ fn event(event_type: &str, value: &impl serde::Serialize) -> Bytes {
 
 /// The headers Bedrock sends, with fixed, plausible values.
 fn headers(content_type: &'static str) -> HeaderMap {
-    let mut h = HeaderMap::with_capacity(2);
-    h.insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
-    h.insert(
-        HeaderName::from_static("x-amzn-requestid"),
-        HeaderValue::from_static(REQUEST_ID),
-    );
-    h
+    header_map(content_type, &[("x-amzn-requestid", REQUEST_ID)])
 }
 
 #[cfg(test)]

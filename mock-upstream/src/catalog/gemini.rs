@@ -4,9 +4,9 @@
 use gatebench_shared::wire::gemini::{
     Candidate, FinishReason, GenerateContentResponse, ModelContent, TextPart, UsageMetadata,
 };
-use hyper::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE};
+use hyper::header::HeaderMap;
 
-use super::HeaderSet;
+use super::{header_map, HeaderSet};
 use crate::template::{Slot, Template};
 
 /// `responseId` of every response, constant so the same request always gets the same bytes.
@@ -89,20 +89,14 @@ fn event(value: &impl serde::Serialize) -> Template {
 
 /// The headers Google's API sends, with fixed, plausible values.
 fn headers(content_type: &'static str) -> HeaderMap {
-    let mut h = HeaderMap::with_capacity(8);
-    let fixed = [
-        ("vary", "Origin, X-Origin, Referer"),
-        ("server", "scaffolding on HTTPServer2"),
-        ("x-xss-protection", "0"),
-        ("x-frame-options", "SAMEORIGIN"),
-        ("x-content-type-options", "nosniff"),
-    ];
-    h.insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
-    for (name, value) in fixed {
-        h.insert(
-            HeaderName::from_static(name),
-            HeaderValue::from_static(value),
-        );
-    }
-    h
+    header_map(
+        content_type,
+        &[
+            ("vary", "Origin, X-Origin, Referer"),
+            ("server", "scaffolding on HTTPServer2"),
+            ("x-xss-protection", "0"),
+            ("x-frame-options", "SAMEORIGIN"),
+            ("x-content-type-options", "nosniff"),
+        ],
+    )
 }

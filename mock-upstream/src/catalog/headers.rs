@@ -6,7 +6,7 @@ use std::cell::RefCell;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use bytes::{BufMut, Bytes, BytesMut};
-use hyper::header::{HeaderMap, HeaderName, HeaderValue};
+use hyper::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE};
 
 use crate::payload::Piece;
 
@@ -134,6 +134,20 @@ pub fn next_second() -> HeaderValue {
         }
         cache.1.clone()
     })
+}
+
+/// A provider's fixed headers as a map: `content-type` first, then `fixed` in their order (the
+/// order the own HTTP/1.1 server writes them in).
+pub fn header_map(content_type: &'static str, fixed: &[(&'static str, &'static str)]) -> HeaderMap {
+    let mut map = HeaderMap::with_capacity(fixed.len() + 2);
+    map.insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
+    for (name, value) in fixed {
+        map.insert(
+            HeaderName::from_static(name),
+            HeaderValue::from_static(value),
+        );
+    }
+    map
 }
 
 /// Appends `name: value\r\n`.

@@ -18,12 +18,14 @@ pub use bedrock::BedrockCatalog;
 pub use chat::{ChatTemplates, Dialect};
 pub use completions::CompletionsCatalog;
 pub use gemini::GeminiCatalog;
-pub use headers::{next_second, put_decimal, put_header, FixedHeaders, HeaderSet, PROCESSING_MS};
+pub use headers::{
+    header_map, next_second, put_decimal, put_header, FixedHeaders, HeaderSet, PROCESSING_MS,
+};
 pub use responses::{EventText, Outcome, ResponsesCatalog, RESPONSE_ID};
 
 use bytes::Bytes;
 use gatebench_shared::wire::openai::{Model, ModelList};
-use hyper::header::{HeaderMap, HeaderName, HeaderValue, CACHE_CONTROL, CONTENT_TYPE};
+use hyper::header::{HeaderMap, HeaderValue, CACHE_CONTROL};
 
 use crate::config::Config;
 use crate::template::{json_escaped, permanent};
@@ -65,6 +67,17 @@ const PROCESSING_MS_TABLE: u64 = 1_000;
 pub enum UsageKey {
     Absent = 0,
     Null = 1,
+}
+
+impl UsageKey {
+    /// The key of a stream that asked for its usage (`include_usage`) or not.
+    pub fn of(include_usage: bool) -> UsageKey {
+        if include_usage {
+            UsageKey::Null
+        } else {
+            UsageKey::Absent
+        }
+    }
 }
 
 /// The pre-encoded responses of one server.
@@ -256,52 +269,40 @@ fn models_body(models: &[String]) -> Bytes {
 
 /// The headers OpenAI sends on a completion, with fixed, plausible values.
 fn openai_headers(content_type: &'static str) -> HeaderMap {
-    let mut h = HeaderMap::with_capacity(16);
-    let fixed = [
-        ("openai-organization", "gatebench-mock"),
-        ("openai-version", "2020-10-01"),
-        ("x-request-id", REQUEST_ID),
-        ("x-ratelimit-limit-requests", "10000"),
-        ("x-ratelimit-limit-tokens", "30000000"),
-        ("x-ratelimit-remaining-requests", "9999"),
-        ("x-ratelimit-remaining-tokens", "29999990"),
-        ("x-ratelimit-reset-requests", "6ms"),
-        ("x-ratelimit-reset-tokens", "0s"),
-    ];
-    h.insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
-    h.insert(PROCESSING_MS, HeaderValue::from_static("0"));
-    for (name, value) in fixed {
-        h.insert(
-            HeaderName::from_static(name),
-            HeaderValue::from_static(value),
-        );
-    }
-    h
+    header_map(
+        content_type,
+        &[
+            ("openai-processing-ms", "0"),
+            ("openai-organization", "gatebench-mock"),
+            ("openai-version", "2020-10-01"),
+            ("x-request-id", REQUEST_ID),
+            ("x-ratelimit-limit-requests", "10000"),
+            ("x-ratelimit-limit-tokens", "30000000"),
+            ("x-ratelimit-remaining-requests", "9999"),
+            ("x-ratelimit-remaining-tokens", "29999990"),
+            ("x-ratelimit-reset-requests", "6ms"),
+            ("x-ratelimit-reset-tokens", "0s"),
+        ],
+    )
 }
 
 /// The headers Azure OpenAI sends on a completion, with fixed, plausible values.
 fn azure_headers(content_type: &'static str) -> HeaderMap {
-    let mut h = HeaderMap::with_capacity(12);
-    let fixed = [
-        ("apim-request-id", REQUEST_ID),
-        ("x-request-id", REQUEST_ID),
-        ("x-ms-region", "East US"),
-        ("x-ms-rai-invoked", "true"),
-        ("x-ratelimit-limit-requests", "10000"),
-        ("x-ratelimit-limit-tokens", "30000000"),
-        ("x-ratelimit-remaining-requests", "9999"),
-        ("x-ratelimit-remaining-tokens", "29999990"),
-        ("azureml-model-session", "gatebench-mock"),
-        ("x-content-type-options", "nosniff"),
-    ];
-    h.insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
-    for (name, value) in fixed {
-        h.insert(
-            HeaderName::from_static(name),
-            HeaderValue::from_static(value),
-        );
-    }
-    h
+    header_map(
+        content_type,
+        &[
+            ("apim-request-id", REQUEST_ID),
+            ("x-request-id", REQUEST_ID),
+            ("x-ms-region", "East US"),
+            ("x-ms-rai-invoked", "true"),
+            ("x-ratelimit-limit-requests", "10000"),
+            ("x-ratelimit-limit-tokens", "30000000"),
+            ("x-ratelimit-remaining-requests", "9999"),
+            ("x-ratelimit-remaining-tokens", "29999990"),
+            ("azureml-model-session", "gatebench-mock"),
+            ("x-content-type-options", "nosniff"),
+        ],
+    )
 }
 
 #[cfg(test)]
@@ -403,7 +404,7 @@ mod tests {
         assert_eq!(catalog.fixed_map(json(7))[PROCESSING_MS], "7");
         assert_eq!(catalog.fixed_map(json(123_456))[PROCESSING_MS], "123456");
         assert_eq!(
-            catalog.fixed_map(FixedHeaders::OpenAiSse)[CONTENT_TYPE],
+            catalog.fixed_map(FixedHeaders::OpenAiSse)[hyper::header::CONTENT_TYPE],
             "text/event-stream; charset=utf-8"
         );
         let mut out = bytes::BytesMut::new();

@@ -14,7 +14,7 @@ use crate::catalog::{Dialect, EventText, Outcome, UsageKey};
 use crate::config::StreamFault;
 use crate::payload::{Payload, Sink};
 use crate::state::State;
-use crate::template::Fill;
+use crate::template::{Fill, EMPTY};
 use crate::tools::ToolAnswer;
 
 /// What one stream sends, decided when the request arrives.
@@ -64,6 +64,20 @@ pub enum StreamApi {
 }
 
 impl StreamPlan {
+    /// The values that fill event `event`'s template: this stream's model and usage, with no
+    /// content (set per token) and no echo.
+    #[inline(always)]
+    fn fill(&self, event: u32) -> Fill<'_> {
+        Fill {
+            model: &self.model,
+            content: &EMPTY,
+            prompt_tokens: self.prompt_tokens,
+            completion_tokens: u64::from(self.tokens),
+            sequence: u64::from(event),
+            echo: &EMPTY,
+        }
+    }
+
     /// Appends the provider's in-stream error event, sent in place of event `event`.
     pub(super) fn encode_error<S: Sink>(&self, state: &State, event: u32, sink: &mut S) {
         let error: &'static [u8] = match &self.api {
@@ -82,12 +96,9 @@ impl StreamPlan {
             }
             StreamApi::Responses { echo, .. } => {
                 let fill = Fill {
-                    model: &self.model,
-                    content: &Bytes::new(),
-                    prompt_tokens: self.prompt_tokens,
                     completion_tokens: 0,
-                    sequence: u64::from(event),
                     echo,
+                    ..self.fill(event)
                 };
                 state.catalog.responses.failed().fill_into(sink, &fill);
                 return;
@@ -224,19 +235,10 @@ impl StreamPlan {
         sink: &mut S,
     ) {
         let catalog = &state.catalog.gemini;
-        let empty = Bytes::new();
-        let fill = Fill {
-            model: &self.model,
-            content: if self.tokens == 0 {
-                &empty
-            } else {
-                state.catalog.token(event)
-            },
-            prompt_tokens: self.prompt_tokens,
-            completion_tokens: u64::from(self.tokens),
-            sequence: u64::from(event),
-            echo: &empty,
-        };
+        let mut fill = self.fill(event);
+        if self.tokens > 0 {
+            fill.content = state.catalog.token(event);
+        }
         if event + 1 >= self.tokens {
             catalog.last_chunk(finish).fill_into(sink, &fill);
         } else {
@@ -254,20 +256,8 @@ impl StreamPlan {
         sink: &mut S,
     ) {
         let catalog = &state.catalog.completions;
-        let usage = if include_usage {
-            UsageKey::Null
-        } else {
-            UsageKey::Absent
-        };
-        let empty = Bytes::new();
-        let mut fill = Fill {
-            model: &self.model,
-            content: &empty,
-            prompt_tokens: self.prompt_tokens,
-            completion_tokens: u64::from(self.tokens),
-            sequence: u64::from(event),
-            echo: &empty,
-        };
+        let usage = UsageKey::of(include_usage);
+        let mut fill = self.fill(event);
         let n = self.tokens;
         match event {
             e if e < n => {
@@ -290,9 +280,8 @@ impl StreamPlan {
     ) {
         let (template, text) = state.catalog.responses.event(event, self.tokens, outcome);
         let whole;
-        let empty = Bytes::new();
         let content = match text {
-            EventText::None => &empty,
+            EventText::None => &EMPTY,
             EventText::Token(k) => state.catalog.token(k),
             EventText::Whole => {
                 whole = state.catalog.content(self.tokens);
@@ -300,27 +289,16 @@ impl StreamPlan {
             }
         };
         let fill = Fill {
-            model: &self.model,
             content,
-            prompt_tokens: self.prompt_tokens,
-            completion_tokens: u64::from(self.tokens),
-            sequence: u64::from(event),
             echo,
+            ..self.fill(event)
         };
         template.fill_into(sink, &fill);
     }
 
     fn encode_messages<S: Sink>(&self, state: &State, event: u32, stop: StopReason, sink: &mut S) {
         let catalog = &state.catalog.anthropic;
-        let empty = Bytes::new();
-        let mut fill = Fill {
-            model: &self.model,
-            content: &empty,
-            prompt_tokens: self.prompt_tokens,
-            completion_tokens: u64::from(self.tokens),
-            sequence: u64::from(event),
-            echo: &empty,
-        };
+        let mut fill = self.fill(event);
         let n = self.tokens;
         match event {
             0 => catalog.message_start().fill_into(sink, &fill),
@@ -347,20 +325,8 @@ impl StreamPlan {
         sink: &mut S,
     ) {
         let catalog = state.catalog.chat(dialect);
-        let usage = if include_usage {
-            UsageKey::Null
-        } else {
-            UsageKey::Absent
-        };
-        let empty = Bytes::new();
-        let mut fill = Fill {
-            model: &self.model,
-            content: &empty,
-            prompt_tokens: self.prompt_tokens,
-            completion_tokens: u64::from(self.tokens),
-            sequence: u64::from(event),
-            echo: &empty,
-        };
+        let usage = UsageKey::of(include_usage);
+        let mut fill = self.fill(event);
         let n = self.tokens;
         match event {
             0 => catalog.chunk_role(usage).fill_into(sink, &fill),
