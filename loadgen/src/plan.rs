@@ -264,9 +264,26 @@ pub fn parse_rate(text: &str) -> Result<f64, PlanError> {
 
 /// The path methods of a Gemini and a Bedrock stream: a target with one streams whatever its
 /// body says.
-pub(crate) const STREAM_METHODS: [&str; 2] = [":streamGenerateContent", "/converse-stream"];
+const STREAM_METHODS: [&str; 2] = [":streamGenerateContent", "/converse-stream"];
 
+/// What each request of a run to `urls` carries: a scenario's body, or the user's. It streams
+/// when its body says `"stream": true`, or when a URL says so in its path (Gemini, Bedrock).
 pub(crate) fn request_spec(
+    scenario: Option<&str>,
+    body: Option<&str>,
+    headers: &[String],
+    model: &str,
+    max_tokens: u64,
+    urls: &[&str],
+) -> Result<RequestSpec, PlanError> {
+    let mut spec = body_spec(scenario, body, headers, model, max_tokens)?;
+    spec.stream |= urls
+        .iter()
+        .any(|url| STREAM_METHODS.iter().any(|m| url.contains(m)));
+    Ok(spec)
+}
+
+fn body_spec(
     scenario: Option<&str>,
     body: Option<&str>,
     headers: &[String],

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use crate::plan::{
     count, parse_metrics_url, parse_rate, parse_target, positive_duration, request_spec, Load,
     Plan, PlanError, RequestSpec, DEFAULT_MAX_TOKENS, DEFAULT_MODEL, DEFAULT_RATE, MAX_CONNECTIONS,
-    MAX_PENDING, MAX_THREADS, STREAM_METHODS,
+    MAX_PENDING, MAX_THREADS,
 };
 use crate::schedule::Arrival;
 use crate::shard::Shard;
@@ -208,20 +208,15 @@ impl RunArgs {
     /// What each request of `scenario` carries (the body, when one is given, wins), with the
     /// options' model, output tokens and headers.
     pub fn request(&self, scenario: Option<&str>) -> Result<RequestSpec, PlanError> {
-        let mut spec = request_spec(
+        let urls: Vec<&str> = self.targets.iter().map(String::as_str).collect();
+        request_spec(
             scenario,
             self.body.as_deref(),
             &self.headers,
             self.model.as_deref().unwrap_or(DEFAULT_MODEL),
             self.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
-        )?;
-        // Gemini and Bedrock say they stream in the path (`:streamGenerateContent`,
-        // `/converse-stream`), not in the body.
-        spec.stream |= self
-            .targets
-            .iter()
-            .any(|t| STREAM_METHODS.iter().any(|m| t.contains(m)));
-        Ok(spec)
+            &urls,
+        )
     }
 
     /// [`RunArgs::plan`], at `load` instead of the load the options name (a sweep's level, the

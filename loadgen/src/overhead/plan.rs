@@ -87,6 +87,7 @@ impl OverheadArgs {
         if self.attribute {
             headers.push(format!("{}: 1", gatebench_shared::clock::TIMESTAMPS_HEADER));
         }
+        let urls: Vec<&str> = targets.iter().map(|t| t.target.url.as_str()).collect();
         let requests = scenarios
             .iter()
             .map(|s| {
@@ -96,6 +97,7 @@ impl OverheadArgs {
                     &headers,
                     self.model.as_deref().unwrap_or(crate::plan::DEFAULT_MODEL),
                     self.max_tokens.unwrap_or(crate::plan::DEFAULT_MAX_TOKENS),
+                    &urls,
                 )
             })
             .collect::<Result<_, _>>()?;

@@ -159,6 +159,21 @@ fn loadgen_reads_responses_streams() {
     assert_eq!(r.metrics["output_tokens"].p50, 16);
 }
 
+/// loadgen's result of 100 requests of `body` to `target` in a second.
+fn run_100(target: String, body: &serde_json::Value) -> loadgen::RunResult {
+    let (result, _) = run(
+        RunArgs {
+            rate: Some("100".into()),
+            duration: Some("1s".into()),
+            body: Some(body.to_string()),
+            ..args(target)
+        },
+        vec![],
+    )
+    .unwrap();
+    result
+}
+
 #[test]
 fn loadgen_reads_gemini_streams_whose_path_says_they_stream() {
     let mock = start_mock(Config::default());
@@ -171,16 +186,7 @@ fn loadgen_reads_gemini_streams_whose_path_says_they_stream() {
         (":streamGenerateContent?alt=sse", true),
         (":generateContent", false),
     ] {
-        let (result, _) = run(
-            RunArgs {
-                rate: Some("100".into()),
-                duration: Some("1s".into()),
-                body: Some(body.to_string()),
-                ..args(format!("{base}{method}"))
-            },
-            vec![],
-        )
-        .unwrap();
+        let result = run_100(format!("{base}{method}"), &body);
         let r = &result.runs[0];
         assert_eq!((r.ok, r.failed), (100, 0), "{method}: {:?}", r.errors);
         if stream {
@@ -198,16 +204,7 @@ fn loadgen_reads_bedrock_event_streams() {
     let body = json!({"messages": [{"role": "user", "content": [{"text": "Say hello."}]}]});
     let base = format!("http://{}/model/amazon.nova-lite-v1%3A0", mock.local_addr());
     for (method, stream) in [("/converse-stream", true), ("/converse", false)] {
-        let (result, _) = run(
-            RunArgs {
-                rate: Some("100".into()),
-                duration: Some("1s".into()),
-                body: Some(body.to_string()),
-                ..args(format!("{base}{method}"))
-            },
-            vec![],
-        )
-        .unwrap();
+        let result = run_100(format!("{base}{method}"), &body);
         let r = &result.runs[0];
         assert_eq!((r.ok, r.failed), (100, 0), "{method}: {:?}", r.errors);
         if stream {
