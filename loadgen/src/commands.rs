@@ -22,6 +22,7 @@ pub fn execute(cli: Cli) -> u8 {
             Command::Sweep(args) => sweep_command(args, command),
             Command::Ladder(args) => ladder_command(args, command),
             Command::Report(args) => report_command(args),
+            Command::Corpus(args) => corpus_command(args),
             Command::Merge(args) => merge_command(args, command),
             Command::CheckProfile(args) => {
                 crate::options::profile::check(&args.command, &args.profile).map(|plan| {
@@ -70,6 +71,29 @@ fn overhead_command(args: OverheadArgs, command: Vec<String>) -> anyhow::Result<
     let (result, code) = crate::overhead::run_overhead(args, command)?;
     let report = crate::report::overhead::terminal(&result);
     written(&result, result.plan.out.as_deref(), &report, code)
+}
+
+fn corpus_command(args: crate::options::CorpusArgs) -> anyhow::Result<u8> {
+    let spec = args.spec()?;
+    let mut text = Vec::new();
+    let written = crate::corpus::synth::generate(&spec, &mut text)?;
+    if args.out.as_os_str() == "-" {
+        show(&String::from_utf8_lossy(&text));
+    } else {
+        write_atomically(&args.out, &text)?;
+    }
+    gatebench_shared::say!(
+        "loadgen: {} requests ({} distinct, {} streaming), bodies {} to {} bytes, mean {:.0} \
+         prompt and {:.0} output tokens",
+        written.lines,
+        written.distinct,
+        written.streaming,
+        written.min_bytes,
+        written.max_bytes,
+        written.mean_prompt_tokens,
+        written.mean_output_tokens
+    );
+    Ok(crate::run::EXIT_OK)
 }
 
 fn report_command(args: ReportArgs) -> anyhow::Result<u8> {

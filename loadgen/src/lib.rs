@@ -28,9 +28,11 @@
 //! - `sampler`: CPU and memory of the system under test, idle and under load.
 //! - `fuzzing`: entry points for the fuzz targets.
 
+mod breakdown;
 mod clock_ref;
 pub mod commands;
 pub mod compare;
+pub mod corpus;
 mod disclose;
 mod embedded;
 mod envelope;
@@ -46,6 +48,7 @@ pub mod merge;
 pub mod options;
 pub mod output;
 pub mod overhead;
+pub mod pace;
 mod pacer;
 mod plan;
 mod pool;

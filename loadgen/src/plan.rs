@@ -2,6 +2,7 @@
 
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use bytes::Bytes;
@@ -9,6 +10,8 @@ use gatebench_shared::latency::parse_duration_us;
 use hyper::header::{HeaderName, HeaderValue};
 use serde::{Deserialize, Serialize};
 
+use crate::corpus::Corpus;
+use crate::pace::Pace;
 use crate::schedule::Arrival;
 use crate::shard::Shard;
 
@@ -67,6 +70,10 @@ pub enum PlanError {
         "invalid --max-pending 0: expected the most requests held waiting at once, at least 1"
     )]
     MaxPending,
+    #[error("cannot use {0} {1}: {2}")]
+    File(&'static str, String, String),
+    #[error("{0} excludes {1}: {2}")]
+    Excludes(&'static str, &'static str, &'static str),
 }
 
 /// Open loop at a rate, or closed loop at a concurrency.
@@ -135,6 +142,11 @@ pub struct Plan {
     pub threads: usize,
     pub pin: Vec<usize>,
     pub request: RequestSpec,
+    /// Many requests instead of `request` (`--requests-file`, or a trace's rows).
+    #[serde(serialize_with = "crate::corpus::as_summary")]
+    pub corpus: Option<Arc<Corpus>>,
+    /// How the open loop's rate goes over time (steady, `--stages`, `--trace`).
+    pub pace: Pace,
     #[serde(rename = "timeout_us", serialize_with = "duration_us")]
     pub timeout: Duration,
     /// How long requests in flight may still finish once sending stops; `None`: each until its
@@ -170,7 +182,7 @@ pub struct Plan {
     pub upstream_metrics: Option<Target>,
 }
 
-fn duration_us<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+pub(crate) fn duration_us<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_u64(d.as_micros() as u64)
 }
 
@@ -266,6 +278,11 @@ pub fn parse_rate(text: &str) -> Result<f64, PlanError> {
 /// body says.
 const STREAM_METHODS: [&str; 2] = [":streamGenerateContent", "/converse-stream"];
 
+/// True for a URL or path that streams whatever its body says (Gemini, Bedrock).
+pub(crate) fn streams_by_path(url: &str) -> bool {
+    STREAM_METHODS.iter().any(|m| url.contains(m))
+}
+
 /// What each request of a run to `urls` carries: a scenario's body, or the user's. It streams
 /// when its body says `"stream": true`, or when a URL says so in its path (Gemini, Bedrock).
 pub(crate) fn request_spec(
@@ -277,9 +294,7 @@ pub(crate) fn request_spec(
     urls: &[&str],
 ) -> Result<RequestSpec, PlanError> {
     let mut spec = body_spec(scenario, body, headers, model, max_tokens)?;
-    spec.stream |= urls
-        .iter()
-        .any(|url| STREAM_METHODS.iter().any(|m| url.contains(m)));
+    spec.stream |= urls.iter().any(|url| streams_by_path(url));
     Ok(spec)
 }
 
@@ -343,7 +358,7 @@ fn body_spec(
     })
 }
 
-fn parse_header(text: &str) -> Result<(HeaderName, HeaderValue), PlanError> {
+pub(crate) fn parse_header(text: &str) -> Result<(HeaderName, HeaderValue), PlanError> {
     let err = || PlanError::Header(text.to_string());
     let (name, value) = text.split_once(':').ok_or_else(err)?;
     let name = HeaderName::from_bytes(name.trim().as_bytes()).map_err(|_| err())?;

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
+use crate::breakdown::{Breakdown, Tag};
 use crate::intervals::{PerSecond, Series};
 
 /// Why a request failed. Failures are data: each is counted by kind, never dropped.
@@ -163,6 +164,8 @@ pub struct Exchange {
     pub stream: bool,
     /// The mock's timestamps, when asked for (`x-mock-timestamps`).
     pub mock_times: Option<crate::http1::MockTimes>,
+    /// The request's class and size, for the breakdown.
+    pub tag: Tag,
 }
 
 /// One second of the timeline (by completion time, from the start of the measured window).
@@ -215,6 +218,8 @@ pub struct Recorder {
     /// Start of the measured window, ns from the start of the run.
     window_start_ns: u64,
     seconds: PerSecond,
+    /// By class and by stage, when the plan has either.
+    pub breakdown: Breakdown,
 }
 
 impl Recorder {
@@ -236,7 +241,13 @@ impl Recorder {
             last_done_ns: 0,
             window_start_ns,
             seconds: PerSecond::new(window_start_ns, logged),
+            breakdown: Breakdown::default(),
         }
+    }
+
+    /// This recorder, also breaking its requests down as `breakdown` does.
+    pub fn grouped(self, breakdown: Breakdown) -> Recorder {
+        Recorder { breakdown, ..self }
     }
 
     fn record(&mut self, metric: Metric, value: u64) {
@@ -313,16 +324,18 @@ impl Recorder {
             let tokens = x.usage_tokens.unwrap_or(x.output_events);
             self.count(Metric::OutputTokens, tokens);
         }
+        self.breakdown.success(x, response_us.clamp(1, MAX_US));
         self.seconds.outcome(Some(response_us.clamp(1, MAX_US)));
     }
 
-    /// Records a failure of a request that was due at `due_ns` and ended at `done_ns`.
-    pub fn failure(&mut self, kind: ErrorKind, due_ns: u64, done_ns: u64) {
+    /// Records a failure of a request (`tag`) that was due at `due_ns` and ended at `done_ns`.
+    pub fn failure(&mut self, kind: ErrorKind, due_ns: u64, done_ns: u64, tag: Tag) {
         if self.in_warmup(due_ns) {
             self.warmup += 1;
             return;
         }
         *self.errors.entry(kind).or_default() += 1;
+        self.breakdown.failure(tag, due_ns);
         self.ended(done_ns);
         self.seconds.roll_to(done_ns);
         self.seconds.outcome(None);
@@ -353,6 +366,7 @@ impl Recorder {
         for (kind, n) in std::mem::take(&mut other.errors) {
             *self.errors.entry(kind).or_default() += n;
         }
+        self.breakdown.merge(&other.breakdown);
         self.seconds.finish();
         other.seconds.finish();
         self.seconds.merge(&other.seconds);
@@ -394,7 +408,12 @@ mod tests {
         let mut r = Recorder::new(1_000_000_000);
         r.success(&exchange(500, 10));
         r.success(&exchange(1500, 10));
-        r.failure(ErrorKind::Status(503), 1_600_000_000, 1_700_000_000);
+        r.failure(
+            ErrorKind::Status(503),
+            1_600_000_000,
+            1_700_000_000,
+            Tag::default(),
+        );
         assert_eq!((r.warmup, r.ok, r.failed()), (1, 1, 1));
         assert!(r
             .histogram(Metric::ResponseTime)
@@ -420,6 +439,7 @@ mod tests {
             usage_tokens: None,
             stream: true,
             mock_times: None,
+            tag: Tag::default(),
         };
         r.success(&x);
         let v = |m| r.histogram(m).max();
@@ -447,8 +467,8 @@ mod tests {
                 b.success(&x)
             }
         }
-        one.failure(ErrorKind::Reset, 10, 2_500_000_000);
-        b.failure(ErrorKind::Reset, 10, 2_500_000_000);
+        one.failure(ErrorKind::Reset, 10, 2_500_000_000, Tag::default());
+        b.failure(ErrorKind::Reset, 10, 2_500_000_000, Tag::default());
         a.merge(b);
         assert_eq!(a.ok, one.ok);
         assert_eq!(a.errors, one.errors);

@@ -100,6 +100,12 @@ pub struct TargetRun {
     pub validity: Validity,
     /// With `--upstream-metrics`: requests the upstream saw against requests sent.
     pub upstream: Option<crate::upstream::UpstreamCheck>,
+    /// Per class of the corpus's requests, when its lines name classes.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub classes: Vec<crate::breakdown::GroupSummary>,
+    /// Per stage of `--stages`, by each request's intended start.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub stages: Vec<crate::breakdown::GroupSummary>,
 }
 
 fn encoded_histograms<S: serde::Serializer>(

@@ -7,8 +7,10 @@ use std::time::Duration;
 
 use gatebench_shared::host::{raise_open_file_limit, OpenFileLimit};
 
+use crate::breakdown::{GroupSummary, StagePlan};
 use crate::embedded::EmbeddedMock;
 use crate::options::RunArgs;
+use crate::pace::Pace;
 use crate::pacer::RunClock;
 use crate::plan::{Load, Plan, PlanError, Target};
 use crate::recorder::{Metric, Recorder};
@@ -405,7 +407,8 @@ pub(crate) fn run_target(plan: Arc<Plan>, target: Target) -> TargetRun {
         gatebench_shared::say!();
     }
 
-    let mut recorder = Recorder::logging(window_start_ns, &crate::result::logged(&plan));
+    let mut recorder = Recorder::logging(window_start_ns, &crate::result::logged(&plan))
+        .grouped(crate::worker::breakdown(&plan));
     let (mut opened, mut reused, mut cpu_s) = (0, 0, 0.0);
     let mut setup_errors = Vec::new();
     for handle in handles {
@@ -521,6 +524,7 @@ fn summarise(
         },
     ));
     let timeline = recorder.timeline_summary();
+    let (classes, stages) = breakdown_summaries(plan, &recorder, duration_s);
     TargetRun {
         target,
         scenario: plan.request.scenario.clone(),
@@ -559,5 +563,62 @@ fn summarise(
             reasons,
         },
         upstream: None,
+        classes,
+        stages,
     }
+}
+
+/// The run's groups: per class (named by the corpus) and per stage (with its plan and the
+/// rate it got over its measured part).
+fn breakdown_summaries(
+    plan: &Plan,
+    recorder: &Recorder,
+    duration_s: f64,
+) -> (Vec<GroupSummary>, Vec<GroupSummary>) {
+    let names = plan
+        .corpus
+        .as_ref()
+        .map(|c| c.classes.clone())
+        .unwrap_or_default();
+    let classes = recorder
+        .breakdown
+        .classes
+        .iter()
+        .zip(&names)
+        .map(|(group, name)| group.summary(if name.is_empty() { "(none)" } else { name }))
+        .collect();
+    let Pace::Stages(ramp) = &plan.pace else {
+        return (classes, Vec::new());
+    };
+    let window = (
+        plan.warmup.as_secs_f64(),
+        plan.warmup.as_secs_f64() + duration_s,
+    );
+    let stages = recorder
+        .breakdown
+        .stages
+        .iter()
+        .zip(ramp.outline())
+        .enumerate()
+        .map(
+            |(i, (group, (start_s, end_s, from_rate, to_rate, planned)))| {
+                let measured_s = (end_s.min(window.1) - start_s.max(window.0)).max(0.0);
+                let mut summary = group.summary(&(i + 1).to_string());
+                summary.stage = Some(StagePlan {
+                    start_s,
+                    end_s,
+                    from_rate,
+                    to_rate,
+                    planned_requests: planned,
+                    achieved_rate: if measured_s > 0.0 {
+                        summary.requests as f64 / measured_s
+                    } else {
+                        0.0
+                    },
+                });
+                summary
+            },
+        )
+        .collect();
+    (classes, stages)
 }

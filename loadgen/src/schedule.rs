@@ -1,13 +1,19 @@
 //! The schedule: when each request is due, as an offset from the start of the run.
 //!
-//! Request `i` is due at `t_i = i / rate` (constant arrivals) or at the sum of `i` seeded
-//! exponential gaps of mean `1 / rate` (Poisson arrivals). Each worker takes every `stride`-th slot
-//! from its `first` (worker `w` of `W`: first `w`, stride `W`; with shards, see `shard`), so the
-//! union of the workers is exactly the one schedule.
+//! Slot `i` has a position `x_i` in expected arrivals: `i` (constant arrivals) or the sum of `i`
+//! seeded exponential gaps of mean 1 (Poisson arrivals). The pace maps it to time: `x / rate`
+//! at a steady rate, the instant by which a ramp is expected to have sent `x` (stages, a
+//! Poisson process of varying rate by time rescaling), or a trace's `i`-th instant. Each worker
+//! takes every `stride`-th slot from its `first` (worker `w` of `W`: first `w`, stride `W`; with
+//! shards, see `shard`), so the union of the workers is exactly the one schedule.
+
+use std::sync::Arc;
 
 use rand::SeedableRng;
 use rand_distr::{Distribution, Exp};
 use rand_pcg::Pcg64Mcg;
+
+use crate::pace::{Pace, Stages};
 
 /// How requests arrive.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -24,6 +30,7 @@ pub enum Arrival {
 pub struct Schedule {
     arrival: Arrival,
     interval_ns: f64,
+    shape: Shape,
     stride: u64,
     next: u64,
     // Poisson only: the whole schedule's generator and the due time of slot `cursor`.
@@ -39,12 +46,37 @@ impl Schedule {
     ///
     /// # Panics
     /// If `rate` is not positive and finite or `first >= stride`; the plan validates both.
+    #[cfg(test)]
     pub fn new(arrival: Arrival, rate: f64, seed: u64, first: u64, stride: u64) -> Schedule {
+        Schedule::paced(arrival, rate, seed, first, stride, &Pace::Steady)
+    }
+
+    /// [`Schedule::new`] at `pace`: a steady pace keeps `rate`; stages and traces bring their
+    /// own (a trace its instants, whatever the arrival process).
+    pub fn paced(
+        arrival: Arrival,
+        rate: f64,
+        seed: u64,
+        first: u64,
+        stride: u64,
+        pace: &Pace,
+    ) -> Schedule {
         assert!(rate.is_finite() && rate > 0.0, "rate must be positive");
         assert!(first < stride, "first slot out of range");
+        let shape = match pace {
+            Pace::Steady => Shape::Steady,
+            Pace::Stages(stages) => Shape::Stages(Arc::new(stages.clone())),
+            Pace::Trace(replay) => Shape::Trace(replay.instants.clone()),
+        };
         Schedule {
             arrival,
-            interval_ns: 1e9 / rate,
+            shape,
+            // At a pace other than steady, positions are in arrivals, not ns.
+            interval_ns: if matches!(pace, Pace::Steady) {
+                1e9 / rate
+            } else {
+                1.0
+            },
             stride,
             next: first,
             rng: Pcg64Mcg::seed_from_u64(seed),
@@ -68,17 +100,34 @@ impl Schedule {
     }
 }
 
+/// What a slot's position maps to.
+#[derive(Debug, Clone)]
+enum Shape {
+    Steady,
+    Stages(Arc<Stages>),
+    Trace(Arc<[u64]>),
+}
+
 impl Iterator for Schedule {
     type Item = (u64, u64);
 
     fn next(&mut self) -> Option<(u64, u64)> {
         let i = self.next;
         self.next += self.stride;
-        let due_ns = match self.arrival {
+        if let Shape::Trace(instants) = &self.shape {
+            return usize::try_from(i)
+                .ok()
+                .and_then(|i| instants.get(i))
+                .map(|ns| (i, *ns));
+        }
+        let x = match self.arrival {
             Arrival::Constant => i as f64 * self.interval_ns,
             Arrival::Poisson => self.poisson_due(i),
         };
-        Some((i, due_ns.round() as u64))
+        match &self.shape {
+            Shape::Stages(stages) => stages.due_ns(x).map(|ns| (i, ns)),
+            _ => Some((i, x.round() as u64)),
+        }
     }
 }
 
@@ -106,6 +155,36 @@ mod tests {
                 .collect();
             merged.sort_unstable();
             assert_eq!(merged, whole, "{arrival:?}");
+        }
+    }
+
+    #[test]
+    fn stages_and_traces_split_across_workers_and_end() {
+        let stages = Stages::parse("1s:1000,1s:0", 0.0).unwrap();
+        let replay = crate::pace::Replay::new("t".into(), 1.0, vec![0, 5, 5, 90, 1_000]);
+        for pace in [Pace::Stages(stages), Pace::Trace(replay)] {
+            for arrival in [Arrival::Constant, Arrival::Poisson] {
+                let whole: Vec<_> = Schedule::paced(arrival, 1.0, 4, 0, 1, &pace).collect();
+                let mut merged: Vec<_> = (0..3)
+                    .flat_map(|w| Schedule::paced(arrival, 1.0, 4, w, 3, &pace))
+                    .collect();
+                merged.sort_unstable();
+                assert_eq!(merged, whole, "{pace:?} {arrival:?}");
+                assert!(whole.windows(2).all(|w| w[0].1 <= w[1].1));
+                match &pace {
+                    Pace::Trace(_) => {
+                        assert_eq!(
+                            whole.iter().map(|s| s.1).collect::<Vec<_>>(),
+                            [0, 5, 5, 90, 1_000]
+                        )
+                    }
+                    // About the 1,000 arrivals the ramp holds, none after its end.
+                    _ => {
+                        assert!((900..=1_100).contains(&whole.len()), "{}", whole.len());
+                        assert!(whole.last().unwrap().1 < 2_000_000_000);
+                    }
+                }
+            }
         }
     }
 

@@ -11,10 +11,12 @@ use std::time::{Duration, SystemTime};
 use tokio::sync::Notify;
 use tokio::task::LocalSet;
 
+use crate::breakdown::{Breakdown, Tag};
 use crate::exchange::{exchange, Slot};
 use crate::http1::RequestTemplate;
+use crate::pace::Pace;
 use crate::pacer::{Pacer, RunClock};
-use crate::plan::{Load, Plan, Target};
+use crate::plan::{Load, Plan, RequestSpec, Target};
 use crate::pool::Pool;
 use crate::recorder::{ErrorKind, Recorder};
 use crate::schedule::Schedule;
@@ -63,10 +65,10 @@ pub fn run_worker(spec: WorkerSpec) -> WorkerOutput {
     if let Some(id) = spec.core {
         core_affinity::set_for_current(core_affinity::CoreId { id });
     }
-    let recorder = Rc::new(RefCell::new(Recorder::logging(
-        spec.window_start_ns,
-        &crate::result::logged(&spec.plan),
-    )));
+    let recorder = Rc::new(RefCell::new(
+        Recorder::logging(spec.window_start_ns, &crate::result::logged(&spec.plan))
+            .grouped(breakdown(&spec.plan)),
+    ));
     let workers = spec.plan.threads;
     let cap = spec.plan.connections.div_ceil(workers).max(1);
     let pool = Rc::new(Pool::new(spec.target.clone(), cap, spec.plan.timeout));
@@ -95,6 +97,24 @@ pub fn run_worker(spec: WorkerSpec) -> WorkerOutput {
         cpu_s: thread_cpu_s(),
         setup_error,
     }
+}
+
+/// The groups a plan's results are broken down by: its corpus's classes (when its lines name
+/// some) and its stages.
+pub fn breakdown(plan: &Plan) -> Breakdown {
+    let classes = plan
+        .corpus
+        .as_ref()
+        .filter(|c| c.has_classes())
+        .map_or(0, |c| c.classes.len());
+    let stage_ends_ns = match &plan.pace {
+        Pace::Stages(stages) => stages
+            .outline()
+            .map(|(_, end_s, ..)| (end_s * 1e9).round() as u64)
+            .collect(),
+        _ => Vec::new(),
+    };
+    Breakdown::new(classes, stage_ends_ns)
 }
 
 /// CPU time of the calling thread so far (user + system), in seconds.
@@ -168,11 +188,11 @@ async fn drive(
     let _ = pool.preopen(preopen).await;
     // Blocking here is fine: nothing else on this thread has work until the run starts.
     let clock = spec.start.ready();
-    let template = RequestTemplate::post(&spec.target, &spec.plan.request);
+    let requests = Requests::new(&spec.target, &spec.plan);
     let ctx = Rc::new(Running {
         spec,
         clock,
-        template,
+        requests,
     });
     let spec = &ctx.spec;
     let in_flight = Rc::new(InFlight::default());
@@ -186,7 +206,14 @@ async fn drive(
                 .plan
                 .shard
                 .slots(spec.index as u64, spec.plan.threads as u64);
-            let schedule = Schedule::new(arrival, rate, spec.plan.seed, first, stride);
+            let schedule = Schedule::paced(
+                arrival,
+                rate,
+                spec.plan.seed,
+                first,
+                stride,
+                &spec.plan.pace,
+            );
             for (index, due_ns) in schedule {
                 if spec.end_ns.is_some_and(|end| due_ns >= end) || spec.progress.stop.load(Relaxed)
                 {
@@ -200,9 +227,10 @@ async fn drive(
                 recorder.borrow_mut().dispatch(due_ns, dispatched_ns);
                 if in_flight.count.get() >= max_pending {
                     // The target is not answering: count the request rather than hold it.
+                    let tag = ctx.requests.of(index).tag;
                     recorder
                         .borrow_mut()
-                        .failure(ErrorKind::Backlog, due_ns, dispatched_ns);
+                        .failure(ErrorKind::Backlog, due_ns, dispatched_ns, tag);
                     spec.progress.failed.fetch_add(1, Relaxed);
                     continue;
                 }
@@ -320,6 +348,7 @@ struct Unrecorded<'a> {
     recorder: &'a RefCell<Recorder>,
     clock: &'a RunClock,
     due_ns: u64,
+    tag: Tag,
 }
 
 impl Drop for Unrecorded<'_> {
@@ -327,7 +356,12 @@ impl Drop for Unrecorded<'_> {
         // Dropped with the worker's tasks, after the worker returned: nothing else holds the
         // recorder then.
         if let Ok(mut recorder) = self.recorder.try_borrow_mut() {
-            recorder.failure(ErrorKind::Cancelled, self.due_ns, self.clock.now_ns());
+            recorder.failure(
+                ErrorKind::Cancelled,
+                self.due_ns,
+                self.clock.now_ns(),
+                self.tag,
+            );
         }
     }
 }
@@ -342,7 +376,70 @@ fn share(total: usize, index: usize, workers: usize) -> usize {
 struct Running {
     spec: WorkerSpec,
     clock: RunClock,
+    requests: Requests,
+}
+
+/// A request ready to send: its bytes, what it is, and its tag for the breakdown.
+#[derive(Debug)]
+struct Sendable {
     template: RequestTemplate,
+    request: RequestSpec,
+    tag: Tag,
+}
+
+/// What a worker sends: the plan's one request, or one of its corpus's per slot.
+#[derive(Debug)]
+struct Requests {
+    sendables: Vec<Sendable>,
+    corpus: Option<Arc<crate::corpus::Corpus>>,
+    seed: u64,
+}
+
+impl Requests {
+    fn new(target: &Target, plan: &Plan) -> Requests {
+        let sendables = match &plan.corpus {
+            Some(corpus) => corpus
+                .entries
+                .iter()
+                .map(|e| Sendable {
+                    template: RequestTemplate::post_to(
+                        target,
+                        e.path.as_deref().unwrap_or(&target.path),
+                        &e.request,
+                    ),
+                    request: e.request.clone(),
+                    tag: Tag {
+                        class: e.class,
+                        body_bytes: u32::try_from(e.request.body.len()).unwrap_or(u32::MAX),
+                        prompt_tokens: e.prompt_tokens,
+                    },
+                })
+                .collect(),
+            None => vec![Sendable {
+                template: RequestTemplate::post(target, &plan.request),
+                request: plan.request.clone(),
+                tag: Tag {
+                    class: 0,
+                    body_bytes: u32::try_from(plan.request.body.len()).unwrap_or(u32::MAX),
+                    prompt_tokens: serde_json::from_slice(&plan.request.body)
+                        .map_or(0, |body| crate::corpus::prompt_tokens(&body)),
+                },
+            }],
+        };
+        Requests {
+            sendables,
+            corpus: plan.corpus.clone(),
+            seed: plan.seed,
+        }
+    }
+
+    /// The request of slot `index`.
+    fn of(&self, index: u64) -> &Sendable {
+        match &self.corpus {
+            Some(corpus) => &self.sendables[corpus.pick(index, self.seed)],
+            None => &self.sendables[0],
+        }
+    }
 }
 
 /// Runs one exchange under the request timeout and records it.
@@ -355,17 +452,19 @@ async fn one(
     dispatched_ns: u64,
 ) {
     let (spec, plan) = (&ctx.spec, &ctx.spec.plan);
+    let sendable = ctx.requests.of(index);
     let unrecorded = Unrecorded {
         recorder,
         clock: &ctx.clock,
         due_ns,
+        tag: sendable.tag,
     };
     let result = tokio::time::timeout(
         plan.timeout,
         exchange(
             pool,
-            &ctx.template,
-            &plan.request,
+            &sendable.template,
+            &sendable.request,
             &ctx.clock,
             Slot {
                 index,
@@ -379,12 +478,13 @@ async fn one(
     std::mem::forget(unrecorded);
     let mut recorder = recorder.borrow_mut();
     match result {
-        Ok(x) => {
+        Ok(mut x) => {
+            x.tag = sendable.tag;
             recorder.success(&x);
             spec.progress.ok.fetch_add(1, Relaxed);
         }
         Err(kind) => {
-            recorder.failure(kind, due_ns, ctx.clock.now_ns());
+            recorder.failure(kind, due_ns, ctx.clock.now_ns(), sendable.tag);
             spec.progress.failed.fetch_add(1, Relaxed);
         }
     }

@@ -4,6 +4,7 @@
 
 pub mod faulty;
 pub mod gateway;
+pub mod recording;
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};

@@ -1,9 +1,10 @@
-//! Requests encoded once: every request of a run is the same bytes but for its
-//! `x-gatebench-seq` value, so the head is built at start-up and each request is two copies and
-//! a number.
+//! Requests encoded once: every request of a template is the same bytes but for its
+//! `x-gatebench-seq` value, so the head is built at start-up and each request is three copies
+//! and a number. The body is shared, not copied, between the templates of several workers.
 
 use std::io::Write;
 
+use bytes::Bytes;
 use gatebench_shared::wire::SEQ_HEADER;
 use hyper::header::{CONTENT_LENGTH, CONTENT_TYPE, HOST, TRANSFER_ENCODING};
 
@@ -14,18 +15,22 @@ use crate::plan::{RequestSpec, Target};
 pub struct RequestTemplate {
     /// Request line and headers, ending with `x-gatebench-seq: `.
     head: Vec<u8>,
-    /// `\r\n\r\n` and the body.
-    tail: Vec<u8>,
+    body: Bytes,
 }
 
 impl RequestTemplate {
     /// `POST` of `spec`'s body to `target`, with the Host, a JSON content type (unless the user
     /// gave one), the user's headers and the body's length.
     pub fn post(target: &Target, spec: &RequestSpec) -> RequestTemplate {
+        RequestTemplate::post_to(target, &target.path, spec)
+    }
+
+    /// [`RequestTemplate::post`] to `path` on the target's host, in place of its own path.
+    pub fn post_to(target: &Target, path: &str, spec: &RequestSpec) -> RequestTemplate {
         let user_has = |name| spec.headers.iter().any(|(n, _)| n == name);
         let mut head = Vec::with_capacity(256);
         head.extend_from_slice(b"POST ");
-        head.extend_from_slice(target.path.as_bytes());
+        head.extend_from_slice(path.as_bytes());
         head.extend_from_slice(b" HTTP/1.1\r\n");
         if !user_has(&HOST) {
             push_header(&mut head, b"host", target.authority.as_bytes());
@@ -44,20 +49,21 @@ impl RequestTemplate {
         push_header(&mut head, b"content-length", length.as_bytes());
         head.extend_from_slice(SEQ_HEADER.as_bytes());
         head.extend_from_slice(b": ");
-        let mut tail = Vec::with_capacity(spec.body.len() + 4);
-        tail.extend_from_slice(b"\r\n\r\n");
-        tail.extend_from_slice(&spec.body);
-        RequestTemplate { head, tail }
+        RequestTemplate {
+            head,
+            body: spec.body.clone(),
+        }
     }
 
     /// Writes request `seq` into `out`, replacing what it held.
     pub fn encode(&self, seq: u64, out: &mut Vec<u8>) {
         out.clear();
-        out.reserve(self.head.len() + 20 + self.tail.len());
+        out.reserve(self.head.len() + 24 + self.body.len());
         out.extend_from_slice(&self.head);
         // Writing into a Vec cannot fail.
         let _ = write!(out, "{seq}");
-        out.extend_from_slice(&self.tail);
+        out.extend_from_slice(b"\r\n\r\n");
+        out.extend_from_slice(&self.body);
     }
 }
 

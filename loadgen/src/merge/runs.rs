@@ -446,6 +446,7 @@ mod tests {
             usage_tokens: Some(4),
             stream: true,
             mock_times: None,
+            tag: Default::default(),
         }
     }
 
@@ -490,8 +491,13 @@ mod tests {
             one.success(&x);
             shards[(i % 3) as usize].success(&x);
             if i % 101 == 0 {
-                one.failure(ErrorKind::Timeout, x.due_ns, x.done_ns);
-                shards[(i % 3) as usize].failure(ErrorKind::Timeout, x.due_ns, x.done_ns);
+                one.failure(ErrorKind::Timeout, x.due_ns, x.done_ns, Default::default());
+                shards[(i % 3) as usize].failure(
+                    ErrorKind::Timeout,
+                    x.due_ns,
+                    x.done_ns,
+                    Default::default(),
+                );
             }
         }
         let shards: Vec<ShardResult> = shards

@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand};
 
 mod compare;
+mod corpus;
 mod ladder;
 mod merge;
 mod overhead;
@@ -17,8 +18,10 @@ pub mod profile;
 pub mod resolved;
 mod run;
 mod sweep;
+mod workload;
 
 pub use compare::{CompareArgs, DEFAULT_TRIALS as COMPARE_TRIALS};
+pub use corpus::CorpusArgs;
 pub use ladder::{LadderArgs, DEFAULT_LEVELS as LADDER_LEVELS};
 pub use merge::MergeArgs;
 pub use overhead::OverheadArgs;
@@ -58,6 +61,10 @@ pub enum Command {
     /// Add the results (or interval logs) of the shards of one plan (`run --shard I/N`) into
     /// one result and report, exactly: histograms are added, never averaged.
     Merge(MergeArgs),
+    /// Write a seeded synthetic request corpus (JSON lines) for `run --requests-file`: prompt
+    /// and output lengths from a published workload's statistics or your own distributions,
+    /// a models mix, shares of streaming, tool-carrying and repeated requests.
+    Corpus(CorpusArgs),
     /// Render a result file again: Markdown, CSV, JSON, or a self-contained HTML page with plots.
     Report(ReportArgs),
     /// Check a profile file for a command (run, overhead, compare, sweep, ladder) without

@@ -27,11 +27,26 @@ fn read<T: DeserializeOwned>(path: &Path) -> anyhow::Result<T> {
 pub fn run(args: RunArgs) -> anyhow::Result<RunArgs> {
     match &args.profile {
         Some(path) => {
-            let profile = read(path)?;
+            let profile = anchored(read(path)?, path);
             Ok(args.over(profile))
         }
         None => Ok(args),
     }
+}
+
+/// A profile's files (`requests-file`, `trace`) found beside the profile when their paths are
+/// relative, so a profile and its corpus move together.
+fn anchored(mut profile: RunArgs, path: &Path) -> RunArgs {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    for file in [&mut profile.requests_file, &mut profile.trace]
+        .into_iter()
+        .flatten()
+    {
+        if file.is_relative() {
+            *file = dir.join(&*file);
+        }
+    }
+    profile
 }
 
 /// `overhead`'s flags with those of `--profile` under them.
@@ -136,6 +151,7 @@ pub fn compare_and(
     let run: RunArgs = table
         .try_into()
         .map_err(|e: toml::de::Error| invalid(e.to_string()))?;
+    let run = anchored(run, &path);
     args.direct = args.direct.or(direct);
     if args.gateways.is_empty() {
         args.gateways = gateways;

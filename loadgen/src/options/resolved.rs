@@ -8,6 +8,7 @@ use crate::options::CompareArgs;
 use crate::options::OverheadArgs;
 use crate::options::{Command, RunArgs};
 use crate::overhead::plan::OverheadPlan;
+use crate::pace::Pace;
 use crate::plan::{Load, Plan, DEFAULT_MAX_TOKENS, DEFAULT_MODEL};
 use crate::schedule::Arrival;
 
@@ -27,7 +28,18 @@ pub fn run_args(args: &RunArgs, plan: &Plan) -> RunArgs {
         ),
         Load::Closed { concurrency } => (None, None, Some(concurrency)),
     };
-    let scenario_body = args.body.is_none();
+    let scenario_body = args.body.is_none() && plan.corpus.is_none();
+    let duration = match (plan.duration, plan.requests) {
+        (Some(d), _) => Some(format_us(d.as_micros() as u64)),
+        (None, None) => Some("forever".into()),
+        (None, Some(_)) => None,
+    };
+    // A ramp and a trace bring their own rate and duration: the options' stand.
+    let (rate, arrival, duration) = match plan.pace {
+        Pace::Steady => (rate, arrival, duration),
+        Pace::Stages(_) => (args.rate.clone(), arrival, None),
+        Pace::Trace(_) => (None, None, args.duration.clone()),
+    };
     RunArgs {
         profile: None,
         targets: args.targets.clone(),
@@ -35,11 +47,7 @@ pub fn run_args(args: &RunArgs, plan: &Plan) -> RunArgs {
         arrival,
         concurrency,
         requests: plan.requests,
-        duration: match (plan.duration, plan.requests) {
-            (Some(d), _) => Some(format_us(d.as_micros() as u64)),
-            (None, None) => Some("forever".into()),
-            (None, Some(_)) => None,
-        },
+        duration,
         warmup: Some(format_us(plan.warmup.as_micros() as u64)),
         connections: Some(plan.connections),
         threads: Some(plan.threads),
@@ -47,10 +55,20 @@ pub fn run_args(args: &RunArgs, plan: &Plan) -> RunArgs {
             let cores: Vec<String> = plan.pin.iter().map(usize::to_string).collect();
             cores.join(",")
         }),
-        scenario: scenario_body.then(|| plan.request.scenario.clone()),
+        scenario: if plan.corpus.is_some() {
+            args.scenario.clone()
+        } else {
+            scenario_body.then(|| plan.request.scenario.clone())
+        },
         body: args.body.clone(),
+        requests_file: args.requests_file.clone(),
+        requests_order: args.requests_order.clone(),
+        stages: args.stages.clone(),
+        trace: args.trace.clone(),
+        speedup: args.speedup,
         headers: args.headers.clone(),
-        model: scenario_body.then(|| args.model.as_deref().unwrap_or(DEFAULT_MODEL).to_string()),
+        model: (scenario_body || args.trace.is_some())
+            .then(|| args.model.as_deref().unwrap_or(DEFAULT_MODEL).to_string()),
         max_tokens: scenario_body.then(|| args.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS)),
         timeout: Some(format_us(plan.timeout.as_micros() as u64)),
         grace: plan.grace.map(|g| format_us(g.as_micros() as u64)),
@@ -218,7 +236,7 @@ pub fn print(command: Command) -> anyhow::Result<String> {
             }
             profile
         }
-        Command::Merge(_) | Command::Report(_) | Command::CheckProfile(_) => {
+        Command::Merge(_) | Command::Report(_) | Command::CheckProfile(_) | Command::Corpus(_) => {
             anyhow::bail!("--print-config is for run, overhead, compare, sweep and ladder")
         }
     };

@@ -10,9 +10,9 @@ use gatebench_shared::latency::parse_duration_us;
 use serde::{Deserialize, Serialize};
 
 use crate::plan::{
-    count, parse_metrics_url, parse_rate, parse_target, positive_duration, request_spec, Load,
-    Plan, PlanError, RequestSpec, DEFAULT_MAX_TOKENS, DEFAULT_MODEL, DEFAULT_RATE, MAX_CONNECTIONS,
-    MAX_PENDING, MAX_THREADS,
+    count, parse_header, parse_metrics_url, parse_rate, parse_target, positive_duration,
+    request_spec, Load, Plan, PlanError, RequestSpec, DEFAULT_MAX_TOKENS, DEFAULT_MODEL,
+    DEFAULT_RATE, MAX_CONNECTIONS, MAX_PENDING, MAX_THREADS,
 };
 use crate::schedule::Arrival;
 use crate::shard::Shard;
@@ -69,6 +69,30 @@ pub struct RunArgs {
     /// Request body instead of a scenario's: @FILE or literal JSON.
     #[arg(long)]
     pub body: Option<String>,
+    /// Send the requests of this JSON-lines file instead of one body: each line a request body,
+    /// or an envelope with `body` and optional `route` (or `url`), `headers`, `stream`,
+    /// `weight` and `class`. Every line is encoded at start-up; results are broken down by
+    /// class. `loadgen corpus` writes one.
+    #[arg(long)]
+    pub requests_file: Option<PathBuf>,
+    /// How slots pick their line of --requests-file: random (seeded by --seed, each line as
+    /// likely as its weight) or sequential. Default random.
+    #[arg(long)]
+    pub requests_order: Option<String>,
+    /// Ramp the rate in stages, like 30s:1000,60s:5k,30s:0: each stage goes linearly from the
+    /// last one's rate (the first from --rate, or 0) to its own over its duration (0s jumps).
+    /// The stages set the duration; --warmup is their first part. Results per stage.
+    #[arg(long)]
+    pub stages: Option<String>,
+    /// Replay a recorded trace at its instants: CSV with a header row or JSON lines, with a
+    /// timestamp and input and output tokens per row (the Azure LLM inference traces'
+    /// `TIMESTAMP,ContextTokens,GeneratedTokens` read as they are). Each row sends a chat
+    /// request of its token counts; --scenario chat-stream streams them.
+    #[arg(long)]
+    pub trace: Option<PathBuf>,
+    /// With --trace: replay this many times faster, like 2. Default 1.
+    #[arg(long)]
+    pub speedup: Option<f64>,
     /// Extra request header, `Name: value` (repeatable).
     #[arg(long = "header")]
     #[serde(default, rename = "header")]
@@ -159,6 +183,11 @@ impl RunArgs {
             pin: self.pin.or(profile.pin),
             scenario: self.scenario.or(profile.scenario),
             body: self.body.or(profile.body),
+            requests_file: self.requests_file.or(profile.requests_file),
+            requests_order: self.requests_order.or(profile.requests_order),
+            stages: self.stages.or(profile.stages),
+            trace: self.trace.or(profile.trace),
+            speedup: self.speedup.or(profile.speedup),
             headers: merge_headers(profile.headers, self.headers),
             model: self.model.or(profile.model),
             max_tokens: self.max_tokens.or(profile.max_tokens),
@@ -222,6 +251,7 @@ impl RunArgs {
     /// [`RunArgs::plan`], at `load` instead of the load the options name (a sweep's level, the
     /// demo's phases); the load is checked as the options' own would be.
     pub fn plan_at(self, load: Option<Load>) -> Result<Plan, PlanError> {
+        let given = load.is_some();
         let arrival = match self.arrival.as_deref().unwrap_or("constant") {
             "constant" => Arrival::Constant,
             "poisson" => Arrival::Poisson,
@@ -324,7 +354,29 @@ impl RunArgs {
             self.connections.unwrap_or(256),
             MAX_CONNECTIONS,
         )?;
-        let request = self.request(self.scenario.as_deref())?;
+        let headers = self
+            .headers
+            .iter()
+            .map(|h| parse_header(h))
+            .collect::<Result<Vec<_>, _>>()?;
+        let workload =
+            crate::options::workload::resolve(&self, load, given, duration, warmup, &headers)?;
+        let (load, duration) = (workload.load, workload.duration);
+        let request = match &workload.corpus {
+            // What the result says of the requests; each comes from the corpus.
+            Some(corpus) => RequestSpec {
+                scenario: if matches!(workload.pace, crate::pace::Pace::Trace(_)) {
+                    "trace".into()
+                } else {
+                    "corpus".into()
+                },
+                stream: corpus.any_stream(),
+                body: bytes::Bytes::new(),
+                max_tokens: None,
+                headers,
+            },
+            None => self.request(self.scenario.as_deref())?,
+        };
         let targets = self
             .targets
             .iter()
@@ -340,6 +392,8 @@ impl RunArgs {
             threads,
             pin,
             request,
+            corpus: workload.corpus,
+            pace: workload.pace,
             timeout,
             grace,
             max_pending,

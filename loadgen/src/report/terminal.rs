@@ -2,6 +2,7 @@
 
 use std::fmt::Write as _;
 
+use crate::breakdown::GroupSummary;
 use crate::recorder::Metric;
 use crate::result::{RunResult, TargetRun};
 
@@ -123,6 +124,8 @@ fn run_block(out: &mut String, run: &TargetRun) {
             cell(s.max)
         );
     }
+    groups_block(out, "class", &run.classes);
+    groups_block(out, "stage", &run.stages);
     if run.errors.is_empty() {
         let _ = writeln!(out, "  errors: none");
     } else {
@@ -143,6 +146,49 @@ fn run_block(out: &mut String, run: &TargetRun) {
     }
     for reason in &run.validity.reasons {
         let _ = writeln!(out, "  invalid: {reason}");
+    }
+}
+
+/// A table of a run's groups (classes or stages): counts, sizes and response-time percentiles.
+fn groups_block(out: &mut String, kind: &str, groups: &[GroupSummary]) {
+    if groups.is_empty() {
+        return;
+    }
+    let staged = groups.iter().any(|g| g.stage.is_some());
+    let _ = writeln!(
+        out,
+        "  {:<8} {:>17} {:>9} {:>7} {:>9} {:>9} {:>10} {:>10} {:>10}",
+        kind,
+        if staged { "planned req/s" } else { "" },
+        "requests",
+        "failed",
+        "body B",
+        "prompt tk",
+        "p50",
+        "p99",
+        "TTFT p99"
+    );
+    let time = |v: u64| format_value(Metric::ResponseTime, v);
+    for g in groups {
+        let plan = g.stage.map_or(String::new(), |s| {
+            format!(
+                "{:.0}->{:.0} got {:.0}",
+                s.from_rate, s.to_rate, s.achieved_rate
+            )
+        });
+        let _ = writeln!(
+            out,
+            "  {:<8} {:>17} {:>9} {:>7} {:>9.0} {:>9.0} {:>10} {:>10} {:>10}",
+            g.name,
+            plan,
+            g.requests,
+            g.errors,
+            g.mean_body_bytes,
+            g.mean_prompt_tokens,
+            time(g.response_time.p50),
+            time(g.response_time.p99),
+            g.ttft.as_ref().map_or("-".into(), |t| time(t.p99)),
+        );
     }
 }
 

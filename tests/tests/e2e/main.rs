@@ -30,3 +30,4 @@ mod schema;
 mod sdk;
 mod stream;
 mod transport;
+mod workloads;

@@ -6,12 +6,13 @@ use std::path::Path;
 use loadgen::RunArgs;
 
 /// Each profile and the command that runs it.
-const PROFILES: [(&str, &str); 5] = [
+const PROFILES: [(&str, &str); 6] = [
     ("quickstart.toml", "run"),
     ("constant-5000rps.toml", "compare"),
     ("paired-latency.toml", "overhead"),
     ("concurrency-sweep.toml", "sweep"),
     ("streams-ladder.toml", "ladder"),
+    ("realistic-mix.toml", "run"),
 ];
 
 fn dir() -> &'static Path {

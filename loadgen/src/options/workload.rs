@@ -1,0 +1,339 @@
+//! What a run sends and at what pace, beyond one body at one rate: a request corpus
+//! (`--requests-file`), a ramp (`--stages`) or a recorded trace (`--trace`), each checked
+//! against the options it cannot go with.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use hyper::header::{HeaderName, HeaderValue};
+use rand::SeedableRng;
+use rand_pcg::Pcg64Mcg;
+
+use crate::corpus::synth::{chat_body, class_of};
+use crate::corpus::{Corpus, Entry, Order};
+use crate::options::RunArgs;
+use crate::pace::{trace, Pace, Replay, Stages};
+use crate::plan::{streams_by_path, Load, PlanError, RequestSpec, DEFAULT_MODEL};
+use crate::schedule::Arrival;
+
+/// The workload a run's options name.
+#[derive(Debug)]
+pub(crate) struct Workload {
+    pub corpus: Option<Arc<Corpus>>,
+    pub pace: Pace,
+    pub load: Load,
+    pub duration: Option<Duration>,
+}
+
+/// Resolves the workload of `args`, whose load (`load`, `given` when a command set it, not
+/// the options) and measured `duration` are already checked.
+pub(crate) fn resolve(
+    args: &RunArgs,
+    load: Load,
+    given: bool,
+    duration: Option<Duration>,
+    warmup: Duration,
+    headers: &[(HeaderName, HeaderValue)],
+) -> Result<Workload, PlanError> {
+    let paced = args.trace.is_some() || args.stages.is_some();
+    if paced && given {
+        return Err(PlanError::Excludes(
+            "--stages or --trace",
+            "this command",
+            "it sets its own loads; use them with `loadgen run`",
+        ));
+    }
+    if args.speedup.is_some() && args.trace.is_none() {
+        return Err(PlanError::Missing(
+            "--trace (--speedup replays a trace faster)",
+        ));
+    }
+    if args.requests_order.is_some() && args.requests_file.is_none() {
+        return Err(PlanError::Missing(
+            "--requests-file (--requests-order draws from it)",
+        ));
+    }
+    let target_streams = args.targets.iter().any(|t| streams_by_path(t));
+    if let Some(path) = &args.trace {
+        return replay(args, path, duration, warmup, headers, target_streams);
+    }
+    let corpus = match &args.requests_file {
+        Some(path) => {
+            if args.body.is_some() || args.scenario.is_some() {
+                return Err(PlanError::Excludes(
+                    "--requests-file",
+                    "--body and --scenario",
+                    "every request comes from the file",
+                ));
+            }
+            let order = Order::parse(args.requests_order.as_deref().unwrap_or("random"))?;
+            let mut corpus = Corpus::read(path, order, headers, streams_by_path)?;
+            if target_streams {
+                for entry in &mut corpus.entries {
+                    entry.request.stream = true;
+                }
+            }
+            Some(Arc::new(corpus))
+        }
+        None => None,
+    };
+    let Some(text) = &args.stages else {
+        return Ok(Workload {
+            corpus,
+            pace: Pace::Steady,
+            load,
+            duration,
+        });
+    };
+    let Load::Open { arrival, .. } = load else {
+        return Err(PlanError::Excludes(
+            "--stages",
+            "--concurrency",
+            "stages ramp an arrival rate (open loop)",
+        ));
+    };
+    if args.duration.is_some() {
+        return Err(PlanError::Excludes(
+            "--stages",
+            "--duration",
+            "the stages' durations add up to the run's",
+        ));
+    }
+    // --rate is where the first stage starts from (0 without it).
+    let start = match args.rate.as_deref() {
+        Some(rate) => crate::plan::parse_rate(rate)?,
+        None => 0.0,
+    };
+    let stages = Stages::parse(text, start)?;
+    let duration = stages
+        .duration()
+        .checked_sub(warmup)
+        .filter(|d| !d.is_zero())
+        .ok_or(PlanError::Excludes(
+            "--warmup",
+            "--stages this short",
+            "the warm-up is the stages' first part and must leave some of them measured",
+        ))?;
+    Ok(Workload {
+        corpus,
+        load: Load::Open {
+            rate: stages.mean_rate(),
+            arrival,
+        },
+        pace: Pace::Stages(stages),
+        duration: Some(duration),
+    })
+}
+
+/// A trace's rows as a sequential corpus of chat requests (each row's prompt and output
+/// tokens), sent at the rows' instants.
+fn replay(
+    args: &RunArgs,
+    path: &Path,
+    duration: Option<Duration>,
+    warmup: Duration,
+    headers: &[(HeaderName, HeaderValue)],
+    target_streams: bool,
+) -> Result<Workload, PlanError> {
+    if args.rate.is_some() || args.concurrency.is_some() || args.stages.is_some() {
+        return Err(PlanError::Excludes(
+            "--trace",
+            "--rate, --concurrency and --stages",
+            "a trace is replayed at its own instants (--speedup replays it faster)",
+        ));
+    }
+    if args.requests_file.is_some() || args.body.is_some() {
+        return Err(PlanError::Excludes(
+            "--trace",
+            "--requests-file and --body",
+            "each row's request is made from its token counts",
+        ));
+    }
+    let speedup = match args.speedup {
+        None => 1.0,
+        Some(s) if s.is_finite() && s > 0.0 && s <= 1e6 => s,
+        Some(s) => {
+            return Err(PlanError::Named(
+                "--speedup",
+                s.to_string(),
+                "a factor above 0, like 2 (twice as fast)",
+            ))
+        }
+    };
+    let mut rows = trace::read(path, speedup)?;
+    // The run ends after the last row, or at the end of --duration.
+    let last = rows.last().map_or(0, |r| r.at_ns);
+    let end_ns = match duration {
+        Some(d) if args.duration.is_some() => (warmup + d).as_nanos() as u64,
+        _ => last + 1_000,
+    };
+    rows.retain(|r| r.at_ns < end_ns);
+    let measured = Duration::from_nanos(end_ns)
+        .checked_sub(warmup)
+        .filter(|d| !d.is_zero() && !rows.is_empty())
+        .ok_or(PlanError::Excludes(
+            "--warmup",
+            "a trace this short",
+            "the warm-up is the trace's first part and must leave some of it measured",
+        ))?;
+    let stream = target_streams || args.scenario.as_deref() == Some("chat-stream");
+    let model = args.model.as_deref().unwrap_or(DEFAULT_MODEL);
+    let mut rng = Pcg64Mcg::seed_from_u64(args.seed.unwrap_or(0));
+    let mut classes: Vec<String> = Vec::new();
+    let entries = rows
+        .iter()
+        .enumerate()
+        .map(|(i, row)| {
+            let body = chat_body(
+                model,
+                row.input_tokens.max(1),
+                row.output_tokens,
+                stream,
+                false,
+                i as u64,
+                &mut rng,
+            );
+            let class = class_of(row.input_tokens);
+            let class = match classes.iter().position(|c| c == class) {
+                Some(at) => at,
+                None => {
+                    classes.push(class.to_string());
+                    classes.len() - 1
+                }
+            };
+            Entry {
+                request: RequestSpec {
+                    scenario: "trace".into(),
+                    stream,
+                    body: Bytes::from(body.to_string()),
+                    max_tokens: Some(row.output_tokens.max(1)),
+                    headers: headers.to_vec(),
+                },
+                path: None,
+                weight: 1.0,
+                class: class as u16,
+                prompt_tokens: u32::try_from(row.input_tokens.max(1)).unwrap_or(u32::MAX),
+            }
+        })
+        .collect();
+    let source = path.display().to_string();
+    let crc32 = crc32fast::hash(source.as_bytes());
+    let instants: Vec<u64> = rows.iter().map(|r| r.at_ns).collect();
+    let span_s = (end_ns as f64 / 1e9).max(1e-3);
+    Ok(Workload {
+        load: Load::Open {
+            rate: instants.len() as f64 / span_s,
+            arrival: Arrival::Constant,
+        },
+        corpus: Some(Arc::new(Corpus::new(
+            source.clone(),
+            entries,
+            classes,
+            Order::Sequential,
+            crc32,
+        ))),
+        pace: Pace::Trace(Replay::new(source, speedup, instants)),
+        duration: Some(measured),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(args: RunArgs) -> Result<crate::plan::Plan, PlanError> {
+        args.plan()
+    }
+
+    #[test]
+    fn stages_set_the_duration_and_the_mean_rate() {
+        let p = plan(RunArgs {
+            stages: Some("10s:1000,10s:1000".into()),
+            warmup: Some("5s".into()),
+            ..RunArgs::default()
+        })
+        .unwrap();
+        assert_eq!(p.duration, Some(Duration::from_secs(15)));
+        assert!(matches!(p.load, Load::Open { rate, .. } if rate == 750.0));
+        assert!(matches!(p.pace, Pace::Stages(_)));
+    }
+
+    #[test]
+    fn workloads_refuse_what_they_cannot_go_with() {
+        let cases = [
+            (
+                RunArgs {
+                    stages: Some("1s:10".into()),
+                    concurrency: Some(2),
+                    ..RunArgs::default()
+                },
+                "--stages excludes --concurrency",
+            ),
+            (
+                RunArgs {
+                    stages: Some("1s:10".into()),
+                    duration: Some("5s".into()),
+                    ..RunArgs::default()
+                },
+                "--stages excludes --duration",
+            ),
+            (
+                RunArgs {
+                    stages: Some("1s:10".into()),
+                    warmup: Some("1s".into()),
+                    ..RunArgs::default()
+                },
+                "--warmup excludes --stages this short",
+            ),
+            (
+                RunArgs {
+                    speedup: Some(2.0),
+                    ..RunArgs::default()
+                },
+                "missing --trace",
+            ),
+            (
+                RunArgs {
+                    requests_order: Some("sequential".into()),
+                    ..RunArgs::default()
+                },
+                "missing --requests-file",
+            ),
+            (
+                RunArgs {
+                    requests_file: Some("/nonexistent/c.jsonl".into()),
+                    body: Some("{}".into()),
+                    ..RunArgs::default()
+                },
+                "--requests-file excludes --body",
+            ),
+            (
+                RunArgs {
+                    requests_file: Some("/nonexistent/c.jsonl".into()),
+                    ..RunArgs::default()
+                },
+                "cannot use --requests-file /nonexistent/c.jsonl",
+            ),
+            (
+                RunArgs {
+                    trace: Some("/nonexistent/t.csv".into()),
+                    rate: Some("5".into()),
+                    ..RunArgs::default()
+                },
+                "--trace excludes --rate",
+            ),
+        ];
+        for (args, says) in cases {
+            let err = plan(args.clone()).unwrap_err().to_string();
+            assert!(err.starts_with(says), "{args:?}: {err}");
+        }
+        let sweep = RunArgs {
+            stages: Some("1s:10".into()),
+            ..RunArgs::default()
+        }
+        .plan_at(Some(Load::Closed { concurrency: 1 }));
+        assert!(sweep.unwrap_err().to_string().contains("this command"));
+    }
+}
