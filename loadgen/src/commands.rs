@@ -23,6 +23,7 @@ pub fn execute(cli: Cli) -> u8 {
             Command::Ladder(args) => ladder_command(args, command),
             Command::Report(args) => report_command(args),
             Command::Corpus(args) => corpus_command(args),
+            Command::Capacity(args) => capacity_command(args, command),
             Command::Merge(args) => merge_command(args, command),
             Command::CheckProfile(args) => {
                 crate::options::profile::check(&args.command, &args.profile).map(|plan| {
@@ -70,6 +71,15 @@ fn run_command(args: RunArgs, command: Vec<String>) -> anyhow::Result<u8> {
 fn overhead_command(args: OverheadArgs, command: Vec<String>) -> anyhow::Result<u8> {
     let (result, code) = crate::overhead::run_overhead(args, command)?;
     let report = crate::report::overhead::terminal(&result);
+    written(&result, result.plan.out.as_deref(), &report, code)
+}
+
+fn capacity_command(
+    args: crate::options::CapacityArgs,
+    command: Vec<String>,
+) -> anyhow::Result<u8> {
+    let (result, code) = crate::capacity::run_capacity(args, command)?;
+    let report = crate::capacity::terminal(&result);
     written(&result, result.plan.out.as_deref(), &report, code)
 }
 

@@ -29,6 +29,7 @@
 //! - `fuzzing`: entry points for the fuzz targets.
 
 mod breakdown;
+pub mod capacity;
 mod clock_ref;
 pub mod commands;
 pub mod compare;

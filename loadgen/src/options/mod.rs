@@ -9,6 +9,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+mod capacity;
 mod compare;
 mod corpus;
 mod ladder;
@@ -20,6 +21,7 @@ mod run;
 mod sweep;
 mod workload;
 
+pub use capacity::{CapacityArgs, DEFAULT_MAX_RUNS, DEFAULT_PRECISION};
 pub use compare::{CompareArgs, DEFAULT_TRIALS as COMPARE_TRIALS};
 pub use corpus::CorpusArgs;
 pub use ladder::{LadderArgs, DEFAULT_LEVELS as LADDER_LEVELS};
@@ -55,6 +57,9 @@ pub enum Command {
     /// Sweep load levels (concurrency or rate), direct and through gateways, flagging levels
     /// whose direct baseline saturated.
     Sweep(SweepArgs),
+    /// Find the highest rate each target sustains within an SLO (goodput): bracketing and
+    /// narrowing over fixed-length runs; gateways searched under the direct upstream's own.
+    Capacity(CapacityArgs),
     /// Open N streams at one instant per level, direct and through gateways: completions,
     /// failures, TTFT, and whether the gateway re-chunked or buffered the stream.
     Ladder(LadderArgs),
@@ -67,7 +72,7 @@ pub enum Command {
     Corpus(CorpusArgs),
     /// Render a result file again: Markdown, CSV, JSON, or a self-contained HTML page with plots.
     Report(ReportArgs),
-    /// Check a profile file for a command (run, overhead, compare, sweep, ladder) without
+    /// Check a profile file for a command (run, overhead, compare, sweep, ladder, capacity) without
     /// sending anything: it parses and makes a valid plan.
     CheckProfile(CheckProfileArgs),
 }
@@ -75,7 +80,7 @@ pub enum Command {
 /// Options of `loadgen check-profile`.
 #[derive(Debug, Clone, Args)]
 pub struct CheckProfileArgs {
-    /// The command the profile is for: run, overhead, compare, sweep or ladder.
+    /// The command the profile is for: run, overhead, compare, sweep, ladder or capacity.
     pub command: String,
     /// The profile file.
     pub profile: PathBuf,

@@ -273,8 +273,32 @@ pub fn check(command: &str, path: &Path) -> anyhow::Result<String> {
                 }
             }
         }
+        "capacity" => {
+            let mut args = crate::options::CapacityArgs {
+                compare: CompareArgs {
+                    direct: Some(PLACEHOLDER.into()),
+                    run: RunArgs {
+                        profile,
+                        ..RunArgs::default()
+                    },
+                    ..CompareArgs::default()
+                },
+                ..Default::default()
+            };
+            // Without a profile's --slo the plan is refused, as the command refuses it.
+            args.compare.gateways = Vec::new();
+            let p = crate::capacity::CapacityPlan::new(args).map_err(|e| invalid(&e))?;
+            Ok(format!(
+                "capacity: {} from {} to {} req/s, within {:.0}%, at most {} runs per target",
+                p.slo.text,
+                p.start_rate,
+                p.max_rate,
+                p.precision * 100.0,
+                p.max_runs
+            ))
+        }
         other => Err(anyhow::anyhow!(
-            "unknown command '{other}': expected run, overhead, compare, sweep or ladder"
+            "unknown command '{other}': expected run, overhead, compare, sweep, ladder or capacity"
         )),
     }
 }

@@ -236,7 +236,11 @@ pub fn print(command: Command) -> anyhow::Result<String> {
             }
             profile
         }
-        Command::Merge(_) | Command::Report(_) | Command::CheckProfile(_) | Command::Corpus(_) => {
+        Command::Merge(_)
+        | Command::Report(_)
+        | Command::CheckProfile(_)
+        | Command::Corpus(_)
+        | Command::Capacity(_) => {
             anyhow::bail!("--print-config is for run, overhead, compare, sweep and ladder")
         }
     };

@@ -149,6 +149,10 @@ pub fn run_page(view: &RunView) -> String {
         if view.valid { "valid" } else { "invalid" }
     );
     body.push_str(&table_html(&runs_table(view)));
+    for (title, table) in super::run_view::groups_tables(view) {
+        body.push_str(&format!("<h2>{}</h2>", escape(&title)));
+        body.push_str(&table_html(&table));
+    }
     if let Some(shards) = &view.shards {
         body.push_str("<h2>Shards</h2>");
         body.push_str(&format!(

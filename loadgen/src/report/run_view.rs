@@ -70,6 +70,74 @@ pub struct RunRow {
     #[serde(default)]
     pub timeline: Vec<SecondView>,
     pub validity: ValidityView,
+    #[serde(default)]
+    pub classes: Vec<GroupView>,
+    #[serde(default)]
+    pub stages: Vec<GroupView>,
+}
+
+/// A class or a stage of a run (see `breakdown`).
+#[derive(Debug, Deserialize)]
+pub struct GroupView {
+    pub name: String,
+    pub requests: u64,
+    pub errors: u64,
+    pub mean_body_bytes: f64,
+    pub mean_prompt_tokens: f64,
+    pub response_time: MetricView,
+    #[serde(default)]
+    pub ttft: Option<MetricView>,
+    #[serde(default)]
+    pub from_rate: Option<f64>,
+    #[serde(default)]
+    pub to_rate: Option<f64>,
+    #[serde(default)]
+    pub achieved_rate: Option<f64>,
+}
+
+/// Each run's classes and stages, one table per run that has either.
+pub fn groups_tables(view: &RunView) -> Vec<(String, Table)> {
+    let mut out = Vec::new();
+    for run in &view.runs {
+        for (kind, groups) in [("class", &run.classes), ("stage", &run.stages)] {
+            if groups.is_empty() {
+                continue;
+            }
+            let mut table = Table::new(&[
+                kind,
+                "planned (req/s)",
+                "got (req/s)",
+                "requests",
+                "failed",
+                "body (B)",
+                "prompt (tokens)",
+                "P50",
+                "P99",
+                "TTFT P99",
+            ]);
+            for g in groups {
+                let rate = |r: Option<f64>| r.map_or_else(|| "-".into(), |r| format!("{r:.0}"));
+                table.push(vec![
+                    g.name.clone(),
+                    match (g.from_rate, g.to_rate) {
+                        (Some(a), Some(b)) => format!("{a:.0} → {b:.0}"),
+                        _ => "-".into(),
+                    },
+                    rate(g.achieved_rate),
+                    g.requests.to_string(),
+                    g.errors.to_string(),
+                    format!("{:.0}", g.mean_body_bytes),
+                    format!("{:.0}", g.mean_prompt_tokens),
+                    micros(g.response_time.p50),
+                    micros(g.response_time.p99),
+                    g.ttft.map_or_else(|| "-".into(), |t| micros(t.p99)),
+                ]);
+            }
+            let title = format!("{} ({}) by {kind}", run.target.url, run.scenario);
+            out.push((title, table));
+        }
+    }
+    out
 }
 
 #[derive(Debug, Deserialize)]
@@ -202,6 +270,9 @@ pub fn markdown(view: &RunView) -> String {
                 }
             ));
         }
+    }
+    for (title, table) in groups_tables(view) {
+        out.push_str(&format!("\n## {title}\n\n{}", table.to_markdown()));
     }
     if let Some(shards) = &view.shards {
         out.push_str(&shards_markdown(shards));

@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used)] // test code: a panic is the failure report
 
 mod auth;
+mod capacity;
 mod chat;
 mod compare;
 mod docs;

@@ -6,13 +6,14 @@ use std::path::Path;
 use loadgen::RunArgs;
 
 /// Each profile and the command that runs it.
-const PROFILES: [(&str, &str); 6] = [
+const PROFILES: [(&str, &str); 7] = [
     ("quickstart.toml", "run"),
     ("constant-5000rps.toml", "compare"),
     ("paired-latency.toml", "overhead"),
     ("concurrency-sweep.toml", "sweep"),
     ("streams-ladder.toml", "ladder"),
     ("realistic-mix.toml", "run"),
+    ("capacity.toml", "capacity"),
 ];
 
 fn dir() -> &'static Path {

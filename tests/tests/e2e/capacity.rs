@@ -1,0 +1,98 @@
+//! `loadgen capacity` against a target of known capacity: a mock that answers in 10 ms and
+//! serves at most 20 connections at once holds at most 20 / 10 ms = 2,000 requests a second.
+
+use gatebench_shared::LatencyModel;
+use gatebench_tests::start_mock;
+use loadgen::capacity::run_capacity;
+use loadgen::options::{CapacityArgs, CompareArgs};
+use loadgen::RunArgs;
+use mock_upstream::Config;
+
+use crate::load::url;
+
+#[test]
+fn the_capacity_of_a_known_limit_is_found_within_five_percent_in_eight_runs() {
+    let mock = start_mock(Config {
+        latency: LatencyModel {
+            latency: Some("10ms".parse().unwrap()),
+            ..LatencyModel::default()
+        },
+        max_connections: Some(20),
+        ..Config::default()
+    });
+    let (result, code) = run_capacity(
+        CapacityArgs {
+            slo: Some("p99<50ms,errors<1%".into()),
+            start_rate: Some("500".into()),
+            compare: CompareArgs {
+                direct: Some(url(&mock)),
+                run: RunArgs {
+                    duration: Some("2s".into()),
+                    warmup: Some("500ms".into()),
+                    connections: Some(20),
+                    timeout: Some("5s".into()),
+                    quiet: true,
+                    ..RunArgs::default()
+                },
+                ..CompareArgs::default()
+            },
+            ..CapacityArgs::default()
+        },
+        vec![],
+    )
+    .unwrap();
+    let search = &result.searches[0];
+    let report = loadgen::capacity::terminal(&result);
+    assert_eq!(code, 0, "{report}");
+    let (lo, hi) = (
+        search.bracket.passed.unwrap(),
+        search.bracket.failed.unwrap(),
+    );
+    // Within 5% of the analytic 2,000 (below it: a busy machine answers a little late), the
+    // two rates within 5% of each other, in at most 8 runs.
+    assert!((1_900.0..=2_010.0).contains(&lo), "{report}");
+    assert!(hi > 1_980.0 && hi / lo <= 1.05 + 1e-9, "{report}");
+    assert!(search.steps.len() <= 8, "{report}");
+    assert!(search.limited_by.is_none(), "{report}");
+    // Every step is on record with its objectives.
+    assert!(search.steps.iter().all(|s| s.judged.len() == 2));
+    let value = serde_json::to_value(&result).unwrap();
+    assert_eq!(value["schema"], "gatebench.loadgen.capacity/1");
+}
+
+#[test]
+fn capacity_refuses_what_it_cannot_search() {
+    let base = |slo: Option<&str>, run: RunArgs| CapacityArgs {
+        slo: slo.map(String::from),
+        compare: CompareArgs {
+            direct: Some("http://127.0.0.1:9/v1/chat/completions".into()),
+            run,
+            ..CompareArgs::default()
+        },
+        ..CapacityArgs::default()
+    };
+    for (args, says) in [
+        (base(None, RunArgs::default()), "needs --slo"),
+        (base(Some("p99>5ms"), RunArgs::default()), "invalid --slo"),
+        (
+            base(
+                Some("p99<5ms"),
+                RunArgs {
+                    duration: Some("forever".into()),
+                    ..RunArgs::default()
+                },
+            ),
+            "fixed --duration",
+        ),
+        (
+            CapacityArgs {
+                max_runs: Some(1),
+                ..base(Some("p99<5ms"), RunArgs::default())
+            },
+            "--max-runs 1",
+        ),
+    ] {
+        let err = run_capacity(args, vec![]).unwrap_err().to_string();
+        assert!(err.contains(says), "{err}");
+    }
+}
