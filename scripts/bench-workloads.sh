@@ -6,8 +6,10 @@
 #    requests of 100 B to 100 KB (log-uniform prompt sizes); each corpus's ratio to one body.
 # 2. The same three at a constant 5,000 req/s: schedule lag p50 and p99 (the generator's own
 #    timing error).
-# 3. Trace replay: a Poisson trace of 5,000 req/s (seeded), replayed; the lag between each
-#    row's recorded instant and its dispatch (p50, p99).
+# 3. Trace replay: a Poisson trace and an evenly spaced trace of 5,000 req/s, replayed; the lag
+#    between each row's recorded instant and its dispatch (p50, p99), beside the same rate's
+#    own Poisson schedule (--arrival poisson), whose bursts delay a request by the sending of
+#    the one before it alike.
 # 4. Capacity: a mock answering in 10 ms over at most 20 connections (20 / 10 ms = 2,000 req/s),
 #    searched within p99<50ms,errors<1% from 500 req/s: the bracket found and its runs.
 #
@@ -92,27 +94,36 @@ if part corpus || part lag; then
 fi
 
 if part trace; then
-  python3 - "$work/trace.csv" "$seconds" <<'PY'
+  python3 - "$work" "$seconds" <<'PY'
 import random, sys
 random.seed(7)
-t, n = 0.0, 0
-with open(sys.argv[1], "w") as f:
-    f.write("timestamp,input_tokens,output_tokens\n")
-    while t < float(sys.argv[2]):
-        f.write(f"{t:.9f},{random.randint(10, 2000)},{random.randint(1, 50)}\n")
-        t += random.expovariate(5000.0)
-        n += 1
-print(f"  trace: {n} rows over {sys.argv[2]} s (Poisson, 5,000 req/s)")
+for name, gap in (("poisson", lambda: random.expovariate(5000.0)), ("even", lambda: 1 / 5000.0)):
+    t, n = 0.0, 0
+    with open(f"{sys.argv[1]}/{name}.csv", "w") as f:
+        f.write("timestamp,input_tokens,output_tokens\n")
+        while t < float(sys.argv[2]):
+            f.write(f"{t:.9f},{random.randint(10, 2000)},{random.randint(1, 50)}\n")
+            t += gap()
+            n += 1
+    print(f"  trace {name}: {n} rows over {sys.argv[2]} s (5,000 req/s)")
 PY
   start_mock
-  p50s=() p99s=()
+  declare -A t50 t99
   for round in $(seq "$rounds"); do
-    taskset -c 1 "$loadgen" run --target "$target" --trace "$work/trace.csv" --quiet --out "$work/t.json" >/dev/null
-    p50s+=("$(field "$work/t.json" "r['metrics']['schedule_lag']['p50']")")
-    p99s+=("$(field "$work/t.json" "r['metrics']['schedule_lag']['p99']")")
+    for kind in poisson even schedule; do
+      case $kind in
+        schedule) what=(--rate 5000 --arrival poisson --duration "${seconds}s") ;;
+        *) what=(--trace "$work/$kind.csv") ;;
+      esac
+      taskset -c 1 "$loadgen" run --target "$target" "${what[@]}" --quiet --out "$work/t.json" >/dev/null
+      t50[$kind]+=" $(field "$work/t.json" "r['metrics']['schedule_lag']['p50']")"
+      t99[$kind]+=" $(field "$work/t.json" "r['metrics']['schedule_lag']['p99']")"
+    done
   done
   stop_mock
-  echo "  trace replay at 5,000 req/s: dispatch after the recorded instant p50 $(median "${p50s[@]}") us, p99 $(median "${p99s[@]}") us (rounds p99: ${p99s[*]})"
+  for kind in poisson even schedule; do
+    echo "  5,000 req/s, $kind: dispatch after the intended instant p50 $(median ${t50[$kind]}) us, p99 $(median ${t99[$kind]}) us (rounds p99:${t99[$kind]})"
+  done
 fi
 
 if part capacity; then

@@ -154,9 +154,17 @@ pub struct Step {
     pub success_rate: f64,
     pub response_p50_us: u64,
     pub response_p99_us: u64,
-    /// The generator kept its schedule (else the step says nothing of the target).
+    /// The generator kept its schedule.
     pub valid: bool,
     pub invalid_reasons: Vec<String>,
+    /// The generator's own error in this run: the larger of its schedule lag p99 and send
+    /// delay p99, µs.
+    pub generator_error_us: u64,
+    /// The step tells of the target: a valid run, or a run that sent its whole rate and
+    /// missed each objective by more than the generator's own error (an overloaded target
+    /// queues thousands of requests, which can make the generator late by a millisecond; a
+    /// p99 hundreds of milliseconds over its limit is the target's all the same).
+    pub conclusive: bool,
 }
 
 impl Step {
@@ -164,9 +172,16 @@ impl Step {
         let judged = slo.judge(run);
         let metric =
             |p: fn(&crate::result::Summary) -> u64| run.metrics.get("response_time").map_or(0, p);
+        let p99 = |name: &str| run.metrics.get(name).map_or(0, |s| s.p99);
+        let generator_error_us = p99("schedule_lag").max(p99("send_delay"));
+        let met = run.validity.valid && judged.iter().all(|j| j.met);
+        let sent_all = run.achieved_rate >= rate * 0.99;
+        let missed_clearly = judged.iter().filter(|j| !j.met).all(|j| {
+            j.objective.starts_with("errors") || j.value - j.limit > generator_error_us as f64
+        });
         Step {
             rate,
-            met: run.validity.valid && judged.iter().all(|j| j.met),
+            met,
             judged,
             goodput: run.throughput,
             success_rate: run.success_rate,
@@ -174,6 +189,8 @@ impl Step {
             response_p99_us: metric(|s| s.p99),
             valid: run.validity.valid,
             invalid_reasons: run.validity.reasons.clone(),
+            generator_error_us,
+            conclusive: run.validity.valid || (!met && sent_all && missed_clearly),
         }
     }
 }
@@ -304,9 +321,9 @@ fn search_target(cp: &CapacityPlan, target: &Named, ceiling: f64, gateway: bool)
                 }
                 let run = run_at(cp, target, rate);
                 let step = Step::of(rate, &run, &cp.slo);
-                let (met, valid, goodput) = (step.met, step.valid, step.goodput);
+                let (met, conclusive, goodput) = (step.met, step.conclusive, step.goodput);
                 steps.push(step);
-                if !valid {
+                if !conclusive {
                     // The generator did not keep its schedule: nothing above is measurable.
                     limited_by = Some("generator".to_string());
                     search.record(rate, false, 0.0);
@@ -387,7 +404,14 @@ pub fn terminal(result: &CapacityResult) -> String {
                 } else {
                     format!("  missed: {}", failed.join(", "))
                 },
-                if step.valid { "" } else { "  [generator behind: invalid]" }
+                match (step.valid, step.conclusive) {
+                    (true, _) => String::new(),
+                    (false, true) => format!(
+                        "  [generator {} us late at p99; missed by far more]",
+                        step.generator_error_us
+                    ),
+                    (false, false) => "  [generator behind: inconclusive]".into(),
+                }
             );
         }
         for step in &s.confirmations {

@@ -1,7 +1,9 @@
 //! `loadgen capacity` against a target of known capacity: a mock that answers in 10 ms and
-//! serves at most 20 connections at once holds at most 20 / 10 ms = 2,000 requests a second.
+//! serves at most 20 connections at once holds at most 20 / 10 ms = 2,000 requests a second;
+//! behind a gateway that holds each request 10 ms more, 20 / 20 ms = 1,000.
 
 use gatebench_shared::LatencyModel;
+use gatebench_tests::gateway::start_delay_gateway;
 use gatebench_tests::start_mock;
 use loadgen::capacity::run_capacity;
 use loadgen::options::{CapacityArgs, CompareArgs};
@@ -24,8 +26,15 @@ fn the_capacity_of_a_known_limit_is_found_within_five_percent_in_eight_runs() {
         CapacityArgs {
             slo: Some("p99<50ms,errors<1%".into()),
             start_rate: Some("500".into()),
+            // The direct search is held to 8 below; the thread-per-connection gateway ends
+            // requests slower when far overloaded and may take more.
+            max_runs: Some(12),
             compare: CompareArgs {
                 direct: Some(url(&mock)),
+                gateways: vec![format!(
+                    "slow=http://{}/v1/chat/completions",
+                    start_delay_gateway(mock.local_addr(), std::time::Duration::from_millis(10))
+                )],
                 run: RunArgs {
                     duration: Some("2s".into()),
                     warmup: Some("500ms".into()),
@@ -56,6 +65,18 @@ fn the_capacity_of_a_known_limit_is_found_within_five_percent_in_eight_runs() {
     assert!(search.limited_by.is_none(), "{report}");
     // Every step is on record with its objectives.
     assert!(search.steps.iter().all(|s| s.judged.len() == 2));
+    // The gateway, searched up to the direct's capacity: about 1,000 (its sleeps overshoot on
+    // a loaded machine, so a little under).
+    let gateway = &result.searches[1];
+    assert_eq!(gateway.ceiling, lo);
+    let (glo, ghi) = (
+        gateway.bracket.passed.unwrap(),
+        gateway.bracket.failed.unwrap(),
+    );
+    assert!(
+        (850.0..=1_010.0).contains(&glo) && ghi / glo <= 1.05 + 1e-9,
+        "{report}"
+    );
     let value = serde_json::to_value(&result).unwrap();
     assert_eq!(value["schema"], "gatebench.loadgen.capacity/1");
 }
