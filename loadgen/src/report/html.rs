@@ -582,3 +582,22 @@ pub fn ladder_page(view: &super::sweep_view::LadderView) -> String {
     body.push_str(&upstream_html(view.disclosure.mock.as_deref()));
     page("Simultaneous streams (ladder)", &body)
 }
+
+/// A capacity result: each target's answer and every run of its search.
+pub fn capacity_page(view: &super::capacity_view::CapacityView) -> String {
+    let mut body = format!(
+        "<p class=\"meta\">Started {} · <code>{}</code> · answers within {:.0}%{}</p>",
+        escape(&view.started_at),
+        escape(&crate::disclose::shell_line(&view.command)),
+        view.precision * 100.0,
+        if view.valid {
+            ""
+        } else {
+            " · not every search ended within the precision or at a ceiling"
+        }
+    );
+    body.push_str(&table_html(&super::capacity_view::answers_table(view)));
+    body.push_str("<h2>Runs</h2>");
+    body.push_str(&table_html(&super::capacity_view::steps_table(view)));
+    page(&format!("Capacity within {}", view.slo.text), &body)
+}

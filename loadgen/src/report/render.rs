@@ -2,12 +2,14 @@
 
 use anyhow::{bail, Context as _};
 
+use crate::capacity::SCHEMA as CAPACITY;
 use crate::compare::SCHEMA as COMPARE;
 use crate::ladder::SCHEMA as LADDER;
 use crate::overhead::result::{OverheadResult, SCHEMA as OVERHEAD};
 use crate::result::SCHEMA as RUN;
 use crate::sweep::SCHEMA as SWEEP;
 
+use super::capacity_view::{self, CapacityView};
 use super::compare_view::{self, CompareView};
 use super::run_view::RunView;
 use super::sweep_view::{self, LadderView, SweepView};
@@ -33,6 +35,7 @@ enum Result {
     Compare(Box<CompareView>, serde_json::Value),
     Sweep(Box<SweepView>, serde_json::Value),
     Ladder(Box<LadderView>, serde_json::Value),
+    Capacity(Box<CapacityView>, serde_json::Value),
 }
 
 fn read(path: &std::path::Path) -> anyhow::Result<Result> {
@@ -67,8 +70,12 @@ fn read(path: &std::path::Path) -> anyhow::Result<Result> {
             Box::new(serde_json::from_value(value.clone()).map_err(invalid)?),
             value,
         )),
+        CAPACITY => Ok(Result::Capacity(
+            Box::new(serde_json::from_value(value.clone()).map_err(invalid)?),
+            value,
+        )),
         other => bail!(
-            "{} has schema '{other}': expected one of {RUN}, {OVERHEAD}, {COMPARE}, {SWEEP}, {LADDER}",
+            "{} has schema '{other}': expected one of {RUN}, {OVERHEAD}, {COMPARE}, {SWEEP}, {LADDER}, {CAPACITY}",
             path.display()
         ),
     }
@@ -95,8 +102,12 @@ pub fn render(path: &std::path::Path, format: Format) -> anyhow::Result<String> 
         (Result::Ladder(view, _), Format::Md) => sweep_view::ladder_markdown(&view),
         (Result::Ladder(view, _), Format::Csv) => sweep_view::ladder_csv(&view),
         (Result::Ladder(view, _), Format::Html) => html::ladder_page(&view),
-        (Result::Sweep(_, value) | Result::Ladder(_, value), Format::Json) => {
-            serde_json::to_string_pretty(&value)? + "\n"
-        }
+        (Result::Capacity(view, _), Format::Md) => capacity_view::markdown(&view),
+        (Result::Capacity(view, _), Format::Csv) => capacity_view::steps_table(&view).to_csv(),
+        (Result::Capacity(view, _), Format::Html) => html::capacity_page(&view),
+        (
+            Result::Sweep(_, value) | Result::Ladder(_, value) | Result::Capacity(_, value),
+            Format::Json,
+        ) => serde_json::to_string_pretty(&value)? + "\n",
     })
 }

@@ -1,0 +1,143 @@
+//! What the reports read back from a `loadgen capacity` result (schema
+//! `gatebench.loadgen.capacity/1`): each target's answer and every run of its search.
+
+use serde::Deserialize;
+
+use super::table::Table;
+
+#[derive(Debug, Deserialize)]
+pub struct CapacityView {
+    pub slo: SloView,
+    pub precision: f64,
+    pub searches: Vec<SearchView>,
+    pub valid: bool,
+    #[serde(default)]
+    pub started_at: String,
+    #[serde(default)]
+    pub command: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct SloView {
+    pub text: String,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct SearchView {
+    pub name: String,
+    pub url: String,
+    pub bracket: BracketView,
+    pub ceiling: f64,
+    pub limited_by: Option<String>,
+    pub steps: Vec<StepView>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct BracketView {
+    pub passed: Option<f64>,
+    pub failed: Option<f64>,
+    pub runs: usize,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct StepView {
+    pub rate: f64,
+    pub met: bool,
+    pub goodput: f64,
+    pub success_rate: f64,
+    pub response_p50_us: u64,
+    pub response_p99_us: u64,
+    pub valid: bool,
+}
+
+fn rate(r: Option<f64>) -> String {
+    r.map_or_else(|| "-".into(), |r| format!("{r:.1}"))
+}
+
+/// One row per target: the two rates its capacity lies between.
+pub fn answers_table(view: &CapacityView) -> Table {
+    let mut table = Table::new(&[
+        "target",
+        "met (req/s)",
+        "missed (req/s)",
+        "apart",
+        "runs",
+        "ceiling (req/s)",
+        "bound by",
+    ]);
+    for s in &view.searches {
+        let apart = match (s.bracket.passed, s.bracket.failed) {
+            (Some(lo), Some(hi)) => format!("{:.1}%", (hi / lo - 1.0) * 100.0),
+            _ => "-".into(),
+        };
+        table.push(vec![
+            s.name.clone(),
+            rate(s.bracket.passed),
+            rate(s.bracket.failed),
+            apart,
+            s.bracket.runs.to_string(),
+            format!("{:.1}", s.ceiling),
+            s.limited_by.clone().unwrap_or_else(|| "-".into()),
+        ]);
+    }
+    table
+}
+
+/// Every run of every search.
+pub fn steps_table(view: &CapacityView) -> Table {
+    let mut table = Table::new(&[
+        "target",
+        "run",
+        "rate (req/s)",
+        "SLO",
+        "goodput (req/s)",
+        "success",
+        "P50 (us)",
+        "P99 (us)",
+        "valid",
+    ]);
+    for s in &view.searches {
+        for (i, step) in s.steps.iter().enumerate() {
+            table.push(vec![
+                s.name.clone(),
+                (i + 1).to_string(),
+                format!("{:.1}", step.rate),
+                if step.met { "met" } else { "missed" }.into(),
+                format!("{:.1}", step.goodput),
+                format!("{:.2}%", step.success_rate * 100.0),
+                step.response_p50_us.to_string(),
+                step.response_p99_us.to_string(),
+                if step.valid { "yes" } else { "no" }.into(),
+            ]);
+        }
+    }
+    table
+}
+
+/// A Markdown write-up of a capacity result.
+pub fn markdown(view: &CapacityView) -> String {
+    let mut out = format!(
+        "# Capacity within {}\n\nThe highest rate each target sustained within the SLO, between \
+         the highest rate that met it and the lowest that missed it (answer within {:.0}%).\n\n",
+        view.slo.text,
+        view.precision * 100.0
+    );
+    out.push_str(&answers_table(view).to_markdown());
+    out.push_str("\n## Runs\n\n");
+    out.push_str(&steps_table(view).to_markdown());
+    let urls: Vec<String> = view
+        .searches
+        .iter()
+        .map(|s| format!("- {}: {}\n", s.name, s.url))
+        .collect();
+    out.push_str(&format!(
+        "\n## Disclosure\n\n- Started {}\n- Command: `{}`\n{}",
+        view.started_at,
+        crate::disclose::shell_line(&view.command),
+        urls.concat()
+    ));
+    if !view.valid {
+        out.push_str("\nNot every search ended within the precision or at a ceiling.\n");
+    }
+    out
+}
