@@ -258,7 +258,7 @@ pub fn run_capacity(
                 name: target.name.clone(),
                 url: target.target.url.clone(),
                 capacity: None,
-                bracket: Search::new(1.0, 1.0, cp.precision, 0).bracket_now(),
+                bracket: Bracket::default(),
                 ceiling,
                 limited_by: Some("upstream".into()),
                 steps: Vec::new(),
@@ -309,7 +309,7 @@ fn search_target(cp: &CapacityPlan, target: &Named, ceiling: f64, gateway: bool)
             Next::Run(rate) => {
                 if stop_requested() {
                     limited_by = Some("interrupted".to_string());
-                    break search.bracket_now();
+                    break search.bracket();
                 }
                 if !cp.plan.quiet {
                     gatebench_shared::say!(
@@ -327,7 +327,7 @@ fn search_target(cp: &CapacityPlan, target: &Named, ceiling: f64, gateway: bool)
                     // The generator did not keep its schedule: nothing above is measurable.
                     limited_by = Some("generator".to_string());
                     search.record(rate, false, 0.0);
-                    break search.bracket_now();
+                    break search.bracket();
                 }
                 search.record(rate, met, goodput);
             }

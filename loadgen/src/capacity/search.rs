@@ -8,7 +8,7 @@
 use serde::Serialize;
 
 /// Where the search stands after its runs.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
 pub struct Bracket {
     /// The highest rate that met the SLO.
     pub passed: Option<f64>,
@@ -64,11 +64,7 @@ impl Search {
     }
 
     /// Where the search stands now.
-    pub fn bracket_now(&self) -> Bracket {
-        self.bracket()
-    }
-
-    fn bracket(&self) -> Bracket {
+    pub fn bracket(&self) -> Bracket {
         Bracket {
             passed: self.passed,
             failed: self.failed,

@@ -133,22 +133,12 @@ impl Corpus {
                 )
             };
             let (entry, class) = parse_line(line, headers, &stream_path).map_err(bad)?;
-            let class = match classes.iter().position(|c| *c == class) {
-                Some(i) => i,
-                None if classes.len() < MAX_CLASSES => {
-                    classes.push(class);
-                    classes.len() - 1
-                }
-                None => {
-                    return Err(bad(format!(
-                        "more than {MAX_CLASSES} classes; results are broken down by class"
-                    )))
-                }
-            };
-            entries.push(Entry {
-                class: class as u16,
-                ..entry
-            });
+            let class = class_id(&mut classes, &class).ok_or_else(|| {
+                bad(format!(
+                    "more than {MAX_CLASSES} classes; results are broken down by class"
+                ))
+            })?;
+            entries.push(Entry { class, ..entry });
             if entries.len() > MAX_ENTRIES {
                 return Err(bad(format!("more than {MAX_ENTRIES} requests")));
             }
@@ -258,6 +248,19 @@ pub(crate) fn as_summary<S: serde::Serializer>(
         Some(c) => s.serialize_some(&c.summary()),
         None => s.serialize_none(),
     }
+}
+
+/// The index of class `name` in `classes`, added when new; `None` past [`MAX_CLASSES`].
+pub(crate) fn class_id(classes: &mut Vec<String>, name: &str) -> Option<u16> {
+    let at = match classes.iter().position(|c| c == name) {
+        Some(at) => at,
+        None if classes.len() < MAX_CLASSES => {
+            classes.push(name.to_string());
+            classes.len() - 1
+        }
+        None => return None,
+    };
+    u16::try_from(at).ok()
 }
 
 /// SplitMix64's finaliser: a well-spread 64-bit value of `x`.

@@ -12,7 +12,7 @@ use rand::SeedableRng;
 use rand_pcg::Pcg64Mcg;
 
 use crate::corpus::synth::{chat_body, class_of};
-use crate::corpus::{Corpus, Entry, Order};
+use crate::corpus::{class_id, Corpus, Entry, Order};
 use crate::options::RunArgs;
 use crate::pace::{trace, Pace, Replay, Stages};
 use crate::plan::{streams_by_path, Load, PlanError, RequestSpec, DEFAULT_MODEL};
@@ -195,14 +195,8 @@ fn replay(
                 i as u64,
                 &mut rng,
             );
-            let class = class_of(row.input_tokens);
-            let class = match classes.iter().position(|c| c == class) {
-                Some(at) => at,
-                None => {
-                    classes.push(class.to_string());
-                    classes.len() - 1
-                }
-            };
+            // Three size classes: never past the limit.
+            let class = class_id(&mut classes, class_of(row.input_tokens)).unwrap_or(0);
             Entry {
                 request: RequestSpec {
                     scenario: "trace".into(),
@@ -213,7 +207,7 @@ fn replay(
                 },
                 path: None,
                 weight: 1.0,
-                class: class as u16,
+                class,
                 prompt_tokens: u32::try_from(row.input_tokens.max(1)).unwrap_or(u32::MAX),
             }
         })
