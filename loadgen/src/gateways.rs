@@ -7,7 +7,8 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-use crate::plan::{parse_target, PlanError, Target};
+use crate::plan::{parse_target_via, PlanError, Target};
+use crate::transport::Pin;
 
 /// A target with the name it is reported under.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -88,6 +89,7 @@ pub fn with_twin(
     targets: &mut Vec<Named>,
     twin: Option<&str>,
     direct: Option<&str>,
+    pins: &[Pin],
 ) -> Result<bool, PlanError> {
     let twin = match twin {
         Some("none") => None,
@@ -108,7 +110,7 @@ pub fn with_twin(
         1,
         Named {
             name: TWIN.to_string(),
-            target: parse_target(url)?,
+            target: parse_target_via(url, pins)?,
             info: Some(info.to_string()),
             recording: None,
         },
@@ -126,10 +128,12 @@ pub fn min_effect_us(text: Option<&str>) -> Result<f64, PlanError> {
     }
 }
 
+/// `pins` are the `--connect-to` rules.
 pub fn named_targets(
     direct: Option<&str>,
     gateways: &[String],
     disclosed: Disclosed<'_>,
+    pins: &[Pin],
 ) -> Result<Vec<Named>, PlanError> {
     let direct = direct.ok_or(PlanError::Missing(
         "--direct URL (the upstream called without a gateway)",
@@ -139,7 +143,7 @@ pub fn named_targets(
     }
     let mut targets = vec![Named {
         name: "direct".into(),
-        target: parse_target(direct)?,
+        target: parse_target_via(direct, pins)?,
         info: None,
         recording: None,
     }];
@@ -154,7 +158,7 @@ pub fn named_targets(
         }
         targets.push(Named {
             name: name.to_string(),
-            target: parse_target(url)?,
+            target: parse_target_via(url, pins)?,
             info: None,
             recording: None,
         });
@@ -233,6 +237,7 @@ mod tests {
                 infos: &infos,
                 recordings: &recordings,
             },
+            &[],
         )
     }
 

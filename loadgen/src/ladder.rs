@@ -18,7 +18,7 @@ use crate::gateways::{reach, Named};
 use crate::http1::RequestTemplate;
 use crate::options::{CompareArgs, LadderArgs, LADDER_LEVELS as DEFAULT_LEVELS};
 use crate::pacer::RunClock;
-use crate::plan::{Plan, PlanError, RequestSpec, Target};
+use crate::plan::{Plan, PlanError, Target};
 use crate::pool::Pool;
 use crate::recorder::{ErrorKind, Exchange};
 use crate::run::{stop_requested, SetupError, EXIT_FAILED, EXIT_OK};
@@ -135,6 +135,14 @@ impl LadderPlan {
             .into());
         }
         let plan = compare.run.clone().plan().map_err(SetupError::from)?;
+        if plan.transport.http2 {
+            return Err(SetupError::Other(
+                "ladder opens one connection per stream and speaks HTTP/1.1 (over TLS for \
+                 https://); --http2 is for run, compare, sweep and capacity"
+                    .into(),
+            )
+            .into());
+        }
         if !plan.request.stream {
             return Err(SetupError::Other(
                 "ladder measures streams: use --scenario chat-stream or a body with \"stream\": true"
@@ -184,8 +192,7 @@ pub fn run_ladder(args: LadderArgs, command: Vec<String>) -> anyhow::Result<(Lad
             if !plan.quiet {
                 gatebench_shared::say!("loadgen ladder: {level} streams, {}", t.name);
             }
-            let calls =
-                climb(&t.target, &plan.request, level, plan.timeout).map_err(SetupError::Other)?;
+            let calls = climb(&t.target, &plan, level).map_err(SetupError::Other)?;
             rungs.push(rung(level, &t.name, calls));
             crate::compare::pause(settle);
         }
@@ -230,19 +237,17 @@ struct Climb {
 }
 
 /// Opens `n` connections, then starts `n` streams at one instant and waits for all of them.
-fn climb(
-    target: &Target,
-    request: &RequestSpec,
-    n: usize,
-    timeout: Duration,
-) -> Result<Climb, String> {
+fn climb(target: &Target, plan: &Plan, n: usize) -> Result<Climb, String> {
+    let (request, timeout) = (&plan.request, plan.timeout);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| format!("cannot build a runtime: {e}"))?;
     let local = tokio::task::LocalSet::new();
     Ok(local.block_on(&runtime, async move {
-        let pool = Rc::new(Pool::new(target.clone(), n, timeout).reusing_any_idle());
+        let pool = Rc::new(
+            Pool::new(target.clone(), plan.transport.clone(), n, timeout).reusing_any_idle(),
+        );
         // Connections that cannot be opened now are tried again by each stream, and their
         // failures counted there.
         let _ = pool.preopen(n).await;

@@ -12,9 +12,10 @@
 //! - `schedule` / `pacer` / `shard` / `start_at` / `clock_ref`: intended send times, waiting for
 //!   them precisely (timerfd, spin), a shard's part of the schedule, a start by the wall clock,
 //!   and this host's clock against a reference.
-//! - `worker` / `pool` / `http1` / `exchange` / `sse`: per-core workers, their connections
-//!   (a minimal HTTP/1.1 client that stamps every socket read), one timed and validated request,
-//!   stream events.
+//! - `worker` / `pool` / `transport` / `http1` / `http2` / `exchange` / `sse`: per-core workers,
+//!   their connections (TCP or TLS, each part of opening one timed), a minimal HTTP/1.1 client
+//!   that stamps every socket read, hyper's HTTP/2 client multiplexed over a few connections, one
+//!   timed and validated request, stream events.
 //! - `recorder` / `intervals` / `hdr_codec` / `result` / `envelope`: histograms and failures by
 //!   kind, per-second histograms and their encoding, the versioned JSON result and the header
 //!   every result file carries.
@@ -43,6 +44,7 @@ pub mod fuzzing;
 mod gateways;
 pub mod hdr_codec;
 mod http1;
+mod http2;
 pub mod intervals;
 pub mod ladder;
 pub mod merge;
@@ -63,6 +65,7 @@ mod shard;
 mod sse;
 mod start_at;
 pub mod sweep;
+pub mod transport;
 mod upstream;
 mod worker;
 

@@ -46,10 +46,12 @@ pub enum PlanError {
     Body(String),
     #[error("invalid --header '{0}': expected 'Name: value'")]
     Header(String),
-    #[error("invalid target '{0}': expected http://HOST:PORT/PATH, like http://127.0.0.1:8080/v1/chat/completions")]
+    #[error("invalid target '{0}': expected http://HOST:PORT/PATH or https://HOST:PORT/PATH, like http://127.0.0.1:8080/v1/chat/completions")]
     Url(String),
-    #[error("invalid target '{0}': https is not supported yet; put a TLS-terminating proxy on loopback in front of it, or use http")]
-    Https(String),
+    #[error(transparent)]
+    ConnectTo(#[from] crate::transport::PinError),
+    #[error(transparent)]
+    Tls(#[from] crate::transport::TlsSetupError),
     #[error("cannot resolve target '{0}': {1}")]
     Resolve(String, String),
     #[error(
@@ -92,6 +94,33 @@ pub struct Target {
     pub authority: String,
     pub path: String,
     pub resolved: SocketAddr,
+    /// An `https://` target: TLS over the connection.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub tls: bool,
+}
+
+impl Target {
+    /// The URL's host, without its port or an IPv6 address's brackets: TLS's server name.
+    pub fn host(&self) -> &str {
+        host_and_port(&self.authority).0
+    }
+}
+
+/// Splits `host[:port]` (IPv6 in brackets); the port is `None` when not given.
+fn host_and_port(authority: &str) -> (&str, Option<u16>) {
+    if let Some(rest) = authority.strip_prefix('[') {
+        return match rest.split_once(']') {
+            Some((host, after)) => (host, after.strip_prefix(':').and_then(|p| p.parse().ok())),
+            None => (authority, None),
+        };
+    }
+    match authority.rsplit_once(':') {
+        Some((host, port)) if !host.contains(':') => match port.parse() {
+            Ok(port) => (host, Some(port)),
+            Err(_) => (authority, None),
+        },
+        _ => (authority, None),
+    }
 }
 
 /// What each request carries.
@@ -147,6 +176,8 @@ pub struct Plan {
     pub corpus: Option<Arc<Corpus>>,
     /// How the open loop's rate goes over time (steady, `--stages`, `--trace`).
     pub pace: Pace,
+    /// HTTP/1.1 or HTTP/2, the TLS settings and `--connect-to`.
+    pub transport: crate::transport::Transport,
     #[serde(rename = "timeout_us", serialize_with = "duration_us")]
     pub timeout: Duration,
     /// How long requests in flight may still finish once sending stops; `None`: each until its
@@ -369,19 +400,30 @@ pub(crate) fn parse_header(text: &str) -> Result<(HeaderName, HeaderValue), Plan
 /// Parses and resolves a `/metrics` URL (the path defaults to `/metrics`).
 pub(crate) fn parse_metrics_url(url: &str) -> Result<Target, PlanError> {
     let mut target = parse_target(url)?;
-    if !url.trim_start_matches("http://").contains('/') {
+    let rest = url
+        .trim_start_matches("http://")
+        .trim_start_matches("https://");
+    if !rest.contains('/') {
         target.path = "/metrics".into();
     }
     Ok(target)
 }
 
-/// Parses and resolves `http://HOST[:PORT][/PATH]`; the path defaults to the chat route.
+/// Parses and resolves `http://HOST[:PORT][/PATH]` or `https://…`; the path defaults to the
+/// chat route.
 pub fn parse_target(url: &str) -> Result<Target, PlanError> {
+    parse_target_via(url, &[])
+}
+
+/// [`parse_target`], where `--connect-to` rules (`pins`) name the address of a host and port
+/// instead of the resolver.
+pub fn parse_target_via(url: &str, pins: &[crate::transport::Pin]) -> Result<Target, PlanError> {
     let err = || PlanError::Url(url.to_string());
-    if url.starts_with("https://") {
-        return Err(PlanError::Https(url.to_string()));
-    }
-    let rest = url.strip_prefix("http://").ok_or_else(err)?;
+    let (rest, tls) = match (url.strip_prefix("http://"), url.strip_prefix("https://")) {
+        (Some(rest), _) => (rest, false),
+        (_, Some(rest)) => (rest, true),
+        _ => return Err(err()),
+    };
     let (authority, path) = match rest.find('/') {
         Some(at) => (&rest[..at], &rest[at..]),
         None => (rest, ""),
@@ -394,25 +436,32 @@ pub fn parse_target(url: &str) -> Result<Target, PlanError> {
     } else {
         path
     };
-    let with_port = if authority
-        .rsplit_once(':')
-        .is_some_and(|(_, p)| p.parse::<u16>().is_ok())
-        && !authority.ends_with(']')
-    {
-        authority.to_string()
-    } else {
-        format!("{authority}:80")
+    let (host, port) = host_and_port(authority);
+    if host.is_empty() || (authority.starts_with('[') && !authority.contains(']')) {
+        return Err(err());
+    }
+    let port = port.unwrap_or(if tls { 443 } else { 80 });
+    let resolved = match crate::transport::pinned(pins, host, port) {
+        Some(address) => address,
+        None => {
+            let lookup = if host.contains(':') {
+                format!("[{host}]:{port}")
+            } else {
+                format!("{host}:{port}")
+            };
+            lookup
+                .to_socket_addrs()
+                .map_err(|e| PlanError::Resolve(url.to_string(), e.to_string()))?
+                .next()
+                .ok_or_else(|| PlanError::Resolve(url.to_string(), "no address".into()))?
+        }
     };
-    let resolved = with_port
-        .to_socket_addrs()
-        .map_err(|e| PlanError::Resolve(url.to_string(), e.to_string()))?
-        .next()
-        .ok_or_else(|| PlanError::Resolve(url.to_string(), "no address".into()))?;
     Ok(Target {
         url: url.to_string(),
         authority: authority.to_string(),
         path: path.to_string(),
         resolved,
+        tls,
     })
 }
 
@@ -442,13 +491,28 @@ mod tests {
         assert!(t.resolved.ip().is_loopback());
         let t = parse_target("http://[::1]:8081/x").unwrap();
         assert_eq!(t.resolved, "[::1]:8081".parse().unwrap());
+        assert_eq!(t.host(), "::1");
+        assert!(!t.tls);
+        for bad in ["127.0.0.1:80", "ftp://x", "http://", "http://[::1:80/"] {
+            assert!(matches!(parse_target(bad), Err(PlanError::Url(_))), "{bad}");
+        }
+    }
+
+    #[test]
+    fn https_targets_default_to_443_and_pins_replace_the_resolver() {
+        let t = parse_target("https://localhost/v1/messages").unwrap();
+        assert!(t.tls);
+        assert_eq!(t.host(), "localhost");
+        assert_eq!(t.resolved.port(), 443);
+        // A name nobody resolves, pinned: no lookup is made.
+        let pins =
+            [crate::transport::Pin::parse("api.example.invalid:443:127.0.0.1:8443").unwrap()];
+        let t = parse_target_via("https://api.example.invalid", &pins).unwrap();
+        assert_eq!(t.resolved, "127.0.0.1:8443".parse().unwrap());
+        assert_eq!(t.authority, "api.example.invalid");
         assert!(matches!(
-            parse_target("https://api.openai.com"),
-            Err(PlanError::Https(_))
-        ));
-        assert!(matches!(
-            parse_target("127.0.0.1:80"),
-            Err(PlanError::Url(_))
+            parse_target_via("https://api.example.invalid:8443", &pins),
+            Err(PlanError::Resolve(..))
         ));
     }
 

@@ -5,16 +5,15 @@
 //! of the time from dispatch to send is the generator's own delay.
 
 use std::cell::{Cell, RefCell};
-use std::io;
 use std::time::Duration;
 
 use gatebench_shared::clock::monotonic_ns;
-use tokio::net::TcpStream;
 use tokio::sync::Notify;
 
 use crate::http1::Connection;
 use crate::plan::Target;
 use crate::recorder::ErrorKind;
+use crate::transport::{ConnectError, Dials, Transport};
 
 /// Longest a connection may sit idle and still be reused. Servers close idle keep-alive
 /// connections (Node.js after 5 s, nginx after 75 s, the mock after 90 s), and a request sent
@@ -26,6 +25,7 @@ const MAX_IDLE: Duration = Duration::from_secs(4);
 #[derive(Debug)]
 pub struct Pool {
     target: Target,
+    transport: Transport,
     cap: usize,
     connect_timeout: Duration,
     /// Longest idle time of a reused connection; `None`: any.
@@ -41,6 +41,8 @@ pub struct Pool {
     pub opened: Cell<u64>,
     /// Requests sent on an already-open connection (opened ahead, or kept alive).
     pub reused: Cell<u64>,
+    /// How long opening each connection took.
+    pub dials: RefCell<Dials>,
 }
 
 /// A connection lent to one request. Dropped without [`Lease::give_back`] (after an error), it
@@ -86,9 +88,15 @@ impl Drop for Lease<'_> {
 }
 
 impl Pool {
-    pub fn new(target: Target, cap: usize, connect_timeout: Duration) -> Pool {
+    pub fn new(
+        target: Target,
+        transport: Transport,
+        cap: usize,
+        connect_timeout: Duration,
+    ) -> Pool {
         Pool {
             target,
+            transport,
             cap,
             connect_timeout,
             max_idle: Some(MAX_IDLE),
@@ -98,6 +106,7 @@ impl Pool {
             freed_ns: Cell::new(0),
             opened: Cell::new(0),
             reused: Cell::new(0),
+            dials: RefCell::default(),
         }
     }
 
@@ -183,18 +192,17 @@ impl Pool {
     }
 
     async fn dial(&self) -> Result<Connection, ErrorKind> {
-        let tcp = TcpStream::connect(self.target.resolved)
-            .await
-            .map_err(|e| connect_error(&e))?;
-        let _ = tcp.set_nodelay(true);
-        Ok(Connection::new(tcp))
+        match self.transport.connect(&self.target).await {
+            Ok((stream, dial)) => {
+                self.dials.borrow_mut().record(dial);
+                Ok(Connection::new(stream))
+            }
+            Err(err) => Err(self.failed(&err)),
+        }
     }
-}
 
-fn connect_error(err: &io::Error) -> ErrorKind {
-    match err.kind() {
-        io::ErrorKind::ConnectionRefused => ErrorKind::ConnectRefused,
-        io::ErrorKind::TimedOut => ErrorKind::ConnectTimeout,
-        _ => ErrorKind::Connect,
+    fn failed(&self, err: &ConnectError) -> ErrorKind {
+        self.dials.borrow_mut().failed(err);
+        err.kind()
     }
 }

@@ -19,6 +19,9 @@ pub enum ErrorKind {
     ConnectTimeout,
     /// Connecting failed another way.
     Connect,
+    /// The TLS handshake failed (an untrusted certificate, a name it does not cover, no
+    /// protocol both sides speak).
+    Tls,
     /// The connection was reset or closed before the response ended.
     Reset,
     /// No complete response within the request timeout.
@@ -45,6 +48,7 @@ impl ErrorKind {
             ErrorKind::ConnectRefused => "connect_refused".into(),
             ErrorKind::ConnectTimeout => "connect_timeout".into(),
             ErrorKind::Connect => "connect_error".into(),
+            ErrorKind::Tls => "tls_error".into(),
             ErrorKind::Reset => "reset".into(),
             ErrorKind::Timeout => "timeout".into(),
             ErrorKind::Status(code) => format!("status_{code}"),

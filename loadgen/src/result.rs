@@ -46,6 +46,39 @@ impl From<OpenFileLimit> for OpenFiles {
     }
 }
 
+/// How a run's connections were opened. Connections opened ahead of the start are counted
+/// here and in no request; one opened during the run (to replace one the server closed, or
+/// over the ones opened ahead) is also in the response time of the request that waited for it.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ConnectFacts {
+    /// `HTTP/1.1` or `HTTP/2`.
+    pub protocol: &'static str,
+    /// TLS over the connections (an `https://` target).
+    pub tls: bool,
+    /// The TCP connects, µs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tcp_connect_us: Option<Summary>,
+    /// The TLS handshakes after them, µs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tls_handshake_us: Option<Summary>,
+}
+
+impl ConnectFacts {
+    pub fn of(
+        transport: &crate::transport::Transport,
+        tls: bool,
+        dials: &crate::transport::Dials,
+    ) -> Self {
+        let summary = |h: &Histogram<u64>| (!h.is_empty()).then(|| Summary::of(h));
+        ConnectFacts {
+            protocol: transport.protocol(),
+            tls,
+            tcp_connect_us: summary(&dials.tcp_us),
+            tls_handshake_us: summary(&dials.tls_us),
+        }
+    }
+}
+
 /// One target under one scenario.
 #[derive(Debug, Serialize)]
 pub struct TargetRun {
@@ -82,6 +115,8 @@ pub struct TargetRun {
     pub errors: BTreeMap<String, u64>,
     pub connections_opened: u64,
     pub connections_reused: u64,
+    /// The protocol spoken, and how long opening the connections took.
+    pub connect: ConnectFacts,
     pub pinned_cores: Vec<usize>,
     /// CPU the generator's workers used, in cores (1.0 = one core busy), over the run.
     pub generator_cpu_cores: f64,

@@ -410,6 +410,7 @@ pub(crate) fn run_target(plan: Arc<Plan>, target: Target) -> TargetRun {
     let mut recorder = Recorder::logging(window_start_ns, &crate::result::logged(&plan))
         .grouped(crate::worker::breakdown(&plan));
     let (mut opened, mut reused, mut cpu_s) = (0, 0, 0.0);
+    let mut dials = crate::transport::Dials::default();
     let mut setup_errors = Vec::new();
     for handle in handles {
         match handle.join() {
@@ -417,6 +418,7 @@ pub(crate) fn run_target(plan: Arc<Plan>, target: Target) -> TargetRun {
                 recorder.merge(out.recorder);
                 opened += out.connections_opened;
                 reused += out.connections_reused;
+                dials.merge(&out.dials);
                 cpu_s += out.cpu_s;
                 setup_errors.extend(out.setup_error);
             }
@@ -433,6 +435,7 @@ pub(crate) fn run_target(plan: Arc<Plan>, target: Target) -> TargetRun {
         setup_errors,
     );
     run.clock = clock_facts;
+    run.connect = crate::result::ConnectFacts::of(&plan.transport, run.target.tls, &dials);
     // The workers' whole lives: connection set-up, the run and the drain of the last responses.
     run.generator_cpu_cores = cpu_s / (clock.now_ns() as f64 / 1e9).max(1e-9);
     let seen_after = plan
@@ -441,10 +444,15 @@ pub(crate) fn run_target(plan: Arc<Plan>, target: Target) -> TargetRun {
         .and_then(crate::upstream::requests_seen);
     if let (Some(before), Some(after)) = (seen_before, seen_after) {
         // Requests that never connected were never sent.
-        let unsent: u64 = ["connect_refused", "connect_timeout", "connect_error"]
-            .iter()
-            .filter_map(|k| run.errors.get(*k))
-            .sum();
+        let unsent: u64 = [
+            "connect_refused",
+            "connect_timeout",
+            "connect_error",
+            "tls_error",
+        ]
+        .iter()
+        .filter_map(|k| run.errors.get(*k))
+        .sum();
         let sent = (run.requests + run.warmup_requests).saturating_sub(unsent);
         let seen = after.saturating_sub(before);
         run.upstream = Some(crate::upstream::UpstreamCheck {
@@ -547,6 +555,7 @@ fn summarise(
         errors: recorder.errors.iter().map(|(k, n)| (k.key(), *n)).collect(),
         connections_opened: opened,
         connections_reused: reused,
+        connect: crate::result::ConnectFacts::default(),
         pinned_cores: plan.pin.clone(),
         generator_cpu_cores: 0.0,
         interrupted: stopped_at_ns.is_some(),

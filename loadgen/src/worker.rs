@@ -12,14 +12,15 @@ use tokio::sync::Notify;
 use tokio::task::LocalSet;
 
 use crate::breakdown::{Breakdown, Tag};
-use crate::exchange::{exchange, Slot};
-use crate::http1::RequestTemplate;
+use crate::exchange::{exchange, exchange_http2, Slot};
 use crate::pace::Pace;
 use crate::pacer::{Pacer, RunClock};
 use crate::plan::{Load, Plan, RequestSpec, Target};
 use crate::pool::Pool;
-use crate::recorder::{ErrorKind, Recorder};
+use crate::recorder::{ErrorKind, Exchange, Recorder};
 use crate::schedule::Schedule;
+use crate::transport::Dials;
+use crate::{http1, http2};
 
 /// Counters every worker updates for the live progress line.
 #[derive(Debug, Default)]
@@ -38,6 +39,8 @@ pub struct WorkerOutput {
     pub recorder: Recorder,
     pub connections_opened: u64,
     pub connections_reused: u64,
+    /// How long opening each connection took.
+    pub dials: Dials,
     /// CPU time the worker thread used (user + system), in seconds.
     pub cpu_s: f64,
     /// Why the worker could not run, if it could not.
@@ -71,15 +74,15 @@ pub fn run_worker(spec: WorkerSpec) -> WorkerOutput {
     ));
     let workers = spec.plan.threads;
     let cap = spec.plan.connections.div_ceil(workers).max(1);
-    let pool = Rc::new(Pool::new(spec.target.clone(), cap, spec.plan.timeout));
+    let client = Rc::new(Client::new(&spec.target, &spec.plan, cap));
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build();
     let setup_error = match runtime {
         Ok(runtime) => {
             let local = LocalSet::new();
-            let (rec, pool2) = (recorder.clone(), pool.clone());
-            local.block_on(&runtime, drive(spec, rec, pool2)).err()
+            let (rec, client2) = (recorder.clone(), client.clone());
+            local.block_on(&runtime, drive(spec, rec, client2)).err()
         }
         Err(err) => {
             // Still take part in the start, or the other workers would wait forever.
@@ -90,10 +93,12 @@ pub fn run_worker(spec: WorkerSpec) -> WorkerOutput {
     let recorder = Rc::try_unwrap(recorder)
         .map(RefCell::into_inner)
         .unwrap_or_else(|rc| std::mem::replace(&mut rc.borrow_mut(), Recorder::new(0)));
+    let (connections_opened, connections_reused, dials) = client.counts();
     WorkerOutput {
         recorder,
-        connections_opened: pool.opened.get(),
-        connections_reused: pool.reused.get(),
+        connections_opened,
+        connections_reused,
+        dials,
         cpu_s: thread_cpu_s(),
         setup_error,
     }
@@ -177,7 +182,7 @@ impl StartLine {
 async fn drive(
     spec: WorkerSpec,
     recorder: Rc<RefCell<Recorder>>,
-    pool: Rc<Pool>,
+    pool: Rc<Client>,
 ) -> Result<(), String> {
     // Connections are opened before the first slot, so no request pays for one.
     let preopen = match spec.plan.load {
@@ -186,6 +191,11 @@ async fn drive(
     };
     // A target that refuses connections is reported per request, not as a setup error.
     let _ = pool.preopen(preopen).await;
+    if let Some(why) = pool.tls_error() {
+        // Every request would fail the same way: say why once, before any load.
+        let _ = spec.start.ready();
+        return Err(format!("TLS with {} failed: {why}", spec.target.url));
+    }
     // Blocking here is fine: nothing else on this thread has work until the run starts.
     let clock = spec.start.ready();
     let requests = Requests::new(&spec.target, &spec.plan);
@@ -382,7 +392,7 @@ struct Running {
 /// A request ready to send: its bytes, what it is, and its tag for the breakdown.
 #[derive(Debug)]
 struct Sendable {
-    template: RequestTemplate,
+    template: Template,
     request: RequestSpec,
     tag: Tag,
 }
@@ -402,7 +412,8 @@ impl Requests {
                 .entries
                 .iter()
                 .map(|e| Sendable {
-                    template: RequestTemplate::post_to(
+                    template: Template::new(
+                        plan,
                         target,
                         e.path.as_deref().unwrap_or(&target.path),
                         &e.request,
@@ -416,7 +427,7 @@ impl Requests {
                 })
                 .collect(),
             None => vec![Sendable {
-                template: RequestTemplate::post(target, &plan.request),
+                template: Template::new(plan, target, &target.path, &plan.request),
                 request: plan.request.clone(),
                 tag: Tag {
                     class: 0,
@@ -446,7 +457,7 @@ impl Requests {
 async fn one(
     ctx: &Running,
     recorder: &RefCell<Recorder>,
-    pool: &Pool,
+    pool: &Client,
     index: u64,
     due_ns: u64,
     dispatched_ns: u64,
@@ -459,19 +470,14 @@ async fn one(
         due_ns,
         tag: sendable.tag,
     };
+    let slot = Slot {
+        index,
+        due_ns,
+        dispatched_ns,
+    };
     let result = tokio::time::timeout(
         plan.timeout,
-        exchange(
-            pool,
-            &sendable.template,
-            &sendable.request,
-            &ctx.clock,
-            Slot {
-                index,
-                due_ns,
-                dispatched_ns,
-            },
-        ),
+        pool.exchange(&sendable.template, &sendable.request, &ctx.clock, slot),
     )
     .await
     .unwrap_or(Err(ErrorKind::Timeout));
@@ -512,6 +518,88 @@ impl InFlight {
     async fn wait_all(&self) {
         while self.count.get() > 0 {
             self.idle.notified().await;
+        }
+    }
+}
+
+/// A worker's connections to its target, by HTTP version.
+#[derive(Debug)]
+enum Client {
+    Http1(Pool),
+    Http2(http2::Pool),
+}
+
+/// A request encoded for the run's HTTP version.
+#[derive(Debug)]
+enum Template {
+    Http1(http1::RequestTemplate),
+    Http2(http2::RequestTemplate),
+}
+
+impl Template {
+    fn new(plan: &Plan, target: &Target, path: &str, request: &RequestSpec) -> Template {
+        if plan.transport.http2 {
+            Template::Http2(http2::RequestTemplate::post_to(target, path, request))
+        } else {
+            Template::Http1(http1::RequestTemplate::post_to(target, path, request))
+        }
+    }
+}
+
+impl Client {
+    fn new(target: &Target, plan: &Plan, cap: usize) -> Client {
+        let transport = plan.transport.clone();
+        if transport.http2 {
+            Client::Http2(http2::Pool::new(
+                target.clone(),
+                transport,
+                cap,
+                plan.timeout,
+            ))
+        } else {
+            Client::Http1(Pool::new(target.clone(), transport, cap, plan.timeout))
+        }
+    }
+
+    async fn preopen(&self, n: usize) -> Result<(), ErrorKind> {
+        match self {
+            Client::Http1(pool) => pool.preopen(n).await,
+            Client::Http2(pool) => pool.preopen(n).await,
+        }
+    }
+
+    async fn exchange(
+        &self,
+        template: &Template,
+        request: &RequestSpec,
+        clock: &RunClock,
+        slot: Slot,
+    ) -> Result<Exchange, ErrorKind> {
+        match (self, template) {
+            (Client::Http1(pool), Template::Http1(t)) => {
+                exchange(pool, t, request, clock, slot).await
+            }
+            (Client::Http2(pool), Template::Http2(t)) => {
+                exchange_http2(pool, t, request, clock, slot).await
+            }
+            // Invariant: a worker's templates and client follow the same plan.
+            _ => unreachable!("templates are encoded for the client's HTTP version"),
+        }
+    }
+
+    /// The first TLS failure's reason, if a connection failed its handshake.
+    fn tls_error(&self) -> Option<String> {
+        match self {
+            Client::Http1(pool) => pool.dials.borrow().tls_error.clone(),
+            Client::Http2(pool) => pool.dials.borrow().tls_error.clone(),
+        }
+    }
+
+    /// Connections opened, requests on a reused connection, and how long opening took.
+    fn counts(&self) -> (u64, u64, Dials) {
+        match self {
+            Client::Http1(pool) => (pool.opened.get(), pool.reused.get(), pool.dials.take()),
+            Client::Http2(pool) => (pool.opened.get(), pool.reused.get(), pool.dials.take()),
         }
     }
 }

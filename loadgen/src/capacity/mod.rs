@@ -107,7 +107,10 @@ impl CapacityPlan {
             ))?;
             vec![Named {
                 name: "direct".into(),
-                target: crate::plan::parse_target(direct).map_err(SetupError::from)?,
+                target: crate::plan::parse_target_via(
+                    direct,
+                    &compare.run.transport()?.connect_to,
+                )?,
                 info: None,
                 recording: None,
             }]

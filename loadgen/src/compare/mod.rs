@@ -88,7 +88,12 @@ impl Comparison {
         let mut targets = args.targets(mode)?;
         let twin = match args.twin.as_deref() {
             None if !twin_by_default => false,
-            twin => with_twin(&mut targets, twin, args.direct.as_deref())?,
+            twin => with_twin(
+                &mut targets,
+                twin,
+                args.direct.as_deref(),
+                &args.run.transport()?.connect_to,
+            )?,
         };
         Ok(Comparison {
             targets,

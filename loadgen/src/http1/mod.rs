@@ -11,12 +11,13 @@ mod chunked;
 pub(crate) mod head;
 mod request;
 
-use std::io;
-use std::task::{Context, Poll, Waker};
+use std::pin::Pin;
+use std::task::{Context, Waker};
 
 use gatebench_shared::clock::monotonic_ns;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::TcpStream;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt, ReadBuf};
+
+use crate::transport::Stream;
 
 pub use head::{Framing, MockTimes};
 pub use request::RequestTemplate;
@@ -48,7 +49,7 @@ pub struct Response {
 /// One client connection.
 #[derive(Debug)]
 pub struct Connection {
-    stream: TcpStream,
+    stream: Stream,
     buf: Box<[u8]>,
     /// Unconsumed bytes are `buf[start..end]`.
     start: usize,
@@ -62,7 +63,7 @@ pub struct Connection {
 }
 
 impl Connection {
-    pub fn new(stream: TcpStream) -> Connection {
+    pub fn new(stream: Stream) -> Connection {
         Connection {
             stream,
             // Filled with a non-zero byte so its pages are resident from the start (zeroed
@@ -88,16 +89,14 @@ impl Connection {
         if !self.reusable || self.start != self.end {
             return false;
         }
+        // A read that would wait means nothing came: no end of stream, no stray bytes. It
+        // reads nothing from the socket unless it is readable, and over TLS it takes in what
+        // the server may send unasked (TLS 1.3 session tickets) without any plaintext.
         let mut cx = Context::from_waker(Waker::noop());
-        match self.stream.poll_read_ready(&mut cx) {
-            Poll::Pending => true,
-            Poll::Ready(Err(_)) => false,
-            // Readable while idle: either a stale readiness, or an end of stream or stray bytes.
-            Poll::Ready(Ok(())) => {
-                let mut probe = [0u8; 1];
-                matches!(self.stream.try_read(&mut probe), Err(e) if e.kind() == io::ErrorKind::WouldBlock)
-            }
-        }
+        let mut probe = ReadBuf::new(&mut self.buf[..]);
+        Pin::new(&mut self.stream)
+            .poll_read(&mut cx, &mut probe)
+            .is_pending()
     }
 
     /// Sends the request `fill` writes into the connection's buffer.

@@ -85,6 +85,7 @@ mod tests {
             authority: "127.0.0.1:8080".into(),
             path: "/v1/chat/completions".into(),
             resolved: "127.0.0.1:8080".parse().unwrap(),
+            tls: false,
         }
     }
 

@@ -225,6 +225,32 @@ pub fn merged_result(shards: &[ShardResult], command: Vec<String>) -> anyhow::Re
     for (key, value) in json!(merged_run).as_object().into_iter().flatten() {
         run[key] = value.clone();
     }
+    // Kept as percentiles, not histograms, these cannot be added: each shard's own result
+    // has them, and the merged one none rather than the first shard's alone.
+    let mut dropped = Vec::new();
+    if let Some(object) = run.as_object_mut() {
+        for (key, what) in [
+            ("classes", "per-class table"),
+            ("stages", "per-stage table"),
+        ] {
+            if object.remove(key).is_some() {
+                dropped.push(what.to_string());
+            }
+        }
+    }
+    if let Some(connect) = run.get_mut("connect").and_then(Value::as_object_mut) {
+        let timed = connect.remove("tcp_connect_us").is_some();
+        connect.remove("tls_handshake_us");
+        if timed {
+            dropped.push("connection timings".into());
+        }
+    }
+    if !dropped.is_empty() {
+        notes.push(format!(
+            "the {} are in each shard's own result, not added here",
+            dropped.join(" and ")
+        ));
+    }
 
     let mut merged = first.clone();
     merged["command"] = json!(command);
@@ -542,6 +568,32 @@ mod tests {
         }
         assert_eq!(run["achieved_rate"], 3000.0 / 3.0 + 30.0 / 3.0);
         assert_eq!(merged["valid"], true, "{merged}");
+    }
+
+    #[test]
+    fn tables_that_cannot_be_added_are_left_to_the_shards_and_said_so() {
+        let mut shards: Vec<ShardResult> = (0..2)
+            .map(|i| {
+                let mut r = Recorder::new(0);
+                r.success(&exchange(i));
+                shard(i, 2, r)
+            })
+            .collect();
+        for shard in &mut shards {
+            let run = &mut shard.value["runs"][0];
+            run["classes"] = json!([{"name": "short"}]);
+            run["connect"] = json!({"protocol": "HTTP/2", "tls": true,
+                "tcp_connect_us": {"p50": 40}, "tls_handshake_us": {"p50": 700}});
+        }
+        let merged = merged_result(&shards, vec![]).unwrap();
+        let run = &merged["runs"][0];
+        assert!(run.get("classes").is_none());
+        assert_eq!(run["connect"], json!({"protocol": "HTTP/2", "tls": true}));
+        let notes = merged["shards"]["notes"].to_string();
+        assert!(
+            notes.contains("per-class table and connection timings are in each shard's own result"),
+            "{notes}"
+        );
     }
 
     #[test]

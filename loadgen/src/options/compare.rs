@@ -70,10 +70,12 @@ impl CompareArgs {
             infos: &self.gateway_info,
             recordings: &self.gateway_recording,
         };
+        let transport = self.run.transport()?;
         Ok(named_targets(
             self.direct.as_deref(),
             &self.gateways,
             disclosed,
+            &transport.connect_to,
         )?)
     }
 

@@ -34,13 +34,17 @@ pub fn run(args: RunArgs) -> anyhow::Result<RunArgs> {
     }
 }
 
-/// A profile's files (`requests-file`, `trace`) found beside the profile when their paths are
+/// A profile's files (`requests-file`, `trace`, `cacert`) found beside the profile when their paths are
 /// relative, so a profile and its corpus move together.
 fn anchored(mut profile: RunArgs, path: &Path) -> RunArgs {
     let dir = path.parent().unwrap_or(Path::new("."));
-    for file in [&mut profile.requests_file, &mut profile.trace]
-        .into_iter()
-        .flatten()
+    for file in [
+        &mut profile.requests_file,
+        &mut profile.trace,
+        &mut profile.cacert,
+    ]
+    .into_iter()
+    .flatten()
     {
         if file.is_relative() {
             *file = dir.join(&*file);

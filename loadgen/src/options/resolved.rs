@@ -66,6 +66,10 @@ pub fn run_args(args: &RunArgs, plan: &Plan) -> RunArgs {
         stages: args.stages.clone(),
         trace: args.trace.clone(),
         speedup: args.speedup,
+        http2: plan.transport.http2,
+        cacert: plan.transport.cacert.clone(),
+        insecure: plan.transport.insecure,
+        connect_to: args.connect_to.clone(),
         headers: args.headers.clone(),
         model: (scenario_body || args.trace.is_some())
             .then(|| args.model.as_deref().unwrap_or(DEFAULT_MODEL).to_string()),

@@ -10,12 +10,13 @@ use gatebench_shared::latency::parse_duration_us;
 use serde::{Deserialize, Serialize};
 
 use crate::plan::{
-    count, parse_header, parse_metrics_url, parse_rate, parse_target, positive_duration,
-    request_spec, Load, Plan, PlanError, RequestSpec, DEFAULT_MAX_TOKENS, DEFAULT_MODEL,
-    DEFAULT_RATE, MAX_CONNECTIONS, MAX_PENDING, MAX_THREADS,
+    count, parse_header, parse_metrics_url, parse_rate, parse_target, parse_target_via,
+    positive_duration, request_spec, Load, Plan, PlanError, RequestSpec, DEFAULT_MAX_TOKENS,
+    DEFAULT_MODEL, DEFAULT_RATE, MAX_CONNECTIONS, MAX_PENDING, MAX_THREADS,
 };
 use crate::schedule::Arrival;
 use crate::shard::Shard;
+use crate::transport::{Pin, Transport};
 
 /// Options of `loadgen run`. Every option is also a key of the `--profile` TOML file
 /// (kebab-case, like the flag); flags win over the profile.
@@ -93,6 +94,25 @@ pub struct RunArgs {
     /// With --trace: replay this many times faster, like 2. Default 1.
     #[arg(long)]
     pub speedup: Option<f64>,
+    /// Speak HTTP/2: by ALPN (h2) to https:// targets, by prior knowledge (h2c) to http://
+    /// ones. Each worker's streams are multiplexed over its share of --connections.
+    #[arg(long)]
+    #[serde(default)]
+    pub http2: bool,
+    /// Trust only the certificates of this PEM file for https:// targets, like a gatebench
+    /// mock's --tls-ca-file. Default: the system's trusted certificates.
+    #[arg(long)]
+    pub cacert: Option<PathBuf>,
+    /// Check no certificate of https:// targets (the handshake is still made, and timed).
+    #[arg(long)]
+    #[serde(default)]
+    pub insecure: bool,
+    /// Connect to another address for a host and port, HOST:PORT:ADDRESS:PORT, like
+    /// api.openai.com:443:127.0.0.1:8443 (repeatable); the URL's host stays in the Host header
+    /// and is TLS's server name.
+    #[arg(long = "connect-to")]
+    #[serde(default, rename = "connect-to")]
+    pub connect_to: Vec<String>,
     /// Extra request header, `Name: value` (repeatable).
     #[arg(long = "header")]
     #[serde(default, rename = "header")]
@@ -188,6 +208,10 @@ impl RunArgs {
             stages: self.stages.or(profile.stages),
             trace: self.trace.or(profile.trace),
             speedup: self.speedup.or(profile.speedup),
+            http2: self.http2 || profile.http2,
+            cacert: self.cacert.or(profile.cacert),
+            insecure: self.insecure || profile.insecure,
+            connect_to: or_vec(self.connect_to, profile.connect_to),
             headers: merge_headers(profile.headers, self.headers),
             model: self.model.or(profile.model),
             max_tokens: self.max_tokens.or(profile.max_tokens),
@@ -232,6 +256,21 @@ impl RunArgs {
     /// Validates every option, resolving targets and reading a body file.
     pub fn plan(self) -> Result<Plan, PlanError> {
         self.plan_at(None)
+    }
+
+    /// The HTTP version, the TLS settings and the `--connect-to` rules.
+    pub fn transport(&self) -> Result<Transport, PlanError> {
+        let pins = self
+            .connect_to
+            .iter()
+            .map(|text| Pin::parse(text))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Transport::new(
+            self.http2,
+            self.cacert.clone(),
+            self.insecure,
+            pins,
+        ))
     }
 
     /// What each request of `scenario` carries (the body, when one is given, wins), with the
@@ -377,11 +416,16 @@ impl RunArgs {
             },
             None => self.request(self.scenario.as_deref())?,
         };
-        let targets = self
+        let transport = self.transport()?;
+        let targets: Vec<_> = self
             .targets
             .iter()
-            .map(|t| parse_target(t))
+            .map(|t| parse_target_via(t, &transport.connect_to))
             .collect::<Result<_, _>>()?;
+        if transport.cacert.is_some() || targets.iter().any(|t| t.tls) {
+            // A bad --cacert, or no trusted certificates, is said before any load.
+            transport.check_tls()?;
+        }
         Ok(Plan {
             targets,
             load,
@@ -394,6 +438,7 @@ impl RunArgs {
             request,
             corpus: workload.corpus,
             pace: workload.pace,
+            transport,
             timeout,
             grace,
             max_pending,

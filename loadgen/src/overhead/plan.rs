@@ -75,8 +75,13 @@ impl OverheadArgs {
             infos: &self.gateway_info,
             recordings: &self.gateway_recording,
         };
-        let mut targets = named_targets(self.direct.as_deref(), &self.gateways, disclosed)?;
-        let twin = with_twin(&mut targets, self.twin.as_deref(), self.direct.as_deref())?;
+        let mut targets = named_targets(self.direct.as_deref(), &self.gateways, disclosed, &[])?;
+        let twin = with_twin(
+            &mut targets,
+            self.twin.as_deref(),
+            self.direct.as_deref(),
+            &[],
+        )?;
         let min_effect_us = min_effect_us(self.min_effect.as_deref())?;
         let scenarios: Vec<&str> = match (&self.body, self.scenario.as_deref()) {
             (Some(_), _) => vec!["body"],

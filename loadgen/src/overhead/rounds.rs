@@ -68,7 +68,12 @@ async fn rounds(
     let pools: Vec<Rc<Pool>> = plan
         .targets
         .iter()
-        .map(|t| Rc::new(Pool::new(t.target.clone(), 1, plan.timeout)))
+        .map(|t| {
+            // Paired rounds speak HTTP/1.1; an https:// target is checked against the
+            // system's trusted certificates.
+            let transport = crate::transport::Transport::default();
+            Rc::new(Pool::new(t.target.clone(), transport, 1, plan.timeout))
+        })
         .collect();
     for pool in &pools {
         // A target that cannot be reached fails its calls, counted below.

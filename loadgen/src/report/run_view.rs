@@ -74,6 +74,26 @@ pub struct RunRow {
     pub classes: Vec<GroupView>,
     #[serde(default)]
     pub stages: Vec<GroupView>,
+    /// The protocol spoken (absent in results older than TLS and HTTP/2 in loadgen).
+    #[serde(default)]
+    pub connect: Option<ConnectView>,
+}
+
+#[derive(Debug, Deserialize)]
+pub struct ConnectView {
+    pub protocol: String,
+    pub tls: bool,
+}
+
+impl RunRow {
+    /// The scenario, with the protocol when it is not HTTP/1.1 in the clear.
+    pub fn scenario_shown(&self) -> String {
+        match &self.connect {
+            Some(c) if c.tls => format!("{} ({} over TLS)", self.scenario, c.protocol),
+            Some(c) if c.protocol != "HTTP/1.1" => format!("{} ({})", self.scenario, c.protocol),
+            _ => self.scenario.clone(),
+        }
+    }
 }
 
 /// A class or a stage of a run (see `breakdown`).
@@ -193,7 +213,7 @@ pub fn runs_table(view: &RunView) -> Table {
         let p = |f: fn(&MetricView) -> f64| rt.map_or_else(|| "-".into(), |m| micros(f(m)));
         table.push(vec![
             run.target.url.clone(),
-            run.scenario.clone(),
+            run.scenario_shown(),
             run.requests.to_string(),
             format!("{:.1}", run.throughput),
             run.steady_throughput

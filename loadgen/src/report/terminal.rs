@@ -99,6 +99,7 @@ fn run_block(out: &mut String, run: &TargetRun) {
         "  connections opened {}, requests on an open connection {}, generator CPU {:.2} cores",
         run.connections_opened, run.connections_reused, run.generator_cpu_cores
     );
+    let _ = writeln!(out, "  {}", connect_line(&run.connect));
     let _ = writeln!(
         out,
         "  {:<16} {:>9} {:>10} {:>10} {:>10} {:>10} {:>10}",
@@ -224,4 +225,30 @@ pub fn closing(
         out.push_str(&format!("\nINVALID: {}\n", invalid_reasons.join("; ")));
     }
     out
+}
+
+/// The protocol, and how long opening connections took (the handshakes are in no request's
+/// time unless a request waited for its connection).
+fn connect_line(facts: &crate::result::ConnectFacts) -> String {
+    let mut line = format!(
+        "{}{}",
+        facts.protocol,
+        if facts.tls { " over TLS" } else { "" }
+    );
+    let part = |name: &str, s: &crate::result::Summary| {
+        format!(
+            "; {name} p50 {} p99 {} max {} ({})",
+            format_value(Metric::ConnectionWait, s.p50),
+            format_value(Metric::ConnectionWait, s.p99),
+            format_value(Metric::ConnectionWait, s.max),
+            s.count
+        )
+    };
+    if let Some(s) = &facts.tcp_connect_us {
+        line += &part("TCP connect", s);
+    }
+    if let Some(s) = &facts.tls_handshake_us {
+        line += &part("TLS handshake", s);
+    }
+    line
 }

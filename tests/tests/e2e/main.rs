@@ -29,6 +29,7 @@ mod ratelimit;
 mod responses;
 mod schema;
 mod sdk;
+mod secure;
 mod stream;
 mod transport;
 mod workloads;
