@@ -10,7 +10,7 @@ use std::sync::Arc;
 use serde::Serialize;
 
 use crate::gateways::{reach, Named};
-use crate::options::{CapacityArgs, DEFAULT_MAX_RUNS, DEFAULT_PRECISION};
+use crate::options::{CapacityArgs, CompareArgs, DEFAULT_MAX_RUNS, DEFAULT_PRECISION};
 use crate::plan::{parse_rate, Load, Plan};
 use crate::result::TargetRun;
 use crate::run::{run_target, stop_requested, SetupError, EXIT_FAILED, EXIT_OK};
@@ -46,6 +46,8 @@ pub struct CapacityPlan {
     pub confirm: usize,
     /// Each run's load, but for its rate.
     pub plan: Plan,
+    /// The targets' and load's options as merged (the profile under the flags).
+    pub compare: CompareArgs,
 }
 
 impl CapacityPlan {
@@ -141,6 +143,7 @@ impl CapacityPlan {
             max_runs,
             confirm,
             plan,
+            compare,
         })
     }
 }

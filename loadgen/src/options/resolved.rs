@@ -240,12 +240,28 @@ pub fn print(command: Command) -> anyhow::Result<String> {
             }
             profile
         }
-        Command::Merge(_)
-        | Command::Report(_)
-        | Command::CheckProfile(_)
-        | Command::Corpus(_)
-        | Command::Capacity(_) => {
-            anyhow::bail!("--print-config is for run, overhead, compare, sweep and ladder")
+        Command::Capacity(args) => {
+            let p = crate::capacity::CapacityPlan::new(args)?;
+            let own = [
+                ("slo", p.slo.text.clone()),
+                ("start-rate", p.start_rate.to_string()),
+                ("max-rate", p.max_rate.to_string()),
+                ("precision", p.precision.to_string()),
+                ("max-runs", p.max_runs.to_string()),
+                ("confirm", p.confirm.to_string()),
+            ];
+            let mut profile = compare_profile(&p.compare, &p.plan, 1, 0, &own);
+            // The search sets each run's rate; it has no trials and no settle.
+            for key in ["trials", "settle", "rate"] {
+                profile.remove(key);
+            }
+            profile
+        }
+        Command::Merge(_) | Command::Report(_) | Command::CheckProfile(_) | Command::Corpus(_) => {
+            anyhow::bail!(
+                "--print-config is for run, overhead, compare, sweep, ladder and capacity (merge, \
+                 report, check-profile and corpus take no profile)"
+            )
         }
     };
     Ok(text(&profile))
@@ -305,7 +321,7 @@ mod tests {
 
     #[test]
     fn every_command_prints_a_profile_that_reads_back_the_same() {
-        let cases: [&[&str]; 5] = [
+        let cases: [&[&str]; 7] = [
             RUN,
             &[
                 "loadgen",
@@ -350,6 +366,28 @@ mod tests {
                 GATEWAY,
                 "--levels",
                 "5,10",
+            ],
+            &[
+                "loadgen",
+                "capacity",
+                "--direct",
+                DIRECT,
+                "--slo",
+                "p99<50ms,errors<1%",
+                "--start-rate",
+                "500",
+                "--duration",
+                "3s",
+            ],
+            &[
+                "loadgen",
+                "run",
+                "--target",
+                "https://api.example.invalid/v1/chat/completions",
+                "--connect-to",
+                "api.example.invalid:443:127.0.0.1:9",
+                "--insecure",
+                "--http2",
             ],
         ];
         for args in cases {

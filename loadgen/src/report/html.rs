@@ -183,6 +183,7 @@ pub fn run_page(view: &RunView) -> String {
     body.push_str("<h2>Response time by percentile</h2>");
     body.push_str(&figure(
         LinePlot {
+            marks: Vec::new(),
             title: "Response time by percentile (from the intended send)".into(),
             x: percentile_axis(),
             y: latency_axis(),
@@ -198,8 +199,24 @@ pub fn run_page(view: &RunView) -> String {
                 .map(|s| (s.second as f64, f(s)))
                 .collect::<Vec<_>>()
         };
+        // Each stage of a ramp starts at a dashed line (seconds of the measured window); a
+        // jump (a stage of no length) has none of its own.
+        let warmup_s = view.plan.warmup_us as f64 / 1e6;
+        let marks = run
+            .stages
+            .iter()
+            .filter_map(|g| {
+                let (start, from, to) = (g.start_s?, g.from_rate?, g.to_rate?);
+                (g.end_s? > start).then_some(())?;
+                Some((
+                    start - warmup_s,
+                    format!("stage {}: {from:.0}→{to:.0}/s", g.name),
+                ))
+            })
+            .collect();
         body.push_str(&figure(
             LinePlot {
+                marks,
                 title: format!("Per second: {}", label(run)),
                 x: Axis {
                     label: "second of the measured window".into(),
@@ -285,6 +302,7 @@ pub fn compare_page(view: &super::compare_view::CompareView) -> String {
     body.push_str("<h2>Response time by percentile</h2>");
     body.push_str(&figure(
         LinePlot {
+            marks: Vec::new(),
             title: "Response time by percentile (median over trials)".into(),
             x: percentile_axis(),
             y: latency_axis(),
@@ -309,6 +327,7 @@ pub fn compare_page(view: &super::compare_view::CompareView) -> String {
     body.push_str("<h2>Timeline (trial 1)</h2>");
     body.push_str(&figure(
         LinePlot {
+            marks: Vec::new(),
             title: "Response time p99 per second, trial 1".into(),
             x: Axis {
                 label: "second of the measured window".into(),
@@ -387,6 +406,7 @@ fn per_scenario_plots(
         });
         out.push_str(&figure(
             LinePlot {
+                marks: Vec::new(),
                 title: format!("{title}, {scenario} (all trials)"),
                 x: percentile_axis(),
                 y: y.clone(),
@@ -417,6 +437,7 @@ fn resources_html(resources: &[crate::sampler::ResourceReport]) -> String {
         .collect();
     out.push_str(&figure(
         LinePlot {
+            marks: Vec::new(),
             title: "Resident memory every 250 ms (load starts after the first second)".into(),
             x: Axis {
                 label: "seconds".into(),
@@ -495,6 +516,7 @@ pub fn sweep_page(view: &super::sweep_view::SweepView) -> String {
     body.push_str("<h2>Sweep</h2>");
     body.push_str(&figure(
         LinePlot {
+            marks: Vec::new(),
             title: "Response time p99 by load level (median over trials)".into(),
             x: level_axis.clone(),
             y: latency_axis(),
@@ -504,6 +526,7 @@ pub fn sweep_page(view: &super::sweep_view::SweepView) -> String {
     ));
     body.push_str(&figure(
         LinePlot {
+            marks: Vec::new(),
             title: "Throughput by load level".into(),
             x: level_axis,
             y: Axis {
@@ -558,6 +581,7 @@ pub fn ladder_page(view: &super::sweep_view::LadderView) -> String {
     ttft.extend(per_target(|r| r.ttft_p95_us, " p95"));
     body.push_str(&figure(
         LinePlot {
+            marks: Vec::new(),
             title: "Time to first token from the common start".into(),
             x: level_axis.clone(),
             y: latency_axis(),
@@ -567,6 +591,7 @@ pub fn ladder_page(view: &super::sweep_view::LadderView) -> String {
     ));
     body.push_str(&figure(
         LinePlot {
+            marks: Vec::new(),
             title: "Streams completed (share of those started)".into(),
             x: level_axis,
             y: Axis {

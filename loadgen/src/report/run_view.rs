@@ -21,6 +21,16 @@ pub struct RunView {
     /// In a merged result (`loadgen merge`): the shards it was added from.
     #[serde(default)]
     pub shards: Option<ShardsView>,
+    #[serde(default)]
+    pub plan: PlanView,
+}
+
+/// What the reports read of a run's plan.
+#[derive(Debug, Default, Deserialize)]
+pub struct PlanView {
+    /// The warm-up before the measured window, µs.
+    #[serde(default)]
+    pub warmup_us: u64,
 }
 
 #[derive(Debug, Deserialize)]
@@ -107,6 +117,11 @@ pub struct GroupView {
     pub response_time: MetricView,
     #[serde(default)]
     pub ttft: Option<MetricView>,
+    /// A stage's start, seconds from the start of the run (warm-up included).
+    #[serde(default)]
+    pub start_s: Option<f64>,
+    #[serde(default)]
+    pub end_s: Option<f64>,
     #[serde(default)]
     pub from_rate: Option<f64>,
     #[serde(default)]

@@ -38,6 +38,8 @@ pub struct LinePlot {
     pub x: Axis,
     pub y: Axis,
     pub series: Vec<Series>,
+    /// Vertical lines at these x values, each with its label (a stage's start).
+    pub marks: Vec<(f64, String)>,
 }
 
 /// One row of an interval plot: a label, an estimate and its interval.
@@ -164,11 +166,27 @@ fn frame(out: &mut String, title: &str) {
 impl LinePlot {
     pub fn to_svg(&self) -> String {
         let points = || self.series.iter().flat_map(|s| s.points.iter());
-        let x = Scale::new(points().map(|p| p.0), self.x.log, LEFT, WIDTH - RIGHT);
+        let xs = points().map(|p| p.0).chain(self.marks.iter().map(|m| m.0));
+        let x = Scale::new(xs, self.x.log, LEFT, WIDTH - RIGHT);
         let y = Scale::new(points().map(|p| p.1), self.y.log, HEIGHT - BOTTOM, TOP);
         let mut out = String::new();
         frame(&mut out, &self.title);
         axes(&mut out, &x, &y, &self.x, &self.y);
+        for (at, label) in &self.marks {
+            let px = x.at(*at);
+            if !(LEFT - 0.5..=WIDTH - RIGHT + 0.5).contains(&px) {
+                continue;
+            }
+            let _ = write!(
+                out,
+                r##"<line x1="{px:.1}" y1="{}" x2="{px:.1}" y2="{}" stroke="#999" stroke-dasharray="4 3"/><text x="{:.1}" y="{}" font-size="11" fill="#555">{}</text>"##,
+                HEIGHT - BOTTOM,
+                TOP,
+                px + 3.0,
+                TOP + 12.0,
+                escape(label)
+            );
+        }
         for (i, series) in self.series.iter().enumerate() {
             let colour = PALETTE[i % PALETTE.len()];
             let path: Vec<String> = series
@@ -334,6 +352,7 @@ mod tests {
     #[test]
     fn plots_are_self_contained_svg_with_escaped_text() {
         let plot = LinePlot {
+            marks: Vec::new(),
             title: "a < b & c".into(),
             x: Axis::default(),
             y: Axis {

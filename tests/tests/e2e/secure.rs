@@ -325,3 +325,31 @@ fn h2c_multiplexes_every_request_over_the_connections_asked_for() {
     seqs.dedup();
     assert_eq!(seqs.len(), seen.len(), "each request its own number");
 }
+
+#[test]
+fn h2c_streams_reach_the_mock_on_its_plain_port() {
+    let mock = start_mock(mock_upstream::Config::default());
+    let (result, _) = run(
+        RunArgs {
+            http2: true,
+            scenario: Some("chat-stream".into()),
+            rate: Some("200".into()),
+            duration: Some("1s".into()),
+            connections: Some(2),
+            ..args(crate::load::url(&mock))
+        },
+        vec![],
+    )
+    .unwrap();
+    assert_matches(&result, "result.schema.json");
+    let r = &result.runs[0];
+    assert_eq!(r.ok, 200, "{:?} {:?}", r.errors, r.validity.reasons);
+    assert_eq!(r.connect.protocol, "HTTP/2");
+    assert_eq!(r.connections_opened, 2);
+    assert_eq!(r.metrics["itl"].count, 200 * 15);
+    assert_eq!(
+        mock.metrics()
+            .requests(mock_upstream::RouteKind::ChatStream),
+        200
+    );
+}

@@ -181,6 +181,7 @@ fn a_trace_is_replayed_at_its_instants() {
 #[test]
 fn stages_ramp_the_rate_and_report_each_stage() {
     let (addr, log) = start_recording();
+    let out = Temp::new("stages.json", "");
     let (result, code) = run(
         RunArgs {
             stages: Some("0s:200,1s:200,0s:600,500ms:600,500ms:0".into()),
@@ -213,4 +214,14 @@ fn stages_ramp_the_rate_and_report_each_stage() {
     // The last slots thin out: the gap before the last is wider than the flat stage's.
     let n = seen.len() as u64;
     assert!(at(n - 1) - at(n - 2) > Duration::from_micros(1_667));
+    // On the HTML timeline, each stage with a length starts at a dashed line with its rates.
+    std::fs::write(&out.0, serde_json::to_vec(&result).unwrap()).unwrap();
+    let html =
+        loadgen::report::render::render(&out.0, loadgen::report::render::Format::Html).unwrap();
+    assert_eq!(
+        html.matches("stroke-dasharray=\"4 3\"").count(),
+        3,
+        "{html}"
+    );
+    assert!(html.contains("600→600/s") && html.contains("600→0/s"));
 }
