@@ -61,6 +61,10 @@ pub struct ConnectFacts {
     /// The TLS handshakes after them, µs.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tls_handshake_us: Option<Summary>,
+    /// When a body's bytes are timed: `socket_read` (HTTP/1.1: as they come off the socket)
+    /// or `frame_delivered` (HTTP/2: when the connection's task hands their frame to the
+    /// request's, a few µs later on a busy core).
+    pub body_timed_at: &'static str,
 }
 
 impl ConnectFacts {
@@ -75,6 +79,11 @@ impl ConnectFacts {
             tls,
             tcp_connect_us: summary(&dials.tcp_us),
             tls_handshake_us: summary(&dials.tls_us),
+            body_timed_at: if transport.http2 {
+                "frame_delivered"
+            } else {
+                "socket_read"
+            },
         }
     }
 }

@@ -250,5 +250,8 @@ fn connect_line(facts: &crate::result::ConnectFacts) -> String {
     if let Some(s) = &facts.tls_handshake_us {
         line += &part("TLS handshake", s);
     }
+    if facts.body_timed_at == "frame_delivered" {
+        line += "; bodies timed as their frames reach each request (not off the socket)";
+    }
     line
 }
