@@ -4,7 +4,8 @@
 # what the tests need: rustfmt and clippy, and the official OpenAI and Anthropic Python SDKs that
 # judge the mock's wire formats, HdrHistogram's Python library that reads loadgen's interval logs,
 # kubernetes-validate (the Kubernetes API's schemas, for scripts/k8s), libfaketime (Debian's
-# faketime), and the openai npm package (skipped when GATEBENCH_SKIP_SDK is set).
+# faketime), and the openai npm package (skipped when GATEBENCH_SKIP_SDK is set). Last, the
+# container images are built and run (scripts/docker/check.sh) where a Docker daemon answers.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if ! cargo fmt --version >/dev/null 2>&1 || ! cargo clippy --version >/dev/null 2>&1; then
@@ -41,3 +42,6 @@ trap 'rm -f "$log"' EXIT
 cargo test --workspace 2>&1 | tee "$log"
 awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i } }
      END { printf "tests: %d passed, %d failed\n", p, f }' "$log"
+# The container images, run for real where a Docker daemon answers (skipped with the reason
+# otherwise).
+scripts/docker/check.sh

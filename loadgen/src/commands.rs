@@ -107,7 +107,25 @@ fn corpus_command(args: crate::options::CorpusArgs) -> anyhow::Result<u8> {
 }
 
 fn report_command(args: ReportArgs) -> anyhow::Result<u8> {
-    let text = crate::report::render::render(&args.result, args.format)?;
+    use crate::report::{leaderboard, render::Format};
+    let text = match (args.combine, args.results.as_slice()) {
+        (false, [one]) => crate::report::render::render(one, args.format)?,
+        (false, _) => anyhow::bail!(
+            "report renders one result file; give --combine to put several `loadgen compare` \
+             results in one table"
+        ),
+        (true, paths) => {
+            let views = leaderboard::read(paths)?;
+            match args.format {
+                Format::Md => leaderboard::markdown(&views),
+                Format::Html => leaderboard::html(&views),
+                Format::Csv => leaderboard::csv(&views),
+                Format::Json => anyhow::bail!(
+                    "--combine writes md, html or csv; each result is its own JSON already"
+                ),
+            }
+        }
+    };
     match args.out {
         Some(path) => write_atomically(&path, text.as_bytes())?,
         None => show(&text),

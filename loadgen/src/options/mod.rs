@@ -89,8 +89,15 @@ pub struct CheckProfileArgs {
 /// Options of `loadgen report`.
 #[derive(Debug, Clone, Args)]
 pub struct ReportArgs {
-    /// A result file written with --out by any loadgen command.
-    pub result: PathBuf,
+    /// A result file written with --out by any loadgen command (with --combine: several
+    /// `loadgen compare` results).
+    #[arg(required = true, num_args = 1..)]
+    pub results: Vec<PathBuf>,
+    /// One table of every gateway in these `loadgen compare` results (one per gateway, each
+    /// with its own direct run): requests, throughput, success, P50, P99, P99.9, added latency
+    /// with its interval, CPU, peak memory, recording level and version.
+    #[arg(long)]
+    pub combine: bool,
     /// Output format.
     #[arg(long, value_enum, default_value = "md")]
     pub format: crate::report::render::Format,

@@ -41,7 +41,7 @@ fn latency_axis() -> Axis {
     }
 }
 
-fn page(title: &str, body: &str) -> String {
+pub(crate) fn page(title: &str, body: &str) -> String {
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{t}</title><style>{STYLE}</style></head><body><h1>{t}</h1>{body}</body></html>\n",
         t = escape(title)
@@ -52,7 +52,7 @@ fn figure(svg: String) -> String {
     format!("<div class=\"figure\">{svg}</div>")
 }
 
-fn table_html(table: &Table) -> String {
+pub(crate) fn table_html(table: &Table) -> String {
     let mut out = String::from("<table><thead><tr>");
     for h in &table.header {
         out.push_str(&format!("<th>{}</th>", escape(h)));

@@ -8,6 +8,7 @@ pub mod hgrm;
 pub mod hlog;
 pub mod html;
 pub mod ladder;
+pub mod leaderboard;
 pub mod merge;
 pub mod overhead;
 pub mod render;

@@ -29,7 +29,8 @@ pub enum Format {
 }
 
 /// A parsed result file of any schema loadgen writes.
-enum Result {
+#[derive(Debug)]
+pub(crate) enum Result {
     Run(Box<RunView>, serde_json::Value),
     Overhead(Box<OverheadResult>),
     Compare(Box<CompareView>, serde_json::Value),
@@ -38,7 +39,8 @@ enum Result {
     Capacity(Box<CapacityView>, serde_json::Value),
 }
 
-fn read(path: &std::path::Path) -> anyhow::Result<Result> {
+/// The JSON of the result file at `path`, and its schema (empty when it names none).
+fn parse(path: &std::path::Path) -> anyhow::Result<(serde_json::Value, String)> {
     let text = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
     let value: serde_json::Value =
         serde_json::from_slice(&text).with_context(|| format!("{} is not JSON", path.display()))?;
@@ -47,6 +49,16 @@ fn read(path: &std::path::Path) -> anyhow::Result<Result> {
         .and_then(|s| s.as_str())
         .unwrap_or("")
         .to_string();
+    Ok((value, schema))
+}
+
+/// The schema the result file at `path` names.
+pub(crate) fn schema_of(path: &std::path::Path) -> anyhow::Result<String> {
+    Ok(parse(path)?.1)
+}
+
+pub(crate) fn read(path: &std::path::Path) -> anyhow::Result<Result> {
+    let (value, schema) = parse(path)?;
     let invalid = |e: serde_json::Error| {
         anyhow::anyhow!("{} is not a valid {schema} result: {e}", path.display())
     };

@@ -22,34 +22,44 @@ fn the_capacity_of_a_known_limit_is_found_within_five_percent_in_eight_runs() {
         max_connections: Some(20),
         ..Config::default()
     });
-    let (result, code) = run_capacity(
-        CapacityArgs {
-            slo: Some("p99<50ms,errors<1%".into()),
-            start_rate: Some("500".into()),
-            // The direct search is held to 8 below; the thread-per-connection gateway ends
-            // requests slower when far overloaded and may take more.
-            max_runs: Some(12),
-            compare: CompareArgs {
-                direct: Some(url(&mock)),
-                gateways: vec![format!(
-                    "slow=http://{}/v1/chat/completions",
-                    start_delay_gateway(mock.local_addr(), std::time::Duration::from_millis(10))
-                )],
-                run: RunArgs {
-                    duration: Some("2s".into()),
-                    warmup: Some("500ms".into()),
-                    connections: Some(20),
-                    timeout: Some("5s".into()),
-                    quiet: true,
-                    ..RunArgs::default()
+    let gateway = start_delay_gateway(mock.local_addr(), std::time::Duration::from_millis(10));
+    let search = || {
+        run_capacity(
+            CapacityArgs {
+                slo: Some("p99<50ms,errors<1%".into()),
+                start_rate: Some("500".into()),
+                // The direct search is held to 8 below; the thread-per-connection gateway ends
+                // requests slower when far overloaded and may take more.
+                max_runs: Some(12),
+                compare: CompareArgs {
+                    direct: Some(url(&mock)),
+                    gateways: vec![format!("slow=http://{gateway}/v1/chat/completions")],
+                    run: RunArgs {
+                        duration: Some("2s".into()),
+                        warmup: Some("500ms".into()),
+                        connections: Some(20),
+                        timeout: Some("5s".into()),
+                        quiet: true,
+                        ..RunArgs::default()
+                    },
+                    ..CompareArgs::default()
                 },
-                ..CompareArgs::default()
+                ..CapacityArgs::default()
             },
-            ..CapacityArgs::default()
-        },
-        vec![],
-    )
-    .unwrap();
+            vec![],
+        )
+        .unwrap()
+    };
+    // A search the generator could not keep up with (this machine loaded by the other tests)
+    // says nothing of the target: it is run once more before anything is judged.
+    let (mut result, mut code) = search();
+    if result
+        .searches
+        .iter()
+        .any(|s| s.limited_by.as_deref() == Some("generator"))
+    {
+        (result, code) = search();
+    }
     let search = &result.searches[0];
     let report = loadgen::capacity::terminal(&result);
     assert_eq!(code, 0, "{report}");

