@@ -176,3 +176,12 @@ pub fn chat_body(stream: bool, extra: serde_json::Value) -> serde_json::Value {
     }
     body
 }
+
+/// Held for their whole length by the tests whose figures depend on this machine's timing (a
+/// capacity found, a known delay measured), so no two of them run at once: on a 2-core machine
+/// each would make the other's generator late, and the run would judge the machine, not the
+/// code.
+pub fn timing_sensitive() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}

@@ -14,6 +14,7 @@ use crate::load::url;
 
 #[test]
 fn the_capacity_of_a_known_limit_is_found_within_five_percent_in_eight_runs() {
+    let _alone = gatebench_tests::timing_sensitive();
     let mock = start_mock(Config {
         latency: LatencyModel {
             latency: Some("10ms".parse().unwrap()),
@@ -51,13 +52,17 @@ fn the_capacity_of_a_known_limit_is_found_within_five_percent_in_eight_runs() {
         .unwrap()
     };
     // A search the generator could not keep up with (this machine loaded by the other tests)
-    // says nothing of the target: it is run once more before anything is judged.
+    // says nothing of the target: it is run again (twice at most) before anything is judged.
     let (mut result, mut code) = search();
-    if result
-        .searches
-        .iter()
-        .any(|s| s.limited_by.as_deref() == Some("generator"))
-    {
+    for _ in 0..2 {
+        if !result
+            .searches
+            .iter()
+            .any(|s| s.limited_by.as_deref() == Some("generator"))
+        {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_secs(2));
         (result, code) = search();
     }
     let search = &result.searches[0];

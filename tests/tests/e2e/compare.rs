@@ -17,6 +17,7 @@ fn url(addr: std::net::SocketAddr) -> String {
 
 #[test]
 fn alternating_trials_find_a_known_delay_and_every_report_renders() {
+    let _alone = gatebench_tests::timing_sensitive();
     let mock = start_mock(mock_upstream::Config::default());
     let direct = start_delay_gateway(mock.local_addr(), Duration::ZERO);
     let (slow, slow_held) =
