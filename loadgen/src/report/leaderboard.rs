@@ -8,6 +8,7 @@ use std::path::PathBuf;
 
 use anyhow::bail;
 
+use super::compare::published_cells;
 use super::compare_view::CompareView;
 use super::overhead::{micros, signed};
 use super::table::Table;
@@ -122,28 +123,18 @@ pub fn table(views: &[(String, CompareView)]) -> Table {
         "recording",
         "version and settings",
     ]);
-    let numbers = |s: &TargetSummary| {
-        vec![
-            s.requests.to_string(),
-            format!("{:.1}", s.throughput),
-            format!("{:.2}%", s.success_rate * 100.0),
-            micros(s.p50_us),
-            micros(s.p99_us),
-            micros(s.p999_us),
-        ]
-    };
     if let Some(direct) = views
         .first()
         .and_then(|(_, v)| v.summary.iter().find(|s| s.name == "direct"))
     {
         let mut row = vec!["direct (no gateway)".to_string()];
-        row.extend(numbers(direct));
+        row.extend(published_cells(direct));
         row.extend(["-", "-", "-", "-", "-", "the mock"].map(String::from));
         table.push(row);
     }
     for r in rows(views) {
         let mut row = vec![r.summary.name.clone()];
-        row.extend(numbers(r.summary));
+        row.extend(published_cells(r.summary));
         row.push(added(r.p50));
         row.push(added(r.p99));
         row.push(

@@ -40,7 +40,7 @@ impl Pin {
         if host.is_empty() || to_host.is_empty() {
             return Err(err(shape));
         }
-        let to = bracketed(to_host, to_port)
+        let to = format!("{to_host}:{to_port}")
             .to_socket_addrs()
             .ok()
             .and_then(|mut addrs| addrs.next())
@@ -75,10 +75,6 @@ fn host_part(text: &str) -> Option<(&str, &str)> {
     } else {
         text.split_once(':')
     }
-}
-
-fn bracketed(host: &str, port: u16) -> String {
-    format!("{host}:{port}")
 }
 
 #[cfg(test)]

@@ -36,13 +36,9 @@ pub fn client_config(
     let builder = ClientConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
         .map_err(|e| TlsSetupError::Rustls(e.to_string()))?;
-    let mut config = if insecure {
-        builder
-            .dangerous()
-            .with_custom_certificate_verifier(Arc::new(AnyCertificate {
-                algorithms: provider.signature_verification_algorithms,
-            }))
-            .with_no_client_auth()
+    // --insecure checks no chain; otherwise a chain to --cacert's (or the system's) roots.
+    let (chain, given) = if insecure {
+        (None, Vec::new())
     } else {
         let (roots, given) = match cacert {
             Some(path) => {
@@ -51,14 +47,20 @@ pub fn client_config(
             }
             None => (system_roots()?, Vec::new()),
         };
-        let webpki = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider)
+        let webpki = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
             .build()
             .map_err(|e| TlsSetupError::Rustls(e.to_string()))?;
-        builder
-            .dangerous()
-            .with_custom_certificate_verifier(Arc::new(GivenOrChained { webpki, given }))
-            .with_no_client_auth()
+        (Some(webpki), given)
     };
+    let trust = Trust {
+        chain,
+        given,
+        algorithms: provider.signature_verification_algorithms,
+    };
+    let mut config = builder
+        .dangerous()
+        .with_custom_certificate_verifier(Arc::new(trust))
+        .with_no_client_auth();
     config.alpn_protocols = vec![if http2 {
         b"h2".to_vec()
     } else {
@@ -107,17 +109,20 @@ fn system_roots() -> Result<RootCertStore, TlsSetupError> {
     Ok(roots)
 }
 
-/// The usual check (a chain to a trusted certificate, valid for the URL's name), and also a
-/// server certificate that is itself one of `--cacert`'s, as OpenSSL (curl, wrk) accepts a
-/// self-signed certificate given as trusted. `openssl req -x509` makes such certificates with
-/// `CA:TRUE`, which the usual check refuses as an end entity.
+/// Which server certificates a run trusts. With a `chain` check: a chain to a trusted
+/// certificate, valid for the URL's name, or a server certificate that is itself one of
+/// `--cacert`'s, as OpenSSL (curl, wrk) accepts a self-signed certificate given as trusted
+/// (`openssl req -x509` makes them with `CA:TRUE`, which the chain check refuses as an end
+/// entity). Without one (`--insecure`): any certificate. The handshake's signatures are checked
+/// either way, so the session is encrypted as with a trusted server.
 #[derive(Debug)]
-struct GivenOrChained {
-    webpki: Arc<WebPkiServerVerifier>,
+struct Trust {
+    chain: Option<Arc<WebPkiServerVerifier>>,
     given: Vec<CertificateDer<'static>>,
+    algorithms: WebPkiSupportedAlgorithms,
 }
 
-impl ServerCertVerifier for GivenOrChained {
+impl ServerCertVerifier for Trust {
     fn verify_server_cert(
         &self,
         end_entity: &CertificateDer<'_>,
@@ -126,61 +131,15 @@ impl ServerCertVerifier for GivenOrChained {
         ocsp_response: &[u8],
         now: UnixTime,
     ) -> Result<ServerCertVerified, rustls::Error> {
-        match self.webpki.verify_server_cert(
-            end_entity,
-            intermediates,
-            server_name,
-            ocsp_response,
-            now,
-        ) {
-            Ok(verified) => Ok(verified),
+        let Some(chain) = &self.chain else {
+            return Ok(ServerCertVerified::assertion());
+        };
+        match chain.verify_server_cert(end_entity, intermediates, server_name, ocsp_response, now) {
             Err(_) if self.given.iter().any(|c| c.as_ref() == end_entity.as_ref()) => {
                 Ok(ServerCertVerified::assertion())
             }
-            Err(err) => Err(err),
+            checked => checked,
         }
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.webpki.verify_tls12_signature(message, cert, dss)
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        self.webpki.verify_tls13_signature(message, cert, dss)
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.webpki.supported_verify_schemes()
-    }
-}
-
-/// `--insecure`: any certificate for any name is accepted; the handshake's signatures are still
-/// checked, so the session is encrypted as with a trusted server.
-#[derive(Debug)]
-struct AnyCertificate {
-    algorithms: WebPkiSupportedAlgorithms,
-}
-
-impl ServerCertVerifier for AnyCertificate {
-    fn verify_server_cert(
-        &self,
-        _end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp_response: &[u8],
-        _now: UnixTime,
-    ) -> Result<ServerCertVerified, rustls::Error> {
-        Ok(ServerCertVerified::assertion())
     }
 
     fn verify_tls12_signature(
@@ -240,12 +199,13 @@ mod tests {
         let mut roots = RootCertStore::empty();
         roots.add(given.clone()).unwrap();
         let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let webpki = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider)
+        let webpki = WebPkiServerVerifier::builder_with_provider(Arc::new(roots), provider.clone())
             .build()
             .unwrap();
-        let verifier = GivenOrChained {
-            webpki,
+        let verifier = Trust {
+            chain: Some(webpki),
             given: vec![given.clone()],
+            algorithms: provider.signature_verification_algorithms,
         };
         let name = ServerName::try_from("localhost").unwrap();
         let check = |cert: &CertificateDer<'_>| {
