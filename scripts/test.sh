@@ -4,7 +4,8 @@
 # what the tests need: rustfmt and clippy, and the official OpenAI and Anthropic Python SDKs that
 # judge the mock's wire formats, HdrHistogram's Python library that reads loadgen's interval logs,
 # kubernetes-validate (the Kubernetes API's schemas, for scripts/k8s), libfaketime (Debian's
-# faketime), and the openai npm package (skipped when GATEBENCH_SKIP_SDK is set). Last, the
+# faketime), perf (Debian's linux-perf, which `loadgen profile` runs), and the openai npm
+# package (skipped when GATEBENCH_SKIP_SDK is set). Last, the
 # container images are built and run (scripts/docker/check.sh) where a Docker daemon answers.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -25,6 +26,11 @@ fi
 # libfaketime shifts one loadgen shard's wall clock in a test of --clock-ref.
 if [ -z "${GATEBENCH_SKIP_SDK:-}" ] && ! ls /usr/lib/*/faketime/libfaketimeMT.so.1 >/dev/null 2>&1; then
   apt_install faketime
+fi
+# perf samples a forwarder in the profile tests (where the kernel does not allow it, they check
+# that the run says why).
+if [ -z "${GATEBENCH_SKIP_SDK:-}" ] && ! perf --version >/dev/null 2>&1; then
+  apt_install linux-perf
 fi
 # The openai npm package judges one streaming case (tests/sdk-node, versions locked).
 if [ -z "${GATEBENCH_SKIP_SDK:-}" ]; then

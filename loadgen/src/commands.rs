@@ -25,6 +25,7 @@ pub fn execute(cli: Cli) -> u8 {
             Command::Corpus(args) => corpus_command(args),
             Command::Capacity(args) => capacity_command(args, command),
             Command::Merge(args) => merge_command(args, command),
+            Command::Profile(args) => profile_command(args, command),
             Command::CheckProfile(args) => {
                 crate::options::profile::check(&args.command, &args.profile).map(|plan| {
                     show(&format!("ok: {plan}\n"));
@@ -81,6 +82,30 @@ fn capacity_command(
     let (result, code) = crate::capacity::run_capacity(args, command)?;
     let report = crate::capacity::terminal(&result);
     written(&result, result.plan.out.as_deref(), &report, code)
+}
+
+fn profile_command(args: crate::options::ProfileArgs, command: Vec<String>) -> anyhow::Result<u8> {
+    if let [before, after] = args.diff.as_slice() {
+        let out = args.compare.run.out.clone();
+        let svg_only = out
+            .as_deref()
+            .is_some_and(|o| o.extension().is_some_and(|e| e == "svg"));
+        let (text, summary) = crate::profiling::diff::render(before, after, svg_only)?;
+        match out {
+            Some(path) if path.as_os_str() != "-" => {
+                write_atomically(&path, text.as_bytes())?;
+                show(&summary);
+            }
+            _ => {
+                show(&text);
+                gatebench_shared::say!("{}", summary.trim_end());
+            }
+        }
+        return Ok(crate::run::EXIT_OK);
+    }
+    let (result, code) = crate::profiling::run_profile(args, command)?;
+    let report = crate::report::profile_view::terminal(&result);
+    written(&result, result.compare.plan.out.as_deref(), &report, code)
 }
 
 fn corpus_command(args: crate::options::CorpusArgs) -> anyhow::Result<u8> {

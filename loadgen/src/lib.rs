@@ -26,6 +26,8 @@
 //! - `gateways` / `overhead` / `compare` / `sweep` / `ladder` / `merge`: the direct target, its
 //!   twin and named gateways; paired rounds, alternating rate trials, load levels, simultaneous
 //!   streams; shards added into one result.
+//! - `profiling`: `loadgen profile`: perf on the gateway during each measured window, folded
+//!   stacks and flame graphs (inferno), and the difference of two profiles.
 //! - `sampler`: CPU and memory of the system under test, idle and under load.
 //! - `fuzzing`: entry points for the fuzz targets.
 
@@ -55,6 +57,7 @@ pub mod pace;
 mod pacer;
 mod plan;
 mod pool;
+pub mod profiling;
 pub mod recorder;
 pub mod report;
 pub mod result;

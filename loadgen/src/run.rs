@@ -326,8 +326,27 @@ pub(crate) fn stop_requested() -> bool {
     STOP.get().is_some_and(|p| p.stop.load(Relaxed))
 }
 
+/// A run's measured window, as it passes: it opens when the warm-up is over and closes at the
+/// planned end (or when the workers finish first, or the run is stopped). A profiler samples
+/// exactly this window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Window {
+    Opened,
+    Closed,
+}
+
 /// Runs the plan's load against one target and summarises it.
 pub(crate) fn run_target(plan: Arc<Plan>, target: Target) -> TargetRun {
+    run_target_watched(plan, target, &mut |_| {})
+}
+
+/// [`run_target`], telling `watch` when the measured window opens and closes (within a
+/// millisecond or so: the coordinator wakes at each boundary).
+pub(crate) fn run_target_watched(
+    plan: Arc<Plan>,
+    target: Target,
+    watch: &mut dyn FnMut(Window),
+) -> TargetRun {
     let stop = stop_flag();
     let progress = Arc::new(Progress::default());
     let start = Arc::new(StartLine::new(plan.threads));
@@ -390,11 +409,30 @@ pub(crate) fn run_target(plan: Arc<Plan>, target: Target) -> TargetRun {
     };
     let live = !plan.quiet && std::io::stderr().is_terminal();
     let mut stopped_at_ns = None;
+    let (mut opened, mut closed) = (false, false);
     while !handles.iter().all(|h| h.is_finished()) {
-        std::thread::sleep(Duration::from_millis(100));
+        let next = if !opened {
+            Some(window_start_ns)
+        } else {
+            end_ns.filter(|_| !closed)
+        };
+        let nap = next.map_or(Duration::from_millis(100), |at| {
+            Duration::from_nanos(at.saturating_sub(clock.now_ns())).min(Duration::from_millis(100))
+        });
+        std::thread::sleep(nap);
         if stop.stop.load(Relaxed) && stopped_at_ns.is_none() {
             progress.stop.store(true, Relaxed);
             stopped_at_ns = Some(clock.now_ns());
+        }
+        let now = clock.now_ns();
+        if !opened && now >= window_start_ns {
+            opened = true;
+            watch(Window::Opened);
+        }
+        let ended = end_ns.is_some_and(|end| now >= end) || stopped_at_ns.is_some();
+        if opened && !closed && ended {
+            closed = true;
+            watch(Window::Closed);
         }
         if stop.abandon.load(Relaxed) {
             progress.abandon.store(true, Relaxed);
@@ -402,6 +440,9 @@ pub(crate) fn run_target(plan: Arc<Plan>, target: Target) -> TargetRun {
         if live {
             live_line(&clock, &progress, window_start_ns);
         }
+    }
+    if opened && !closed {
+        watch(Window::Closed);
     }
     if live {
         gatebench_shared::say!();

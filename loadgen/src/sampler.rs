@@ -247,7 +247,7 @@ fn read(source: &Source) -> Option<(f64, u64)> {
 }
 
 /// `pid` and every process below it.
-fn with_descendants(pid: u32) -> Vec<u32> {
+pub(crate) fn with_descendants(pid: u32) -> Vec<u32> {
     let mut parents: Vec<(u32, u32)> = Vec::new();
     if let Ok(dir) = std::fs::read_dir("/proc") {
         for entry in dir.flatten() {

@@ -17,7 +17,9 @@ use crate::options::CompareArgs;
 use crate::options::COMPARE_TRIALS as DEFAULT_TRIALS;
 use crate::plan::Plan;
 use crate::result::TargetRun;
-use crate::run::{run_target, stop_flag, stop_requested, SetupError, EXIT_FAILED, EXIT_OK};
+use crate::run::{
+    run_target_watched, stop_flag, stop_requested, SetupError, Window, EXIT_FAILED, EXIT_OK,
+};
 use crate::sampler::{ResourceReport, SampleSpec, Sampling};
 
 use analysis::{deltas, summarise, PercentileDelta, TargetSummary, TrialFigures};
@@ -216,6 +218,19 @@ pub(crate) fn run_trials(
     settle: Duration,
     label: &str,
 ) -> Vec<TrialRun> {
+    run_trials_watched(plan, targets, trials, settle, label, &mut |_, _| {})
+}
+
+/// [`run_trials`], telling `watch` when each run's measured window opens and closes, and for
+/// which target.
+pub(crate) fn run_trials_watched(
+    plan: &Plan,
+    targets: &[Named],
+    trials: usize,
+    settle: Duration,
+    label: &str,
+    watch: &mut dyn FnMut(&Named, Window),
+) -> Vec<TrialRun> {
     let shared = Arc::new(plan.clone());
     let mut runs = Vec::new();
     'trials: for trial in 0..trials {
@@ -229,7 +244,7 @@ pub(crate) fn run_trials(
             if !plan.quiet {
                 gatebench_shared::say!("loadgen: {label}trial {}/{trials}, {}", trial + 1, t.name);
             }
-            let run = run_target(shared.clone(), t.target.clone());
+            let run = run_target_watched(shared.clone(), t.target.clone(), &mut |w| watch(t, w));
             runs.push(TrialRun {
                 trial: trial + 1,
                 name: t.name.clone(),
@@ -279,7 +294,7 @@ pub(crate) fn analyse(
     (summary, deltas)
 }
 
-fn figures_of(run: &TargetRun) -> TrialFigures {
+pub(crate) fn figures_of(run: &TargetRun) -> TrialFigures {
     let rt = run.metrics.get("response_time");
     let p = |f: fn(&crate::result::Summary) -> u64| rt.map_or(f64::NAN, |s| f(s) as f64);
     TrialFigures {

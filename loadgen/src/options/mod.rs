@@ -16,6 +16,7 @@ mod ladder;
 mod merge;
 mod overhead;
 pub mod profile;
+mod profiling;
 pub mod resolved;
 mod run;
 mod sweep;
@@ -27,6 +28,10 @@ pub use corpus::CorpusArgs;
 pub use ladder::{LadderArgs, DEFAULT_LEVELS as LADDER_LEVELS};
 pub use merge::MergeArgs;
 pub use overhead::OverheadArgs;
+pub use profiling::{
+    CallGraph, ProfileArgs, DEFAULT_FREQUENCY as PROFILE_FREQUENCY,
+    DEFAULT_TRIALS as PROFILE_TRIALS,
+};
 pub use run::RunArgs;
 pub use sweep::{
     LevelKind, SweepArgs, DEFAULT_LEVELS as SWEEP_LEVELS, DEFAULT_TRIALS as SWEEP_TRIALS,
@@ -63,6 +68,10 @@ pub enum Command {
     /// Open N streams at one instant per level, direct and through gateways: completions,
     /// failures, TTFT, and whether the gateway re-chunked or buffered the stream.
     Ladder(LadderArgs),
+    /// Hold a steady load on one gateway and sample its process with perf after the warm-up:
+    /// on-CPU and off-CPU flame graphs beside its latency, its CPU and memory, and (with
+    /// --direct) what it adds and what the sampling itself cost; or --diff two folded stacks.
+    Profile(ProfileArgs),
     /// Add the results (or interval logs) of the shards of one plan (`run --shard I/N`) into
     /// one result and report, exactly: histograms are added, never averaged.
     Merge(MergeArgs),
@@ -72,15 +81,16 @@ pub enum Command {
     Corpus(CorpusArgs),
     /// Render a result file again: Markdown, CSV, JSON, or a self-contained HTML page with plots.
     Report(ReportArgs),
-    /// Check a profile file for a command (run, overhead, compare, sweep, ladder, capacity) without
-    /// sending anything: it parses and makes a valid plan.
+    /// Check a profile file for a command (run, overhead, compare, sweep, ladder, capacity,
+    /// profile) without sending anything: it parses and makes a valid plan.
     CheckProfile(CheckProfileArgs),
 }
 
 /// Options of `loadgen check-profile`.
 #[derive(Debug, Clone, Args)]
 pub struct CheckProfileArgs {
-    /// The command the profile is for: run, overhead, compare, sweep, ladder or capacity.
+    /// The command the profile is for: run, overhead, compare, sweep, ladder, capacity or
+    /// profile.
     pub command: String,
     /// The profile file.
     pub profile: PathBuf,

@@ -301,8 +301,41 @@ pub fn check(command: &str, path: &Path) -> anyhow::Result<String> {
                 p.max_runs
             ))
         }
+        "profile" => {
+            let mut args = crate::options::ProfileArgs {
+                // This process stands for the gateway's: nothing is sampled.
+                pid: Some(std::process::id()),
+                compare: CompareArgs {
+                    direct: Some(PLACEHOLDER.into()),
+                    run: RunArgs {
+                        profile,
+                        ..RunArgs::default()
+                    },
+                    ..CompareArgs::default()
+                },
+                ..Default::default()
+            };
+            let own = ["frequency", "call-graph", "off-cpu"];
+            if compare_and(args.compare.clone(), &own)?
+                .0
+                .gateways
+                .is_empty()
+            {
+                args.compare.gateways = vec![PLACEHOLDER_GATEWAY.into()];
+            }
+            let p = crate::profiling::ProfilePlan::new(args).map_err(|e| invalid(&e))?;
+            Ok(format!(
+                "profile: {:?}, {} trial(s), {} Hz, {} stacks, off-CPU {}",
+                p.plan.load,
+                p.comparison.trials,
+                p.frequency,
+                p.call_graph.name(),
+                if p.off_cpu { "on" } else { "off" }
+            ))
+        }
         other => Err(anyhow::anyhow!(
-            "unknown command '{other}': expected run, overhead, compare, sweep, ladder or capacity"
+            "unknown command '{other}': expected run, overhead, compare, sweep, ladder, capacity \
+             or profile"
         )),
     }
 }

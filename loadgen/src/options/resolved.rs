@@ -257,10 +257,28 @@ pub fn print(command: Command) -> anyhow::Result<String> {
             }
             profile
         }
+        Command::Profile(args) => {
+            if !args.diff.is_empty() {
+                anyhow::bail!("--print-config is for a profile's load, not for --diff");
+            }
+            let p = crate::profiling::ProfilePlan::new(args)?;
+            let own = [
+                ("frequency", p.frequency.to_string()),
+                ("call-graph", p.call_graph.name().to_string()),
+                ("off-cpu", if p.off_cpu { "on" } else { "off" }.to_string()),
+            ];
+            compare_profile(
+                &p.args.compare,
+                &p.plan,
+                p.comparison.trials,
+                micros(p.comparison.settle),
+                &own,
+            )
+        }
         Command::Merge(_) | Command::Report(_) | Command::CheckProfile(_) | Command::Corpus(_) => {
             anyhow::bail!(
-                "--print-config is for run, overhead, compare, sweep, ladder and capacity (merge, \
-                 report, check-profile and corpus take no profile)"
+                "--print-config is for run, overhead, compare, sweep, ladder, capacity and profile \
+                 (merge, report, check-profile and corpus take no profile)"
             )
         }
     };

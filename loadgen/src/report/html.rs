@@ -244,6 +244,11 @@ pub fn run_page(view: &RunView) -> String {
 /// The page of a `loadgen compare` result: the seven-gateway table, added latency per percentile
 /// with its interval, latency by percentile per target, and the first trial's timeline.
 pub fn compare_page(view: &super::compare_view::CompareView) -> String {
+    page("Gateway comparison under load", &compare_body(view))
+}
+
+/// The body of [`compare_page`]: also the latency half of a profile's page.
+pub(crate) fn compare_body(view: &super::compare_view::CompareView) -> String {
     use super::compare::{delta_table, summary_table};
     let mut body = format!(
         "<p class=\"meta\">{} alternating trial(s) per target; {} on {}; gatebench {}, <code>{}</code>. Response times are corrected for coordinated omission. Verdict: <b>{}</b>.</p>",
@@ -339,7 +344,7 @@ pub fn compare_page(view: &super::compare_view::CompareView) -> String {
         .to_svg(),
     ));
     body.push_str(&upstream_html(view.mock.as_deref()));
-    page("Gateway comparison under load", &body)
+    body
 }
 
 /// A sample as a line by percentile, at the percentiles it can tell apart from its maximum.

@@ -11,6 +11,7 @@ pub mod ladder;
 pub mod leaderboard;
 pub mod merge;
 pub mod overhead;
+pub mod profile_view;
 pub mod render;
 pub mod resources;
 pub mod run_view;

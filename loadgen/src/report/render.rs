@@ -6,11 +6,13 @@ use crate::capacity::SCHEMA as CAPACITY;
 use crate::compare::SCHEMA as COMPARE;
 use crate::ladder::SCHEMA as LADDER;
 use crate::overhead::result::{OverheadResult, SCHEMA as OVERHEAD};
+use crate::profiling::SCHEMA as PROFILE;
 use crate::result::SCHEMA as RUN;
 use crate::sweep::SCHEMA as SWEEP;
 
 use super::capacity_view::{self, CapacityView};
 use super::compare_view::{self, CompareView};
+use super::profile_view::{self, ProfileView};
 use super::run_view::RunView;
 use super::sweep_view::{self, LadderView, SweepView};
 use super::{html, overhead, run_view};
@@ -37,6 +39,7 @@ pub(crate) enum Result {
     Sweep(Box<SweepView>, serde_json::Value),
     Ladder(Box<LadderView>, serde_json::Value),
     Capacity(Box<CapacityView>, serde_json::Value),
+    Profile(Box<ProfileView>, serde_json::Value),
 }
 
 /// The JSON of the result file at `path`, and its schema (empty when it names none).
@@ -86,8 +89,12 @@ pub(crate) fn read(path: &std::path::Path) -> anyhow::Result<Result> {
             Box::new(serde_json::from_value(value.clone()).map_err(invalid)?),
             value,
         )),
+        PROFILE => Ok(Result::Profile(
+            Box::new(serde_json::from_value(value.clone()).map_err(invalid)?),
+            value,
+        )),
         other => bail!(
-            "{} has schema '{other}': expected one of {RUN}, {OVERHEAD}, {COMPARE}, {SWEEP}, {LADDER}, {CAPACITY}",
+            "{} has schema '{other}': expected one of {RUN}, {OVERHEAD}, {COMPARE}, {SWEEP}, {LADDER}, {CAPACITY}, {PROFILE}",
             path.display()
         ),
     }
@@ -117,8 +124,14 @@ pub fn render(path: &std::path::Path, format: Format) -> anyhow::Result<String> 
         (Result::Capacity(view, _), Format::Md) => capacity_view::markdown(&view),
         (Result::Capacity(view, _), Format::Csv) => capacity_view::steps_table(&view).to_csv(),
         (Result::Capacity(view, _), Format::Html) => html::capacity_page(&view),
+        (Result::Profile(view, _), Format::Md) => profile_view::markdown(&view),
+        (Result::Profile(view, _), Format::Csv) => compare_view::trials_csv(&view.compare),
+        (Result::Profile(view, _), Format::Html) => profile_view::html(&view),
         (
-            Result::Sweep(_, value) | Result::Ladder(_, value) | Result::Capacity(_, value),
+            Result::Sweep(_, value)
+            | Result::Ladder(_, value)
+            | Result::Capacity(_, value)
+            | Result::Profile(_, value),
             Format::Json,
         ) => serde_json::to_string_pretty(&value)? + "\n",
     })

@@ -25,6 +25,7 @@ mod omission;
 mod overhead;
 mod packaging;
 mod profiles;
+mod profiling;
 mod ratelimit;
 mod responses;
 mod schema;

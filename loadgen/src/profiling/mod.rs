@@ -1,0 +1,448 @@
+//! `loadgen profile`: a steady load on one gateway while perf samples its process after the
+//! warm-up, so where its time goes is seen under the load that produced its latency.
+//!
+//! Every trial runs the gateway twice, once sampled (`NAME+perf`) and once not, so the result
+//! says what the sampling itself cost; with `--direct`, the direct upstream and its twin run
+//! in the same trials and the gateway's added latency is judged as `compare` judges it.
+//!
+//! - `perf`: running perf, and the reason when it may not run (perf_event_paranoid, containers).
+//! - `session`: perf started and stopped at each profiled run's measured window.
+//! - `fold`: folded stacks, on-CPU (inferno) and off-CPU (the scheduler's switches).
+//! - `flame`: flame graphs and differential flame graphs (inferno), as static SVG.
+//! - `diff`: `loadgen profile --diff BEFORE.folded AFTER.folded`.
+
+pub mod diff;
+pub mod flame;
+pub mod fold;
+mod perf;
+mod session;
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::compare::analysis::{self, PercentileDelta, TrialFigures};
+use crate::compare::{figures_of, CompareResult, Comparison, TrialRun};
+use crate::gateways::{reach, with_twin, Named, TWIN};
+use crate::options::{CallGraph, ProfileArgs, PROFILE_FREQUENCY, PROFILE_TRIALS};
+use crate::plan::{Plan, PlanError};
+use crate::run::{stop_flag, SetupError, EXIT_FAILED, EXIT_OK};
+use crate::sampler::{SampleSpec, Sampling, Source};
+
+use fold::Folded;
+use perf::Perf;
+use session::{Session, Settings};
+
+/// Identifies the result format; bumped when a field changes meaning or goes away.
+pub const SCHEMA: &str = "gatebench.loadgen.profile/1";
+
+/// The suffix of the sampled runs' target name.
+pub const SAMPLED: &str = "+perf";
+
+/// The versioned JSON result of `loadgen profile`: a comparison's (the targets, every trial,
+/// the summary, the deltas, the resources) and the profile.
+#[derive(Debug, Serialize)]
+pub struct ProfileResult {
+    #[serde(flatten)]
+    pub compare: CompareResult,
+    pub profile: Profile,
+    /// The sampled runs against the unsampled runs of the same gateway, percentile by
+    /// percentile: what the profiler added (judged against the twin when there is one).
+    pub profiler_cost: Vec<PercentileDelta>,
+}
+
+/// What was sampled and what it showed.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Profile {
+    /// The gateway's name.
+    pub gateway: String,
+    /// The target its sampled runs are reported under (`NAME+perf`).
+    pub sampled_target: String,
+    pub pid: u32,
+    /// The processes sampled: the gateway's and those under it when sampling began.
+    pub processes: Vec<u32>,
+    /// What `perf --version` printed; none when perf could not run.
+    pub perf: Option<String>,
+    pub frequency_hz: u32,
+    pub call_graph: CallGraph,
+    /// Sampled windows (one per trial: the measured part of each sampled run).
+    pub windows: usize,
+    /// Seconds perf recorded on-CPU, over every window.
+    pub recorded_s: f64,
+    /// Samples of the stacks on a CPU; none when not recorded.
+    pub on_cpu: Option<Folded>,
+    /// Microseconds off a CPU by the stack left from; none when not recorded.
+    pub off_cpu: Option<Folded>,
+    /// Why the profile, or a part of it, is missing; empty when complete.
+    pub unavailable: Vec<String>,
+    /// The `.folded` files written beside the result.
+    pub folded_files: Vec<String>,
+}
+
+/// A validated `loadgen profile`: the comparison (targets, trials, resources) and the load.
+#[derive(Debug)]
+pub struct ProfilePlan {
+    pub args: ProfileArgs,
+    pub comparison: Comparison,
+    pub plan: Plan,
+    pub gateway: String,
+    pub pid: u32,
+    pub frequency: u32,
+    pub call_graph: CallGraph,
+    pub off_cpu: bool,
+}
+
+impl ProfilePlan {
+    /// Checks `args` (with its profile under it) without sending anything.
+    pub fn new(args: ProfileArgs) -> anyhow::Result<ProfilePlan> {
+        let own = ["frequency", "call-graph", "off-cpu"];
+        let (compare, mut mine) = crate::options::profile::compare_and(args.compare.clone(), &own)?;
+        let mut args = ProfileArgs { compare, ..args };
+        args.frequency = args.frequency.or(match mine.remove("frequency") {
+            Some(text) => Some(
+                text.parse()
+                    .map_err(|_| bad("--frequency", &text, "a count"))?,
+            ),
+            None => None,
+        });
+        args.call_graph = args.call_graph.or(mine.remove("call-graph"));
+        args.off_cpu = args.off_cpu.or(mine.remove("off-cpu"));
+        let pid = args.pid.ok_or_else(|| {
+            SetupError::Other("profile needs --pid PID: the gateway's process".into())
+        })?;
+        if !Path::new(&format!("/proc/{pid}")).exists() {
+            return Err(bad("--pid", &pid.to_string(), "a running process").into());
+        }
+        let frequency = match args.frequency.unwrap_or(PROFILE_FREQUENCY) {
+            f @ 1..=20_000 => f,
+            f => return Err(bad("--frequency", &f.to_string(), "1 to 20000 a second").into()),
+        };
+        let call_graph = match args.call_graph.as_deref() {
+            None => CallGraph::Fp,
+            Some(text) => CallGraph::parse(text)
+                .ok_or_else(|| bad("--call-graph", text, "fp, dwarf or lbr"))?,
+        };
+        let off_cpu = match args.off_cpu.as_deref() {
+            None | Some("on") => true,
+            Some("off") => false,
+            Some(text) => return Err(bad("--off-cpu", text, "on or off").into()),
+        };
+        let c = &args.compare;
+        let [gateway] = c.gateways.as_slice() else {
+            return Err(SetupError::Other(format!(
+                "profile takes one --gateway NAME=URL (given {})",
+                c.gateways.len()
+            ))
+            .into());
+        };
+        let gateway = gateway
+            .split_once('=')
+            .map_or("", |(n, _)| n.trim())
+            .to_string();
+        let mut named = match c.direct {
+            Some(_) => c.targets("profile")?,
+            None => {
+                // The gateway alone: named_targets wants a direct URL, so it is given the
+                // gateway's and that row is dropped.
+                let url = c.gateways[0]
+                    .split_once('=')
+                    .map_or("", |(_, u)| u)
+                    .to_string();
+                let with = crate::options::CompareArgs {
+                    direct: Some(url),
+                    ..c.clone()
+                };
+                let mut named = with.targets("profile")?;
+                named.remove(0);
+                named
+            }
+        };
+        let twin = match (&c.direct, c.twin.as_deref()) {
+            (None, Some(t)) if t != "none" => {
+                return Err(SetupError::Other("--twin needs --direct".into()).into())
+            }
+            (None, _) => false,
+            (Some(direct), twin) => with_twin(
+                &mut named,
+                twin,
+                Some(direct),
+                &c.run.transport()?.connect_to,
+            )?,
+        };
+        let mut sampled = named[named.len() - 1].clone();
+        sampled.name = format!("{}{SAMPLED}", sampled.name);
+        named.push(sampled);
+        let mut samples = crate::compare::sample_specs(&c.sample)?;
+        if samples.is_empty() {
+            samples.push(SampleSpec {
+                name: gateway.clone(),
+                source: Source::Pid(pid),
+            });
+        }
+        let comparison = Comparison {
+            targets: named,
+            twin,
+            min_effect_us: crate::gateways::min_effect_us(c.min_effect.as_deref())?,
+            trials: c.trials(PROFILE_TRIALS)?,
+            settle: c.settle(std::time::Duration::ZERO)?,
+            samples,
+        };
+        let plan = c.run.clone().plan().map_err(SetupError::from)?;
+        if plan.duration.is_none() {
+            return Err(
+                SetupError::Other("profile needs a finite --duration for each run".into()).into(),
+            );
+        }
+        Ok(ProfilePlan {
+            args,
+            comparison,
+            plan,
+            gateway,
+            pid,
+            frequency,
+            call_graph,
+            off_cpu,
+        })
+    }
+}
+
+fn bad(flag: &'static str, text: &str, expected: &'static str) -> SetupError {
+    SetupError::from(PlanError::Named(flag, text.to_string(), expected))
+}
+
+/// Runs `loadgen profile` and returns the result with the exit code it earns. The folded
+/// stacks are written beside `--out` (`NAME.on-cpu.folded`, `NAME.off-cpu.folded`).
+pub fn run_profile(args: ProfileArgs, command: Vec<String>) -> anyhow::Result<(ProfileResult, u8)> {
+    let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
+    let program = args.perf.clone().unwrap_or_else(|| PathBuf::from("perf"));
+    let p = ProfilePlan::new(args)?;
+    let Comparison {
+        targets,
+        twin,
+        min_effect_us,
+        trials,
+        settle,
+        samples,
+    } = p.comparison;
+    let plan = p.plan;
+    let mock = reach(&targets, plan.timeout)?;
+    let open_files = gatebench_shared::host::raise_open_file_limit().ok();
+    crate::run::check_open_files(&plan, open_files.as_ref())?;
+
+    let dir = scratch_dir()?;
+    let mut unavailable = Vec::new();
+    let perf = match Perf::check(&program, p.pid, p.call_graph, &dir) {
+        Ok(perf) => Some(perf),
+        Err(reason) => {
+            unavailable.push(format!("no profile: {reason}"));
+            None
+        }
+    };
+    let mut off_cpu = p.off_cpu;
+    if let (Some(perf), true) = (&perf, off_cpu) {
+        if let Err(reason) = perf.check_off_cpu(p.pid, &dir) {
+            unavailable.push(format!("no off-CPU profile: {reason}"));
+            off_cpu = false;
+        }
+    }
+    for reason in &unavailable {
+        gatebench_shared::say!("loadgen: {reason}; the load still runs and is reported");
+    }
+    let sampled_name = targets[targets.len() - 1].name.clone();
+    let mut session = perf.map(|perf| {
+        Session::new(
+            perf,
+            Settings {
+                pid: p.pid,
+                frequency: p.frequency,
+                call_graph: p.call_graph,
+                off_cpu,
+                dir: dir.clone(),
+            },
+        )
+    });
+
+    let stop = stop_flag();
+    let sampling = Sampling::start(samples);
+    let runs =
+        crate::compare::run_trials_watched(&plan, &targets, trials, settle, "", &mut |t, w| {
+            if let (Some(session), true) = (session.as_mut(), t.name == sampled_name) {
+                session.window(w);
+            }
+        });
+    let resources = sampling.finish();
+    let interrupted = stop.stop.load(std::sync::atomic::Ordering::Relaxed);
+
+    let (mut profile, perf_version) = match session {
+        Some(session) => {
+            if !plan.quiet {
+                gatebench_shared::say!("loadgen: folding the stacks");
+            }
+            let processes = session.processes.clone();
+            let (folding, problems, perf) = session.fold();
+            unavailable.extend(problems);
+            let mut profile =
+                empty_profile(&p.gateway, &sampled_name, p.pid, p.frequency, p.call_graph);
+            profile.processes = processes;
+            profile.windows = folding.windows;
+            profile.recorded_s = folding.recorded_s;
+            profile.on_cpu = Some(folding.on_cpu);
+            profile.off_cpu = off_cpu.then_some(folding.off_cpu);
+            (profile, Some(perf.version))
+        }
+        None => (
+            empty_profile(&p.gateway, &sampled_name, p.pid, p.frequency, p.call_graph),
+            None,
+        ),
+    };
+    let _ = std::fs::remove_dir_all(&dir);
+    profile.perf = perf_version;
+    profile.unavailable = unavailable;
+    if let Some(out) = plan.out.as_deref().filter(|o| o.as_os_str() != "-") {
+        profile.folded_files = write_folded(&profile, out)?;
+    }
+
+    let (summary, deltas, profiler_cost) = analyse(&targets, &runs, twin, min_effect_us);
+    let mut invalid_reasons: Vec<String> = runs
+        .iter()
+        .filter(|r| !r.run.validity.valid)
+        .map(|r| {
+            format!(
+                "{} trial {}: {}",
+                r.name,
+                r.trial,
+                r.run.validity.reasons.join("; ")
+            )
+        })
+        .collect();
+    if interrupted {
+        invalid_reasons.push("interrupted before every trial ran".into());
+    }
+    let valid = invalid_reasons.is_empty();
+    let result = ProfileResult {
+        compare: CompareResult {
+            envelope: crate::envelope::Envelope::new(SCHEMA, command, started_at, open_files),
+            plan,
+            targets,
+            twin,
+            min_effect_us,
+            mock,
+            trials,
+            settle_us: settle.as_micros() as u64,
+            runs,
+            summary,
+            deltas,
+            resources,
+            valid,
+            invalid_reasons,
+            interrupted,
+        },
+        profile,
+        profiler_cost,
+    };
+    Ok((result, if valid { EXIT_OK } else { EXIT_FAILED }))
+}
+
+fn empty_profile(
+    gateway: &str,
+    sampled: &str,
+    pid: u32,
+    frequency: u32,
+    call_graph: CallGraph,
+) -> Profile {
+    Profile {
+        gateway: gateway.to_string(),
+        sampled_target: sampled.to_string(),
+        pid,
+        processes: Vec::new(),
+        perf: None,
+        frequency_hz: frequency,
+        call_graph,
+        windows: 0,
+        recorded_s: 0.0,
+        on_cpu: None,
+        off_cpu: None,
+        unavailable: Vec::new(),
+        folded_files: Vec::new(),
+    }
+}
+
+/// A fresh directory for perf's recordings.
+fn scratch_dir() -> anyhow::Result<PathBuf> {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let dir =
+        std::env::temp_dir().join(format!("gatebench-profile-{}-{nanos}", std::process::id()));
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| SetupError::Other(format!("cannot create {}: {e}", dir.display())))?;
+    Ok(dir)
+}
+
+/// The paths of the folded stack files beside the result at `out` (`X.json` →
+/// `X.on-cpu.folded`, `X.off-cpu.folded`).
+pub fn folded_paths(out: &Path) -> (PathBuf, PathBuf) {
+    let stem = out.with_extension("");
+    let with = |suffix: &str| {
+        let mut name = stem.as_os_str().to_owned();
+        name.push(suffix);
+        PathBuf::from(name)
+    };
+    (with(".on-cpu.folded"), with(".off-cpu.folded"))
+}
+
+fn write_folded(profile: &Profile, out: &Path) -> anyhow::Result<Vec<String>> {
+    let (on, off) = folded_paths(out);
+    let mut written = Vec::new();
+    for (path, folded) in [(on, &profile.on_cpu), (off, &profile.off_cpu)] {
+        if let Some(folded) = folded {
+            crate::output::write_atomically(&path, folded.to_text().as_bytes())?;
+            written.push(path.display().to_string());
+        }
+    }
+    Ok(written)
+}
+
+/// The summary of every target; the deltas against direct (when there is one), judged as
+/// `compare` judges them; and the sampled runs against the unsampled ones (the profiler's cost).
+fn analyse(
+    targets: &[Named],
+    runs: &[TrialRun],
+    twin: bool,
+    min_effect_us: f64,
+) -> (
+    Vec<analysis::TargetSummary>,
+    Vec<PercentileDelta>,
+    Vec<PercentileDelta>,
+) {
+    let figures = |name: &str| -> Vec<TrialFigures> {
+        runs.iter()
+            .filter(|r| r.name == name)
+            .map(|r| figures_of(&r.run))
+            .collect()
+    };
+    let direct = targets.first().filter(|t| t.name == "direct").is_some();
+    let (summary, deltas) = if direct {
+        crate::compare::analyse(targets, runs, twin, min_effect_us)
+    } else {
+        let summary = targets
+            .iter()
+            .map(|t| analysis::summarise(&t.name, &figures(&t.name)))
+            .collect();
+        (summary, Vec::new())
+    };
+    let sampled = &targets[targets.len() - 1].name;
+    let unsampled = &targets[targets.len() - 2].name;
+    let mut cost = Vec::new();
+    if twin {
+        cost.extend(analysis::deltas(TWIN, &figures("direct"), &figures(TWIN)));
+    }
+    cost.extend(analysis::deltas(
+        sampled,
+        &figures(unsampled),
+        &figures(sampled),
+    ));
+    analysis::judge(&mut cost, twin, min_effect_us);
+    cost.retain(|d| d.gateway != TWIN);
+    (summary, deltas, cost)
+}

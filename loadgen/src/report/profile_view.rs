@@ -1,0 +1,258 @@
+//! A `loadgen profile` result (schema `gatebench.loadgen.profile/1`) read back and shown: the
+//! flame graphs beside the latency, the added latency, the profiler's own cost, the gateway's
+//! CPU and memory and the disclosure; in the terminal, Markdown and one HTML page.
+
+use serde::Deserialize;
+
+use super::compare::delta_table;
+use super::compare_view::CompareView;
+use super::html::{compare_body, page, table_html};
+use super::overhead::signed;
+use super::table::Table;
+use crate::compare::analysis::PercentileDelta;
+use crate::profiling::flame::{self, Kind};
+use crate::profiling::fold::Folded;
+use crate::profiling::{Profile, ProfileResult};
+
+/// Functions listed under each flame graph.
+const TOP: usize = 15;
+
+#[derive(Debug, Deserialize)]
+pub struct ProfileView {
+    #[serde(flatten)]
+    pub compare: CompareView,
+    pub profile: Profile,
+    #[serde(default)]
+    pub profiler_cost: Vec<PercentileDelta>,
+}
+
+impl ProfileView {
+    /// The sampled runs' throughput, P50, P99 and P99.9, and the unsampled runs' added P50 and
+    /// P99 (with interval) when there was a direct upstream.
+    pub fn latency_cells(&self) -> Vec<String> {
+        let mut cells = match self
+            .compare
+            .summary
+            .iter()
+            .find(|s| s.name == self.profile.sampled_target)
+        {
+            Some(s) => vec![
+                format!("{:.1}", s.throughput),
+                super::overhead::micros(s.p50_us),
+                super::overhead::micros(s.p99_us),
+                super::overhead::micros(s.p999_us),
+            ],
+            None => vec!["-".into(); 4],
+        };
+        for percentile in ["p50", "p99"] {
+            cells.push(added(
+                &self.compare.deltas,
+                &self.profile.gateway,
+                percentile,
+            ));
+        }
+        cells
+    }
+}
+
+/// A gateway's added latency at `percentile`, `+30 µs [+21, +39]`, or `-`.
+fn added(deltas: &[PercentileDelta], gateway: &str, percentile: &str) -> String {
+    deltas
+        .iter()
+        .find(|d| d.gateway == gateway && d.percentile == percentile)
+        .and_then(|d| d.added_us)
+        .map_or_else(
+            || "-".into(),
+            |i| {
+                format!(
+                    "{} [{}, {}]",
+                    signed(i.estimate),
+                    signed(i.low),
+                    signed(i.high)
+                )
+            },
+        )
+}
+
+/// Reads a profile result file.
+pub fn read(path: &std::path::Path) -> anyhow::Result<ProfileView> {
+    let text = std::fs::read(path)?;
+    Ok(serde_json::from_slice(&text)?)
+}
+
+/// The functions holding the most of `folded`: self and total share.
+pub fn top_table(folded: &Folded, n: usize) -> Table {
+    rows_table(folded, folded.top(n), "self")
+}
+
+/// Where the threads asked to wait: the functions under the kernel's frames and the reason,
+/// with their share of the time off a CPU.
+pub fn waits_table(folded: &Folded, n: usize) -> Table {
+    let kernel_or_reason = |f: &str| f.ends_with("_[k]") || f.starts_with("[off-cpu");
+    rows_table(folded, folded.top_above(n, kernel_or_reason), "waits here")
+}
+
+fn rows_table(folded: &Folded, rows: Vec<(String, u64, u64)>, own: &str) -> Table {
+    let total = folded.total().max(1) as f64;
+    let mut table = Table::new(&["function", own, "total"]);
+    for (name, own, all) in rows {
+        table.push(vec![
+            name,
+            format!("{:.1}%", own as f64 / total * 100.0),
+            format!("{:.1}%", all as f64 / total * 100.0),
+        ]);
+    }
+    table
+}
+
+/// The profiler's cost: the sampled runs against the unsampled runs, per percentile.
+pub fn cost_table(cost: &[PercentileDelta]) -> Table {
+    delta_table(cost)
+}
+
+/// One line on what was sampled, how, and for how long.
+pub fn sampled_line(p: &Profile) -> String {
+    let processes = match p.processes.len() {
+        0 => format!("pid {}", p.pid),
+        1 => format!("pid {}", p.processes[0]),
+        n => format!("pid {} and {} processes under it", p.pid, n - 1),
+    };
+    format!(
+        "{} ({processes}) sampled by {} at {} Hz, {} stacks, in {} window(s) after the warm-up ({:.1} s recorded){}",
+        p.gateway,
+        p.perf.as_deref().unwrap_or("perf (did not run)"),
+        p.frequency_hz,
+        p.call_graph.name(),
+        p.windows,
+        p.recorded_s,
+        match (&p.on_cpu, &p.off_cpu) {
+            (Some(on), Some(off)) => format!(
+                ": {} on-CPU samples, {:.1} ms off-CPU",
+                on.total(),
+                off.total() as f64 / 1e3
+            ),
+            (Some(on), None) => format!(": {} on-CPU samples, no off-CPU", on.total()),
+            _ => String::new(),
+        }
+    )
+}
+
+/// The terminal report of `loadgen profile`: the comparison's tables, the profiler's cost, the
+/// functions holding the most time, and where the flame graphs are.
+pub fn terminal(result: &ProfileResult) -> String {
+    let p = &result.profile;
+    let mut out = super::compare::terminal(&result.compare).replacen(
+        "loadgen compare:",
+        "loadgen profile:",
+        1,
+    );
+    out.push_str(&format!(
+        "\nProfiler cost ({} against {} without sampling):\n{}",
+        p.sampled_target,
+        p.gateway,
+        cost_table(&result.profiler_cost).to_text()
+    ));
+    out.push_str(&format!("\n{}\n", sampled_line(p)));
+    for reason in &p.unavailable {
+        out.push_str(&format!("  {reason}\n"));
+    }
+    if let Some(on) = p.on_cpu.as_ref().filter(|f| !f.is_empty()) {
+        out.push_str(&format!(
+            "\nOn-CPU, where the time goes:\n{}",
+            top_table(on, 10).to_text()
+        ));
+    }
+    if let Some(off) = p.off_cpu.as_ref().filter(|f| !f.is_empty()) {
+        out.push_str(&format!(
+            "\nOff-CPU, where the threads wait:\n{}",
+            waits_table(off, 5).to_text()
+        ));
+    }
+    for file in &p.folded_files {
+        out.push_str(&format!("folded stacks: {file}\n"));
+    }
+    if !p.folded_files.is_empty() {
+        out.push_str("flame graphs: loadgen report RESULT.json --format html\n");
+    }
+    out
+}
+
+/// A Markdown write-up: the profile's top functions, the cost, then the comparison's tables.
+pub fn markdown(view: &ProfileView) -> String {
+    let p = &view.profile;
+    let mut out = format!(
+        "# Profile of {} under load\n\n{}.\n\n",
+        p.gateway,
+        sampled_line(p)
+    );
+    for reason in &p.unavailable {
+        out.push_str(&format!("- **{reason}**\n"));
+    }
+    if let Some(on) = &p.on_cpu {
+        out.push_str("\n## On-CPU: functions holding the most samples\n\n");
+        out.push_str(&top_table(on, TOP).to_markdown());
+    }
+    if let Some(off) = &p.off_cpu {
+        out.push_str("\n## Off-CPU: where the threads waited\n\n");
+        out.push_str(&waits_table(off, TOP).to_markdown());
+    }
+    out.push_str("\n## The profiler's cost (sampled against unsampled runs)\n\n");
+    out.push_str(&cost_table(&view.profiler_cost).to_markdown());
+    out.push('\n');
+    out.push_str(&super::compare_view::markdown(&view.compare).replacen(
+        "# Gateway comparison under load",
+        "## Latency under the same load",
+        1,
+    ));
+    out
+}
+
+/// The HTML page: the flame graphs, the functions under them, the profiler's cost, then the
+/// comparison's page (latency, added latency, CPU and memory, disclosure).
+pub fn html(view: &ProfileView) -> String {
+    let p = &view.profile;
+    let mut body = format!("<p>{}.</p>", crate::report::svg::escape(&sampled_line(p)));
+    for reason in &p.unavailable {
+        body.push_str(&format!(
+            "<p><b>{}</b></p>",
+            crate::report::svg::escape(reason)
+        ));
+    }
+    let graphs = [
+        (
+            &p.on_cpu,
+            Kind::OnCpu,
+            "On-CPU flame graph",
+            "samples of the stacks running on a CPU",
+        ),
+        (
+            &p.off_cpu,
+            Kind::OffCpu,
+            "Off-CPU flame graph",
+            "µs off a CPU, by the stack each thread left from; the top frame says why",
+        ),
+    ];
+    for (folded, kind, title, what) in graphs {
+        let Some(folded) = folded else { continue };
+        body.push_str(&format!("<h2>{title}</h2>"));
+        let subtitle = format!("{} {what}", folded.total());
+        match flame::flame_graph(folded, title, &subtitle, kind) {
+            Some(svg) => {
+                body.push_str(&format!(
+                    "<div class=\"figure\">{}</div>",
+                    flame::inline(&svg)
+                ));
+                body.push_str(&table_html(&match kind {
+                    Kind::OnCpu => top_table(folded, TOP),
+                    Kind::OffCpu => waits_table(folded, TOP),
+                }));
+            }
+            None => body.push_str("<p>No stacks were recorded.</p>"),
+        }
+    }
+    body.push_str("<h2>The profiler's cost</h2><p>The sampled runs against the unsampled runs of the same gateway, in the same trials: what sampling added at each percentile.</p>");
+    body.push_str(&table_html(&cost_table(&view.profiler_cost)));
+    body.push_str("<h2>Latency under the same load</h2>");
+    body.push_str(&compare_body(&view.compare));
+    page(&format!("Profile of {} under load", p.gateway), &body)
+}
