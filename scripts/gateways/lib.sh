@@ -5,7 +5,12 @@
 # environment: OUT (results folder, default bench-out/gateways/NAME), DURATION (per trial of the
 # constant-rate table, default the profile's 60s), SETTLE (pause before each constant-rate trial
 # after the first, for a gateway that is still working off its backlog; default none),
-# METHODS (default "paired constant ladder").
+# METHODS (default "paired constant ladder"; "profile" samples the gateway with perf under
+# profiles/gateway-profile.toml: flame graphs beside its latency), PROFILE=1 (start the gateway
+# so perf can name its JIT-compiled or interpreted frames, Node with --perf-basic-prof and
+# Python with -X perf, and run only the profile method unless METHODS says otherwise),
+# PROFILE_RATE (the profile method's rate, default the profile's 200 req/s), CALL_GRAPH (its
+# stack walking: fp or dwarf, default the profile's fp).
 
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -18,6 +23,9 @@ work=$(mktemp -d)
 started=()
 # Options every loadgen command of a gateway script gets (headers a gateway needs, …).
 extra_args=()
+if [ "${PROFILE:-}" = 1 ]; then
+  METHODS=${METHODS:-profile}
+fi
 
 cleanup() {
   for pid in "${started[@]:-}"; do
@@ -85,6 +93,11 @@ run_methods() {
         "$loadgen_bin" compare --profile "$root/profiles/constant-5000rps.toml" "${common[@]}" \
           --twin "http://127.0.0.1:$twin_port/v1/chat/completions" \
           ${DURATION:+--duration "$DURATION"} ${SETTLE:+--settle "$SETTLE"} --pin 0 --quiet --out "$out/constant.json" || true ;;
+      profile)
+        "$loadgen_bin" profile --profile "$root/profiles/gateway-profile.toml" "${common[@]}" \
+          --twin "http://127.0.0.1:$twin_port/v1/chat/completions" --pid "$pid" \
+          ${PROFILE_RATE:+--rate "$PROFILE_RATE"} ${CALL_GRAPH:+--call-graph "$CALL_GRAPH"} \
+          --pin 0 --quiet --out "$out/profile.json" || true ;;
       ladder)
         "$loadgen_bin" ladder --profile "$root/profiles/streams-ladder.toml" "${common[@]}" \
           --pin 0 --quiet --out "$out/ladder.json" || true ;;

@@ -19,12 +19,30 @@
 #
 # Usage: scripts/gateways/litellm.sh   (PROVIDER=openai LITELLM_VERSION=1.106.12
 #        METHODS="paired ladder" DURATION=… MODES="off defaults")
+#        PROFILE=1 scripts/gateways/litellm.sh   (the profile method at PROFILE_RATE, default
+#        20 req/s; the proxy runs on Python 3.12 or newer with its perf trampoline on,
+#        PYTHONPERFSUPPORT=1 like -X perf, so the flame graphs name Python functions; the venv
+#        is bench-out/gateways/litellm-venv-perf, made with PYTHON_PERF, default the first
+#        python3.13 or python3.12 on PATH or under pyenv)
 # The proxy handles tens of requests a second per core, so METHODS defaults to the paired rounds
 # and the ladder here; METHODS="paired constant ladder" runs the 5,000 req/s table as well.
 . "$(dirname "$0")/lib.sh"
 need curl curl
 version=${LITELLM_VERSION:-1.106.12}
 venv="$root/bench-out/gateways/litellm-venv"
+python=python3
+perf_env=()
+if [ "${PROFILE:-}" = 1 ]; then
+  venv="$root/bench-out/gateways/litellm-venv-perf"
+  python=${PYTHON_PERF:-$(command -v python3.13 || command -v python3.12 ||
+    ls -d "$HOME"/.pyenv/versions/3.1[23]*/bin/python3 2>/dev/null | tail -1 || true)}
+  if [ -z "$python" ] || ! "$python" -c 'import sys; sys.exit(sys.version_info < (3, 12))'; then
+    echo "litellm: PROFILE=1 needs Python 3.12 or newer (perf trampoline); name it with PYTHON_PERF" >&2
+    exit 2
+  fi
+  perf_env=(PYTHONPERFSUPPORT=1)
+  PROFILE_RATE=${PROFILE_RATE:-20}
+fi
 METHODS=${METHODS:-paired ladder}
 PROVIDER=${PROVIDER:-openai}
 # The proxy keeps working off what it accepted after a constant-rate trial ends.
@@ -32,7 +50,7 @@ SETTLE=${SETTLE:-30s}
 master_key=sk-gatebench-7f3c9a1e5b2d4c6e8a0b1c2d3e4f5a6b
 build
 if [ ! -x "$venv/bin/litellm" ] || ! "$venv/bin/pip" show litellm 2>/dev/null | grep -q "^Version: $version$"; then
-  python3 -m venv "$venv"
+  "$python" -m venv "$venv"
   "$venv/bin/pip" install --quiet --disable-pip-version-check "litellm[proxy]==$version"
 fi
 start_mock
@@ -64,7 +82,7 @@ start_litellm() {
       printf 'litellm_settings:\n  turn_off_message_logging: true\n  disable_spend_logs: true\n'
     fi
   } >"$config"
-  taskset -c 1 "$venv/bin/litellm" --config "$config" --host 127.0.0.1 --port "$port" \
+  env "${perf_env[@]}" taskset -c 1 "$venv/bin/litellm" --config "$config" --host 127.0.0.1 --port "$port" \
     --num_workers 1 >"$work/$name.log" 2>&1 &
   pid=$!
   started+=("$pid")

@@ -7,6 +7,8 @@
 # started.
 #
 # Usage: scripts/gateways/portkey.sh      (PORTKEY_VERSION=1.15.2 DURATION=20s METHODS=...)
+#        PROFILE=1 scripts/gateways/portkey.sh   (Node writes /tmp/perf-PID.map of its compiled
+#        JavaScript, --perf-basic-prof, so the flame graphs name it; the profile method only)
 . "$(dirname "$0")/lib.sh"
 need node nodejs
 need npm npm
@@ -23,7 +25,9 @@ if [ ! -f "$install/node_modules/@portkey-ai/gateway/package.json" ] ||
   npm install --prefix "$install" --no-audit --no-fund --silent "@portkey-ai/gateway@$version"
 fi
 start_mock
-taskset -c 1 node "$install/node_modules/@portkey-ai/gateway/build/start-server.js" \
+node_flags=()
+[ "${PROFILE:-}" = 1 ] && node_flags=(--perf-basic-prof)
+taskset -c 1 node "${node_flags[@]}" "$install/node_modules/@portkey-ai/gateway/build/start-server.js" \
   --port="$port" --headless >"$work/portkey.log" 2>&1 &
 started+=($!)
 for _ in $(seq 200); do

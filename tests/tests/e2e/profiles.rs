@@ -6,7 +6,7 @@ use std::path::Path;
 use loadgen::RunArgs;
 
 /// Each profile and the command that runs it.
-const PROFILES: [(&str, &str); 7] = [
+const PROFILES: [(&str, &str); 8] = [
     ("quickstart.toml", "run"),
     ("constant-5000rps.toml", "compare"),
     ("paired-latency.toml", "overhead"),
@@ -14,6 +14,7 @@ const PROFILES: [(&str, &str); 7] = [
     ("streams-ladder.toml", "ladder"),
     ("realistic-mix.toml", "run"),
     ("capacity.toml", "capacity"),
+    ("gateway-profile.toml", "profile"),
 ];
 
 fn dir() -> &'static Path {
@@ -49,6 +50,9 @@ fn profiles_say_what_their_method_says() {
     assert_eq!(constant["duration"].as_str(), Some("60s"));
     // 25 warm-up requests at 5,000/s, constant arrival.
     assert_eq!(constant["warmup"].as_str(), Some("5ms"));
+    let profile = read("gateway-profile.toml");
+    assert_eq!(profile["frequency"].as_integer(), Some(997));
+    assert_eq!(profile["warmup"].as_str(), Some("2s"));
     let paired = read("paired-latency.toml");
     assert_eq!(paired["rounds"].as_integer(), Some(50));
     assert_eq!(paired["warmup-rounds"].as_integer(), Some(5));
