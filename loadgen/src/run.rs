@@ -15,8 +15,8 @@ use crate::pacer::RunClock;
 use crate::plan::{Load, Plan, PlanError, Target};
 use crate::recorder::{Metric, Recorder};
 use crate::result::{
-    generator_reasons, reported, steady_throughput, GeneratorTiming, RunResult, Summary, TargetRun,
-    Validity, SCHEMA,
+    generator_reasons, reported, steady_throughput, GeneratorTiming, RateTarget, RunResult,
+    Summary, TargetRun, Validity, SCHEMA,
 };
 use crate::schedule::Arrival;
 use crate::worker::{run_worker, Progress, StartLine, WorkerSpec};
@@ -562,11 +562,20 @@ fn summarise(
     }
     let mut reasons = setup_errors;
     // A shard's target is its share of the plan's rate.
-    let target_rate = plan.shard_rate();
+    let poisson = matches!(
+        plan.load,
+        Load::Open {
+            arrival: Arrival::Poisson,
+            ..
+        }
+    );
+    let rate_target = plan
+        .shard_rate()
+        .map(|rate| RateTarget::of(rate, poisson, duration_s));
     reasons.extend(generator_reasons(
         recorder.ok,
         achieved_rate,
-        target_rate,
+        rate_target,
         GeneratorTiming {
             lag: Some(recorder.histogram(Metric::ScheduleLag)),
             send_delay: Some(recorder.histogram(Metric::SendDelay)),

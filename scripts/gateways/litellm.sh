@@ -34,9 +34,14 @@ python=python3
 perf_env=()
 if [ "${PROFILE:-}" = 1 ]; then
   venv="$root/bench-out/gateways/litellm-venv-perf"
-  python=${PYTHON_PERF:-$(command -v python3.13 || command -v python3.12 ||
-    ls -d "$HOME"/.pyenv/versions/3.1[23]*/bin/python3 2>/dev/null | tail -1 || true)}
-  if [ -z "$python" ] || ! "$python" -c 'import sys; sys.exit(sys.version_info < (3, 12))'; then
+  python=
+  for candidate in ${PYTHON_PERF:-} python3.13 python3.12 "$HOME"/.pyenv/versions/3.1[2-9]*/bin/python3; do
+    if "$candidate" -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null; then
+      python=$candidate
+      break
+    fi
+  done
+  if [ -z "$python" ]; then
     echo "litellm: PROFILE=1 needs Python 3.12 or newer (perf trampoline); name it with PYTHON_PERF" >&2
     exit 2
   fi

@@ -12,7 +12,9 @@ use super::check::ShardResult;
 use super::name;
 use crate::hdr_codec::{decode, encode};
 use crate::recorder::{new_histogram, SecondSummary};
-use crate::result::{generator_reasons, steady_throughput, GeneratorTiming, Summary, Validity};
+use crate::result::{
+    generator_reasons, steady_throughput, GeneratorTiming, RateTarget, Summary, Validity,
+};
 use crate::start_at::ClockFacts;
 
 /// Largest spread of the shards' starts (each by its own clock) for their sum to be the plan's
@@ -173,7 +175,10 @@ pub fn merged_result(shards: &[ShardResult], command: Vec<String>) -> anyhow::Re
     reasons.extend(generator_reasons(
         ok,
         achieved_rate,
-        first["plan"]["load"]["rate"].as_f64(),
+        first["plan"]["load"]["rate"].as_f64().map(|rate| {
+            let poisson = first["plan"]["load"]["arrival"].as_str() == Some("poisson");
+            RateTarget::of(rate, poisson, duration_s)
+        }),
         GeneratorTiming {
             lag: histograms.get("schedule_lag"),
             send_delay: histograms.get("send_delay"),

@@ -75,8 +75,8 @@ pub struct Profile {
     pub off_cpu: Option<Folded>,
     /// Why the profile, or a part of it, is missing; empty when complete.
     pub unavailable: Vec<String>,
-    /// The `.folded` files written beside the result.
-    pub folded_files: Vec<String>,
+    /// The folded stacks (`.folded`) and flame graphs (`.svg`) written beside the result.
+    pub files: Vec<String>,
 }
 
 /// A validated `loadgen profile`: the comparison (targets, trials, resources) and the load.
@@ -299,7 +299,7 @@ pub fn run_profile(args: ProfileArgs, command: Vec<String>) -> anyhow::Result<(P
     profile.perf = perf_version;
     profile.unavailable = unavailable;
     if let Some(out) = plan.out.as_deref().filter(|o| o.as_os_str() != "-") {
-        profile.folded_files = write_folded(&profile, out)?;
+        profile.files = write_beside(&profile, out)?;
     }
 
     let (summary, deltas, profiler_cost) = analyse(&targets, &runs, twin, min_effect_us);
@@ -363,7 +363,7 @@ fn empty_profile(
         on_cpu: None,
         off_cpu: None,
         unavailable: Vec::new(),
-        folded_files: Vec::new(),
+        files: Vec::new(),
     }
 }
 
@@ -379,28 +379,44 @@ fn scratch_dir() -> anyhow::Result<PathBuf> {
     Ok(dir)
 }
 
-/// The paths of the folded stack files beside the result at `out` (`X.json` →
-/// `X.on-cpu.folded`, `X.off-cpu.folded`).
-pub fn folded_paths(out: &Path) -> (PathBuf, PathBuf) {
-    let stem = out.with_extension("");
-    let with = |suffix: &str| {
-        let mut name = stem.as_os_str().to_owned();
-        name.push(suffix);
-        PathBuf::from(name)
-    };
-    (with(".on-cpu.folded"), with(".off-cpu.folded"))
+/// A path beside the result at `out`: `X.json` → `X{suffix}`.
+fn beside(out: &Path, suffix: &str) -> PathBuf {
+    let mut name = out.with_extension("").into_os_string();
+    name.push(suffix);
+    PathBuf::from(name)
 }
 
-fn write_folded(profile: &Profile, out: &Path) -> anyhow::Result<Vec<String>> {
-    let (on, off) = folded_paths(out);
+/// Writes the folded stacks and the flame graph of each kind beside the result at `out`
+/// (`X.on-cpu.folded`, `X.on-cpu.svg`, `X.off-cpu.folded`, `X.off-cpu.svg`).
+fn write_beside(profile: &Profile, out: &Path) -> anyhow::Result<Vec<String>> {
     let mut written = Vec::new();
-    for (path, folded) in [(on, &profile.on_cpu), (off, &profile.off_cpu)] {
-        if let Some(folded) = folded {
-            crate::output::write_atomically(&path, folded.to_text().as_bytes())?;
+    for (kind, name) in [
+        (flame::Kind::OnCpu, "on-cpu"),
+        (flame::Kind::OffCpu, "off-cpu"),
+    ] {
+        let Some(folded) = profile.stacks(kind) else {
+            continue;
+        };
+        let path = beside(out, &format!(".{name}.folded"));
+        crate::output::write_atomically(&path, folded.to_text().as_bytes())?;
+        written.push(path.display().to_string());
+        if let Some(svg) = flame::of_profile(profile, kind) {
+            let path = beside(out, &format!(".{name}.svg"));
+            crate::output::write_atomically(&path, svg.as_bytes())?;
             written.push(path.display().to_string());
         }
     }
     Ok(written)
+}
+
+impl Profile {
+    /// The stacks of `kind`, when recorded.
+    pub fn stacks(&self, kind: flame::Kind) -> Option<&Folded> {
+        match kind {
+            flame::Kind::OnCpu => self.on_cpu.as_ref(),
+            flame::Kind::OffCpu => self.off_cpu.as_ref(),
+        }
+    }
 }
 
 /// The summary of every target; the deltas against direct (when there is one), judged as

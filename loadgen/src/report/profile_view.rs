@@ -168,11 +168,13 @@ pub fn terminal(result: &ProfileResult) -> String {
             waits_table(off, 5).to_text()
         ));
     }
-    for file in &p.folded_files {
-        out.push_str(&format!("folded stacks: {file}\n"));
+    for file in &p.files {
+        out.push_str(&format!("written: {file}\n"));
     }
-    if !p.folded_files.is_empty() {
-        out.push_str("flame graphs: loadgen report RESULT.json --format html\n");
+    if !p.files.is_empty() {
+        out.push_str(
+            "the page with both beside the latency: loadgen report RESULT.json --format html\n",
+        );
     }
     out
 }
@@ -219,24 +221,15 @@ pub fn html(view: &ProfileView) -> String {
         ));
     }
     let graphs = [
-        (
-            &p.on_cpu,
-            Kind::OnCpu,
-            "On-CPU flame graph",
-            "samples of the stacks running on a CPU",
-        ),
-        (
-            &p.off_cpu,
-            Kind::OffCpu,
-            "Off-CPU flame graph",
-            "µs off a CPU, by the stack each thread left from; the top frame says why",
-        ),
+        (Kind::OnCpu, "On-CPU flame graph"),
+        (Kind::OffCpu, "Off-CPU flame graph"),
     ];
-    for (folded, kind, title, what) in graphs {
-        let Some(folded) = folded else { continue };
+    for (kind, title) in graphs {
+        let Some(folded) = p.stacks(kind) else {
+            continue;
+        };
         body.push_str(&format!("<h2>{title}</h2>"));
-        let subtitle = format!("{} {what}", folded.total());
-        match flame::flame_graph(folded, title, &subtitle, kind) {
+        match flame::of_profile(p, kind) {
             Some(svg) => {
                 body.push_str(&format!(
                     "<div class=\"figure\">{}</div>",

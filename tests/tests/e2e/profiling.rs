@@ -145,6 +145,9 @@ fn the_hot_function_leads_the_profile_and_the_report_shows_it() {
         on
     );
     assert!(dir.join("hot.off-cpu.folded").exists());
+    let svg = std::fs::read_to_string(dir.join("hot.on-cpu.svg")).unwrap();
+    assert!(svg.contains("deliberately_hot_checksum") && svg.contains("hot: on-CPU"));
+    assert!(dir.join("hot.off-cpu.svg").exists());
 
     loadgen::output::write_json(&result, &out).unwrap();
     let html = render(&out, Format::Html).unwrap();
