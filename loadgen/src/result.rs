@@ -369,11 +369,17 @@ mod tests {
         // Evenly spaced, 10 missing are 10 the generator did not send.
         let constant = RateTarget::of(20.0, false, 10.0);
         let reasons = generator_reasons(190, 19.0, Some(constant), timing(&on_time));
-        assert!(reasons.iter().any(|r| r.contains("did not keep up")), "{reasons:?}");
+        assert!(
+            reasons.iter().any(|r| r.contains("did not keep up")),
+            "{reasons:?}"
+        );
         // At 5,000 a second for 10 s, a Poisson count 3% short is beyond chance.
         let large = RateTarget::of(5000.0, true, 10.0);
         let reasons = generator_reasons(48_500, 4850.0, Some(large), timing(&on_time));
-        assert!(reasons.iter().any(|r| r.contains("more than 2% under")), "{reasons:?}");
+        assert!(
+            reasons.iter().any(|r| r.contains("more than 2% under")),
+            "{reasons:?}"
+        );
     }
 
     #[test]

@@ -10,7 +10,8 @@
 # so perf can name its JIT-compiled or interpreted frames, Node with --perf-basic-prof and
 # Python with -X perf, and run only the profile method unless METHODS says otherwise),
 # PROFILE_RATE (the profile method's rate, default the profile's 200 req/s), CALL_GRAPH (its
-# stack walking: fp or dwarf, default the profile's fp).
+# stack walking: fp or dwarf, default the profile's fp), PROFILE_FLAGS (more options for
+# `loadgen profile`, like "--off-cpu off --frequency 99").
 
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -97,6 +98,7 @@ run_methods() {
         "$loadgen_bin" profile --profile "$root/profiles/gateway-profile.toml" "${common[@]}" \
           --twin "http://127.0.0.1:$twin_port/v1/chat/completions" --pid "$pid" \
           ${PROFILE_RATE:+--rate "$PROFILE_RATE"} ${CALL_GRAPH:+--call-graph "$CALL_GRAPH"} \
+          ${PROFILE_FLAGS:-} \
           --pin 0 --quiet --out "$out/profile.json" || true ;;
       ladder)
         "$loadgen_bin" ladder --profile "$root/profiles/streams-ladder.toml" "${common[@]}" \

@@ -27,8 +27,10 @@ fi
 start_mock
 node_flags=()
 [ "${PROFILE:-}" = 1 ] && node_flags=(--perf-basic-prof)
-taskset -c 1 node "${node_flags[@]}" "$install/node_modules/@portkey-ai/gateway/build/start-server.js" \
-  --port="$port" --headless >"$work/portkey.log" 2>&1 &
+# Started in the scratch folder: V8 writes its isolate log where it runs under --perf-basic-prof.
+(cd "$work" && exec taskset -c 1 node "${node_flags[@]}" \
+  "$install/node_modules/@portkey-ai/gateway/build/start-server.js" \
+  --port="$port" --headless >"$work/portkey.log" 2>&1) &
 started+=($!)
 for _ in $(seq 200); do
   curl -s -o /dev/null "http://127.0.0.1:$port/" && break
