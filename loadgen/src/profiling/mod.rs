@@ -5,6 +5,7 @@
 //! says what the sampling itself cost; with `--direct`, the direct upstream and its twin run
 //! in the same trials and the gateway's added latency is judged as `compare` judges it.
 //!
+//! - `plan`: the options checked into one plan before anything is sent.
 //! - `perf`: running perf, and the reason when it may not run (perf_event_paranoid, containers).
 //! - `session`: perf started and stopped at each profiled run's measured window.
 //! - `fold`: folded stacks, on-CPU (inferno) and off-CPU (the scheduler's switches).
@@ -15,6 +16,7 @@ pub mod diff;
 pub mod flame;
 pub mod fold;
 mod perf;
+mod plan;
 mod session;
 
 use std::path::{Path, PathBuf};
@@ -23,14 +25,14 @@ use serde::{Deserialize, Serialize};
 
 use crate::compare::analysis::{self, PercentileDelta, TrialFigures};
 use crate::compare::{figures_of, CompareResult, Comparison, TrialRun};
-use crate::gateways::{reach, with_twin, Named, TWIN};
-use crate::options::{CallGraph, ProfileArgs, PROFILE_FREQUENCY, PROFILE_TRIALS};
-use crate::plan::{Plan, PlanError};
+use crate::gateways::{reach, Named, TWIN};
+use crate::options::{CallGraph, ProfileArgs};
 use crate::run::{stop_flag, SetupError, EXIT_FAILED, EXIT_OK};
-use crate::sampler::{SampleSpec, Sampling, Source};
+use crate::sampler::Sampling;
 
 use fold::Folded;
 use perf::Perf;
+pub use plan::ProfilePlan;
 use session::{Session, Settings};
 
 /// Identifies the result format; bumped when a field changes meaning or goes away.
@@ -77,137 +79,6 @@ pub struct Profile {
     pub unavailable: Vec<String>,
     /// The folded stacks (`.folded`) and flame graphs (`.svg`) written beside the result.
     pub files: Vec<String>,
-}
-
-/// A validated `loadgen profile`: the comparison (targets, trials, resources) and the load.
-#[derive(Debug)]
-pub struct ProfilePlan {
-    pub args: ProfileArgs,
-    pub comparison: Comparison,
-    pub plan: Plan,
-    pub gateway: String,
-    pub pid: u32,
-    pub frequency: u32,
-    pub call_graph: CallGraph,
-    pub off_cpu: bool,
-}
-
-impl ProfilePlan {
-    /// Checks `args` (with its profile under it) without sending anything.
-    pub fn new(args: ProfileArgs) -> anyhow::Result<ProfilePlan> {
-        let own = ["frequency", "call-graph", "off-cpu"];
-        let (compare, mut mine) = crate::options::profile::compare_and(args.compare.clone(), &own)?;
-        let mut args = ProfileArgs { compare, ..args };
-        args.frequency = args.frequency.or(match mine.remove("frequency") {
-            Some(text) => Some(
-                text.parse()
-                    .map_err(|_| bad("--frequency", &text, "a count"))?,
-            ),
-            None => None,
-        });
-        args.call_graph = args.call_graph.or(mine.remove("call-graph"));
-        args.off_cpu = args.off_cpu.or(mine.remove("off-cpu"));
-        let pid = args.pid.ok_or_else(|| {
-            SetupError::Other("profile needs --pid PID: the gateway's process".into())
-        })?;
-        if !Path::new(&format!("/proc/{pid}")).exists() {
-            return Err(bad("--pid", &pid.to_string(), "a running process").into());
-        }
-        let frequency = match args.frequency.unwrap_or(PROFILE_FREQUENCY) {
-            f @ 1..=20_000 => f,
-            f => return Err(bad("--frequency", &f.to_string(), "1 to 20000 a second").into()),
-        };
-        let call_graph = match args.call_graph.as_deref() {
-            None => CallGraph::Fp,
-            Some(text) => CallGraph::parse(text)
-                .ok_or_else(|| bad("--call-graph", text, "fp, dwarf or lbr"))?,
-        };
-        let off_cpu = match args.off_cpu.as_deref() {
-            None | Some("on") => true,
-            Some("off") => false,
-            Some(text) => return Err(bad("--off-cpu", text, "on or off").into()),
-        };
-        let c = &args.compare;
-        let [gateway] = c.gateways.as_slice() else {
-            return Err(SetupError::Other(format!(
-                "profile takes one --gateway NAME=URL (given {})",
-                c.gateways.len()
-            ))
-            .into());
-        };
-        let gateway = gateway
-            .split_once('=')
-            .map_or("", |(n, _)| n.trim())
-            .to_string();
-        let mut named = match c.direct {
-            Some(_) => c.targets("profile")?,
-            None => {
-                // The gateway alone: named_targets wants a direct URL, so it is given the
-                // gateway's and that row is dropped.
-                let url = c.gateways[0]
-                    .split_once('=')
-                    .map_or("", |(_, u)| u)
-                    .to_string();
-                let with = crate::options::CompareArgs {
-                    direct: Some(url),
-                    ..c.clone()
-                };
-                let mut named = with.targets("profile")?;
-                named.remove(0);
-                named
-            }
-        };
-        let twin = match (&c.direct, c.twin.as_deref()) {
-            (None, Some(t)) if t != "none" => {
-                return Err(SetupError::Other("--twin needs --direct".into()).into())
-            }
-            (None, _) => false,
-            (Some(direct), twin) => with_twin(
-                &mut named,
-                twin,
-                Some(direct),
-                &c.run.transport()?.connect_to,
-            )?,
-        };
-        let mut sampled = named[named.len() - 1].clone();
-        sampled.name = format!("{}{SAMPLED}", sampled.name);
-        named.push(sampled);
-        let mut samples = crate::compare::sample_specs(&c.sample)?;
-        if samples.is_empty() {
-            samples.push(SampleSpec {
-                name: gateway.clone(),
-                source: Source::Pid(pid),
-            });
-        }
-        let comparison = Comparison {
-            targets: named,
-            twin,
-            min_effect_us: crate::gateways::min_effect_us(c.min_effect.as_deref())?,
-            trials: c.trials(PROFILE_TRIALS)?,
-            settle: c.settle(std::time::Duration::ZERO)?,
-            samples,
-        };
-        let plan = c.run.clone().plan().map_err(SetupError::from)?;
-        if plan.duration.is_none() {
-            return Err(
-                SetupError::Other("profile needs a finite --duration for each run".into()).into(),
-            );
-        }
-        Ok(ProfilePlan {
-            args,
-            comparison,
-            plan,
-            gateway,
-            pid,
-            frequency,
-            call_graph,
-            off_cpu,
-        })
-    }
-}
-
-fn bad(flag: &'static str, text: &str, expected: &'static str) -> SetupError {
-    SetupError::from(PlanError::Named(flag, text.to_string(), expected))
 }
 
 /// Runs `loadgen profile` and returns the result with the exit code it earns. The folded

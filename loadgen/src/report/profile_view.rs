@@ -110,6 +110,24 @@ pub fn cost_table(cost: &[PercentileDelta]) -> Table {
     delta_table(cost)
 }
 
+/// When sampling changed the gateway's latency beyond the resolution, a sentence saying so:
+/// the sampled runs' figures are then not the gateway's own.
+pub fn cost_warning(cost: &[PercentileDelta]) -> Option<String> {
+    let moved: Vec<String> = cost
+        .iter()
+        .filter(|d| d.verdict() == "adds latency")
+        .filter_map(|d| Some(format!("{} {}", d.percentile, signed(d.added_us?.estimate))))
+        .collect();
+    (!moved.is_empty()).then(|| {
+        format!(
+            "Sampling added latency beyond the resolution ({}): the sampled runs' percentiles \
+             are not the gateway's own (its unsampled runs are). --off-cpu off or a lower \
+             --frequency costs less.",
+            moved.join(", ")
+        )
+    })
+}
+
 /// One line on what was sampled, how, and for how long.
 pub fn sampled_line(p: &Profile) -> String {
     let processes = match p.processes.len() {
@@ -152,6 +170,9 @@ pub fn terminal(result: &ProfileResult) -> String {
         p.gateway,
         cost_table(&result.profiler_cost).to_text()
     ));
+    if let Some(warning) = cost_warning(&result.profiler_cost) {
+        out.push_str(&format!("{warning}\n"));
+    }
     out.push_str(&format!("\n{}\n", sampled_line(p)));
     for reason in &p.unavailable {
         out.push_str(&format!("  {reason}\n"));
@@ -200,6 +221,9 @@ pub fn markdown(view: &ProfileView) -> String {
     }
     out.push_str("\n## The profiler's cost (sampled against unsampled runs)\n\n");
     out.push_str(&cost_table(&view.profiler_cost).to_markdown());
+    if let Some(warning) = cost_warning(&view.profiler_cost) {
+        out.push_str(&format!("\n**{warning}**\n"));
+    }
     out.push('\n');
     out.push_str(&super::compare_view::markdown(&view.compare).replacen(
         "# Gateway comparison under load",
@@ -245,7 +269,49 @@ pub fn html(view: &ProfileView) -> String {
     }
     body.push_str("<h2>The profiler's cost</h2><p>The sampled runs against the unsampled runs of the same gateway, in the same trials: what sampling added at each percentile.</p>");
     body.push_str(&table_html(&cost_table(&view.profiler_cost)));
+    if let Some(warning) = cost_warning(&view.profiler_cost) {
+        body.push_str(&format!(
+            "<p><b>{}</b></p>",
+            crate::report::svg::escape(&warning)
+        ));
+    }
     body.push_str("<h2>Latency under the same load</h2>");
     body.push_str(&compare_body(&view.compare));
     page(&format!("Profile of {} under load", p.gateway), &body)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gatebench_shared::stats::Interval;
+
+    fn row(percentile: &str, verdict: &str, estimate: f64) -> PercentileDelta {
+        PercentileDelta {
+            gateway: "gw+perf".into(),
+            percentile: percentile.into(),
+            per_trial_us: vec![estimate; 3],
+            added_us: Some(Interval {
+                estimate,
+                low: estimate - 10.0,
+                high: estimate + 10.0,
+                confidence: 0.95,
+            }),
+            p_adjusted: Some(0.01),
+            resolution_us: 5.0,
+            control: false,
+            verdict: verdict.into(),
+        }
+    }
+
+    #[test]
+    fn a_profiler_that_moved_the_latency_is_called_out() {
+        let quiet = [row("p50", "within the resolution (±5 µs)", 2.0)];
+        assert_eq!(cost_warning(&quiet), None);
+        let loud = [quiet[0].clone(), row("p99", "adds latency", 1470.0)];
+        let warning = cost_warning(&loud).unwrap();
+        assert!(
+            warning.contains("p99 +1.47 ms") && warning.contains("--off-cpu off"),
+            "{warning}"
+        );
+    }
 }
