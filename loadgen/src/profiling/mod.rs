@@ -88,7 +88,7 @@ pub fn run_profile(args: ProfileArgs, command: Vec<String>) -> anyhow::Result<(P
     let program = args.perf.clone().unwrap_or_else(|| PathBuf::from("perf"));
     let p = ProfilePlan::new(args)?;
     let Comparison {
-        targets,
+        mut targets,
         twin,
         min_effect_us,
         trials,
@@ -120,6 +120,10 @@ pub fn run_profile(args: ProfileArgs, command: Vec<String>) -> anyhow::Result<(P
         gatebench_shared::say!("loadgen: {reason}; the load still runs and is reported");
     }
     let sampled_name = targets[targets.len() - 1].name.clone();
+    if perf.is_none() {
+        // Nothing will sample it: the gateway runs once a trial, as itself.
+        targets.pop();
+    }
     let mut session = perf.map(|perf| {
         Session::new(
             perf,
@@ -318,9 +322,14 @@ fn analyse(
             .collect();
         (summary, Vec::new())
     };
-    let sampled = &targets[targets.len() - 1].name;
-    let unsampled = &targets[targets.len() - 2].name;
     let mut cost = Vec::new();
+    let [.., unsampled, sampled] = targets else {
+        return (summary, deltas, cost);
+    };
+    let (sampled, unsampled) = (&sampled.name, &unsampled.name);
+    if !sampled.ends_with(SAMPLED) {
+        return (summary, deltas, cost);
+    }
     if twin {
         cost.extend(analysis::deltas(TWIN, &figures("direct"), &figures(TWIN)));
     }

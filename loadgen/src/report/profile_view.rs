@@ -164,12 +164,14 @@ pub fn terminal(result: &ProfileResult) -> String {
         "loadgen profile:",
         1,
     );
-    out.push_str(&format!(
-        "\nProfiler cost ({} against {} without sampling):\n{}",
-        p.sampled_target,
-        p.gateway,
-        cost_table(&result.profiler_cost).to_text()
-    ));
+    if !result.profiler_cost.is_empty() {
+        out.push_str(&format!(
+            "\nProfiler cost ({} against {} without sampling):\n{}",
+            p.sampled_target,
+            p.gateway,
+            cost_table(&result.profiler_cost).to_text()
+        ));
+    }
     if let Some(warning) = cost_warning(&result.profiler_cost) {
         out.push_str(&format!("{warning}\n"));
     }
