@@ -128,7 +128,8 @@ pub fn min_effect_us(text: Option<&str>) -> Result<f64, PlanError> {
     }
 }
 
-/// `pins` are the `--connect-to` rules.
+/// The direct target, then the gateways ([`named_gateways`]); `pins` are the `--connect-to`
+/// rules.
 pub fn named_targets(
     direct: Option<&str>,
     gateways: &[String],
@@ -138,18 +139,29 @@ pub fn named_targets(
     let direct = direct.ok_or(PlanError::Missing(
         "--direct URL (the upstream called without a gateway)",
     ))?;
-    if gateways.is_empty() {
-        return Err(PlanError::Missing("--gateway NAME=URL (at least one)"));
-    }
     let mut targets = vec![Named {
         name: "direct".into(),
         target: parse_target_via(direct, pins)?,
         info: None,
         recording: None,
     }];
+    targets.extend(named_gateways(gateways, disclosed, pins)?);
+    Ok(targets)
+}
+
+/// The gateways (`--gateway NAME=URL`, at least one), each with what was disclosed about it.
+pub fn named_gateways(
+    gateways: &[String],
+    disclosed: Disclosed<'_>,
+    pins: &[Pin],
+) -> Result<Vec<Named>, PlanError> {
+    if gateways.is_empty() {
+        return Err(PlanError::Missing("--gateway NAME=URL (at least one)"));
+    }
+    let mut targets: Vec<Named> = Vec::new();
     for text in gateways {
         let (name, url) = split_named("--gateway", text)?;
-        if targets.iter().any(|t| t.name == name) {
+        if name == "direct" || targets.iter().any(|t| t.name == name) {
             return Err(PlanError::Named(
                 "--gateway",
                 text.clone(),
@@ -188,7 +200,7 @@ fn gateway<'t>(
     text: &str,
     name: &str,
 ) -> Result<&'t mut Named, PlanError> {
-    targets[1..]
+    targets
         .iter_mut()
         .find(|t| t.name == name)
         .ok_or_else(|| PlanError::Named(flag, text.to_string(), "the name of a --gateway"))

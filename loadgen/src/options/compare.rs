@@ -6,7 +6,7 @@ use std::time::Duration;
 use clap::Args;
 
 use super::RunArgs;
-use crate::gateways::{named_targets, Disclosed, Named};
+use crate::gateways::{named_gateways, named_targets, Disclosed, Named};
 use crate::plan::PlanError;
 use crate::run::SetupError;
 
@@ -61,22 +61,36 @@ impl CompareArgs {
     /// The direct target and the gateways; `--target` is refused, since `mode` takes
     /// `--direct` and `--gateway` instead.
     pub(crate) fn targets(&self, mode: &str) -> Result<Vec<Named>, SetupError> {
+        let pins = self.pins(mode)?;
+        Ok(named_targets(
+            self.direct.as_deref(),
+            &self.gateways,
+            self.disclosed(),
+            &pins,
+        )?)
+    }
+
+    /// The gateways alone (no direct target), for a mode where `--direct` is optional.
+    pub(crate) fn gateway_targets(&self, mode: &str) -> Result<Vec<Named>, SetupError> {
+        let pins = self.pins(mode)?;
+        Ok(named_gateways(&self.gateways, self.disclosed(), &pins)?)
+    }
+
+    fn disclosed(&self) -> Disclosed<'_> {
+        Disclosed {
+            infos: &self.gateway_info,
+            recordings: &self.gateway_recording,
+        }
+    }
+
+    /// The `--connect-to` rules, after refusing `--target`.
+    fn pins(&self, mode: &str) -> Result<Vec<crate::transport::Pin>, SetupError> {
         if !self.run.targets.is_empty() {
             return Err(SetupError::Other(format!(
                 "{mode} takes --direct URL and --gateway NAME=URL, not --target"
             )));
         }
-        let disclosed = Disclosed {
-            infos: &self.gateway_info,
-            recordings: &self.gateway_recording,
-        };
-        let transport = self.run.transport()?;
-        Ok(named_targets(
-            self.direct.as_deref(),
-            &self.gateways,
-            disclosed,
-            &transport.connect_to,
-        )?)
+        Ok(self.run.transport()?.connect_to)
     }
 
     /// `--settle`, or `default`.

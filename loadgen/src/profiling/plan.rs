@@ -62,35 +62,18 @@ impl ProfilePlan {
             Some(text) => return Err(bad("--off-cpu", text, "on or off").into()),
         };
         let c = &args.compare;
-        let [gateway] = c.gateways.as_slice() else {
+        if c.gateways.len() != 1 {
             return Err(SetupError::Other(format!(
                 "profile takes one --gateway NAME=URL (given {})",
                 c.gateways.len()
             ))
             .into());
-        };
-        let gateway = gateway
-            .split_once('=')
-            .map_or("", |(n, _)| n.trim())
-            .to_string();
+        }
         let mut named = match c.direct {
             Some(_) => c.targets("profile")?,
-            None => {
-                // The gateway alone: named_targets wants a direct URL, so it is given the
-                // gateway's and that row is dropped.
-                let url = c.gateways[0]
-                    .split_once('=')
-                    .map_or("", |(_, u)| u)
-                    .to_string();
-                let with = crate::options::CompareArgs {
-                    direct: Some(url),
-                    ..c.clone()
-                };
-                let mut named = with.targets("profile")?;
-                named.remove(0);
-                named
-            }
+            None => c.gateway_targets("profile")?,
         };
+        let gateway = named[named.len() - 1].name.clone();
         let twin = match (&c.direct, c.twin.as_deref()) {
             (None, Some(t)) if t != "none" => {
                 return Err(SetupError::Other("--twin needs --direct".into()).into())
