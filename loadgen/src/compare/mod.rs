@@ -143,61 +143,88 @@ impl ComparePlan {
 pub fn run_compare(args: CompareArgs, command: Vec<String>) -> anyhow::Result<(CompareResult, u8)> {
     let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
     let ComparePlan {
-        comparison:
-            Comparison {
-                targets,
-                twin,
-                min_effect_us,
-                trials,
-                settle,
-                samples,
-            },
-        plan,
-        ..
+        comparison, plan, ..
     } = ComparePlan::new(args)?;
-    let mock = reach(&targets, plan.timeout)?;
+    let c = &comparison;
+    let mock = reach(&c.targets, plan.timeout)?;
     let open_files = raise_open_file_limit().ok();
     crate::run::check_open_files(&plan, open_files.as_ref())?;
     let stop = stop_flag();
-    let sampling = Sampling::start(samples);
-    let runs = run_trials(&plan, &targets, trials, settle, "");
+    let sampling = Sampling::start(c.samples.clone());
+    let runs = run_trials(&plan, &c.targets, c.trials, c.settle, "");
     let resources = sampling.finish();
     let interrupted = stop.stop.load(std::sync::atomic::Ordering::Relaxed);
-    let (summary, deltas) = analyse(&targets, &runs, twin, min_effect_us);
-    let mut invalid_reasons: Vec<String> = runs
-        .iter()
+    let (summary, deltas) = analyse(&c.targets, &runs, c.twin, c.min_effect_us);
+    let envelope = crate::envelope::Envelope::new(SCHEMA, command, started_at, open_files);
+    let ran = Ran {
+        runs,
+        summary,
+        deltas,
+        resources,
+        interrupted,
+    };
+    let result = CompareResult::judged(envelope, plan, comparison, mock, ran);
+    let code = if result.valid { EXIT_OK } else { EXIT_FAILED };
+    Ok((result, code))
+}
+
+/// What a comparison's trials gave, before it is judged.
+#[derive(Debug)]
+pub(crate) struct Ran {
+    pub runs: Vec<TrialRun>,
+    pub summary: Vec<TargetSummary>,
+    pub deltas: Vec<PercentileDelta>,
+    pub resources: Vec<ResourceReport>,
+    pub interrupted: bool,
+}
+
+impl CompareResult {
+    /// The result of `comparison`'s trials: invalid when any trial was, or when it was stopped
+    /// before every trial ran.
+    pub(crate) fn judged(
+        envelope: crate::envelope::Envelope,
+        plan: Plan,
+        comparison: Comparison,
+        mock: Option<String>,
+        ran: Ran,
+    ) -> CompareResult {
+        let mut invalid_reasons = invalid_reasons(&ran.runs, "");
+        if ran.interrupted {
+            invalid_reasons.push("interrupted before every trial ran".into());
+        }
+        CompareResult {
+            envelope,
+            plan,
+            targets: comparison.targets,
+            twin: comparison.twin,
+            min_effect_us: comparison.min_effect_us,
+            mock,
+            trials: comparison.trials,
+            settle_us: comparison.settle.as_micros() as u64,
+            runs: ran.runs,
+            summary: ran.summary,
+            deltas: ran.deltas,
+            resources: ran.resources,
+            valid: invalid_reasons.is_empty(),
+            invalid_reasons,
+            interrupted: ran.interrupted,
+        }
+    }
+}
+
+/// Why each trial of `runs` that is invalid is, `prefix` before the target's name.
+pub(crate) fn invalid_reasons(runs: &[TrialRun], prefix: &str) -> Vec<String> {
+    runs.iter()
         .filter(|r| !r.run.validity.valid)
         .map(|r| {
             format!(
-                "{} trial {}: {}",
+                "{prefix}{} trial {}: {}",
                 r.name,
                 r.trial,
                 r.run.validity.reasons.join("; ")
             )
         })
-        .collect();
-    if interrupted {
-        invalid_reasons.push("interrupted before every trial ran".into());
-    }
-    let valid = invalid_reasons.is_empty();
-    let result = CompareResult {
-        envelope: crate::envelope::Envelope::new(SCHEMA, command, started_at, open_files),
-        plan,
-        targets,
-        twin,
-        min_effect_us,
-        mock,
-        trials,
-        settle_us: settle.as_micros() as u64,
-        runs,
-        summary,
-        deltas,
-        resources,
-        valid,
-        invalid_reasons,
-        interrupted,
-    };
-    Ok((result, if valid { EXIT_OK } else { EXIT_FAILED }))
+        .collect()
 }
 
 /// The parsed `--sample-pid` options.

@@ -182,6 +182,18 @@ pub fn compare_and(
 const PLACEHOLDER: &str = "http://127.0.0.1:9/v1/chat/completions";
 const PLACEHOLDER_GATEWAY: &str = "gateway=http://127.0.0.1:9/v1/chat/completions";
 
+/// The options of a comparison with the placeholder direct target, over `profile`.
+fn placeholder(profile: Option<PathBuf>) -> CompareArgs {
+    CompareArgs {
+        direct: Some(PLACEHOLDER.into()),
+        run: RunArgs {
+            profile,
+            ..RunArgs::default()
+        },
+        ..CompareArgs::default()
+    }
+}
+
 /// Checks `path` as a profile of `command` (run, overhead, compare, sweep or ladder) and
 /// returns a one-line description of the plan it makes.
 pub fn check(command: &str, path: &Path) -> anyhow::Result<String> {
@@ -221,14 +233,7 @@ pub fn check(command: &str, path: &Path) -> anyhow::Result<String> {
                 "ladder" => &["levels"],
                 _ => &[],
             };
-            let args = CompareArgs {
-                direct: Some(PLACEHOLDER.into()),
-                run: RunArgs {
-                    profile,
-                    ..RunArgs::default()
-                },
-                ..CompareArgs::default()
-            };
+            let args = placeholder(profile);
             // The profile read here, so the placeholder gateway stands only where it has none;
             // each command's plan is then made as the command makes it.
             let (mut args, mut mine) = compare_and(args, own)?;
@@ -279,14 +284,7 @@ pub fn check(command: &str, path: &Path) -> anyhow::Result<String> {
         }
         "capacity" => {
             let mut args = crate::options::CapacityArgs {
-                compare: CompareArgs {
-                    direct: Some(PLACEHOLDER.into()),
-                    run: RunArgs {
-                        profile,
-                        ..RunArgs::default()
-                    },
-                    ..CompareArgs::default()
-                },
+                compare: placeholder(profile),
                 ..Default::default()
             };
             // Without a profile's --slo the plan is refused, as the command refuses it.
@@ -305,14 +303,7 @@ pub fn check(command: &str, path: &Path) -> anyhow::Result<String> {
             let mut args = crate::options::ProfileArgs {
                 // This process stands for the gateway's: nothing is sampled.
                 pid: Some(std::process::id()),
-                compare: CompareArgs {
-                    direct: Some(PLACEHOLDER.into()),
-                    run: RunArgs {
-                        profile,
-                        ..RunArgs::default()
-                    },
-                    ..CompareArgs::default()
-                },
+                compare: placeholder(profile),
                 ..Default::default()
             };
             let own = ["frequency", "call-graph", "off-cpu"];

@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::compare::analysis::{self, PercentileDelta, TrialFigures};
-use crate::compare::{figures_of, CompareResult, Comparison, TrialRun};
+use crate::compare::{figures_of, run_trials_watched, CompareResult, Ran, TrialRun};
 use crate::gateways::{reach, Named, TWIN};
 use crate::options::{CallGraph, ProfileArgs};
 use crate::run::{stop_flag, SetupError, EXIT_FAILED, EXIT_OK};
@@ -87,16 +87,9 @@ pub fn run_profile(args: ProfileArgs, command: Vec<String>) -> anyhow::Result<(P
     let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
     let program = args.perf.clone().unwrap_or_else(|| PathBuf::from("perf"));
     let p = ProfilePlan::new(args)?;
-    let Comparison {
-        mut targets,
-        twin,
-        min_effect_us,
-        trials,
-        settle,
-        samples,
-    } = p.comparison;
+    let mut comparison = p.comparison;
     let plan = p.plan;
-    let mock = reach(&targets, plan.timeout)?;
+    let mock = reach(&comparison.targets, plan.timeout)?;
     let open_files = gatebench_shared::host::raise_open_file_limit().ok();
     crate::run::check_open_files(&plan, open_files.as_ref())?;
 
@@ -119,10 +112,12 @@ pub fn run_profile(args: ProfileArgs, command: Vec<String>) -> anyhow::Result<(P
     for reason in &unavailable {
         gatebench_shared::say!("loadgen: {reason}; the load still runs and is reported");
     }
-    let sampled_name = targets[targets.len() - 1].name.clone();
+    let sampled_name = comparison.targets[comparison.targets.len() - 1]
+        .name
+        .clone();
     if perf.is_none() {
         // Nothing will sample it: the gateway runs once a trial, as itself.
-        targets.pop();
+        comparison.targets.pop();
     }
     let mut session = perf.map(|perf| {
         Session::new(
@@ -138,13 +133,13 @@ pub fn run_profile(args: ProfileArgs, command: Vec<String>) -> anyhow::Result<(P
     });
 
     let stop = stop_flag();
-    let sampling = Sampling::start(samples);
-    let runs =
-        crate::compare::run_trials_watched(&plan, &targets, trials, settle, "", &mut |t, w| {
-            if let (Some(session), true) = (session.as_mut(), t.name == sampled_name) {
-                session.window(w);
-            }
-        });
+    let c = &comparison;
+    let sampling = Sampling::start(c.samples.clone());
+    let runs = run_trials_watched(&plan, &c.targets, c.trials, c.settle, "", &mut |t, w| {
+        if let (Some(session), true) = (session.as_mut(), t.name == sampled_name) {
+            session.window(w);
+        }
+    });
     let resources = sampling.finish();
     let interrupted = stop.stop.load(std::sync::atomic::Ordering::Relaxed);
 
@@ -177,45 +172,26 @@ pub fn run_profile(args: ProfileArgs, command: Vec<String>) -> anyhow::Result<(P
         profile.files = write_beside(&profile, out)?;
     }
 
-    let (summary, deltas, profiler_cost) = analyse(&targets, &runs, twin, min_effect_us);
-    let mut invalid_reasons: Vec<String> = runs
-        .iter()
-        .filter(|r| !r.run.validity.valid)
-        .map(|r| {
-            format!(
-                "{} trial {}: {}",
-                r.name,
-                r.trial,
-                r.run.validity.reasons.join("; ")
-            )
-        })
-        .collect();
-    if interrupted {
-        invalid_reasons.push("interrupted before every trial ran".into());
-    }
-    let valid = invalid_reasons.is_empty();
+    let (summary, deltas, profiler_cost) = analyse(&c.targets, &runs, c.twin, c.min_effect_us);
+    let envelope = crate::envelope::Envelope::new(SCHEMA, command, started_at, open_files);
+    let ran = Ran {
+        runs,
+        summary,
+        deltas,
+        resources,
+        interrupted,
+    };
     let result = ProfileResult {
-        compare: CompareResult {
-            envelope: crate::envelope::Envelope::new(SCHEMA, command, started_at, open_files),
-            plan,
-            targets,
-            twin,
-            min_effect_us,
-            mock,
-            trials,
-            settle_us: settle.as_micros() as u64,
-            runs,
-            summary,
-            deltas,
-            resources,
-            valid,
-            invalid_reasons,
-            interrupted,
-        },
+        compare: CompareResult::judged(envelope, plan, comparison, mock, ran),
         profile,
         profiler_cost,
     };
-    Ok((result, if valid { EXIT_OK } else { EXIT_FAILED }))
+    let code = if result.compare.valid {
+        EXIT_OK
+    } else {
+        EXIT_FAILED
+    };
+    Ok((result, code))
 }
 
 fn empty_profile(

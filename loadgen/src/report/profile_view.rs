@@ -105,11 +105,6 @@ fn rows_table(folded: &Folded, rows: Vec<(String, u64, u64)>, own: &str) -> Tabl
     table
 }
 
-/// The profiler's cost: the sampled runs against the unsampled runs, per percentile.
-pub fn cost_table(cost: &[PercentileDelta]) -> Table {
-    delta_table(cost)
-}
-
 /// When sampling changed the gateway's latency beyond the resolution, a sentence saying so:
 /// the sampled runs' figures are then not the gateway's own.
 pub fn cost_warning(cost: &[PercentileDelta]) -> Option<String> {
@@ -169,7 +164,7 @@ pub fn terminal(result: &ProfileResult) -> String {
             "\nProfiler cost ({} against {} without sampling):\n{}",
             p.sampled_target,
             p.gateway,
-            cost_table(&result.profiler_cost).to_text()
+            delta_table(&result.profiler_cost).to_text()
         ));
     }
     if let Some(warning) = cost_warning(&result.profiler_cost) {
@@ -222,7 +217,7 @@ pub fn markdown(view: &ProfileView) -> String {
         out.push_str(&waits_table(off, TOP).to_markdown());
     }
     out.push_str("\n## The profiler's cost (sampled against unsampled runs)\n\n");
-    out.push_str(&cost_table(&view.profiler_cost).to_markdown());
+    out.push_str(&delta_table(&view.profiler_cost).to_markdown());
     if let Some(warning) = cost_warning(&view.profiler_cost) {
         out.push_str(&format!("\n**{warning}**\n"));
     }
@@ -270,7 +265,7 @@ pub fn html(view: &ProfileView) -> String {
         }
     }
     body.push_str("<h2>The profiler's cost</h2><p>The sampled runs against the unsampled runs of the same gateway, in the same trials: what sampling added at each percentile.</p>");
-    body.push_str(&table_html(&cost_table(&view.profiler_cost)));
+    body.push_str(&table_html(&delta_table(&view.profiler_cost)));
     if let Some(warning) = cost_warning(&view.profiler_cost) {
         body.push_str(&format!(
             "<p><b>{}</b></p>",

@@ -256,20 +256,7 @@ pub fn run_sweep(args: SweepArgs, command: Vec<String>) -> anyhow::Result<(Sweep
     let headline = headline(&targets, &done);
     let mut invalid_reasons: Vec<String> = done
         .iter()
-        .flat_map(|l| {
-            l.runs
-                .iter()
-                .filter(|r| !r.run.validity.valid)
-                .map(move |r| {
-                    format!(
-                        "level {} {} trial {}: {}",
-                        l.level,
-                        r.name,
-                        r.trial,
-                        r.run.validity.reasons.join("; ")
-                    )
-                })
-        })
+        .flat_map(|l| crate::compare::invalid_reasons(&l.runs, &format!("level {} ", l.level)))
         .collect();
     if interrupted {
         invalid_reasons.push("interrupted before every level ran".into());
