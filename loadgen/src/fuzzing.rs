@@ -1,8 +1,8 @@
 //! Entry points for the fuzz targets in `fuzz/`: what loadgen parses of a target's answer,
 //! fed arbitrary bytes. Not an API; nothing here is used by loadgen itself.
 
-use crate::http1::head::{self, Framing};
-use crate::sse::SseReader;
+use crate::wire::http1::head::{self, Framing};
+use crate::wire::sse::SseReader;
 
 /// Parses `bytes` as a response, head then body, as a connection would: the head, the body
 /// by its framing (cut where the first byte of `splits` says, to cross read boundaries), the
@@ -41,5 +41,5 @@ pub fn response(bytes: &[u8]) {
         }
     }
     let _ = sse.has_partial_event();
-    let _ = crate::exchange::is_completion(&whole);
+    let _ = crate::wire::exchange::is_completion(&whole);
 }

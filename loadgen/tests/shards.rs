@@ -11,7 +11,7 @@ use std::process::{Output, Stdio};
 use std::time::{Duration, SystemTime};
 
 use hdrhistogram::Histogram;
-use loadgen::hdr_codec::decode;
+use loadgen::generator::hdr_codec::decode;
 use mock_upstream::{Config, MockServer};
 use serde_json::Value;
 
@@ -188,15 +188,18 @@ fn shards_started_together_merge_into_the_whole_plan_without_loss() {
     assert!(metrics.contains_key("ttft") && metrics.contains_key("itl"));
     for (metric, text) in metrics {
         let merged_h = histogram(text);
-        let mut from_results = loadgen::recorder::new_histogram(3);
-        let mut from_logs = loadgen::recorder::new_histogram(3);
+        let mut from_results = loadgen::generator::recorder::new_histogram(3);
+        let mut from_logs = loadgen::generator::recorder::new_histogram(3);
         for (i, shard) in shards.iter().enumerate() {
             from_results
                 .add(histogram(&shard["runs"][0]["histograms"][metric]))
                 .unwrap();
             let log = dir.join(format!("logs-{i}/1-chat-stream.{metric}.hlog"));
             let bytes = std::fs::read(&log).unwrap();
-            for interval in loadgen::merge::logs::read(&log, &bytes).unwrap().intervals {
+            for interval in loadgen::commands::merge::logs::read(&log, &bytes)
+                .unwrap()
+                .intervals
+            {
                 from_logs.add(interval.2).unwrap();
             }
         }
@@ -232,8 +235,8 @@ fn shards_started_together_merge_into_the_whole_plan_without_loss() {
     let out = merge.arg("--out").arg(&merged_log).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     let bytes = std::fs::read(&merged_log).unwrap();
-    let log = loadgen::merge::logs::read(&merged_log, &bytes).unwrap();
-    let mut total = loadgen::recorder::new_histogram(3);
+    let log = loadgen::commands::merge::logs::read(&merged_log, &bytes).unwrap();
+    let mut total = loadgen::generator::recorder::new_histogram(3);
     let mut starts = Vec::new();
     for (start, _, h) in log.intervals {
         starts.push(start);

@@ -6,9 +6,9 @@ use std::time::Duration;
 use clap::Args;
 
 use super::RunArgs;
-use crate::gateways::{named_gateways, named_targets, Disclosed, Named};
-use crate::plan::PlanError;
-use crate::run::SetupError;
+use crate::engine::gateways::{named_gateways, named_targets, Disclosed, Named};
+use crate::engine::run::SetupError;
+use crate::generator::plan::PlanError;
 
 /// Trials per target when `--trials` is not given.
 pub const DEFAULT_TRIALS: usize = 5;
@@ -84,7 +84,7 @@ impl CompareArgs {
     }
 
     /// The `--connect-to` rules, after refusing `--target`.
-    fn pins(&self, mode: &str) -> Result<Vec<crate::transport::Pin>, SetupError> {
+    fn pins(&self, mode: &str) -> Result<Vec<crate::wire::transport::Pin>, SetupError> {
         if !self.run.targets.is_empty() {
             return Err(SetupError::Other(format!(
                 "{mode} takes --direct URL and --gateway NAME=URL, not --target"

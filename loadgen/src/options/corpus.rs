@@ -4,8 +4,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::corpus::synth::{Dist, Spec, PRESETS};
-use crate::plan::PlanError;
+use crate::generator::corpus::synth::{Dist, Spec, PRESETS};
+use crate::generator::plan::PlanError;
 
 /// Options of `loadgen corpus`.
 #[derive(Debug, Clone, Args)]

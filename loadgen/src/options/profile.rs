@@ -9,11 +9,11 @@ use std::path::{Path, PathBuf};
 use anyhow::Context as _;
 use serde::de::DeserializeOwned;
 
+use crate::engine::run::SetupError;
 use crate::options::CompareArgs;
 use crate::options::OverheadArgs;
 use crate::options::RunArgs;
 use crate::options::{LadderArgs, LevelKind, SweepArgs};
-use crate::run::SetupError;
 
 /// The profile at `path` as the options of a command.
 fn read<T: DeserializeOwned>(path: &Path) -> anyhow::Result<T> {
@@ -244,7 +244,8 @@ pub fn check(command: &str, path: &Path) -> anyhow::Result<String> {
             let levels = mine.remove("levels");
             match command {
                 "compare" => {
-                    let p = crate::compare::ComparePlan::new(args).map_err(|e| invalid(&e))?;
+                    let p = crate::commands::compare::ComparePlan::new(args)
+                        .map_err(|e| invalid(&e))?;
                     Ok(format!(
                         "compare: {:?}, {} trial(s) per target",
                         p.plan.load, p.comparison.trials
@@ -256,7 +257,7 @@ pub fn check(command: &str, path: &Path) -> anyhow::Result<String> {
                         .map(|t| LevelKind::parse(&t))
                         .transpose()
                         .map_err(|e| invalid(&e))?;
-                    let p = crate::sweep::SweepPlan::new(SweepArgs {
+                    let p = crate::commands::sweep::SweepPlan::new(SweepArgs {
                         levels,
                         level_kind,
                         compare: args,
@@ -270,7 +271,7 @@ pub fn check(command: &str, path: &Path) -> anyhow::Result<String> {
                     ))
                 }
                 _ => {
-                    let p = crate::ladder::LadderPlan::new(LadderArgs {
+                    let p = crate::commands::ladder::LadderPlan::new(LadderArgs {
                         levels,
                         compare: args,
                     })
@@ -289,7 +290,7 @@ pub fn check(command: &str, path: &Path) -> anyhow::Result<String> {
             };
             // Without a profile's --slo the plan is refused, as the command refuses it.
             args.compare.gateways = Vec::new();
-            let p = crate::capacity::CapacityPlan::new(args).map_err(|e| invalid(&e))?;
+            let p = crate::commands::capacity::CapacityPlan::new(args).map_err(|e| invalid(&e))?;
             Ok(format!(
                 "capacity: {} from {} to {} req/s, within {:.0}%, at most {} runs per target",
                 p.slo.text,
@@ -314,7 +315,7 @@ pub fn check(command: &str, path: &Path) -> anyhow::Result<String> {
             {
                 args.compare.gateways = vec![PLACEHOLDER_GATEWAY.into()];
             }
-            let p = crate::profiling::ProfilePlan::new(args).map_err(|e| invalid(&e))?;
+            let p = crate::commands::perf::ProfilePlan::new(args).map_err(|e| invalid(&e))?;
             Ok(format!(
                 "profile: {:?}, {} trial(s), {} Hz, {} stacks, off-CPU {}",
                 p.plan.load,

@@ -4,13 +4,13 @@
 
 use gatebench_shared::latency::format_us;
 
+use crate::commands::overhead::plan::OverheadPlan;
+use crate::generator::pace::Pace;
+use crate::generator::plan::{Load, Plan, DEFAULT_MAX_TOKENS, DEFAULT_MODEL};
+use crate::generator::schedule::Arrival;
 use crate::options::CompareArgs;
 use crate::options::OverheadArgs;
 use crate::options::{Command, RunArgs};
-use crate::overhead::plan::OverheadPlan;
-use crate::pace::Pace;
-use crate::plan::{Load, Plan, DEFAULT_MAX_TOKENS, DEFAULT_MODEL};
-use crate::schedule::Arrival;
 
 /// `args` with every setting the plan resolved: defaults filled in, the load named once.
 pub fn run_args(args: &RunArgs, plan: &Plan) -> RunArgs {
@@ -182,7 +182,7 @@ pub fn text(profile: &toml::Table) -> String {
 /// The resolved options of `command` as a profile, or an error when they make no valid plan.
 /// Nothing is sent; targets are only parsed and resolved.
 pub fn print(command: Command) -> anyhow::Result<String> {
-    use crate::run::SetupError;
+    use crate::engine::run::SetupError;
     let profile = match command {
         Command::Run(args) => {
             let args = crate::options::profile::run(args)?;
@@ -200,7 +200,7 @@ pub fn print(command: Command) -> anyhow::Result<String> {
             overhead_profile(&args, &plan)
         }
         Command::Compare(args) => {
-            let p = crate::compare::ComparePlan::new(args)?;
+            let p = crate::commands::compare::ComparePlan::new(args)?;
             compare_profile(
                 &p.args,
                 &p.plan,
@@ -210,7 +210,7 @@ pub fn print(command: Command) -> anyhow::Result<String> {
             )
         }
         Command::Sweep(args) => {
-            let p = crate::sweep::SweepPlan::new(args)?;
+            let p = crate::commands::sweep::SweepPlan::new(args)?;
             let own = [
                 ("levels", p.levels_text),
                 ("level-kind", p.kind.to_string()),
@@ -231,7 +231,7 @@ pub fn print(command: Command) -> anyhow::Result<String> {
             profile
         }
         Command::Ladder(args) => {
-            let p = crate::ladder::LadderPlan::new(args)?;
+            let p = crate::commands::ladder::LadderPlan::new(args)?;
             let own = [("levels", p.levels_text)];
             let mut profile = compare_profile(&p.compare, &p.plan, 1, micros(p.settle), &own);
             // A ladder has no trials and no rate: each level is N streams at once.
@@ -241,7 +241,7 @@ pub fn print(command: Command) -> anyhow::Result<String> {
             profile
         }
         Command::Capacity(args) => {
-            let p = crate::capacity::CapacityPlan::new(args)?;
+            let p = crate::commands::capacity::CapacityPlan::new(args)?;
             let own = [
                 ("slo", p.slo.text.clone()),
                 ("start-rate", p.start_rate.to_string()),
@@ -261,7 +261,7 @@ pub fn print(command: Command) -> anyhow::Result<String> {
             if !args.diff.is_empty() {
                 anyhow::bail!("--print-config is for a profile's load, not for --diff");
             }
-            let p = crate::profiling::ProfilePlan::new(args)?;
+            let p = crate::commands::perf::ProfilePlan::new(args)?;
             let own = [
                 ("frequency", p.frequency.to_string()),
                 ("call-graph", p.call_graph.name().to_string()),

@@ -9,14 +9,14 @@ use clap::Args;
 use gatebench_shared::latency::parse_duration_us;
 use serde::{Deserialize, Serialize};
 
-use crate::plan::{
+use crate::generator::plan::{
     count, parse_header, parse_metrics_url, parse_rate, parse_target, parse_target_via,
     positive_duration, request_spec, Load, Plan, PlanError, RequestSpec, DEFAULT_MAX_TOKENS,
     DEFAULT_MODEL, DEFAULT_RATE, MAX_CONNECTIONS, MAX_PENDING, MAX_THREADS,
 };
-use crate::schedule::Arrival;
-use crate::shard::Shard;
-use crate::transport::{Pin, Transport};
+use crate::generator::schedule::Arrival;
+use crate::generator::shard::Shard;
+use crate::wire::transport::{Pin, Transport};
 
 /// Options of `loadgen run`. Every option is also a key of the `--profile` TOML file
 /// (kebab-case, like the flag); flags win over the profile.
@@ -358,7 +358,10 @@ impl RunArgs {
         let start_at = self
             .start_at
             .as_deref()
-            .map(|t| crate::start_at::parse(t).ok_or_else(|| PlanError::StartAt(t.to_string())))
+            .map(|t| {
+                crate::generator::start_at::parse(t)
+                    .ok_or_else(|| PlanError::StartAt(t.to_string()))
+            })
             .transpose()?;
         let max_pending = match self.max_pending {
             Some(0) => return Err(PlanError::MaxPending),
@@ -404,7 +407,7 @@ impl RunArgs {
         let request = match &workload.corpus {
             // What the result says of the requests; each comes from the corpus.
             Some(corpus) => RequestSpec {
-                scenario: if matches!(workload.pace, crate::pace::Pace::Trace(_)) {
+                scenario: if matches!(workload.pace, crate::generator::pace::Pace::Trace(_)) {
                     "trace".into()
                 } else {
                     "corpus".into()

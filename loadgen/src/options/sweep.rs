@@ -4,7 +4,7 @@ use clap::Args;
 use serde::{Deserialize, Serialize};
 
 use super::CompareArgs;
-use crate::plan::PlanError;
+use crate::generator::plan::PlanError;
 
 /// Options of `loadgen sweep`: those of `loadgen compare`, and the levels.
 #[derive(Debug, Clone, Default, Args)]

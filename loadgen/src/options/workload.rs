@@ -11,12 +11,12 @@ use hyper::header::{HeaderName, HeaderValue};
 use rand::SeedableRng;
 use rand_pcg::Pcg64Mcg;
 
-use crate::corpus::synth::{chat_body, class_of};
-use crate::corpus::{class_id, Corpus, Entry, Order};
+use crate::generator::corpus::synth::{chat_body, class_of};
+use crate::generator::corpus::{class_id, Corpus, Entry, Order};
+use crate::generator::pace::{trace, Pace, Replay, Stages};
+use crate::generator::plan::{streams_by_path, Load, PlanError, RequestSpec, DEFAULT_MODEL};
+use crate::generator::schedule::Arrival;
 use crate::options::RunArgs;
-use crate::pace::{trace, Pace, Replay, Stages};
-use crate::plan::{streams_by_path, Load, PlanError, RequestSpec, DEFAULT_MODEL};
-use crate::schedule::Arrival;
 
 /// The workload a run's options name.
 #[derive(Debug)]
@@ -103,7 +103,7 @@ pub(crate) fn resolve(
     }
     // --rate is where the first stage starts from (0 without it).
     let start = match args.rate.as_deref() {
-        Some(rate) => crate::plan::parse_rate(rate)?,
+        Some(rate) => crate::generator::plan::parse_rate(rate)?,
         None => 0.0,
     };
     let stages = Stages::parse(text, start)?;
@@ -237,7 +237,7 @@ fn replay(
 mod tests {
     use super::*;
 
-    fn plan(args: RunArgs) -> Result<crate::plan::Plan, PlanError> {
+    fn plan(args: RunArgs) -> Result<crate::generator::plan::Plan, PlanError> {
         args.plan()
     }
 

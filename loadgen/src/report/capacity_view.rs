@@ -133,7 +133,7 @@ pub fn markdown(view: &CapacityView) -> String {
     out.push_str(&format!(
         "\n## Disclosure\n\n- Started {}\n- Command: `{}`\n{}",
         view.started_at,
-        crate::disclose::shell_line(&view.command),
+        crate::engine::disclose::shell_line(&view.command),
         urls.concat()
     ));
     if !view.valid {

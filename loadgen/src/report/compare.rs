@@ -2,9 +2,9 @@
 
 use super::overhead::{micros, resolution, signed};
 use super::table::Table;
-use crate::compare::analysis::{PercentileDelta, TargetSummary};
-use crate::compare::CompareResult;
-use crate::plan::Plan;
+use crate::commands::compare::analysis::{PercentileDelta, TargetSummary};
+use crate::commands::compare::CompareResult;
+use crate::generator::plan::Plan;
 
 /// requests, throughput, success, P50, P99, P99.9 per target.
 pub fn summary_table(summaries: &[TargetSummary]) -> Table {
@@ -95,8 +95,8 @@ pub fn terminal(result: &CompareResult) -> String {
 
 fn load_line(plan: &Plan) -> String {
     let load = match plan.load {
-        crate::plan::Load::Open { rate, .. } => format!("{rate} req/s open loop"),
-        crate::plan::Load::Closed { concurrency } => {
+        crate::generator::plan::Load::Open { rate, .. } => format!("{rate} req/s open loop"),
+        crate::generator::plan::Load::Closed { concurrency } => {
             format!("{concurrency} in flight (closed loop)")
         }
     };

@@ -4,8 +4,8 @@
 use serde::Deserialize;
 
 use super::compare::{delta_table, summary_table};
-use crate::compare::analysis::{PercentileDelta, TargetSummary};
-use crate::gateways::Named;
+use crate::commands::compare::analysis::{PercentileDelta, TargetSummary};
+use crate::engine::gateways::Named;
 
 use super::run_view::{MetricView, RunRow};
 use super::table::Table;
@@ -13,7 +13,7 @@ use super::table::Table;
 #[derive(Debug, Deserialize)]
 pub struct CompareView {
     #[serde(flatten)]
-    pub envelope: crate::envelope::Envelope,
+    pub envelope: crate::results::envelope::Envelope,
     pub targets: Vec<Named>,
     pub trials: usize,
     pub runs: Vec<TrialRow>,
@@ -21,7 +21,7 @@ pub struct CompareView {
     pub deltas: Vec<PercentileDelta>,
     /// Processes sampled with --sample-pid.
     #[serde(default)]
-    pub resources: Vec<crate::sampler::ResourceReport>,
+    pub resources: Vec<crate::engine::sampler::ResourceReport>,
     /// True when the second target is the twin (results before the twin: false).
     #[serde(default)]
     pub twin: bool,
@@ -87,7 +87,7 @@ pub fn method(view: &CompareView) -> String {
         let twin = view
             .targets
             .iter()
-            .find(|t| t.name == crate::gateways::TWIN)
+            .find(|t| t.name == crate::engine::gateways::TWIN)
             .and_then(|t| t.info.clone())
             .unwrap_or_default();
         format!(
@@ -131,7 +131,7 @@ pub fn markdown(view: &CompareView) -> String {
     }
     out.push_str(&format!(
         "\n## Disclosure\n\n- Host: {}\n",
-        crate::disclose::host_line(&view.envelope.host, view.envelope.open_files.as_ref())
+        crate::engine::disclose::host_line(&view.envelope.host, view.envelope.open_files.as_ref())
     ));
     for t in &view.targets {
         out.push_str(&format!(
@@ -148,13 +148,15 @@ pub fn markdown(view: &CompareView) -> String {
         "- gatebench {}, started {}\n- Command: `{}`\n- Verdict: {}\n",
         view.envelope.gatebench_version,
         view.envelope.started_at,
-        crate::disclose::shell_line(&view.envelope.command),
+        crate::engine::disclose::shell_line(&view.envelope.command),
         if view.valid {
             "valid".to_string()
         } else {
             format!("invalid ({})", view.invalid_reasons.join("; "))
         }
     ));
-    out.push_str(&crate::disclose::mock_markdown(view.mock.as_deref()));
+    out.push_str(&crate::engine::disclose::mock_markdown(
+        view.mock.as_deref(),
+    ));
     out
 }

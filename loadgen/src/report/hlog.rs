@@ -9,8 +9,8 @@ use hdrhistogram::serialization::interval_log::IntervalLogWriterBuilder;
 use hdrhistogram::serialization::V2DeflateSerializer;
 use hdrhistogram::Histogram;
 
-use crate::intervals::Series;
-use crate::recorder::Metric;
+use crate::generator::intervals::Series;
+use crate::generator::recorder::Metric;
 
 /// The log's first line, after the comments: the column names HdrHistogram's writer prints.
 pub const LEGEND: &str =
@@ -65,7 +65,7 @@ pub fn head(header: &LogHeader<'_>) -> String {
     let base = header.base_unix_us as f64 / 1e6;
     let base_text = std::time::UNIX_EPOCH
         .checked_add(Duration::from_micros(header.base_unix_us.max(0) as u64))
-        .map(crate::start_at::format)
+        .map(crate::generator::start_at::format)
         .unwrap_or_default();
     let mut out = String::new();
     let _ = writeln!(

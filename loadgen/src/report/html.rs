@@ -3,7 +3,7 @@
 
 use gatebench_shared::stats::quantile_of_sorted;
 
-use crate::overhead::result::OverheadResult;
+use crate::commands::overhead::result::OverheadResult;
 
 use super::overhead::{between_table, combined_table, delta_table, method, targets_table};
 use super::run_view::{runs_table, RunView};
@@ -79,9 +79,9 @@ pub fn overhead_page(result: &OverheadResult) -> String {
         result.plan.warmup_rounds,
         result.plan.seed,
         escape(&result.envelope.started_at),
-        escape(&crate::disclose::host_line(&result.envelope.host, result.envelope.open_files.as_ref())),
+        escape(&crate::engine::disclose::host_line(&result.envelope.host, result.envelope.open_files.as_ref())),
         escape(&result.envelope.gatebench_version),
-        escape(&crate::disclose::shell_line(&result.envelope.command)),
+        escape(&crate::engine::disclose::shell_line(&result.envelope.command)),
         if result.valid {
             "valid".to_string()
         } else {
@@ -143,9 +143,9 @@ pub fn run_page(view: &RunView) -> String {
     let mut body = format!(
         "<p class=\"meta\">{} on {}; gatebench {}, <code>{}</code>. Response times are corrected for coordinated omission. Verdict: <b>{}</b>.</p>",
         escape(&view.envelope.started_at),
-        escape(&crate::disclose::host_line(&view.envelope.host, view.envelope.open_files.as_ref())),
+        escape(&crate::engine::disclose::host_line(&view.envelope.host, view.envelope.open_files.as_ref())),
         escape(&view.envelope.gatebench_version),
-        escape(&crate::disclose::shell_line(&view.envelope.command)),
+        escape(&crate::engine::disclose::shell_line(&view.envelope.command)),
         if view.valid { "valid" } else { "invalid" }
     );
     body.push_str(&table_html(&runs_table(view)));
@@ -254,9 +254,9 @@ pub(crate) fn compare_body(view: &super::compare_view::CompareView) -> String {
         "<p class=\"meta\">{} alternating trial(s) per target; {} on {}; gatebench {}, <code>{}</code>. Response times are corrected for coordinated omission. Verdict: <b>{}</b>.</p>",
         view.trials,
         escape(&view.envelope.started_at),
-        escape(&crate::disclose::host_line(&view.envelope.host, view.envelope.open_files.as_ref())),
+        escape(&crate::engine::disclose::host_line(&view.envelope.host, view.envelope.open_files.as_ref())),
         escape(&view.envelope.gatebench_version),
-        escape(&crate::disclose::shell_line(&view.envelope.command)),
+        escape(&crate::engine::disclose::shell_line(&view.envelope.command)),
         if view.valid {
             "valid".to_string()
         } else {
@@ -394,9 +394,9 @@ fn per_scenario_plots(
     result: &OverheadResult,
     title: &str,
     y: Axis,
-    values: impl Fn(&crate::overhead::result::Trial, &str) -> Vec<f64>,
+    values: impl Fn(&crate::commands::overhead::result::Trial, &str) -> Vec<f64>,
 ) -> String {
-    let mut scenarios = crate::overhead::result::scenarios(&result.trials);
+    let mut scenarios = crate::commands::overhead::result::scenarios(&result.trials);
     scenarios.sort_unstable();
     let mut out = String::new();
     for scenario in scenarios {
@@ -423,7 +423,7 @@ fn per_scenario_plots(
     out
 }
 
-fn resources_html(resources: &[crate::sampler::ResourceReport]) -> String {
+fn resources_html(resources: &[crate::engine::sampler::ResourceReport]) -> String {
     if resources.is_empty() {
         return String::new();
     }
@@ -474,12 +474,12 @@ fn meta(d: &super::sweep_view::Disclosure) -> String {
     format!(
         "<p class=\"meta\">{} on {}; gatebench {}, <code>{}</code>. Verdict: <b>{}</b>.</p>",
         escape(&d.envelope.started_at),
-        escape(&crate::disclose::host_line(
+        escape(&crate::engine::disclose::host_line(
             &d.envelope.host,
             d.envelope.open_files.as_ref()
         )),
         escape(&d.envelope.gatebench_version),
-        escape(&crate::disclose::shell_line(&d.envelope.command)),
+        escape(&crate::engine::disclose::shell_line(&d.envelope.command)),
         if d.valid {
             "valid".to_string()
         } else {
@@ -501,7 +501,7 @@ pub fn sweep_page(view: &super::sweep_view::SweepView) -> String {
             .map(|l| (l.level, l.level.to_string()))
             .collect(),
     };
-    let per_target = |pick: fn(&crate::compare::analysis::TargetSummary) -> f64| {
+    let per_target = |pick: fn(&crate::commands::compare::analysis::TargetSummary) -> f64| {
         view.disclosure
             .targets
             .iter()
@@ -567,7 +567,7 @@ pub fn ladder_page(view: &super::sweep_view::LadderView) -> String {
         log: true,
         ticks: levels.iter().map(|&l| (l as f64, l.to_string())).collect(),
     };
-    let per_target = |pick: fn(&crate::ladder::Rung) -> f64, suffix: &str| {
+    let per_target = |pick: fn(&crate::commands::ladder::Rung) -> f64, suffix: &str| {
         view.disclosure
             .targets
             .iter()
@@ -618,7 +618,7 @@ pub fn capacity_page(view: &super::capacity_view::CapacityView) -> String {
     let mut body = format!(
         "<p class=\"meta\">Started {} · <code>{}</code> · answers within {:.0}%{}</p>",
         escape(&view.started_at),
-        escape(&crate::disclose::shell_line(&view.command)),
+        escape(&crate::engine::disclose::shell_line(&view.command)),
         view.precision * 100.0,
         if view.valid {
             ""

@@ -12,8 +12,8 @@ use super::compare::published_cells;
 use super::compare_view::CompareView;
 use super::overhead::{micros, signed};
 use super::table::Table;
-use crate::compare::analysis::{PercentileDelta, TargetSummary};
-use crate::gateways::{Named, TWIN};
+use crate::commands::compare::analysis::{PercentileDelta, TargetSummary};
+use crate::engine::gateways::{Named, TWIN};
 
 /// One gateway's row, from the file it was measured in.
 #[derive(Debug)]
@@ -22,7 +22,7 @@ struct Row<'a> {
     named: Option<&'a Named>,
     p50: Option<&'a PercentileDelta>,
     p99: Option<&'a PercentileDelta>,
-    resources: Option<&'a crate::sampler::ResourceReport>,
+    resources: Option<&'a crate::engine::sampler::ResourceReport>,
 }
 
 /// The results to combine, read and checked: every one a `loadgen compare` result.
@@ -33,7 +33,7 @@ pub fn read(paths: &[PathBuf]) -> anyhow::Result<Vec<(String, CompareView)>> {
     let mut views = Vec::new();
     for path in paths {
         let schema = super::render::schema_of(path)?;
-        if schema != crate::compare::SCHEMA {
+        if schema != crate::commands::compare::SCHEMA {
             bail!(
                 "--combine takes `loadgen compare` results (the constant-rate table, one per \
                  gateway); {} is a {schema} result",
@@ -195,7 +195,10 @@ pub fn markdown(views: &[(String, CompareView)]) -> String {
     if let Some((_, first)) = views.first() {
         out.push_str(&format!(
             "- Host: {}\n",
-            crate::disclose::host_line(&first.envelope.host, first.envelope.open_files.as_ref())
+            crate::engine::disclose::host_line(
+                &first.envelope.host,
+                first.envelope.open_files.as_ref()
+            )
         ));
     }
     out

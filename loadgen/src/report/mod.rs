@@ -10,6 +10,7 @@ pub mod html;
 pub mod ladder;
 pub mod leaderboard;
 pub mod merge;
+pub mod output;
 pub mod overhead;
 pub mod profile_view;
 pub mod render;

@@ -1,7 +1,7 @@
 //! Reports of `loadgen overhead`: the per-target table and the delta table, as text, Markdown
 //! or CSV.
 
-use crate::overhead::result::OverheadResult;
+use crate::commands::overhead::result::OverheadResult;
 
 use super::table::Table;
 
@@ -86,7 +86,7 @@ pub fn combined_table(result: &OverheadResult) -> Table {
             signed(c.added_us.estimate),
             format!("[{}, {}]", signed(c.added_us.low), signed(c.added_us.high)),
             resolution(c.resolution_us),
-            if c.gateway == crate::overhead::plan::TWIN && result.plan.twin {
+            if c.gateway == crate::commands::overhead::plan::TWIN && result.plan.twin {
                 "-".to_string()
             } else {
                 format!("{:.3}", c.p_adjusted)
@@ -133,7 +133,7 @@ pub fn method(result: &OverheadResult) -> String {
         let twin = plan
             .targets
             .iter()
-            .find(|t| t.name == crate::overhead::plan::TWIN)
+            .find(|t| t.name == crate::commands::overhead::plan::TWIN)
             .and_then(|t| t.info.clone())
             .unwrap_or_default();
         format!(
@@ -160,7 +160,7 @@ pub fn method(result: &OverheadResult) -> String {
         result
             .combined
             .iter()
-            .filter(|c| !(plan.twin && c.gateway == crate::overhead::plan::TWIN))
+            .filter(|c| !(plan.twin && c.gateway == crate::commands::overhead::plan::TWIN))
             .count()
     )
 }
@@ -323,7 +323,7 @@ pub fn markdown(result: &OverheadResult) -> String {
     out.push_str("\n## Disclosure\n\n");
     out.push_str(&format!(
         "- Host: {}\n",
-        crate::disclose::host_line(host, result.envelope.open_files.as_ref())
+        crate::engine::disclose::host_line(host, result.envelope.open_files.as_ref())
     ));
     out.push_str(&format!(
         "- Client pinned to core: {}\n",
@@ -344,7 +344,7 @@ pub fn markdown(result: &OverheadResult) -> String {
         "- gatebench {}, started {}\n- Command: `{}`\n",
         result.envelope.gatebench_version,
         result.envelope.started_at,
-        crate::disclose::shell_line(&result.envelope.command)
+        crate::engine::disclose::shell_line(&result.envelope.command)
     ));
     out.push_str(&format!(
         "- Verdict: {}\n",
@@ -354,7 +354,9 @@ pub fn markdown(result: &OverheadResult) -> String {
             format!("invalid ({})", result.invalid_reasons.join("; "))
         }
     ));
-    out.push_str(&crate::disclose::mock_markdown(result.mock.as_deref()));
+    out.push_str(&crate::engine::disclose::mock_markdown(
+        result.mock.as_deref(),
+    ));
     out
 }
 

@@ -2,13 +2,13 @@
 
 use anyhow::{bail, Context as _};
 
-use crate::capacity::SCHEMA as CAPACITY;
-use crate::compare::SCHEMA as COMPARE;
-use crate::ladder::SCHEMA as LADDER;
-use crate::overhead::result::{OverheadResult, SCHEMA as OVERHEAD};
-use crate::profiling::SCHEMA as PROFILE;
-use crate::result::SCHEMA as RUN;
-use crate::sweep::SCHEMA as SWEEP;
+use crate::commands::capacity::SCHEMA as CAPACITY;
+use crate::commands::compare::SCHEMA as COMPARE;
+use crate::commands::ladder::SCHEMA as LADDER;
+use crate::commands::overhead::result::{OverheadResult, SCHEMA as OVERHEAD};
+use crate::commands::perf::SCHEMA as PROFILE;
+use crate::commands::sweep::SCHEMA as SWEEP;
+use crate::results::run::SCHEMA as RUN;
 
 use super::capacity_view::{self, CapacityView};
 use super::compare_view::{self, CompareView};

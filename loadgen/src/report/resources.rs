@@ -1,6 +1,6 @@
 //! The resources of the system under test (`--sample-pid`), labelled by phase, as a table.
 
-use crate::sampler::ResourceReport;
+use crate::engine::sampler::ResourceReport;
 
 use super::table::Table;
 

@@ -12,7 +12,7 @@ use super::table::Table;
 #[derive(Debug, Deserialize)]
 pub struct RunView {
     #[serde(flatten)]
-    pub envelope: crate::envelope::Envelope,
+    pub envelope: crate::results::envelope::Envelope,
     pub runs: Vec<RunRow>,
     pub valid: bool,
     /// The direct upstream's configuration, when it is a gatebench mock.
@@ -57,9 +57,9 @@ pub struct ShardRow {
 pub struct ClockView {
     pub start_at: Option<String>,
     pub start_error_us: Option<i64>,
-    pub kernel: Option<crate::start_at::KernelClock>,
+    pub kernel: Option<crate::generator::start_at::KernelClock>,
     #[serde(default)]
-    pub reference: Option<crate::clock_ref::ReferenceClock>,
+    pub reference: Option<crate::generator::clock_ref::ReferenceClock>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -314,10 +314,10 @@ pub fn markdown(view: &RunView) -> String {
     }
     out.push_str(&format!(
         "\n## Disclosure\n\n- Host: {}\n- gatebench {}, started {}\n- Command: `{}`\n",
-        crate::disclose::host_line(&view.envelope.host, view.envelope.open_files.as_ref()),
+        crate::engine::disclose::host_line(&view.envelope.host, view.envelope.open_files.as_ref()),
         view.envelope.gatebench_version,
         view.envelope.started_at,
-        crate::disclose::shell_line(&view.envelope.command)
+        crate::engine::disclose::shell_line(&view.envelope.command)
     ));
     for run in &view.runs {
         out.push_str(&format!(
@@ -325,7 +325,9 @@ pub fn markdown(view: &RunView) -> String {
             run.target.url, run.target.resolved
         ));
     }
-    out.push_str(&crate::disclose::mock_markdown(view.mock.as_deref()));
+    out.push_str(&crate::engine::disclose::mock_markdown(
+        view.mock.as_deref(),
+    ));
     out
 }
 

@@ -5,11 +5,11 @@ use serde::Deserialize;
 
 use super::ladder::rungs_table;
 use super::sweep::{headline_text, levels_table};
-use crate::gateways::Named;
-use crate::ladder::Rung;
+use crate::commands::ladder::Rung;
+use crate::commands::sweep::{Headline, Level};
+use crate::engine::gateways::Named;
+use crate::engine::sampler::ResourceReport;
 use crate::report::resources;
-use crate::sampler::ResourceReport;
-use crate::sweep::{Headline, Level};
 
 use super::table::Table;
 
@@ -17,7 +17,7 @@ use super::table::Table;
 #[derive(Debug, Deserialize)]
 pub struct Disclosure {
     #[serde(flatten)]
-    pub envelope: crate::envelope::Envelope,
+    pub envelope: crate::results::envelope::Envelope,
     pub targets: Vec<Named>,
     #[serde(default)]
     pub resources: Vec<ResourceReport>,
@@ -33,7 +33,10 @@ impl Disclosure {
     pub fn markdown(&self) -> String {
         let mut out = format!(
             "\n## Disclosure\n\n- Host: {}\n",
-            crate::disclose::host_line(&self.envelope.host, self.envelope.open_files.as_ref())
+            crate::engine::disclose::host_line(
+                &self.envelope.host,
+                self.envelope.open_files.as_ref()
+            )
         );
         for t in &self.targets {
             out.push_str(&format!(
@@ -50,14 +53,16 @@ impl Disclosure {
             "- gatebench {}, started {}\n- Command: `{}`\n- Verdict: {}\n",
             self.envelope.gatebench_version,
             self.envelope.started_at,
-            crate::disclose::shell_line(&self.envelope.command),
+            crate::engine::disclose::shell_line(&self.envelope.command),
             if self.valid {
                 "valid".to_string()
             } else {
                 format!("invalid ({})", self.invalid_reasons.join("; "))
             }
         ));
-        out.push_str(&crate::disclose::mock_markdown(self.mock.as_deref()));
+        out.push_str(&crate::engine::disclose::mock_markdown(
+            self.mock.as_deref(),
+        ));
         if !self.resources.is_empty() {
             out.push_str("\n## Resources of the system under test\n\n");
             out.push_str(&resources::table(&self.resources).to_markdown());

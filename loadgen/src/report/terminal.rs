@@ -2,9 +2,9 @@
 
 use std::fmt::Write as _;
 
-use crate::breakdown::GroupSummary;
-use crate::recorder::Metric;
-use crate::result::{RunResult, TargetRun};
+use crate::generator::breakdown::GroupSummary;
+use crate::generator::recorder::Metric;
+use crate::results::run::{RunResult, TargetRun};
 
 /// The whole summary: one block per run, then the verdict.
 pub fn summary(result: &RunResult) -> String {
@@ -27,8 +27,8 @@ fn together_line(out: &mut String, result: &RunResult, run: &TargetRun) {
     let shard = result.plan.shard;
     if shard.count > 1 {
         let rate = match result.plan.load {
-            crate::plan::Load::Open { rate, .. } => rate,
-            crate::plan::Load::Closed { .. } => 0.0,
+            crate::generator::plan::Load::Open { rate, .. } => rate,
+            crate::generator::plan::Load::Closed { .. } => 0.0,
         };
         let _ = writeln!(
             out,
@@ -210,7 +210,7 @@ pub fn format_value(metric: Metric, v: u64) -> String {
 /// The last lines of a terminal report of many runs: the resources sampled (if any), then
 /// `valid` or `INVALID:` with every reason.
 pub fn closing(
-    resources: &[crate::sampler::ResourceReport],
+    resources: &[crate::engine::sampler::ResourceReport],
     valid: bool,
     invalid_reasons: &[String],
 ) -> String {
@@ -229,13 +229,13 @@ pub fn closing(
 
 /// The protocol, and how long opening connections took (the handshakes are in no request's
 /// time unless a request waited for its connection).
-fn connect_line(facts: &crate::result::ConnectFacts) -> String {
+fn connect_line(facts: &crate::results::run::ConnectFacts) -> String {
     let mut line = format!(
         "{}{}",
         facts.protocol,
         if facts.tls { " over TLS" } else { "" }
     );
-    let part = |name: &str, s: &crate::result::Summary| {
+    let part = |name: &str, s: &crate::results::run::Summary| {
         format!(
             "; {name} p50 {} p99 {} max {} ({})",
             format_value(Metric::ConnectionWait, s.p50),

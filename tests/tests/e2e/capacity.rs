@@ -5,7 +5,7 @@
 use gatebench_shared::LatencyModel;
 use gatebench_tests::gateway::start_delay_gateway;
 use gatebench_tests::start_mock;
-use loadgen::capacity::run_capacity;
+use loadgen::commands::capacity::run_capacity;
 use loadgen::options::{CapacityArgs, CompareArgs};
 use loadgen::RunArgs;
 use mock_upstream::Config;
@@ -66,7 +66,7 @@ fn the_capacity_of_a_known_limit_is_found_within_five_percent_in_eight_runs() {
         (result, code) = search();
     }
     let search = &result.searches[0];
-    let report = loadgen::capacity::terminal(&result);
+    let report = loadgen::commands::capacity::terminal(&result);
     assert_eq!(code, 0, "{report}");
     let (lo, hi) = (
         search.bracket.passed.unwrap(),

@@ -5,9 +5,9 @@ use std::time::Duration;
 
 use gatebench_tests::gateway::{start_delay_gateway, start_delay_gateway_recorded};
 use gatebench_tests::start_mock;
-use loadgen::compare::run_compare;
+use loadgen::commands::compare::run_compare;
 use loadgen::options::CompareArgs;
-use loadgen::output::write_json;
+use loadgen::report::output::write_json;
 use loadgen::report::render::{render, Format};
 use loadgen::RunArgs;
 

@@ -3,12 +3,12 @@
 use std::time::{Duration, Instant};
 
 use gatebench_tests::faulty::{start_faulty, Fault};
-use loadgen::run::run;
+use loadgen::engine::run::run;
 use loadgen::RunArgs;
 
 use crate::load::args;
 
-fn run_against(fault: Fault, scenario: &str) -> loadgen::result::TargetRun {
+fn run_against(fault: Fault, scenario: &str) -> loadgen::results::run::TargetRun {
     let addr = start_faulty(fault);
     let started = Instant::now();
     let (mut result, code) = run(

@@ -4,11 +4,11 @@
 use gatebench_tests::faulty::{start_faulty, Fault};
 use gatebench_tests::gateway::{start_gateway, GatewayOptions};
 use gatebench_tests::start_mock;
-use loadgen::ladder::run_ladder;
+use loadgen::commands::ladder::run_ladder;
+use loadgen::commands::sweep::run_sweep;
 use loadgen::options::CompareArgs;
 use loadgen::options::LadderArgs;
 use loadgen::options::SweepArgs;
-use loadgen::sweep::run_sweep;
 use loadgen::RunArgs;
 
 fn url(addr: std::net::SocketAddr) -> String {
@@ -63,7 +63,7 @@ fn a_sweep_flags_the_level_where_the_baseline_saturates() {
     }
     crate::schema::assert_matches(&result, "sweep.schema.json");
     let path = temp("sweep");
-    loadgen::output::write_json(&result, &path).unwrap();
+    loadgen::report::output::write_json(&result, &path).unwrap();
     crate::compare::check_reports(&path, "level,target,requests");
     std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
 }
@@ -146,7 +146,7 @@ fn a_ladder_counts_refusals_and_names_a_buffering_gateway() {
 
     crate::schema::assert_matches(&result, "ladder.schema.json");
     let path = temp("ladder");
-    loadgen::output::write_json(&result, &path).unwrap();
+    loadgen::report::output::write_json(&result, &path).unwrap();
     crate::compare::check_reports(&path, "streams,target,completed");
     std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
 }

@@ -4,8 +4,8 @@
 //! actual send hides most of it once requests queue behind busy connections.
 
 use gatebench_tests::faulty::start_stall_window;
-use loadgen::result::TargetRun;
-use loadgen::run::run;
+use loadgen::engine::run::run;
+use loadgen::results::run::TargetRun;
 use loadgen::RunArgs;
 
 use crate::load::args;

@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use gatebench_tests::gateway::{start_delay_gateway, start_delay_gateway_recorded};
 use gatebench_tests::start_mock;
+use loadgen::commands::overhead::run_overhead;
 use loadgen::options::OverheadArgs;
-use loadgen::overhead::run_overhead;
 
 fn url(addr: std::net::SocketAddr) -> String {
     format!("http://{addr}/v1/chat/completions")
@@ -56,7 +56,7 @@ fn a_known_delay_is_found_and_no_delay_is_not_distinguishable() {
     let dir = std::env::temp_dir().join(format!("gatebench-overhead-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("overhead.json");
-    loadgen::output::write_json(&result, &path).unwrap();
+    loadgen::report::output::write_json(&result, &path).unwrap();
     crate::compare::check_reports(&path, "gateway,scenario,metric");
     crate::compare::check_disclosure(&path);
     std::fs::remove_dir_all(&dir).unwrap();

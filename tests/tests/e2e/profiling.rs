@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
 use gatebench_tests::start_mock;
+use loadgen::commands::perf::{run_profile, ProfileResult};
 use loadgen::options::{CompareArgs, ProfileArgs};
-use loadgen::profiling::{run_profile, ProfileResult};
 use loadgen::report::render::{render, Format};
 use loadgen::RunArgs;
 
@@ -153,7 +153,7 @@ fn the_hot_function_leads_the_profile_and_the_report_shows_it() {
     // The folded files beside the result hold the same stacks.
     let folded = std::fs::read_to_string(dir.join("hot.on-cpu.folded")).unwrap();
     assert_eq!(
-        &loadgen::profiling::fold::Folded::parse(&folded).unwrap(),
+        &loadgen::commands::perf::fold::Folded::parse(&folded).unwrap(),
         on
     );
     assert_eq!(
@@ -163,7 +163,7 @@ fn the_hot_function_leads_the_profile_and_the_report_shows_it() {
     let svg = std::fs::read_to_string(dir.join("hot.on-cpu.svg")).unwrap();
     assert!(svg.contains("deliberately_hot_checksum") && svg.contains("hot: on-CPU"));
 
-    loadgen::output::write_json(&result, &out).unwrap();
+    loadgen::report::output::write_json(&result, &out).unwrap();
     let html = render(&out, Format::Html).unwrap();
     assert!(html.contains("<svg") && html.contains("deliberately_hot_checksum"));
     assert!(html.contains("On-CPU flame graph") && html.contains("profiler"));
@@ -184,8 +184,8 @@ fn the_hot_function_leads_the_profile_and_the_report_shows_it() {
     });
     assert!(second.profile.off_cpu.is_none());
     assert_eq!(second.compare.targets.len(), 2);
-    loadgen::output::write_json(&second, &out2).unwrap();
-    let (page, summary) = loadgen::profiling::diff::render(
+    loadgen::report::output::write_json(&second, &out2).unwrap();
+    let (page, summary) = loadgen::commands::perf::diff::render(
         &dir.join("hot.on-cpu.folded"),
         &dir.join("cooler.on-cpu.folded"),
         false,

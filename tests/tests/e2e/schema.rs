@@ -5,7 +5,7 @@
 //! or `FILE#/$defs/NAME` in another schema file beside it.
 
 use gatebench_tests::start_mock;
-use loadgen::run::run;
+use loadgen::engine::run::run;
 use loadgen::RunArgs;
 use mock_upstream::Config;
 use serde_json::Value;
@@ -145,7 +145,8 @@ fn shard_results_and_their_merge_match_the_committed_schema() {
             serde_json::to_value(&result).unwrap(),
         ));
     }
-    let merged = loadgen::merge::merge_results(shards, false, vec!["loadgen".into()]).unwrap();
+    let merged =
+        loadgen::commands::merge::merge_results(shards, false, vec!["loadgen".into()]).unwrap();
     let value: Value = serde_json::from_str(&merged.output).unwrap();
     assert!(
         value["shards"]["merged"][0]["clock"]["reference"]["error_us"].is_i64(),

@@ -239,7 +239,7 @@ fn hdrhistograms_python_library_reads_the_interval_log_and_the_results_histogram
     }
     let mock = start_mock(Config::default());
     let dir = std::env::temp_dir().join(format!("gatebench-hdr-log-{}", std::process::id()));
-    let (result, _) = loadgen::run::run(
+    let (result, _) = loadgen::engine::run::run(
         loadgen::RunArgs {
             rate: Some("500".into()),
             duration: Some("2500ms".into()),
@@ -249,7 +249,7 @@ fn hdrhistograms_python_library_reads_the_interval_log_and_the_results_histogram
         vec!["loadgen".into()],
     )
     .unwrap();
-    loadgen::output::write_hdr_log(&result, &dir).unwrap();
+    loadgen::report::output::write_hdr_log(&result, &dir).unwrap();
     let run = &result.runs[0];
     let (_, ours) = run
         .histograms
@@ -262,7 +262,7 @@ fn hdrhistograms_python_library_reads_the_interval_log_and_the_results_histogram
     let output = Command::new(&python)
         .arg(&script)
         .arg(&log)
-        .arg(loadgen::hdr_codec::encode(ours))
+        .arg(loadgen::generator::hdr_codec::encode(ours))
         .output()
         .unwrap_or_else(|e| panic!("cannot run {python}: {e} (set GATEBENCH_SKIP_SDK=1 to skip)"));
     let stdout = String::from_utf8_lossy(&output.stdout);

@@ -1,0 +1,496 @@
+//! `loadgen capacity`: the highest rate each target sustains within an SLO. Every step is a
+//! fixed-length open-loop run at one rate, judged against the objectives; the search brackets
+//! and narrows (`search`) until the answer lies between two rates within the precision. The
+//! direct upstream is searched first; each gateway is searched under the direct's answer, so a
+//! gateway's failure is never the upstream's: above the direct's capacity the baseline itself
+//! fails.
+
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use crate::engine::gateways::{reach, Named};
+use crate::engine::run::{run_target, stop_requested, SetupError, EXIT_FAILED, EXIT_OK};
+use crate::generator::plan::{parse_rate, Load, Plan};
+use crate::options::{CapacityArgs, CompareArgs, DEFAULT_MAX_RUNS, DEFAULT_PRECISION};
+use crate::results::run::TargetRun;
+
+pub mod search;
+pub mod slo;
+
+use search::{Bracket, Next, Search};
+use slo::{Judged, Slo};
+
+/// Identifies the result format; bumped when a field changes meaning or goes away.
+pub const SCHEMA: &str = "gatebench.loadgen.capacity/1";
+
+/// The profile keys of `capacity` beyond those of `compare`.
+pub const OWN_KEYS: [&str; 6] = [
+    "slo",
+    "start-rate",
+    "max-rate",
+    "precision",
+    "max-runs",
+    "confirm",
+];
+
+/// A validated `loadgen capacity`.
+#[derive(Debug)]
+pub struct CapacityPlan {
+    pub targets: Vec<Named>,
+    pub slo: Slo,
+    pub start_rate: f64,
+    pub max_rate: f64,
+    pub precision: f64,
+    pub max_runs: usize,
+    pub confirm: usize,
+    /// Each run's load, but for its rate.
+    pub plan: Plan,
+    /// The targets' and load's options as merged (the profile under the flags).
+    pub compare: CompareArgs,
+}
+
+impl CapacityPlan {
+    /// Checks `args` (with its profile under it) without sending anything.
+    pub fn new(args: CapacityArgs) -> anyhow::Result<CapacityPlan> {
+        let (compare, mut own) = crate::options::profile::compare_and(args.compare, &OWN_KEYS)?;
+        // Each option: the flag, else the profile's key.
+        let slo = args.slo.or_else(|| own.remove("slo")).ok_or_else(|| {
+            SetupError::Other(
+                "capacity needs --slo, the objectives a rate must meet, like p99<50ms,errors<1%"
+                    .into(),
+            )
+        })?;
+        let slo = Slo::parse(&slo).map_err(SetupError::from)?;
+        let rate = |t: Option<String>, default: f64| -> Result<f64, SetupError> {
+            Ok(t.map(|t| parse_rate(&t)).transpose()?.unwrap_or(default))
+        };
+        let start_rate = rate(args.start_rate.or_else(|| own.remove("start-rate")), 100.0)?;
+        let max_rate = rate(args.max_rate.or_else(|| own.remove("max-rate")), 100_000.0)?;
+        let number = |t: Option<String>, key: &str| -> Result<Option<f64>, SetupError> {
+            t.map(|t| {
+                t.parse::<f64>().map_err(|_| {
+                    SetupError::Other(format!("invalid {key} '{t}': expected a number"))
+                })
+            })
+            .transpose()
+        };
+        let precision = match args.precision {
+            Some(p) => p,
+            None => number(own.remove("precision"), "precision")?.unwrap_or(DEFAULT_PRECISION),
+        };
+        if !(0.001..=1.0).contains(&precision) {
+            return Err(SetupError::Other(format!(
+                "invalid --precision {precision}: expected a share from 0.001 to 1, like 0.05"
+            ))
+            .into());
+        }
+        let max_runs = match args.max_runs {
+            Some(n) => n,
+            None => {
+                number(own.remove("max-runs"), "max-runs")?.map_or(DEFAULT_MAX_RUNS, |n| n as usize)
+            }
+        };
+        if !(2..=100).contains(&max_runs) {
+            return Err(SetupError::Other(format!(
+                "invalid --max-runs {max_runs}: expected 2 to 100"
+            ))
+            .into());
+        }
+        let confirm = match args.confirm {
+            Some(n) => n,
+            None => number(own.remove("confirm"), "confirm")?.map_or(0, |n| n as usize),
+        }
+        .min(20);
+        // The direct upstream alone is a search of its own; gateways are optional here.
+        let targets = if compare.gateways.is_empty() {
+            let direct = compare.direct.as_deref().ok_or(SetupError::Plan(
+                crate::generator::plan::PlanError::Missing(
+                    "--direct URL (the upstream, or the one target)",
+                ),
+            ))?;
+            vec![Named {
+                name: "direct".into(),
+                target: crate::generator::plan::parse_target_via(
+                    direct,
+                    &compare.run.transport()?.connect_to,
+                )?,
+                info: None,
+                recording: None,
+            }]
+        } else {
+            compare.targets("capacity")?
+        };
+        let plan = compare.run.clone().plan().map_err(SetupError::from)?;
+        if plan.duration.is_none() || !matches!(plan.load, Load::Open { .. }) {
+            return Err(SetupError::Other(
+                "capacity runs each rate open-loop for a fixed --duration (not forever, not \
+                 --concurrency)"
+                    .into(),
+            )
+            .into());
+        }
+        if start_rate > max_rate {
+            return Err(SetupError::Other(format!(
+                "--start-rate {start_rate} is above --max-rate {max_rate}"
+            ))
+            .into());
+        }
+        Ok(CapacityPlan {
+            targets,
+            slo,
+            start_rate,
+            max_rate,
+            precision,
+            max_runs,
+            confirm,
+            plan,
+            compare,
+        })
+    }
+}
+
+/// One run of the search.
+#[derive(Debug, Serialize)]
+pub struct Step {
+    pub rate: f64,
+    /// Every objective held, in a valid run.
+    pub met: bool,
+    pub judged: Vec<Judged>,
+    /// Successful responses per second over the span the run's requests took to end.
+    pub goodput: f64,
+    pub success_rate: f64,
+    pub response_p50_us: u64,
+    pub response_p99_us: u64,
+    /// The generator kept its schedule.
+    pub valid: bool,
+    pub invalid_reasons: Vec<String>,
+    /// The generator's own error in this run: the larger of its schedule lag p99 and send
+    /// delay p99, µs.
+    pub generator_error_us: u64,
+    /// The step tells of the target: a valid run, or a run that sent its whole rate and
+    /// missed each objective by more than the generator's own error (an overloaded target
+    /// queues thousands of requests, which can make the generator late by a millisecond; a
+    /// p99 hundreds of milliseconds over its limit is the target's all the same).
+    pub conclusive: bool,
+}
+
+impl Step {
+    fn of(rate: f64, run: &TargetRun, slo: &Slo) -> Step {
+        let judged = slo.judge(run);
+        let metric = |p: fn(&crate::results::run::Summary) -> u64| {
+            run.metrics.get("response_time").map_or(0, p)
+        };
+        let p99 = |name: &str| run.metrics.get(name).map_or(0, |s| s.p99);
+        let generator_error_us = p99("schedule_lag").max(p99("send_delay"));
+        let met = run.validity.valid && judged.iter().all(|j| j.met);
+        let sent_all = run.achieved_rate >= rate * 0.99;
+        let missed_clearly = missed_clearly(&judged, generator_error_us);
+        Step {
+            rate,
+            met,
+            judged,
+            goodput: run.throughput,
+            success_rate: run.success_rate,
+            response_p50_us: metric(|s| s.p50),
+            response_p99_us: metric(|s| s.p99),
+            valid: run.validity.valid,
+            invalid_reasons: run.validity.reasons.clone(),
+            generator_error_us,
+            conclusive: run.validity.valid || (!met && sent_all && missed_clearly),
+        }
+    }
+}
+
+/// True when a run missed at least one objective, and missed every one it missed by more than
+/// the generator's own error (an error share counts as it is). A run that met every objective
+/// but was invalid missed nothing: it says nothing of the target.
+fn missed_clearly(judged: &[Judged], generator_error_us: u64) -> bool {
+    let mut missed = judged.iter().filter(|j| !j.met).peekable();
+    missed.peek().is_some()
+        && missed.all(|j| {
+            j.objective.starts_with("errors") || j.value - j.limit > generator_error_us as f64
+        })
+}
+
+/// One target's search and its answer.
+#[derive(Debug, Serialize)]
+pub struct TargetSearch {
+    pub name: String,
+    pub url: String,
+    /// The highest rate that met the SLO (None: not even the lowest tried).
+    pub capacity: Option<f64>,
+    pub bracket: Bracket,
+    /// The rates the search could go up to: `--max-rate`, or for a gateway the direct's
+    /// capacity.
+    pub ceiling: f64,
+    /// Why the answer is a bound rather than a bracket, when it is: `ceiling` (met at the
+    /// highest rate allowed), `upstream` (a gateway met the SLO at the direct's capacity),
+    /// `generator` (a run that did not keep its schedule), `runs` (out of runs before the
+    /// precision), `floor`, `interrupted`.
+    pub limited_by: Option<String>,
+    pub steps: Vec<Step>,
+    /// `--confirm`: the two rates run again.
+    pub confirmations: Vec<Step>,
+}
+
+/// The versioned JSON result of `loadgen capacity`.
+#[derive(Debug, Serialize)]
+pub struct CapacityResult {
+    #[serde(flatten)]
+    pub envelope: crate::results::envelope::Envelope,
+    /// Each run's load (its rate set per step).
+    pub plan: Plan,
+    pub slo: Slo,
+    pub precision: f64,
+    pub start_rate: f64,
+    pub max_rate: f64,
+    pub max_runs: usize,
+    pub targets: Vec<Named>,
+    pub mock: Option<String>,
+    pub searches: Vec<TargetSearch>,
+    /// Every search ended with a bracket within the precision, or at a ceiling.
+    pub valid: bool,
+}
+
+/// Runs `loadgen capacity` and returns the result with the exit code it earns.
+pub fn run_capacity(
+    args: CapacityArgs,
+    command: Vec<String>,
+) -> anyhow::Result<(CapacityResult, u8)> {
+    let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
+    let cp = CapacityPlan::new(args)?;
+    let mock = reach(&cp.targets, cp.plan.timeout)?;
+    let open_files = gatebench_shared::host::raise_open_file_limit().ok();
+    crate::engine::run::check_open_files(&cp.plan, open_files.as_ref())?;
+    crate::engine::run::stop_flag();
+    let mut searches: Vec<TargetSearch> = Vec::new();
+    for (i, target) in cp.targets.iter().enumerate() {
+        // A gateway is searched up to what the direct upstream sustained.
+        let ceiling = match searches.first() {
+            Some(direct) if i > 0 => direct.capacity.unwrap_or(0.0).min(cp.max_rate),
+            _ => cp.max_rate,
+        };
+        if ceiling < 1.0 {
+            searches.push(TargetSearch {
+                name: target.name.clone(),
+                url: target.target.url.clone(),
+                capacity: None,
+                bracket: Bracket::default(),
+                ceiling,
+                limited_by: Some("upstream".into()),
+                steps: Vec::new(),
+                confirmations: Vec::new(),
+            });
+            continue;
+        }
+        searches.push(search_target(&cp, target, ceiling, i > 0));
+    }
+    let valid = searches
+        .iter()
+        .all(|s| matches!(s.limited_by.as_deref(), None | Some("ceiling" | "upstream")));
+    let result = CapacityResult {
+        envelope: crate::results::envelope::Envelope::new(SCHEMA, command, started_at, open_files),
+        plan: cp.plan,
+        slo: cp.slo,
+        precision: cp.precision,
+        start_rate: cp.start_rate,
+        max_rate: cp.max_rate,
+        max_runs: cp.max_runs,
+        targets: cp.targets,
+        mock,
+        searches,
+        valid,
+    };
+    Ok((result, if valid { EXIT_OK } else { EXIT_FAILED }))
+}
+
+/// Runs `target` at `rate` with the plan's load.
+fn run_at(cp: &CapacityPlan, target: &Named, rate: f64) -> TargetRun {
+    let plan = Plan {
+        load: match cp.plan.load {
+            Load::Open { arrival, .. } => Load::Open { rate, arrival },
+            load => load,
+        },
+        ..cp.plan.clone()
+    };
+    run_target(Arc::new(plan), target.target.clone())
+}
+
+fn search_target(cp: &CapacityPlan, target: &Named, ceiling: f64, gateway: bool) -> TargetSearch {
+    let mut search = Search::new(cp.start_rate, ceiling, cp.precision, cp.max_runs);
+    let mut steps = Vec::new();
+    let mut limited_by = None;
+    let bracket = loop {
+        match search.next_step() {
+            Next::Done(bracket) => break bracket,
+            Next::Run(rate) => {
+                if stop_requested() {
+                    limited_by = Some("interrupted".to_string());
+                    break search.bracket();
+                }
+                if !cp.plan.quiet {
+                    gatebench_shared::say!(
+                        "loadgen: capacity {}: run {} at {:.1} req/s",
+                        target.name,
+                        steps.len() + 1,
+                        rate
+                    );
+                }
+                let run = run_at(cp, target, rate);
+                let step = Step::of(rate, &run, &cp.slo);
+                let (met, conclusive, goodput) = (step.met, step.conclusive, step.goodput);
+                steps.push(step);
+                if !conclusive {
+                    // The generator did not keep its schedule: nothing above is measurable.
+                    limited_by = Some("generator".to_string());
+                    search.record(rate, false, 0.0);
+                    break search.bracket();
+                }
+                search.record(rate, met, goodput);
+            }
+        }
+    };
+    if limited_by.is_none() {
+        limited_by = if bracket.at_ceiling {
+            Some(if gateway { "upstream" } else { "ceiling" }.to_string())
+        } else if bracket.passed.is_none() && bracket.failed.is_some_and(|f| f <= 1.0) {
+            Some("floor".to_string())
+        } else if !bracket.resolved {
+            Some("runs".to_string())
+        } else {
+            None
+        };
+    }
+    let mut confirmations = Vec::new();
+    for _ in 0..cp.confirm {
+        for rate in [bracket.passed, bracket.failed].into_iter().flatten() {
+            if stop_requested() {
+                break;
+            }
+            let run = run_at(cp, target, rate);
+            confirmations.push(Step::of(rate, &run, &cp.slo));
+        }
+    }
+    TargetSearch {
+        name: target.name.clone(),
+        url: target.target.url.clone(),
+        capacity: bracket.passed,
+        bracket,
+        ceiling,
+        limited_by,
+        steps,
+        confirmations,
+    }
+}
+
+/// The terminal report.
+pub fn terminal(result: &CapacityResult) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "capacity within {} (each run {} at a constant rate; answer within {:.0}%)",
+        result.slo.text,
+        result
+            .plan
+            .duration
+            .map_or("?".into(), |d| format!("{:.0} s", d.as_secs_f64())),
+        result.precision * 100.0
+    );
+    for s in &result.searches {
+        let _ = writeln!(out, "\n{} ({})", s.name, s.url);
+        for (i, step) in s.steps.iter().enumerate() {
+            let failed: Vec<String> = step
+                .judged
+                .iter()
+                .filter(|j| !j.met)
+                .map(|j| j.objective.clone())
+                .collect();
+            let _ = writeln!(
+                out,
+                "  run {:>2} {:>10.1} req/s  {:<6}  goodput {:>10.1}/s  p50 {:>9}  p99 {:>9}  ok {:>7.3}%{}{}",
+                i + 1,
+                step.rate,
+                if step.met { "met" } else { "missed" },
+                step.goodput,
+                format!("{}us", step.response_p50_us),
+                format!("{}us", step.response_p99_us),
+                step.success_rate * 100.0,
+                if failed.is_empty() {
+                    String::new()
+                } else {
+                    format!("  missed: {}", failed.join(", "))
+                },
+                match (step.valid, step.conclusive) {
+                    (true, _) => String::new(),
+                    (false, true) => format!(
+                        "  [generator {} us late at p99; missed by far more]",
+                        step.generator_error_us
+                    ),
+                    (false, false) => "  [generator behind: inconclusive]".into(),
+                }
+            );
+        }
+        for step in &s.confirmations {
+            let _ = writeln!(
+                out,
+                "  again   {:>10.1} req/s  {:<6}  goodput {:>10.1}/s  p99 {}us",
+                step.rate,
+                if step.met { "met" } else { "missed" },
+                step.goodput,
+                step.response_p99_us
+            );
+        }
+        let answer = match (s.bracket.passed, s.bracket.failed) {
+            (Some(lo), Some(hi)) => format!(
+                "between {lo:.1} (met) and {hi:.1} req/s (missed), {:.1}% apart",
+                (hi / lo - 1.0) * 100.0
+            ),
+            (Some(lo), None) => format!("at least {lo:.1} req/s (met at the ceiling)"),
+            (None, Some(hi)) => format!("below {hi:.1} req/s (missed at every rate tried)"),
+            (None, None) => "not measured".into(),
+        };
+        let why = match s.limited_by.as_deref() {
+            Some("upstream") => " — the direct upstream's own capacity bounds it",
+            Some("generator") => " — the generator fell behind its schedule: a bound of loadgen on this machine, not of the target",
+            Some("runs") => " — out of runs before the precision",
+            Some("interrupted") => " — interrupted",
+            _ => "",
+        };
+        let _ = writeln!(out, "  capacity: {answer}, in {} runs{why}", s.steps.len());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn judged(objective: &str, value: f64, limit: f64) -> Judged {
+        Judged {
+            objective: objective.into(),
+            value,
+            limit,
+            met: value < limit,
+        }
+    }
+
+    #[test]
+    fn only_a_run_that_missed_by_more_than_the_generators_error_is_a_clear_miss() {
+        // p99 128 ms against 50 ms, the generator 2 ms late: the target's miss.
+        assert!(missed_clearly(&[judged("p99", 128_000.0, 50_000.0)], 2_000));
+        // Missed by 143 µs with the generator 2 ms late: could be the generator's.
+        assert!(!missed_clearly(&[judged("p99", 50_143.0, 50_000.0)], 2_000));
+        // Every objective met, the run invalid: no miss at all.
+        assert!(!missed_clearly(
+            &[
+                judged("p99", 43_519.0, 50_000.0),
+                judged("errors", 0.0, 0.01)
+            ],
+            2_237
+        ));
+        // Errors count as they are.
+        assert!(missed_clearly(&[judged("errors", 0.2, 0.01)], 2_000));
+    }
+}

@@ -1,0 +1,302 @@
+//! From alternating rate trials to "at p99 the gateway adds X µs (95% interval across trials)".
+//!
+//! Trial k of the direct target and trial k of a gateway ran one after the other under the same
+//! load; the per-trial difference of a percentile is their paired difference, and the interval is
+//! Student's t over the trials' differences. The twin (`--twin`, by default the direct URL run
+//! again as a target of its own) is the A/A control: a gateway is tested against the twin at the
+//! same percentile (Welch's t over trials), and its interval must lie beyond the twin's (the
+//! resolution, at least `--min-effect`) to be called different. Without a twin, it is tested
+//! against ±`--min-effect`. The tests of every gateway and percentile are Holm-adjusted
+//! together, so a verdict's 5% error rate holds for the whole table, as in `overhead`.
+
+use gatebench_shared::stats::{median, Interval};
+use gatebench_shared::trials::{holm, AcrossTrials};
+use serde::{Deserialize, Serialize};
+
+use crate::commands::overhead::verdict::{judge as judged, p_value, resolution_of};
+use crate::engine::gateways::TWIN;
+
+/// The response-time percentiles compared, with their names in results.
+pub const PERCENTILES: [&str; 4] = ["p50", "p90", "p99", "p999"];
+
+/// One trial's figures of one target, as the analysis needs them.
+#[derive(Debug, Clone)]
+pub struct TrialFigures {
+    pub requests: u64,
+    pub ok: u64,
+    pub throughput: f64,
+    /// Response time (µs) at each of [`PERCENTILES`].
+    pub percentiles_us: [f64; 4],
+}
+
+/// One target over all its trials: the seven-gateway table's row.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TargetSummary {
+    pub name: String,
+    pub trials: usize,
+    pub requests: u64,
+    pub ok: u64,
+    /// Mean over the trials, successful responses per second.
+    pub throughput: f64,
+    pub success_rate: f64,
+    /// Median over the trials of each percentile, µs.
+    pub p50_us: f64,
+    pub p90_us: f64,
+    pub p99_us: f64,
+    pub p999_us: f64,
+}
+
+/// What a gateway adds at one percentile.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PercentileDelta {
+    pub gateway: String,
+    pub percentile: String,
+    /// gateway − direct for each trial, µs.
+    pub per_trial_us: Vec<f64>,
+    /// Mean of the per-trial differences with a 95% t interval (needs two trials or more).
+    pub added_us: Option<Interval>,
+    /// The test's p-value (against the twin at this percentile, or against ±`--min-effect`),
+    /// Holm-adjusted over every gateway and percentile of the result but the twin's (needs two
+    /// trials or more).
+    #[serde(default)]
+    pub p_adjusted: Option<f64>,
+    /// The smallest difference resolved at this percentile, µs: the farthest end of the
+    /// twin's interval from zero, at least `--min-effect` (0 when neither).
+    #[serde(default)]
+    pub resolution_us: f64,
+    /// True on the twin's own row (the control).
+    #[serde(default)]
+    pub control: bool,
+    /// "adds latency", "faster than direct", "within the resolution (±R µs)", …
+    #[serde(default)]
+    pub verdict: String,
+}
+
+impl PercentileDelta {
+    /// The verdict (computed for results written before verdicts were stored).
+    pub fn verdict(&self) -> String {
+        if !self.verdict.is_empty() {
+            return self.verdict.clone();
+        }
+        match self.added_us {
+            Some(added) => judged(
+                self.p_adjusted.unwrap_or(1.0),
+                added,
+                self.resolution_us,
+                self.per_trial_us.len(),
+                self.control,
+            ),
+            None => "one trial: no interval".into(),
+        }
+    }
+
+    fn across(&self) -> Option<AcrossTrials> {
+        AcrossTrials::of_estimates(&self.per_trial_us)
+    }
+}
+
+/// Judges every delta: each gateway's percentile against the twin's at the same percentile
+/// (`twin`: the twin's rows are in `deltas`), or against ±`min_effect_us`; Holm over every
+/// row but the twin's.
+pub fn judge(deltas: &mut [PercentileDelta], twin: bool, min_effect_us: f64) {
+    let control = |percentile: &str| -> Option<AcrossTrials> {
+        deltas
+            .iter()
+            .find(|d| twin && d.gateway == TWIN && d.percentile == percentile)?
+            .across()
+    };
+    let mut tested: Vec<(usize, f64)> = Vec::new();
+    let mut resolutions = Vec::new();
+    for (i, d) in deltas.iter().enumerate() {
+        let twin_row = control(&d.percentile);
+        resolutions.push(resolution_of(twin_row.as_ref(), min_effect_us));
+        if twin && d.gateway == TWIN {
+            continue;
+        }
+        let Some(figure) = d.across() else { continue };
+        tested.push((i, p_value(&figure, twin_row.as_ref(), min_effect_us)));
+    }
+    let adjusted = holm(&tested.iter().map(|(_, p)| *p).collect::<Vec<_>>());
+    for ((i, _), p) in tested.iter().zip(adjusted) {
+        deltas[*i].p_adjusted = Some(p);
+    }
+    for (d, resolution) in deltas.iter_mut().zip(resolutions) {
+        d.resolution_us = resolution;
+        d.control = twin && d.gateway == TWIN;
+        d.verdict = String::new();
+        d.verdict = d.verdict();
+    }
+}
+
+/// Summaries per target, from each target's trials.
+pub fn summarise(name: &str, trials: &[TrialFigures]) -> TargetSummary {
+    let requests = trials.iter().map(|t| t.requests).sum();
+    let ok = trials.iter().map(|t| t.ok).sum();
+    let mid = |i: usize| {
+        median(
+            &trials
+                .iter()
+                .map(|t| t.percentiles_us[i])
+                .collect::<Vec<_>>(),
+        )
+        .unwrap_or(f64::NAN)
+    };
+    TargetSummary {
+        name: name.to_string(),
+        trials: trials.len(),
+        requests,
+        ok,
+        throughput: trials.iter().map(|t| t.throughput).sum::<f64>() / trials.len().max(1) as f64,
+        success_rate: if requests == 0 {
+            0.0
+        } else {
+            ok as f64 / requests as f64
+        },
+        p50_us: mid(0),
+        p90_us: mid(1),
+        p99_us: mid(2),
+        p999_us: mid(3),
+    }
+}
+
+/// The deltas of `gateway` against `direct`, trial by trial (the shorter list decides).
+pub fn deltas(
+    gateway: &str,
+    direct: &[TrialFigures],
+    theirs: &[TrialFigures],
+) -> Vec<PercentileDelta> {
+    PERCENTILES
+        .iter()
+        .enumerate()
+        .map(|(i, name)| {
+            let per_trial: Vec<f64> = direct
+                .iter()
+                .zip(theirs)
+                .map(|(d, g)| g.percentiles_us[i] - d.percentiles_us[i])
+                .collect();
+            PercentileDelta {
+                gateway: gateway.to_string(),
+                percentile: name.to_string(),
+                // The same interval the twin's resolution is read from.
+                added_us: AcrossTrials::of_estimates(&per_trial).map(|a| a.interval(0.95)),
+                per_trial_us: per_trial,
+                p_adjusted: None,
+                resolution_us: 0.0,
+                control: false,
+                verdict: String::new(),
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use rand::{Rng, SeedableRng};
+    use rand_pcg::Pcg64Mcg;
+
+    use super::*;
+
+    /// Three trials of direct, twin and a gateway that truly adds `effect` at every percentile;
+    /// every target's percentiles move by their own trial-level shift (uniform in ±`shift`).
+    fn simulate(rng: &mut Pcg64Mcg, effect: f64, shift: f64) -> Vec<PercentileDelta> {
+        let mut trial = |base: f64| {
+            let mut draw = || base + rng.random_range(-shift..=shift);
+            figures([
+                100.0 + draw(),
+                200.0 + draw(),
+                400.0 + draw(),
+                800.0 + draw(),
+            ])
+        };
+        let direct: Vec<TrialFigures> = (0..3).map(|_| trial(0.0)).collect();
+        let twin: Vec<TrialFigures> = (0..3).map(|_| trial(0.0)).collect();
+        let gateway: Vec<TrialFigures> = (0..3).map(|_| trial(effect)).collect();
+        let mut d = deltas(TWIN, &direct, &twin);
+        d.extend(deltas("gw", &direct, &gateway));
+        judge(&mut d, true, 0.0);
+        d
+    }
+
+    #[test]
+    fn trial_level_shifts_without_an_effect_are_not_called_a_difference() {
+        let mut rng = Pcg64Mcg::seed_from_u64(17);
+        let called = (0..200)
+            .filter(|_| {
+                simulate(&mut rng, 0.0, 5.0)
+                    .iter()
+                    .filter(|d| d.gateway == "gw")
+                    .any(|d| !d.verdict.starts_with("within the resolution"))
+            })
+            .count();
+        // Holm over the four percentiles: at most 5% of tables call any row different.
+        assert!(called <= 10, "{called} of 200 tables called a difference");
+    }
+
+    #[test]
+    fn a_true_effect_of_50_us_is_found() {
+        let mut rng = Pcg64Mcg::seed_from_u64(18);
+        let found = (0..200)
+            .filter(|_| {
+                let d = simulate(&mut rng, 50.0, 5.0);
+                let p50 = d
+                    .iter()
+                    .find(|d| d.gateway == "gw" && d.percentile == "p50");
+                p50.unwrap().verdict == "adds latency"
+            })
+            .count();
+        assert!(found >= 190, "{found} of 200 found");
+    }
+
+    #[test]
+    fn without_a_twin_the_floor_is_min_effect() {
+        let direct = [figures([100.0; 4]), figures([101.0; 4]), figures([99.0; 4])];
+        let gateway = [
+            figures([110.0; 4]),
+            figures([111.0; 4]),
+            figures([110.0; 4]),
+        ];
+        let mut d = deltas("gw", &direct, &gateway);
+        judge(&mut d, false, 20.0);
+        assert_eq!(d[0].resolution_us, 20.0);
+        assert_eq!(d[0].verdict, "within the resolution (±20 µs)");
+        judge(&mut d, false, 0.0);
+        assert_eq!(d[0].verdict, "adds latency");
+    }
+
+    fn figures(p: [f64; 4]) -> TrialFigures {
+        TrialFigures {
+            requests: 100,
+            ok: 99,
+            throughput: 99.0,
+            percentiles_us: p,
+        }
+    }
+
+    #[test]
+    fn differences_are_paired_by_trial() {
+        let direct = [
+            figures([100.0, 200.0, 400.0, 800.0]),
+            figures([120.0, 220.0, 900.0, 1_000.0]),
+            figures([110.0, 210.0, 500.0, 900.0]),
+        ];
+        let gateway = [
+            figures([150.0, 260.0, 420.0, 800.0]),
+            figures([170.0, 280.0, 880.0, 1_100.0]),
+            figures([160.0, 270.0, 520.0, 700.0]),
+        ];
+        let mut d = deltas("gw", &direct, &gateway);
+        judge(&mut d, false, 0.0);
+        assert_eq!(d[0].per_trial_us, [50.0, 50.0, 50.0]);
+        let p50 = d[0].added_us.unwrap();
+        assert_eq!((p50.estimate, p50.low, p50.high), (50.0, 50.0, 50.0));
+        assert_eq!(d[0].verdict(), "adds latency");
+        // p99: +20, −20, +20 → mean 6.7, an interval around zero.
+        assert_eq!(d[2].verdict(), "not distinguishable from direct");
+        let s = summarise("gw", &gateway);
+        assert_eq!((s.requests, s.ok, s.trials), (300, 297, 3));
+        assert_eq!(s.p50_us, 160.0);
+        assert!(deltas("gw", &direct[..1], &gateway[..1])[0]
+            .added_us
+            .is_none());
+    }
+}

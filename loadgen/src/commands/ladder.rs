@@ -1,0 +1,368 @@
+//! `loadgen ladder`: N streams opened at one instant, direct and through each gateway, for each
+//! N of a ladder (default 10, 100, 250, 500, 1,000); per level and target: how many completed,
+//! failures by reason, TTFT and end-to-end (median, p95), and whether the gateway passed the
+//! stream through as the upstream sent it, re-chunked it, or buffered it.
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::rc::Rc;
+use std::time::Duration;
+
+use gatebench_shared::host::raise_open_file_limit;
+use gatebench_shared::stats::{median, quantile_of_sorted};
+use serde::{Deserialize, Serialize};
+
+use crate::commands::compare::sample_specs;
+use crate::engine::gateways::{reach, Named};
+use crate::engine::run::{stop_requested, SetupError, EXIT_FAILED, EXIT_OK};
+use crate::engine::sampler::{ResourceReport, Sampling};
+use crate::generator::pacer::RunClock;
+use crate::generator::plan::{Plan, PlanError, Target};
+use crate::generator::pool::Pool;
+use crate::generator::recorder::{ErrorKind, Exchange};
+use crate::options::{CompareArgs, LadderArgs, LADDER_LEVELS as DEFAULT_LEVELS};
+use crate::wire::exchange::{exchange, Slot};
+use crate::wire::http1::RequestTemplate;
+
+/// Identifies the result format; bumped when a field changes meaning or goes away.
+pub const SCHEMA: &str = "gatebench.loadgen.ladder/1";
+
+/// A statistic of no stream (every one failed) is NaN, written as JSON `null`; read it back
+/// the same way.
+fn nan_if_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    use serde::Deserialize as _;
+    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
+}
+
+/// One target at one level.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Rung {
+    pub level: usize,
+    pub name: String,
+    pub completed: usize,
+    pub failed: usize,
+    pub errors: BTreeMap<String, u64>,
+    /// From the common start instant, µs.
+    #[serde(deserialize_with = "nan_if_null")]
+    pub ttft_p50_us: f64,
+    #[serde(deserialize_with = "nan_if_null")]
+    pub ttft_p95_us: f64,
+    #[serde(deserialize_with = "nan_if_null")]
+    pub e2e_p50_us: f64,
+    #[serde(deserialize_with = "nan_if_null")]
+    pub e2e_p95_us: f64,
+    /// Output events per completed stream (median, min, max).
+    #[serde(deserialize_with = "nan_if_null")]
+    pub chunks_p50: f64,
+    pub chunks_min: u64,
+    pub chunks_max: u64,
+    /// Median time from the first output event to the last, µs.
+    #[serde(deserialize_with = "nan_if_null")]
+    pub spread_p50_us: f64,
+    /// Against the direct target at this level: `passed through`, `re-chunked`, `buffered`
+    /// (or `-` for direct itself).
+    pub delivery: String,
+    /// Time to write all N requests, µs (the "instant" is this wide).
+    pub send_window_us: f64,
+    /// Connections opened for the rung (N when every one could be).
+    #[serde(default)]
+    pub connections_opened: u64,
+}
+
+/// The versioned JSON result of `loadgen ladder`.
+#[derive(Debug, Serialize)]
+pub struct LadderResult {
+    /// Format, build, command line, start, host, open-file limit.
+    #[serde(flatten)]
+    pub envelope: crate::results::envelope::Envelope,
+    /// The request options (its `targets` are empty: see `targets`).
+    pub plan: Plan,
+    pub targets: Vec<Named>,
+    /// The direct target's configuration (TOML) when it is a gatebench mock.
+    pub mock: Option<String>,
+    /// The pause after each rung (--settle), µs.
+    #[serde(default)]
+    pub settle_us: u64,
+    pub rungs: Vec<Rung>,
+    pub resources: Vec<ResourceReport>,
+    pub valid: bool,
+    pub invalid_reasons: Vec<String>,
+    pub interrupted: bool,
+}
+
+pub(crate) fn parse_levels(text: &str) -> Result<Vec<usize>, PlanError> {
+    crate::generator::plan::parse_counts(text, "counts like 10,100,250,500,1000")
+}
+
+/// A validated `loadgen ladder`, made once from its options (flags over the profile): what it
+/// runs, and what `--print-config` prints.
+#[derive(Debug)]
+pub struct LadderPlan {
+    /// The options as merged (the scenario defaults to `chat-stream`).
+    pub compare: CompareArgs,
+    /// The levels as given (or the default), and parsed.
+    pub levels_text: String,
+    pub levels: Vec<usize>,
+    pub targets: Vec<Named>,
+    pub settle: Duration,
+    pub samples: Vec<crate::engine::sampler::SampleSpec>,
+    /// The requests and timeouts of every rung.
+    pub plan: Plan,
+}
+
+impl LadderPlan {
+    /// Checks `args` (with its profile under it) without sending anything.
+    pub fn new(args: LadderArgs) -> anyhow::Result<LadderPlan> {
+        let (mut compare, mut own) =
+            crate::options::profile::compare_and(args.compare, &["levels"])?;
+        let levels_text = args
+            .levels
+            .or_else(|| own.remove("levels"))
+            .unwrap_or_else(|| DEFAULT_LEVELS.into());
+        if compare.run.scenario.is_none() && compare.run.body.is_none() {
+            compare.run.scenario = Some("chat-stream".into());
+        }
+        let levels = parse_levels(&levels_text).map_err(SetupError::from)?;
+        let settle = compare.settle(Duration::from_secs(1))?;
+        let samples = sample_specs(&compare.sample)?;
+        let targets = compare.targets("ladder")?;
+        if compare.twin.is_some() || compare.min_effect.is_some() {
+            return Err(SetupError::Other(
+                "ladder takes no --twin or --min-effect (nor those profile keys): it reports each \
+                 rung's figures per target, with no verdict to resolve"
+                    .into(),
+            )
+            .into());
+        }
+        let plan = compare.run.clone().plan().map_err(SetupError::from)?;
+        if plan.transport.http2 {
+            return Err(SetupError::Other(
+                "ladder opens one connection per stream and speaks HTTP/1.1 (over TLS for \
+                 https://); --http2 is for run, compare, sweep and capacity"
+                    .into(),
+            )
+            .into());
+        }
+        if !plan.request.stream {
+            return Err(SetupError::Other(
+                "ladder measures streams: use --scenario chat-stream or a body with \"stream\": true"
+                    .into(),
+            )
+            .into());
+        }
+        Ok(LadderPlan {
+            compare,
+            levels_text,
+            levels,
+            targets,
+            settle,
+            samples,
+            plan,
+        })
+    }
+}
+
+/// Runs `loadgen ladder` and returns the result with the exit code it earns.
+pub fn run_ladder(args: LadderArgs, command: Vec<String>) -> anyhow::Result<(LadderResult, u8)> {
+    let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
+    let LadderPlan {
+        levels,
+        targets,
+        settle,
+        samples,
+        plan,
+        ..
+    } = LadderPlan::new(args)?;
+    let open_files = raise_open_file_limit().ok();
+    let most = levels.iter().copied().max().unwrap_or(0);
+    crate::engine::run::check_connections(most, open_files.as_ref())?;
+    let mock = reach(&targets, plan.timeout)?;
+    if let Some(core) = plan.pin.first() {
+        core_affinity::set_for_current(core_affinity::CoreId { id: *core });
+    }
+    let sampling = Sampling::start(samples);
+    let mut rungs = Vec::new();
+    'levels: for (i, &level) in levels.iter().enumerate() {
+        // The order rotates from level to level, so no target always goes first.
+        let order = (0..targets.len()).map(|k| &targets[(i + k) % targets.len()]);
+        for t in order {
+            if stop_requested() {
+                break 'levels;
+            }
+            if !plan.quiet {
+                gatebench_shared::say!("loadgen ladder: {level} streams, {}", t.name);
+            }
+            let calls = climb(&t.target, &plan, level).map_err(SetupError::Other)?;
+            rungs.push(rung(level, &t.name, calls));
+            crate::commands::compare::pause(settle);
+        }
+    }
+    let resources = sampling.finish();
+    judge_delivery(&mut rungs);
+    let interrupted = stop_requested();
+    let mut invalid_reasons: Vec<String> = rungs
+        .iter()
+        .filter(|r| r.name == "direct" && r.failed > 0)
+        .map(|r| {
+            format!(
+                "the direct target failed {} of {} streams at level {}: the baseline did not hold",
+                r.failed, r.level, r.level
+            )
+        })
+        .collect();
+    if interrupted {
+        invalid_reasons.push("interrupted before every level ran".into());
+    }
+    let valid = invalid_reasons.is_empty();
+    let result = LadderResult {
+        envelope: crate::results::envelope::Envelope::new(SCHEMA, command, started_at, open_files),
+        plan,
+        targets,
+        mock,
+        settle_us: settle.as_micros() as u64,
+        rungs,
+        resources,
+        valid,
+        invalid_reasons,
+        interrupted,
+    };
+    Ok((result, if valid { EXIT_OK } else { EXIT_FAILED }))
+}
+
+/// What one level's streams gave: each stream's exchange or failure, and the send window.
+struct Climb {
+    results: Vec<Result<Exchange, ErrorKind>>,
+    send_window_ns: u64,
+    connections_opened: u64,
+}
+
+/// Opens `n` connections, then starts `n` streams at one instant and waits for all of them.
+fn climb(target: &Target, plan: &Plan, n: usize) -> Result<Climb, String> {
+    let (request, timeout) = (&plan.request, plan.timeout);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot build a runtime: {e}"))?;
+    let local = tokio::task::LocalSet::new();
+    Ok(local.block_on(&runtime, async move {
+        let pool = Rc::new(
+            Pool::new(target.clone(), plan.transport.clone(), n, timeout).reusing_any_idle(),
+        );
+        // Connections that cannot be opened now are tried again by each stream, and their
+        // failures counted there.
+        let _ = pool.preopen(n).await;
+        let template = Rc::new(RequestTemplate::post(target, request));
+        let request = Rc::new(request.clone());
+        let clock = RunClock::starting_in(Duration::ZERO);
+        let results = Rc::new(RefCell::new(Vec::with_capacity(n)));
+        let sent = Rc::new(RefCell::new(0u64));
+        let mut tasks = Vec::with_capacity(n);
+        for i in 0..n {
+            let (pool, template, request, clock, results, sent) = (
+                pool.clone(),
+                template.clone(),
+                request.clone(),
+                clock.clone(),
+                results.clone(),
+                sent.clone(),
+            );
+            tasks.push(tokio::task::spawn_local(async move {
+                let slot = Slot {
+                    index: i as u64,
+                    due_ns: 0,
+                    dispatched_ns: 0,
+                };
+                let x = tokio::time::timeout(
+                    timeout,
+                    exchange(&pool, &template, &request, &clock, slot),
+                )
+                .await
+                .unwrap_or(Err(ErrorKind::Timeout));
+                if let Ok(x) = &x {
+                    let mut last = sent.borrow_mut();
+                    *last = (*last).max(x.sent_ns);
+                }
+                results.borrow_mut().push(x);
+            }));
+        }
+        for task in tasks {
+            let _ = task.await;
+        }
+        let send_window_ns = *sent.borrow();
+        let results = std::mem::take(&mut *results.borrow_mut());
+        Climb {
+            results,
+            send_window_ns,
+            connections_opened: pool.opened.get(),
+        }
+    }))
+}
+
+fn rung(level: usize, name: &str, climb: Climb) -> Rung {
+    let mut errors = BTreeMap::new();
+    let mut ttft = Vec::new();
+    let mut e2e = Vec::new();
+    let mut chunks = Vec::new();
+    let mut spread = Vec::new();
+    for result in &climb.results {
+        match result {
+            Ok(x) => {
+                ttft.push(x.first_output_ns.unwrap_or(x.done_ns) as f64 / 1e3);
+                e2e.push(x.done_ns as f64 / 1e3);
+                chunks.push(x.output_events);
+                spread.push(x.output_gaps_ns.iter().sum::<u64>() as f64 / 1e3);
+            }
+            Err(kind) => *errors.entry(kind.key()).or_default() += 1,
+        }
+    }
+    let sorted = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v
+    };
+    let (ttft, e2e) = (sorted(ttft), sorted(e2e));
+    let q = |v: &[f64], p| quantile_of_sorted(v, p).unwrap_or(f64::NAN);
+    let chunk_values: Vec<f64> = chunks.iter().map(|&c| c as f64).collect();
+    Rung {
+        level,
+        name: name.to_string(),
+        completed: e2e.len(),
+        failed: climb.results.len() - e2e.len(),
+        errors,
+        ttft_p50_us: q(&ttft, 0.5),
+        ttft_p95_us: q(&ttft, 0.95),
+        e2e_p50_us: q(&e2e, 0.5),
+        e2e_p95_us: q(&e2e, 0.95),
+        chunks_p50: median(&chunk_values).unwrap_or(f64::NAN),
+        chunks_min: chunks.iter().copied().min().unwrap_or(0),
+        chunks_max: chunks.iter().copied().max().unwrap_or(0),
+        spread_p50_us: median(&spread).unwrap_or(f64::NAN),
+        delivery: "-".into(),
+        send_window_us: climb.send_window_ns as f64 / 1e3,
+        connections_opened: climb.connections_opened,
+    }
+}
+
+/// Marks each gateway rung against the direct rung of its level: fewer output events per
+/// stream means re-chunked (merged); output that arrives all at once where direct's was spread
+/// out means buffered.
+fn judge_delivery(rungs: &mut [Rung]) {
+    let direct: BTreeMap<usize, (f64, f64)> = rungs
+        .iter()
+        .filter(|r| r.name == "direct")
+        .map(|r| (r.level, (r.chunks_p50, r.spread_p50_us)))
+        .collect();
+    for r in rungs.iter_mut().filter(|r| r.name != "direct") {
+        let Some(&(chunks, spread)) = direct.get(&r.level) else {
+            continue;
+        };
+        r.delivery = if r.completed == 0 {
+            "no stream completed".into()
+        } else if spread > 1_000.0 && r.spread_p50_us < spread / 10.0 {
+            "buffered".into()
+        } else if (r.chunks_p50 - chunks).abs() >= 1.0 {
+            "re-chunked".into()
+        } else {
+            "passed through".into()
+        };
+    }
+}

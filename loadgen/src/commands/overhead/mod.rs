@@ -1,0 +1,134 @@
+//! `loadgen overhead`: what a gateway adds to a call, measured in paired rounds.
+//!
+//! - `plan`: options (flags or a TOML profile) validated into one plan.
+//! - `rounds`: one trial: every round calls direct and each gateway once, in a shuffled order.
+//! - `analysis`: per-round differences → median with a bootstrap interval, per trial.
+//! - `verdict`: the trials combined into one figure and verdict per gateway, scenario and
+//!   metric, against the twin, Holm-adjusted.
+//! - `result`: the versioned JSON result.
+
+pub mod analysis;
+pub mod plan;
+pub mod result;
+pub mod rounds;
+pub mod verdict;
+
+use std::sync::atomic::Ordering::Relaxed;
+
+use gatebench_shared::host::raise_open_file_limit;
+
+use crate::engine::run::{stop_flag, SetupError, EXIT_FAILED, EXIT_OK};
+
+use crate::options::OverheadArgs;
+use analysis::deltas;
+use plan::OverheadPlan;
+use result::{OverheadResult, TargetTrial, Trial, SCHEMA};
+
+/// Largest share of failed calls of any target for a valid result.
+const MAX_FAILED: f64 = 0.01;
+
+/// Runs `loadgen overhead` and returns the result with the exit code it earns.
+pub fn run_overhead(
+    args: OverheadArgs,
+    command: Vec<String>,
+) -> anyhow::Result<(OverheadResult, u8)> {
+    let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
+    let args = crate::options::profile::overhead(args)?;
+    let args_sample = args.sample.clone();
+    let plan = args.plan().map_err(SetupError::from)?;
+    let open_files = raise_open_file_limit().ok();
+    let mock = crate::engine::gateways::reach(&plan.targets, plan.timeout)?;
+    let samples = crate::commands::compare::sample_specs(&args_sample)?;
+    if let Some(core) = plan.pin {
+        core_affinity::set_for_current(core_affinity::CoreId { id: core });
+    }
+    let stop = stop_flag();
+    let sampling = crate::engine::sampler::Sampling::start(samples);
+    let mut trials = Vec::new();
+    'trials: for trial in 0..plan.trials {
+        for request in &plan.requests {
+            if stop.stop.load(Relaxed) {
+                break 'trials;
+            }
+            let calls =
+                rounds::run_trial(&plan, request, trial, &stop.stop).map_err(SetupError::Other)?;
+            trials.push(summarise(&plan, trial, request, calls));
+        }
+    }
+    let resources = sampling.finish();
+    let combined = verdict::combine(&plan, &trials);
+    let between = verdict::between(&plan, &trials);
+    let interrupted = stop.stop.load(Relaxed);
+    let invalid_reasons = judge(&plan, &trials, interrupted);
+    let valid = invalid_reasons.is_empty();
+    let result = OverheadResult {
+        envelope: crate::results::envelope::Envelope::new(SCHEMA, command, started_at, open_files),
+        plan,
+        mock,
+        trials,
+        combined,
+        between,
+        resources,
+        valid,
+        invalid_reasons,
+        interrupted,
+    };
+    Ok((result, if valid { EXIT_OK } else { EXIT_FAILED }))
+}
+
+fn summarise(
+    plan: &OverheadPlan,
+    trial: usize,
+    request: &crate::generator::plan::RequestSpec,
+    calls: Vec<rounds::TargetCalls>,
+) -> Trial {
+    let names: Vec<String> = plan.targets.iter().map(|t| t.name.clone()).collect();
+    let seed = plan.seed ^ ((trial as u64) << 32) ^ u64::from(request.stream);
+    let deltas = deltas(
+        &names,
+        &calls,
+        request.stream,
+        plan.resamples,
+        plan.confidence,
+        seed,
+    );
+    let targets = names
+        .iter()
+        .zip(calls)
+        .map(|(name, calls)| TargetTrial::new(name, calls, request.stream))
+        .collect();
+    Trial {
+        trial: trial + 1,
+        scenario: request.scenario.clone(),
+        stream: request.stream,
+        targets,
+        deltas,
+    }
+}
+
+/// Why the result cannot be trusted, if it cannot.
+fn judge(plan: &OverheadPlan, trials: &[Trial], interrupted: bool) -> Vec<String> {
+    let mut reasons = Vec::new();
+    if interrupted {
+        reasons.push("interrupted before every trial ran".to_string());
+    }
+    for trial in trials {
+        for t in &trial.targets {
+            if t.calls > 0 && t.failed as f64 > MAX_FAILED * t.calls as f64 {
+                reasons.push(format!(
+                    "{} failed {} of {} calls in trial {} ({}): {:?}",
+                    t.name, t.failed, t.calls, trial.trial, trial.scenario, t.errors
+                ));
+            }
+        }
+        let gateways = plan.targets.len() - 1;
+        let metrics = if trial.stream { 2 } else { 1 };
+        if trial.deltas.len() < gateways * metrics {
+            reasons.push(format!(
+                "trial {} ({}) has no successful pair for some gateway",
+                trial.trial, trial.scenario
+            ));
+        }
+    }
+    reasons
+}

@@ -1,0 +1,206 @@
+//! The plan `loadgen overhead`'s options validate into.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::options::OverheadArgs;
+
+use crate::engine::gateways::{min_effect_us, named_targets, with_twin, Disclosed, Named};
+use crate::generator::plan::{positive_duration, request_spec, PlanError, RequestSpec};
+
+/// A validated `loadgen overhead`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct OverheadPlan {
+    /// The direct target first, then the twin (when there is one), then the gateways.
+    pub targets: Vec<Named>,
+    /// The second target is the twin (`--twin`), the A/A control.
+    #[serde(default)]
+    pub twin: bool,
+    /// `--min-effect`, µs.
+    #[serde(default)]
+    pub min_effect_us: f64,
+    pub rounds: usize,
+    pub warmup_rounds: usize,
+    pub trials: usize,
+    #[serde(rename = "round_gap_us", with = "micros")]
+    pub round_gap: Duration,
+    /// One request per scenario, in order (not read back from a result file).
+    #[serde(skip_deserializing)]
+    pub requests: Vec<RequestSpec>,
+    #[serde(rename = "timeout_us", with = "micros")]
+    pub timeout: Duration,
+    pub seed: u64,
+    pub resamples: usize,
+    pub confidence: f64,
+    pub pin: Option<usize>,
+    /// Busy-poll while waiting for each response.
+    #[serde(default)]
+    pub spin: bool,
+    /// Ask the mock for its timestamps and split the overhead into request and response legs.
+    #[serde(default)]
+    pub attribute: bool,
+    #[serde(skip)]
+    pub out: Option<PathBuf>,
+}
+
+/// Durations as whole microseconds in results.
+mod micros {
+    use std::time::Duration;
+
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_u64(d.as_micros() as u64)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        u64::deserialize(d).map(Duration::from_micros)
+    }
+}
+
+/// Most rounds, trials and resamples accepted (bounds memory and time).
+/// The name of the A/A control target.
+pub use crate::engine::gateways::TWIN;
+
+const MAX_ROUNDS: usize = 1_000_000;
+const MAX_TRIALS: usize = 1_000;
+const MAX_RESAMPLES: usize = 1_000_000;
+
+impl OverheadArgs {
+    /// Validates every option, resolving targets.
+    pub fn plan(self) -> Result<OverheadPlan, PlanError> {
+        let disclosed = Disclosed {
+            infos: &self.gateway_info,
+            recordings: &self.gateway_recording,
+        };
+        let mut targets = named_targets(self.direct.as_deref(), &self.gateways, disclosed, &[])?;
+        let twin = with_twin(
+            &mut targets,
+            self.twin.as_deref(),
+            self.direct.as_deref(),
+            &[],
+        )?;
+        let min_effect_us = min_effect_us(self.min_effect.as_deref())?;
+        let scenarios: Vec<&str> = match (&self.body, self.scenario.as_deref()) {
+            (Some(_), _) => vec!["body"],
+            (None, Some(list)) => list.split(',').map(str::trim).collect(),
+            (None, None) => vec!["chat", "chat-stream"],
+        };
+        let mut headers = self.headers.clone();
+        if self.attribute {
+            headers.push(format!("{}: 1", gatebench_shared::clock::TIMESTAMPS_HEADER));
+        }
+        let urls: Vec<&str> = targets.iter().map(|t| t.target.url.as_str()).collect();
+        let requests = scenarios
+            .iter()
+            .map(|s| {
+                request_spec(
+                    Some(s),
+                    self.body.as_deref(),
+                    &headers,
+                    self.model
+                        .as_deref()
+                        .unwrap_or(crate::generator::plan::DEFAULT_MODEL),
+                    self.max_tokens
+                        .unwrap_or(crate::generator::plan::DEFAULT_MAX_TOKENS),
+                    &urls,
+                )
+            })
+            .collect::<Result<_, _>>()?;
+        let count = |name, n: Option<usize>, default, min, max| {
+            let n = n.unwrap_or(default);
+            if (min..=max).contains(&n) {
+                Ok(n)
+            } else {
+                Err(PlanError::Range(name, n, min, max))
+            }
+        };
+        let round_gap = match self.round_gap.as_deref() {
+            Some(text) => gatebench_shared::latency::parse_duration_us(text)
+                .map(Duration::from_micros)
+                .ok_or_else(|| PlanError::Duration("--round-gap", text.to_string(), ""))?,
+            None => Duration::ZERO,
+        };
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        if let Some(core) = self.pin.filter(|&c| c >= cores) {
+            return Err(PlanError::Pin(core.to_string(), cores));
+        }
+        Ok(OverheadPlan {
+            targets,
+            twin,
+            min_effect_us,
+            rounds: count("--rounds", self.rounds, 50, 2, MAX_ROUNDS)?,
+            warmup_rounds: count("--warmup-rounds", self.warmup_rounds, 5, 0, MAX_ROUNDS)?,
+            trials: count("--trials", self.trials, 10, 1, MAX_TRIALS)?,
+            round_gap,
+            requests,
+            timeout: match self.timeout.as_deref() {
+                Some(text) => positive_duration("--timeout", text, "")?,
+                None => Duration::from_secs(30),
+            },
+            seed: self.seed.unwrap_or(0),
+            resamples: count("--resamples", self.resamples, 10_000, 100, MAX_RESAMPLES)?,
+            confidence: 0.95,
+            pin: self.pin,
+            spin: !self.no_spin,
+            attribute: self.attribute,
+            out: self.out,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(gateways: &[&str]) -> OverheadArgs {
+        OverheadArgs {
+            direct: Some("http://127.0.0.1:9/v1/chat/completions".into()),
+            gateways: gateways.iter().map(|g| g.to_string()).collect(),
+            ..OverheadArgs::default()
+        }
+    }
+
+    #[test]
+    fn defaults_follow_the_paired_method() {
+        let plan = args(&["nginx=http://127.0.0.1:10/v1/chat/completions"])
+            .plan()
+            .unwrap();
+        assert_eq!((plan.rounds, plan.warmup_rounds, plan.trials), (50, 5, 10));
+        assert_eq!(plan.resamples, 10_000);
+        let names: Vec<_> = plan.targets.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["direct", "twin", "nginx"]);
+        assert!(plan.twin);
+        let scenarios: Vec<_> = plan.requests.iter().map(|r| r.scenario.as_str()).collect();
+        assert_eq!(scenarios, ["chat", "chat-stream"]);
+    }
+
+    #[test]
+    fn bad_options_say_what_was_expected() {
+        let message = |a: OverheadArgs| a.plan().unwrap_err().to_string();
+        assert!(message(args(&[])).contains("--gateway NAME=URL"));
+        assert!(message(OverheadArgs::default()).contains("--direct"));
+        assert!(message(args(&["no-equals"])).contains("NAME=VALUE"));
+        assert!(message(args(&["direct=http://127.0.0.1:1/"])).contains("NAME=VALUE"));
+        assert!(
+            message(args(&["a=http://127.0.0.1:1/", "a=http://127.0.0.1:2/"]))
+                .contains("each name once")
+        );
+        let mut info = args(&["a=http://127.0.0.1:1/"]);
+        info.gateway_info = vec!["b=logging off".into()];
+        assert!(message(info).contains("the name of a --gateway"));
+        let mut rounds = args(&["a=http://127.0.0.1:1/"]);
+        rounds.rounds = Some(1);
+        assert!(message(rounds).contains("--rounds"));
+    }
+
+    #[test]
+    fn gateway_info_is_attached() {
+        let mut a = args(&["litellm=http://127.0.0.1:4000/v1/chat/completions"]);
+        a.gateway_info = vec!["litellm=1.55.2, logging off".into()];
+        let plan = a.plan().unwrap();
+        assert_eq!(plan.targets[2].info.as_deref(), Some("1.55.2, logging off"));
+    }
+}

@@ -1,0 +1,188 @@
+//! One trial of paired rounds: every round calls the direct target and each gateway once, one
+//! call at a time, in an order shuffled by a seeded generator, all with the same
+//! `x-gatebench-seq`, so the mock draws the same latency for every call of a round.
+
+use std::collections::BTreeMap;
+use std::io::IsTerminal;
+use std::rc::Rc;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
+use rand_pcg::Pcg64Mcg;
+
+use crate::generator::pacer::RunClock;
+use crate::generator::plan::RequestSpec;
+use crate::generator::pool::Pool;
+use crate::generator::recorder::ErrorKind;
+use crate::wire::exchange::{exchange, Slot};
+use crate::wire::http1::RequestTemplate;
+
+use super::plan::OverheadPlan;
+
+/// One successful call, timed from its send, in microseconds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Call {
+    pub e2e_us: f64,
+    /// First output-bearing event (streams).
+    pub ttft_us: Option<f64>,
+    /// Send to the mock's receipt, and the mock's answer to the end of the response
+    /// (`--attribute`, when the mock's timestamps came back).
+    pub request_leg_us: Option<f64>,
+    pub response_leg_us: Option<f64>,
+}
+
+/// What one target saw in one trial.
+#[derive(Debug, Default)]
+pub struct TargetCalls {
+    /// One entry per measured round; `None` where the call failed.
+    pub calls: Vec<Option<Call>>,
+    pub errors: BTreeMap<String, u64>,
+    pub connections_opened: u64,
+    pub connections_reused: u64,
+}
+
+/// Runs trial `trial` of `request` on the current thread; one `TargetCalls` per target, in the
+/// plan's order. Stops early (with the rounds done so far) when `stop` is set.
+pub fn run_trial(
+    plan: &OverheadPlan,
+    request: &RequestSpec,
+    trial: usize,
+    stop: &AtomicBool,
+) -> Result<Vec<TargetCalls>, String> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot build a runtime: {e}"))?;
+    let local = tokio::task::LocalSet::new();
+    Ok(local.block_on(&runtime, rounds(plan, request, trial, stop)))
+}
+
+async fn rounds(
+    plan: &OverheadPlan,
+    request: &RequestSpec,
+    trial: usize,
+    stop: &AtomicBool,
+) -> Vec<TargetCalls> {
+    let n = plan.targets.len();
+    let pools: Vec<Rc<Pool>> = plan
+        .targets
+        .iter()
+        .map(|t| {
+            // Paired rounds speak HTTP/1.1; an https:// target is checked against the
+            // system's trusted certificates.
+            let transport = crate::wire::transport::Transport::default();
+            Rc::new(Pool::new(t.target.clone(), transport, 1, plan.timeout))
+        })
+        .collect();
+    for pool in &pools {
+        // A target that cannot be reached fails its calls, counted below.
+        let _ = pool.preopen(1).await;
+    }
+    let templates: Vec<RequestTemplate> = plan
+        .targets
+        .iter()
+        .map(|t| RequestTemplate::post(&t.target, request))
+        .collect();
+    let clock = RunClock::starting_in(std::time::Duration::ZERO);
+    let mut order: Vec<usize> = (0..n).collect();
+    let mut rng = Pcg64Mcg::seed_from_u64(plan.seed ^ (trial as u64).wrapping_mul(0x9E37_79B9));
+    let mut out: Vec<TargetCalls> = (0..n).map(|_| TargetCalls::default()).collect();
+    let total = plan.warmup_rounds + plan.rounds;
+    let progress = std::io::stderr().is_terminal();
+    for round in 0..total {
+        if stop.load(Relaxed) {
+            break;
+        }
+        let measured = round >= plan.warmup_rounds;
+        let seq = (trial * total + round) as u64;
+        order.shuffle(&mut rng);
+        let mut calls = vec![None; n];
+        let mut errors: Vec<Option<ErrorKind>> = vec![None; n];
+        for &i in &order {
+            let sent_mono = gatebench_shared::clock::monotonic_ns();
+            let now = clock.now_ns();
+            let slot = Slot {
+                index: seq,
+                due_ns: now,
+                dispatched_ns: now,
+            };
+            let call = tokio::time::timeout(
+                plan.timeout,
+                spinning(
+                    plan.spin,
+                    exchange(&pools[i], &templates[i], request, &clock, slot),
+                ),
+            )
+            .await
+            .unwrap_or(Err(ErrorKind::Timeout));
+            match call {
+                Ok(x) => {
+                    // The end on the monotonic clock: the send plus the measured e2e (a few
+                    // microseconds of loadgen's run clock: its rate error does not matter).
+                    let e2e_ns = x.done_ns.saturating_sub(x.sent_ns);
+                    let legs = x.mock_times.map(|t| {
+                        let request = t.received_ns as f64 - sent_mono as f64;
+                        let response = (sent_mono + e2e_ns) as f64 - t.started_ns as f64;
+                        (request / 1e3, response / 1e3)
+                    });
+                    calls[i] = Some(Call {
+                        e2e_us: e2e_ns as f64 / 1e3,
+                        ttft_us: x
+                            .first_output_ns
+                            .map(|t| t.saturating_sub(x.sent_ns) as f64 / 1e3),
+                        request_leg_us: legs.map(|l| l.0),
+                        response_leg_us: legs.map(|l| l.1),
+                    })
+                }
+                Err(kind) => errors[i] = Some(kind),
+            }
+        }
+        if measured {
+            for i in 0..n {
+                out[i].calls.push(calls[i]);
+                if let Some(kind) = errors[i] {
+                    *out[i].errors.entry(kind.key()).or_default() += 1;
+                }
+            }
+        }
+        if progress && (round + 1) % 10 == 0 {
+            eprint!(
+                "\r  trial {} {}: round {}/{}   ",
+                trial + 1,
+                request.scenario,
+                round + 1,
+                total
+            );
+        }
+        if !plan.round_gap.is_zero() {
+            tokio::time::sleep(plan.round_gap).await;
+        }
+    }
+    if progress {
+        eprint!("\r{:60}\r", "");
+    }
+    for (target, pool) in out.iter_mut().zip(&pools) {
+        target.connections_opened = pool.opened.get();
+        target.connections_reused = pool.reused.get();
+    }
+    out
+}
+
+/// Runs `work`; with `spin`, keeps the runtime busy meanwhile, so it polls its sockets without
+/// ever sleeping and sees the response the moment it arrives.
+async fn spinning<T>(spin: bool, work: impl std::future::Future<Output = T>) -> T {
+    if !spin {
+        return work.await;
+    }
+    let spinner = async {
+        loop {
+            tokio::task::yield_now().await;
+        }
+    };
+    tokio::select! {
+        biased;
+        out = work => out,
+        never = spinner => never,
+    }
+}

@@ -1,0 +1,320 @@
+//! `loadgen profile`: a steady load on one gateway while perf samples its process after the
+//! warm-up, so where its time goes is seen under the load that produced its latency.
+//!
+//! Every trial runs the gateway twice, once sampled (`NAME+perf`) and once not, so the result
+//! says what the sampling itself cost; with `--direct`, the direct upstream and its twin run
+//! in the same trials and the gateway's added latency is judged as `compare` judges it.
+//!
+//! - `plan`: the options checked into one plan before anything is sent.
+//! - `perf`: running perf, and the reason when it may not run (perf_event_paranoid, containers).
+//! - `session`: perf started and stopped at each profiled run's measured window.
+//! - `fold`: folded stacks, on-CPU (inferno) and off-CPU (the scheduler's switches).
+//! - `flame`: flame graphs and differential flame graphs (inferno), as static SVG.
+//! - `diff`: `loadgen profile --diff BEFORE.folded AFTER.folded`.
+
+pub mod diff;
+pub mod flame;
+pub mod fold;
+mod plan;
+mod record;
+mod session;
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::commands::compare::analysis::{self, PercentileDelta, TrialFigures};
+use crate::commands::compare::{figures_of, run_trials_watched, CompareResult, Ran, TrialRun};
+use crate::engine::gateways::{reach, Named, TWIN};
+use crate::engine::run::{stop_flag, SetupError, EXIT_FAILED, EXIT_OK};
+use crate::engine::sampler::Sampling;
+use crate::options::{CallGraph, ProfileArgs};
+
+use fold::Folded;
+pub use plan::ProfilePlan;
+use record::Perf;
+use session::{Session, Settings};
+
+/// Identifies the result format; bumped when a field changes meaning or goes away.
+pub const SCHEMA: &str = "gatebench.loadgen.profile/1";
+
+/// The suffix of the sampled runs' target name.
+pub const SAMPLED: &str = "+perf";
+
+/// The versioned JSON result of `loadgen profile`: a comparison's (the targets, every trial,
+/// the summary, the deltas, the resources) and the profile.
+#[derive(Debug, Serialize)]
+pub struct ProfileResult {
+    #[serde(flatten)]
+    pub compare: CompareResult,
+    pub profile: Profile,
+    /// The sampled runs against the unsampled runs of the same gateway, percentile by
+    /// percentile: what the profiler added (judged against the twin when there is one).
+    pub profiler_cost: Vec<PercentileDelta>,
+}
+
+/// What was sampled and what it showed.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Profile {
+    /// The gateway's name.
+    pub gateway: String,
+    /// The target its sampled runs are reported under (`NAME+perf`).
+    pub sampled_target: String,
+    pub pid: u32,
+    /// The processes sampled: the gateway's and those under it when sampling began.
+    pub processes: Vec<u32>,
+    /// What `perf --version` printed; none when perf could not run.
+    pub perf: Option<String>,
+    pub frequency_hz: u32,
+    pub call_graph: CallGraph,
+    /// Sampled windows (one per trial: the measured part of each sampled run).
+    pub windows: usize,
+    /// Seconds perf recorded on-CPU, over every window.
+    pub recorded_s: f64,
+    /// Samples of the stacks on a CPU; none when not recorded.
+    pub on_cpu: Option<Folded>,
+    /// Microseconds off a CPU by the stack left from; none when not recorded.
+    pub off_cpu: Option<Folded>,
+    /// Why the profile, or a part of it, is missing; empty when complete.
+    pub unavailable: Vec<String>,
+    /// The folded stacks (`.folded`) and flame graphs (`.svg`) written beside the result.
+    pub files: Vec<String>,
+}
+
+/// Runs `loadgen profile` and returns the result with the exit code it earns. The folded
+/// stacks are written beside `--out` (`NAME.on-cpu.folded`, `NAME.off-cpu.folded`).
+pub fn run_profile(args: ProfileArgs, command: Vec<String>) -> anyhow::Result<(ProfileResult, u8)> {
+    let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
+    let program = args.perf.clone().unwrap_or_else(|| PathBuf::from("perf"));
+    let p = ProfilePlan::new(args)?;
+    let mut comparison = p.comparison;
+    let plan = p.plan;
+    let mock = reach(&comparison.targets, plan.timeout)?;
+    let open_files = gatebench_shared::host::raise_open_file_limit().ok();
+    crate::engine::run::check_open_files(&plan, open_files.as_ref())?;
+
+    let dir = scratch_dir()?;
+    let mut unavailable = Vec::new();
+    let perf = match Perf::check(&program, p.pid, p.call_graph, &dir) {
+        Ok(perf) => Some(perf),
+        Err(reason) => {
+            unavailable.push(format!("no profile: {reason}"));
+            None
+        }
+    };
+    let mut off_cpu = p.off_cpu;
+    if let (Some(perf), true) = (&perf, off_cpu) {
+        if let Err(reason) = perf.check_off_cpu(p.pid, &dir) {
+            unavailable.push(format!("no off-CPU profile: {reason}"));
+            off_cpu = false;
+        }
+    }
+    for reason in &unavailable {
+        gatebench_shared::say!("loadgen: {reason}; the load still runs and is reported");
+    }
+    let sampled_name = comparison.targets[comparison.targets.len() - 1]
+        .name
+        .clone();
+    if perf.is_none() {
+        // Nothing will sample it: the gateway runs once a trial, as itself.
+        comparison.targets.pop();
+    }
+    let mut session = perf.map(|perf| {
+        Session::new(
+            perf,
+            Settings {
+                pid: p.pid,
+                frequency: p.frequency,
+                call_graph: p.call_graph,
+                off_cpu,
+                dir: dir.clone(),
+            },
+        )
+    });
+
+    let stop = stop_flag();
+    let c = &comparison;
+    let sampling = Sampling::start(c.samples.clone());
+    let runs = run_trials_watched(&plan, &c.targets, c.trials, c.settle, "", &mut |t, w| {
+        if let (Some(session), true) = (session.as_mut(), t.name == sampled_name) {
+            session.window(w);
+        }
+    });
+    let resources = sampling.finish();
+    let interrupted = stop.stop.load(std::sync::atomic::Ordering::Relaxed);
+
+    let (mut profile, perf_version) = match session {
+        Some(session) => {
+            if !plan.quiet {
+                gatebench_shared::say!("loadgen: folding the stacks");
+            }
+            let processes = session.processes.clone();
+            let (folding, problems, perf) = session.fold();
+            unavailable.extend(problems);
+            let mut profile =
+                empty_profile(&p.gateway, &sampled_name, p.pid, p.frequency, p.call_graph);
+            profile.processes = processes;
+            profile.windows = folding.windows;
+            profile.recorded_s = folding.recorded_s;
+            profile.on_cpu = Some(folding.on_cpu);
+            profile.off_cpu = off_cpu.then_some(folding.off_cpu);
+            (profile, Some(perf.version))
+        }
+        None => (
+            empty_profile(&p.gateway, &sampled_name, p.pid, p.frequency, p.call_graph),
+            None,
+        ),
+    };
+    let _ = std::fs::remove_dir_all(&dir);
+    profile.perf = perf_version;
+    profile.unavailable = unavailable;
+    if let Some(out) = plan.out.as_deref().filter(|o| o.as_os_str() != "-") {
+        profile.files = write_beside(&profile, out)?;
+    }
+
+    let (summary, deltas, profiler_cost) = analyse(&c.targets, &runs, c.twin, c.min_effect_us);
+    let envelope = crate::results::envelope::Envelope::new(SCHEMA, command, started_at, open_files);
+    let ran = Ran {
+        runs,
+        summary,
+        deltas,
+        resources,
+        interrupted,
+    };
+    let result = ProfileResult {
+        compare: CompareResult::judged(envelope, plan, comparison, mock, ran),
+        profile,
+        profiler_cost,
+    };
+    let code = if result.compare.valid {
+        EXIT_OK
+    } else {
+        EXIT_FAILED
+    };
+    Ok((result, code))
+}
+
+fn empty_profile(
+    gateway: &str,
+    sampled: &str,
+    pid: u32,
+    frequency: u32,
+    call_graph: CallGraph,
+) -> Profile {
+    Profile {
+        gateway: gateway.to_string(),
+        sampled_target: sampled.to_string(),
+        pid,
+        processes: Vec::new(),
+        perf: None,
+        frequency_hz: frequency,
+        call_graph,
+        windows: 0,
+        recorded_s: 0.0,
+        on_cpu: None,
+        off_cpu: None,
+        unavailable: Vec::new(),
+        files: Vec::new(),
+    }
+}
+
+/// A fresh directory for perf's recordings.
+fn scratch_dir() -> anyhow::Result<PathBuf> {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let dir =
+        std::env::temp_dir().join(format!("gatebench-profile-{}-{nanos}", std::process::id()));
+    std::fs::create_dir_all(&dir)
+        .map_err(|e| SetupError::Other(format!("cannot create {}: {e}", dir.display())))?;
+    Ok(dir)
+}
+
+/// A path beside the result at `out`: `X.json` → `X{suffix}`.
+fn beside(out: &Path, suffix: &str) -> PathBuf {
+    let mut name = out.with_extension("").into_os_string();
+    name.push(suffix);
+    PathBuf::from(name)
+}
+
+/// Writes the folded stacks and the flame graph of each kind beside the result at `out`
+/// (`X.on-cpu.folded`, `X.on-cpu.svg`, `X.off-cpu.folded`, `X.off-cpu.svg`).
+fn write_beside(profile: &Profile, out: &Path) -> anyhow::Result<Vec<String>> {
+    let mut written = Vec::new();
+    for (kind, name) in [
+        (flame::Kind::OnCpu, "on-cpu"),
+        (flame::Kind::OffCpu, "off-cpu"),
+    ] {
+        let Some(folded) = profile.stacks(kind) else {
+            continue;
+        };
+        let path = beside(out, &format!(".{name}.folded"));
+        crate::report::output::write_atomically(&path, folded.to_text().as_bytes())?;
+        written.push(path.display().to_string());
+        if let Some(svg) = flame::of_profile(profile, kind) {
+            let path = beside(out, &format!(".{name}.svg"));
+            crate::report::output::write_atomically(&path, svg.as_bytes())?;
+            written.push(path.display().to_string());
+        }
+    }
+    Ok(written)
+}
+
+impl Profile {
+    /// The stacks of `kind`, when recorded.
+    pub fn stacks(&self, kind: flame::Kind) -> Option<&Folded> {
+        match kind {
+            flame::Kind::OnCpu => self.on_cpu.as_ref(),
+            flame::Kind::OffCpu => self.off_cpu.as_ref(),
+        }
+    }
+}
+
+/// The summary of every target; the deltas against direct (when there is one), judged as
+/// `compare` judges them; and the sampled runs against the unsampled ones (the profiler's cost).
+fn analyse(
+    targets: &[Named],
+    runs: &[TrialRun],
+    twin: bool,
+    min_effect_us: f64,
+) -> (
+    Vec<analysis::TargetSummary>,
+    Vec<PercentileDelta>,
+    Vec<PercentileDelta>,
+) {
+    let figures = |name: &str| -> Vec<TrialFigures> {
+        runs.iter()
+            .filter(|r| r.name == name)
+            .map(|r| figures_of(&r.run))
+            .collect()
+    };
+    let direct = targets.first().filter(|t| t.name == "direct").is_some();
+    let (summary, deltas) = if direct {
+        crate::commands::compare::analyse(targets, runs, twin, min_effect_us)
+    } else {
+        let summary = targets
+            .iter()
+            .map(|t| analysis::summarise(&t.name, &figures(&t.name)))
+            .collect();
+        (summary, Vec::new())
+    };
+    let mut cost = Vec::new();
+    let [.., unsampled, sampled] = targets else {
+        return (summary, deltas, cost);
+    };
+    let (sampled, unsampled) = (&sampled.name, &unsampled.name);
+    if !sampled.ends_with(SAMPLED) {
+        return (summary, deltas, cost);
+    }
+    if twin {
+        cost.extend(analysis::deltas(TWIN, &figures("direct"), &figures(TWIN)));
+    }
+    cost.extend(analysis::deltas(
+        sampled,
+        &figures(unsampled),
+        &figures(sampled),
+    ));
+    analysis::judge(&mut cost, twin, min_effect_us);
+    cost.retain(|d| d.gateway != TWIN);
+    (summary, deltas, cost)
+}

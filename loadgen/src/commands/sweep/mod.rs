@@ -1,0 +1,330 @@
+//! `loadgen sweep`: the comparison of `loadgen compare` at a series of load levels (closed-loop
+//! concurrency, or open-loop rates), with each level's direct baseline checked against the
+//! single-client floor: a level whose direct p99 exceeds twice the floor is flagged "baseline
+//! saturated" and kept out of the headline, since there the upstream, not the gateway, sets the
+//! figures.
+
+use gatebench_shared::host::raise_open_file_limit;
+use serde::{Deserialize, Serialize};
+
+use crate::commands::compare::analysis::{PercentileDelta, TargetSummary};
+use crate::commands::compare::{analyse, run_trials, Comparison, TrialRun};
+use crate::engine::gateways::{reach, Named};
+use crate::engine::run::{stop_flag, SetupError, EXIT_FAILED, EXIT_OK};
+use crate::generator::plan::{parse_rate, Load, Plan, PlanError};
+use crate::generator::schedule::Arrival;
+use crate::options::{
+    CompareArgs, LevelKind, SweepArgs, SWEEP_LEVELS as DEFAULT_LEVELS,
+    SWEEP_TRIALS as DEFAULT_TRIALS,
+};
+
+/// Identifies the result format; bumped when a field changes meaning or goes away.
+pub const SCHEMA: &str = "gatebench.loadgen.sweep/1";
+
+/// A level's direct p99 over this many times the floor marks the baseline saturated.
+const SATURATION: f64 = 2.0;
+
+/// One level: every target's trials, summaries and deltas.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Level {
+    pub level: f64,
+    pub summary: Vec<TargetSummary>,
+    pub deltas: Vec<PercentileDelta>,
+    /// Median over trials of the direct target's p99, µs.
+    pub direct_p99_us: f64,
+    /// The direct p99 exceeds twice the single-client floor: excluded from the headline.
+    pub baseline_saturated: bool,
+    /// Every trial's full run (not read back by reports).
+    #[serde(skip_deserializing, default)]
+    pub runs: Vec<TrialRun>,
+}
+
+impl Level {
+    /// The delta of `gateway` at `percentile` (`p50`, `p99`, ...), if that gateway was measured.
+    pub fn delta(&self, gateway: &str, percentile: &str) -> Option<&PercentileDelta> {
+        self.deltas
+            .iter()
+            .find(|d| d.gateway == gateway && d.percentile == percentile)
+    }
+}
+
+/// A gateway's added latency at the highest level whose baseline was not saturated.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Headline {
+    pub gateway: String,
+    pub level: f64,
+    pub added_p50_us: f64,
+    pub added_p99_us: f64,
+}
+
+/// The versioned JSON result of `loadgen sweep`.
+#[derive(Debug, Serialize)]
+pub struct SweepResult {
+    /// Format, build, command line, start, host, open-file limit.
+    #[serde(flatten)]
+    pub envelope: crate::results::envelope::Envelope,
+    /// The load options shared by every level (the first level's plan).
+    pub plan: Plan,
+    pub targets: Vec<Named>,
+    /// True when the second target is the twin (`--twin URL`), the A/A control.
+    #[serde(default)]
+    pub twin: bool,
+    /// `--min-effect`, µs (0 when not given).
+    #[serde(default)]
+    pub min_effect_us: f64,
+    /// The direct target's configuration (TOML) when it is a gatebench mock.
+    pub mock: Option<String>,
+    pub trials: usize,
+    /// The pause before each trial after the first (--settle), µs.
+    #[serde(default)]
+    pub settle_us: u64,
+    pub level_kind: LevelKind,
+    /// True for concurrency levels: closed-loop load, whose latencies cannot be corrected for
+    /// coordinated omission (each request waits for the last), so the curve is exploratory,
+    /// not a latency figure to publish.
+    #[serde(default)]
+    pub exploratory: bool,
+    /// The direct target's p99 with one request in flight, µs.
+    pub floor_p99_us: f64,
+    pub levels: Vec<Level>,
+    pub headline: Vec<Headline>,
+    /// Processes sampled with --sample-pid over the whole sweep.
+    pub resources: Vec<crate::engine::sampler::ResourceReport>,
+    pub valid: bool,
+    pub invalid_reasons: Vec<String>,
+    pub interrupted: bool,
+}
+
+pub(crate) fn parse_levels(text: &str, kind: LevelKind) -> Result<Vec<f64>, PlanError> {
+    const EXAMPLE: &str = "comma-separated levels like 1,4,16,64,256";
+    match kind {
+        LevelKind::Concurrency => {
+            let counts = crate::generator::plan::parse_counts(text, EXAMPLE)?;
+            Ok(counts.into_iter().map(|n| n as f64).collect())
+        }
+        LevelKind::Rate => text.split(',').map(|l| parse_rate(l.trim())).collect(),
+    }
+}
+
+/// The plan of one level: the sweep's load options at that level (a concurrency level also
+/// opens at least as many connections), checked as any plan is.
+pub(crate) fn level_plan(
+    base: &CompareArgs,
+    kind: LevelKind,
+    level: f64,
+) -> Result<Plan, PlanError> {
+    let mut run = base.run.clone();
+    run.rate = None;
+    run.concurrency = None;
+    let load = match kind {
+        LevelKind::Rate => Load::Open {
+            rate: level,
+            arrival: Arrival::Constant,
+        },
+        LevelKind::Concurrency => {
+            run.connections = Some(run.connections.unwrap_or(0).max(level as usize));
+            Load::Closed {
+                concurrency: level as usize,
+            }
+        }
+    };
+    run.plan_at(Some(load))
+}
+
+/// A validated `loadgen sweep`, made once from its options (flags over the profile): what it
+/// runs, and what `--print-config` prints.
+#[derive(Debug)]
+pub struct SweepPlan {
+    /// The options as merged.
+    pub compare: CompareArgs,
+    pub kind: LevelKind,
+    /// The levels as given (or the default), and parsed.
+    pub levels_text: String,
+    pub levels: Vec<f64>,
+    /// The targets and trials of every level (a twin only with `--twin URL`: it would be one
+    /// more target on every level).
+    pub comparison: Comparison,
+    /// Each level's load, in order.
+    pub plans: Vec<Plan>,
+}
+
+impl SweepPlan {
+    /// Checks `args` (with its profile under it) without sending anything: every level's plan
+    /// is made before any load is sent.
+    pub fn new(args: SweepArgs) -> anyhow::Result<SweepPlan> {
+        let (compare, mut own) =
+            crate::options::profile::compare_and(args.compare, &["levels", "level-kind"])?;
+        let kind = LevelKind::resolve(args.level_kind, own.remove("level-kind"))
+            .map_err(SetupError::from)?;
+        let levels_text = args
+            .levels
+            .or_else(|| own.remove("levels"))
+            .unwrap_or_else(|| DEFAULT_LEVELS.into());
+        let levels = parse_levels(&levels_text, kind).map_err(SetupError::from)?;
+        let comparison = Comparison::new(&compare, "sweep", false, DEFAULT_TRIALS)?;
+        let plans = levels
+            .iter()
+            .map(|&l| level_plan(&compare, kind, l))
+            .collect::<Result<Vec<Plan>, _>>()
+            .map_err(SetupError::from)?;
+        if plans
+            .iter()
+            .any(|p| p.duration.is_none() && p.requests.is_none())
+        {
+            return Err(SetupError::Other(
+                "sweep needs a finite --duration per level (or --requests with concurrency levels)"
+                    .into(),
+            )
+            .into());
+        }
+        Ok(SweepPlan {
+            compare,
+            kind,
+            levels_text,
+            levels,
+            comparison,
+            plans,
+        })
+    }
+}
+
+/// Runs `loadgen sweep` and returns the result with the exit code it earns.
+pub fn run_sweep(args: SweepArgs, command: Vec<String>) -> anyhow::Result<(SweepResult, u8)> {
+    let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
+    let SweepPlan {
+        compare,
+        kind,
+        levels,
+        comparison:
+            Comparison {
+                targets,
+                twin,
+                min_effect_us,
+                trials,
+                settle,
+                samples,
+            },
+        plans,
+        ..
+    } = SweepPlan::new(args)?;
+    let mock = reach(&targets, plans[0].timeout)?;
+    let open_files = raise_open_file_limit().ok();
+    for plan in &plans {
+        crate::engine::run::check_open_files(plan, open_files.as_ref())?;
+    }
+    let stop = stop_flag();
+    let sampling = crate::engine::sampler::Sampling::start(samples);
+
+    // The single-client floor: the direct target with one request in flight.
+    let floor_level = (kind == LevelKind::Concurrency)
+        .then(|| levels.iter().position(|&l| l == 1.0))
+        .flatten();
+    let mut floor_p99_us = f64::NAN;
+    if floor_level.is_none() {
+        let floor_plan =
+            level_plan(&compare, LevelKind::Concurrency, 1.0).map_err(SetupError::from)?;
+        let runs = run_trials(&floor_plan, &targets[..1], 1, settle, "floor, ");
+        let (summary, _) = analyse(&targets[..1], &runs, false, 0.0);
+        floor_p99_us = summary.first().map_or(f64::NAN, |s| s.p99_us);
+    }
+    let mut done = Vec::new();
+    for (plan, &level) in plans.iter().zip(&levels) {
+        if stop.stop.load(std::sync::atomic::Ordering::Relaxed) {
+            break;
+        }
+        let label = format!("{kind} {level}, ");
+        let runs = run_trials(plan, &targets, trials, settle, &label);
+        let (summary, deltas) = analyse(&targets, &runs, twin, min_effect_us);
+        let direct_p99_us = summary.first().map_or(f64::NAN, |s| s.p99_us);
+        if floor_level.is_some_and(|i| done.len() == i) {
+            floor_p99_us = direct_p99_us;
+        }
+        done.push(Level {
+            level,
+            summary,
+            deltas,
+            direct_p99_us,
+            baseline_saturated: false,
+            runs,
+        });
+    }
+    let resources = sampling.finish();
+    for level in &mut done {
+        level.baseline_saturated = level.direct_p99_us > SATURATION * floor_p99_us;
+    }
+    let interrupted = stop.stop.load(std::sync::atomic::Ordering::Relaxed);
+    let headline = headline(&targets, &done);
+    let mut invalid_reasons: Vec<String> = done
+        .iter()
+        .flat_map(|l| {
+            crate::commands::compare::invalid_reasons(&l.runs, &format!("level {} ", l.level))
+        })
+        .collect();
+    if interrupted {
+        invalid_reasons.push("interrupted before every level ran".into());
+    }
+    let valid = invalid_reasons.is_empty();
+    let result = SweepResult {
+        envelope: crate::results::envelope::Envelope::new(SCHEMA, command, started_at, open_files),
+        plan: plans[0].clone(),
+        targets,
+        twin,
+        min_effect_us,
+        mock,
+        trials,
+        settle_us: settle.as_micros() as u64,
+        exploratory: kind == LevelKind::Concurrency,
+        level_kind: kind,
+        floor_p99_us,
+        levels: done,
+        headline,
+        resources,
+        valid,
+        invalid_reasons,
+        interrupted,
+    };
+    Ok((result, if valid { EXIT_OK } else { EXIT_FAILED }))
+}
+
+/// Each gateway's added p50 and p99 at the highest level whose baseline was not saturated.
+fn headline(targets: &[Named], levels: &[Level]) -> Vec<Headline> {
+    let Some(level) = levels.iter().rev().find(|l| !l.baseline_saturated) else {
+        return Vec::new();
+    };
+    let added = |gateway: &str, percentile: &str| {
+        level.delta(gateway, percentile).map_or(f64::NAN, |d| {
+            d.added_us.map_or_else(
+                || d.per_trial_us.first().copied().unwrap_or(f64::NAN),
+                |i| i.estimate,
+            )
+        })
+    };
+    targets[1..]
+        .iter()
+        .map(|t| Headline {
+            gateway: t.name.clone(),
+            level: level.level,
+            added_p50_us: added(&t.name, "p50"),
+            added_p99_us: added(&t.name, "p99"),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn levels_parse_by_kind() {
+        assert_eq!(
+            parse_levels("1, 4,16", LevelKind::Concurrency).unwrap(),
+            [1.0, 4.0, 16.0]
+        );
+        assert_eq!(
+            parse_levels("1k,2000", LevelKind::Rate).unwrap(),
+            [1000.0, 2000.0]
+        );
+        assert!(parse_levels("0", LevelKind::Concurrency).is_err());
+        assert!(parse_levels("x", LevelKind::Rate).is_err());
+    }
+}

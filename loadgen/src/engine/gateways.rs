@@ -1,0 +1,281 @@
+//! The targets of a comparison: the direct upstream first, then each gateway by name, with what
+//! the user disclosed about it (`--direct`, `--gateway NAME=URL`, `--gateway-info NAME=TEXT`,
+//! `--gateway-recording NAME=LEVEL`).
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Serialize};
+
+use crate::generator::plan::{parse_target_via, PlanError, Target};
+use crate::wire::transport::Pin;
+
+/// A target with the name it is reported under.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Named {
+    pub name: String,
+    #[serde(flatten)]
+    pub target: Target,
+    /// What the user disclosed about it (version, settings).
+    pub info: Option<String>,
+    /// How much the gateway records of each call (request logs, traces, spend), as the user
+    /// declared it. Recording is often the largest part of a gateway's overhead, so results
+    /// taken at different levels must not be compared as if alike.
+    #[serde(default)]
+    pub recording: Option<Recording>,
+}
+
+impl Named {
+    /// The disclosure shown beside the target in reports, like `1.106.12; recording off`.
+    pub fn disclosure(&self) -> Option<String> {
+        match (&self.info, self.recording) {
+            (None, None) => None,
+            (Some(info), None) => Some(info.clone()),
+            (None, Some(level)) => Some(format!("recording {level}")),
+            (Some(info), Some(level)) => Some(format!("{info}; recording {level}")),
+        }
+    }
+}
+
+/// A gateway's recording level (`--gateway-recording NAME=LEVEL`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Recording {
+    /// Nothing recorded per call: logging, tracing and spend tracking switched off.
+    Off,
+    /// What the gateway records out of the box.
+    Defaults,
+    /// Everything it can record: full request and response bodies, traces.
+    Full,
+}
+
+impl FromStr for Recording {
+    type Err = ();
+
+    fn from_str(text: &str) -> Result<Self, ()> {
+        match text {
+            "off" => Ok(Recording::Off),
+            "defaults" => Ok(Recording::Defaults),
+            "full" => Ok(Recording::Full),
+            _ => Err(()),
+        }
+    }
+}
+
+impl fmt::Display for Recording {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Recording::Off => "off",
+            Recording::Defaults => "defaults",
+            Recording::Full => "full",
+        })
+    }
+}
+
+/// What the user disclosed about the gateways: `--gateway-info` and `--gateway-recording`.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Disclosed<'a> {
+    pub infos: &'a [String],
+    pub recordings: &'a [String],
+}
+
+/// Parses and resolves the direct target and the gateways, attaching their disclosures.
+/// The name of the A/A control target (`--twin`).
+pub const TWIN: &str = "twin";
+
+/// Puts the twin (`--twin URL`, or by default the direct URL again, on its own connections;
+/// `none` for no twin) second in `targets`. Returns whether there is one.
+pub fn with_twin(
+    targets: &mut Vec<Named>,
+    twin: Option<&str>,
+    direct: Option<&str>,
+    pins: &[Pin],
+) -> Result<bool, PlanError> {
+    let twin = match twin {
+        Some("none") => None,
+        Some(url) => Some((url, "a second upstream (--twin)")),
+        None => direct.map(|url| (url, "the direct URL again, on its own connections")),
+    };
+    let Some((url, info)) = twin else {
+        return Ok(false);
+    };
+    if targets.iter().any(|t| t.name == TWIN) {
+        return Err(PlanError::Named(
+            "--gateway",
+            TWIN.to_string(),
+            "another name: 'twin' is the A/A control (--twin)",
+        ));
+    }
+    targets.insert(
+        1,
+        Named {
+            name: TWIN.to_string(),
+            target: parse_target_via(url, pins)?,
+            info: Some(info.to_string()),
+            recording: None,
+        },
+    );
+    Ok(true)
+}
+
+/// `--min-effect` in µs (0 when not given).
+pub fn min_effect_us(text: Option<&str>) -> Result<f64, PlanError> {
+    match text {
+        Some(text) => gatebench_shared::latency::parse_duration_us(text)
+            .map(|us| us as f64)
+            .ok_or_else(|| PlanError::Duration("--min-effect", text.to_string(), "")),
+        None => Ok(0.0),
+    }
+}
+
+/// The direct target, then the gateways ([`named_gateways`]); `pins` are the `--connect-to`
+/// rules.
+pub fn named_targets(
+    direct: Option<&str>,
+    gateways: &[String],
+    disclosed: Disclosed<'_>,
+    pins: &[Pin],
+) -> Result<Vec<Named>, PlanError> {
+    let direct = direct.ok_or(PlanError::Missing(
+        "--direct URL (the upstream called without a gateway)",
+    ))?;
+    let mut targets = vec![Named {
+        name: "direct".into(),
+        target: parse_target_via(direct, pins)?,
+        info: None,
+        recording: None,
+    }];
+    targets.extend(named_gateways(gateways, disclosed, pins)?);
+    Ok(targets)
+}
+
+/// The gateways (`--gateway NAME=URL`, at least one), each with what was disclosed about it.
+pub fn named_gateways(
+    gateways: &[String],
+    disclosed: Disclosed<'_>,
+    pins: &[Pin],
+) -> Result<Vec<Named>, PlanError> {
+    if gateways.is_empty() {
+        return Err(PlanError::Missing("--gateway NAME=URL (at least one)"));
+    }
+    let mut targets: Vec<Named> = Vec::new();
+    for text in gateways {
+        let (name, url) = split_named("--gateway", text)?;
+        if name == "direct" || targets.iter().any(|t| t.name == name) {
+            return Err(PlanError::Named(
+                "--gateway",
+                text.clone(),
+                "each name once, and not 'direct'",
+            ));
+        }
+        targets.push(Named {
+            name: name.to_string(),
+            target: parse_target_via(url, pins)?,
+            info: None,
+            recording: None,
+        });
+    }
+    for text in disclosed.infos {
+        let (name, info) = split_named("--gateway-info", text)?;
+        gateway(&mut targets, "--gateway-info", text, name)?.info = Some(info.to_string());
+    }
+    for text in disclosed.recordings {
+        let (name, level) = split_named("--gateway-recording", text)?;
+        let level = level.parse().map_err(|()| {
+            PlanError::Named(
+                "--gateway-recording",
+                text.clone(),
+                "NAME=off, NAME=defaults or NAME=full",
+            )
+        })?;
+        gateway(&mut targets, "--gateway-recording", text, name)?.recording = Some(level);
+    }
+    Ok(targets)
+}
+
+/// The gateway a disclosure names.
+fn gateway<'t>(
+    targets: &'t mut [Named],
+    flag: &'static str,
+    text: &str,
+    name: &str,
+) -> Result<&'t mut Named, PlanError> {
+    targets
+        .iter_mut()
+        .find(|t| t.name == name)
+        .ok_or_else(|| PlanError::Named(flag, text.to_string(), "the name of a --gateway"))
+}
+
+/// Refuses the run (exit 2) unless every target answers a connection, and returns the direct
+/// target's configuration when it is a gatebench mock, for the result to disclose.
+pub fn reach(
+    targets: &[Named],
+    timeout: std::time::Duration,
+) -> Result<Option<String>, crate::engine::run::SetupError> {
+    for t in targets {
+        crate::engine::run::probe(&t.target, timeout)?;
+    }
+    Ok(targets
+        .first()
+        .and_then(|t| crate::engine::disclose::mock_config(&t.target)))
+}
+
+/// `NAME=VALUE` with a non-empty name of letters, digits, `-`, `_` and `.`.
+fn split_named<'a>(flag: &'static str, text: &'a str) -> Result<(&'a str, &'a str), PlanError> {
+    let err = || PlanError::Named(flag, text.to_string(), "NAME=VALUE");
+    let (name, value) = text.split_once('=').ok_or_else(err)?;
+    let name = name.trim();
+    let valid = !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    if !valid || name == "direct" || value.trim().is_empty() {
+        return Err(err());
+    }
+    Ok((name, value.trim()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn targets(infos: &[&str], recordings: &[&str]) -> Result<Vec<Named>, PlanError> {
+        let owned = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let (infos, recordings) = (owned(infos), owned(recordings));
+        named_targets(
+            Some("http://127.0.0.1:9/v1/chat/completions"),
+            &["gw=http://127.0.0.1:9/v1/chat/completions".into()],
+            Disclosed {
+                infos: &infos,
+                recordings: &recordings,
+            },
+            &[],
+        )
+    }
+
+    #[test]
+    fn recording_levels_are_attached_and_shown() {
+        let t = targets(&["gw=1.2.3"], &["gw=defaults"]).unwrap();
+        assert_eq!(t[1].recording, Some(Recording::Defaults));
+        assert_eq!(
+            t[1].disclosure().as_deref(),
+            Some("1.2.3; recording defaults")
+        );
+        assert_eq!(t[0].disclosure(), None);
+        let t = targets(&[], &["gw=off"]).unwrap();
+        assert_eq!(t[1].disclosure().as_deref(), Some("recording off"));
+    }
+
+    #[test]
+    fn unknown_levels_and_names_are_refused() {
+        let err = targets(&[], &["gw=verbose"]).unwrap_err().to_string();
+        assert!(
+            err.contains("NAME=off, NAME=defaults or NAME=full"),
+            "{err}"
+        );
+        let err = targets(&[], &["other=off"]).unwrap_err().to_string();
+        assert!(err.contains("the name of a --gateway"), "{err}");
+        let err = targets(&[], &["direct=off"]).unwrap_err().to_string();
+        assert!(err.contains("NAME=VALUE"), "{err}");
+    }
+}

@@ -1,0 +1,12 @@
+//! The engine: what every command that measures targets shares. Running one target under a plan
+//! (`run`: its windows, stop and exit handling, setup errors), reaching and naming the targets
+//! (`gateways`), sampling a process's CPU and memory (`sampler`), what a result discloses about
+//! its targets and host (`disclose`), the upstream's own count of requests (`upstream`), and the
+//! demo's in-process mock (`embedded`).
+
+pub(crate) mod disclose;
+pub(crate) mod embedded;
+pub(crate) mod gateways;
+pub mod run;
+pub(crate) mod sampler;
+pub(crate) mod upstream;

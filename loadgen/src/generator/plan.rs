@@ -1,0 +1,576 @@
+//! Raw options validated into one immutable [`Plan`] before any load is sent.
+
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use bytes::Bytes;
+use gatebench_shared::latency::parse_duration_us;
+use hyper::header::{HeaderName, HeaderValue};
+use serde::{Deserialize, Serialize};
+
+use crate::generator::corpus::Corpus;
+use crate::generator::pace::Pace;
+use crate::generator::schedule::Arrival;
+use crate::generator::shard::Shard;
+
+/// An option the load generator cannot use. Each message says what was expected.
+#[derive(Debug, thiserror::Error)]
+pub enum PlanError {
+    #[error("invalid rate '{0}': expected a number of requests per second with an optional k suffix, like 5000 or 5k")]
+    Rate(String),
+    #[error("invalid --arrival '{0}': expected constant or poisson")]
+    Arrival(String),
+    #[error("--rate and --concurrency exclude each other: give a rate (open loop) or a concurrency (closed loop)")]
+    RateAndConcurrency,
+    #[error("--requests needs --concurrency (at a rate, the duration sets the count: rate x duration) and excludes --duration")]
+    Requests,
+    #[error("invalid {0} '{1}': expected a duration like 10s, 500ms or 2m{2}")]
+    Duration(&'static str, String, &'static str),
+    #[error("invalid {0} {1}: expected a whole number from 1 to {2}")]
+    Count(&'static str, usize, usize),
+    #[error("invalid {0} {1}: expected a whole number from {2} to {3}")]
+    Range(&'static str, usize, usize, usize),
+    #[error("missing {0}")]
+    Missing(&'static str),
+    #[error("invalid {0} '{1}': expected {2}")]
+    Named(&'static str, String, &'static str),
+    #[error("invalid --pin '{0}': expected core ids like 1 or 0-1, each below the {1} cores here")]
+    Pin(String, usize),
+    #[error("invalid --scenario '{0}': expected chat or chat-stream")]
+    Scenario(String),
+    #[error("cannot read the body file {0}: {1}")]
+    BodyFile(String, std::io::Error),
+    #[error("invalid --body: expected a JSON object (or @FILE holding one): {0}")]
+    Body(String),
+    #[error("invalid --header '{0}': expected 'Name: value'")]
+    Header(String),
+    #[error("invalid target '{0}': expected http://HOST:PORT/PATH or https://HOST:PORT/PATH, like http://127.0.0.1:8080/v1/chat/completions")]
+    Url(String),
+    #[error(transparent)]
+    ConnectTo(#[from] crate::wire::transport::PinError),
+    #[error(transparent)]
+    Tls(#[from] crate::wire::transport::TlsSetupError),
+    #[error("cannot resolve target '{0}': {1}")]
+    Resolve(String, String),
+    #[error(
+        "invalid --shard '{0}': expected I/N with 0 <= I < N <= 10000, like 2/4 (indexes from 0)"
+    )]
+    Shard(String),
+    #[error("--shard splits an open-loop schedule; a closed loop (--concurrency) has none: give each host its own --concurrency instead")]
+    ShardClosed,
+    #[error("--shard cannot take --upstream-metrics: the upstream also counts the other shards' requests; compare its count with the merged result instead")]
+    ShardUpstream,
+    #[error(
+        "invalid --start-at '{0}': expected an RFC 3339 instant in UTC, like 2026-11-30T08:00:00Z"
+    )]
+    StartAt(String),
+    #[error("invalid --max-error-rate {0}: expected a fraction from 0 to 1, like 0.01")]
+    ErrorRate(f64),
+    #[error(
+        "invalid --max-pending 0: expected the most requests held waiting at once, at least 1"
+    )]
+    MaxPending,
+    #[error("cannot use {0} {1}: {2}")]
+    File(&'static str, String, String),
+    #[error("{0} excludes {1}: {2}")]
+    Excludes(&'static str, &'static str, &'static str),
+}
+
+/// Open loop at a rate, or closed loop at a concurrency.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(tag = "mode", rename_all = "snake_case")]
+pub enum Load {
+    Open { rate: f64, arrival: Arrival },
+    Closed { concurrency: usize },
+}
+
+/// Where requests go: resolved once, so every connection goes to the same address.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Target {
+    pub url: String,
+    /// `host[:port]` for the Host header.
+    pub authority: String,
+    pub path: String,
+    pub resolved: SocketAddr,
+    /// An `https://` target: TLS over the connection.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub tls: bool,
+}
+
+impl Target {
+    /// The URL's host, without its port or an IPv6 address's brackets: TLS's server name.
+    pub fn host(&self) -> &str {
+        host_and_port(&self.authority).0
+    }
+}
+
+/// Splits `host[:port]` (IPv6 in brackets); the port is `None` when not given.
+fn host_and_port(authority: &str) -> (&str, Option<u16>) {
+    if let Some(rest) = authority.strip_prefix('[') {
+        return match rest.split_once(']') {
+            Some((host, after)) => (host, after.strip_prefix(':').and_then(|p| p.parse().ok())),
+            None => (authority, None),
+        };
+    }
+    match authority.rsplit_once(':') {
+        Some((host, port)) if !host.contains(':') => match port.parse() {
+            Ok(port) => (host, Some(port)),
+            Err(_) => (authority, None),
+        },
+        _ => (authority, None),
+    }
+}
+
+/// What each request carries.
+#[derive(Debug, Clone, Serialize)]
+pub struct RequestSpec {
+    /// `chat`, `chat-stream`, or `body` for a user-given body.
+    pub scenario: String,
+    pub stream: bool,
+    /// In results, the body's CRC-32 (so shards of different bodies are not merged).
+    #[serde(rename = "body_crc32", serialize_with = "crc32")]
+    pub body: Bytes,
+    /// Output tokens the body asks for, when known (for validation).
+    pub max_tokens: Option<u64>,
+    #[serde(serialize_with = "headers_as_text")]
+    pub headers: Vec<(HeaderName, HeaderValue)>,
+}
+
+fn crc32<S: serde::Serializer>(body: &Bytes, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_u32(crc32fast::hash(body))
+}
+
+fn headers_as_text<S: serde::Serializer>(
+    headers: &[(HeaderName, HeaderValue)],
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    let text: Vec<String> = headers
+        .iter()
+        .map(|(n, v)| format!("{n}: {}", v.to_str().unwrap_or("<binary>")))
+        .collect();
+    text.serialize(s)
+}
+
+/// A validated run.
+#[derive(Debug, Clone, Serialize)]
+pub struct Plan {
+    /// Empty: the embedded mock and the demo.
+    pub targets: Vec<Target>,
+    pub load: Load,
+    /// `None`: until Ctrl-C, or until `requests` are sent.
+    #[serde(rename = "duration_us", serialize_with = "opt_duration_us")]
+    pub duration: Option<Duration>,
+    /// Closed loop: measured requests to send, then stop.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub requests: Option<u64>,
+    #[serde(rename = "warmup_us", serialize_with = "duration_us")]
+    pub warmup: Duration,
+    pub connections: usize,
+    pub threads: usize,
+    pub pin: Vec<usize>,
+    pub request: RequestSpec,
+    /// Many requests instead of `request` (`--requests-file`, or a trace's rows).
+    #[serde(serialize_with = "crate::generator::corpus::as_summary")]
+    pub corpus: Option<Arc<Corpus>>,
+    /// How the open loop's rate goes over time (steady, `--stages`, `--trace`).
+    pub pace: Pace,
+    /// HTTP/1.1 or HTTP/2, the TLS settings and `--connect-to`.
+    pub transport: crate::wire::transport::Transport,
+    #[serde(rename = "timeout_us", serialize_with = "duration_us")]
+    pub timeout: Duration,
+    /// How long requests in flight may still finish once sending stops; `None`: each until its
+    /// timeout.
+    #[serde(rename = "grace_us", serialize_with = "opt_duration_us")]
+    pub grace: Option<Duration>,
+    /// Most requests the open loop holds waiting at once, across its workers; those due past
+    /// it are counted `backlog`.
+    pub max_pending: u64,
+    /// Spin window of the pacer.
+    #[serde(rename = "spin_us", serialize_with = "duration_us")]
+    pub spin: Duration,
+    pub seed: u64,
+    /// The part of the schedule this process sends (`0/1`: all of it).
+    pub shard: Shard,
+    /// When the schedule starts, by the wall clock (`--start-at`).
+    #[serde(serialize_with = "opt_instant")]
+    pub start_at: Option<SystemTime>,
+    /// A gatebench mock whose clock this host's is measured against (`--clock-ref`).
+    pub clock_ref: Option<Target>,
+    #[serde(skip)]
+    pub out: Option<PathBuf>,
+    #[serde(skip)]
+    pub hgrm: Option<PathBuf>,
+    #[serde(skip)]
+    pub hdr_log: Option<PathBuf>,
+    pub max_error_rate: Option<f64>,
+    #[serde(rename = "max_p99_us", serialize_with = "opt_duration_us")]
+    pub max_p99: Option<Duration>,
+    #[serde(skip)]
+    pub quiet: bool,
+    /// The upstream's `/metrics`, for the request count check.
+    pub upstream_metrics: Option<Target>,
+}
+
+pub(crate) fn duration_us<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_u64(d.as_micros() as u64)
+}
+
+fn opt_instant<S: serde::Serializer>(t: &Option<SystemTime>, s: S) -> Result<S::Ok, S::Error> {
+    match t {
+        Some(t) => s.serialize_some(&crate::generator::start_at::format(*t)),
+        None => s.serialize_none(),
+    }
+}
+
+fn opt_duration_us<S: serde::Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+    match d {
+        Some(d) => s.serialize_some(&(d.as_micros() as u64)),
+        None => s.serialize_none(),
+    }
+}
+
+/// Most requests an open loop holds waiting at once by default (`--max-pending`): at its rate,
+/// a target that stops answering leaves `rate × timeout` of them open, each holding memory
+/// until its timeout; past the cap a due request is counted `backlog` instead of sent.
+pub(crate) const MAX_PENDING: u64 = 1_000_000;
+
+/// Most connections or threads a plan may ask for.
+pub(crate) const MAX_CONNECTIONS: usize = 100_000;
+pub(crate) const MAX_THREADS: usize = 256;
+
+/// The rate when none is given (the demo's own rates are in `crate::engine::run`).
+pub const DEFAULT_RATE: f64 = 1_000.0;
+/// The model scenario bodies name when `--model` is not given.
+pub const DEFAULT_MODEL: &str = "gpt-4o-mini";
+/// The output tokens scenario bodies ask for when `--max-tokens` is not given.
+pub const DEFAULT_MAX_TOKENS: u64 = 16;
+
+impl Plan {
+    /// The rate this process sends: its shard's share of the plan's (`None` in a closed loop).
+    pub fn shard_rate(&self) -> Option<f64> {
+        match self.load {
+            Load::Open { rate, .. } => Some(rate / self.shard.count as f64),
+            Load::Closed { .. } => None,
+        }
+    }
+}
+
+pub(crate) fn count(name: &'static str, n: usize, max: usize) -> Result<usize, PlanError> {
+    if (1..=max).contains(&n) {
+        Ok(n)
+    } else {
+        Err(PlanError::Count(name, n, max))
+    }
+}
+
+pub(crate) fn positive_duration(
+    name: &'static str,
+    text: &str,
+    also: &'static str,
+) -> Result<Duration, PlanError> {
+    parse_duration_us(text)
+        .filter(|us| *us > 0)
+        .map(Duration::from_micros)
+        .ok_or_else(|| PlanError::Duration(name, text.to_string(), also))
+}
+
+/// Parses `5000`, `5k`, `2.5k`, `0.5`.
+/// `--levels` as counts from 1 to 100,000 (`1,4,16` or `1, 4, 16`); `example` completes the
+/// error message ("counts like …").
+pub(crate) fn parse_counts(text: &str, example: &'static str) -> Result<Vec<usize>, PlanError> {
+    text.split(',')
+        .map(|l| {
+            l.trim()
+                .parse::<usize>()
+                .ok()
+                .filter(|n| (1..=100_000).contains(n))
+                .ok_or_else(|| PlanError::Named("--levels", text.to_string(), example))
+        })
+        .collect()
+}
+
+pub fn parse_rate(text: &str) -> Result<f64, PlanError> {
+    let t = text.trim();
+    let (number, scale) = match t.strip_suffix(['k', 'K']) {
+        Some(n) => (n, 1e3),
+        None => (t, 1.0),
+    };
+    number
+        .parse::<f64>()
+        .ok()
+        .map(|n| n * scale)
+        .filter(|r| r.is_finite() && *r > 0.0 && *r <= 10_000_000.0)
+        .ok_or_else(|| PlanError::Rate(text.to_string()))
+}
+
+/// The path methods of a Gemini and a Bedrock stream: a target with one streams whatever its
+/// body says.
+const STREAM_METHODS: [&str; 2] = [":streamGenerateContent", "/converse-stream"];
+
+/// True for a URL or path that streams whatever its body says (Gemini, Bedrock).
+pub(crate) fn streams_by_path(url: &str) -> bool {
+    STREAM_METHODS.iter().any(|m| url.contains(m))
+}
+
+/// What each request of a run to `urls` carries: a scenario's body, or the user's. It streams
+/// when its body says `"stream": true`, or when a URL says so in its path (Gemini, Bedrock).
+pub(crate) fn request_spec(
+    scenario: Option<&str>,
+    body: Option<&str>,
+    headers: &[String],
+    model: &str,
+    max_tokens: u64,
+    urls: &[&str],
+) -> Result<RequestSpec, PlanError> {
+    let mut spec = body_spec(scenario, body, headers, model, max_tokens)?;
+    spec.stream |= urls.iter().any(|url| streams_by_path(url));
+    Ok(spec)
+}
+
+fn body_spec(
+    scenario: Option<&str>,
+    body: Option<&str>,
+    headers: &[String],
+    model: &str,
+    max_tokens: u64,
+) -> Result<RequestSpec, PlanError> {
+    let headers = headers
+        .iter()
+        .map(|h| parse_header(h))
+        .collect::<Result<Vec<_>, _>>()?;
+    if let Some(body) = body {
+        let bytes = match body.strip_prefix('@') {
+            Some(path) => std::fs::read(path).map_err(|e| PlanError::BodyFile(path.into(), e))?,
+            None => body.as_bytes().to_vec(),
+        };
+        let value: serde_json::Value =
+            serde_json::from_slice(&bytes).map_err(|e| PlanError::Body(e.to_string()))?;
+        let object = value
+            .as_object()
+            .ok_or_else(|| PlanError::Body("not an object".into()))?;
+        let stream = object
+            .get("stream")
+            .and_then(|v| v.as_bool())
+            .unwrap_or(false);
+        let max_tokens = ["max_completion_tokens", "max_tokens"]
+            .iter()
+            .find_map(|k| object.get(*k).and_then(|v| v.as_u64()));
+        return Ok(RequestSpec {
+            scenario: "body".into(),
+            stream,
+            body: Bytes::from(bytes),
+            max_tokens,
+            headers,
+        });
+    }
+    let scenario = scenario.unwrap_or("chat");
+    let stream = match scenario {
+        "chat" => false,
+        "chat-stream" => true,
+        other => return Err(PlanError::Scenario(other.to_string())),
+    };
+    let mut body = serde_json::json!({
+        "model": model,
+        "messages": [{"role": "user", "content": "Say hello."}],
+        "max_tokens": max_tokens,
+    });
+    if stream {
+        body["stream"] = true.into();
+        body["stream_options"] = serde_json::json!({"include_usage": true});
+    }
+    Ok(RequestSpec {
+        scenario: scenario.to_string(),
+        stream,
+        body: Bytes::from(body.to_string()),
+        max_tokens: Some(max_tokens),
+        headers,
+    })
+}
+
+pub(crate) fn parse_header(text: &str) -> Result<(HeaderName, HeaderValue), PlanError> {
+    let err = || PlanError::Header(text.to_string());
+    let (name, value) = text.split_once(':').ok_or_else(err)?;
+    let name = HeaderName::from_bytes(name.trim().as_bytes()).map_err(|_| err())?;
+    let value = HeaderValue::from_str(value.trim()).map_err(|_| err())?;
+    Ok((name, value))
+}
+
+/// Parses and resolves a `/metrics` URL (the path defaults to `/metrics`).
+pub(crate) fn parse_metrics_url(url: &str) -> Result<Target, PlanError> {
+    let mut target = parse_target(url)?;
+    let rest = url
+        .trim_start_matches("http://")
+        .trim_start_matches("https://");
+    if !rest.contains('/') {
+        target.path = "/metrics".into();
+    }
+    Ok(target)
+}
+
+/// Parses and resolves `http://HOST[:PORT][/PATH]` or `https://…`; the path defaults to the
+/// chat route.
+pub fn parse_target(url: &str) -> Result<Target, PlanError> {
+    parse_target_via(url, &[])
+}
+
+/// [`parse_target`], where `--connect-to` rules (`pins`) name the address of a host and port
+/// instead of the resolver.
+pub fn parse_target_via(
+    url: &str,
+    pins: &[crate::wire::transport::Pin],
+) -> Result<Target, PlanError> {
+    let err = || PlanError::Url(url.to_string());
+    let (rest, tls) = match (url.strip_prefix("http://"), url.strip_prefix("https://")) {
+        (Some(rest), _) => (rest, false),
+        (_, Some(rest)) => (rest, true),
+        _ => return Err(err()),
+    };
+    let (authority, path) = match rest.find('/') {
+        Some(at) => (&rest[..at], &rest[at..]),
+        None => (rest, ""),
+    };
+    if authority.is_empty() {
+        return Err(err());
+    }
+    let path = if path.is_empty() || path == "/" {
+        "/v1/chat/completions"
+    } else {
+        path
+    };
+    let (host, port) = host_and_port(authority);
+    if host.is_empty() || (authority.starts_with('[') && !authority.contains(']')) {
+        return Err(err());
+    }
+    let port = port.unwrap_or(if tls { 443 } else { 80 });
+    let resolved = match crate::wire::transport::pinned(pins, host, port) {
+        Some(address) => address,
+        None => {
+            let lookup = if host.contains(':') {
+                format!("[{host}]:{port}")
+            } else {
+                format!("{host}:{port}")
+            };
+            lookup
+                .to_socket_addrs()
+                .map_err(|e| PlanError::Resolve(url.to_string(), e.to_string()))?
+                .next()
+                .ok_or_else(|| PlanError::Resolve(url.to_string(), "no address".into()))?
+        }
+    };
+    Ok(Target {
+        url: url.to_string(),
+        authority: authority.to_string(),
+        path: path.to_string(),
+        resolved,
+        tls,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::options::RunArgs;
+
+    #[test]
+    fn rates_accept_a_k_suffix() {
+        assert_eq!(parse_rate("5000").unwrap(), 5000.0);
+        assert_eq!(parse_rate("5k").unwrap(), 5000.0);
+        assert_eq!(parse_rate("2.5k").unwrap(), 2500.0);
+        for bad in ["5kx", "0", "-1", "fast", ""] {
+            let err = parse_rate(bad).unwrap_err().to_string();
+            assert!(err.contains("like 5000 or 5k"), "{err}");
+        }
+    }
+
+    #[test]
+    fn targets_resolve_once_with_a_default_path() {
+        let t = parse_target("http://127.0.0.1:8080").unwrap();
+        assert_eq!(t.path, "/v1/chat/completions");
+        assert_eq!(t.resolved, "127.0.0.1:8080".parse().unwrap());
+        let t = parse_target("http://localhost:9/v1/messages").unwrap();
+        assert_eq!(t.path, "/v1/messages");
+        assert!(t.resolved.ip().is_loopback());
+        let t = parse_target("http://[::1]:8081/x").unwrap();
+        assert_eq!(t.resolved, "[::1]:8081".parse().unwrap());
+        assert_eq!(t.host(), "::1");
+        assert!(!t.tls);
+        for bad in ["127.0.0.1:80", "ftp://x", "http://", "http://[::1:80/"] {
+            assert!(matches!(parse_target(bad), Err(PlanError::Url(_))), "{bad}");
+        }
+    }
+
+    #[test]
+    fn https_targets_default_to_443_and_pins_replace_the_resolver() {
+        let t = parse_target("https://localhost/v1/messages").unwrap();
+        assert!(t.tls);
+        assert_eq!(t.host(), "localhost");
+        assert_eq!(t.resolved.port(), 443);
+        // A name nobody resolves, pinned: no lookup is made.
+        let pins = [
+            crate::wire::transport::Pin::parse("api.example.invalid:443:127.0.0.1:8443").unwrap(),
+        ];
+        let t = parse_target_via("https://api.example.invalid", &pins).unwrap();
+        assert_eq!(t.resolved, "127.0.0.1:8443".parse().unwrap());
+        assert_eq!(t.authority, "api.example.invalid");
+        assert!(matches!(
+            parse_target_via("https://api.example.invalid:8443", &pins),
+            Err(PlanError::Resolve(..))
+        ));
+    }
+
+    #[test]
+    fn plans_validate_every_option() {
+        let plan = RunArgs {
+            rate: Some("5k".into()),
+            scenario: Some("chat-stream".into()),
+            headers: vec!["x-test: 1".into()],
+            ..RunArgs::default()
+        }
+        .plan()
+        .unwrap();
+        assert_eq!(
+            plan.load,
+            Load::Open {
+                rate: 5000.0,
+                arrival: Arrival::Constant
+            }
+        );
+        assert!(plan.request.stream);
+        assert_eq!(plan.duration, Some(Duration::from_secs(10)));
+        let body: serde_json::Value = serde_json::from_slice(&plan.request.body).unwrap();
+        assert_eq!(body["stream_options"]["include_usage"], true);
+
+        let bad = [
+            RunArgs {
+                rate: Some("5".into()),
+                concurrency: Some(3),
+                ..Default::default()
+            },
+            RunArgs {
+                duration: Some("0s".into()),
+                ..Default::default()
+            },
+            RunArgs {
+                scenario: Some("embeddings".into()),
+                ..Default::default()
+            },
+            RunArgs {
+                headers: vec!["no colon".into()],
+                ..Default::default()
+            },
+            RunArgs {
+                body: Some("[1]".into()),
+                ..Default::default()
+            },
+            RunArgs {
+                connections: Some(0),
+                ..Default::default()
+            },
+        ];
+        for args in bad {
+            assert!(args.clone().plan().is_err(), "{args:?}");
+        }
+    }
+}

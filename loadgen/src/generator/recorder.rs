@@ -1,0 +1,530 @@
+//! What each worker records: a histogram per metric, failures by kind, and a per-second
+//! timeline, merged into one record at the end of a run. Memory is bounded by the histograms,
+//! never by the number of requests.
+
+use std::collections::BTreeMap;
+
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+
+use crate::generator::breakdown::{Breakdown, Tag};
+use crate::generator::intervals::{PerSecond, Series};
+
+/// Why a request failed. Failures are data: each is counted by kind, never dropped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ErrorKind {
+    /// The target refused the connection.
+    ConnectRefused,
+    /// Connecting took longer than the request timeout.
+    ConnectTimeout,
+    /// Connecting failed another way.
+    Connect,
+    /// The TLS handshake failed (an untrusted certificate, a name it does not cover, no
+    /// protocol both sides speak).
+    Tls,
+    /// The connection was reset or closed before the response ended.
+    Reset,
+    /// No complete response within the request timeout.
+    Timeout,
+    /// A status other than 200.
+    Status(u16),
+    /// A stream that ended without its end marker or inside an event, or a body that ended
+    /// before its declared length.
+    Truncated,
+    /// A body that is not what the API sends (not JSON, an error event, wrong counts).
+    Invalid,
+    /// Still in flight when the grace after the end of sending ran out (`--grace`, or a
+    /// second Ctrl-C).
+    Cancelled,
+    /// Not sent: the open loop already held `--max-pending` requests waiting (the target not
+    /// answering them), so this one was counted instead of queued.
+    Backlog,
+}
+
+impl ErrorKind {
+    /// The key of this kind in results (`connect_refused`, `status_503`, …).
+    pub fn key(self) -> String {
+        match self {
+            ErrorKind::ConnectRefused => "connect_refused".into(),
+            ErrorKind::ConnectTimeout => "connect_timeout".into(),
+            ErrorKind::Connect => "connect_error".into(),
+            ErrorKind::Tls => "tls_error".into(),
+            ErrorKind::Reset => "reset".into(),
+            ErrorKind::Timeout => "timeout".into(),
+            ErrorKind::Status(code) => format!("status_{code}"),
+            ErrorKind::Truncated => "truncated".into(),
+            ErrorKind::Invalid => "invalid".into(),
+            ErrorKind::Cancelled => "cancelled".into(),
+            ErrorKind::Backlog => "backlog".into(),
+        }
+    }
+}
+
+/// A recorded metric. Times are microseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Metric {
+    /// Completion − intended start: the CO-corrected headline (stream: e2e from the schedule).
+    ResponseTime,
+    /// Completion − actual send (stream: e2e from the send).
+    ServiceTime,
+    /// Dispatch − intended start: the generator's own timing error.
+    ScheduleLag,
+    /// Actual send − dispatch: time waiting for a free or new connection.
+    ConnectionWait,
+    /// Actual send − dispatch, less the time the target held every connection (its handshake,
+    /// or all busy until one was given back): the generator's own delay after dispatch, as a
+    /// freed connection it had not yet noticed.
+    SendDelay,
+    /// First body byte − intended start.
+    Ttfb,
+    /// First body byte − actual send.
+    TtfbService,
+    /// First output event − intended start.
+    Ttft,
+    /// First output event − actual send.
+    TtftService,
+    /// Gap between consecutive output events.
+    Itl,
+    /// (e2e − TTFT) / (output tokens − 1), from the send.
+    Tpot,
+    /// Output events per stream (a count, not a time).
+    OutputChunks,
+    /// Output tokens per stream (usage when reported, else output events; a count).
+    OutputTokens,
+}
+
+impl Metric {
+    pub const ALL: [Metric; 13] = [
+        Metric::ResponseTime,
+        Metric::ServiceTime,
+        Metric::ScheduleLag,
+        Metric::ConnectionWait,
+        Metric::SendDelay,
+        Metric::Ttfb,
+        Metric::TtfbService,
+        Metric::Ttft,
+        Metric::TtftService,
+        Metric::Itl,
+        Metric::Tpot,
+        Metric::OutputChunks,
+        Metric::OutputTokens,
+    ];
+
+    /// The metric's name in results and reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Metric::ResponseTime => "response_time",
+            Metric::ServiceTime => "service_time",
+            Metric::ScheduleLag => "schedule_lag",
+            Metric::ConnectionWait => "connection_wait",
+            Metric::SendDelay => "send_delay",
+            Metric::Ttfb => "ttfb",
+            Metric::TtfbService => "ttfb_service",
+            Metric::Ttft => "ttft",
+            Metric::TtftService => "ttft_service",
+            Metric::Itl => "itl",
+            Metric::Tpot => "tpot",
+            Metric::OutputChunks => "output_chunks",
+            Metric::OutputTokens => "output_tokens",
+        }
+    }
+
+    /// True for times (microseconds); false for counts.
+    pub fn is_time(self) -> bool {
+        !matches!(self, Metric::OutputChunks | Metric::OutputTokens)
+    }
+}
+
+/// Highest value a histogram holds: one hour in microseconds (larger values are clamped).
+const MAX_US: u64 = 3_600_000_000;
+
+/// An empty histogram of 1 µs .. 1 h (values are clamped into it) with `sigfig` digits.
+pub fn new_histogram(sigfig: u8) -> Histogram<u64> {
+    // Invariant: 1..1h with 2 or 3 significant digits is a valid range.
+    let mut histogram =
+        Histogram::new_with_bounds(1, MAX_US, sigfig).expect("valid histogram bounds");
+    // The counts start as untouched zero pages, which become resident one by one as values
+    // land in them; writing them now makes the memory a run will use resident from its start,
+    // so a growing RSS means a leak, not a rare latency.
+    histogram.reset();
+    histogram
+}
+
+/// Timing of one successful exchange, in nanoseconds from the start of the run.
+#[derive(Debug, Clone, Default)]
+pub struct Exchange {
+    pub due_ns: u64,
+    pub dispatched_ns: u64,
+    pub sent_ns: u64,
+    /// Of the time from dispatch to send, what the target caused (see `pool::Lease`).
+    pub target_wait_ns: u64,
+    pub done_ns: u64,
+    pub first_byte_ns: Option<u64>,
+    pub first_output_ns: Option<u64>,
+    /// Arrival of each output event after the first, for ITL.
+    pub output_gaps_ns: Vec<u64>,
+    pub output_events: u64,
+    pub usage_tokens: Option<u64>,
+    pub stream: bool,
+    /// The mock's timestamps, when asked for (`x-mock-timestamps`).
+    pub mock_times: Option<crate::wire::http1::MockTimes>,
+    /// The request's class and size, for the breakdown.
+    pub tag: Tag,
+}
+
+/// One second of the timeline (by completion time, from the start of the measured window).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct SecondSummary {
+    pub second: u64,
+    pub ok: u64,
+    pub errors: u64,
+    pub response_time_p50_us: u64,
+    pub response_time_p99_us: u64,
+    pub response_time_max_us: u64,
+    /// The second's response times (2 significant digits), a compressed V2 histogram in base64,
+    /// so shards' timelines add up exactly (`loadgen merge`).
+    #[serde(default)]
+    pub response_time_histogram: String,
+}
+
+impl SecondSummary {
+    /// Second `second` of failures `errors` and response times `h`.
+    pub fn of(second: u64, errors: u64, h: &Histogram<u64>) -> SecondSummary {
+        SecondSummary {
+            second,
+            ok: h.len(),
+            errors,
+            response_time_p50_us: h.value_at_quantile(0.5),
+            response_time_p99_us: h.value_at_quantile(0.99),
+            response_time_max_us: h.max(),
+            response_time_histogram: crate::generator::hdr_codec::encode(h),
+        }
+    }
+}
+
+/// What one worker recorded.
+#[derive(Debug)]
+pub struct Recorder {
+    histograms: Vec<Histogram<u64>>,
+    pub ok: u64,
+    pub errors: BTreeMap<ErrorKind, u64>,
+    /// Requests sent during warm-up (not recorded).
+    pub warmup: u64,
+    /// Requests dispatched whose intended start fell in the measured window.
+    pub dispatched: u64,
+    /// Dispatch time of the last of them, ns from the start of the run.
+    pub last_dispatch_ns: u64,
+    /// When the first and the last request of the measured window ended (answered or failed),
+    /// ns from the start of the run: the span the throughput is over (`u64::MAX` and 0 before
+    /// any).
+    pub first_done_ns: u64,
+    pub last_done_ns: u64,
+    /// Start of the measured window, ns from the start of the run.
+    window_start_ns: u64,
+    seconds: PerSecond,
+    /// By class and by stage, when the plan has either.
+    pub breakdown: Breakdown,
+}
+
+impl Recorder {
+    /// A recorder whose measured window starts `window_start_ns` after the start of the run.
+    pub fn new(window_start_ns: u64) -> Recorder {
+        Recorder::logging(window_start_ns, &[])
+    }
+
+    /// A recorder that also keeps the metrics of `logged` per second (for interval logs).
+    pub fn logging(window_start_ns: u64, logged: &[Metric]) -> Recorder {
+        Recorder {
+            histograms: Metric::ALL.iter().map(|_| new_histogram(3)).collect(),
+            ok: 0,
+            errors: BTreeMap::new(),
+            warmup: 0,
+            dispatched: 0,
+            last_dispatch_ns: 0,
+            first_done_ns: u64::MAX,
+            last_done_ns: 0,
+            window_start_ns,
+            seconds: PerSecond::new(window_start_ns, logged),
+            breakdown: Breakdown::default(),
+        }
+    }
+
+    /// This recorder, also breaking its requests down as `breakdown` does.
+    pub fn grouped(self, breakdown: Breakdown) -> Recorder {
+        Recorder { breakdown, ..self }
+    }
+
+    fn record(&mut self, metric: Metric, value: u64) {
+        let value = value.clamp(1, MAX_US);
+        self.histograms[metric as usize].saturating_record(value);
+        self.seconds.record(metric, value);
+    }
+
+    /// Records a count (not clamped to 1: a stream may have no output event).
+    fn count(&mut self, metric: Metric, value: u64) {
+        self.histograms[metric as usize].saturating_record(value);
+        self.seconds.record(metric, value);
+    }
+
+    /// The histogram of a metric.
+    pub fn histogram(&self, metric: Metric) -> &Histogram<u64> {
+        &self.histograms[metric as usize]
+    }
+
+    /// True when `due_ns` falls in the warm-up.
+    pub fn in_warmup(&self, due_ns: u64) -> bool {
+        due_ns < self.window_start_ns
+    }
+
+    /// Counts a dispatch (for the achieved rate).
+    pub fn dispatch(&mut self, due_ns: u64, dispatched_ns: u64) {
+        if !self.in_warmup(due_ns) {
+            self.dispatched += 1;
+            self.last_dispatch_ns = self.last_dispatch_ns.max(dispatched_ns);
+        }
+    }
+
+    /// Records a successful exchange.
+    pub fn success(&mut self, x: &Exchange) {
+        if self.in_warmup(x.due_ns) {
+            self.warmup += 1;
+            return;
+        }
+        self.ok += 1;
+        self.ended(x.done_ns);
+        self.seconds.roll_to(x.done_ns);
+        let us = |ns: u64| ns / 1_000;
+        let response_us = us(x.done_ns.saturating_sub(x.due_ns));
+        self.record(Metric::ResponseTime, response_us);
+        self.record(Metric::ServiceTime, us(x.done_ns.saturating_sub(x.sent_ns)));
+        self.record(
+            Metric::ScheduleLag,
+            us(x.dispatched_ns.saturating_sub(x.due_ns)),
+        );
+        let wait_ns = x.sent_ns.saturating_sub(x.dispatched_ns);
+        self.record(Metric::ConnectionWait, us(wait_ns));
+        self.record(
+            Metric::SendDelay,
+            us(wait_ns.saturating_sub(x.target_wait_ns)),
+        );
+        if let Some(first) = x.first_byte_ns {
+            self.record(Metric::Ttfb, us(first.saturating_sub(x.due_ns)));
+            self.record(Metric::TtfbService, us(first.saturating_sub(x.sent_ns)));
+        }
+        if x.stream {
+            if let Some(first) = x.first_output_ns {
+                self.record(Metric::Ttft, us(first.saturating_sub(x.due_ns)));
+                self.record(Metric::TtftService, us(first.saturating_sub(x.sent_ns)));
+                let tokens = x.usage_tokens.unwrap_or(x.output_events);
+                if tokens > 1 {
+                    let decode_ns = x.done_ns.saturating_sub(first);
+                    self.record(Metric::Tpot, us(decode_ns / (tokens - 1)));
+                }
+            }
+            for gap in &x.output_gaps_ns {
+                self.record(Metric::Itl, us(*gap));
+            }
+            self.count(Metric::OutputChunks, x.output_events);
+            let tokens = x.usage_tokens.unwrap_or(x.output_events);
+            self.count(Metric::OutputTokens, tokens);
+        }
+        self.breakdown.success(x, response_us.clamp(1, MAX_US));
+        self.seconds.outcome(Some(response_us.clamp(1, MAX_US)));
+    }
+
+    /// Records a failure of a request (`tag`) that was due at `due_ns` and ended at `done_ns`.
+    pub fn failure(&mut self, kind: ErrorKind, due_ns: u64, done_ns: u64, tag: Tag) {
+        if self.in_warmup(due_ns) {
+            self.warmup += 1;
+            return;
+        }
+        *self.errors.entry(kind).or_default() += 1;
+        self.breakdown.failure(tag, due_ns);
+        self.ended(done_ns);
+        self.seconds.roll_to(done_ns);
+        self.seconds.outcome(None);
+    }
+
+    fn ended(&mut self, done_ns: u64) {
+        self.first_done_ns = self.first_done_ns.min(done_ns);
+        self.last_done_ns = self.last_done_ns.max(done_ns);
+    }
+
+    /// Failed requests, all kinds.
+    pub fn failed(&self) -> u64 {
+        self.errors.values().sum()
+    }
+
+    /// Adds another worker's record into this one.
+    pub fn merge(&mut self, mut other: Recorder) {
+        for (mine, theirs) in self.histograms.iter_mut().zip(&other.histograms) {
+            // Invariant: both were made by `histogram(3)` with the same bounds.
+            mine.add(theirs).expect("same bounds");
+        }
+        self.ok += other.ok;
+        self.warmup += other.warmup;
+        self.dispatched += other.dispatched;
+        self.last_dispatch_ns = self.last_dispatch_ns.max(other.last_dispatch_ns);
+        self.first_done_ns = self.first_done_ns.min(other.first_done_ns);
+        self.last_done_ns = self.last_done_ns.max(other.last_done_ns);
+        for (kind, n) in std::mem::take(&mut other.errors) {
+            *self.errors.entry(kind).or_default() += n;
+        }
+        self.breakdown.merge(&other.breakdown);
+        self.seconds.finish();
+        other.seconds.finish();
+        self.seconds.merge(&other.seconds);
+    }
+
+    /// The per-second timeline.
+    pub fn timeline_summary(&mut self) -> Vec<SecondSummary> {
+        self.seconds.finish();
+        (0..self.seconds.len())
+            .filter_map(|i| self.seconds.second(i).map(|s| (i, s)))
+            .map(|(i, (errors, h))| SecondSummary::of(i as u64, errors, &h))
+            .collect()
+    }
+
+    /// The logged metrics' per-second histograms, when this recorder logged them.
+    pub fn take_logged(&mut self) -> Option<Vec<(Metric, Series)>> {
+        self.seconds.finish();
+        self.seconds.take_logged()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn exchange(due_ms: u64, latency_ms: u64) -> Exchange {
+        Exchange {
+            due_ns: due_ms * 1_000_000,
+            dispatched_ns: due_ms * 1_000_000 + 5_000,
+            sent_ns: due_ms * 1_000_000 + 10_000,
+            done_ns: (due_ms + latency_ms) * 1_000_000,
+            first_byte_ns: Some((due_ms + 1) * 1_000_000),
+            ..Exchange::default()
+        }
+    }
+
+    #[test]
+    fn warmup_is_counted_apart_and_metrics_are_from_the_schedule() {
+        let mut r = Recorder::new(1_000_000_000);
+        r.success(&exchange(500, 10));
+        r.success(&exchange(1500, 10));
+        r.failure(
+            ErrorKind::Status(503),
+            1_600_000_000,
+            1_700_000_000,
+            Tag::default(),
+        );
+        assert_eq!((r.warmup, r.ok, r.failed()), (1, 1, 1));
+        assert!(r
+            .histogram(Metric::ResponseTime)
+            .equivalent(r.histogram(Metric::ResponseTime).max(), 10_000));
+        assert_eq!(r.histogram(Metric::ScheduleLag).max(), 5);
+        assert_eq!(r.histogram(Metric::ServiceTime).len(), 1);
+    }
+
+    #[test]
+    fn stream_metrics_follow_the_definitions() {
+        let mut r = Recorder::new(0);
+        let x = Exchange {
+            due_ns: 0,
+            dispatched_ns: 0,
+            sent_ns: 1_000_000,
+            // 0.7 ms of the 1 ms wait for a connection was the target's.
+            target_wait_ns: 700_000,
+            first_byte_ns: Some(2_000_000),
+            first_output_ns: Some(101_000_000),
+            done_ns: 191_000_000,
+            output_gaps_ns: vec![10_000_000; 9],
+            output_events: 10,
+            usage_tokens: None,
+            stream: true,
+            mock_times: None,
+            tag: Tag::default(),
+        };
+        r.success(&x);
+        let v = |m| r.histogram(m).max();
+        // Three significant digits: within 0.1%.
+        assert!((100_900..=101_100).contains(&v(Metric::Ttft)));
+        assert!((99_900..=100_100).contains(&v(Metric::TtftService)));
+        // (191 − 101) ms / (10 − 1) = 10 ms.
+        assert!((9_990..=10_010).contains(&v(Metric::Tpot)));
+        assert_eq!(r.histogram(Metric::Itl).len(), 9);
+        assert_eq!(v(Metric::OutputChunks), 10);
+        assert!((999..=1_001).contains(&v(Metric::ConnectionWait)));
+        assert!((299..=301).contains(&v(Metric::SendDelay)));
+    }
+
+    #[test]
+    fn merged_workers_equal_one_recorder_of_everything() {
+        let mut one = Recorder::new(0);
+        let (mut a, mut b) = (Recorder::new(0), Recorder::new(0));
+        for i in 0..3000u64 {
+            let x = exchange(i, 1 + i % 37);
+            one.success(&x);
+            if i % 2 == 0 {
+                a.success(&x)
+            } else {
+                b.success(&x)
+            }
+        }
+        one.failure(ErrorKind::Reset, 10, 2_500_000_000, Tag::default());
+        b.failure(ErrorKind::Reset, 10, 2_500_000_000, Tag::default());
+        a.merge(b);
+        assert_eq!(a.ok, one.ok);
+        assert_eq!(a.errors, one.errors);
+        for m in Metric::ALL {
+            assert_eq!(a.histogram(m), one.histogram(m), "{}", m.name());
+        }
+        let (ta, to) = (a.timeline_summary(), one.timeline_summary());
+        assert_eq!(ta.len(), to.len());
+        for (x, y) in ta.iter().zip(&to) {
+            assert_eq!(
+                (x.ok, x.errors, x.response_time_p99_us),
+                (y.ok, y.errors, y.response_time_p99_us)
+            );
+        }
+    }
+
+    #[test]
+    fn logged_seconds_add_up_to_the_run_even_across_workers() {
+        let (mut a, mut b) = (
+            Recorder::logging(0, &Metric::ALL),
+            Recorder::logging(0, &Metric::ALL),
+        );
+        for i in 0..3000u64 {
+            // Three seconds of completions (1 ms apart, each 1..37 ms long).
+            let x = exchange(i, 1 + i % 37);
+            if i % 2 == 0 {
+                a.success(&x)
+            } else {
+                b.success(&x)
+            }
+        }
+        a.merge(b);
+        let logged = a.take_logged().unwrap();
+        assert_eq!(logged.len(), Metric::ALL.len());
+        assert_eq!(logged[Metric::ResponseTime as usize].1.len(), 4);
+        for (m, series) in &logged {
+            let m = *m;
+            let mut sum = new_histogram(3);
+            for i in 0..series.len() {
+                sum.add(series.get(i).unwrap()).unwrap();
+            }
+            assert_eq!(&sum, a.histogram(m), "{}", m.name());
+        }
+        assert!(Recorder::new(0).take_logged().is_none());
+        let mut some = Recorder::logging(0, &[Metric::Ttfb, Metric::ResponseTime]);
+        some.success(&exchange(1, 1));
+        let logged: Vec<Metric> = some
+            .take_logged()
+            .unwrap()
+            .into_iter()
+            .map(|(m, _)| m)
+            .collect();
+        assert_eq!(logged, [Metric::ResponseTime, Metric::Ttfb]);
+    }
+}

@@ -1,0 +1,77 @@
+//! Sharding one schedule over several loadgen processes (`--shard I/N`), each on its own host.
+//!
+//! Shard `I` of `N` takes the whole schedule's slots `i ≡ I (mod N)`, so the shards together send
+//! exactly the one schedule at the plan's rate, each at rate/N. Within a shard, worker `w` of `W`
+//! takes every `W`-th of the shard's slots: the slots `i ≡ I + N·w (mod N·W)`.
+
+use serde::{Deserialize, Serialize};
+
+/// One shard of a schedule: `index` of `count`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Shard {
+    pub index: u64,
+    pub count: u64,
+}
+
+/// Most shards a schedule may be split into.
+pub const MAX_SHARDS: u64 = 10_000;
+
+impl Shard {
+    /// The whole schedule (no sharding).
+    pub const WHOLE: Shard = Shard { index: 0, count: 1 };
+
+    /// Parses `I/N`, like `2/4` (shard indexes count from 0, as Kubernetes' completion index).
+    pub fn parse(text: &str) -> Option<Shard> {
+        let (index, count) = text.trim().split_once('/')?;
+        let index: u64 = index.trim().parse().ok()?;
+        let count: u64 = count.trim().parse().ok()?;
+        ((1..=MAX_SHARDS).contains(&count) && index < count).then_some(Shard { index, count })
+    }
+
+    /// The first slot and the stride of worker `worker` of `workers` within this shard.
+    pub fn slots(self, worker: u64, workers: u64) -> (u64, u64) {
+        (self.index + self.count * worker, self.count * workers)
+    }
+}
+
+impl std::fmt::Display for Shard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::generator::schedule::{Arrival, Schedule};
+
+    #[test]
+    fn shards_parse_from_index_and_count() {
+        assert_eq!(Shard::parse("2/4"), Some(Shard { index: 2, count: 4 }));
+        assert_eq!(Shard::parse(" 0/1 "), Some(Shard::WHOLE));
+        for bad in ["4/4", "1", "-1/2", "a/2", "1/0", "0/10001", ""] {
+            assert_eq!(Shard::parse(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn shards_and_their_workers_split_one_schedule_exactly() {
+        for arrival in [Arrival::Constant, Arrival::Poisson] {
+            let whole: Vec<_> = Schedule::new(arrival, 600.0, 3, 0, 1).take(600).collect();
+            let mut union = Vec::new();
+            for (index, workers) in [(0, 2), (1, 1), (2, 3)] {
+                let shard = Shard { index, count: 3 };
+                for w in 0..workers {
+                    let (first, stride) = shard.slots(w, workers);
+                    let mine: Vec<_> = Schedule::new(arrival, 600.0, 3, first, stride)
+                        .take_while(|(i, _)| *i < 600)
+                        .collect();
+                    assert!(mine.iter().all(|(i, _)| i % 3 == index), "{arrival:?}");
+                    union.extend(mine);
+                }
+            }
+            union.sort_unstable();
+            assert_eq!(union, whole, "{arrival:?}");
+        }
+    }
+}

@@ -1,0 +1,46 @@
+//! The header every result file carries, whatever its kind: which format and build wrote it,
+//! the command line, when, on what host, with which open-file limit. Flattened into each
+//! result type (its keys sit at the top of the JSON) and read back the same way by the reports.
+
+use gatebench_shared::host::{HostFacts, OpenFileLimit};
+use serde::{Deserialize, Serialize};
+
+use crate::results::run::OpenFiles;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Envelope {
+    /// The result's format, like `gatebench.loadgen.run/1`.
+    #[serde(default)]
+    pub schema: String,
+    #[serde(default)]
+    pub gatebench_version: String,
+    /// The command line, one argument an entry.
+    #[serde(default)]
+    pub command: Vec<String>,
+    /// RFC 3339, UTC.
+    #[serde(default)]
+    pub started_at: String,
+    pub host: HostFacts,
+    /// The open-file limit the run had, after raising it.
+    #[serde(default)]
+    pub open_files: Option<OpenFiles>,
+}
+
+impl Envelope {
+    /// The header of a result in format `schema`, written by this build on this host.
+    pub fn new(
+        schema: &str,
+        command: Vec<String>,
+        started_at: String,
+        open_files: Option<OpenFileLimit>,
+    ) -> Envelope {
+        Envelope {
+            schema: schema.to_string(),
+            gatebench_version: env!("CARGO_PKG_VERSION").to_string(),
+            command,
+            started_at,
+            host: HostFacts::read(),
+            open_files: open_files.map(Into::into),
+        }
+    }
+}

@@ -1,0 +1,62 @@
+//! One exchange over HTTP/1.1, on a connection of the worker's pool.
+
+use super::{Reading, Slot};
+use crate::generator::pacer::RunClock;
+use crate::generator::plan::RequestSpec;
+use crate::generator::pool::Pool;
+use crate::generator::recorder::{ErrorKind, Exchange};
+use crate::wire::http1::{Failure, RequestTemplate};
+
+/// Sends the request of `slot` and reads its whole response. The caller bounds it with the
+/// request timeout.
+pub async fn exchange(
+    pool: &Pool,
+    template: &RequestTemplate,
+    spec: &RequestSpec,
+    clock: &RunClock,
+    slot: Slot,
+) -> Result<Exchange, ErrorKind> {
+    let Slot {
+        index,
+        due_ns,
+        dispatched_ns,
+    } = slot;
+    let mut lease = pool.acquire().await?;
+    let target_wait_ns = lease.target_wait_ns;
+    let connection = lease.connection();
+    let sent_ns = clock.now_ns();
+    connection
+        .send(|out| template.encode(index, out))
+        .await
+        .map_err(error_kind)?;
+    let response = connection.read_head().await.map_err(error_kind)?;
+    let x = Exchange {
+        due_ns,
+        dispatched_ns,
+        sent_ns,
+        target_wait_ns,
+        stream: spec.stream,
+        mock_times: response.mock_times,
+        ..Exchange::default()
+    };
+    let mut reading = Reading::new(x, response.status);
+    connection
+        .read_body(response, |data, at| reading.feed(data, clock.ns_of(at)))
+        .await
+        // A stream whose connection closed early is truncated; one reset (RST) is a reset.
+        .map_err(error_kind)?;
+    let done_ns = connection
+        .last_read()
+        .map_or_else(|| clock.now_ns(), |at| clock.ns_of(at));
+    // The response ended cleanly: the connection can carry the next request.
+    lease.give_back();
+    reading.finish(done_ns)
+}
+
+fn error_kind(failure: Failure) -> ErrorKind {
+    match failure {
+        Failure::Reset => ErrorKind::Reset,
+        Failure::Truncated => ErrorKind::Truncated,
+        Failure::Invalid => ErrorKind::Invalid,
+    }
+}

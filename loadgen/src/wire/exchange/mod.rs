@@ -1,0 +1,147 @@
+//! One request and its response, timed and validated: over HTTP/1.1 (`http1`) or HTTP/2
+//! (`http2`), with one reading of bodies and streams and one set of checks for both.
+
+mod http1;
+mod http2;
+
+pub use http1::exchange;
+pub use http2::exchange as exchange_http2;
+
+use crate::generator::recorder::{ErrorKind, Exchange};
+use crate::wire::sse::{Event, SseReader};
+
+/// Most bytes of a whole (not streamed) 200 body kept for validation; a larger one is
+/// `invalid`, so a target sending without end cannot fill memory.
+const MAX_BODY: usize = 16 << 20;
+
+/// Most output events of one stream whose gaps are kept (8 bytes each); a longer stream is
+/// `invalid`.
+const MAX_OUTPUT_EVENTS: usize = 1 << 20;
+
+/// A request's place in the schedule.
+#[derive(Debug, Clone, Copy)]
+pub struct Slot {
+    /// Index in the whole schedule (sent as `x-gatebench-seq`).
+    pub index: u64,
+    /// Intended start, ns from the start of the run.
+    pub due_ns: u64,
+    /// When the generator got to it, ns from the start of the run.
+    pub dispatched_ns: u64,
+}
+
+/// What is read of one response's body as it arrives, and its checks once it ended.
+struct Reading {
+    x: Exchange,
+    status: u16,
+    /// A stream's events are read (a 200 to a streaming request); else the body is kept.
+    streamed: bool,
+    sse: SseReader,
+    body: Vec<u8>,
+    done: bool,
+    invalid: bool,
+    last_output_ns: u64,
+}
+
+impl Reading {
+    fn new(x: Exchange, status: u16) -> Reading {
+        Reading {
+            streamed: x.stream && status == 200,
+            x,
+            status,
+            sse: SseReader::new(),
+            body: Vec::new(),
+            done: false,
+            invalid: false,
+            last_output_ns: 0,
+        }
+    }
+
+    /// Takes in `data`, read at `now` (ns on the run's clock).
+    fn feed(&mut self, data: &[u8], now: u64) {
+        let x = &mut self.x;
+        x.first_byte_ns.get_or_insert(now);
+        if !self.streamed {
+            // Only a 200's body is validated; an error's status says enough.
+            if self.status == 200 {
+                if self.body.len() + data.len() <= MAX_BODY {
+                    self.body.extend_from_slice(data);
+                } else {
+                    self.invalid = true;
+                }
+            }
+            return;
+        }
+        let (done, invalid, last_output_ns) =
+            (&mut self.done, &mut self.invalid, &mut self.last_output_ns);
+        self.sse.feed(data, |event| match event {
+            Event::Output | Event::OutputFinal(_) => {
+                if x.first_output_ns.is_none() {
+                    x.first_output_ns = Some(now);
+                } else if x.output_gaps_ns.len() < MAX_OUTPUT_EVENTS {
+                    x.output_gaps_ns.push(now - *last_output_ns);
+                } else {
+                    *invalid = true;
+                }
+                *last_output_ns = now;
+                x.output_events += 1;
+                if let Event::OutputFinal(tokens) = event {
+                    x.usage_tokens = tokens.or(x.usage_tokens);
+                    *done = true;
+                }
+            }
+            Event::Usage(tokens) => x.usage_tokens = Some(tokens),
+            Event::Done => *done = true,
+            Event::Final(tokens) => {
+                x.usage_tokens = tokens.or(x.usage_tokens);
+                *done = true;
+            }
+            Event::Invalid => *invalid = true,
+            Event::Other => {}
+        });
+    }
+
+    /// The exchange, once its body ended at `done_ns`, or why it failed.
+    fn finish(mut self, done_ns: u64) -> Result<Exchange, ErrorKind> {
+        self.x.done_ns = done_ns.max(self.x.sent_ns);
+        if self.status != 200 {
+            return Err(ErrorKind::Status(self.status));
+        }
+        if self.x.stream {
+            if self.invalid {
+                return Err(ErrorKind::Invalid);
+            }
+            if !self.done || self.sse.has_partial_event() {
+                return Err(ErrorKind::Truncated);
+            }
+            if self
+                .x
+                .usage_tokens
+                .is_some_and(|t| t != self.x.output_events)
+            {
+                return Err(ErrorKind::Invalid);
+            }
+        } else if self.invalid || !is_completion(&self.body) {
+            return Err(ErrorKind::Invalid);
+        }
+        Ok(self.x)
+    }
+}
+
+/// True for a JSON object with a `choices`, `content` or `output` array (chat, messages,
+/// responses), or any JSON object for other routes' bodies.
+pub(crate) fn is_completion(body: &[u8]) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Shape {
+        #[serde(default)]
+        choices: Option<Vec<serde::de::IgnoredAny>>,
+        #[serde(default)]
+        error: Option<serde::de::IgnoredAny>,
+    }
+    if body.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+        return false;
+    }
+    match serde_json::from_slice::<Shape>(body) {
+        Ok(shape) => shape.error.is_none() && shape.choices.is_none_or(|c| !c.is_empty()),
+        Err(_) => false,
+    }
+}

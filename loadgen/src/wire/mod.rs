@@ -1,0 +1,9 @@
+//! The wire, the ground floor: opening connections (TCP, TLS, pinned addresses), HTTP/1.1 (our
+//! own client, which stamps every socket read) and HTTP/2 (hyper's client), one timed and
+//! validated exchange over either, and stream parsing (SSE, AWS event streams).
+
+pub(crate) mod exchange;
+pub(crate) mod http1;
+pub(crate) mod http2;
+pub(crate) mod sse;
+pub mod transport;
