@@ -16,13 +16,15 @@ use crate::commands::compare::sample_specs;
 use crate::engine::gateways::{reach, Named};
 use crate::engine::run::{stop_requested, SetupError, EXIT_FAILED, EXIT_OK};
 use crate::engine::sampler::{ResourceReport, Sampling};
-use crate::generator::pacer::RunClock;
-use crate::generator::plan::{Plan, PlanError, Target};
-use crate::generator::pool::Pool;
-use crate::generator::recorder::{ErrorKind, Exchange};
+use crate::generator::plan::{Plan, PlanError};
 use crate::options::{CompareArgs, LadderArgs, LADDER_LEVELS as DEFAULT_LEVELS};
-use crate::wire::exchange::{exchange, Slot};
+use crate::wire::clock::RunClock;
+use crate::wire::exchange::Slot;
+use crate::wire::http1::exchange;
+use crate::wire::http1::pool::Pool;
 use crate::wire::http1::RequestTemplate;
+use crate::wire::outcome::{ErrorKind, Exchange};
+use crate::wire::target::Target;
 
 /// Identifies the result format; bumped when a field changes meaning or goes away.
 pub const SCHEMA: &str = "gatebench.loadgen.ladder/1";

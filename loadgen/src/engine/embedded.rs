@@ -2,7 +2,7 @@
 
 use mock_upstream::{Config, MockServer, StartError};
 
-use crate::generator::plan::{parse_target, Target};
+use crate::wire::target::{parse_target, Target};
 
 /// A mock started in-process for a run without `--target`.
 #[derive(Debug)]

@@ -7,7 +7,8 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-use crate::generator::plan::{parse_target_via, PlanError, Target};
+use crate::generator::plan::PlanError;
+use crate::wire::target::{parse_target_via, Target};
 use crate::wire::transport::Pin;
 
 /// A target with the name it is reported under.

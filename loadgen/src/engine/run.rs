@@ -10,8 +10,7 @@ use gatebench_shared::host::{raise_open_file_limit, OpenFileLimit};
 use crate::engine::embedded::EmbeddedMock;
 use crate::generator::breakdown::{GroupSummary, StagePlan};
 use crate::generator::pace::Pace;
-use crate::generator::pacer::RunClock;
-use crate::generator::plan::{Load, Plan, PlanError, Target};
+use crate::generator::plan::{Load, Plan, PlanError};
 use crate::generator::recorder::{Metric, Recorder};
 use crate::generator::schedule::Arrival;
 use crate::generator::worker::{run_worker, Progress, StartLine, WorkerSpec};
@@ -20,6 +19,8 @@ use crate::results::run::{
     generator_reasons, reported, steady_throughput, GeneratorTiming, RateTarget, RunResult,
     Summary, TargetRun, Validity, SCHEMA,
 };
+use crate::wire::clock::RunClock;
+use crate::wire::target::Target;
 
 /// Exit codes, as documented in docs/loadgen-run.md.
 pub const EXIT_OK: u8 = 0;

@@ -5,8 +5,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::engine::disclose::get;
-use crate::generator::plan::Target;
+use crate::wire::get::get;
+use crate::wire::target::Target;
 
 /// The counts of one run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -5,16 +5,10 @@
 use hdrhistogram::Histogram;
 use serde::Serialize;
 
-use crate::generator::recorder::{new_histogram, Exchange};
+use crate::generator::recorder::new_histogram;
 use crate::results::run::Summary;
-
-/// What a request carried, for the breakdown: its class and its size.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Tag {
-    pub class: u16,
-    pub body_bytes: u32,
-    pub prompt_tokens: u32,
-}
+use crate::wire::outcome::Exchange;
+use crate::wire::outcome::Tag;
 
 /// One group's record.
 #[derive(Debug, Clone)]

@@ -7,8 +7,8 @@ use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize};
 
-use crate::generator::plan::Target;
 use crate::generator::start_at::unix_us;
+use crate::wire::target::Target;
 
 /// The path of the mock's clock.
 pub const CLOCK_PATH: &str = "/v1/gatebench/clock";
@@ -31,9 +31,9 @@ pub struct ReferenceClock {
 pub fn measure(target: &Target) -> Option<ReferenceClock> {
     let mut best: Option<(i64, i64)> = None;
     for _ in 0..PROBES {
-        let stream = crate::engine::disclose::connect(target)?;
+        let stream = crate::wire::get::connect(target)?;
         let sent = unix_us(SystemTime::now());
-        let body = crate::engine::disclose::fetch(stream, target, CLOCK_PATH)?;
+        let body = crate::wire::get::fetch(stream, target, CLOCK_PATH)?;
         let received = unix_us(SystemTime::now());
         let reference = parse(&body)?;
         let round_trip = received - sent;
@@ -74,7 +74,7 @@ mod tests {
     fn a_mock_on_this_host_is_zero_off_within_the_error() {
         let server = mock_upstream::MockServer::start(mock_upstream::Config::loopback()).unwrap();
         let url = format!("http://{}/", server.local_addr());
-        let target = crate::generator::plan::parse_target(&url).unwrap();
+        let target = crate::wire::target::parse_target(&url).unwrap();
         let r = measure(&target).expect("a mock's clock answers");
         // The same clock: the offset is within the error, give or take the scheduler.
         assert!(r.offset_us.abs() <= r.error_us + 2_000, "{r:?}");

@@ -12,7 +12,6 @@ pub mod intervals;
 pub mod pace;
 pub(crate) mod pacer;
 pub(crate) mod plan;
-pub(crate) mod pool;
 pub mod recorder;
 pub(crate) mod schedule;
 pub(crate) mod shard;

@@ -16,36 +16,11 @@
 use std::io;
 use std::time::Duration;
 
-use gatebench_shared::clock::monotonic_ns;
 use gatebench_shared::timerfd::{lower_timer_slack, TimerFd};
 use tokio::io::unix::AsyncFd;
 use tokio::io::Interest;
 
-/// The run's clock: nanoseconds since the start of the run, on `CLOCK_MONOTONIC`.
-#[derive(Debug, Clone)]
-pub struct RunClock {
-    /// `CLOCK_MONOTONIC` at the start of the run, in ns.
-    start_mono_ns: u64,
-}
-
-impl RunClock {
-    /// A clock whose zero is `lead` from now (so workers can get ready before the first slot).
-    pub fn starting_in(lead: Duration) -> RunClock {
-        RunClock {
-            start_mono_ns: monotonic_ns() + lead.as_nanos() as u64,
-        }
-    }
-
-    /// Nanoseconds since the start of the run (0 before it).
-    pub fn now_ns(&self) -> u64 {
-        self.ns_of(monotonic_ns())
-    }
-
-    /// A `CLOCK_MONOTONIC` reading (ns) as nanoseconds since the start of the run (0 before it).
-    pub fn ns_of(&self, mono_ns: u64) -> u64 {
-        mono_ns.saturating_sub(self.start_mono_ns)
-    }
-}
+use crate::wire::clock::RunClock;
 
 /// One worker's precise waiter.
 #[derive(Debug)]
@@ -117,7 +92,7 @@ mod tests {
     fn the_run_clock_reads_the_clock_the_timer_is_armed_on() {
         let clock = RunClock::starting_in(Duration::ZERO);
         let before = clock.now_ns();
-        let stamp = clock.ns_of(monotonic_ns());
+        let stamp = clock.ns_of(gatebench_shared::clock::monotonic_ns());
         let after = clock.now_ns();
         assert!(
             before <= stamp && stamp <= after,

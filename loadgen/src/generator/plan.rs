@@ -1,19 +1,17 @@
 //! Raw options validated into one immutable [`Plan`] before any load is sent.
 
-use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use bytes::Bytes;
 use gatebench_shared::latency::parse_duration_us;
-use hyper::header::{HeaderName, HeaderValue};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::generator::corpus::Corpus;
 use crate::generator::pace::Pace;
 use crate::generator::schedule::Arrival;
 use crate::generator::shard::Shard;
+use crate::wire::target::{RequestSpec, Target};
 
 /// An option the load generator cannot use. Each message says what was expected.
 #[derive(Debug, thiserror::Error)]
@@ -38,22 +36,12 @@ pub enum PlanError {
     Named(&'static str, String, &'static str),
     #[error("invalid --pin '{0}': expected core ids like 1 or 0-1, each below the {1} cores here")]
     Pin(String, usize),
-    #[error("invalid --scenario '{0}': expected chat or chat-stream")]
-    Scenario(String),
-    #[error("cannot read the body file {0}: {1}")]
-    BodyFile(String, std::io::Error),
-    #[error("invalid --body: expected a JSON object (or @FILE holding one): {0}")]
-    Body(String),
-    #[error("invalid --header '{0}': expected 'Name: value'")]
-    Header(String),
-    #[error("invalid target '{0}': expected http://HOST:PORT/PATH or https://HOST:PORT/PATH, like http://127.0.0.1:8080/v1/chat/completions")]
-    Url(String),
+    #[error(transparent)]
+    Spec(#[from] crate::wire::target::SpecError),
     #[error(transparent)]
     ConnectTo(#[from] crate::wire::transport::PinError),
     #[error(transparent)]
     Tls(#[from] crate::wire::transport::TlsSetupError),
-    #[error("cannot resolve target '{0}': {1}")]
-    Resolve(String, String),
     #[error(
         "invalid --shard '{0}': expected I/N with 0 <= I < N <= 10000, like 2/4 (indexes from 0)"
     )]
@@ -84,73 +72,6 @@ pub enum PlanError {
 pub enum Load {
     Open { rate: f64, arrival: Arrival },
     Closed { concurrency: usize },
-}
-
-/// Where requests go: resolved once, so every connection goes to the same address.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Target {
-    pub url: String,
-    /// `host[:port]` for the Host header.
-    pub authority: String,
-    pub path: String,
-    pub resolved: SocketAddr,
-    /// An `https://` target: TLS over the connection.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub tls: bool,
-}
-
-impl Target {
-    /// The URL's host, without its port or an IPv6 address's brackets: TLS's server name.
-    pub fn host(&self) -> &str {
-        host_and_port(&self.authority).0
-    }
-}
-
-/// Splits `host[:port]` (IPv6 in brackets); the port is `None` when not given.
-fn host_and_port(authority: &str) -> (&str, Option<u16>) {
-    if let Some(rest) = authority.strip_prefix('[') {
-        return match rest.split_once(']') {
-            Some((host, after)) => (host, after.strip_prefix(':').and_then(|p| p.parse().ok())),
-            None => (authority, None),
-        };
-    }
-    match authority.rsplit_once(':') {
-        Some((host, port)) if !host.contains(':') => match port.parse() {
-            Ok(port) => (host, Some(port)),
-            Err(_) => (authority, None),
-        },
-        _ => (authority, None),
-    }
-}
-
-/// What each request carries.
-#[derive(Debug, Clone, Serialize)]
-pub struct RequestSpec {
-    /// `chat`, `chat-stream`, or `body` for a user-given body.
-    pub scenario: String,
-    pub stream: bool,
-    /// In results, the body's CRC-32 (so shards of different bodies are not merged).
-    #[serde(rename = "body_crc32", serialize_with = "crc32")]
-    pub body: Bytes,
-    /// Output tokens the body asks for, when known (for validation).
-    pub max_tokens: Option<u64>,
-    #[serde(serialize_with = "headers_as_text")]
-    pub headers: Vec<(HeaderName, HeaderValue)>,
-}
-
-fn crc32<S: serde::Serializer>(body: &Bytes, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_u32(crc32fast::hash(body))
-}
-
-fn headers_as_text<S: serde::Serializer>(
-    headers: &[(HeaderName, HeaderValue)],
-    s: S,
-) -> Result<S::Ok, S::Error> {
-    let text: Vec<String> = headers
-        .iter()
-        .map(|(n, v)| format!("{n}: {}", v.to_str().unwrap_or("<binary>")))
-        .collect();
-    text.serialize(s)
 }
 
 /// A validated run.
@@ -305,169 +226,6 @@ pub fn parse_rate(text: &str) -> Result<f64, PlanError> {
         .ok_or_else(|| PlanError::Rate(text.to_string()))
 }
 
-/// The path methods of a Gemini and a Bedrock stream: a target with one streams whatever its
-/// body says.
-const STREAM_METHODS: [&str; 2] = [":streamGenerateContent", "/converse-stream"];
-
-/// True for a URL or path that streams whatever its body says (Gemini, Bedrock).
-pub(crate) fn streams_by_path(url: &str) -> bool {
-    STREAM_METHODS.iter().any(|m| url.contains(m))
-}
-
-/// What each request of a run to `urls` carries: a scenario's body, or the user's. It streams
-/// when its body says `"stream": true`, or when a URL says so in its path (Gemini, Bedrock).
-pub(crate) fn request_spec(
-    scenario: Option<&str>,
-    body: Option<&str>,
-    headers: &[String],
-    model: &str,
-    max_tokens: u64,
-    urls: &[&str],
-) -> Result<RequestSpec, PlanError> {
-    let mut spec = body_spec(scenario, body, headers, model, max_tokens)?;
-    spec.stream |= urls.iter().any(|url| streams_by_path(url));
-    Ok(spec)
-}
-
-fn body_spec(
-    scenario: Option<&str>,
-    body: Option<&str>,
-    headers: &[String],
-    model: &str,
-    max_tokens: u64,
-) -> Result<RequestSpec, PlanError> {
-    let headers = headers
-        .iter()
-        .map(|h| parse_header(h))
-        .collect::<Result<Vec<_>, _>>()?;
-    if let Some(body) = body {
-        let bytes = match body.strip_prefix('@') {
-            Some(path) => std::fs::read(path).map_err(|e| PlanError::BodyFile(path.into(), e))?,
-            None => body.as_bytes().to_vec(),
-        };
-        let value: serde_json::Value =
-            serde_json::from_slice(&bytes).map_err(|e| PlanError::Body(e.to_string()))?;
-        let object = value
-            .as_object()
-            .ok_or_else(|| PlanError::Body("not an object".into()))?;
-        let stream = object
-            .get("stream")
-            .and_then(|v| v.as_bool())
-            .unwrap_or(false);
-        let max_tokens = ["max_completion_tokens", "max_tokens"]
-            .iter()
-            .find_map(|k| object.get(*k).and_then(|v| v.as_u64()));
-        return Ok(RequestSpec {
-            scenario: "body".into(),
-            stream,
-            body: Bytes::from(bytes),
-            max_tokens,
-            headers,
-        });
-    }
-    let scenario = scenario.unwrap_or("chat");
-    let stream = match scenario {
-        "chat" => false,
-        "chat-stream" => true,
-        other => return Err(PlanError::Scenario(other.to_string())),
-    };
-    let mut body = serde_json::json!({
-        "model": model,
-        "messages": [{"role": "user", "content": "Say hello."}],
-        "max_tokens": max_tokens,
-    });
-    if stream {
-        body["stream"] = true.into();
-        body["stream_options"] = serde_json::json!({"include_usage": true});
-    }
-    Ok(RequestSpec {
-        scenario: scenario.to_string(),
-        stream,
-        body: Bytes::from(body.to_string()),
-        max_tokens: Some(max_tokens),
-        headers,
-    })
-}
-
-pub(crate) fn parse_header(text: &str) -> Result<(HeaderName, HeaderValue), PlanError> {
-    let err = || PlanError::Header(text.to_string());
-    let (name, value) = text.split_once(':').ok_or_else(err)?;
-    let name = HeaderName::from_bytes(name.trim().as_bytes()).map_err(|_| err())?;
-    let value = HeaderValue::from_str(value.trim()).map_err(|_| err())?;
-    Ok((name, value))
-}
-
-/// Parses and resolves a `/metrics` URL (the path defaults to `/metrics`).
-pub(crate) fn parse_metrics_url(url: &str) -> Result<Target, PlanError> {
-    let mut target = parse_target(url)?;
-    let rest = url
-        .trim_start_matches("http://")
-        .trim_start_matches("https://");
-    if !rest.contains('/') {
-        target.path = "/metrics".into();
-    }
-    Ok(target)
-}
-
-/// Parses and resolves `http://HOST[:PORT][/PATH]` or `https://…`; the path defaults to the
-/// chat route.
-pub fn parse_target(url: &str) -> Result<Target, PlanError> {
-    parse_target_via(url, &[])
-}
-
-/// [`parse_target`], where `--connect-to` rules (`pins`) name the address of a host and port
-/// instead of the resolver.
-pub fn parse_target_via(
-    url: &str,
-    pins: &[crate::wire::transport::Pin],
-) -> Result<Target, PlanError> {
-    let err = || PlanError::Url(url.to_string());
-    let (rest, tls) = match (url.strip_prefix("http://"), url.strip_prefix("https://")) {
-        (Some(rest), _) => (rest, false),
-        (_, Some(rest)) => (rest, true),
-        _ => return Err(err()),
-    };
-    let (authority, path) = match rest.find('/') {
-        Some(at) => (&rest[..at], &rest[at..]),
-        None => (rest, ""),
-    };
-    if authority.is_empty() {
-        return Err(err());
-    }
-    let path = if path.is_empty() || path == "/" {
-        "/v1/chat/completions"
-    } else {
-        path
-    };
-    let (host, port) = host_and_port(authority);
-    if host.is_empty() || (authority.starts_with('[') && !authority.contains(']')) {
-        return Err(err());
-    }
-    let port = port.unwrap_or(if tls { 443 } else { 80 });
-    let resolved = match crate::wire::transport::pinned(pins, host, port) {
-        Some(address) => address,
-        None => {
-            let lookup = if host.contains(':') {
-                format!("[{host}]:{port}")
-            } else {
-                format!("{host}:{port}")
-            };
-            lookup
-                .to_socket_addrs()
-                .map_err(|e| PlanError::Resolve(url.to_string(), e.to_string()))?
-                .next()
-                .ok_or_else(|| PlanError::Resolve(url.to_string(), "no address".into()))?
-        }
-    };
-    Ok(Target {
-        url: url.to_string(),
-        authority: authority.to_string(),
-        path: path.to_string(),
-        resolved,
-        tls,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -482,42 +240,6 @@ mod tests {
             let err = parse_rate(bad).unwrap_err().to_string();
             assert!(err.contains("like 5000 or 5k"), "{err}");
         }
-    }
-
-    #[test]
-    fn targets_resolve_once_with_a_default_path() {
-        let t = parse_target("http://127.0.0.1:8080").unwrap();
-        assert_eq!(t.path, "/v1/chat/completions");
-        assert_eq!(t.resolved, "127.0.0.1:8080".parse().unwrap());
-        let t = parse_target("http://localhost:9/v1/messages").unwrap();
-        assert_eq!(t.path, "/v1/messages");
-        assert!(t.resolved.ip().is_loopback());
-        let t = parse_target("http://[::1]:8081/x").unwrap();
-        assert_eq!(t.resolved, "[::1]:8081".parse().unwrap());
-        assert_eq!(t.host(), "::1");
-        assert!(!t.tls);
-        for bad in ["127.0.0.1:80", "ftp://x", "http://", "http://[::1:80/"] {
-            assert!(matches!(parse_target(bad), Err(PlanError::Url(_))), "{bad}");
-        }
-    }
-
-    #[test]
-    fn https_targets_default_to_443_and_pins_replace_the_resolver() {
-        let t = parse_target("https://localhost/v1/messages").unwrap();
-        assert!(t.tls);
-        assert_eq!(t.host(), "localhost");
-        assert_eq!(t.resolved.port(), 443);
-        // A name nobody resolves, pinned: no lookup is made.
-        let pins = [
-            crate::wire::transport::Pin::parse("api.example.invalid:443:127.0.0.1:8443").unwrap(),
-        ];
-        let t = parse_target_via("https://api.example.invalid", &pins).unwrap();
-        assert_eq!(t.resolved, "127.0.0.1:8443".parse().unwrap());
-        assert_eq!(t.authority, "api.example.invalid");
-        assert!(matches!(
-            parse_target_via("https://api.example.invalid:8443", &pins),
-            Err(PlanError::Resolve(..))
-        ));
     }
 
     #[test]

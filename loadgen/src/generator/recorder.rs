@@ -7,58 +7,9 @@ use std::collections::BTreeMap;
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
-use crate::generator::breakdown::{Breakdown, Tag};
+use crate::generator::breakdown::Breakdown;
 use crate::generator::intervals::{PerSecond, Series};
-
-/// Why a request failed. Failures are data: each is counted by kind, never dropped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum ErrorKind {
-    /// The target refused the connection.
-    ConnectRefused,
-    /// Connecting took longer than the request timeout.
-    ConnectTimeout,
-    /// Connecting failed another way.
-    Connect,
-    /// The TLS handshake failed (an untrusted certificate, a name it does not cover, no
-    /// protocol both sides speak).
-    Tls,
-    /// The connection was reset or closed before the response ended.
-    Reset,
-    /// No complete response within the request timeout.
-    Timeout,
-    /// A status other than 200.
-    Status(u16),
-    /// A stream that ended without its end marker or inside an event, or a body that ended
-    /// before its declared length.
-    Truncated,
-    /// A body that is not what the API sends (not JSON, an error event, wrong counts).
-    Invalid,
-    /// Still in flight when the grace after the end of sending ran out (`--grace`, or a
-    /// second Ctrl-C).
-    Cancelled,
-    /// Not sent: the open loop already held `--max-pending` requests waiting (the target not
-    /// answering them), so this one was counted instead of queued.
-    Backlog,
-}
-
-impl ErrorKind {
-    /// The key of this kind in results (`connect_refused`, `status_503`, …).
-    pub fn key(self) -> String {
-        match self {
-            ErrorKind::ConnectRefused => "connect_refused".into(),
-            ErrorKind::ConnectTimeout => "connect_timeout".into(),
-            ErrorKind::Connect => "connect_error".into(),
-            ErrorKind::Tls => "tls_error".into(),
-            ErrorKind::Reset => "reset".into(),
-            ErrorKind::Timeout => "timeout".into(),
-            ErrorKind::Status(code) => format!("status_{code}"),
-            ErrorKind::Truncated => "truncated".into(),
-            ErrorKind::Invalid => "invalid".into(),
-            ErrorKind::Cancelled => "cancelled".into(),
-            ErrorKind::Backlog => "backlog".into(),
-        }
-    }
-}
+use crate::wire::outcome::{ErrorKind, Exchange, Tag};
 
 /// A recorded metric. Times are microseconds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -148,28 +99,6 @@ pub fn new_histogram(sigfig: u8) -> Histogram<u64> {
     // so a growing RSS means a leak, not a rare latency.
     histogram.reset();
     histogram
-}
-
-/// Timing of one successful exchange, in nanoseconds from the start of the run.
-#[derive(Debug, Clone, Default)]
-pub struct Exchange {
-    pub due_ns: u64,
-    pub dispatched_ns: u64,
-    pub sent_ns: u64,
-    /// Of the time from dispatch to send, what the target caused (see `pool::Lease`).
-    pub target_wait_ns: u64,
-    pub done_ns: u64,
-    pub first_byte_ns: Option<u64>,
-    pub first_output_ns: Option<u64>,
-    /// Arrival of each output event after the first, for ITL.
-    pub output_gaps_ns: Vec<u64>,
-    pub output_events: u64,
-    pub usage_tokens: Option<u64>,
-    pub stream: bool,
-    /// The mock's timestamps, when asked for (`x-mock-timestamps`).
-    pub mock_times: Option<crate::wire::http1::MockTimes>,
-    /// The request's class and size, for the breakdown.
-    pub tag: Tag,
 }
 
 /// One second of the timeline (by completion time, from the start of the measured window).

@@ -11,14 +11,18 @@ use std::time::{Duration, SystemTime};
 use tokio::sync::Notify;
 use tokio::task::LocalSet;
 
-use crate::generator::breakdown::{Breakdown, Tag};
+use crate::generator::breakdown::Breakdown;
 use crate::generator::pace::Pace;
-use crate::generator::pacer::{Pacer, RunClock};
-use crate::generator::plan::{Load, Plan, RequestSpec, Target};
-use crate::generator::pool::Pool;
-use crate::generator::recorder::{ErrorKind, Exchange, Recorder};
+use crate::generator::pacer::Pacer;
+use crate::generator::plan::{Load, Plan};
+use crate::generator::recorder::Recorder;
 use crate::generator::schedule::Schedule;
-use crate::wire::exchange::{exchange, exchange_http2, Slot};
+use crate::wire::clock::RunClock;
+use crate::wire::exchange::Slot;
+use crate::wire::http1::pool::Pool;
+use crate::wire::outcome::Tag;
+use crate::wire::outcome::{ErrorKind, Exchange};
+use crate::wire::target::{RequestSpec, Target};
 use crate::wire::transport::Dials;
 use crate::wire::{http1, http2};
 
@@ -580,10 +584,10 @@ impl Client {
     ) -> Result<Exchange, ErrorKind> {
         match (self, template) {
             (Client::Http1(pool), Template::Http1(t)) => {
-                exchange(pool, t, request, clock, slot).await
+                http1::exchange(pool, t, request, clock, slot).await
             }
             (Client::Http2(pool), Template::Http2(t)) => {
-                exchange_http2(pool, t, request, clock, slot).await
+                http2::exchange(pool, t, request, clock, slot).await
             }
             // Invariant: a worker's templates and client follow the same plan.
             _ => unreachable!("templates are encoded for the client's HTTP version"),

@@ -10,12 +10,14 @@ use gatebench_shared::latency::parse_duration_us;
 use serde::{Deserialize, Serialize};
 
 use crate::generator::plan::{
-    count, parse_header, parse_metrics_url, parse_rate, parse_target, parse_target_via,
-    positive_duration, request_spec, Load, Plan, PlanError, RequestSpec, DEFAULT_MAX_TOKENS,
-    DEFAULT_MODEL, DEFAULT_RATE, MAX_CONNECTIONS, MAX_PENDING, MAX_THREADS,
+    count, parse_rate, positive_duration, Load, Plan, PlanError, DEFAULT_MAX_TOKENS, DEFAULT_MODEL,
+    DEFAULT_RATE, MAX_CONNECTIONS, MAX_PENDING, MAX_THREADS,
 };
 use crate::generator::schedule::Arrival;
 use crate::generator::shard::Shard;
+use crate::wire::target::{
+    parse_header, parse_metrics_url, parse_target, parse_target_via, request_spec, RequestSpec,
+};
 use crate::wire::transport::{Pin, Transport};
 
 /// Options of `loadgen run`. Every option is also a key of the `--profile` TOML file
@@ -285,6 +287,7 @@ impl RunArgs {
             self.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
             &urls,
         )
+        .map_err(PlanError::from)
     }
 
     /// [`RunArgs::plan`], at `load` instead of the load the options name (a sweep's level, the

@@ -14,9 +14,10 @@ use rand_pcg::Pcg64Mcg;
 use crate::generator::corpus::synth::{chat_body, class_of};
 use crate::generator::corpus::{class_id, Corpus, Entry, Order};
 use crate::generator::pace::{trace, Pace, Replay, Stages};
-use crate::generator::plan::{streams_by_path, Load, PlanError, RequestSpec, DEFAULT_MODEL};
+use crate::generator::plan::{Load, PlanError, DEFAULT_MODEL};
 use crate::generator::schedule::Arrival;
 use crate::options::RunArgs;
+use crate::wire::target::{streams_by_path, RequestSpec};
 
 /// The workload a run's options name.
 #[derive(Debug)]

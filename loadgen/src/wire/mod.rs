@@ -2,8 +2,13 @@
 //! own client, which stamps every socket read) and HTTP/2 (hyper's client), one timed and
 //! validated exchange over either, and stream parsing (SSE, AWS event streams).
 
+pub(crate) mod clock;
 pub(crate) mod exchange;
+pub(crate) mod get;
 pub(crate) mod http1;
 pub(crate) mod http2;
+pub mod outcome;
+pub mod pin;
 pub(crate) mod sse;
+pub mod target;
 pub mod transport;

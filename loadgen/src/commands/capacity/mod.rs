@@ -111,7 +111,7 @@ impl CapacityPlan {
             ))?;
             vec![Named {
                 name: "direct".into(),
-                target: crate::generator::plan::parse_target_via(
+                target: crate::wire::target::parse_target_via(
                     direct,
                     &compare.run.transport()?.connect_to,
                 )?,

@@ -460,7 +460,8 @@ fn clock_checks(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::generator::recorder::{ErrorKind, Exchange, Metric, Recorder};
+    use crate::generator::recorder::{Metric, Recorder};
+    use crate::wire::outcome::{ErrorKind, Exchange};
 
     fn exchange(i: u64) -> Exchange {
         let due_ns = i * 1_000_000;

@@ -79,7 +79,7 @@ pub fn run_overhead(
 fn summarise(
     plan: &OverheadPlan,
     trial: usize,
-    request: &crate::generator::plan::RequestSpec,
+    request: &crate::wire::target::RequestSpec,
     calls: Vec<rounds::TargetCalls>,
 ) -> Trial {
     let names: Vec<String> = plan.targets.iter().map(|t| t.name.clone()).collect();

@@ -8,7 +8,8 @@ use serde::{Deserialize, Serialize};
 use crate::options::OverheadArgs;
 
 use crate::engine::gateways::{min_effect_us, named_targets, with_twin, Disclosed, Named};
-use crate::generator::plan::{positive_duration, request_spec, PlanError, RequestSpec};
+use crate::generator::plan::{positive_duration, PlanError};
+use crate::wire::target::{request_spec, RequestSpec};
 
 /// A validated `loadgen overhead`.
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -11,12 +11,13 @@ use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use rand_pcg::Pcg64Mcg;
 
-use crate::generator::pacer::RunClock;
-use crate::generator::plan::RequestSpec;
-use crate::generator::pool::Pool;
-use crate::generator::recorder::ErrorKind;
-use crate::wire::exchange::{exchange, Slot};
+use crate::wire::clock::RunClock;
+use crate::wire::exchange::Slot;
+use crate::wire::http1::exchange;
+use crate::wire::http1::pool::Pool;
 use crate::wire::http1::RequestTemplate;
+use crate::wire::outcome::ErrorKind;
+use crate::wire::target::RequestSpec;
 
 use super::plan::OverheadPlan;
 

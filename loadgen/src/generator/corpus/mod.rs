@@ -14,7 +14,8 @@ use hyper::header::{HeaderName, HeaderValue};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::generator::plan::{PlanError, RequestSpec};
+use crate::generator::plan::PlanError;
+use crate::wire::target::RequestSpec;
 
 pub mod synth;
 

@@ -1,6 +1,7 @@
 //! A response's status line and headers, parsed by `httparse`, reduced to what the client needs:
 //! the status, how the body is framed, and whether the connection can carry another request.
 
+use crate::wire::outcome::MockTimes;
 use gatebench_shared::clock::{RECEIVED_HEADER, STARTED_HEADER};
 use httparse::Status;
 
@@ -31,13 +32,6 @@ pub struct Head {
     pub keep_alive: bool,
     /// The mock's `x-mock-received-ns` and `x-mock-started-ns`, when it sent them.
     pub mock_times: Option<MockTimes>,
-}
-
-/// When the mock received a request and started its answer (`CLOCK_MONOTONIC` ns).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct MockTimes {
-    pub received_ns: u64,
-    pub started_ns: u64,
 }
 
 /// A response head that is not HTTP/1.x.

@@ -8,7 +8,9 @@
 //! socket read, so a body's bytes are timed when they came off the socket.
 
 mod chunked;
+mod exchange;
 pub(crate) mod head;
+pub(crate) mod pool;
 mod request;
 
 use std::pin::Pin;
@@ -19,7 +21,9 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt, ReadBuf};
 
 use crate::wire::transport::Stream;
 
-pub use head::{Framing, MockTimes};
+use crate::wire::outcome::MockTimes;
+pub use exchange::exchange;
+pub use head::Framing;
 pub use request::RequestTemplate;
 
 /// Bytes read from the socket at a time; a response head must fit in it.

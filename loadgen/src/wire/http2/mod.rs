@@ -7,6 +7,7 @@
 //! Unlike the HTTP/1.1 client, a body's bytes are timed when their frame reaches the request's
 //! task, not when the connection's task read them off the socket.
 
+mod exchange;
 mod request;
 
 use std::cell::{Cell, RefCell};
@@ -19,10 +20,11 @@ use http_body_util::Full;
 use hyper::client::conn::http2::{Builder, SendRequest};
 use hyper_util::rt::TokioIo;
 
+pub use exchange::exchange;
 pub use request::RequestTemplate;
 
-use crate::generator::plan::Target;
-use crate::generator::recorder::ErrorKind;
+use crate::wire::outcome::ErrorKind;
+use crate::wire::target::Target;
 use crate::wire::transport::{Dials, Transport};
 
 /// A handle to send requests on one HTTP/2 connection.

@@ -10,7 +10,7 @@ use hyper::header::{
 };
 use hyper::{Method, Request, Uri};
 
-use crate::generator::plan::{RequestSpec, Target};
+use crate::wire::target::{RequestSpec, Target};
 
 /// The parts of a run's HTTP/2 requests.
 #[derive(Debug, Clone)]
@@ -95,7 +95,7 @@ mod tests {
     #[test]
     fn requests_carry_the_authority_the_headers_and_their_number() {
         let target =
-            crate::generator::plan::parse_target("https://localhost:8443/v1/chat/completions")
+            crate::wire::target::parse_target("https://localhost:8443/v1/chat/completions")
                 .expect("loopback target");
         let template = RequestTemplate::post_to(
             &target,
@@ -123,7 +123,7 @@ mod tests {
 
     #[test]
     fn the_users_host_becomes_the_authority() {
-        let target = crate::generator::plan::parse_target("http://127.0.0.1:9/v1/chat/completions")
+        let target = crate::wire::target::parse_target("http://127.0.0.1:9/v1/chat/completions")
             .expect("loopback target");
         let template =
             RequestTemplate::post_to(&target, &target.path, &spec(&[("host", "api.openai.com")]));

@@ -4,7 +4,6 @@
 //! handshake, so a handshake is reported on its own and never hides in a reused connection's
 //! request.
 
-mod pin;
 mod stream;
 mod tls;
 
@@ -20,12 +19,12 @@ use serde::Serialize;
 use tokio::net::TcpStream;
 use tokio_rustls::TlsConnector;
 
-pub use pin::{pinned, Pin, PinError};
+pub use crate::wire::pin::{pinned, Pin, PinError};
 pub use stream::Stream;
 pub use tls::TlsSetupError;
 
-use crate::generator::plan::Target;
-use crate::generator::recorder::ErrorKind;
+use crate::wire::outcome::ErrorKind;
+use crate::wire::target::Target;
 
 /// The HTTP version and TLS settings of a run, shared by all its connections.
 #[derive(Debug, Clone, Default, Serialize)]

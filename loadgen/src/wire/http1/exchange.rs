@@ -1,11 +1,11 @@
 //! One exchange over HTTP/1.1, on a connection of the worker's pool.
 
-use super::{Reading, Slot};
-use crate::generator::pacer::RunClock;
-use crate::generator::plan::RequestSpec;
-use crate::generator::pool::Pool;
-use crate::generator::recorder::{ErrorKind, Exchange};
+use crate::wire::clock::RunClock;
+use crate::wire::exchange::{Reading, Slot};
+use crate::wire::http1::pool::Pool;
 use crate::wire::http1::{Failure, RequestTemplate};
+use crate::wire::outcome::{ErrorKind, Exchange};
+use crate::wire::target::RequestSpec;
 
 /// Sends the request of `slot` and reads its whole response. The caller bounds it with the
 /// request timeout.

@@ -4,12 +4,12 @@ use gatebench_shared::clock::{monotonic_ns, RECEIVED_HEADER, STARTED_HEADER};
 use http_body_util::BodyExt;
 use hyper::HeaderMap;
 
-use super::{Reading, Slot};
-use crate::generator::pacer::RunClock;
-use crate::generator::plan::RequestSpec;
-use crate::generator::recorder::{ErrorKind, Exchange};
-use crate::wire::http1::MockTimes;
+use crate::wire::clock::RunClock;
+use crate::wire::exchange::{Reading, Slot};
 use crate::wire::http2::{error_kind, Pool, RequestTemplate};
+use crate::wire::outcome::MockTimes;
+use crate::wire::outcome::{ErrorKind, Exchange};
+use crate::wire::target::RequestSpec;
 
 /// Sends the request of `slot` as a new stream and reads its whole response. The caller bounds
 /// it with the request timeout; dropping it resets the stream, not the connection.

@@ -1,13 +1,7 @@
-//! One request and its response, timed and validated: over HTTP/1.1 (`http1`) or HTTP/2
-//! (`http2`), with one reading of bodies and streams and one set of checks for both.
+//! One request and its response, timed and validated: the reading of bodies and streams and the
+//! checks that HTTP/1.1 (`http1::exchange`) and HTTP/2 (`http2::exchange`) share.
 
-mod http1;
-mod http2;
-
-pub use http1::exchange;
-pub use http2::exchange as exchange_http2;
-
-use crate::generator::recorder::{ErrorKind, Exchange};
+use crate::wire::outcome::{ErrorKind, Exchange};
 use crate::wire::sse::{Event, SseReader};
 
 /// Most bytes of a whole (not streamed) 200 body kept for validation; a larger one is
@@ -30,7 +24,7 @@ pub struct Slot {
 }
 
 /// What is read of one response's body as it arrives, and its checks once it ended.
-struct Reading {
+pub(crate) struct Reading {
     x: Exchange,
     status: u16,
     /// A stream's events are read (a 200 to a streaming request); else the body is kept.
@@ -43,7 +37,7 @@ struct Reading {
 }
 
 impl Reading {
-    fn new(x: Exchange, status: u16) -> Reading {
+    pub(crate) fn new(x: Exchange, status: u16) -> Reading {
         Reading {
             streamed: x.stream && status == 200,
             x,
@@ -57,7 +51,7 @@ impl Reading {
     }
 
     /// Takes in `data`, read at `now` (ns on the run's clock).
-    fn feed(&mut self, data: &[u8], now: u64) {
+    pub(crate) fn feed(&mut self, data: &[u8], now: u64) {
         let x = &mut self.x;
         x.first_byte_ns.get_or_insert(now);
         if !self.streamed {
@@ -101,7 +95,7 @@ impl Reading {
     }
 
     /// The exchange, once its body ended at `done_ns`, or why it failed.
-    fn finish(mut self, done_ns: u64) -> Result<Exchange, ErrorKind> {
+    pub(crate) fn finish(mut self, done_ns: u64) -> Result<Exchange, ErrorKind> {
         self.x.done_ns = done_ns.max(self.x.sent_ns);
         if self.status != 200 {
             return Err(ErrorKind::Status(self.status));

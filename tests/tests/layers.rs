@@ -1,0 +1,349 @@
+//! The crates' shape, held: every module of loadgen imports only from its own layer or the layers
+//! below it (the order is `LOADGEN_LAYERS`, as DESIGN.md draws it), and no two modules of
+//! loadgen or mock-upstream import each other, directly or round a circle.
+//!
+//! The source is read as text: every `crate::…` and `super::…` path outside comments counts as
+//! an import of the module it names (a `use`, a path in an expression or a type alike). A module
+//! is a file or a folder one step below its crate's root (loadgen: one step below its layer, such
+//! as `generator::plan`); a file deeper in a folder speaks for the folder.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// loadgen's layers, top to bottom. A module may import from its own layer and those after it.
+/// The crate's root files (`lib.rs`, `main.rs`, `fuzzing.rs`) stand above them all.
+const LOADGEN_LAYERS: &[&str] = &[
+    "commands",
+    "report",
+    "engine",
+    "generator",
+    "wire",
+    "results",
+    "options",
+];
+
+/// mock-upstream's data layer: settings that import nothing else of the crate.
+const MOCK_DATA: &str = "config";
+
+/// Imports that still run from a lower layer up, as `file -> module`: each one is a debt, and
+/// this list may only shrink. A new upward import fails the test, and so does an entry here
+/// that no longer holds (take it off).
+const LOADGEN_UPWARD: &[&str] = &[];
+
+#[test]
+fn loadgen_imports_only_from_its_own_layer_or_below() {
+    let crate_dir = workspace().join("loadgen/src");
+    let files = sources(&crate_dir);
+    let mut upward = BTreeSet::new();
+    for (file, module) in &files {
+        let Some(from) = layer_of(module) else {
+            continue;
+        };
+        for import in imports(file, module) {
+            let Some(to) = layer_of(&import) else {
+                continue;
+            };
+            if to < from {
+                upward.insert(format!(
+                    "{} -> {}",
+                    relative(&crate_dir, file),
+                    room(&import, 2)
+                ));
+            }
+        }
+    }
+    let known: BTreeSet<String> = LOADGEN_UPWARD.iter().map(|s| s.to_string()).collect();
+    let new: Vec<_> = upward.difference(&known).collect();
+    let gone: Vec<_> = known.difference(&upward).collect();
+    assert!(
+        new.is_empty(),
+        "imports from a lower layer up into a higher one (layers, top to bottom: {}):\n{}",
+        LOADGEN_LAYERS.join(", "),
+        lines(&new)
+    );
+    assert!(
+        gone.is_empty(),
+        "these upward imports are gone: take them off LOADGEN_UPWARD:\n{}",
+        lines(&gone)
+    );
+}
+
+#[test]
+fn loadgen_has_no_import_circle() {
+    let circles = circles(&workspace().join("loadgen/src"), 2);
+    assert!(
+        circles.is_empty(),
+        "import circles in loadgen:\n{}",
+        lines(&circles)
+    );
+}
+
+#[test]
+fn mock_upstream_has_no_import_circle_and_its_settings_import_nothing() {
+    let crate_dir = workspace().join("mock-upstream/src");
+    let circles = circles(&crate_dir, 1);
+    assert!(
+        circles.is_empty(),
+        "import circles in mock-upstream:\n{}",
+        lines(&circles)
+    );
+    let mut leaks = Vec::new();
+    for (file, module) in sources(&crate_dir) {
+        if module.first().map(String::as_str) != Some(MOCK_DATA) {
+            continue;
+        }
+        for import in imports(&file, &module) {
+            if import.first().is_some_and(|m| m != MOCK_DATA) {
+                leaks.push(format!(
+                    "{} -> {}",
+                    relative(&crate_dir, &file),
+                    room(&import, 1)
+                ));
+            }
+        }
+    }
+    leaks.dedup();
+    assert!(
+        leaks.is_empty(),
+        "{MOCK_DATA}/ is plain settings, yet imports:\n{}",
+        lines(&leaks)
+    );
+}
+
+#[test]
+fn the_reader_sees_imports_of_every_form() {
+    let text = "use crate::a::b;\nuse crate::{c::d, e::{f, g}};\n// crate::h::i in a comment\n\
+                fn f() { super::j::k(); crate::l::m::n(); }\nuse super::{o, p::q};";
+    let module = vec!["x".to_string(), "y".to_string()];
+    let found: BTreeSet<String> = paths_in(text, &module)
+        .into_iter()
+        .map(|p| p.join("::"))
+        .collect();
+    let want = [
+        "a::b", "c::d", "e::f", "e::g", "x::j::k", "l::m::n", "x::o", "x::p::q",
+    ];
+    assert_eq!(found, want.iter().map(|s| s.to_string()).collect());
+}
+
+/// The module graph's circles: each strongly connected set of more than one module, as
+/// `a, b, c`; modules are paths of `depth` segments.
+fn circles(crate_dir: &Path, depth: usize) -> Vec<String> {
+    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (file, module) in sources(crate_dir) {
+        if module.len() < depth {
+            continue;
+        }
+        let from = room(&module, depth);
+        for import in imports(&file, &module) {
+            let to = room(&import, depth);
+            if import.len() >= depth && to != from {
+                graph.entry(from.clone()).or_default().insert(to);
+            }
+        }
+    }
+    strongly_connected(&graph)
+        .into_iter()
+        .filter(|set| set.len() > 1)
+        .map(|set| set.into_iter().collect::<Vec<_>>().join(", "))
+        .collect()
+}
+
+/// Tarjan's algorithm, recursive (the graphs are a few hundred modules).
+fn strongly_connected(graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<BTreeSet<String>> {
+    struct Walk<'a> {
+        graph: &'a BTreeMap<String, BTreeSet<String>>,
+        index: BTreeMap<&'a str, usize>,
+        low: BTreeMap<&'a str, usize>,
+        stack: Vec<&'a str>,
+        on_stack: BTreeSet<&'a str>,
+        found: Vec<BTreeSet<String>>,
+    }
+    fn visit<'a>(w: &mut Walk<'a>, v: &'a str) {
+        let i = w.index.len();
+        w.index.insert(v, i);
+        w.low.insert(v, i);
+        w.stack.push(v);
+        w.on_stack.insert(v);
+        for u in w.graph.get(v).into_iter().flatten() {
+            if !w.index.contains_key(u.as_str()) {
+                visit(w, u);
+                let low = w.low[u.as_str()].min(w.low[v]);
+                w.low.insert(v, low);
+            } else if w.on_stack.contains(u.as_str()) {
+                let low = w.index[u.as_str()].min(w.low[v]);
+                w.low.insert(v, low);
+            }
+        }
+        if w.low[v] == w.index[v] {
+            let mut set = BTreeSet::new();
+            while let Some(u) = w.stack.pop() {
+                w.on_stack.remove(u);
+                set.insert(u.to_string());
+                if u == v {
+                    break;
+                }
+            }
+            w.found.push(set);
+        }
+    }
+    let mut w = Walk {
+        graph,
+        index: BTreeMap::new(),
+        low: BTreeMap::new(),
+        stack: Vec::new(),
+        on_stack: BTreeSet::new(),
+        found: Vec::new(),
+    };
+    for v in graph.keys() {
+        if !w.index.contains_key(v.as_str()) {
+            visit(&mut w, v);
+        }
+    }
+    w.found
+}
+
+/// A module's layer as its place in `LOADGEN_LAYERS` (0 the top); `None` for the root files.
+fn layer_of(module: &[String]) -> Option<usize> {
+    let first = module.first()?;
+    LOADGEN_LAYERS.iter().position(|l| l == first)
+}
+
+/// Every source file under `dir` with its module path (`generator/plan.rs` is
+/// `generator::plan`, `generator/corpus/mod.rs` is `generator::corpus`; the root files none).
+fn sources(dir: &Path) -> Vec<(PathBuf, Vec<String>)> {
+    let mut out = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(d) = pending.pop() {
+        let entries = std::fs::read_dir(&d).unwrap_or_else(|e| panic!("{}: {e}", d.display()));
+        for entry in entries {
+            let path = entry.expect("a directory entry").path();
+            if path.is_dir() {
+                pending.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let rel = path.strip_prefix(dir).expect("under its crate");
+                let mut module: Vec<String> = rel
+                    .with_extension("")
+                    .iter()
+                    .map(|s| s.to_string_lossy().into_owned())
+                    .collect();
+                if module.last().is_some_and(|m| m == "mod") {
+                    module.pop();
+                }
+                if module.len() == 1 && ["lib", "main"].contains(&module[0].as_str()) {
+                    module.clear();
+                }
+                out.push((path, module));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The module paths `file` (module `module`) names through `crate::` or `super::`.
+fn imports(file: &Path, module: &[String]) -> Vec<Vec<String>> {
+    let text = std::fs::read_to_string(file).unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+    paths_in(&text, module)
+}
+
+fn paths_in(text: &str, module: &[String]) -> Vec<Vec<String>> {
+    let code: String = text
+        .lines()
+        .map(|line| match line.find("//") {
+            Some(i) => &line[..i],
+            None => line,
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let mut found = Vec::new();
+    for (anchor, base) in [("crate::", Vec::new()), ("super::", parent(module))] {
+        let mut rest = code.as_str();
+        while let Some(i) = rest.find(anchor) {
+            let before = rest[..i].chars().next_back();
+            rest = &rest[i + anchor.len()..];
+            if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '$') {
+                continue;
+            }
+            let mut base = base.clone();
+            let mut tail = rest;
+            // `super::super::x`
+            while let Some(t) = tail.strip_prefix("super::").filter(|_| anchor == "super::") {
+                base.pop();
+                tail = t;
+            }
+            group(tail, &base, &mut found);
+        }
+    }
+    found
+}
+
+/// Reads one path (or a `{…}` group of them) at the start of `text`, each prefixed with `base`.
+fn group(text: &str, base: &[String], found: &mut Vec<Vec<String>>) -> usize {
+    let text_start = text.len();
+    let mut text = text.trim_start();
+    if let Some(inner) = text.strip_prefix('{') {
+        let mut rest = inner;
+        loop {
+            rest = rest.trim_start();
+            if let Some(after) = rest.strip_prefix('}') {
+                return text_start - after.len();
+            }
+            let used = group(rest, base, found);
+            rest = rest[used..].trim_start();
+            rest = rest.strip_prefix(',').unwrap_or(rest);
+            if used == 0 && !rest.starts_with('}') {
+                return text_start - rest.len();
+            }
+        }
+    }
+    let mut path = base.to_vec();
+    loop {
+        let end = text
+            .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .unwrap_or(text.len());
+        if end == 0 {
+            break;
+        }
+        let name = &text[..end];
+        if name != "self" {
+            path.push(name.to_string());
+        }
+        text = &text[end..];
+        match text.strip_prefix("::") {
+            Some(after) if after.starts_with('{') => {
+                let used = group(after, &path, found);
+                return text_start - (after.len() - used);
+            }
+            Some(after) => text = after,
+            None => break,
+        }
+    }
+    if !path.is_empty() {
+        found.push(path);
+    }
+    text_start - text.len()
+}
+
+fn parent(module: &[String]) -> Vec<String> {
+    module[..module.len().saturating_sub(1)].to_vec()
+}
+
+/// The first `depth` segments of a module path, joined.
+fn room(module: &[String], depth: usize) -> String {
+    module[..depth.min(module.len())].join("::")
+}
+
+fn relative(dir: &Path, file: &Path) -> String {
+    file.strip_prefix(dir).unwrap_or(file).display().to_string()
+}
+
+fn lines<T: std::fmt::Display>(items: &[T]) -> String {
+    items.iter().map(|i| format!("  {i}\n")).collect()
+}
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("tests/ sits in the workspace")
+        .to_path_buf()
+}
