@@ -24,6 +24,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 for tool in wrk curl taskset oha python3; do
   command -v "$tool" >/dev/null || { echo "bench-mock-ab: $tool not found" >&2; exit 2; }
 done
+. "$root/scripts/lib/ports.sh"
 
 request='{"model":"gpt-4o-mini","messages":[{"role":"user","content":"Say hello."}],"max_tokens":16}'
 stream_request='{"model":"gpt-4o-mini","messages":[{"role":"user","content":"Say hello."}],"max_tokens":16,"stream":true}'
@@ -37,10 +38,7 @@ done
 start() { # binary
   taskset -c 0 "$1" --listen "127.0.0.1:$port" --threads 1 2>/dev/null &
   pid=$!
-  for _ in $(seq 100); do
-    curl -s -o /dev/null "http://127.0.0.1:$port/health" && return 0
-    sleep 0.05
-  done
+  wait_answers "http://127.0.0.1:$port/health" && return 0
   echo "bench-mock-ab: $1 did not start" >&2
   exit 2
 }

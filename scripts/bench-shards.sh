@@ -31,7 +31,8 @@ port=18541
 url="http://127.0.0.1:$port/v1/chat/completions"
 taskset -c 1 "$root/target/release/mock-upstream" --listen "127.0.0.1:$port" --threads 1 \
   >"$work/mock.log" 2>&1 &
-for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$port/health" && break; sleep 0.05; done
+. "$root/scripts/lib/ports.sh"
+wait_answers "http://127.0.0.1:$port/health" || true
 
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), kernel $(uname -r)"
 echo "mock on CPU 1; every loadgen process on CPU 0; ${rounds} rounds of ${seconds}s; ${shards} shards"

@@ -50,7 +50,8 @@ $(nginx_preamble "$work" 4096)
 }
 NGINX
 taskset -c 1 nginx -c "$work/nginx.conf" -p "$work/nginx" &
-for _ in $(seq 100); do curl -sk -o /dev/null "https://127.0.0.1:$port/" && break; sleep 0.05; done
+. "$root/scripts/lib/ports.sh"
+wait_answers -k "https://127.0.0.1:$port/" || true
 
 cat >"$work/post.lua" <<LUA
 wrk.method = "POST"

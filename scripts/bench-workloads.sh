@@ -30,11 +30,12 @@ mock_bin="$root/target/release/mock-upstream"
 loadgen="$root/target/release/loadgen"
 port=18531
 target="http://127.0.0.1:$port/v1/chat/completions"
+. "$root/scripts/lib/ports.sh"
 
 start_mock() {
   taskset -c 0 "$mock_bin" --listen "127.0.0.1:$port" --threads 1 "$@" >"$work/mock.log" 2>&1 &
   mock_pid=$!
-  for _ in $(seq 50); do curl -sf "http://127.0.0.1:$port/health" >/dev/null && return; sleep 0.1; done
+  wait_answers -f "http://127.0.0.1:$port/health" 50 0.1 && return
   echo "bench-workloads: the mock did not start" >&2; exit 1
 }
 stop_mock() { kill "$mock_pid" 2>/dev/null; wait "$mock_pid" 2>/dev/null || true; }

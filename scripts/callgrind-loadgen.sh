@@ -24,7 +24,8 @@ work=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 port=18591
 "$root/target/release/mock-upstream" --listen "127.0.0.1:$port" --threads 1 >/dev/null 2>&1 &
-for _ in $(seq 50); do curl -sf "http://127.0.0.1:$port/health" >/dev/null && break; sleep 0.1; done
+. "$root/scripts/lib/ports.sh"
+wait_answers -f "http://127.0.0.1:$port/health" 50 0.1 || true
 
 count() {
   valgrind --tool=callgrind --callgrind-out-file="$work/cg.out" "$1" run \

@@ -18,7 +18,8 @@ port=18541
 mock=$!
 trap 'kill $mock 2>/dev/null || true' EXIT
 url="http://127.0.0.1:$port/v1/chat/completions"
-for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$port/health" && break; sleep 0.05; done
+. "$root/scripts/lib/ports.sh"
+wait_answers "http://127.0.0.1:$port/health" || true
 
 "$bin/loadgen" run --target "$url" --rate 500 --duration 3s --scenario chat-stream --quiet --out "$out/run.json" >/dev/null
 "$bin/loadgen" overhead --direct "$url" --gateway "same=$url" --rounds 50 --trials 2 --quiet --out "$out/overhead.json" >/dev/null

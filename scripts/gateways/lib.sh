@@ -46,11 +46,11 @@ need() {
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$2" >/dev/null
 }
 
-wait_port() { # PORT [PATH]
-  for _ in $(seq 200); do
-    curl -s -o /dev/null "http://127.0.0.1:$1${2:-/}" && return 0
-    sleep 0.05
-  done
+# shellcheck source=SCRIPTDIR/../lib/ports.sh
+. "$root/scripts/lib/ports.sh"
+
+wait_port() { # PORT [PATH]: exits 2 unless it answers within 10 s
+  wait_answers "http://127.0.0.1:$1${2:-/}" 200 && return 0
   echo "gateways: nothing answers on port $1" >&2
   exit 2
 }

@@ -32,10 +32,7 @@ node_flags=()
   "$install/node_modules/@portkey-ai/gateway/build/start-server.js" \
   --port="$port" --headless >"$work/portkey.log" 2>&1) &
 started+=($!)
-for _ in $(seq 200); do
-  curl -s -o /dev/null "http://127.0.0.1:$port/" && break
-  sleep 0.1
-done
+wait_answers "http://127.0.0.1:$port/" 200 0.1 || true
 extra_args=(--header "x-portkey-provider: openai"
   --header "x-portkey-custom-host: http://127.0.0.1:$mock_port/v1"
   --header "authorization: Bearer sk-gatebench")
