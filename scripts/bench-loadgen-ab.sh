@@ -30,6 +30,7 @@ require_free_ports bench-loadgen-ab "$port"
 
 url="http://127.0.0.1:$port/v1/chat/completions"
 . "$root/scripts/lib/nginx.sh"
+. "$root/scripts/lib/stats.sh"
 start_completion_nginx "$work" "$port" 1
 
 # field FILE PYTHON-EXPRESSION-ON-r: one figure of a run's result.
@@ -60,4 +61,5 @@ for round in $(seq "$rounds"); do
   done
   echo "$line"
 done
-python3 -c "import statistics,sys; print('median B/A, closed-loop throughput:', statistics.median(map(float, sys.argv[1:])))" "${ratios[@]}"
+median_ratio=$(median_mean "${ratios[@]}")
+echo "median B/A, closed-loop throughput: $median_ratio"

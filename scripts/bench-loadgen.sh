@@ -28,6 +28,7 @@ url="http://127.0.0.1:$port/v1/chat/completions"
 body='{"model":"gpt-4o-mini","messages":[{"role":"user","content":"Say hello."}],"max_tokens":16}'
 
 . "$root/scripts/lib/nginx.sh"
+. "$root/scripts/lib/stats.sh"
 start_completion_nginx "$work" "$port" 1
 
 cat >"$work/post.lua" <<LUA
@@ -56,7 +57,6 @@ for round in $(seq "$rounds"); do
   r_wrk+=("$a"); r_oha+=("$b")
   printf "%-6s %12s %12s %12s %10s %10s\n" "$round" "$w" "$o" "$l" "$a" "$b"
 done
-median() { printf "%s\n" "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 echo "median loadgen/wrk $(median "${r_wrk[@]}"), loadgen/oha $(median "${r_oha[@]}")"
 
 echo

@@ -25,6 +25,7 @@ for tool in wrk curl taskset oha python3; do
   command -v "$tool" >/dev/null || { echo "bench-mock-ab: $tool not found" >&2; exit 2; }
 done
 . "$root/scripts/lib/ports.sh"
+. "$root/scripts/lib/stats.sh"
 
 request='{"model":"gpt-4o-mini","messages":[{"role":"user","content":"Say hello."}],"max_tokens":16}'
 stream_request='{"model":"gpt-4o-mini","messages":[{"role":"user","content":"Say hello."}],"max_tokens":16,"stream":true}'
@@ -50,7 +51,6 @@ load() { # script -> requests/s
   fi
   awk '/Requests\/sec/ {print $2}' "$work/wrk.out"
 }
-median() { printf "%s\n" "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), kernel $(uname -r)"
 echo "A: $a_bin"

@@ -46,6 +46,7 @@ stream_request='{"model":"gpt-4o-mini","messages":[{"role":"user","content":"Say
 long_stream_request='{"model":"gpt-4o-mini","messages":[{"role":"user","content":"Say hello."}],"stream":true}'
 
 . "$root/scripts/lib/ports.sh"
+. "$root/scripts/lib/stats.sh"
 require_free_ports bench-mock "$mock_port" "$nginx_port" "$hello_port"
 
 wait_port() {
@@ -139,7 +140,6 @@ for round in $(seq "$rounds"); do
   mock_ratios+=("$rm"); hello_ratios+=("$rh"); stream_ratios+=("$rs"); cpu_ratios+=("$(ratio "$nc" "$mc")")
   printf "%-6s %10s %10s %10s %8s %8s %12s %12s %8s %8s %8s %8s\n" "$round" "$n" "$h" "$m" "$rh" "$rm" "$ns" "$s" "$rs" "$nc" "$hc" "$mc"
 done
-median() { printf "%s\n" "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 echo "median ratio to nginx: hyper hello $(median "${hello_ratios[@]}"), mock $(median "${mock_ratios[@]}"), mock 16-token streams $(median "${stream_ratios[@]}"); nginx CPU / mock CPU per chat request $(median "${cpu_ratios[@]}")"
 fi
 

@@ -34,6 +34,7 @@ openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 
   -addext subjectAltName=DNS:localhost,IP:127.0.0.1 2>/dev/null
 
 . "$root/scripts/lib/nginx.sh"
+. "$root/scripts/lib/stats.sh"
 printf '%s' '{"id":"chatcmpl-1","object":"chat.completion","created":1767225600,"model":"gpt-4o-mini","choices":[{"index":0,"message":{"role":"assistant","content":"Hello from nginx."},"logprobs":null,"finish_reason":"stop"}],"usage":{"prompt_tokens":9,"completion_tokens":4,"total_tokens":13}}' \
   >"$work/completion.json"
 mkdir -p "$work/nginx"
@@ -72,7 +73,6 @@ oha_rps() {
     --output-format json "$@" "$url" \
     | python3 -c "import json,sys; s=json.load(sys.stdin)['summary']; print(round(s['requestsPerSec']*s['successRate'],1))"
 }
-median() { printf "%s\n" "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.3f", a / b}'; }
 
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), kernel $(uname -r)"
