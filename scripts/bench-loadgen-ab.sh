@@ -22,9 +22,8 @@ port=18561
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
-for tool in nginx curl taskset python3; do
-  command -v "$tool" >/dev/null || { echo "bench-loadgen-ab: $tool not found" >&2; exit 2; }
-done
+. "$root/scripts/lib/tools.sh"
+require_tool bench-loadgen-ab nginx curl taskset python3
 . "$root/scripts/lib/ports.sh"
 require_free_ports bench-loadgen-ab "$port"
 

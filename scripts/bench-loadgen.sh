@@ -17,9 +17,8 @@ rss_seconds=${3:-60}
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
-for tool in wrk nginx oha curl taskset chrt python3; do
-  command -v "$tool" >/dev/null || { echo "bench-loadgen: $tool not found" >&2; exit 2; }
-done
+. "$root/scripts/lib/tools.sh"
+require_tool bench-loadgen wrk nginx oha curl taskset chrt python3
 (cd "$root" && cargo build --release -q -p loadgen)
 loadgen="$root/target/release/loadgen"
 

@@ -20,9 +20,8 @@ if [ $# -eq 0 ]; then
 else
   (cd "$root" && cargo build --release -q -p mock-upstream --bin mock-upstream)
 fi
-for tool in nginx curl taskset python3; do
-  command -v "$tool" >/dev/null || { echo "bench-long-run: $tool not found" >&2; exit 2; }
-done
+. "$root/scripts/lib/tools.sh"
+require_tool bench-long-run nginx curl taskset python3
 mock_port=18461
 nginx_port=18462
 work=$(mktemp -d)

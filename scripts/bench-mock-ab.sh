@@ -21,9 +21,8 @@ port=18441
 work=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 root=$(cd "$(dirname "$0")/.." && pwd)
-for tool in wrk curl taskset oha python3; do
-  command -v "$tool" >/dev/null || { echo "bench-mock-ab: $tool not found" >&2; exit 2; }
-done
+. "$root/scripts/lib/tools.sh"
+require_tool bench-mock-ab wrk curl taskset oha python3
 . "$root/scripts/lib/ports.sh"
 . "$root/scripts/lib/stats.sh"
 

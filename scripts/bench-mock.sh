@@ -29,9 +29,8 @@ mock_bin="$root/target/release/mock-upstream"
 work=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 
-for tool in wrk nginx curl taskset oha; do
-  command -v "$tool" >/dev/null || { echo "bench-mock: $tool not found (apt-get install wrk nginx curl; cargo install oha --locked)" >&2; exit 2; }
-done
+. "$root/scripts/lib/tools.sh"
+require_tool bench-mock wrk nginx curl taskset oha
 (cd "$root" && cargo build --release -q -p mock-upstream --bin mock-upstream --example hyper_hello &&
   cargo build --release -q -p loadgen --bin loadgen && cargo build --release -q -p gatebench-shared --example timer_floor)
 hello_bin="$root/target/release/examples/hyper_hello"

@@ -22,9 +22,8 @@ stream_rate=${STREAM_RATE:-2000}
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
-for tool in curl taskset python3; do
-  command -v "$tool" >/dev/null || { echo "bench-shards: $tool not found" >&2; exit 2; }
-done
+. "$root/scripts/lib/tools.sh"
+require_tool bench-shards curl taskset python3
 (cd "$root" && cargo build --release -q -p loadgen -p mock-upstream)
 loadgen="$root/target/release/loadgen"
 port=18541

@@ -18,9 +18,8 @@ seconds=${2:-10}
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
-for tool in wrk nginx oha h2load curl openssl taskset python3; do
-  command -v "$tool" >/dev/null || { echo "bench-tls: $tool not found" >&2; exit 2; }
-done
+. "$root/scripts/lib/tools.sh"
+require_tool bench-tls wrk nginx oha h2load curl openssl taskset python3
 (cd "$root" && cargo build --release -q -p loadgen)
 loadgen="$root/target/release/loadgen"
 

@@ -17,7 +17,8 @@ binaries=()
 while [[ $# -gt 0 && $1 != "--" ]]; do binaries+=("$1"); shift; done
 [[ ${1:-} == "--" ]] && shift
 extra=("$@")
-command -v valgrind >/dev/null || { echo "callgrind-loadgen: valgrind not found (apt-get install valgrind)" >&2; exit 2; }
+. "$root/scripts/lib/tools.sh"
+require_tool callgrind-loadgen valgrind
 (cd "$root" && cargo build --release -q -p mock-upstream --bin mock-upstream && cargo build --release -q -p loadgen --bin loadgen)
 [[ ${#binaries[@]} -eq 0 ]] && binaries=("$root/target/release/loadgen")
 work=$(mktemp -d)

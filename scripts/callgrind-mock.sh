@@ -19,9 +19,8 @@ port=18451
 work=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; [[ -n ${KEEP:-} ]] && cp "$work"/two.out "$KEEP"; rm -rf "$work"' EXIT
 
-for tool in valgrind callgrind_annotate oha curl; do
-  command -v "$tool" >/dev/null || { echo "callgrind-mock: $tool not found (apt-get install valgrind curl; cargo install oha --locked)" >&2; exit 2; }
-done
+. "$root/scripts/lib/tools.sh"
+require_tool callgrind-mock valgrind callgrind_annotate oha curl
 (cd "$root" && cargo build --release -q -p mock-upstream --bin mock-upstream)
 . "$root/scripts/lib/ports.sh"
 require_free_ports callgrind-mock "$port"

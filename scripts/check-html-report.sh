@@ -10,7 +10,8 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-$(mktemp -d)}
 mkdir -p "$out"
-command -v chromium >/dev/null || { echo "check-html-report: chromium not found (apt install chromium)" >&2; exit 2; }
+. "$root/scripts/lib/tools.sh"
+require_tool check-html-report chromium
 (cd "$root" && cargo build --release -q -p loadgen -p mock-upstream)
 bin="$root/target/release"
 port=18541

@@ -39,13 +39,10 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# need COMMAND PACKAGE: installs the Debian package when the command is missing.
-need() {
-  command -v "$1" >/dev/null 2>&1 && return 0
-  echo "installing $2 (apt)" >&2
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$2" >/dev/null
-}
-
+# install_tool TOOL...: installs each tool that is missing (nginx, haproxy, curl, node, npm: from
+# the Debian archive).
+# shellcheck source=SCRIPTDIR/../lib/tools.sh
+. "$root/scripts/lib/tools.sh"
 # shellcheck source=SCRIPTDIR/../lib/ports.sh
 . "$root/scripts/lib/ports.sh"
 

@@ -27,7 +27,7 @@
 # The proxy handles tens of requests a second per core, so METHODS defaults to the paired rounds
 # and the ladder here; METHODS="paired constant ladder" runs the 5,000 req/s table as well.
 . "$(dirname "$0")/lib.sh"
-need curl curl
+install_tool curl
 version=${LITELLM_VERSION:-1.106.12}
 venv="$root/bench-out/gateways/litellm-venv"
 python=python3

@@ -10,9 +10,7 @@
 #        PROFILE=1 scripts/gateways/portkey.sh   (Node writes /tmp/perf-PID.map of its compiled
 #        JavaScript, --perf-basic-prof, so the flame graphs name it; the profile method only)
 . "$(dirname "$0")/lib.sh"
-need node nodejs
-need npm npm
-need curl curl
+install_tool node npm curl
 port=18603
 version=${PORTKEY_VERSION:-1.15.2}
 install="$root/bench-out/gateways/portkey-install"
