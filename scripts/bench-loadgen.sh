@@ -19,7 +19,8 @@ work=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 . "$root/scripts/lib/tools.sh"
 require_tool bench-loadgen wrk nginx oha curl taskset chrt python3
-(cd "$root" && cargo build --release -q -p loadgen)
+. "$root/scripts/lib/build.sh"
+build_release -p loadgen
 loadgen="$root/target/release/loadgen"
 
 port=18531

@@ -74,7 +74,8 @@ for round in $(seq "$rounds"); do
 done
 echo "median B/A: chat $(median "${chat[@]}"), streams $(median "${streams[@]}")"
 
-(cd "$root" && cargo build --release -q -p loadgen --bin loadgen)
+. "$root/scripts/lib/build.sh"
+build_release -p loadgen --bin loadgen
 . "$root/scripts/lib/mock_precision.sh"
 for which in a b; do
   bin=$a_bin; [ "$which" = b ] && bin=$b_bin

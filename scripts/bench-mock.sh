@@ -31,8 +31,10 @@ trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 
 . "$root/scripts/lib/tools.sh"
 require_tool bench-mock wrk nginx curl taskset oha
-(cd "$root" && cargo build --release -q -p mock-upstream --bin mock-upstream --example hyper_hello &&
-  cargo build --release -q -p loadgen --bin loadgen && cargo build --release -q -p gatebench-shared --example timer_floor)
+. "$root/scripts/lib/build.sh"
+build_release -p mock-upstream --bin mock-upstream --example hyper_hello
+build_release -p loadgen --bin loadgen
+build_release -p gatebench-shared --example timer_floor
 hello_bin="$root/target/release/examples/hyper_hello"
 loadgen_bin="$root/target/release/loadgen"
 

@@ -24,7 +24,8 @@ work=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 . "$root/scripts/lib/tools.sh"
 require_tool bench-shards curl taskset python3
-(cd "$root" && cargo build --release -q -p loadgen -p mock-upstream)
+. "$root/scripts/lib/build.sh"
+build_release -p loadgen -p mock-upstream
 loadgen="$root/target/release/loadgen"
 port=18541
 url="http://127.0.0.1:$port/v1/chat/completions"

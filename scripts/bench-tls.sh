@@ -20,7 +20,8 @@ work=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 . "$root/scripts/lib/tools.sh"
 require_tool bench-tls wrk nginx oha h2load curl openssl taskset python3
-(cd "$root" && cargo build --release -q -p loadgen)
+. "$root/scripts/lib/build.sh"
+build_release -p loadgen
 loadgen="$root/target/release/loadgen"
 
 port=18533

@@ -25,7 +25,9 @@ part() { [[ ",$parts," == *",$1,"* ]]; }
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
-(cd "$root" && cargo build --release -q -p mock-upstream --bin mock-upstream && cargo build --release -q -p loadgen --bin loadgen)
+. "$root/scripts/lib/build.sh"
+build_release -p mock-upstream --bin mock-upstream
+build_release -p loadgen --bin loadgen
 mock_bin="$root/target/release/mock-upstream"
 loadgen="$root/target/release/loadgen"
 port=18531

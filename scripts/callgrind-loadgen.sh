@@ -19,7 +19,9 @@ while [[ $# -gt 0 && $1 != "--" ]]; do binaries+=("$1"); shift; done
 extra=("$@")
 . "$root/scripts/lib/tools.sh"
 require_tool callgrind-loadgen valgrind
-(cd "$root" && cargo build --release -q -p mock-upstream --bin mock-upstream && cargo build --release -q -p loadgen --bin loadgen)
+. "$root/scripts/lib/build.sh"
+build_release -p mock-upstream --bin mock-upstream
+build_release -p loadgen --bin loadgen
 [[ ${#binaries[@]} -eq 0 ]] && binaries=("$root/target/release/loadgen")
 work=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT

@@ -21,7 +21,8 @@ trap 'kill $(jobs -p) 2>/dev/null || true; [[ -n ${KEEP:-} ]] && cp "$work"/two.
 
 . "$root/scripts/lib/tools.sh"
 require_tool callgrind-mock valgrind callgrind_annotate oha curl
-(cd "$root" && cargo build --release -q -p mock-upstream --bin mock-upstream)
+. "$root/scripts/lib/build.sh"
+build_release -p mock-upstream --bin mock-upstream
 . "$root/scripts/lib/ports.sh"
 require_free_ports callgrind-mock "$port"
 

@@ -12,7 +12,8 @@ out=${1:-$(mktemp -d)}
 mkdir -p "$out"
 . "$root/scripts/lib/tools.sh"
 require_tool check-html-report chromium
-(cd "$root" && cargo build --release -q -p loadgen -p mock-upstream)
+. "$root/scripts/lib/build.sh"
+build_release -p loadgen -p mock-upstream
 bin="$root/target/release"
 port=18541
 "$bin/mock-upstream" --listen "127.0.0.1:$port" --threads 1 >/dev/null 2>&1 &

@@ -14,7 +14,8 @@ tokens=${TOKENS:-16}
 out="$root/bench-out/soak"
 port=18650
 mkdir -p "$out"
-(cd "$root" && cargo build --release -q -p mock-upstream -p loadgen)
+. "$root/scripts/lib/build.sh"
+build_release -p mock-upstream -p loadgen
 pids=()
 trap 'kill "${pids[@]}" 2>/dev/null || true' EXIT
 

@@ -11,7 +11,8 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 tag=${TAG:-local}
 . "$root/scripts/lib/tools.sh"
 require_tool build-local docker
-(cd "$root" && cargo build --release -q -p mock-upstream -p loadgen)
+. "$root/scripts/lib/build.sh"
+build_release -p mock-upstream -p loadgen
 context=$(mktemp -d)
 trap 'rm -rf "$context"' EXIT
 

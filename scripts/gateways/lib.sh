@@ -39,8 +39,11 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# install_tool TOOL...: installs each tool that is missing (nginx, haproxy, curl, node, npm: from
-# the Debian archive).
+# From scripts/lib: build_release (build.sh), install_tool TOOL... (tools.sh: each missing tool
+# installed, nginx, haproxy, curl, node and npm from the Debian archive), wait_answers
+# (ports.sh).
+# shellcheck source=SCRIPTDIR/../lib/build.sh
+. "$root/scripts/lib/build.sh"
 # shellcheck source=SCRIPTDIR/../lib/tools.sh
 . "$root/scripts/lib/tools.sh"
 # shellcheck source=SCRIPTDIR/../lib/ports.sh
@@ -53,7 +56,7 @@ wait_port() { # PORT [PATH]: exits 2 unless it answers within 10 s
 }
 
 build() {
-  (cd "$root" && cargo build --release -q -p mock-upstream -p loadgen)
+  build_release -p mock-upstream -p loadgen
 }
 
 # The mock answers 60 tokens unless a request's max_tokens asks fewer (the paired and constant
