@@ -5,6 +5,7 @@
 
 use hyper::{StatusCode, Uri};
 
+use crate::error_body::Words;
 use crate::rejection::Rejection;
 
 /// Azure refuses a request without `api-version`, except on its versionless `/openai/v1/`
@@ -28,7 +29,7 @@ pub fn check_version(uri: &Uri) -> Result<(), Rejection> {
 
 /// Azure's error body: a string `code` and a `message`, no `type`.
 pub fn error(status: StatusCode, code: &'static str, message: &str) -> Rejection {
-    Rejection::with_status(status, message, "", Some(code)).azure()
+    Rejection::in_words(status, Words::azure(code, message))
 }
 
 /// Azure's 401 for a missing or wrong `api-key`.
@@ -40,27 +41,6 @@ pub fn unauthorized() -> Rejection {
          provide a valid key for an active subscription and use a correct regional API endpoint \
          for your resource.",
     )
-}
-
-/// Azure's answer to a fault of `status`.
-pub fn fault(status: StatusCode) -> Rejection {
-    let message = match status.as_u16() {
-        429 => "Requests to the ChatCompletions_Create Operation under Azure OpenAI API version \
-                2024-10-21 have exceeded token rate limit of your current OpenAI S0 pricing \
-                tier. Please retry after 1 second. Please go here: https://aka.ms/oai/quotaincrease \
-                if you would like to further increase the default rate limit.",
-        500 => "The server had an error while processing your request. Sorry about that!",
-        503 => "The service is temporarily unable to process your request. Please try again later.",
-        s if s >= 500 => "The server had an error processing your request.",
-        _ => "The request was rejected (forced by the mock).",
-    };
-    let code: &'static str = match status.as_u16() {
-        429 => "429",
-        500 => "InternalServerError",
-        503 => "ServiceUnavailable",
-        _ => "BadRequest",
-    };
-    error(status, code, message)
 }
 
 #[cfg(test)]

@@ -6,7 +6,6 @@
 use std::borrow::Cow;
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use std::time::Duration;
 
 use bytes::Bytes;
 use gatebench_shared::RequestDraw;
@@ -15,9 +14,10 @@ use hyper::{Request, Response, StatusCode};
 use crate::body::MockBody;
 use crate::catalog::Catalog;
 use crate::config::{Api, Provider, StreamFault};
+use crate::error_body;
 use crate::faults::{self, Overrides};
 use crate::metrics::RouteKind;
-use crate::ratelimit::{openai_duration, Exceeded, Quota, Refusal, Which};
+use crate::ratelimit::{Exceeded, Quota, Refusal};
 use crate::rejection::Rejection;
 use crate::request::{read_body_within, seq, BodyError, RequestBody};
 use crate::state::State;
@@ -181,112 +181,22 @@ pub async fn receive(
 #[cold]
 #[inline(never)]
 fn rate_limited(refusal: &Refusal, provider: Provider) -> Rejection {
+    let words = error_body::rate_limited(provider, &refusal.exceeded);
+    let mut rejection = Rejection::in_words(StatusCode::TOO_MANY_REQUESTS, words);
+    rejection.extra_headers = Some(Box::new(refusal.quota.headers()));
     match refusal.exceeded {
-        Exceeded::Rate {
-            which,
-            limit,
-            requested,
-            wait,
-        } => limited(which, limit, requested, wait, &refusal.quota, provider),
-        Exceeded::TooLarge { tokens, capacity } => {
-            too_large(tokens, capacity, &refusal.quota, provider)
+        Exceeded::Rate { wait, .. } => {
+            let wait_ms = wait.as_millis().max(1) as u64;
+            let retry_after = wait_ms.div_ceil(1000).to_string();
+            rejection.set_header("retry-after", &retry_after);
+            if provider != Provider::Anthropic {
+                rejection.set_header("retry-after-ms", &wait_ms.to_string());
+            }
+            rejection.set_header("x-should-retry", "true");
         }
+        // Waiting does not help.
+        Exceeded::TooLarge { .. } => rejection.set_header("x-should-retry", "false"),
     }
-}
-
-fn limited(
-    which: Which,
-    limit: u64,
-    requested: u64,
-    wait: Duration,
-    quota: &Quota,
-    provider: Provider,
-) -> Rejection {
-    let wait_ms = wait.as_millis().max(1) as u64;
-    let mut rejection = match provider {
-        Provider::OpenAi | Provider::Azure => {
-            let (what, short, kind) = match which {
-                Which::Requests => ("requests", "RPM", "requests"),
-                Which::Tokens => ("tokens", "TPM", "tokens"),
-            };
-            Rejection::with_status(
-                StatusCode::TOO_MANY_REQUESTS,
-                format!(
-                    "Rate limit reached for {what} per min ({short}): Limit {limit}, \
-                     Requested {requested}. Please try again in {}.",
-                    openai_duration(wait)
-                ),
-                kind,
-                Some("rate_limit_exceeded"),
-            )
-        }
-        Provider::Anthropic => {
-            let what = match which {
-                Which::Requests => "requests",
-                Which::Tokens => "tokens",
-            };
-            Rejection::with_status(
-                StatusCode::TOO_MANY_REQUESTS,
-                format!("Number of {what} has exceeded your per-minute rate limit."),
-                "rate_limit_error",
-                None,
-            )
-            .anthropic()
-        }
-        Provider::Gemini => Rejection::with_status(
-            StatusCode::TOO_MANY_REQUESTS,
-            "Resource has been exhausted (e.g. check quota).",
-            "",
-            None,
-        )
-        .gemini(),
-        Provider::Bedrock => Rejection::with_status(
-            StatusCode::TOO_MANY_REQUESTS,
-            "Too many requests, please wait before trying again.",
-            "",
-            None,
-        )
-        .bedrock(),
-    };
-    rejection.extra_headers = Some(Box::new(quota.headers()));
-    let retry_after = wait_ms.div_ceil(1000).to_string();
-    rejection.set_header("retry-after", &retry_after);
-    if provider != Provider::Anthropic {
-        rejection.set_header("retry-after-ms", &wait_ms.to_string());
-    }
-    rejection.set_header("x-should-retry", "true");
-    rejection
-}
-
-fn too_large(tokens: u64, capacity: u64, quota: &Quota, provider: Provider) -> Rejection {
-    let message = format!(
-        "Request too large: Limit {capacity} tokens per min, Requested {tokens}. The input or \
-         output tokens must be reduced in order to run successfully."
-    );
-    let mut rejection = match provider {
-        Provider::OpenAi | Provider::Azure => Rejection::with_status(
-            StatusCode::TOO_MANY_REQUESTS,
-            message,
-            "tokens",
-            Some("rate_limit_exceeded"),
-        ),
-        Provider::Anthropic => Rejection::with_status(
-            StatusCode::TOO_MANY_REQUESTS,
-            message,
-            "rate_limit_error",
-            None,
-        )
-        .anthropic(),
-        Provider::Gemini => {
-            Rejection::with_status(StatusCode::TOO_MANY_REQUESTS, message, "", None).gemini()
-        }
-        Provider::Bedrock => {
-            Rejection::with_status(StatusCode::TOO_MANY_REQUESTS, message, "", None).bedrock()
-        }
-    };
-    rejection.extra_headers = Some(Box::new(quota.headers()));
-    // Waiting does not help.
-    rejection.set_header("x-should-retry", "false");
     rejection
 }
 

@@ -11,9 +11,11 @@
 //! - `router` / `handler`: method and path to a route; answering it.
 //! - `api`: the one pipeline every API request takes, and the five APIs as its data (`chat`,
 //!   `completions`, `responses`, `messages`, `embeddings`).
-//! - `inbound` / `request` / `auth` / `faults` / `ratelimit` / `rejection`: receipt (seq, key,
-//!   `x-mock-*` headers, body), faults and latency overrides, the rate limiter, errors in the
-//!   provider's shape.
+//! - `inbound` / `request` / `auth` / `faults` / `ratelimit`: receipt (seq, key, `x-mock-*`
+//!   headers, body, the rate limiter's refusals answered), faults and latency overrides, the
+//!   rate limiter's buckets and decisions (plain data).
+//! - `rejection` / `error_body`: an error and its response; every provider's error body shape,
+//!   and its words for faults and rate limits.
 //! - `catalog` / `template` / `payload` / `tools`: pre-encoded responses, their zero-allocation
 //!   filling, and tool-call answers built per request.
 //! - `sse` / `body` / `peer`: the streamed body on absolute deadlines, the one body type, and
@@ -30,6 +32,7 @@ mod catalog;
 mod cli;
 mod config;
 mod connection;
+mod error_body;
 mod faults;
 mod h1;
 mod handler;
