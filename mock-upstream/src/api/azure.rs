@@ -1,7 +1,7 @@
-//! Azure OpenAI's endpoints: the required `api-version`, the
-//! `api-key` header, and Azure's own error bodies (`{"error":{"code":"429","message":…}}`).
-//! The answers are OpenAI's, with Azure's content filter verdicts on chat completions
-//! (`catalog::Dialect::Azure`).
+//! Azure OpenAI's request side: the `api-version` its deployment paths require. The rest of
+//! Azure is elsewhere: its `api-key` header in `crate::auth`, its own error body in
+//! `crate::error_body`, and its answers (OpenAI's, with Azure's content filter verdicts on chat
+//! completions, `catalog::Dialect::Azure`) and fixed headers in `crate::catalog`.
 
 use hyper::{StatusCode, Uri};
 
@@ -23,24 +23,9 @@ pub fn check_version(uri: &Uri) -> Result<(), Rejection> {
     if versioned {
         Ok(())
     } else {
-        Err(error(StatusCode::NOT_FOUND, "404", "Resource not found"))
+        let words = Words::azure("404", "Resource not found");
+        Err(Rejection::in_words(StatusCode::NOT_FOUND, words))
     }
-}
-
-/// Azure's error body: a string `code` and a `message`, no `type`.
-pub fn error(status: StatusCode, code: &'static str, message: &str) -> Rejection {
-    Rejection::in_words(status, Words::azure(code, message))
-}
-
-/// Azure's 401 for a missing or wrong `api-key`.
-pub fn unauthorized() -> Rejection {
-    error(
-        StatusCode::UNAUTHORIZED,
-        "401",
-        "Access denied due to invalid subscription key or wrong API endpoint. Make sure to \
-         provide a valid key for an active subscription and use a correct regional API endpoint \
-         for your resource.",
-    )
 }
 
 #[cfg(test)]
