@@ -12,8 +12,7 @@ use hyper::header::{HeaderMap, HeaderName, HeaderValue};
 use hyper::{Response, StatusCode};
 
 use crate::body::MockBody;
-use crate::config::api::{Api, Provider};
-use crate::config::faults::{FaultKind, StreamFault, CONTENT_FILTER, STATUSES};
+use crate::config::{Api, FaultKind, Provider, StreamFault, CONTENT_FILTER, STATUSES};
 use crate::error_body;
 use crate::rejection::Rejection;
 use crate::state::State;
