@@ -22,14 +22,14 @@ port=18561
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
-for tool in nginx curl taskset python3; do
-  command -v "$tool" >/dev/null || { echo "bench-loadgen-ab: $tool not found" >&2; exit 2; }
-done
+. "$root/scripts/lib/tools.sh"
+require_tool bench-loadgen-ab nginx curl taskset python3
 . "$root/scripts/lib/ports.sh"
 require_free_ports bench-loadgen-ab "$port"
 
 url="http://127.0.0.1:$port/v1/chat/completions"
 . "$root/scripts/lib/nginx.sh"
+. "$root/scripts/lib/stats.sh"
 start_completion_nginx "$work" "$port" 1
 
 # field FILE PYTHON-EXPRESSION-ON-r: one figure of a run's result.
@@ -60,4 +60,5 @@ for round in $(seq "$rounds"); do
   done
   echo "$line"
 done
-python3 -c "import statistics,sys; print('median B/A, closed-loop throughput:', statistics.median(map(float, sys.argv[1:])))" "${ratios[@]}"
+median_ratio=$(median_mean "${ratios[@]}")
+echo "median B/A, closed-loop throughput: $median_ratio"

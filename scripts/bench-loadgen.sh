@@ -17,10 +17,10 @@ rss_seconds=${3:-60}
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
-for tool in wrk nginx oha curl taskset chrt python3; do
-  command -v "$tool" >/dev/null || { echo "bench-loadgen: $tool not found" >&2; exit 2; }
-done
-(cd "$root" && cargo build --release -q -p loadgen)
+. "$root/scripts/lib/tools.sh"
+require_tool bench-loadgen wrk nginx oha curl taskset chrt python3
+. "$root/scripts/lib/build.sh"
+build_release -p loadgen
 loadgen="$root/target/release/loadgen"
 
 port=18531
@@ -28,6 +28,7 @@ url="http://127.0.0.1:$port/v1/chat/completions"
 body='{"model":"gpt-4o-mini","messages":[{"role":"user","content":"Say hello."}],"max_tokens":16}'
 
 . "$root/scripts/lib/nginx.sh"
+. "$root/scripts/lib/stats.sh"
 start_completion_nginx "$work" "$port" 1
 
 cat >"$work/post.lua" <<LUA
@@ -56,7 +57,6 @@ for round in $(seq "$rounds"); do
   r_wrk+=("$a"); r_oha+=("$b")
   printf "%-6s %12s %12s %12s %10s %10s\n" "$round" "$w" "$o" "$l" "$a" "$b"
 done
-median() { printf "%s\n" "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 echo "median loadgen/wrk $(median "${r_wrk[@]}"), loadgen/oha $(median "${r_oha[@]}")"
 
 echo

@@ -14,15 +14,15 @@ set -euo pipefail
 seconds=${1:-300}
 shift || true
 root=$(cd "$(dirname "$0")/.." && pwd)
+. "$root/scripts/lib/build.sh"
 if [ $# -eq 0 ]; then
-  (cd "$root" && cargo build --release -q -p loadgen --bin loadgen -p mock-upstream --bin mock-upstream)
+  build_release -p loadgen --bin loadgen -p mock-upstream --bin mock-upstream
   set -- "$root/target/release/loadgen"
 else
-  (cd "$root" && cargo build --release -q -p mock-upstream --bin mock-upstream)
+  build_release -p mock-upstream --bin mock-upstream
 fi
-for tool in nginx curl taskset python3; do
-  command -v "$tool" >/dev/null || { echo "bench-long-run: $tool not found" >&2; exit 2; }
-done
+. "$root/scripts/lib/tools.sh"
+require_tool bench-long-run nginx curl taskset python3
 mock_port=18461
 nginx_port=18462
 work=$(mktemp -d)

@@ -21,9 +21,10 @@ port=18441
 work=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 root=$(cd "$(dirname "$0")/.." && pwd)
-for tool in wrk curl taskset oha python3; do
-  command -v "$tool" >/dev/null || { echo "bench-mock-ab: $tool not found" >&2; exit 2; }
-done
+. "$root/scripts/lib/tools.sh"
+require_tool bench-mock-ab wrk curl taskset oha python3
+. "$root/scripts/lib/ports.sh"
+. "$root/scripts/lib/stats.sh"
 
 request='{"model":"gpt-4o-mini","messages":[{"role":"user","content":"Say hello."}],"max_tokens":16}'
 stream_request='{"model":"gpt-4o-mini","messages":[{"role":"user","content":"Say hello."}],"max_tokens":16,"stream":true}'
@@ -37,10 +38,7 @@ done
 start() { # binary
   taskset -c 0 "$1" --listen "127.0.0.1:$port" --threads 1 2>/dev/null &
   pid=$!
-  for _ in $(seq 100); do
-    curl -s -o /dev/null "http://127.0.0.1:$port/health" && return 0
-    sleep 0.05
-  done
+  wait_answers "http://127.0.0.1:$port/health" && return 0
   echo "bench-mock-ab: $1 did not start" >&2
   exit 2
 }
@@ -52,7 +50,6 @@ load() { # script -> requests/s
   fi
   awk '/Requests\/sec/ {print $2}' "$work/wrk.out"
 }
-median() { printf "%s\n" "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), kernel $(uname -r)"
 echo "A: $a_bin"
@@ -77,7 +74,8 @@ for round in $(seq "$rounds"); do
 done
 echo "median B/A: chat $(median "${chat[@]}"), streams $(median "${streams[@]}")"
 
-(cd "$root" && cargo build --release -q -p loadgen --bin loadgen)
+. "$root/scripts/lib/build.sh"
+build_release -p loadgen --bin loadgen
 . "$root/scripts/lib/mock_precision.sh"
 for which in a b; do
   bin=$a_bin; [ "$which" = b ] && bin=$b_bin

@@ -29,11 +29,12 @@ mock_bin="$root/target/release/mock-upstream"
 work=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 
-for tool in wrk nginx curl taskset oha; do
-  command -v "$tool" >/dev/null || { echo "bench-mock: $tool not found (apt-get install wrk nginx curl; cargo install oha --locked)" >&2; exit 2; }
-done
-(cd "$root" && cargo build --release -q -p mock-upstream --bin mock-upstream --example hyper_hello &&
-  cargo build --release -q -p loadgen --bin loadgen && cargo build --release -q -p gatebench-shared --example timer_floor)
+. "$root/scripts/lib/tools.sh"
+require_tool bench-mock wrk nginx curl taskset oha
+. "$root/scripts/lib/build.sh"
+build_release -p mock-upstream --bin mock-upstream --example hyper_hello
+build_release -p loadgen --bin loadgen
+build_release -p gatebench-shared --example timer_floor
 hello_bin="$root/target/release/examples/hyper_hello"
 loadgen_bin="$root/target/release/loadgen"
 
@@ -46,6 +47,7 @@ stream_request='{"model":"gpt-4o-mini","messages":[{"role":"user","content":"Say
 long_stream_request='{"model":"gpt-4o-mini","messages":[{"role":"user","content":"Say hello."}],"stream":true}'
 
 . "$root/scripts/lib/ports.sh"
+. "$root/scripts/lib/stats.sh"
 require_free_ports bench-mock "$mock_port" "$nginx_port" "$hello_port"
 
 wait_port() {
@@ -139,7 +141,6 @@ for round in $(seq "$rounds"); do
   mock_ratios+=("$rm"); hello_ratios+=("$rh"); stream_ratios+=("$rs"); cpu_ratios+=("$(ratio "$nc" "$mc")")
   printf "%-6s %10s %10s %10s %8s %8s %12s %12s %8s %8s %8s %8s\n" "$round" "$n" "$h" "$m" "$rh" "$rm" "$ns" "$s" "$rs" "$nc" "$hc" "$mc"
 done
-median() { printf "%s\n" "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 echo "median ratio to nginx: hyper hello $(median "${hello_ratios[@]}"), mock $(median "${mock_ratios[@]}"), mock 16-token streams $(median "${stream_ratios[@]}"); nginx CPU / mock CPU per chat request $(median "${cpu_ratios[@]}")"
 fi
 

@@ -22,16 +22,17 @@ stream_rate=${STREAM_RATE:-2000}
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
-for tool in curl taskset python3; do
-  command -v "$tool" >/dev/null || { echo "bench-shards: $tool not found" >&2; exit 2; }
-done
-(cd "$root" && cargo build --release -q -p loadgen -p mock-upstream)
+. "$root/scripts/lib/tools.sh"
+require_tool bench-shards curl taskset python3
+. "$root/scripts/lib/build.sh"
+build_release -p loadgen -p mock-upstream
 loadgen="$root/target/release/loadgen"
 port=18541
 url="http://127.0.0.1:$port/v1/chat/completions"
 taskset -c 1 "$root/target/release/mock-upstream" --listen "127.0.0.1:$port" --threads 1 \
   >"$work/mock.log" 2>&1 &
-for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$port/health" && break; sleep 0.05; done
+. "$root/scripts/lib/ports.sh"
+wait_answers "http://127.0.0.1:$port/health" || true
 
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), kernel $(uname -r)"
 echo "mock on CPU 1; every loadgen process on CPU 0; ${rounds} rounds of ${seconds}s; ${shards} shards"

@@ -18,10 +18,10 @@ seconds=${2:-10}
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
-for tool in wrk nginx oha h2load curl openssl taskset python3; do
-  command -v "$tool" >/dev/null || { echo "bench-tls: $tool not found" >&2; exit 2; }
-done
-(cd "$root" && cargo build --release -q -p loadgen)
+. "$root/scripts/lib/tools.sh"
+require_tool bench-tls wrk nginx oha h2load curl openssl taskset python3
+. "$root/scripts/lib/build.sh"
+build_release -p loadgen
 loadgen="$root/target/release/loadgen"
 
 port=18533
@@ -34,6 +34,7 @@ openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 
   -addext subjectAltName=DNS:localhost,IP:127.0.0.1 2>/dev/null
 
 . "$root/scripts/lib/nginx.sh"
+. "$root/scripts/lib/stats.sh"
 printf '%s' '{"id":"chatcmpl-1","object":"chat.completion","created":1767225600,"model":"gpt-4o-mini","choices":[{"index":0,"message":{"role":"assistant","content":"Hello from nginx."},"logprobs":null,"finish_reason":"stop"}],"usage":{"prompt_tokens":9,"completion_tokens":4,"total_tokens":13}}' \
   >"$work/completion.json"
 mkdir -p "$work/nginx"
@@ -50,7 +51,8 @@ $(nginx_preamble "$work" 4096)
 }
 NGINX
 taskset -c 1 nginx -c "$work/nginx.conf" -p "$work/nginx" &
-for _ in $(seq 100); do curl -sk -o /dev/null "https://127.0.0.1:$port/" && break; sleep 0.05; done
+. "$root/scripts/lib/ports.sh"
+wait_answers -k "https://127.0.0.1:$port/" || true
 
 cat >"$work/post.lua" <<LUA
 wrk.method = "POST"
@@ -71,7 +73,6 @@ oha_rps() {
     --output-format json "$@" "$url" \
     | python3 -c "import json,sys; s=json.load(sys.stdin)['summary']; print(round(s['requestsPerSec']*s['successRate'],1))"
 }
-median() { printf "%s\n" "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.3f", a / b}'; }
 
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), kernel $(uname -r)"

@@ -14,7 +14,9 @@ runs=${1:-10}
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; [ -n "${KEEP:-}" ] || rm -rf "$work"; [ -n "${KEEP:-}" ] && echo "kept $work" >&2' EXIT
-(cd "$root" && cargo build --release -q -p mock-upstream --bin mock-upstream && cargo build --release -q -p loadgen --bin loadgen)
+. "$root/scripts/lib/build.sh"
+build_release -p mock-upstream --bin mock-upstream
+build_release -p loadgen --bin loadgen
 mock_bin="$root/target/release/mock-upstream"
 loadgen_bin="$root/target/release/loadgen"
 

@@ -25,23 +25,26 @@ part() { [[ ",$parts," == *",$1,"* ]]; }
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
-(cd "$root" && cargo build --release -q -p mock-upstream --bin mock-upstream && cargo build --release -q -p loadgen --bin loadgen)
+. "$root/scripts/lib/build.sh"
+build_release -p mock-upstream --bin mock-upstream
+build_release -p loadgen --bin loadgen
 mock_bin="$root/target/release/mock-upstream"
 loadgen="$root/target/release/loadgen"
 port=18531
 target="http://127.0.0.1:$port/v1/chat/completions"
+. "$root/scripts/lib/ports.sh"
+. "$root/scripts/lib/stats.sh"
 
 start_mock() {
   taskset -c 0 "$mock_bin" --listen "127.0.0.1:$port" --threads 1 "$@" >"$work/mock.log" 2>&1 &
   mock_pid=$!
-  for _ in $(seq 50); do curl -sf "http://127.0.0.1:$port/health" >/dev/null && return; sleep 0.1; done
+  wait_answers -f "http://127.0.0.1:$port/health" 50 0.1 && return
   echo "bench-workloads: the mock did not start" >&2; exit 1
 }
 stop_mock() { kill "$mock_pid" 2>/dev/null; wait "$mock_pid" 2>/dev/null || true; }
 
 # field FILE EXPR: a value of the first run of a loadgen result.
 field() { python3 -c "import json,sys; r=json.load(open(sys.argv[1]))['runs'][0]; print($2)" "$1"; }
-median() { python3 -c "import statistics,sys; print(statistics.median(float(x) for x in sys.argv[1:]))" "$@"; }
 
 "$loadgen" corpus --out "$work/small.jsonl" --count 10000 --seed 1 --prompt-tokens fixed:25 \
   --output-tokens fixed:16 2>/dev/null
@@ -81,14 +84,14 @@ if part corpus || part lag; then
   stop_mock
   for kind in one small mixed; do
     if part corpus; then
-      t=$(median ${thr[$kind]})
-      one=$(median ${thr[one]})
+      t=$(median_mean ${thr[$kind]})
+      one=$(median_mean ${thr[one]})
       printf '  closed loop 64 in flight, %-5s: %9.0f ok/s (rounds:%s), %.3fx one body\n' \
         "$kind" "$t" "${thr[$kind]}" "$(python3 -c "print($t/$one)")"
     fi
     if part lag; then
       printf '  5,000 req/s, %-5s: schedule lag p50 %s us, p99 %s us (rounds p99:%s)\n' \
-        "$kind" "$(median ${lag50[$kind]})" "$(median ${lag99[$kind]})" "${lag99[$kind]}"
+        "$kind" "$(median_mean ${lag50[$kind]})" "$(median_mean ${lag99[$kind]})" "${lag99[$kind]}"
     fi
   done
 fi
@@ -122,7 +125,7 @@ PY
   done
   stop_mock
   for kind in poisson even schedule; do
-    echo "  5,000 req/s, $kind: dispatch after the intended instant p50 $(median ${t50[$kind]}) us, p99 $(median ${t99[$kind]}) us (rounds p99:${t99[$kind]})"
+    echo "  5,000 req/s, $kind: dispatch after the intended instant p50 $(median_mean ${t50[$kind]}) us, p99 $(median_mean ${t99[$kind]}) us (rounds p99:${t99[$kind]})"
   done
 fi
 

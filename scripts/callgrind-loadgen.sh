@@ -17,14 +17,18 @@ binaries=()
 while [[ $# -gt 0 && $1 != "--" ]]; do binaries+=("$1"); shift; done
 [[ ${1:-} == "--" ]] && shift
 extra=("$@")
-command -v valgrind >/dev/null || { echo "callgrind-loadgen: valgrind not found (apt-get install valgrind)" >&2; exit 2; }
-(cd "$root" && cargo build --release -q -p mock-upstream --bin mock-upstream && cargo build --release -q -p loadgen --bin loadgen)
+. "$root/scripts/lib/tools.sh"
+require_tool callgrind-loadgen valgrind
+. "$root/scripts/lib/build.sh"
+build_release -p mock-upstream --bin mock-upstream
+build_release -p loadgen --bin loadgen
 [[ ${#binaries[@]} -eq 0 ]] && binaries=("$root/target/release/loadgen")
 work=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 port=18591
 "$root/target/release/mock-upstream" --listen "127.0.0.1:$port" --threads 1 >/dev/null 2>&1 &
-for _ in $(seq 50); do curl -sf "http://127.0.0.1:$port/health" >/dev/null && break; sleep 0.1; done
+. "$root/scripts/lib/ports.sh"
+wait_answers -f "http://127.0.0.1:$port/health" 50 0.1 || true
 
 count() {
   valgrind --tool=callgrind --callgrind-out-file="$work/cg.out" "$1" run \

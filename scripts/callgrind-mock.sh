@@ -19,10 +19,10 @@ port=18451
 work=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; [[ -n ${KEEP:-} ]] && cp "$work"/two.out "$KEEP"; rm -rf "$work"' EXIT
 
-for tool in valgrind callgrind_annotate oha curl; do
-  command -v "$tool" >/dev/null || { echo "callgrind-mock: $tool not found (apt-get install valgrind curl; cargo install oha --locked)" >&2; exit 2; }
-done
-(cd "$root" && cargo build --release -q -p mock-upstream --bin mock-upstream)
+. "$root/scripts/lib/tools.sh"
+require_tool callgrind-mock valgrind callgrind_annotate oha curl
+. "$root/scripts/lib/build.sh"
+build_release -p mock-upstream --bin mock-upstream
 . "$root/scripts/lib/ports.sh"
 require_free_ports callgrind-mock "$port"
 
@@ -65,8 +65,7 @@ run() { # count out
     2>"$work/valgrind.log" &
   local pid=$!
   # valgrind starts slowly: up to 20 s.
-  wait_answers "http://127.0.0.1:$port/" || wait_answers "http://127.0.0.1:$port/" ||
-    wait_answers "http://127.0.0.1:$port/" || wait_answers "http://127.0.0.1:$port/" || { echo "callgrind-mock: the mock did not start" >&2; cat "$work/valgrind.log" >&2; exit 2; }
+  wait_answers "http://127.0.0.1:$port/" 400 || { echo "callgrind-mock: the mock did not start" >&2; cat "$work/valgrind.log" >&2; exit 2; }
   oha -n "$1" -c 1 --no-tui -m POST -T application/json "${header[@]}" -d "$body" \
     "http://127.0.0.1:$port$path" >"$work/oha.txt"
   grep -q "\[200\] $1 responses" "$work/oha.txt" || { echo "callgrind-mock: not every request got 200" >&2; cat "$work/oha.txt" >&2; exit 2; }

@@ -10,15 +10,18 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-$(mktemp -d)}
 mkdir -p "$out"
-command -v chromium >/dev/null || { echo "check-html-report: chromium not found (apt install chromium)" >&2; exit 2; }
-(cd "$root" && cargo build --release -q -p loadgen -p mock-upstream)
+. "$root/scripts/lib/tools.sh"
+require_tool check-html-report chromium
+. "$root/scripts/lib/build.sh"
+build_release -p loadgen -p mock-upstream
 bin="$root/target/release"
 port=18541
 "$bin/mock-upstream" --listen "127.0.0.1:$port" --threads 1 >/dev/null 2>&1 &
 mock=$!
 trap 'kill $mock 2>/dev/null || true' EXIT
 url="http://127.0.0.1:$port/v1/chat/completions"
-for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$port/health" && break; sleep 0.05; done
+. "$root/scripts/lib/ports.sh"
+wait_answers "http://127.0.0.1:$port/health" || true
 
 "$bin/loadgen" run --target "$url" --rate 500 --duration 3s --scenario chat-stream --quiet --out "$out/run.json" >/dev/null
 "$bin/loadgen" overhead --direct "$url" --gateway "same=$url" --rounds 50 --trials 2 --quiet --out "$out/overhead.json" >/dev/null

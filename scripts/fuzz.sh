@@ -13,7 +13,8 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root/fuzz"
 seconds=${FUZZ_SECONDS:-60}
 sanitizer=${SANITIZER:-address}
-command -v cargo-fuzz >/dev/null || cargo install --locked cargo-fuzz
+. "$root/scripts/lib/tools.sh"
+install_tool cargo-fuzz
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(mock_request mock_settings loadgen_response)
 export RUSTC_BOOTSTRAP=1

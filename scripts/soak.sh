@@ -14,7 +14,8 @@ tokens=${TOKENS:-16}
 out="$root/bench-out/soak"
 port=18650
 mkdir -p "$out"
-(cd "$root" && cargo build --release -q -p mock-upstream -p loadgen)
+. "$root/scripts/lib/build.sh"
+build_release -p mock-upstream -p loadgen
 pids=()
 trap 'kill "${pids[@]}" 2>/dev/null || true' EXIT
 
@@ -22,7 +23,8 @@ taskset -c 1 "$root/target/release/mock-upstream" --listen "127.0.0.1:$port" --t
   --tokens "$tokens" 2>"$out/mock.log" &
 pids+=($!)
 mock_pid=$!
-for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$port/health" && break; sleep 0.05; done
+. "$root/scripts/lib/ports.sh"
+wait_answers "http://127.0.0.1:$port/health" || true
 
 "$root/target/release/loadgen" run --target "http://127.0.0.1:$port/v1/chat/completions" \
   --scenario chat-stream --rate "$rate" --duration "${seconds}s" --warmup 5s --connections 256 \

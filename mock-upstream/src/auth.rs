@@ -4,6 +4,7 @@ use hyper::header::{HeaderMap, AUTHORIZATION};
 use hyper::StatusCode;
 
 use crate::config::Provider;
+use crate::error_body::Words;
 use crate::rejection::Rejection;
 
 /// The API key a request carries: OpenAI's `Authorization: Bearer KEY`; Anthropic's
@@ -55,7 +56,15 @@ pub fn check(
         return Ok(());
     }
     Err(match (provider, given) {
-        (Provider::Azure, _) => crate::azure::unauthorized(),
+        (Provider::Azure, _) => Rejection::in_words(
+            StatusCode::UNAUTHORIZED,
+            Words::azure(
+                "401",
+                "Access denied due to invalid subscription key or wrong API endpoint. Make sure \
+                 to provide a valid key for an active subscription and use a correct regional \
+                 API endpoint for your resource.",
+            ),
+        ),
         (Provider::Bedrock, None) => Rejection::with_status(
             StatusCode::FORBIDDEN,
             "Missing Authentication Token",

@@ -1,8 +1,8 @@
 //! Faults on purpose: error statuses and mid-stream breaks at configured, seeded rates
 //! (`--fault 429:2%`, `--fault chat:reset@5:1%`), or forced per request by `x-mock-*` headers;
-//! each error is answered as the provider answers it: OpenAI's 429
-//! with `retry-after`, `retry-after-ms`, `x-ratelimit-*` and `x-should-retry`; Anthropic's 429
-//! and 529 `overloaded_error`; 500 and 503 in each provider's shape.
+//! each error is answered as the provider answers it (its words are `crate::error_body`'s):
+//! OpenAI's 429 with `retry-after`, `retry-after-ms`, `x-ratelimit-*` and `x-should-retry`;
+//! Anthropic's 429 and 529 `overloaded_error`; 500 and 503 in each provider's shape.
 //!
 //! The same headers override the latency model for one request: `x-mock-latency`,
 //! `x-mock-ttft`, `x-mock-itl` (distributions, like the flags) and `x-mock-tokens`.
@@ -12,8 +12,8 @@ use hyper::header::{HeaderMap, HeaderName, HeaderValue};
 use hyper::{Response, StatusCode};
 
 use crate::body::MockBody;
-use crate::config::api::{Api, Provider};
-use crate::config::faults::{FaultKind, StreamFault, CONTENT_FILTER, STATUSES};
+use crate::config::{Api, FaultKind, Provider, StreamFault, CONTENT_FILTER, STATUSES};
+use crate::error_body;
 use crate::rejection::Rejection;
 use crate::state::State;
 
@@ -133,13 +133,7 @@ pub fn latency(state: &State, overrides: &Overrides) -> LatencyModel {
 pub fn response(status: u16, provider: Provider) -> Response<MockBody> {
     let code = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let retryable = status == 408 || status == 409 || status == 429 || status >= 500;
-    let rejection = match provider {
-        Provider::OpenAi => openai(code),
-        Provider::Azure => crate::azure::fault(code),
-        Provider::Gemini => gemini(code),
-        Provider::Bedrock => bedrock(code),
-        Provider::Anthropic => anthropic(code),
-    };
+    let rejection = Rejection::in_words(code, error_body::fault(provider, code));
     let mut response = rejection.into_response();
     let headers = response.headers_mut();
     let mut set = |name: &'static str, value: &'static str| {
@@ -174,76 +168,6 @@ pub fn response(status: u16, provider: Provider) -> Response<MockBody> {
         }
     }
     response
-}
-
-fn openai(code: StatusCode) -> Rejection {
-    let (message, kind, error_code) = match code.as_u16() {
-        429 => (
-            "Rate limit reached for requests per min (RPM): Limit 10000, Used 10000, \
-             Requested 1. Please try again in 1s.",
-            "requests",
-            Some("rate_limit_exceeded"),
-        ),
-        500 => (
-            "The server had an error while processing your request. Sorry about that!",
-            "server_error",
-            None,
-        ),
-        503 => (
-            "The engine is currently overloaded, please try again later.",
-            "server_error",
-            None,
-        ),
-        s if s >= 500 => (
-            "The server had an error processing your request.",
-            "server_error",
-            None,
-        ),
-        _ => (
-            "The request was rejected (forced by the mock).",
-            "invalid_request_error",
-            None,
-        ),
-    };
-    Rejection::with_status(code, message, kind, error_code)
-}
-
-fn gemini(code: StatusCode) -> Rejection {
-    let message = match code.as_u16() {
-        429 => "Resource has been exhausted (e.g. check quota).",
-        500 => {
-            "An internal error has occurred. Please retry or report in \
-                https://developers.generativeai.google/guide/troubleshooting"
-        }
-        503 => "The model is overloaded. Please try again later.",
-        s if s >= 500 => "The server had an error processing your request.",
-        _ => "The request was rejected (forced by the mock).",
-    };
-    Rejection::with_status(code, message, "", None).gemini()
-}
-
-fn bedrock(code: StatusCode) -> Rejection {
-    let message = match code.as_u16() {
-        429 => "Too many requests, please wait before trying again.",
-        503 => "Bedrock is unable to process your request.",
-        s if s >= 500 => {
-            "The system encountered an unexpected error during processing. Try your \
-                          request again."
-        }
-        _ => "The request was rejected (forced by the mock).",
-    };
-    Rejection::with_status(code, message, "", None).bedrock()
-}
-
-fn anthropic(code: StatusCode) -> Rejection {
-    let message = match code.as_u16() {
-        429 => "Number of requests has exceeded your per-minute rate limit.",
-        529 => "Overloaded",
-        500 => "Internal server error",
-        s if s >= 500 => "The server had an error processing your request.",
-        _ => "The request was rejected (forced by the mock).",
-    };
-    Rejection::with_status(code, message, "invalid_request_error", None).anthropic()
 }
 
 #[cfg(test)]

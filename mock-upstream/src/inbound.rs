@@ -1,6 +1,7 @@
 //! What every API route does around its own work: before it, the schedule index, the key, the
-//! `x-mock-*` headers and the body; then the fault check and the request's latency draw; and for
-//! a whole (non-streamed) answer, the wait until it is due.
+//! `x-mock-*` headers and the body; then the fault check, the request's latency draw and the
+//! rate limiter's decision (a refusal answered here, in the provider's shape); and for a whole
+//! (non-streamed) answer, the wait until it is due.
 
 use std::borrow::Cow;
 use std::os::fd::RawFd;
@@ -8,14 +9,15 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 use bytes::Bytes;
 use gatebench_shared::RequestDraw;
-use hyper::{Request, Response};
+use hyper::{Request, Response, StatusCode};
 
 use crate::body::MockBody;
 use crate::catalog::Catalog;
 use crate::config::{Api, Provider, StreamFault};
+use crate::error_body;
 use crate::faults::{self, Overrides};
 use crate::metrics::RouteKind;
-use crate::ratelimit::Quota;
+use crate::ratelimit::{Exceeded, Quota, Refusal};
 use crate::rejection::Rejection;
 use crate::request::{read_body_within, seq, BodyError, RequestBody};
 use crate::state::State;
@@ -174,6 +176,30 @@ pub async fn receive(
     })
 }
 
+/// The 429 in `provider`'s shape for a request the rate limiter refused, with its key's
+/// rate-limit headers and the wait it asks for.
+#[cold]
+#[inline(never)]
+fn rate_limited(refusal: &Refusal, provider: Provider) -> Rejection {
+    let words = error_body::rate_limited(provider, &refusal.exceeded);
+    let mut rejection = Rejection::in_words(StatusCode::TOO_MANY_REQUESTS, words);
+    rejection.extra_headers = Some(Box::new(refusal.quota.headers()));
+    match refusal.exceeded {
+        Exceeded::Rate { wait, .. } => {
+            let wait_ms = wait.as_millis().max(1) as u64;
+            let retry_after = wait_ms.div_ceil(1000).to_string();
+            rejection.set_header("retry-after", &retry_after);
+            if provider != Provider::Anthropic {
+                rejection.set_header("retry-after-ms", &wait_ms.to_string());
+            }
+            rejection.set_header("x-should-retry", "true");
+        }
+        // Waiting does not help.
+        Exceeded::TooLarge { .. } => rejection.set_header("x-should-retry", "false"),
+    }
+    rejection
+}
+
 /// A uniform draw in [0, 1) for request `ordinal`, apart from its latency and fault draws.
 fn tool_uniform(seed: u64, ordinal: u64) -> f64 {
     gatebench_shared::latency::fault_uniform(seed ^ 0x7001_CA11_0000_0000, ordinal)
@@ -211,9 +237,9 @@ impl Inbound {
                 let tokens = ask.prompt_tokens + output;
                 match state.limiter.take(key, tokens, provider) {
                     Some(Ok(quota)) => Some(Box::new(quota)),
-                    Some(Err(limited)) => {
+                    Some(Err(refusal)) => {
                         state.metrics.fault(429);
-                        return Err(Box::new(limited.into_response()));
+                        return Err(Box::new(rate_limited(&refusal, provider).into_response()));
                     }
                     None => None,
                 }
@@ -253,5 +279,51 @@ impl Inbound {
             let now = crate::timer::sleep_until(due).await;
             state.metrics.emission_error.record((now - due) / 1000);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::RateLimit;
+    use crate::ratelimit::Limiter;
+
+    #[test]
+    fn a_key_runs_down_and_others_are_apart() {
+        let limiter = Limiter::new(RateLimit::parse("rpm=3,tpm=100").unwrap());
+        // What the pipeline answers a request the limiter refuses.
+        let refuse = |key: &str, tokens: u64, provider: Provider| {
+            let refusal = limiter.take(key, tokens, provider).unwrap().unwrap_err();
+            rate_limited(&refusal, provider)
+        };
+        for _ in 0..3 {
+            assert!(limiter.take("a", 10, Provider::OpenAi).unwrap().is_ok());
+        }
+        let refused = refuse("a", 10, Provider::OpenAi);
+        assert_eq!(refused.status, StatusCode::TOO_MANY_REQUESTS);
+        assert_eq!(refused.code, Some("rate_limit_exceeded"));
+        assert_eq!(refused.kind, "requests");
+        // One request refills every 20 s at 3 per minute.
+        let wait: u64 = refused.header("retry-after-ms").unwrap().parse().unwrap();
+        assert!((19_000..=20_000).contains(&wait), "{wait}");
+        assert_eq!(refused.header("retry-after"), Some("20"));
+        assert_eq!(refused.header("x-ratelimit-remaining-requests"), Some("0"));
+        assert_eq!(refused.header("x-ratelimit-remaining-tokens"), Some("70"));
+        // Another key has its own buckets.
+        let quota = limiter.take("b", 95, Provider::OpenAi).unwrap().unwrap();
+        let headers = quota.headers();
+        assert_eq!(headers["x-ratelimit-remaining-requests"], "2");
+        assert_eq!(headers["x-ratelimit-remaining-tokens"], "5");
+        // Tokens refuse before requests run out.
+        let refused = refuse("b", 20, Provider::Anthropic);
+        assert_eq!(refused.kind, "rate_limit_error");
+        assert_eq!(
+            refused.header("anthropic-ratelimit-tokens-remaining"),
+            Some("5")
+        );
+        assert!(refused.header("retry-after").is_some());
+        // More than a minute's tokens can never fit.
+        let refused = refuse("c", 101, Provider::OpenAi);
+        assert_eq!(refused.header("x-should-retry"), Some("false"));
     }
 }

@@ -4,18 +4,23 @@
 //! route match, a scan of a few JSON fields, a seeded latency draw and `Bytes` clones.
 //!
 //! - `config`: settings types only (flags, `MOCK_*` variables and TOML into one validated
-//!   [`Config`]; the APIs and providers; `--fault` and `--rate-limit` settings).
+//!   [`Config`]; the APIs and providers; `--fault`, `--rate-limit`, `--context-window` and
+//!   `--tokenizer` settings).
 //! - `cli` / `server` / `connection` / `h1` / `tls`: the command line, worker threads,
 //!   `SO_REUSEPORT` listeners, the own HTTP/1.1 server (with hyper for HTTP/2, TLS and what the
 //!   own server hands off), graceful shutdown.
 //! - `router` / `handler`: method and path to a route; answering it.
-//! - `api`: the one pipeline every API request takes, and the five APIs as its data (`chat`,
-//!   `completions`, `responses`, `messages`, `embeddings`).
-//! - `inbound` / `request` / `auth` / `faults` / `ratelimit` / `rejection`: receipt (seq, key,
-//!   `x-mock-*` headers, body), faults and latency overrides, the rate limiter, errors in the
-//!   provider's shape.
-//! - `catalog` / `template` / `payload` / `tools`: pre-encoded responses, their zero-allocation
-//!   filling, and tool-call answers built per request.
+//! - `api`: the one pipeline every API request takes, and the APIs as its data (`chat`,
+//!   `completions`, `responses`, `messages`, `embeddings`, `gemini`, `bedrock`; `azure`, the
+//!   check Azure OpenAI's endpoints add; `context`, the context-window refusal).
+//! - `inbound` / `request` / `auth` / `faults` / `ratelimit`: receipt (seq, key, `x-mock-*`
+//!   headers, body, the rate limiter's refusals answered), faults and latency overrides, the
+//!   rate limiter's buckets and decisions (plain data).
+//! - `rejection` / `error_body`: an error and its response; every provider's error body shape,
+//!   and its words for faults and rate limits.
+//! - `catalog` / `template` / `payload` / `tools` / `tokens`: pre-encoded responses, their
+//!   zero-allocation filling, tool-call answers built per request, and the prompt's token count
+//!   by `--tokenizer`.
 //! - `sse` / `body` / `peer`: the streamed body on absolute deadlines, the one body type, and
 //!   the watch that frees a stalled stream when its client leaves.
 //! - `timer`: each worker's kernel timer (timerfd) that every delayed answer and event waits on.
@@ -24,12 +29,12 @@
 
 mod api;
 mod auth;
-mod azure;
 mod body;
 mod catalog;
 mod cli;
 mod config;
 mod connection;
+mod error_body;
 mod faults;
 mod h1;
 mod handler;

@@ -5,20 +5,19 @@
 //! Each key has a request bucket and a token bucket, full at start, holding at most the
 //! per-minute limit and refilled continuously at limit / 60 s. A request is admitted when one
 //! request and its tokens (prompt plus output, charged on admission as OpenAI estimates them)
-//! are in the buckets, and both are taken; otherwise it gets a 429 in the provider's shape with
-//! the wait until it would fit, and nothing is taken. Every admitted answer carries the
-//! buckets' state in the provider's rate-limit headers.
+//! are in the buckets, and both are taken; otherwise it is refused with the wait until it would
+//! fit, and nothing is taken. A refusal is data ([`Refusal`]): the pipeline answers it with a
+//! 429 in the provider's shape (`crate::inbound`). Every answer carries the buckets' state in the
+//! provider's rate-limit headers.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime};
 
 use hyper::header::{HeaderMap, HeaderName, HeaderValue};
-use hyper::StatusCode;
 
 use crate::config::Provider;
 use crate::config::RateLimit;
-use crate::rejection::Rejection;
 
 /// A bucket's level, refilled continuously up to its capacity.
 #[derive(Debug, Clone, Copy)]
@@ -76,6 +75,36 @@ pub struct Quota {
     provider: Provider,
 }
 
+/// A request the limiter refused: which limit, and the levels its answer reports.
+#[derive(Debug, Clone, Copy)]
+pub struct Refusal {
+    pub exceeded: Exceeded,
+    pub quota: Quota,
+}
+
+/// The limit a refused request ran into.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exceeded {
+    /// The bucket of `which`, of `limit` per minute, holds less than the `requested` request
+    /// (1) or tokens; they are in it after `wait`.
+    Rate {
+        which: Which,
+        limit: u64,
+        requested: u64,
+        wait: Duration,
+    },
+    /// More tokens than a minute's `capacity`: the request never fits, and waiting does not
+    /// help.
+    TooLarge { tokens: u64, capacity: u64 },
+}
+
+/// Which of a key's buckets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Which {
+    Requests,
+    Tokens,
+}
+
 /// The buckets of every key seen.
 #[derive(Debug, Default)]
 pub struct Limiter {
@@ -92,13 +121,14 @@ impl Limiter {
     }
 
     /// Admits a request of `tokens` tokens for `key` (`""` when it carries none) and takes its
-    /// share, or refuses it with a 429 in `provider`'s shape; `None` when no limit is set.
+    /// share, or refuses it (taking nothing); `None` when no limit is set. `provider` names the
+    /// rate-limit headers the levels are reported in.
     pub fn take(
         &self,
         key: &str,
         tokens: u64,
         provider: Provider,
-    ) -> Option<Result<Quota, Rejection>> {
+    ) -> Option<Result<Quota, Refusal>> {
         if !self.limit.is_set() {
             return None;
         }
@@ -132,7 +162,11 @@ impl Limiter {
                 levels: levels(buckets),
                 provider,
             };
-            return Some(Err(too_large(tokens, bucket.capacity, quota)));
+            let exceeded = Exceeded::TooLarge {
+                tokens,
+                capacity: bucket.capacity,
+            };
+            return Some(Err(Refusal { exceeded, quota }));
         }
         if wait_requests > Duration::ZERO || wait_tokens > Duration::ZERO {
             let quota = Quota {
@@ -152,13 +186,13 @@ impl Limiter {
                 Which::Requests => 1,
                 Which::Tokens => tokens,
             };
-            return Some(Err(limited(
+            let exceeded = Exceeded::Rate {
                 which,
-                limit.unwrap_or(0),
+                limit: limit.unwrap_or(0),
                 requested,
                 wait,
-                quota,
-            )));
+            };
+            return Some(Err(Refusal { exceeded, quota }));
         }
         if let Some(b) = buckets.requests.as_mut() {
             b.level -= 1.0;
@@ -171,101 +205,6 @@ impl Limiter {
             provider,
         }))
     }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Which {
-    Requests,
-    Tokens,
-}
-
-fn limited(which: Which, limit: u64, requested: u64, wait: Duration, quota: Quota) -> Rejection {
-    let wait_ms = wait.as_millis().max(1) as u64;
-    let mut rejection = match quota.provider {
-        Provider::OpenAi | Provider::Azure => {
-            let (what, short, kind) = match which {
-                Which::Requests => ("requests", "RPM", "requests"),
-                Which::Tokens => ("tokens", "TPM", "tokens"),
-            };
-            Rejection::with_status(
-                StatusCode::TOO_MANY_REQUESTS,
-                format!(
-                    "Rate limit reached for {what} per min ({short}): Limit {limit}, \
-                     Requested {requested}. Please try again in {}.",
-                    openai_duration(wait)
-                ),
-                kind,
-                Some("rate_limit_exceeded"),
-            )
-        }
-        Provider::Anthropic => {
-            let what = match which {
-                Which::Requests => "requests",
-                Which::Tokens => "tokens",
-            };
-            Rejection::with_status(
-                StatusCode::TOO_MANY_REQUESTS,
-                format!("Number of {what} has exceeded your per-minute rate limit."),
-                "rate_limit_error",
-                None,
-            )
-            .anthropic()
-        }
-        Provider::Gemini => Rejection::with_status(
-            StatusCode::TOO_MANY_REQUESTS,
-            "Resource has been exhausted (e.g. check quota).",
-            "",
-            None,
-        )
-        .gemini(),
-        Provider::Bedrock => Rejection::with_status(
-            StatusCode::TOO_MANY_REQUESTS,
-            "Too many requests, please wait before trying again.",
-            "",
-            None,
-        )
-        .bedrock(),
-    };
-    rejection.extra_headers = Some(Box::new(quota.headers()));
-    let retry_after = wait_ms.div_ceil(1000).to_string();
-    rejection.set_header("retry-after", &retry_after);
-    if quota.provider != Provider::Anthropic {
-        rejection.set_header("retry-after-ms", &wait_ms.to_string());
-    }
-    rejection.set_header("x-should-retry", "true");
-    rejection
-}
-
-fn too_large(tokens: u64, capacity: u64, quota: Quota) -> Rejection {
-    let message = format!(
-        "Request too large: Limit {capacity} tokens per min, Requested {tokens}. The input or \
-         output tokens must be reduced in order to run successfully."
-    );
-    let mut rejection = match quota.provider {
-        Provider::OpenAi | Provider::Azure => Rejection::with_status(
-            StatusCode::TOO_MANY_REQUESTS,
-            message,
-            "tokens",
-            Some("rate_limit_exceeded"),
-        ),
-        Provider::Anthropic => Rejection::with_status(
-            StatusCode::TOO_MANY_REQUESTS,
-            message,
-            "rate_limit_error",
-            None,
-        )
-        .anthropic(),
-        Provider::Gemini => {
-            Rejection::with_status(StatusCode::TOO_MANY_REQUESTS, message, "", None).gemini()
-        }
-        Provider::Bedrock => {
-            Rejection::with_status(StatusCode::TOO_MANY_REQUESTS, message, "", None).bedrock()
-        }
-    };
-    rejection.extra_headers = Some(Box::new(quota.headers()));
-    // Waiting does not help.
-    rejection.set_header("x-should-retry", "false");
-    rejection
 }
 
 impl Quota {
@@ -333,8 +272,8 @@ impl Quota {
     }
 }
 
-/// A duration as OpenAI writes its reset headers: `20ms`, `1.5s`, `6m0s`.
-fn openai_duration(d: Duration) -> String {
+/// A duration as OpenAI writes its reset headers and its 429 messages: `20ms`, `1.5s`, `6m0s`.
+pub fn openai_duration(d: Duration) -> String {
     let ms = d.as_millis() as u64;
     if ms < 1_000 {
         format!("{}ms", ms.max(1))
@@ -351,46 +290,43 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_key_runs_down_and_others_are_apart() {
-        let limiter = Limiter::new(RateLimit::parse("rpm=3,tpm=100").unwrap());
-        for _ in 0..3 {
-            assert!(limiter.take("a", 10, Provider::OpenAi).unwrap().is_ok());
-        }
-        let refused = limiter
+    fn a_refusal_names_the_limit_and_takes_nothing() {
+        let limiter = Limiter::new(RateLimit::parse("rpm=1,tpm=100").unwrap());
+        assert!(limiter.take("a", 10, Provider::OpenAi).unwrap().is_ok());
+        let refusal = limiter
             .take("a", 10, Provider::OpenAi)
             .unwrap()
             .unwrap_err();
-        assert_eq!(refused.status, StatusCode::TOO_MANY_REQUESTS);
-        assert_eq!(refused.code, Some("rate_limit_exceeded"));
-        assert_eq!(refused.kind, "requests");
-        // One request refills every 20 s at 3 per minute.
-        let wait: u64 = refused.header("retry-after-ms").unwrap().parse().unwrap();
-        assert!((19_000..=20_000).contains(&wait), "{wait}");
-        assert_eq!(refused.header("retry-after"), Some("20"));
-        assert_eq!(refused.header("x-ratelimit-remaining-requests"), Some("0"));
-        assert_eq!(refused.header("x-ratelimit-remaining-tokens"), Some("70"));
-        // Another key has its own buckets.
-        let quota = limiter.take("b", 95, Provider::OpenAi).unwrap().unwrap();
-        let headers = quota.headers();
-        assert_eq!(headers["x-ratelimit-remaining-requests"], "2");
-        assert_eq!(headers["x-ratelimit-remaining-tokens"], "5");
-        // Tokens refuse before requests run out.
-        let refused = limiter
-            .take("b", 20, Provider::Anthropic)
-            .unwrap()
-            .unwrap_err();
-        assert_eq!(refused.kind, "rate_limit_error");
+        let Exceeded::Rate {
+            which,
+            limit,
+            requested,
+            wait,
+        } = refusal.exceeded
+        else {
+            panic!("{refusal:?}");
+        };
+        assert_eq!((which, limit, requested), (Which::Requests, 1, 1));
+        assert!(wait > Duration::from_secs(59), "{wait:?}");
         assert_eq!(
-            refused.header("anthropic-ratelimit-tokens-remaining"),
-            Some("5")
+            refusal.quota.headers()["x-ratelimit-remaining-tokens"],
+            "90"
         );
-        assert!(refused.header("retry-after").is_some());
-        // More than a minute's tokens can never fit.
-        let refused = limiter
-            .take("c", 101, Provider::OpenAi)
+        let refusal = limiter
+            .take("b", 101, Provider::OpenAi)
             .unwrap()
             .unwrap_err();
-        assert_eq!(refused.header("x-should-retry"), Some("false"));
+        assert_eq!(
+            refusal.exceeded,
+            Exceeded::TooLarge {
+                tokens: 101,
+                capacity: 100
+            }
+        );
+        assert_eq!(
+            refusal.quota.headers()["x-ratelimit-remaining-requests"],
+            "1"
+        );
     }
 
     #[test]

@@ -1,27 +1,14 @@
-//! Error responses in the provider's shape: OpenAI's `{"error":{"message","type","param","code"}}`
-//! by default, Anthropic's `{"type":"error","error":{"type","message"}}` on its routes, Azure
-//! OpenAI's `{"error":{"code","message"}}` for the errors Azure answers itself.
+//! An error the mock answers with, and its response in the provider's shape (the shapes are
+//! `crate::error_body`'s): OpenAI's by default, the other providers' on their routes.
 //!
-//! These are the answers to what a user can get wrong; they allocate, which is fine off the
-//! hot path.
+//! These are the answers to what a user can get wrong, and to faults and rate limits; they
+//! allocate, which is fine off the hot path.
 
-use gatebench_shared::wire::anthropic::ErrorBody as AnthropicError;
-use gatebench_shared::wire::openai::ErrorBody;
 use hyper::header::{HeaderMap, HeaderValue, ALLOW, CONNECTION, CONTENT_TYPE};
 use hyper::{Response, StatusCode};
 
 use crate::body::MockBody;
-use crate::catalog::{ANTHROPIC_REQUEST_ID, PROCESSING_MS, REQUEST_ID};
-
-/// Whose error body.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Shape {
-    OpenAi,
-    Anthropic,
-    Azure,
-    Gemini,
-    Bedrock,
-}
+use crate::error_body::{anthropic_kind, Shape, Words};
 
 /// An error the mock answers with.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -94,21 +81,21 @@ impl Rejection {
             .and_then(|v| v.to_str().ok())
     }
 
+    /// A provider's own error (a fault's, a rate limit's) in its shape.
+    pub fn in_words(status: StatusCode, words: Words) -> Rejection {
+        Rejection {
+            status,
+            kind: words.kind,
+            code: words.code,
+            shape: words.shape,
+            ..Rejection::bad_request(words.message, None, None)
+        }
+    }
+
     /// The same error in Anthropic's shape, with Anthropic's error type for its status.
     pub fn anthropic(self) -> Rejection {
-        let kind = match self.status.as_u16() {
-            401 => "authentication_error",
-            403 => "permission_error",
-            404 => "not_found_error",
-            413 => "request_too_large",
-            408 => "timeout_error",
-            429 => "rate_limit_error",
-            500 => "api_error",
-            503 | 529 => "overloaded_error",
-            _ => "invalid_request_error",
-        };
         Rejection {
-            kind,
+            kind: anthropic_kind(self.status),
             shape: Shape::Anthropic,
             ..self
         }
@@ -128,16 +115,6 @@ impl Rejection {
     pub fn bedrock(self) -> Rejection {
         Rejection {
             shape: Shape::Bedrock,
-            ..self
-        }
-    }
-
-    /// The same error in Azure OpenAI's own shape (`code` and `message`), as Azure answers
-    /// what its gateway refuses (keys, versions, rate limits); the model's own errors keep
-    /// OpenAI's.
-    pub fn azure(self) -> Rejection {
-        Rejection {
-            shape: Shape::Azure,
             ..self
         }
     }
@@ -229,45 +206,18 @@ impl Rejection {
 
     /// The response for this error.
     pub fn into_response(self) -> Response<MockBody> {
-        let body = match self.shape {
-            Shape::Anthropic => AnthropicError::encode(self.kind, &self.message),
-            Shape::OpenAi => {
-                ErrorBody::encode(&self.message, self.kind, self.param.as_deref(), self.code)
-            }
-            Shape::Azure => azure_body(self.code.unwrap_or("500"), &self.message),
-            Shape::Gemini => gatebench_shared::wire::gemini::ErrorBody::encode(
-                self.status.as_u16(),
-                &self.message,
-            ),
-            Shape::Bedrock => serde_json::json!({ "message": self.message })
-                .to_string()
-                .into_bytes(),
-        };
+        let body = self.shape.body(
+            self.status,
+            self.kind,
+            &self.message,
+            self.param.as_deref(),
+            self.code,
+        );
         let mut response = Response::new(MockBody::owned(body));
         *response.status_mut() = self.status;
         let headers = response.headers_mut();
         headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-        match self.shape {
-            Shape::Anthropic => {
-                headers.insert("request-id", HeaderValue::from_static(ANTHROPIC_REQUEST_ID));
-            }
-            Shape::OpenAi => {
-                headers.insert("x-request-id", HeaderValue::from_static(REQUEST_ID));
-                headers.insert(PROCESSING_MS, HeaderValue::from_static("0"));
-            }
-            Shape::Azure => {
-                headers.insert("apim-request-id", HeaderValue::from_static(REQUEST_ID));
-            }
-            Shape::Gemini => {}
-            Shape::Bedrock => {
-                let kind = gatebench_shared::wire::bedrock::error_type(self.status.as_u16());
-                let value = format!("{kind}:http://internal.amazon.com/coral/com.amazon.bedrock/");
-                if let Ok(value) = HeaderValue::try_from(value) {
-                    headers.insert("x-amzn-errortype", value);
-                }
-                headers.insert("x-amzn-requestid", HeaderValue::from_static(REQUEST_ID));
-            }
-        }
+        self.shape.insert_headers(self.status, headers);
         if let Some(allow) = self.allow {
             headers.insert(ALLOW, HeaderValue::from_static(allow));
         }
@@ -281,10 +231,4 @@ impl Rejection {
         }
         response
     }
-}
-
-/// `{"error":{"code":CODE,"message":MESSAGE}}`.
-fn azure_body(code: &str, message: &str) -> Vec<u8> {
-    let body = serde_json::json!({"error": {"code": code, "message": message}});
-    body.to_string().into_bytes()
 }

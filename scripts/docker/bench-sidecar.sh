@@ -19,8 +19,9 @@ cleanup() {
   for pid in "${started[@]:-}"; do kill "$pid" 2>/dev/null || true; done
 }
 trap cleanup EXIT
+. "$root/scripts/lib/ports.sh"
 wait_port() {
-  for _ in $(seq 200); do curl -sf -o /dev/null "http://127.0.0.1:$1/health" && return 0; sleep 0.05; done
+  wait_answers -f "http://127.0.0.1:$1/health" 200 && return 0
   echo "bench-sidecar: nothing answers on port $1" >&2; exit 2
 }
 taskset -c 1 "$mock" --listen 127.0.0.1:18620 --threads 1 >/dev/null 2>&1 & started+=($!)

@@ -9,8 +9,10 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 tag=${TAG:-local}
-command -v docker >/dev/null || { echo "build-local: docker not found" >&2; exit 2; }
-(cd "$root" && cargo build --release -q -p mock-upstream -p loadgen)
+. "$root/scripts/lib/tools.sh"
+require_tool build-local docker
+. "$root/scripts/lib/build.sh"
+build_release -p mock-upstream -p loadgen
 context=$(mktemp -d)
 trap 'rm -rf "$context"' EXIT
 

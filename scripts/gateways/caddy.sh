@@ -7,7 +7,7 @@
 # Usage: scripts/gateways/caddy.sh       (DURATION=20s METHODS="paired ladder" CADDY_VERSION=…)
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/go-proxies-lib.sh"
-need curl curl
+install_tool curl
 port=18606
 build
 start_mock

@@ -6,8 +6,7 @@
 # Usage: scripts/gateways/haproxy.sh      (DURATION=20s METHODS="paired ladder" to shorten)
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/proxies-lib.sh"
-need haproxy haproxy
-need curl curl
+install_tool haproxy curl
 port=18602
 build
 start_mock

@@ -39,24 +39,24 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# need COMMAND PACKAGE: installs the Debian package when the command is missing.
-need() {
-  command -v "$1" >/dev/null 2>&1 && return 0
-  echo "installing $2 (apt)" >&2
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$2" >/dev/null
-}
+# From scripts/lib: build_release (build.sh), install_tool TOOL... (tools.sh: each missing tool
+# installed, nginx, haproxy, curl, node and npm from the Debian archive), wait_answers
+# (ports.sh).
+# shellcheck source=SCRIPTDIR/../lib/build.sh
+. "$root/scripts/lib/build.sh"
+# shellcheck source=SCRIPTDIR/../lib/tools.sh
+. "$root/scripts/lib/tools.sh"
+# shellcheck source=SCRIPTDIR/../lib/ports.sh
+. "$root/scripts/lib/ports.sh"
 
-wait_port() { # PORT [PATH]
-  for _ in $(seq 200); do
-    curl -s -o /dev/null "http://127.0.0.1:$1${2:-/}" && return 0
-    sleep 0.05
-  done
+wait_port() { # PORT [PATH]: exits 2 unless it answers within 10 s
+  wait_answers "http://127.0.0.1:$1${2:-/}" 200 && return 0
   echo "gateways: nothing answers on port $1" >&2
   exit 2
 }
 
 build() {
-  (cd "$root" && cargo build --release -q -p mock-upstream -p loadgen)
+  build_release -p mock-upstream -p loadgen
 }
 
 # The mock answers 60 tokens unless a request's max_tokens asks fewer (the paired and constant

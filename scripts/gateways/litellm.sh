@@ -27,7 +27,7 @@
 # The proxy handles tens of requests a second per core, so METHODS defaults to the paired rounds
 # and the ladder here; METHODS="paired constant ladder" runs the 5,000 req/s table as well.
 . "$(dirname "$0")/lib.sh"
-need curl curl
+install_tool curl
 version=${LITELLM_VERSION:-1.106.12}
 venv="$root/bench-out/gateways/litellm-venv"
 python=python3
@@ -91,11 +91,7 @@ start_litellm() {
     --num_workers 1 >"$work/$name.log" 2>&1 &
   pid=$!
   started+=("$pid")
-  for _ in $(seq 600); do
-    curl -s -o /dev/null "http://127.0.0.1:$port/health/liveliness" && break
-    sleep 0.1
-  done
-  curl -s -o /dev/null "http://127.0.0.1:$port/health/liveliness" ||
+  wait_answers "http://127.0.0.1:$port/health/liveliness" 600 0.1 ||
     { echo "litellm: $name did not start (log: $(tail -5 "$work/$name.log"))" >&2; exit 2; }
 }
 

@@ -6,8 +6,7 @@
 # Usage: scripts/gateways/nginx.sh        (DURATION=20s METHODS="paired ladder" to shorten)
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/proxies-lib.sh"
-need nginx nginx
-need curl curl
+install_tool nginx curl
 port=18601
 build
 start_mock

@@ -10,9 +10,7 @@
 #        PROFILE=1 scripts/gateways/portkey.sh   (Node writes /tmp/perf-PID.map of its compiled
 #        JavaScript, --perf-basic-prof, so the flame graphs name it; the profile method only)
 . "$(dirname "$0")/lib.sh"
-need node nodejs
-need npm npm
-need curl curl
+install_tool node npm curl
 port=18603
 version=${PORTKEY_VERSION:-1.15.2}
 install="$root/bench-out/gateways/portkey-install"
@@ -32,10 +30,7 @@ node_flags=()
   "$install/node_modules/@portkey-ai/gateway/build/start-server.js" \
   --port="$port" --headless >"$work/portkey.log" 2>&1) &
 started+=($!)
-for _ in $(seq 200); do
-  curl -s -o /dev/null "http://127.0.0.1:$port/" && break
-  sleep 0.1
-done
+wait_answers "http://127.0.0.1:$port/" 200 0.1 || true
 extra_args=(--header "x-portkey-provider: openai"
   --header "x-portkey-custom-host: http://127.0.0.1:$mock_port/v1"
   --header "authorization: Bearer sk-gatebench")

@@ -9,9 +9,7 @@
 #   (LOADGEN_ARGS: more loadgen flags)
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/proxies-lib.sh"
-need nginx nginx
-need haproxy haproxy
-need curl curl
+install_tool nginx haproxy curl
 runs=${1:-3}
 out=${OUT:-$root/bench-out/gateways/proxies}
 mkdir -p "$out"

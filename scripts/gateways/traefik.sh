@@ -7,7 +7,7 @@
 # Usage: scripts/gateways/traefik.sh     (DURATION=20s METHODS="paired ladder" TRAEFIK_VERSION=…)
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/go-proxies-lib.sh"
-need curl curl
+install_tool curl
 port=18605
 build
 start_mock

@@ -2,6 +2,10 @@
 # JSON body, one worker, keep-alive without limit, everything under a work folder. With
 # STREAM_FILE, GET /stream serves that file as text/event-stream (a static file: nginx's own
 # strings are too short for a stream).
+
+# shellcheck source=SCRIPTDIR/ports.sh
+. "$(dirname "${BASH_SOURCE[0]}")/ports.sh"
+
 # Usage: write_nginx_conf WORK PORT BODY_FILE [STREAM_FILE]   (writes WORK/nginx.conf)
 write_nginx_conf() {
   local work=$1 port=$2 body_file=$3 stream_file=${4:-}
@@ -53,7 +57,7 @@ start_completion_nginx() {
     >"$work/completion.json"
   write_nginx_conf "$work" "$port" "$work/completion.json"
   taskset -c "$cpu" nginx -c "$work/nginx.conf" -p "$work/nginx" &
-  for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$port/" && return 0; sleep 0.05; done
+  wait_answers "http://127.0.0.1:$port/" && return 0
   echo "nginx did not answer on port $port" >&2
   return 1
 }

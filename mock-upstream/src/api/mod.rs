@@ -3,8 +3,12 @@
 //! `x-mock-*` headers, the body, the fault and latency draws, the output cap, tool calls,
 //! streaming, the wait, the provider's headers, the rate limit) is the pipeline's.
 //!
+//! Azure OpenAI speaks the OpenAI APIs; `azure` holds the one check its endpoints add (the
+//! required `api-version`).
+//!
 //! A new provider is one new file here, an arm in `crate::router` and one in `crate::handler`.
 
+mod azure;
 mod bedrock;
 mod chat;
 mod completions;

@@ -46,7 +46,7 @@ pub async fn answer<A: ApiRoute>(
     provider: Provider,
 ) -> Result<Response<MockBody>, Rejection> {
     if provider == Provider::Azure {
-        crate::azure::check_version(req.uri())?;
+        super::azure::check_version(req.uri())?;
     }
     A::check_head(req.headers())?;
     let inbound = receive(state, req, arrival, provider).await?;

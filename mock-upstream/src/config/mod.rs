@@ -7,15 +7,15 @@
 //!
 //! - `raw`: the settings as given, their precedence and their validation.
 //! - `api`: the APIs and providers settings, metrics and routes name.
-//! - `faults`: `--fault` rates; `ratelimit`: `--rate-limit`; `context`: `--context-window`;
-//!   `tokenizer`: `--tokenizer`.
+//! - `fault_settings`: `--fault` rates; `rate_limit_settings`: `--rate-limit`;
+//!   `context_window`: `--context-window`; `tokenizer`: `--tokenizer`.
 
-pub mod api;
-pub mod context;
-pub mod faults;
-pub mod ratelimit;
+mod api;
+mod context_window;
+mod fault_settings;
+mod rate_limit_settings;
 mod raw;
-pub mod tokenizer;
+mod tokenizer;
 
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::time::Duration;
@@ -24,9 +24,11 @@ use gatebench_shared::latency::format_us;
 use gatebench_shared::{LatencyModel, SpecError};
 
 pub use api::{Api, Provider};
-pub use context::{ContextWindow, ContextWindowError};
-pub use faults::{FaultError, FaultKind, FaultRates, StreamFault, StreamFaultKind};
-pub use ratelimit::{RateLimit, RateLimitError};
+pub use context_window::{ContextWindow, ContextWindowError};
+pub use fault_settings::{
+    FaultError, FaultKind, FaultRates, StreamFault, StreamFaultKind, CONTENT_FILTER, STATUSES,
+};
+pub use rate_limit_settings::{RateLimit, RateLimitError};
 pub use raw::RawSettings;
 pub use tokenizer::{Tokenizer, TokenizerError};
 
