@@ -344,6 +344,21 @@ impl RequestDraw {
     }
 }
 
+/// Microseconds for people: `850 µs`, `1.25 ms`, `2.1 s`.
+pub fn human_us(us: f64) -> String {
+    let magnitude = us.abs();
+    if !us.is_finite() {
+        // A statistic of nothing (every call failed).
+        "-".to_string()
+    } else if magnitude < 1_000.0 {
+        format!("{us:.0} µs")
+    } else if magnitude < 1_000_000.0 {
+        format!("{:.2} ms", us / 1e3)
+    } else {
+        format!("{:.2} s", us / 1e6)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

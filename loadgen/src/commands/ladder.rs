@@ -10,14 +10,14 @@ use std::time::Duration;
 
 use gatebench_shared::host::raise_open_file_limit;
 use gatebench_shared::stats::{median, quantile_of_sorted};
-use serde::{Deserialize, Serialize};
 
-use crate::commands::compare::sample_specs;
 use crate::engine::gateways::{reach, Named};
 use crate::engine::run::{stop_requested, SetupError, EXIT_FAILED, EXIT_OK};
-use crate::engine::sampler::{ResourceReport, Sampling};
+use crate::engine::sampler::sample_specs;
+use crate::engine::sampler::Sampling;
 use crate::generator::plan::{Plan, PlanError};
 use crate::options::{CompareArgs, LadderArgs, LADDER_LEVELS as DEFAULT_LEVELS};
+use crate::results::ladder::{LadderResult, Rung, SCHEMA};
 use crate::wire::clock::RunClock;
 use crate::wire::exchange::Slot;
 use crate::wire::http1::exchange;
@@ -25,72 +25,6 @@ use crate::wire::http1::pool::Pool;
 use crate::wire::http1::RequestTemplate;
 use crate::wire::outcome::{ErrorKind, Exchange};
 use crate::wire::target::Target;
-
-/// Identifies the result format; bumped when a field changes meaning or goes away.
-pub const SCHEMA: &str = "gatebench.loadgen.ladder/1";
-
-/// A statistic of no stream (every one failed) is NaN, written as JSON `null`; read it back
-/// the same way.
-fn nan_if_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
-    use serde::Deserialize as _;
-    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
-}
-
-/// One target at one level.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Rung {
-    pub level: usize,
-    pub name: String,
-    pub completed: usize,
-    pub failed: usize,
-    pub errors: BTreeMap<String, u64>,
-    /// From the common start instant, µs.
-    #[serde(deserialize_with = "nan_if_null")]
-    pub ttft_p50_us: f64,
-    #[serde(deserialize_with = "nan_if_null")]
-    pub ttft_p95_us: f64,
-    #[serde(deserialize_with = "nan_if_null")]
-    pub e2e_p50_us: f64,
-    #[serde(deserialize_with = "nan_if_null")]
-    pub e2e_p95_us: f64,
-    /// Output events per completed stream (median, min, max).
-    #[serde(deserialize_with = "nan_if_null")]
-    pub chunks_p50: f64,
-    pub chunks_min: u64,
-    pub chunks_max: u64,
-    /// Median time from the first output event to the last, µs.
-    #[serde(deserialize_with = "nan_if_null")]
-    pub spread_p50_us: f64,
-    /// Against the direct target at this level: `passed through`, `re-chunked`, `buffered`
-    /// (or `-` for direct itself).
-    pub delivery: String,
-    /// Time to write all N requests, µs (the "instant" is this wide).
-    pub send_window_us: f64,
-    /// Connections opened for the rung (N when every one could be).
-    #[serde(default)]
-    pub connections_opened: u64,
-}
-
-/// The versioned JSON result of `loadgen ladder`.
-#[derive(Debug, Serialize)]
-pub struct LadderResult {
-    /// Format, build, command line, start, host, open-file limit.
-    #[serde(flatten)]
-    pub envelope: crate::results::envelope::Envelope,
-    /// The request options (its `targets` are empty: see `targets`).
-    pub plan: Plan,
-    pub targets: Vec<Named>,
-    /// The direct target's configuration (TOML) when it is a gatebench mock.
-    pub mock: Option<String>,
-    /// The pause after each rung (--settle), µs.
-    #[serde(default)]
-    pub settle_us: u64,
-    pub rungs: Vec<Rung>,
-    pub resources: Vec<ResourceReport>,
-    pub valid: bool,
-    pub invalid_reasons: Vec<String>,
-    pub interrupted: bool,
-}
 
 pub(crate) fn parse_levels(text: &str) -> Result<Vec<usize>, PlanError> {
     crate::generator::plan::parse_counts(text, "counts like 10,100,250,500,1000")

@@ -2,11 +2,13 @@
 //! result files (`output`), show the report (`report`). `main.rs` only parses and dispatches.
 
 pub mod capacity;
+pub mod check_profile;
 pub mod compare;
 pub mod ladder;
 pub mod merge;
 pub mod overhead;
 pub mod perf;
+mod print_config;
 pub mod sweep;
 
 use crate::engine::run::{run, EXIT_USAGE};
@@ -18,7 +20,7 @@ use crate::report::output::{write_atomically, write_hdr_log, write_hgrm, write_j
 pub fn execute(cli: Cli) -> u8 {
     let command = std::env::args().collect();
     let code = if cli.print_config {
-        crate::options::resolved::print(cli.command).map(|text| {
+        print_config::print(cli.command).map(|text| {
             show(&text);
             crate::engine::run::EXIT_OK
         })
@@ -35,7 +37,7 @@ pub fn execute(cli: Cli) -> u8 {
             Command::Merge(args) => merge_command(args, command),
             Command::Profile(args) => profile_command(args, command),
             Command::CheckProfile(args) => {
-                crate::options::profile::check(&args.command, &args.profile).map(|plan| {
+                check_profile::check(&args.command, &args.profile).map(|plan| {
                     show(&format!("ok: {plan}\n"));
                     crate::engine::run::EXIT_OK
                 })

@@ -7,6 +7,7 @@
 pub(crate) mod disclose;
 pub(crate) mod embedded;
 pub(crate) mod gateways;
+pub(crate) mod judge;
 pub mod run;
 pub(crate) mod sampler;
 pub(crate) mod upstream;

@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
+use crate::engine::run::SetupError;
 use crate::generator::plan::PlanError;
 
 /// Time between samples.
@@ -299,6 +300,15 @@ fn read_pid(pid: u32) -> Option<(f64, u64)> {
         )
     };
     Some((ticks / hz.max(1) as f64, rss_pages * page.max(1) as u64))
+}
+
+/// The parsed `--sample-pid` options.
+pub(crate) fn sample_specs(texts: &[String]) -> Result<Vec<SampleSpec>, SetupError> {
+    texts
+        .iter()
+        .map(|s| SampleSpec::parse(s))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(SetupError::from)
 }
 
 #[cfg(test)]

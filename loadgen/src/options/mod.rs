@@ -17,7 +17,6 @@ mod merge;
 mod overhead;
 pub mod profile;
 mod profiling;
-pub mod resolved;
 mod run;
 mod sweep;
 mod workload;
@@ -110,8 +109,21 @@ pub struct ReportArgs {
     pub combine: bool,
     /// Output format.
     #[arg(long, value_enum, default_value = "md")]
-    pub format: crate::report::render::Format,
+    pub format: Format,
     /// Write the report here instead of to standard output.
     #[arg(long)]
     pub out: Option<PathBuf>,
+}
+
+/// The formats `loadgen report` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// Markdown tables and disclosure, for write-ups.
+    Md,
+    /// CSV rows, for spreadsheets.
+    Csv,
+    /// The result itself, re-encoded (pretty-printed).
+    Json,
+    /// One self-contained HTML page with plots (no script, no network).
+    Html,
 }

@@ -4,23 +4,26 @@
 //! tests on every file in `profiles/`).
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use anyhow::Context as _;
 use serde::de::DeserializeOwned;
 
-use crate::engine::run::SetupError;
 use crate::options::CompareArgs;
 use crate::options::OverheadArgs;
 use crate::options::RunArgs;
-use crate::options::{LadderArgs, LevelKind, SweepArgs};
+
+/// A profile file that cannot be used: the message names the file and what was wrong.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct ProfileError(pub String);
 
 /// The profile at `path` as the options of a command.
 fn read<T: DeserializeOwned>(path: &Path) -> anyhow::Result<T> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("cannot read profile {}", path.display()))?;
     Ok(toml::from_str(&text)
-        .map_err(|e| SetupError::Other(format!("invalid profile {}: {e}", path.display())))?)
+        .map_err(|e| ProfileError(format!("invalid profile {}: {e}", path.display())))?)
 }
 
 /// `run`'s flags with those of `--profile` under them.
@@ -94,7 +97,7 @@ pub fn compare_and(
     };
     let text = std::fs::read_to_string(&path)
         .with_context(|| format!("cannot read profile {}", path.display()))?;
-    let invalid = |e: String| SetupError::Other(format!("invalid profile {}: {e}", path.display()));
+    let invalid = |e: String| ProfileError(format!("invalid profile {}: {e}", path.display()));
     let mut table: toml::Table = toml::from_str(&text).map_err(|e| invalid(e.to_string()))?;
     for key in own {
         let text = match table.remove(*key) {
@@ -103,7 +106,7 @@ pub fn compare_and(
             Some(toml::Value::Integer(n)) => n.to_string(),
             Some(toml::Value::Float(n)) => n.to_string(),
             Some(toml::Value::Array(items)) => {
-                let parts: Result<Vec<String>, SetupError> = items
+                let parts: Result<Vec<String>, ProfileError> = items
                     .into_iter()
                     .map(|v| match v {
                         toml::Value::Integer(n) => Ok(n.to_string()),
@@ -118,7 +121,7 @@ pub fn compare_and(
         };
         mine.insert((*key).to_string(), text);
     }
-    let strings = |v: Option<toml::Value>| -> Result<Vec<String>, SetupError> {
+    let strings = |v: Option<toml::Value>| -> Result<Vec<String>, ProfileError> {
         match v {
             None => Ok(Vec::new()),
             Some(toml::Value::String(s)) => Ok(vec![s]),
@@ -179,155 +182,5 @@ pub fn compare_and(
 
 /// Stand-in targets for profiles that leave the targets to the command line (nothing is sent
 /// to them: plans only parse and resolve them).
-const PLACEHOLDER: &str = "http://127.0.0.1:9/v1/chat/completions";
-const PLACEHOLDER_GATEWAY: &str = "gateway=http://127.0.0.1:9/v1/chat/completions";
-
-/// The options of a comparison with the placeholder direct target, over `profile`.
-fn placeholder(profile: Option<PathBuf>) -> CompareArgs {
-    CompareArgs {
-        direct: Some(PLACEHOLDER.into()),
-        run: RunArgs {
-            profile,
-            ..RunArgs::default()
-        },
-        ..CompareArgs::default()
-    }
-}
-
-/// Checks `path` as a profile of `command` (run, overhead, compare, sweep or ladder) and
-/// returns a one-line description of the plan it makes.
-pub fn check(command: &str, path: &Path) -> anyhow::Result<String> {
-    let invalid = |e: &dyn std::fmt::Display| anyhow::anyhow!("{}: {e}", path.display());
-    let profile = Some(PathBuf::from(path));
-    match command {
-        "run" => {
-            let mut args = run(RunArgs {
-                profile,
-                ..RunArgs::default()
-            })?;
-            args.profile = None;
-            let plan = args.plan().map_err(|e| invalid(&e))?;
-            Ok(format!("run: {:?}", plan.load))
-        }
-        "overhead" => {
-            let mut args = overhead(OverheadArgs {
-                profile,
-                ..OverheadArgs::default()
-            })?;
-            args.direct = args.direct.or_else(|| Some(PLACEHOLDER.into()));
-            if args.gateways.is_empty() {
-                args.gateways = vec![PLACEHOLDER_GATEWAY.into()];
-            }
-            let plan = args.plan().map_err(|e| invalid(&e))?;
-            Ok(format!(
-                "overhead: {} trials x {} rounds (+{} warm-up), {} scenario(s)",
-                plan.trials,
-                plan.rounds,
-                plan.warmup_rounds,
-                plan.requests.len()
-            ))
-        }
-        "compare" | "sweep" | "ladder" => {
-            let own: &[&str] = match command {
-                "sweep" => &["levels", "level-kind"],
-                "ladder" => &["levels"],
-                _ => &[],
-            };
-            let args = placeholder(profile);
-            // The profile read here, so the placeholder gateway stands only where it has none;
-            // each command's plan is then made as the command makes it.
-            let (mut args, mut mine) = compare_and(args, own)?;
-            if args.gateways.is_empty() {
-                args.gateways = vec![PLACEHOLDER_GATEWAY.into()];
-            }
-            args.run.profile = None;
-            let levels = mine.remove("levels");
-            match command {
-                "compare" => {
-                    let p = crate::commands::compare::ComparePlan::new(args)
-                        .map_err(|e| invalid(&e))?;
-                    Ok(format!(
-                        "compare: {:?}, {} trial(s) per target",
-                        p.plan.load, p.comparison.trials
-                    ))
-                }
-                "sweep" => {
-                    let level_kind = mine
-                        .remove("level-kind")
-                        .map(|t| LevelKind::parse(&t))
-                        .transpose()
-                        .map_err(|e| invalid(&e))?;
-                    let p = crate::commands::sweep::SweepPlan::new(SweepArgs {
-                        levels,
-                        level_kind,
-                        compare: args,
-                    })
-                    .map_err(|e| invalid(&e))?;
-                    Ok(format!(
-                        "sweep: {} {} level(s), {} trial(s) each",
-                        p.levels.len(),
-                        p.kind,
-                        p.comparison.trials
-                    ))
-                }
-                _ => {
-                    let p = crate::commands::ladder::LadderPlan::new(LadderArgs {
-                        levels,
-                        compare: args,
-                    })
-                    .map_err(|e| invalid(&e))?;
-                    Ok(format!(
-                        "ladder: {} level(s) of simultaneous streams",
-                        p.levels.len()
-                    ))
-                }
-            }
-        }
-        "capacity" => {
-            let mut args = crate::options::CapacityArgs {
-                compare: placeholder(profile),
-                ..Default::default()
-            };
-            // Without a profile's --slo the plan is refused, as the command refuses it.
-            args.compare.gateways = Vec::new();
-            let p = crate::commands::capacity::CapacityPlan::new(args).map_err(|e| invalid(&e))?;
-            Ok(format!(
-                "capacity: {} from {} to {} req/s, within {:.0}%, at most {} runs per target",
-                p.slo.text,
-                p.start_rate,
-                p.max_rate,
-                p.precision * 100.0,
-                p.max_runs
-            ))
-        }
-        "profile" => {
-            let mut args = crate::options::ProfileArgs {
-                // This process stands for the gateway's: nothing is sampled.
-                pid: Some(std::process::id()),
-                compare: placeholder(profile),
-                ..Default::default()
-            };
-            let own = ["frequency", "call-graph", "off-cpu"];
-            if compare_and(args.compare.clone(), &own)?
-                .0
-                .gateways
-                .is_empty()
-            {
-                args.compare.gateways = vec![PLACEHOLDER_GATEWAY.into()];
-            }
-            let p = crate::commands::perf::ProfilePlan::new(args).map_err(|e| invalid(&e))?;
-            Ok(format!(
-                "profile: {:?}, {} trial(s), {} Hz, {} stacks, off-CPU {}",
-                p.plan.load,
-                p.comparison.trials,
-                p.frequency,
-                p.call_graph.name(),
-                if p.off_cpu { "on" } else { "off" }
-            ))
-        }
-        other => Err(anyhow::anyhow!(
-            "unknown command '{other}': expected run, overhead, compare, sweep, ladder, capacity \
-             or profile"
-        )),
-    }
-}
+pub(crate) const PLACEHOLDER: &str = "http://127.0.0.1:9/v1/chat/completions";
+pub(crate) const PLACEHOLDER_GATEWAY: &str = "gateway=http://127.0.0.1:9/v1/chat/completions";

@@ -2,9 +2,9 @@
 
 use super::overhead::{micros, resolution, signed};
 use super::table::Table;
-use crate::commands::compare::analysis::{PercentileDelta, TargetSummary};
-use crate::commands::compare::CompareResult;
 use crate::generator::plan::Plan;
+use crate::results::compare::CompareResult;
+use crate::results::compare::{PercentileDelta, TargetSummary};
 
 /// requests, throughput, success, P50, P99, P99.9 per target.
 pub fn summary_table(summaries: &[TargetSummary]) -> Table {

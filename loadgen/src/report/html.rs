@@ -3,7 +3,7 @@
 
 use gatebench_shared::stats::quantile_of_sorted;
 
-use crate::commands::overhead::result::OverheadResult;
+use crate::results::overhead::OverheadResult;
 
 use super::overhead::{between_table, combined_table, delta_table, method, targets_table};
 use super::run_view::{runs_table, RunView};
@@ -394,9 +394,9 @@ fn per_scenario_plots(
     result: &OverheadResult,
     title: &str,
     y: Axis,
-    values: impl Fn(&crate::commands::overhead::result::Trial, &str) -> Vec<f64>,
+    values: impl Fn(&crate::results::overhead::Trial, &str) -> Vec<f64>,
 ) -> String {
-    let mut scenarios = crate::commands::overhead::result::scenarios(&result.trials);
+    let mut scenarios = crate::results::overhead::scenarios(&result.trials);
     scenarios.sort_unstable();
     let mut out = String::new();
     for scenario in scenarios {
@@ -501,7 +501,7 @@ pub fn sweep_page(view: &super::sweep_view::SweepView) -> String {
             .map(|l| (l.level, l.level.to_string()))
             .collect(),
     };
-    let per_target = |pick: fn(&crate::commands::compare::analysis::TargetSummary) -> f64| {
+    let per_target = |pick: fn(&crate::results::compare::TargetSummary) -> f64| {
         view.disclosure
             .targets
             .iter()
@@ -567,7 +567,7 @@ pub fn ladder_page(view: &super::sweep_view::LadderView) -> String {
         log: true,
         ticks: levels.iter().map(|&l| (l as f64, l.to_string())).collect(),
     };
-    let per_target = |pick: fn(&crate::commands::ladder::Rung) -> f64, suffix: &str| {
+    let per_target = |pick: fn(&crate::results::ladder::Rung) -> f64, suffix: &str| {
         view.disclosure
             .targets
             .iter()

@@ -2,7 +2,7 @@
 
 use super::overhead::micros;
 use super::table::Table;
-use crate::commands::ladder::{LadderResult, Rung};
+use crate::results::ladder::{LadderResult, Rung};
 
 /// Per level and target: streams completed and failed, TTFT and e2e, chunks, delivery.
 pub fn rungs_table(rungs: &[Rung]) -> Table {

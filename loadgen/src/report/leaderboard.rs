@@ -12,8 +12,8 @@ use super::compare::published_cells;
 use super::compare_view::CompareView;
 use super::overhead::{micros, signed};
 use super::table::Table;
-use crate::commands::compare::analysis::{PercentileDelta, TargetSummary};
 use crate::engine::gateways::{Named, TWIN};
+use crate::results::compare::{PercentileDelta, TargetSummary};
 
 /// One gateway's row, from the file it was measured in.
 #[derive(Debug)]
@@ -33,7 +33,7 @@ pub fn read(paths: &[PathBuf]) -> anyhow::Result<Vec<(String, CompareView)>> {
     let mut views = Vec::new();
     for path in paths {
         let schema = super::render::schema_of(path)?;
-        if schema != crate::commands::compare::SCHEMA {
+        if schema != crate::results::compare::SCHEMA {
             bail!(
                 "--combine takes `loadgen compare` results (the constant-rate table, one per \
                  gateway); {} is a {schema} result",

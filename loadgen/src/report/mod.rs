@@ -4,6 +4,7 @@
 pub mod capacity_view;
 pub mod compare;
 pub mod compare_view;
+pub mod flame;
 pub mod hgrm;
 pub mod hlog;
 pub mod html;

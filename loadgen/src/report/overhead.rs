@@ -1,24 +1,11 @@
 //! Reports of `loadgen overhead`: the per-target table and the delta table, as text, Markdown
 //! or CSV.
 
-use crate::commands::overhead::result::OverheadResult;
+use crate::results::overhead::OverheadResult;
 
 use super::table::Table;
 
-/// Microseconds for people: `850 µs`, `1.25 ms`, `2.1 s`.
-pub fn micros(us: f64) -> String {
-    let magnitude = us.abs();
-    if !us.is_finite() {
-        // A statistic of nothing (every call failed).
-        "-".to_string()
-    } else if magnitude < 1_000.0 {
-        format!("{us:.0} µs")
-    } else if magnitude < 1_000_000.0 {
-        format!("{:.2} ms", us / 1e3)
-    } else {
-        format!("{:.2} s", us / 1e6)
-    }
-}
+pub use gatebench_shared::latency::human_us as micros;
 
 /// A resolution as a table shows it: `±4 µs`, or `-` when none was measured or given.
 pub(crate) fn resolution(us: f64) -> String {
@@ -86,7 +73,7 @@ pub fn combined_table(result: &OverheadResult) -> Table {
             signed(c.added_us.estimate),
             format!("[{}, {}]", signed(c.added_us.low), signed(c.added_us.high)),
             resolution(c.resolution_us),
-            if c.gateway == crate::commands::overhead::plan::TWIN && result.plan.twin {
+            if c.gateway == crate::engine::gateways::TWIN && result.plan.twin {
                 "-".to_string()
             } else {
                 format!("{:.3}", c.p_adjusted)
@@ -133,7 +120,7 @@ pub fn method(result: &OverheadResult) -> String {
         let twin = plan
             .targets
             .iter()
-            .find(|t| t.name == crate::commands::overhead::plan::TWIN)
+            .find(|t| t.name == crate::engine::gateways::TWIN)
             .and_then(|t| t.info.clone())
             .unwrap_or_default();
         format!(
@@ -160,7 +147,7 @@ pub fn method(result: &OverheadResult) -> String {
         result
             .combined
             .iter()
-            .filter(|c| !(plan.twin && c.gateway == crate::commands::overhead::plan::TWIN))
+            .filter(|c| !(plan.twin && c.gateway == crate::engine::gateways::TWIN))
             .count()
     )
 }

@@ -9,10 +9,10 @@ use super::compare_view::CompareView;
 use super::html::{compare_body, page, table_html};
 use super::overhead::signed;
 use super::table::Table;
-use crate::commands::compare::analysis::PercentileDelta;
-use crate::commands::perf::flame::{self, Kind};
-use crate::commands::perf::fold::Folded;
-use crate::commands::perf::{Profile, ProfileResult};
+use crate::report::flame::{self, Kind};
+use crate::results::compare::PercentileDelta;
+use crate::results::profile::Folded;
+use crate::results::profile::{Profile, ProfileResult};
 
 /// Functions listed under each flame graph.
 const TOP: usize = 15;

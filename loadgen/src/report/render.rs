@@ -2,13 +2,13 @@
 
 use anyhow::{bail, Context as _};
 
-use crate::commands::capacity::SCHEMA as CAPACITY;
-use crate::commands::compare::SCHEMA as COMPARE;
-use crate::commands::ladder::SCHEMA as LADDER;
-use crate::commands::overhead::result::{OverheadResult, SCHEMA as OVERHEAD};
-use crate::commands::perf::SCHEMA as PROFILE;
-use crate::commands::sweep::SCHEMA as SWEEP;
+use crate::results::capacity::SCHEMA as CAPACITY;
+use crate::results::compare::SCHEMA as COMPARE;
+use crate::results::ladder::SCHEMA as LADDER;
+use crate::results::overhead::{OverheadResult, SCHEMA as OVERHEAD};
+use crate::results::profile::SCHEMA as PROFILE;
 use crate::results::run::SCHEMA as RUN;
+use crate::results::sweep::SCHEMA as SWEEP;
 
 use super::capacity_view::{self, CapacityView};
 use super::compare_view::{self, CompareView};
@@ -17,18 +17,7 @@ use super::run_view::RunView;
 use super::sweep_view::{self, LadderView, SweepView};
 use super::{html, overhead, run_view};
 
-/// The formats `loadgen report` writes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    /// Markdown tables and disclosure, for write-ups.
-    Md,
-    /// CSV rows, for spreadsheets.
-    Csv,
-    /// The result itself, re-encoded (pretty-printed).
-    Json,
-    /// One self-contained HTML page with plots (no script, no network).
-    Html,
-}
+pub use crate::options::Format;
 
 /// A parsed result file of any schema loadgen writes.
 #[derive(Debug)]

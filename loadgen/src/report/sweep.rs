@@ -2,7 +2,7 @@
 
 use super::overhead::micros;
 use super::table::Table;
-use crate::commands::sweep::{Headline, Level, SweepResult};
+use crate::results::sweep::{Headline, Level, SweepResult};
 
 /// Per level and target: throughput, p50, p99, errors, added p50 and p99, and the flag.
 pub fn levels_table(levels: &[Level]) -> Table {

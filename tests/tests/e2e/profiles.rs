@@ -32,7 +32,7 @@ fn every_profile_parses_and_validates() {
         let Some((_, command)) = PROFILES.iter().find(|(file, _)| *file == name) else {
             panic!("{name} is not registered in PROFILES with its command");
         };
-        loadgen::options::profile::check(command, &path)
+        loadgen::commands::check_profile::check(command, &path)
             .unwrap_or_else(|e| panic!("{name}: {e:#}"));
     }
     for (file, _) in PROFILES {
@@ -68,9 +68,9 @@ fn profiles_say_what_their_method_says() {
 #[test]
 fn a_profile_of_the_wrong_command_is_refused() {
     let sweep = dir().join("concurrency-sweep.toml");
-    assert!(loadgen::options::profile::check("run", &sweep).is_err());
-    assert!(loadgen::options::profile::check("overhead", &sweep).is_err());
-    assert!(loadgen::options::profile::check("dance", &sweep).is_err());
+    assert!(loadgen::commands::check_profile::check("run", &sweep).is_err());
+    assert!(loadgen::commands::check_profile::check("overhead", &sweep).is_err());
+    assert!(loadgen::commands::check_profile::check("dance", &sweep).is_err());
 }
 
 #[test]

@@ -7,9 +7,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
 use gatebench_tests::start_mock;
-use loadgen::commands::perf::{run_profile, ProfileResult};
+use loadgen::commands::perf::run_profile;
 use loadgen::options::{CompareArgs, ProfileArgs};
 use loadgen::report::render::{render, Format};
+use loadgen::results::profile::ProfileResult;
 use loadgen::RunArgs;
 
 /// The forwarder process, killed when dropped.
@@ -153,7 +154,7 @@ fn the_hot_function_leads_the_profile_and_the_report_shows_it() {
     // The folded files beside the result hold the same stacks.
     let folded = std::fs::read_to_string(dir.join("hot.on-cpu.folded")).unwrap();
     assert_eq!(
-        &loadgen::commands::perf::fold::Folded::parse(&folded).unwrap(),
+        &loadgen::results::profile::Folded::parse(&folded).unwrap(),
         on
     );
     assert_eq!(

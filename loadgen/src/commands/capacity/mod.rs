@@ -7,8 +7,6 @@
 
 use std::sync::Arc;
 
-use serde::Serialize;
-
 use crate::engine::gateways::{reach, Named};
 use crate::engine::run::{run_target, stop_requested, SetupError, EXIT_FAILED, EXIT_OK};
 use crate::generator::plan::{parse_rate, Load, Plan};
@@ -18,11 +16,9 @@ use crate::results::run::TargetRun;
 pub mod search;
 pub mod slo;
 
+use crate::results::capacity::{CapacityResult, Step, TargetSearch, SCHEMA};
+use crate::results::capacity::{Judged, Slo};
 use search::{Bracket, Next, Search};
-use slo::{Judged, Slo};
-
-/// Identifies the result format; bumped when a field changes meaning or goes away.
-pub const SCHEMA: &str = "gatebench.loadgen.capacity/1";
 
 /// The profile keys of `capacity` beyond those of `compare`.
 pub const OWN_KEYS: [&str; 6] = [
@@ -150,31 +146,6 @@ impl CapacityPlan {
     }
 }
 
-/// One run of the search.
-#[derive(Debug, Serialize)]
-pub struct Step {
-    pub rate: f64,
-    /// Every objective held, in a valid run.
-    pub met: bool,
-    pub judged: Vec<Judged>,
-    /// Successful responses per second over the span the run's requests took to end.
-    pub goodput: f64,
-    pub success_rate: f64,
-    pub response_p50_us: u64,
-    pub response_p99_us: u64,
-    /// The generator kept its schedule.
-    pub valid: bool,
-    pub invalid_reasons: Vec<String>,
-    /// The generator's own error in this run: the larger of its schedule lag p99 and send
-    /// delay p99, µs.
-    pub generator_error_us: u64,
-    /// The step tells of the target: a valid run, or a run that sent its whole rate and
-    /// missed each objective by more than the generator's own error (an overloaded target
-    /// queues thousands of requests, which can make the generator late by a millisecond; a
-    /// p99 hundreds of milliseconds over its limit is the target's all the same).
-    pub conclusive: bool,
-}
-
 impl Step {
     fn of(rate: f64, run: &TargetRun, slo: &Slo) -> Step {
         let judged = slo.judge(run);
@@ -211,46 +182,6 @@ fn missed_clearly(judged: &[Judged], generator_error_us: u64) -> bool {
         && missed.all(|j| {
             j.objective.starts_with("errors") || j.value - j.limit > generator_error_us as f64
         })
-}
-
-/// One target's search and its answer.
-#[derive(Debug, Serialize)]
-pub struct TargetSearch {
-    pub name: String,
-    pub url: String,
-    /// The highest rate that met the SLO (None: not even the lowest tried).
-    pub capacity: Option<f64>,
-    pub bracket: Bracket,
-    /// The rates the search could go up to: `--max-rate`, or for a gateway the direct's
-    /// capacity.
-    pub ceiling: f64,
-    /// Why the answer is a bound rather than a bracket, when it is: `ceiling` (met at the
-    /// highest rate allowed), `upstream` (a gateway met the SLO at the direct's capacity),
-    /// `generator` (a run that did not keep its schedule), `runs` (out of runs before the
-    /// precision), `floor`, `interrupted`.
-    pub limited_by: Option<String>,
-    pub steps: Vec<Step>,
-    /// `--confirm`: the two rates run again.
-    pub confirmations: Vec<Step>,
-}
-
-/// The versioned JSON result of `loadgen capacity`.
-#[derive(Debug, Serialize)]
-pub struct CapacityResult {
-    #[serde(flatten)]
-    pub envelope: crate::results::envelope::Envelope,
-    /// Each run's load (its rate set per step).
-    pub plan: Plan,
-    pub slo: Slo,
-    pub precision: f64,
-    pub start_rate: f64,
-    pub max_rate: f64,
-    pub max_runs: usize,
-    pub targets: Vec<Named>,
-    pub mock: Option<String>,
-    pub searches: Vec<TargetSearch>,
-    /// Every search ended with a bracket within the precision, or at a ceiling.
-    pub valid: bool,
 }
 
 /// Runs `loadgen capacity` and returns the result with the exit code it earns.

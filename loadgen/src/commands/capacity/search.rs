@@ -5,21 +5,7 @@
 //! otherwise. It stops when the highest pass and the lowest failure are within the
 //! precision of each other, or after the most runs allowed.
 
-use serde::Serialize;
-
-/// Where the search stands after its runs.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
-pub struct Bracket {
-    /// The highest rate that met the SLO.
-    pub passed: Option<f64>,
-    /// The lowest rate that did not.
-    pub failed: Option<f64>,
-    pub runs: usize,
-    /// `failed / passed − 1` is within the precision.
-    pub resolved: bool,
-    /// The highest rate allowed met the SLO: the capacity is at least that.
-    pub at_ceiling: bool,
-}
+pub(crate) use crate::results::capacity::Bracket;
 
 /// What to do next.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -2,42 +2,11 @@
 //! A percentile of any recorded time (response time when no metric is named), or the share of
 //! failed requests.
 
-use serde::Serialize;
-
 use crate::generator::plan::PlanError;
 use crate::generator::recorder::Metric;
+pub(crate) use crate::results::capacity::Objective;
+pub(crate) use crate::results::capacity::{Judged, Slo};
 use crate::results::run::TargetRun;
-
-/// One objective.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Objective {
-    /// `metric`'s `quantile` (0.99 for p99) under `limit_us`.
-    Percentile {
-        metric: &'static str,
-        quantile: f64,
-        limit_us: u64,
-    },
-    /// Failed requests under this share of all.
-    Errors { limit: f64 },
-}
-
-/// A set of objectives, all of which must hold.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Slo {
-    pub text: String,
-    pub objectives: Vec<Objective>,
-}
-
-/// How one run measured against one objective.
-#[derive(Debug, Clone, Serialize)]
-pub struct Judged {
-    pub objective: String,
-    /// The run's value: µs for a percentile, a share for errors.
-    pub value: f64,
-    pub limit: f64,
-    pub met: bool,
-}
 
 impl Slo {
     /// Parses a comma-separated list of `[METRIC_]pNN<DURATION` and `errors<N%` (or a

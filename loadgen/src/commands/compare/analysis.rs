@@ -9,68 +9,14 @@
 //! against ±`--min-effect`. The tests of every gateway and percentile are Holm-adjusted
 //! together, so a verdict's 5% error rate holds for the whole table, as in `overhead`.
 
-use gatebench_shared::stats::{median, Interval};
+use gatebench_shared::stats::median;
 use gatebench_shared::trials::{holm, AcrossTrials};
-use serde::{Deserialize, Serialize};
 
-use crate::commands::overhead::verdict::{judge as judged, p_value, resolution_of};
 use crate::engine::gateways::TWIN;
-
-/// The response-time percentiles compared, with their names in results.
-pub const PERCENTILES: [&str; 4] = ["p50", "p90", "p99", "p999"];
-
-/// One trial's figures of one target, as the analysis needs them.
-#[derive(Debug, Clone)]
-pub struct TrialFigures {
-    pub requests: u64,
-    pub ok: u64,
-    pub throughput: f64,
-    /// Response time (µs) at each of [`PERCENTILES`].
-    pub percentiles_us: [f64; 4],
-}
-
-/// One target over all its trials: the seven-gateway table's row.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct TargetSummary {
-    pub name: String,
-    pub trials: usize,
-    pub requests: u64,
-    pub ok: u64,
-    /// Mean over the trials, successful responses per second.
-    pub throughput: f64,
-    pub success_rate: f64,
-    /// Median over the trials of each percentile, µs.
-    pub p50_us: f64,
-    pub p90_us: f64,
-    pub p99_us: f64,
-    pub p999_us: f64,
-}
-
-/// What a gateway adds at one percentile.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct PercentileDelta {
-    pub gateway: String,
-    pub percentile: String,
-    /// gateway − direct for each trial, µs.
-    pub per_trial_us: Vec<f64>,
-    /// Mean of the per-trial differences with a 95% t interval (needs two trials or more).
-    pub added_us: Option<Interval>,
-    /// The test's p-value (against the twin at this percentile, or against ±`--min-effect`),
-    /// Holm-adjusted over every gateway and percentile of the result but the twin's (needs two
-    /// trials or more).
-    #[serde(default)]
-    pub p_adjusted: Option<f64>,
-    /// The smallest difference resolved at this percentile, µs: the farthest end of the
-    /// twin's interval from zero, at least `--min-effect` (0 when neither).
-    #[serde(default)]
-    pub resolution_us: f64,
-    /// True on the twin's own row (the control).
-    #[serde(default)]
-    pub control: bool,
-    /// "adds latency", "faster than direct", "within the resolution (±R µs)", …
-    #[serde(default)]
-    pub verdict: String,
-}
+use crate::engine::judge::{judge as judged, p_value, resolution_of};
+pub(crate) use crate::results::compare::{
+    PercentileDelta, TargetSummary, TrialFigures, PERCENTILES,
+};
 
 impl PercentileDelta {
     /// The verdict (computed for results written before verdicts were stored).

@@ -10,7 +10,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use gatebench_shared::host::raise_open_file_limit;
-use serde::Serialize;
 
 use crate::engine::gateways::{min_effect_us, reach, with_twin, Named};
 use crate::engine::run::{
@@ -22,48 +21,10 @@ use crate::options::CompareArgs;
 use crate::options::COMPARE_TRIALS as DEFAULT_TRIALS;
 use crate::results::run::TargetRun;
 
-use analysis::{deltas, summarise, PercentileDelta, TargetSummary, TrialFigures};
-
-/// Identifies the result format; bumped when a field changes meaning or goes away.
-pub const SCHEMA: &str = "gatebench.loadgen.compare/1";
-
-/// The versioned JSON result of `loadgen compare`.
-#[derive(Debug, Serialize)]
-pub struct CompareResult {
-    /// Format, build, command line, start, host, open-file limit.
-    #[serde(flatten)]
-    pub envelope: crate::results::envelope::Envelope,
-    /// The load of every trial (its `targets` are empty: see `targets`).
-    pub plan: Plan,
-    pub targets: Vec<Named>,
-    /// True when the second target is the twin (`--twin`), the A/A control.
-    pub twin: bool,
-    /// `--min-effect`, µs (0 when not given).
-    pub min_effect_us: f64,
-    /// The direct target's configuration (TOML) when it is a gatebench mock.
-    pub mock: Option<String>,
-    pub trials: usize,
-    /// The pause before each trial after the first (--settle), µs.
-    pub settle_us: u64,
-    /// Every trial of every target, in the order they ran.
-    pub runs: Vec<TrialRun>,
-    pub summary: Vec<TargetSummary>,
-    pub deltas: Vec<PercentileDelta>,
-    /// Processes sampled with --sample-pid: idle before the load, mean and peak under it.
-    pub resources: Vec<ResourceReport>,
-    pub valid: bool,
-    pub invalid_reasons: Vec<String>,
-    pub interrupted: bool,
-}
-
-/// One trial of one target.
-#[derive(Debug, Serialize)]
-pub struct TrialRun {
-    /// From 1.
-    pub trial: usize,
-    pub name: String,
-    pub run: TargetRun,
-}
+use crate::engine::sampler::sample_specs;
+use crate::results::compare::{CompareResult, TrialRun, SCHEMA};
+use crate::results::compare::{PercentileDelta, TargetSummary, TrialFigures};
+use analysis::{deltas, summarise};
 
 /// What every comparison (`compare`, each level of `sweep`) is made of besides its load: the
 /// targets, the twin, the trials and the resources to sample.
@@ -225,15 +186,6 @@ pub(crate) fn invalid_reasons(runs: &[TrialRun], prefix: &str) -> Vec<String> {
             )
         })
         .collect()
-}
-
-/// The parsed `--sample-pid` options.
-pub(crate) fn sample_specs(texts: &[String]) -> Result<Vec<SampleSpec>, SetupError> {
-    texts
-        .iter()
-        .map(|s| SampleSpec::parse(s))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(SetupError::from)
 }
 
 /// Runs `trials` alternating trials of `plan`'s load on every target (direct first), until

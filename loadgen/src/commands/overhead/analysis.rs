@@ -6,28 +6,10 @@
 //! machine's state at that moment), so the interval is far narrower than a comparison of two
 //! separate distributions would be.
 
-use gatebench_shared::stats::{bootstrap_median, median, Interval};
-use serde::{Deserialize, Serialize};
+use gatebench_shared::stats::{bootstrap_median, median};
 
 use super::rounds::{Call, TargetCalls};
-
-/// The added latency of one gateway for one metric in one trial.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Delta {
-    pub gateway: String,
-    /// `e2e`, `ttft` (streams), `request_leg` or `response_leg` (`--attribute`).
-    pub metric: String,
-    /// Rounds where both the direct call and the gateway's succeeded.
-    pub pairs: usize,
-    /// Median of the direct calls of those rounds, µs.
-    pub direct_median_us: f64,
-    /// Median of the gateway's calls of those rounds, µs.
-    pub gateway_median_us: f64,
-    /// Median of the per-round differences with its bootstrap interval, µs.
-    pub added_us: Interval,
-    /// False when the interval contains zero: not distinguishable from direct.
-    pub distinguishable: bool,
-}
+pub(crate) use crate::results::overhead::Delta;
 
 impl Delta {
     /// The verdict in words.

@@ -9,7 +9,6 @@
 
 pub mod analysis;
 pub mod plan;
-pub mod result;
 pub mod rounds;
 pub mod verdict;
 
@@ -19,10 +18,12 @@ use gatebench_shared::host::raise_open_file_limit;
 
 use crate::engine::run::{stop_flag, SetupError, EXIT_FAILED, EXIT_OK};
 
+use crate::commands::overhead::rounds::{Call, TargetCalls};
 use crate::options::OverheadArgs;
+use crate::results::overhead::Percentiles;
+use crate::results::overhead::{OverheadResult, TargetTrial, Trial, SCHEMA};
 use analysis::deltas;
 use plan::OverheadPlan;
-use result::{OverheadResult, TargetTrial, Trial, SCHEMA};
 
 /// Largest share of failed calls of any target for a valid result.
 const MAX_FAILED: f64 = 0.01;
@@ -38,7 +39,7 @@ pub fn run_overhead(
     let plan = args.plan().map_err(SetupError::from)?;
     let open_files = raise_open_file_limit().ok();
     let mock = crate::engine::gateways::reach(&plan.targets, plan.timeout)?;
-    let samples = crate::commands::compare::sample_specs(&args_sample)?;
+    let samples = crate::engine::sampler::sample_specs(&args_sample)?;
     if let Some(core) = plan.pin {
         core_affinity::set_for_current(core_affinity::CoreId { id: core });
     }
@@ -131,4 +132,42 @@ fn judge(plan: &OverheadPlan, trials: &[Trial], interrupted: bool) -> Vec<String
         }
     }
     reasons
+}
+
+impl TargetTrial {
+    pub fn new(name: &str, calls: TargetCalls, stream: bool) -> TargetTrial {
+        let ok = calls.calls.iter().flatten().count();
+        let e2e: Vec<Option<f64>> = calls.calls.iter().map(|c| c.map(|c| c.e2e_us)).collect();
+        let ttft: Vec<Option<f64>> = calls
+            .calls
+            .iter()
+            .map(|c| c.and_then(|c| c.ttft_us))
+            .collect();
+        // Present when any call carried the mock's timestamps.
+        let legs = |pick: fn(&Call) -> Option<f64>| {
+            let column: Vec<Option<f64>> = calls
+                .calls
+                .iter()
+                .map(|c| c.as_ref().and_then(pick))
+                .collect();
+            column.iter().any(Option::is_some).then_some(column)
+        };
+        TargetTrial {
+            name: name.to_string(),
+            calls: calls.calls.len(),
+            ok,
+            failed: calls.calls.len() - ok,
+            errors: calls.errors,
+            connections_opened: calls.connections_opened,
+            connections_reused: calls.connections_reused,
+            e2e_us: Percentiles::of(e2e.iter().flatten().copied()).unwrap_or_default(),
+            ttft_us: stream
+                .then(|| Percentiles::of(ttft.iter().flatten().copied()))
+                .flatten(),
+            rounds_e2e_us: e2e,
+            rounds_ttft_us: stream.then_some(ttft),
+            rounds_request_leg_us: legs(|c| c.request_leg_us),
+            rounds_response_leg_us: legs(|c| c.response_leg_us),
+        }
+    }
 }

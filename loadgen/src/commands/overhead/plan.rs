@@ -1,65 +1,13 @@
 //! The plan `loadgen overhead`'s options validate into.
 
-use std::path::PathBuf;
 use std::time::Duration;
-
-use serde::{Deserialize, Serialize};
 
 use crate::options::OverheadArgs;
 
-use crate::engine::gateways::{min_effect_us, named_targets, with_twin, Disclosed, Named};
+use crate::engine::gateways::{min_effect_us, named_targets, with_twin, Disclosed};
 use crate::generator::plan::{positive_duration, PlanError};
-use crate::wire::target::{request_spec, RequestSpec};
-
-/// A validated `loadgen overhead`.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct OverheadPlan {
-    /// The direct target first, then the twin (when there is one), then the gateways.
-    pub targets: Vec<Named>,
-    /// The second target is the twin (`--twin`), the A/A control.
-    #[serde(default)]
-    pub twin: bool,
-    /// `--min-effect`, µs.
-    #[serde(default)]
-    pub min_effect_us: f64,
-    pub rounds: usize,
-    pub warmup_rounds: usize,
-    pub trials: usize,
-    #[serde(rename = "round_gap_us", with = "micros")]
-    pub round_gap: Duration,
-    /// One request per scenario, in order (not read back from a result file).
-    #[serde(skip_deserializing)]
-    pub requests: Vec<RequestSpec>,
-    #[serde(rename = "timeout_us", with = "micros")]
-    pub timeout: Duration,
-    pub seed: u64,
-    pub resamples: usize,
-    pub confidence: f64,
-    pub pin: Option<usize>,
-    /// Busy-poll while waiting for each response.
-    #[serde(default)]
-    pub spin: bool,
-    /// Ask the mock for its timestamps and split the overhead into request and response legs.
-    #[serde(default)]
-    pub attribute: bool,
-    #[serde(skip)]
-    pub out: Option<PathBuf>,
-}
-
-/// Durations as whole microseconds in results.
-mod micros {
-    use std::time::Duration;
-
-    use serde::{Deserialize, Deserializer, Serializer};
-
-    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_u64(d.as_micros() as u64)
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
-        u64::deserialize(d).map(Duration::from_micros)
-    }
-}
+pub(crate) use crate::results::overhead::OverheadPlan;
+use crate::wire::target::request_spec;
 
 /// Most rounds, trials and resamples accepted (bounds memory and time).
 /// The name of the A/A control target.

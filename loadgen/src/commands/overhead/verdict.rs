@@ -16,34 +16,12 @@
 
 use gatebench_shared::stats::Interval;
 use gatebench_shared::trials::{holm, AcrossTrials};
-use serde::{Deserialize, Serialize};
 
 use super::plan::{OverheadPlan, TWIN};
-use super::result::{scenarios, Trial};
-
-/// The family-wise error rate of the verdicts.
-pub const ALPHA: f64 = 0.05;
-
-/// What one gateway adds for one scenario and metric, across trials.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Combined {
-    pub gateway: String,
-    pub scenario: String,
-    pub metric: String,
-    /// Trials combined.
-    pub trials: usize,
-    /// Mean of the trials' median differences against direct, with its 95% t interval over
-    /// trials, µs.
-    pub added_us: Interval,
-    /// The smallest difference this setup resolves here, µs (the twin's interval's farthest
-    /// end from zero, at least `--min-effect`); 0 when neither was measured nor given.
-    pub resolution_us: f64,
-    /// The test's p-value (against the twin, or against ±`--min-effect`), and Holm-adjusted
-    /// over every row but the twin's.
-    pub p_value: f64,
-    pub p_adjusted: f64,
-    pub verdict: String,
-}
+use crate::engine::judge::ALPHA;
+use crate::engine::judge::{judge, p_value, resolution_of};
+use crate::results::overhead::{scenarios, Trial};
+use crate::results::overhead::{Between, Combined};
 
 /// The combined verdicts of every target after direct (the twin's row is the control).
 pub fn combine(plan: &OverheadPlan, trials: &[Trial]) -> Vec<Combined> {
@@ -90,28 +68,6 @@ pub fn combine(plan: &OverheadPlan, trials: &[Trial]) -> Vec<Combined> {
     rows
 }
 
-/// The smallest difference resolved: the farthest end of the twin's interval from zero (the
-/// A/A control's spread), at least `min_effect_us`. Shared by `overhead` and `compare`.
-pub fn resolution_of(control: Option<&AcrossTrials>, min_effect_us: f64) -> f64 {
-    control
-        .map_or(0.0, |c| {
-            let i = c.interval(0.95);
-            i.low.abs().max(i.high.abs())
-        })
-        .max(min_effect_us)
-}
-
-/// The p-value of "`figure` differs": against the twin (`control`, Welch), unless it is within
-/// `min_effect_us` of zero; without a twin, against ±`min_effect_us`. Shared by `overhead` and
-/// `compare`.
-pub fn p_value(figure: &AcrossTrials, control: Option<&AcrossTrials>, min_effect_us: f64) -> f64 {
-    match control {
-        Some(c) if figure.mean.abs() > min_effect_us => figure.p_value_against(c),
-        Some(_) => 1.0,
-        None => figure.p_value_beyond(min_effect_us),
-    }
-}
-
 /// One target's figure across the trials of one scenario and metric.
 fn figure(trials: &[Trial], scenario: &str, gateway: &str, metric: &str) -> Option<AcrossTrials> {
     let per_trial: Vec<Interval> = trials
@@ -137,22 +93,6 @@ fn metrics_of<'a>(trials: &'a [Trial], scenario: &str) -> Vec<&'a str> {
         }
     }
     metrics
-}
-
-/// Two gateways against each other, for one scenario and metric.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Between {
-    pub first: String,
-    pub second: String,
-    pub scenario: String,
-    pub metric: String,
-    /// What `first` adds beyond `second`, µs: the difference of their means across trials,
-    /// with a 95% interval (Welch).
-    pub difference_us: Interval,
-    /// Welch's t test, and Holm-adjusted over every pair, scenario and metric.
-    pub p_value: f64,
-    pub p_adjusted: f64,
-    pub verdict: String,
 }
 
 /// Every pair of gateways (the twin left out) against each other: "slower", "faster", or not
@@ -216,46 +156,13 @@ fn verdict(row: &Combined, is_twin: bool) -> String {
     )
 }
 
-/// The verdict on a difference `added` (µs, across `trials`) whose test gave `p_adjusted`, at
-/// a resolution of `resolution_us` (0: none measured or given); the twin's own row (`is_twin`)
-/// is the control. Shared by `overhead` and `compare`.
-pub fn judge(
-    p_adjusted: f64,
-    added: Interval,
-    resolution_us: f64,
-    trials: usize,
-    is_twin: bool,
-) -> String {
-    let resolution = if resolution_us > 0.0 {
-        format!(" (±{})", crate::report::overhead::micros(resolution_us))
-    } else {
-        String::new()
-    };
-    if is_twin {
-        return format!("control: the resolution{resolution}");
-    }
-    let one_trial = if trials == 1 {
-        "; one trial: variation between trials not measured"
-    } else {
-        ""
-    };
-    let found = p_adjusted < ALPHA;
-    let call = match (found, added.estimate > 0.0) {
-        (true, true) if added.low > resolution_us => "adds latency".to_string(),
-        (true, false) if added.high < -resolution_us => "faster than direct".to_string(),
-        _ if resolution.is_empty() => "not distinguishable from direct".to_string(),
-        _ => format!("within the resolution{resolution}"),
-    };
-    format!("{call}{one_trial}")
-}
-
 #[cfg(test)]
 mod tests {
     use rand::{Rng, SeedableRng};
     use rand_pcg::Pcg64Mcg;
 
     use super::*;
-    use crate::commands::overhead::analysis::Delta;
+    use crate::results::overhead::Delta;
 
     fn plan(gateways: &[&str], twin: bool) -> OverheadPlan {
         let mut args = crate::options::OverheadArgs {

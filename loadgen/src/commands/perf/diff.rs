@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 
-use super::flame::{self, Kind};
 use super::fold::Folded;
+use crate::report::flame::{self, Kind};
 use crate::report::html::{page, table_html};
 use crate::report::profile_view::ProfileView;
 use crate::report::table::Table;

@@ -3,15 +3,10 @@
 //! switches, and what a reader asks of either: the total, the share of one function, the
 //! functions that hold the most.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
+pub(crate) use crate::results::profile::Folded;
 use inferno::collapse::Collapse as _;
-use serde::{Deserialize, Serialize};
-
-/// Stacks, root first, with their weight: samples on-CPU, microseconds off-CPU.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct Folded(pub BTreeMap<String, u64>);
 
 impl Folded {
     /// Parses folded text: one `stack count` per line (blank lines skipped).

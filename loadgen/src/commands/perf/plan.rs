@@ -89,7 +89,7 @@ impl ProfilePlan {
         let mut sampled = named[named.len() - 1].clone();
         sampled.name = format!("{}{SAMPLED}", sampled.name);
         named.push(sampled);
-        let mut samples = crate::commands::compare::sample_specs(&c.sample)?;
+        let mut samples = crate::engine::sampler::sample_specs(&c.sample)?;
         if samples.is_empty() {
             samples.push(SampleSpec {
                 name: gateway.clone(),

@@ -5,10 +5,8 @@
 //! figures.
 
 use gatebench_shared::host::raise_open_file_limit;
-use serde::{Deserialize, Serialize};
 
-use crate::commands::compare::analysis::{PercentileDelta, TargetSummary};
-use crate::commands::compare::{analyse, run_trials, Comparison, TrialRun};
+use crate::commands::compare::{analyse, run_trials, Comparison};
 use crate::engine::gateways::{reach, Named};
 use crate::engine::run::{stop_flag, SetupError, EXIT_FAILED, EXIT_OK};
 use crate::generator::plan::{parse_rate, Load, Plan, PlanError};
@@ -17,27 +15,11 @@ use crate::options::{
     CompareArgs, LevelKind, SweepArgs, SWEEP_LEVELS as DEFAULT_LEVELS,
     SWEEP_TRIALS as DEFAULT_TRIALS,
 };
-
-/// Identifies the result format; bumped when a field changes meaning or goes away.
-pub const SCHEMA: &str = "gatebench.loadgen.sweep/1";
+use crate::results::compare::PercentileDelta;
+use crate::results::sweep::{Headline, Level, SweepResult, SCHEMA};
 
 /// A level's direct p99 over this many times the floor marks the baseline saturated.
 const SATURATION: f64 = 2.0;
-
-/// One level: every target's trials, summaries and deltas.
-#[derive(Debug, Serialize, Deserialize)]
-pub struct Level {
-    pub level: f64,
-    pub summary: Vec<TargetSummary>,
-    pub deltas: Vec<PercentileDelta>,
-    /// Median over trials of the direct target's p99, µs.
-    pub direct_p99_us: f64,
-    /// The direct p99 exceeds twice the single-client floor: excluded from the headline.
-    pub baseline_saturated: bool,
-    /// Every trial's full run (not read back by reports).
-    #[serde(skip_deserializing, default)]
-    pub runs: Vec<TrialRun>,
-}
 
 impl Level {
     /// The delta of `gateway` at `percentile` (`p50`, `p99`, ...), if that gateway was measured.
@@ -46,53 +28,6 @@ impl Level {
             .iter()
             .find(|d| d.gateway == gateway && d.percentile == percentile)
     }
-}
-
-/// A gateway's added latency at the highest level whose baseline was not saturated.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct Headline {
-    pub gateway: String,
-    pub level: f64,
-    pub added_p50_us: f64,
-    pub added_p99_us: f64,
-}
-
-/// The versioned JSON result of `loadgen sweep`.
-#[derive(Debug, Serialize)]
-pub struct SweepResult {
-    /// Format, build, command line, start, host, open-file limit.
-    #[serde(flatten)]
-    pub envelope: crate::results::envelope::Envelope,
-    /// The load options shared by every level (the first level's plan).
-    pub plan: Plan,
-    pub targets: Vec<Named>,
-    /// True when the second target is the twin (`--twin URL`), the A/A control.
-    #[serde(default)]
-    pub twin: bool,
-    /// `--min-effect`, µs (0 when not given).
-    #[serde(default)]
-    pub min_effect_us: f64,
-    /// The direct target's configuration (TOML) when it is a gatebench mock.
-    pub mock: Option<String>,
-    pub trials: usize,
-    /// The pause before each trial after the first (--settle), µs.
-    #[serde(default)]
-    pub settle_us: u64,
-    pub level_kind: LevelKind,
-    /// True for concurrency levels: closed-loop load, whose latencies cannot be corrected for
-    /// coordinated omission (each request waits for the last), so the curve is exploratory,
-    /// not a latency figure to publish.
-    #[serde(default)]
-    pub exploratory: bool,
-    /// The direct target's p99 with one request in flight, µs.
-    pub floor_p99_us: f64,
-    pub levels: Vec<Level>,
-    pub headline: Vec<Headline>,
-    /// Processes sampled with --sample-pid over the whole sweep.
-    pub resources: Vec<crate::engine::sampler::ResourceReport>,
-    pub valid: bool,
-    pub invalid_reasons: Vec<String>,
-    pub interrupted: bool,
 }
 
 pub(crate) fn parse_levels(text: &str, kind: LevelKind) -> Result<Vec<f64>, PlanError> {

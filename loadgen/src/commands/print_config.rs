@@ -4,13 +4,13 @@
 
 use gatebench_shared::latency::format_us;
 
-use crate::commands::overhead::plan::OverheadPlan;
 use crate::generator::pace::Pace;
 use crate::generator::plan::{Load, Plan, DEFAULT_MAX_TOKENS, DEFAULT_MODEL};
 use crate::generator::schedule::Arrival;
 use crate::options::CompareArgs;
 use crate::options::OverheadArgs;
 use crate::options::{Command, RunArgs};
+use crate::results::overhead::OverheadPlan;
 
 /// `args` with every setting the plan resolved: defaults filled in, the load named once.
 pub fn run_args(args: &RunArgs, plan: &Plan) -> RunArgs {

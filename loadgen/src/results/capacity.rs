@@ -1,0 +1,118 @@
+//! The versioned JSON result of `loadgen capacity`: the SLO, each target's search and its steps.
+
+use crate::engine::gateways::Named;
+use crate::generator::plan::Plan;
+use serde::Serialize;
+
+/// Identifies the result format; bumped when a field changes meaning or goes away.
+pub const SCHEMA: &str = "gatebench.loadgen.capacity/1";
+
+/// One run of the search.
+#[derive(Debug, Serialize)]
+pub struct Step {
+    pub rate: f64,
+    /// Every objective held, in a valid run.
+    pub met: bool,
+    pub judged: Vec<Judged>,
+    /// Successful responses per second over the span the run's requests took to end.
+    pub goodput: f64,
+    pub success_rate: f64,
+    pub response_p50_us: u64,
+    pub response_p99_us: u64,
+    /// The generator kept its schedule.
+    pub valid: bool,
+    pub invalid_reasons: Vec<String>,
+    /// The generator's own error in this run: the larger of its schedule lag p99 and send
+    /// delay p99, µs.
+    pub generator_error_us: u64,
+    /// The step tells of the target: a valid run, or a run that sent its whole rate and
+    /// missed each objective by more than the generator's own error (an overloaded target
+    /// queues thousands of requests, which can make the generator late by a millisecond; a
+    /// p99 hundreds of milliseconds over its limit is the target's all the same).
+    pub conclusive: bool,
+}
+
+/// One target's search and its answer.
+#[derive(Debug, Serialize)]
+pub struct TargetSearch {
+    pub name: String,
+    pub url: String,
+    /// The highest rate that met the SLO (None: not even the lowest tried).
+    pub capacity: Option<f64>,
+    pub bracket: Bracket,
+    /// The rates the search could go up to: `--max-rate`, or for a gateway the direct's
+    /// capacity.
+    pub ceiling: f64,
+    /// Why the answer is a bound rather than a bracket, when it is: `ceiling` (met at the
+    /// highest rate allowed), `upstream` (a gateway met the SLO at the direct's capacity),
+    /// `generator` (a run that did not keep its schedule), `runs` (out of runs before the
+    /// precision), `floor`, `interrupted`.
+    pub limited_by: Option<String>,
+    pub steps: Vec<Step>,
+    /// `--confirm`: the two rates run again.
+    pub confirmations: Vec<Step>,
+}
+
+/// The versioned JSON result of `loadgen capacity`.
+#[derive(Debug, Serialize)]
+pub struct CapacityResult {
+    #[serde(flatten)]
+    pub envelope: crate::results::envelope::Envelope,
+    /// Each run's load (its rate set per step).
+    pub plan: Plan,
+    pub slo: Slo,
+    pub precision: f64,
+    pub start_rate: f64,
+    pub max_rate: f64,
+    pub max_runs: usize,
+    pub targets: Vec<Named>,
+    pub mock: Option<String>,
+    pub searches: Vec<TargetSearch>,
+    /// Every search ended with a bracket within the precision, or at a ceiling.
+    pub valid: bool,
+}
+
+/// Where the search stands after its runs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Bracket {
+    /// The highest rate that met the SLO.
+    pub passed: Option<f64>,
+    /// The lowest rate that did not.
+    pub failed: Option<f64>,
+    pub runs: usize,
+    /// `failed / passed − 1` is within the precision.
+    pub resolved: bool,
+    /// The highest rate allowed met the SLO: the capacity is at least that.
+    pub at_ceiling: bool,
+}
+
+/// A set of objectives, all of which must hold.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Slo {
+    pub text: String,
+    pub objectives: Vec<Objective>,
+}
+
+/// How one run measured against one objective.
+#[derive(Debug, Clone, Serialize)]
+pub struct Judged {
+    pub objective: String,
+    /// The run's value: µs for a percentile, a share for errors.
+    pub value: f64,
+    pub limit: f64,
+    pub met: bool,
+}
+
+/// One objective.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Objective {
+    /// `metric`'s `quantile` (0.99 for p99) under `limit_us`.
+    Percentile {
+        metric: &'static str,
+        quantile: f64,
+        limit_us: u64,
+    },
+    /// Failed requests under this share of all.
+    Errors { limit: f64 },
+}
