@@ -5,20 +5,21 @@
 //! service time from the actual send is kept beside it.
 //!
 //! The crate stands in layers, each importing only from the layers below it (held by
-//! `tests/layers.rs`), top to bottom:
+//! `tests/tests/layers.rs`, which lists the exceptions that still stand), top to bottom:
 //!
 //! - `commands`: one module per command (`run`, `overhead`, `compare`, `sweep`, `ladder`,
 //!   `capacity`, `profile` (perf sampling, in `commands::perf`), `merge`, `corpus`, `report`),
 //!   each from its options to its exit code; `main.rs` only dispatches.
 //! - `report`: every rendering of every result kind (terminal, Markdown, CSV, JSON, HTML,
-//!   `.hgrm`, `.hlog`), and writing result files whole.
+//!   `.hgrm`, `.hlog`, flame graphs), and writing result files whole.
+//! - `results`: each command's versioned JSON result, and the envelope every file carries.
 //! - `engine`: running one target and its windows, stop and exit handling, setup errors,
-//!   reaching and naming targets, sampling a process, disclosure.
-//! - `generator`: schedule, pace, pacer, shards and start times, workers, connection pools,
-//!   recorder, histograms, intervals, the plan and the request corpus.
-//! - `wire`: TCP and TLS, HTTP/1.1 and HTTP/2, one timed exchange, stream parsing.
-//! - `options` and `results`, the data layers: every command's flags and profile keys, and
-//!   every command's result.
+//!   reaching and naming targets, sampling a process, the judge of a difference, disclosure.
+//! - `generator`: schedule, pace, pacer, shards and start times, workers, recorder,
+//!   histograms, intervals, the plan and the request corpus.
+//! - `wire`: targets and request specs, TCP and TLS, HTTP/1.1 and HTTP/2 (each with its pool
+//!   and exchange), stream parsing, the run clock, an exchange's outcome and error kinds.
+//! - `options`, the data layer: every command's flags and profile keys.
 //!
 //! `fuzzing` holds entry points for the fuzz targets.
 

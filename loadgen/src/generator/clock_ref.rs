@@ -5,26 +5,13 @@
 
 use std::time::SystemTime;
 
-use serde::{Deserialize, Serialize};
-
-use crate::generator::start_at::unix_us;
+use crate::generator::start_at::{unix_us, ReferenceClock};
 use crate::wire::target::Target;
 
 /// The path of the mock's clock.
 pub const CLOCK_PATH: &str = "/v1/gatebench/clock";
 /// Round trips made; the shortest is kept.
 const PROBES: usize = 8;
-
-/// How far this host's clock was from the reference's.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct ReferenceClock {
-    /// The reference (`--clock-ref`).
-    pub url: String,
-    /// Reference − this host's clock, µs: add it to a time of this host to get the reference's.
-    pub offset_us: i64,
-    /// Half the shortest round trip, µs: the offset is known to within this.
-    pub error_us: i64,
-}
 
 /// Measures the offset, or `None` when the reference does not answer as a gatebench mock's
 /// clock (within a second a round trip).

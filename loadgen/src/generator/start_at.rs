@@ -60,7 +60,7 @@ pub struct ClockFacts {
     /// With `--clock-ref`: this host's clock against the reference, measured just before the
     /// start.
     #[serde(default)]
-    pub reference: Option<crate::generator::clock_ref::ReferenceClock>,
+    pub reference: Option<ReferenceClock>,
 }
 
 /// The kernel's view of its clock discipline (`adjtimex(2)`, read only).
@@ -97,6 +97,17 @@ pub fn kernel_clock() -> Option<KernelClock> {
         est_error_us: timex.esterror as i64,
         max_error_us: timex.maxerror as i64,
     })
+}
+
+/// How far this host's clock was from the reference's.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ReferenceClock {
+    /// The reference (`--clock-ref`).
+    pub url: String,
+    /// Reference − this host's clock, µs: add it to a time of this host to get the reference's.
+    pub offset_us: i64,
+    /// Half the shortest round trip, µs: the offset is known to within this.
+    pub error_us: i64,
 }
 
 #[cfg(test)]

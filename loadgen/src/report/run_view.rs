@@ -59,7 +59,7 @@ pub struct ClockView {
     pub start_error_us: Option<i64>,
     pub kernel: Option<crate::generator::start_at::KernelClock>,
     #[serde(default)]
-    pub reference: Option<crate::generator::clock_ref::ReferenceClock>,
+    pub reference: Option<crate::generator::start_at::ReferenceClock>,
 }
 
 #[derive(Debug, Deserialize)]
