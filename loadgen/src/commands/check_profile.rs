@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::options::profile::{compare_and, overhead, run, PLACEHOLDER, PLACEHOLDER_GATEWAY};
-use crate::options::{CompareArgs, LadderArgs, LevelKind, OverheadArgs, RunArgs, SweepArgs};
+use crate::options::{CompareArgs, LadderArgs, OverheadArgs, RunArgs, SweepArgs};
 
 /// The options of a comparison with the placeholder direct target, over `profile`.
 fn placeholder(profile: Option<PathBuf>) -> CompareArgs {
@@ -78,7 +78,7 @@ pub fn check(command: &str, path: &Path) -> anyhow::Result<String> {
                 "sweep" => {
                     let level_kind = mine
                         .remove("level-kind")
-                        .map(|t| LevelKind::parse(&t))
+                        .map(|t| crate::commands::sweep::parse_level_kind(&t))
                         .transpose()
                         .map_err(|e| invalid(&e))?;
                     let p = crate::commands::sweep::SweepPlan::new(SweepArgs {

@@ -4,6 +4,7 @@
 pub mod capacity;
 pub mod check_profile;
 pub mod compare;
+mod corpus;
 pub mod ladder;
 pub mod merge;
 pub mod overhead;
@@ -32,7 +33,7 @@ pub fn execute(cli: Cli) -> u8 {
             Command::Sweep(args) => sweep_command(args, command),
             Command::Ladder(args) => ladder_command(args, command),
             Command::Report(args) => report_command(args),
-            Command::Corpus(args) => corpus_command(args),
+            Command::Corpus(args) => corpus::corpus_command(args),
             Command::Capacity(args) => capacity_command(args, command),
             Command::Merge(args) => merge_command(args, command),
             Command::Profile(args) => profile_command(args, command),
@@ -116,29 +117,6 @@ fn profile_command(args: crate::options::ProfileArgs, command: Vec<String>) -> a
     let (result, code) = crate::commands::perf::run_profile(args, command)?;
     let report = crate::report::profile_view::terminal(&result);
     written(&result, result.compare.plan.out.as_deref(), &report, code)
-}
-
-fn corpus_command(args: crate::options::CorpusArgs) -> anyhow::Result<u8> {
-    let spec = args.spec()?;
-    let mut text = Vec::new();
-    let written = crate::generator::corpus::synth::generate(&spec, &mut text)?;
-    if args.out.as_os_str() == "-" {
-        show(&String::from_utf8_lossy(&text));
-    } else {
-        write_atomically(&args.out, &text)?;
-    }
-    gatebench_shared::say!(
-        "loadgen: {} requests ({} distinct, {} streaming), bodies {} to {} bytes, mean {:.0} \
-         prompt and {:.0} output tokens",
-        written.lines,
-        written.distinct,
-        written.streaming,
-        written.min_bytes,
-        written.max_bytes,
-        written.mean_prompt_tokens,
-        written.mean_output_tokens
-    );
-    Ok(crate::engine::run::EXIT_OK)
 }
 
 fn report_command(args: ReportArgs) -> anyhow::Result<u8> {

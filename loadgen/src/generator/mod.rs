@@ -2,7 +2,8 @@
 //! request is due), the pace of an open loop over time (steady, stages, a trace), waiting for a
 //! due time precisely (`pacer`), a shard's part of the schedule and a start by the wall clock,
 //! per-core workers and their connection pools, the recorder and its per-second intervals and
-//! breakdowns by class and stage, the request corpus.
+//! breakdowns by class and stage, the request corpus, and the load options validated into a
+//! plan (`planner`).
 
 pub(crate) mod breakdown;
 pub(crate) mod clock_ref;
@@ -12,6 +13,7 @@ pub mod intervals;
 pub mod pace;
 pub(crate) mod pacer;
 pub(crate) mod plan;
+mod planner;
 pub mod recorder;
 pub(crate) mod schedule;
 pub(crate) mod shard;

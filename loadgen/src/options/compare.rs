@@ -1,14 +1,9 @@
 //! Options of `loadgen compare` (and the comparison part of `sweep` and `ladder`): the targets,
 //! trials and settle, over the load options of `loadgen run`.
 
-use std::time::Duration;
-
 use clap::Args;
 
 use super::RunArgs;
-use crate::engine::gateways::{named_gateways, named_targets, Disclosed, Named};
-use crate::engine::run::SetupError;
-use crate::generator::plan::PlanError;
 
 /// Trials per target when `--trials` is not given.
 pub const DEFAULT_TRIALS: usize = 5;
@@ -55,60 +50,4 @@ pub struct CompareArgs {
     pub settle: Option<String>,
     #[command(flatten)]
     pub run: RunArgs,
-}
-
-impl CompareArgs {
-    /// The direct target and the gateways; `--target` is refused, since `mode` takes
-    /// `--direct` and `--gateway` instead.
-    pub(crate) fn targets(&self, mode: &str) -> Result<Vec<Named>, SetupError> {
-        let pins = self.pins(mode)?;
-        Ok(named_targets(
-            self.direct.as_deref(),
-            &self.gateways,
-            self.disclosed(),
-            &pins,
-        )?)
-    }
-
-    /// The gateways alone (no direct target), for a mode where `--direct` is optional.
-    pub(crate) fn gateway_targets(&self, mode: &str) -> Result<Vec<Named>, SetupError> {
-        let pins = self.pins(mode)?;
-        Ok(named_gateways(&self.gateways, self.disclosed(), &pins)?)
-    }
-
-    fn disclosed(&self) -> Disclosed<'_> {
-        Disclosed {
-            infos: &self.gateway_info,
-            recordings: &self.gateway_recording,
-        }
-    }
-
-    /// The `--connect-to` rules, after refusing `--target`.
-    fn pins(&self, mode: &str) -> Result<Vec<crate::wire::transport::Pin>, SetupError> {
-        if !self.run.targets.is_empty() {
-            return Err(SetupError::Other(format!(
-                "{mode} takes --direct URL and --gateway NAME=URL, not --target"
-            )));
-        }
-        Ok(self.run.transport()?.connect_to)
-    }
-
-    /// `--settle`, or `default`.
-    pub(crate) fn settle(&self, default: Duration) -> Result<Duration, SetupError> {
-        match self.settle.as_deref() {
-            None => Ok(default),
-            Some(text) => gatebench_shared::latency::parse_duration_us(text)
-                .map(Duration::from_micros)
-                .filter(|d| *d <= Duration::from_secs(3_600))
-                .ok_or_else(|| PlanError::Duration("--settle", text.into(), ", at most 1h").into()),
-        }
-    }
-
-    /// `--trials`, or `default`.
-    pub(crate) fn trials(&self, default: usize) -> Result<usize, SetupError> {
-        match self.trials.unwrap_or(default) {
-            n @ 1..=1_000 => Ok(n),
-            n => Err(PlanError::Count("--trials", n, 1_000).into()),
-        }
-    }
 }

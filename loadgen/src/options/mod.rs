@@ -1,6 +1,6 @@
-//! Every command's options, in one place: the command line (flags, shared with the profile TOML
-//! file), the profile merge (`profile`), and the resolved options printed back as a profile
-//! (`resolved`). Each command's module turns its options into one plan and runs it.
+//! Every command's options as plain data, in one place: the command line (flags, shared with the
+//! profile TOML file) and the profile merge (`profile`). Options import nothing of the code that
+//! runs them: each command's module (and the generator, for the load) turns them into a plan.
 //!
 //! - `run`: `loadgen run`'s options, also the load options of `compare`, `sweep` and `ladder`.
 //! - `compare` / `sweep` / `ladder` / `overhead` / `merge`: each command's own options.
@@ -19,7 +19,6 @@ pub mod profile;
 mod profiling;
 mod run;
 mod sweep;
-mod workload;
 
 pub use capacity::{CapacityArgs, DEFAULT_MAX_RUNS, DEFAULT_PRECISION};
 pub use compare::{CompareArgs, DEFAULT_TRIALS as COMPARE_TRIALS};

@@ -11,63 +11,20 @@ use std::time::Duration;
 
 use gatebench_shared::host::raise_open_file_limit;
 
-use crate::engine::gateways::{min_effect_us, reach, with_twin, Named};
+use crate::engine::comparison::Comparison;
+use crate::engine::gateways::{reach, Named};
 use crate::engine::run::{
     run_target_watched, stop_flag, stop_requested, SetupError, Window, EXIT_FAILED, EXIT_OK,
 };
-use crate::engine::sampler::{ResourceReport, SampleSpec, Sampling};
+use crate::engine::sampler::{ResourceReport, Sampling};
 use crate::generator::plan::Plan;
 use crate::options::CompareArgs;
 use crate::options::COMPARE_TRIALS as DEFAULT_TRIALS;
 use crate::results::run::TargetRun;
 
-use crate::engine::sampler::sample_specs;
 use crate::results::compare::{CompareResult, TrialRun, SCHEMA};
 use crate::results::compare::{PercentileDelta, TargetSummary, TrialFigures};
 use analysis::{deltas, summarise};
-
-/// What every comparison (`compare`, each level of `sweep`) is made of besides its load: the
-/// targets, the twin, the trials and the resources to sample.
-#[derive(Debug)]
-pub struct Comparison {
-    /// Direct first, then the twin (when there is one), then the gateways.
-    pub targets: Vec<Named>,
-    pub twin: bool,
-    pub min_effect_us: f64,
-    pub trials: usize,
-    pub settle: Duration,
-    pub samples: Vec<SampleSpec>,
-}
-
-impl Comparison {
-    /// Checks the options of `mode` (`compare` or `sweep`). The twin is the direct URL again
-    /// unless `twin_by_default` is false (a sweep runs one only when `--twin URL` names it).
-    pub fn new(
-        args: &CompareArgs,
-        mode: &str,
-        twin_by_default: bool,
-        default_trials: usize,
-    ) -> Result<Comparison, SetupError> {
-        let mut targets = args.targets(mode)?;
-        let twin = match args.twin.as_deref() {
-            None if !twin_by_default => false,
-            twin => with_twin(
-                &mut targets,
-                twin,
-                args.direct.as_deref(),
-                &args.run.transport()?.connect_to,
-            )?,
-        };
-        Ok(Comparison {
-            targets,
-            twin,
-            min_effect_us: min_effect_us(args.min_effect.as_deref())?,
-            trials: args.trials(default_trials)?,
-            settle: args.settle(Duration::ZERO)?,
-            samples: sample_specs(&args.sample)?,
-        })
-    }
-}
 
 /// A validated `loadgen compare`, made once from its options (flags over the profile): what it
 /// runs, and what `--print-config` prints.

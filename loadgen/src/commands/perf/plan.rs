@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use crate::commands::compare::Comparison;
+use crate::engine::comparison::Comparison;
 use crate::engine::gateways::with_twin;
 use crate::engine::run::SetupError;
 use crate::engine::sampler::{SampleSpec, Source};

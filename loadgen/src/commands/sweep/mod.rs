@@ -6,7 +6,8 @@
 
 use gatebench_shared::host::raise_open_file_limit;
 
-use crate::commands::compare::{analyse, run_trials, Comparison};
+use crate::commands::compare::{analyse, run_trials};
+use crate::engine::comparison::Comparison;
 use crate::engine::gateways::{reach, Named};
 use crate::engine::run::{stop_flag, SetupError, EXIT_FAILED, EXIT_OK};
 use crate::generator::plan::{parse_rate, Load, Plan, PlanError};
@@ -28,6 +29,24 @@ impl Level {
             .iter()
             .find(|d| d.gateway == gateway && d.percentile == percentile)
     }
+}
+
+/// The kind a sweep runs: the flag's, else the profile's (`level-kind`), else the default.
+pub(crate) fn level_kind(
+    flag: Option<LevelKind>,
+    profile: Option<String>,
+) -> Result<LevelKind, PlanError> {
+    match (flag, profile) {
+        (Some(kind), _) => Ok(kind),
+        (None, None) => Ok(LevelKind::default()),
+        (None, Some(text)) => parse_level_kind(&text),
+    }
+}
+
+/// Reads a profile's `level-kind`.
+pub(crate) fn parse_level_kind(text: &str) -> Result<LevelKind, PlanError> {
+    LevelKind::parse(text)
+        .ok_or_else(|| PlanError::Named("--level-kind", text.to_string(), "concurrency or rate"))
 }
 
 pub(crate) fn parse_levels(text: &str, kind: LevelKind) -> Result<Vec<f64>, PlanError> {
@@ -89,8 +108,8 @@ impl SweepPlan {
     pub fn new(args: SweepArgs) -> anyhow::Result<SweepPlan> {
         let (compare, mut own) =
             crate::options::profile::compare_and(args.compare, &["levels", "level-kind"])?;
-        let kind = LevelKind::resolve(args.level_kind, own.remove("level-kind"))
-            .map_err(SetupError::from)?;
+        let kind =
+            level_kind(args.level_kind, own.remove("level-kind")).map_err(SetupError::from)?;
         let levels_text = args
             .levels
             .or_else(|| own.remove("levels"))
