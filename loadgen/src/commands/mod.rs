@@ -10,12 +10,14 @@ pub mod merge;
 pub mod overhead;
 pub mod perf;
 mod print_config;
+mod report;
+pub mod run;
 pub mod sweep;
 
-use crate::engine::run::{run, EXIT_USAGE};
+use crate::engine::run::EXIT_USAGE;
 use crate::options::OverheadArgs;
-use crate::options::{Cli, Command, ReportArgs, RunArgs};
-use crate::report::output::{write_atomically, write_hdr_log, write_hgrm, write_json};
+use crate::options::{Cli, Command};
+use crate::report::output::{write_atomically, write_json};
 
 /// Runs the command `cli` names; the process's exit code.
 pub fn execute(cli: Cli) -> u8 {
@@ -27,12 +29,12 @@ pub fn execute(cli: Cli) -> u8 {
         })
     } else {
         match cli.command {
-            Command::Run(args) => run_command(args, command),
+            Command::Run(args) => run::run_command(args, command),
             Command::Overhead(args) => overhead_command(args, command),
             Command::Compare(args) => compare_command(args, command),
             Command::Sweep(args) => sweep_command(args, command),
             Command::Ladder(args) => ladder_command(args, command),
-            Command::Report(args) => report_command(args),
+            Command::Report(args) => report::report_command(args),
             Command::Corpus(args) => corpus::corpus_command(args),
             Command::Capacity(args) => capacity_command(args, command),
             Command::Merge(args) => merge_command(args, command),
@@ -50,34 +52,6 @@ pub fn execute(cli: Cli) -> u8 {
         gatebench_shared::say!("loadgen: {}", gatebench_shared::errors::one_line(err));
         EXIT_USAGE
     })
-}
-
-fn run_command(args: RunArgs, command: Vec<String>) -> anyhow::Result<u8> {
-    let (result, code) = run(args, command)?;
-    // From the flags or the profile.
-    let plan = &result.plan;
-    let (out, hgrm, hdr_log) = (plan.out.clone(), plan.hgrm.clone(), plan.hdr_log.clone());
-    if let Some(dir) = hgrm {
-        write_hgrm(&result, &dir)?;
-    }
-    if let Some(dir) = hdr_log {
-        write_hdr_log(&result, &dir)?;
-    }
-    let report = crate::report::terminal::summary(&result);
-    match out {
-        // The result on standard output (say, for `kubectl logs`), the report beside it.
-        Some(path) if path.as_os_str() == "-" => {
-            show(&serde_json::to_string(&result)?);
-            show("\n");
-            gatebench_shared::say!("{}", report.trim_end());
-        }
-        Some(path) => {
-            write_json(&result, &path)?;
-            show(&report);
-        }
-        None => show(&report),
-    }
-    Ok(code)
 }
 
 fn overhead_command(args: OverheadArgs, command: Vec<String>) -> anyhow::Result<u8> {
@@ -117,33 +91,6 @@ fn profile_command(args: crate::options::ProfileArgs, command: Vec<String>) -> a
     let (result, code) = crate::commands::perf::run_profile(args, command)?;
     let report = crate::report::profile_view::terminal(&result);
     written(&result, result.compare.plan.out.as_deref(), &report, code)
-}
-
-fn report_command(args: ReportArgs) -> anyhow::Result<u8> {
-    use crate::report::{leaderboard, render::Format};
-    let text = match (args.combine, args.results.as_slice()) {
-        (false, [one]) => crate::report::render::render(one, args.format)?,
-        (false, _) => anyhow::bail!(
-            "report renders one result file; give --combine to put several `loadgen compare` \
-             results in one table"
-        ),
-        (true, paths) => {
-            let views = leaderboard::read(paths)?;
-            match args.format {
-                Format::Md => leaderboard::markdown(&views),
-                Format::Html => leaderboard::html(&views),
-                Format::Csv => leaderboard::csv(&views),
-                Format::Json => anyhow::bail!(
-                    "--combine writes md, html or csv; each result is its own JSON already"
-                ),
-            }
-        }
-    };
-    match args.out {
-        Some(path) => write_atomically(&path, text.as_bytes())?,
-        None => show(&text),
-    }
-    Ok(crate::engine::run::EXIT_OK)
 }
 
 fn merge_command(args: crate::options::MergeArgs, command: Vec<String>) -> anyhow::Result<u8> {

@@ -3,7 +3,7 @@
 use std::time::{Duration, Instant};
 
 use gatebench_tests::faulty::{start_faulty, Fault};
-use loadgen::engine::run::run;
+use loadgen::commands::run::run;
 use loadgen::RunArgs;
 
 use crate::load::args;

@@ -188,7 +188,7 @@ async fn mid_stream_faults_break_the_stream_as_asked() {
 
 #[test]
 fn loadgen_names_each_mid_stream_fault() {
-    use loadgen::engine::run::run;
+    use loadgen::commands::run::run;
     use loadgen::RunArgs;
     let mock = start_mock(Config::default());
     for (fault, kind) in [

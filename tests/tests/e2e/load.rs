@@ -3,7 +3,7 @@
 
 use gatebench_shared::LatencyModel;
 use gatebench_tests::start_mock;
-use loadgen::engine::run::run;
+use loadgen::commands::run::run;
 use loadgen::RunArgs;
 use mock_upstream::Config;
 

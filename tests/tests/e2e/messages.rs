@@ -6,7 +6,7 @@ use std::time::Duration;
 use gatebench_shared::LatencyModel;
 use gatebench_tests::{named_events, start_mock, Client};
 use hyper::Method;
-use loadgen::engine::run::run;
+use loadgen::commands::run::run;
 use loadgen::RunArgs;
 use mock_upstream::Config;
 use serde_json::{json, Value};

@@ -4,7 +4,7 @@
 //! actual send hides most of it once requests queue behind busy connections.
 
 use gatebench_tests::faulty::start_stall_window;
-use loadgen::engine::run::run;
+use loadgen::commands::run::run;
 use loadgen::results::run::TargetRun;
 use loadgen::RunArgs;
 

@@ -5,7 +5,7 @@
 //! or `FILE#/$defs/NAME` in another schema file beside it.
 
 use gatebench_tests::start_mock;
-use loadgen::engine::run::run;
+use loadgen::commands::run::run;
 use loadgen::RunArgs;
 use mock_upstream::Config;
 use serde_json::Value;

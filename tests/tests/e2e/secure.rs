@@ -13,7 +13,7 @@ use gatebench_tests::start_mock;
 use http_body_util::{BodyExt, Full};
 use hyper::{Request, Response, Version};
 use hyper_util::rt::{TokioExecutor, TokioIo};
-use loadgen::engine::run::run;
+use loadgen::commands::run::run;
 use loadgen::RunArgs;
 
 use crate::load::args;

@@ -21,8 +21,8 @@ mod session;
 
 use std::path::{Path, PathBuf};
 
-use crate::commands::compare::analysis;
-use crate::commands::compare::{figures_of, run_trials_watched, Ran};
+use crate::engine::comparison::analysis;
+use crate::engine::comparison::{figures_of, run_trials_watched, Ran};
 use crate::engine::gateways::{reach, Named, TWIN};
 use crate::engine::run::{stop_flag, SetupError, EXIT_FAILED, EXIT_OK};
 use crate::engine::sampler::Sampling;
@@ -246,7 +246,7 @@ fn analyse(
     };
     let direct = targets.first().filter(|t| t.name == "direct").is_some();
     let (summary, deltas) = if direct {
-        crate::commands::compare::analyse(targets, runs, twin, min_effect_us)
+        crate::engine::comparison::analyse(targets, runs, twin, min_effect_us)
     } else {
         let summary = targets
             .iter()

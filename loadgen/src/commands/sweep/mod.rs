@@ -6,8 +6,7 @@
 
 use gatebench_shared::host::raise_open_file_limit;
 
-use crate::commands::compare::{analyse, run_trials};
-use crate::engine::comparison::Comparison;
+use crate::engine::comparison::{analyse, invalid_reasons, run_trials, Comparison};
 use crate::engine::gateways::{reach, Named};
 use crate::engine::run::{stop_flag, SetupError, EXIT_FAILED, EXIT_OK};
 use crate::generator::plan::{parse_rate, Load, Plan, PlanError};
@@ -210,9 +209,7 @@ pub fn run_sweep(args: SweepArgs, command: Vec<String>) -> anyhow::Result<(Sweep
     let headline = headline(&targets, &done);
     let mut invalid_reasons: Vec<String> = done
         .iter()
-        .flat_map(|l| {
-            crate::commands::compare::invalid_reasons(&l.runs, &format!("level {} ", l.level))
-        })
+        .flat_map(|l| invalid_reasons(&l.runs, &format!("level {} ", l.level)))
         .collect();
     if interrupted {
         invalid_reasons.push("interrupted before every level ran".into());

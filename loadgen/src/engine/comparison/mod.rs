@@ -1,6 +1,15 @@
 //! What every comparison (`compare`, each level of `sweep`, `capacity`, `ladder`, `profile`) is
 //! made of besides its load: the named targets from the options, the twin, the trials, the
-//! settle between them and the resources to sample.
+//! settle between them and the resources to sample; running its trials (`trials`), analysing
+//! them (`analysis`) and judging the result (`judged`).
+
+pub(crate) mod analysis;
+mod judged;
+mod trials;
+
+pub(crate) use analysis::{analyse, figures_of};
+pub(crate) use judged::{invalid_reasons, Ran};
+pub(crate) use trials::{pause, run_trials, run_trials_watched};
 
 use std::time::Duration;
 

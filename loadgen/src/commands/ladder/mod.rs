@@ -130,7 +130,7 @@ pub fn run_ladder(args: LadderArgs, command: Vec<String>) -> anyhow::Result<(Lad
             }
             let calls = climb(&t.target, &plan, level).map_err(SetupError::Other)?;
             rungs.push(rung(level, &t.name, calls));
-            crate::commands::compare::pause(settle);
+            crate::engine::comparison::pause(settle);
         }
     }
     let resources = sampling.finish();
