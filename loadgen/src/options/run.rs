@@ -6,6 +6,8 @@ use std::path::PathBuf;
 use clap::Args;
 use serde::{Deserialize, Serialize};
 
+use super::RequestFlags;
+
 /// Options of `loadgen run`. Every option is also a key of the `--profile` TOML file
 /// (kebab-case, like the flag); flags win over the profile.
 #[derive(Debug, Clone, Default, Args, Deserialize, Serialize)]
@@ -49,15 +51,6 @@ pub struct RunArgs {
     /// Worker threads, each with its own runtime and share of the schedule. Default 1.
     #[arg(long)]
     pub threads: Option<usize>,
-    /// Cores to pin workers to, like 1 or 0-1. Default: not pinned.
-    #[arg(long)]
-    pub pin: Option<String>,
-    /// What to send: chat or chat-stream. Default chat.
-    #[arg(long)]
-    pub scenario: Option<String>,
-    /// Request body instead of a scenario's: @FILE or literal JSON.
-    #[arg(long)]
-    pub body: Option<String>,
     /// Send the requests of this JSON-lines file instead of one body: each line a request body,
     /// or an envelope with `body` and optional `route` (or `url`), `headers`, `stream`,
     /// `weight` and `class`. Every line is encoded at start-up; results are broken down by
@@ -101,19 +94,6 @@ pub struct RunArgs {
     #[arg(long = "connect-to")]
     #[serde(default, rename = "connect-to")]
     pub connect_to: Vec<String>,
-    /// Extra request header, `Name: value` (repeatable).
-    #[arg(long = "header")]
-    #[serde(default, rename = "header")]
-    pub headers: Vec<String>,
-    /// Model named in scenario bodies. Default gpt-4o-mini.
-    #[arg(long)]
-    pub model: Option<String>,
-    /// Output tokens asked for in scenario bodies (max_tokens). Default 16.
-    #[arg(long)]
-    pub max_tokens: Option<u64>,
-    /// Time a request may take, connect included, like 30s. Default 30s.
-    #[arg(long)]
-    pub timeout: Option<String>,
     /// Once sending stops (the end of --duration, or Ctrl-C), how long requests in flight
     /// may still finish, like 5s; those still open then are counted as `cancelled`. A second
     /// Ctrl-C stops waiting at once. Default: none (each request runs to its --timeout).
@@ -129,9 +109,6 @@ pub struct RunArgs {
     /// all the time). Default 50us.
     #[arg(long)]
     pub spin: Option<String>,
-    /// Seed of the Poisson schedule. Default 0.
-    #[arg(long)]
-    pub seed: Option<u64>,
     /// Send shard I of N of the schedule, like 2/4 (indexes from 0): every N-th slot from slot I,
     /// at rate/N, so N processes (on N hosts) with the same plan send the plan's schedule
     /// together. Merge their results with `loadgen merge`. Needs one --target and a rate.
@@ -171,88 +148,7 @@ pub struct RunArgs {
     #[arg(long)]
     #[serde(default)]
     pub quiet: bool,
-}
-
-impl RunArgs {
-    /// Options from `self` (flags) win over those of `profile`.
-    pub fn over(self, profile: RunArgs) -> RunArgs {
-        let or_vec = |a: Vec<String>, b: Vec<String>| if a.is_empty() { b } else { a };
-        RunArgs {
-            profile: self.profile,
-            targets: or_vec(self.targets, profile.targets),
-            rate: self.rate.or(profile.rate),
-            arrival: self.arrival.or(profile.arrival),
-            concurrency: self.concurrency.or(profile.concurrency),
-            duration: self.duration.or(profile.duration),
-            requests: self.requests.or(profile.requests),
-            warmup: self.warmup.or(profile.warmup),
-            connections: self.connections.or(profile.connections),
-            threads: self.threads.or(profile.threads),
-            pin: self.pin.or(profile.pin),
-            scenario: self.scenario.or(profile.scenario),
-            body: self.body.or(profile.body),
-            requests_file: self.requests_file.or(profile.requests_file),
-            requests_order: self.requests_order.or(profile.requests_order),
-            stages: self.stages.or(profile.stages),
-            trace: self.trace.or(profile.trace),
-            speedup: self.speedup.or(profile.speedup),
-            http2: self.http2 || profile.http2,
-            cacert: self.cacert.or(profile.cacert),
-            insecure: self.insecure || profile.insecure,
-            connect_to: or_vec(self.connect_to, profile.connect_to),
-            headers: merge_headers(profile.headers, self.headers),
-            model: self.model.or(profile.model),
-            max_tokens: self.max_tokens.or(profile.max_tokens),
-            timeout: self.timeout.or(profile.timeout),
-            grace: self.grace.or(profile.grace),
-            max_pending: self.max_pending.or(profile.max_pending),
-            spin: self.spin.or(profile.spin),
-            seed: self.seed.or(profile.seed),
-            shard: self.shard.or(profile.shard),
-            start_at: self.start_at.or(profile.start_at),
-            clock_ref: self.clock_ref.or(profile.clock_ref),
-            out: self.out.or(profile.out),
-            hgrm: self.hgrm.or(profile.hgrm),
-            hdr_log: self.hdr_log.or(profile.hdr_log),
-            max_error_rate: self.max_error_rate.or(profile.max_error_rate),
-            max_p99: self.max_p99.or(profile.max_p99),
-            upstream_metrics: self.upstream_metrics.or(profile.upstream_metrics),
-            quiet: self.quiet || profile.quiet,
-        }
-    }
-}
-
-/// A profile's headers with the command line's added; a flag's header replaces the profile's
-/// header of the same name.
-pub(crate) fn merge_headers(profile: Vec<String>, flags: Vec<String>) -> Vec<String> {
-    let name = |h: &str| {
-        h.split(':')
-            .next()
-            .unwrap_or("")
-            .trim()
-            .to_ascii_lowercase()
-    };
-    let mut out: Vec<String> = profile
-        .into_iter()
-        .filter(|p| !flags.iter().any(|f| name(f) == name(p)))
-        .collect();
-    out.extend(flags);
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn flag_headers_add_to_the_profiles_and_replace_the_same_name() {
-        let merged = merge_headers(
-            vec!["x-mock-tokens: 60".into(), "Authorization: Bearer a".into()],
-            vec!["authorization: Bearer b".into(), "x-extra: 1".into()],
-        );
-        assert_eq!(
-            merged,
-            ["x-mock-tokens: 60", "authorization: Bearer b", "x-extra: 1"]
-        );
-    }
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub request: RequestFlags,
 }

@@ -6,16 +6,19 @@ use serde::{Deserialize, Serialize};
 use super::CompareArgs;
 
 /// Options of `loadgen sweep`: those of `loadgen compare`, and the levels.
-#[derive(Debug, Clone, Default, Args)]
+#[derive(Debug, Clone, Default, Args, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub struct SweepArgs {
     /// Load levels, comma-separated. Default 1,4,16,64,256.
     #[arg(long)]
+    #[serde(default, deserialize_with = "super::profile::text_or_list")]
     pub levels: Option<String>,
     /// What the levels are: concurrency (closed loop) or rate (open loop, requests per second).
     /// Default concurrency.
     #[arg(long, value_enum)]
     pub level_kind: Option<LevelKind>,
     #[command(flatten)]
+    #[serde(flatten)]
     pub compare: CompareArgs,
 }
 

@@ -238,7 +238,10 @@ fn loadgen_counts_tool_call_fragments_as_output() {
         RunArgs {
             rate: Some("100".into()),
             duration: Some("300ms".into()),
-            body: Some(body.to_string()),
+            request: loadgen::options::RequestFlags {
+                body: Some(body.to_string()),
+                ..Default::default()
+            },
             ..crate::load::args(crate::load::url(&mock))
         },
         vec![],

@@ -202,9 +202,12 @@ fn loadgen_names_each_mid_stream_fault() {
             RunArgs {
                 rate: Some("100".into()),
                 duration: Some("300ms".into()),
-                timeout: Some("300ms".into()),
-                scenario: Some("chat-stream".into()),
-                headers: vec![format!("x-mock-fault: {fault}")],
+                request: loadgen::options::RequestFlags {
+                    timeout: Some("300ms".into()),
+                    scenario: Some("chat-stream".into()),
+                    headers: vec![format!("x-mock-fault: {fault}")],
+                    ..Default::default()
+                },
                 ..crate::load::args(crate::load::url(&mock))
             },
             vec![],

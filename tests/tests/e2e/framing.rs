@@ -13,8 +13,11 @@ fn run_against(fault: Fault) -> loadgen::results::run::TargetRun {
         RunArgs {
             rate: Some("100".into()),
             duration: Some("1s".into()),
-            timeout: Some("1s".into()),
             connections: Some(4),
+            request: loadgen::options::RequestFlags {
+                timeout: Some("1s".into()),
+                ..Default::default()
+            },
             ..args(format!("http://{addr}/v1/chat/completions"))
         },
         vec![],

@@ -171,8 +171,11 @@ fn loadgen_reads_anthropic_streams() {
         RunArgs {
             rate: Some("200".into()),
             duration: Some("1s".into()),
-            body: Some(format!("@{}", file.display())),
-            headers: vec!["anthropic-version: 2023-06-01".into()],
+            request: loadgen::options::RequestFlags {
+                body: Some(format!("@{}", file.display())),
+                headers: vec!["anthropic-version: 2023-06-01".into()],
+                ..Default::default()
+            },
             ..args(format!("http://{}/v1/messages", mock.local_addr()))
         },
         vec![],

@@ -17,9 +17,12 @@ fn stalled_run(connections: usize) -> TargetRun {
             rate: Some("500".into()),
             duration: Some("6s".into()),
             connections: Some(connections),
-            timeout: Some("5s".into()),
-            // The generator on the first core, the stalling server on the last.
-            pin: Some("0".into()),
+            request: loadgen::options::RequestFlags {
+                timeout: Some("5s".into()),
+                // The generator on the first core, the stalling server on the last.
+                pin: Some("0".into()),
+                ..Default::default()
+            },
             ..args(format!("http://{addr}/v1/chat/completions"))
         },
         vec![],

@@ -5,7 +5,11 @@
 
 use gatebench_shared::host::raise_open_file_limit;
 
+use super::command::{over_profile, table};
+use super::{written, Command};
+
 use crate::engine::comparison::{analyse, run_trials, Comparison, Ran};
+use crate::engine::comparison::{resolved, stand_in_targets};
 use crate::engine::gateways::reach;
 use crate::engine::run::{stop_flag, SetupError, EXIT_FAILED, EXIT_OK};
 use crate::engine::sampler::Sampling;
@@ -28,7 +32,7 @@ pub struct ComparePlan {
 impl ComparePlan {
     /// Checks `args` (with its profile under it) without sending anything.
     pub fn new(args: CompareArgs) -> anyhow::Result<ComparePlan> {
-        let args = crate::options::profile::compare(args)?;
+        let args = args.merged()?;
         let comparison = Comparison::new(&args, "compare", true, DEFAULT_TRIALS)?;
         let plan = args.run.clone().plan().map_err(SetupError::from)?;
         if plan.duration.is_none() {
@@ -45,12 +49,52 @@ impl ComparePlan {
     }
 }
 
+impl Command for CompareArgs {
+    type Plan = ComparePlan;
+
+    fn merged(self) -> anyhow::Result<CompareArgs> {
+        let path = self.run.profile.clone();
+        over_profile(self, path.as_deref())
+    }
+
+    fn stand_ins(mut self) -> CompareArgs {
+        stand_in_targets(&mut self.targets);
+        self
+    }
+
+    fn plan(self) -> anyhow::Result<ComparePlan> {
+        ComparePlan::new(self)
+    }
+
+    fn execute(plan: ComparePlan, command_line: Vec<String>) -> anyhow::Result<u8> {
+        let (result, code) = execute(plan, command_line)?;
+        let report = crate::report::compare::terminal(&result);
+        written(&result, result.plan.out.as_deref(), &report, code)
+    }
+
+    fn profile(p: &ComparePlan) -> anyhow::Result<toml::Table> {
+        Ok(table(&resolved(&p.args, &p.plan, &p.comparison)))
+    }
+
+    fn describe(p: &ComparePlan) -> String {
+        format!(
+            "compare: {:?}, {} trial(s) per target",
+            p.plan.load, p.comparison.trials
+        )
+    }
+}
+
 /// Runs `loadgen compare` and returns the result with the exit code it earns.
 pub fn run_compare(args: CompareArgs, command: Vec<String>) -> anyhow::Result<(CompareResult, u8)> {
+    execute(ComparePlan::new(args)?, command)
+}
+
+/// Runs `plan` and returns the result with the exit code it earns.
+fn execute(plan: ComparePlan, command: Vec<String>) -> anyhow::Result<(CompareResult, u8)> {
     let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
     let ComparePlan {
         comparison, plan, ..
-    } = ComparePlan::new(args)?;
+    } = plan;
     let c = &comparison;
     let mock = reach(&c.targets, plan.timeout)?;
     let open_files = raise_open_file_limit().ok();

@@ -4,18 +4,39 @@
 mod spec;
 
 use crate::engine::run::EXIT_OK;
-use crate::generator::corpus::synth::generate;
+use crate::generator::corpus::synth::{generate, Spec};
 use crate::options::CorpusArgs;
 use crate::report::output::write_atomically;
 
-use super::show;
+use super::command::no_profile;
+use super::{show, Command};
 use spec::spec;
 
-/// Writes the corpus `args` names.
-pub(crate) fn corpus_command(args: CorpusArgs) -> anyhow::Result<u8> {
-    let spec = spec(&args)?;
+impl Command for CorpusArgs {
+    type Plan = (CorpusArgs, Spec);
+
+    fn plan(self) -> anyhow::Result<(CorpusArgs, Spec)> {
+        let spec = spec(&self)?;
+        Ok((self, spec))
+    }
+
+    fn execute((args, spec): (CorpusArgs, Spec), _: Vec<String>) -> anyhow::Result<u8> {
+        write(&args, &spec)
+    }
+
+    fn profile(_: &(CorpusArgs, Spec)) -> anyhow::Result<toml::Table> {
+        Err(no_profile())
+    }
+
+    fn describe((_, spec): &(CorpusArgs, Spec)) -> String {
+        format!("corpus: {} requests", spec.count)
+    }
+}
+
+/// Writes the corpus `spec` makes where `args` say.
+fn write(args: &CorpusArgs, spec: &Spec) -> anyhow::Result<u8> {
     let mut text = Vec::new();
-    let written = generate(&spec, &mut text)?;
+    let written = generate(spec, &mut text)?;
     if args.out.as_os_str() == "-" {
         show(&String::from_utf8_lossy(&text));
     } else {

@@ -7,10 +7,31 @@ use crate::report::leaderboard;
 use crate::report::output::write_atomically;
 use crate::report::render::render;
 
-use super::show;
+use super::command::no_profile;
+use super::{show, Command};
+
+impl Command for ReportArgs {
+    type Plan = ReportArgs;
+
+    fn plan(self) -> anyhow::Result<ReportArgs> {
+        Ok(self)
+    }
+
+    fn execute(args: ReportArgs, _: Vec<String>) -> anyhow::Result<u8> {
+        report(args)
+    }
+
+    fn profile(_: &ReportArgs) -> anyhow::Result<toml::Table> {
+        Err(no_profile())
+    }
+
+    fn describe(args: &ReportArgs) -> String {
+        format!("report: {} result file(s)", args.results.len())
+    }
+}
 
 /// Renders the result files `args` names.
-pub(crate) fn report_command(args: ReportArgs) -> anyhow::Result<u8> {
+fn report(args: ReportArgs) -> anyhow::Result<u8> {
     let text = match (args.combine, args.results.as_slice()) {
         (false, [one]) => render(one, args.format)?,
         (false, _) => anyhow::bail!(

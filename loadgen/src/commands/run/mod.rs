@@ -15,12 +15,14 @@ use crate::results::run::{RunResult, TargetRun, SCHEMA};
 
 pub use plan::RunPlan;
 
-use super::show;
+use super::command::{over_profile, table};
+use super::{show, Command};
+use crate::options::RunArgs;
 use crate::report::output::{write_hdr_log, write_hgrm, write_json};
 
 /// Runs `loadgen run` and returns the result with the exit code it earns.
-pub fn run(args: crate::options::RunArgs, command: Vec<String>) -> anyhow::Result<(RunResult, u8)> {
-    execute(RunPlan::new(args)?, command)
+pub fn run(args: RunArgs, command: Vec<String>) -> anyhow::Result<(RunResult, u8)> {
+    execute(RunPlan::new(args.merged()?)?, command)
 }
 
 /// Runs `plan` and returns the result with the exit code it earns.
@@ -114,34 +116,60 @@ fn run_phases(plan: &Plan, phases: Vec<Plan>) -> (Vec<TargetRun>, Plan) {
     (runs, disclosed)
 }
 
-/// Runs `loadgen run`, writes its result files and shows its report.
-pub(crate) fn run_command(
-    args: crate::options::RunArgs,
-    command: Vec<String>,
-) -> anyhow::Result<u8> {
-    let (result, code) = run(args, command)?;
-    // From the flags or the profile.
+impl Command for RunArgs {
+    type Plan = RunPlan;
+
+    fn merged(self) -> anyhow::Result<RunArgs> {
+        let path = self.profile.clone();
+        over_profile(self, path.as_deref())
+    }
+
+    fn plan(self) -> anyhow::Result<RunPlan> {
+        RunPlan::new(self)
+    }
+
+    fn execute(plan: RunPlan, command_line: Vec<String>) -> anyhow::Result<u8> {
+        let (result, code) = execute(plan, command_line)?;
+        written(&result)?;
+        Ok(code)
+    }
+
+    fn profile(p: &RunPlan) -> anyhow::Result<toml::Table> {
+        let mut profile = table(&p.args.resolved(&p.plan));
+        if p.demo_rates {
+            // The demo picks its own rate for each of its phases.
+            profile.remove("rate");
+        }
+        Ok(profile)
+    }
+
+    fn describe(p: &RunPlan) -> String {
+        format!("run: {:?}", p.plan.load)
+    }
+}
+
+/// Writes the result files the plan names (from the flags or the profile) and shows the report.
+fn written(result: &RunResult) -> anyhow::Result<()> {
     let plan = &result.plan;
-    let (out, hgrm, hdr_log) = (plan.out.clone(), plan.hgrm.clone(), plan.hdr_log.clone());
-    if let Some(dir) = hgrm {
-        write_hgrm(&result, &dir)?;
+    if let Some(dir) = &plan.hgrm {
+        write_hgrm(result, dir)?;
     }
-    if let Some(dir) = hdr_log {
-        write_hdr_log(&result, &dir)?;
+    if let Some(dir) = &plan.hdr_log {
+        write_hdr_log(result, dir)?;
     }
-    let report = crate::report::terminal::summary(&result);
-    match out {
+    let report = crate::report::terminal::summary(result);
+    match &plan.out {
         // The result on standard output (say, for `kubectl logs`), the report beside it.
         Some(path) if path.as_os_str() == "-" => {
-            show(&serde_json::to_string(&result)?);
+            show(&serde_json::to_string(result)?);
             show("\n");
             gatebench_shared::say!("{}", report.trim_end());
         }
         Some(path) => {
-            write_json(&result, &path)?;
+            write_json(result, path)?;
             show(&report);
         }
         None => show(&report),
     }
-    Ok(code)
+    Ok(())
 }

@@ -31,9 +31,8 @@ pub struct RunPlan {
 }
 
 impl RunPlan {
-    /// Checks `args` (with its profile under it) without sending anything.
+    /// Checks `args` (merged with their profile) without sending anything.
     pub fn new(args: RunArgs) -> anyhow::Result<RunPlan> {
-        let args = crate::options::profile::run(args)?;
         let demo = args.targets.is_empty();
         let demo_rates = demo && args.rate.is_none() && args.concurrency.is_none();
         let open = |rate| {
@@ -46,7 +45,7 @@ impl RunPlan {
             .clone()
             .plan_at(open(DEMO_RATE))
             .map_err(SetupError::from)?;
-        let phases = if demo && args.scenario.is_none() && args.body.is_none() {
+        let phases = if demo && args.request.scenario.is_none() && args.request.body.is_none() {
             vec![plan.clone(), demo_streams(&args, &plan, demo_rates)?]
         } else {
             vec![plan.clone()]
@@ -66,7 +65,7 @@ impl RunPlan {
 /// for.
 fn demo_streams(args: &RunArgs, plan: &Plan, demo_rates: bool) -> Result<Plan, SetupError> {
     Ok(Plan {
-        request: args.request(Some("chat-stream"))?,
+        request: args.request_spec(Some("chat-stream"))?,
         load: match plan.load {
             Load::Open { arrival, .. } if demo_rates => Load::Open {
                 rate: DEMO_STREAM_RATE,

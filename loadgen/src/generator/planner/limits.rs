@@ -54,7 +54,7 @@ pub(super) fn limits(args: &RunArgs, load: &Load) -> Result<Limits, PlanError> {
         }
     }
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let pin = match &args.pin {
+    let pin = match &args.request.pin {
         Some(text) => gatebench_shared::host::parse_cores(text, cores)
             .ok_or_else(|| PlanError::Pin(text.clone(), cores))?,
         None => Vec::new(),

@@ -40,7 +40,7 @@ pub(super) fn timing(args: &RunArgs, load: Option<Load>) -> Result<Timing, PlanE
         Some(text) => any_duration("--warmup", text)?,
         None => Duration::ZERO,
     };
-    let timeout = match args.timeout.as_deref() {
+    let timeout = match args.request.timeout.as_deref() {
         Some(text) => positive_duration("--timeout", text, "")?,
         None => Duration::from_secs(30),
     };

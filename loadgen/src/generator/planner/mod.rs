@@ -1,9 +1,11 @@
 //! `loadgen run`'s options (the load options of every command) validated into one [`Plan`]:
 //! the load and its durations (`load`), the limits and checks of a run (`limits`), the workload
-//! beyond one body at one rate (`workload`), and the targets, requests and transport here.
+//! beyond one body at one rate (`workload`), and the targets, requests and transport here; and
+//! back: the options a plan resolved (`resolved`).
 
 mod limits;
 mod load;
+mod resolved;
 mod workload;
 
 use crate::generator::pace::Pace;
@@ -37,14 +39,14 @@ impl RunArgs {
 
     /// What each request of `scenario` carries (the body, when one is given, wins), with the
     /// options' model, output tokens and headers.
-    pub fn request(&self, scenario: Option<&str>) -> Result<RequestSpec, PlanError> {
+    pub fn request_spec(&self, scenario: Option<&str>) -> Result<RequestSpec, PlanError> {
         let urls: Vec<&str> = self.targets.iter().map(String::as_str).collect();
         request_spec(
             scenario,
-            self.body.as_deref(),
-            &self.headers,
-            self.model.as_deref().unwrap_or(DEFAULT_MODEL),
-            self.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
+            self.request.body.as_deref(),
+            &self.request.headers,
+            self.request.model.as_deref().unwrap_or(DEFAULT_MODEL),
+            self.request.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
             &urls,
         )
         .map_err(PlanError::from)
@@ -57,6 +59,7 @@ impl RunArgs {
         let timing = load::timing(&self, load)?;
         let limits = limits::limits(&self, &timing.load)?;
         let headers = self
+            .request
             .headers
             .iter()
             .map(|h| parse_header(h))
@@ -75,7 +78,7 @@ impl RunArgs {
                 max_tokens: None,
                 headers,
             },
-            None => self.request(self.scenario.as_deref())?,
+            None => self.request_spec(self.request.scenario.as_deref())?,
         };
         let transport = self.transport()?;
         let targets: Vec<_> = self
@@ -104,7 +107,7 @@ impl RunArgs {
             grace: timing.grace,
             max_pending: limits.max_pending,
             spin: limits.spin,
-            seed: self.seed.unwrap_or(0),
+            seed: self.request.seed.unwrap_or(0),
             shard: limits.shard,
             start_at: limits.start_at,
             clock_ref: self.clock_ref.as_deref().map(parse_target).transpose()?,

@@ -88,7 +88,7 @@ fn corpus(
     headers: &[(HeaderName, HeaderValue)],
     target_streams: bool,
 ) -> Result<Arc<Corpus>, PlanError> {
-    if args.body.is_some() || args.scenario.is_some() {
+    if args.request.body.is_some() || args.request.scenario.is_some() {
         return Err(PlanError::Excludes(
             "--requests-file",
             "--body and --scenario",
@@ -178,7 +178,7 @@ fn replay(
             "a trace this short",
             "the warm-up is the trace's first part and must leave some of it measured",
         ))?;
-    let stream = target_streams || args.scenario.as_deref() == Some("chat-stream");
+    let stream = target_streams || args.request.scenario.as_deref() == Some("chat-stream");
     let (entries, classes) = trace_entries(args, &rows, stream, headers);
     let source = path.display().to_string();
     let crc32 = crc32fast::hash(source.as_bytes());
@@ -210,7 +210,7 @@ fn replay_speedup(args: &RunArgs) -> Result<f64, PlanError> {
             "a trace is replayed at its own instants (--speedup replays it faster)",
         ));
     }
-    if args.requests_file.is_some() || args.body.is_some() {
+    if args.requests_file.is_some() || args.request.body.is_some() {
         return Err(PlanError::Excludes(
             "--trace",
             "--requests-file and --body",
@@ -235,8 +235,8 @@ fn trace_entries(
     stream: bool,
     headers: &[(HeaderName, HeaderValue)],
 ) -> (Vec<Entry>, Vec<String>) {
-    let model = args.model.as_deref().unwrap_or(DEFAULT_MODEL);
-    let mut rng = Pcg64Mcg::seed_from_u64(args.seed.unwrap_or(0));
+    let model = args.request.model.as_deref().unwrap_or(DEFAULT_MODEL);
+    let mut rng = Pcg64Mcg::seed_from_u64(args.request.seed.unwrap_or(0));
     let mut classes: Vec<String> = Vec::new();
     let entries = rows
         .iter()
@@ -275,6 +275,7 @@ fn trace_entries(
 mod tests {
     use super::*;
     use crate::generator::plan::Plan;
+    use crate::options::RequestFlags;
 
     fn plan(args: RunArgs) -> Result<Plan, PlanError> {
         args.plan()
@@ -337,7 +338,10 @@ mod tests {
             (
                 RunArgs {
                     requests_file: Some("/nonexistent/c.jsonl".into()),
-                    body: Some("{}".into()),
+                    request: RequestFlags {
+                        body: Some("{}".into()),
+                        ..Default::default()
+                    },
                     ..RunArgs::default()
                 },
                 "--requests-file excludes --body",
