@@ -10,9 +10,6 @@ pub(crate) use crate::results::overhead::OverheadPlan;
 use crate::wire::target::request_spec;
 
 /// Most rounds, trials and resamples accepted (bounds memory and time).
-/// The name of the A/A control target.
-pub use crate::engine::gateways::TWIN;
-
 const MAX_ROUNDS: usize = 1_000_000;
 const MAX_TRIALS: usize = 1_000;
 const MAX_RESAMPLES: usize = 1_000_000;
@@ -119,7 +116,7 @@ mod tests {
             .unwrap();
         assert_eq!((plan.rounds, plan.warmup_rounds, plan.trials), (50, 5, 10));
         assert_eq!(plan.resamples, 10_000);
-        let names: Vec<_> = plan.targets.iter().map(|t| t.name.as_str()).collect();
+        let names: Vec<_> = plan.targets.iter().map(|t| t.name.name()).collect();
         assert_eq!(names, ["direct", "twin", "nginx"]);
         assert!(plan.twin);
         let scenarios: Vec<_> = plan.requests.iter().map(|r| r.scenario.as_str()).collect();
