@@ -198,7 +198,7 @@ fn gateway<'t>(
 ) -> Result<&'t mut Named, PlanError> {
     targets
         .iter_mut()
-        .find(|t| t.name.name() == name)
+        .find(|t| t.name.as_str() == name)
         .ok_or_else(|| PlanError::Named(flag, text.to_string(), "the name of a --gateway"))
 }
 

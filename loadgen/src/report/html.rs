@@ -407,7 +407,7 @@ fn per_scenario_plots(
                 .filter(|t| t.scenario == scenario)
                 .flat_map(|t| values(t, &target.name))
                 .collect();
-            percentile_series(target.name.name(), sample)
+            percentile_series(target.name.as_str(), sample)
         });
         out.push_str(&figure(
             LinePlot {

@@ -76,7 +76,7 @@ fn rows(views: &[(String, CompareView)]) -> Vec<Row<'_>> {
                 resources: view
                     .resources
                     .iter()
-                    .find(|r| r.name == summary.name.name()),
+                    .find(|r| r.name == summary.name.as_str()),
             });
         }
     }

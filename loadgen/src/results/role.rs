@@ -34,7 +34,7 @@ impl Role {
     }
 
     /// The name the target is reported under.
-    pub fn name(&self) -> &str {
+    pub fn as_str(&self) -> &str {
         match self {
             Role::Direct => Role::DIRECT,
             Role::Twin => Role::TWIN,
@@ -58,13 +58,13 @@ impl Role {
 
 impl fmt::Display for Role {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.pad(self.name())
+        f.pad(self.as_str())
     }
 }
 
 impl Serialize for Role {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(self.name())
+        serializer.serialize_str(self.as_str())
     }
 }
 
@@ -72,6 +72,13 @@ impl<'de> Deserialize<'de> for Role {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Role, D::Error> {
         let name = std::borrow::Cow::<'de, str>::deserialize(deserializer)?;
         Ok(Role::from_name(&name))
+    }
+}
+
+/// Compares the name a target is reported under (a gateway found by the name the user gave).
+impl PartialEq<&str> for Role {
+    fn eq(&self, name: &&str) -> bool {
+        self.as_str() == *name
     }
 }
 

@@ -170,7 +170,7 @@ mod tests {
             .filter(|_| {
                 simulate(&mut rng, 0.0, 5.0)
                     .iter()
-                    .filter(|d| d.gateway.name() == "gw")
+                    .filter(|d| d.gateway.as_str() == "gw")
                     .any(|d| !d.verdict.starts_with("within the resolution"))
             })
             .count();
@@ -186,7 +186,7 @@ mod tests {
                 let d = simulate(&mut rng, 50.0, 5.0);
                 let p50 = d
                     .iter()
-                    .find(|d| d.gateway.name() == "gw" && d.percentile == "p50");
+                    .find(|d| d.gateway.as_str() == "gw" && d.percentile == "p50");
                 p50.unwrap().verdict == "adds latency"
             })
             .count();

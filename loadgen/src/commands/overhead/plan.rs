@@ -116,7 +116,7 @@ mod tests {
             .unwrap();
         assert_eq!((plan.rounds, plan.warmup_rounds, plan.trials), (50, 5, 10));
         assert_eq!(plan.resamples, 10_000);
-        let names: Vec<_> = plan.targets.iter().map(|t| t.name.name()).collect();
+        let names: Vec<_> = plan.targets.iter().map(|t| t.name.as_str()).collect();
         assert_eq!(names, ["direct", "twin", "nginx"]);
         assert!(plan.twin);
         let scenarios: Vec<_> = plan.requests.iter().map(|r| r.scenario.as_str()).collect();

@@ -225,7 +225,7 @@ mod tests {
         let called = (0..200)
             .filter(|_| {
                 let rows = combine(&plan, &simulate(&mut rng, 0.0, 5.0));
-                let gw = rows.iter().find(|r| r.gateway.name() == "gw").unwrap();
+                let gw = rows.iter().find(|r| r.gateway.as_str() == "gw").unwrap();
                 !gw.verdict.starts_with("within the resolution")
             })
             .count();
@@ -241,7 +241,7 @@ mod tests {
         let found = (0..200)
             .filter(|_| {
                 let rows = combine(&plan, &simulate(&mut rng, 50.0, 5.0));
-                let gw = rows.iter().find(|r| r.gateway.name() == "gw").unwrap();
+                let gw = rows.iter().find(|r| r.gateway.as_str() == "gw").unwrap();
                 estimates.push(gw.added_us.estimate);
                 gw.verdict == "adds latency"
             })

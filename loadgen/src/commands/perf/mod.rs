@@ -260,7 +260,7 @@ fn analyse(
         return (summary, deltas, cost);
     };
     let (sampled, unsampled) = (&sampled.name, &unsampled.name);
-    if !sampled.name().ends_with(SAMPLED) {
+    if !sampled.as_str().ends_with(SAMPLED) {
         return (summary, deltas, cost);
     }
     if twin {

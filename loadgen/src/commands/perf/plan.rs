@@ -93,7 +93,7 @@ impl ProfilePlan {
         let mut samples = crate::engine::sampler::sample_specs(&c.sample)?;
         if samples.is_empty() {
             samples.push(SampleSpec {
-                name: gateway.name().to_string(),
+                name: gateway.as_str().to_string(),
                 source: Source::Pid(pid),
             });
         }
