@@ -101,7 +101,6 @@ fn loadgen_imports_only_from_its_own_layer_or_below() {
 /// `LOADGEN_UPWARD`, this list may only shrink.
 const LOADGEN_CIRCLES: &[&str] = &[
 
-    "generator::corpus, generator::pace, generator::plan, generator::schedule, generator::shard",
     "generator::breakdown, generator::hdr_codec, generator::intervals, generator::recorder, results::envelope, results::run",
 ];
 

@@ -14,7 +14,7 @@ use hyper::header::{HeaderName, HeaderValue};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use crate::generator::plan::PlanError;
+use crate::generator::plan_error::PlanError;
 use crate::wire::target::RequestSpec;
 
 pub mod synth;
