@@ -36,6 +36,8 @@ const LOADGEN_UPWARD: &[&str] = &[
     "engine/disclose.rs -> results::run",
     "engine/run.rs -> results::envelope",
     "engine/run.rs -> results::run",
+    "engine/run/summary.rs -> results::run",
+    "engine/run/target.rs -> results::run",
     "generator/breakdown.rs -> results::run",
     "generator/worker.rs -> results::run",
     "options/compare.rs -> engine::gateways",
