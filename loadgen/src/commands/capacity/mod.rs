@@ -163,7 +163,7 @@ impl Command for CapacityArgs {
 
     fn execute(plan: CapacityPlan, command_line: Vec<String>) -> anyhow::Result<u8> {
         let (result, code) = execute(plan, command_line)?;
-        let report = terminal(&result);
+        let report = crate::report::capacity::terminal(&result);
         written(&result, result.plan.out.as_deref(), &report, code)
     }
 
@@ -366,85 +366,6 @@ fn search_target(cp: &CapacityPlan, target: &Named, ceiling: f64, gateway: bool)
         steps,
         confirmations,
     }
-}
-
-/// The terminal report.
-pub fn terminal(result: &CapacityResult) -> String {
-    use std::fmt::Write as _;
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "capacity within {} (each run {} at a constant rate; answer within {:.0}%)",
-        result.slo.text,
-        result
-            .plan
-            .duration
-            .map_or("?".into(), |d| format!("{:.0} s", d.as_secs_f64())),
-        result.precision * 100.0
-    );
-    for s in &result.searches {
-        let _ = writeln!(out, "\n{} ({})", s.name, s.url);
-        for (i, step) in s.steps.iter().enumerate() {
-            let failed: Vec<String> = step
-                .judged
-                .iter()
-                .filter(|j| !j.met)
-                .map(|j| j.objective.clone())
-                .collect();
-            let _ = writeln!(
-                out,
-                "  run {:>2} {:>10.1} req/s  {:<6}  goodput {:>10.1}/s  p50 {:>9}  p99 {:>9}  ok {:>7.3}%{}{}",
-                i + 1,
-                step.rate,
-                if step.met { "met" } else { "missed" },
-                step.goodput,
-                format!("{}us", step.response_p50_us),
-                format!("{}us", step.response_p99_us),
-                step.success_rate * 100.0,
-                if failed.is_empty() {
-                    String::new()
-                } else {
-                    format!("  missed: {}", failed.join(", "))
-                },
-                match (step.valid, step.conclusive) {
-                    (true, _) => String::new(),
-                    (false, true) => format!(
-                        "  [generator {} us late at p99; missed by far more]",
-                        step.generator_error_us
-                    ),
-                    (false, false) => "  [generator behind: inconclusive]".into(),
-                }
-            );
-        }
-        for step in &s.confirmations {
-            let _ = writeln!(
-                out,
-                "  again   {:>10.1} req/s  {:<6}  goodput {:>10.1}/s  p99 {}us",
-                step.rate,
-                if step.met { "met" } else { "missed" },
-                step.goodput,
-                step.response_p99_us
-            );
-        }
-        let answer = match (s.bracket.passed, s.bracket.failed) {
-            (Some(lo), Some(hi)) => format!(
-                "between {lo:.1} (met) and {hi:.1} req/s (missed), {:.1}% apart",
-                (hi / lo - 1.0) * 100.0
-            ),
-            (Some(lo), None) => format!("at least {lo:.1} req/s (met at the ceiling)"),
-            (None, Some(hi)) => format!("below {hi:.1} req/s (missed at every rate tried)"),
-            (None, None) => "not measured".into(),
-        };
-        let why = match s.limited_by.as_deref() {
-            Some("upstream") => " — the direct upstream's own capacity bounds it",
-            Some("generator") => " — the generator fell behind its schedule: a bound of loadgen on this machine, not of the target",
-            Some("runs") => " — out of runs before the precision",
-            Some("interrupted") => " — interrupted",
-            _ => "",
-        };
-        let _ = writeln!(out, "  capacity: {answer}, in {} runs{why}", s.steps.len());
-    }
-    out
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@ use crate::engine::run::SetupError;
 use crate::engine::sampler::{SampleSpec, Source};
 use crate::generator::plan::{Plan, PlanError};
 use crate::options::{CallGraph, CompareArgs, ProfileArgs, PROFILE_FREQUENCY, PROFILE_TRIALS};
+use crate::results::role::Role;
 
 use super::SAMPLED;
 
@@ -20,7 +21,7 @@ pub struct ProfilePlan {
     pub args: ProfileArgs,
     pub comparison: Comparison,
     pub plan: Plan,
-    pub gateway: String,
+    pub gateway: Role,
     pub pid: u32,
     pub frequency: u32,
     pub call_graph: CallGraph,
@@ -82,7 +83,7 @@ fn sampling(args: &ProfileArgs) -> Result<(u32, CallGraph, bool), SetupError> {
 
 /// The targets (direct and the twin only with `--direct`; the gateway unsampled and sampled),
 /// trials and resources of a profile, and the gateway's name.
-fn comparison(c: &CompareArgs, pid: u32) -> Result<(Comparison, String), SetupError> {
+fn comparison(c: &CompareArgs, pid: u32) -> Result<(Comparison, Role), SetupError> {
     let gateways = &c.targets;
     if gateways.gateways.len() != 1 {
         return Err(SetupError::Other(format!(
@@ -108,12 +109,12 @@ fn comparison(c: &CompareArgs, pid: u32) -> Result<(Comparison, String), SetupEr
         )?,
     };
     let mut sampled = named[named.len() - 1].clone();
-    sampled.name = format!("{}{SAMPLED}", sampled.name);
+    sampled.name = Role::Gateway(format!("{}{SAMPLED}", sampled.name));
     named.push(sampled);
     let mut samples = crate::engine::sampler::sample_specs(&gateways.sample)?;
     if samples.is_empty() {
         samples.push(SampleSpec {
-            name: gateway.clone(),
+            name: gateway.as_str().to_string(),
             source: Source::Pid(pid),
         });
     }
