@@ -1,6 +1,7 @@
 //! Reports of results: the terminal summary, HdrHistogram percentile files and interval logs, tables as text,
 //! Markdown and CSV, and self-contained HTML pages with SVG plots (`loadgen report`).
 
+pub mod capacity;
 pub mod capacity_view;
 pub mod compare;
 pub mod compare_view;

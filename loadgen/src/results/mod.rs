@@ -8,5 +8,6 @@ pub(crate) mod envelope;
 pub mod ladder;
 pub mod overhead;
 pub mod profile;
+pub mod role;
 pub mod run;
 pub mod sweep;

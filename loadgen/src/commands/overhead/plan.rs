@@ -10,9 +10,6 @@ pub(crate) use crate::results::overhead::OverheadPlan;
 use crate::wire::target::request_spec;
 
 /// Most rounds, trials and resamples accepted (bounds memory and time).
-/// The name of the A/A control target.
-pub use crate::engine::gateways::TWIN;
-
 const MAX_ROUNDS: usize = 1_000_000;
 const MAX_TRIALS: usize = 1_000;
 const MAX_RESAMPLES: usize = 1_000_000;
