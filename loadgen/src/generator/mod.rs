@@ -3,7 +3,8 @@
 //! (when each request is due), the pace of an open loop over time (steady, stages, a trace),
 //! waiting for a due time precisely (`pacer`), a shard's part of the schedule and a start by the
 //! wall clock, per-core workers and their connection pools, the recorder and its per-second
-//! intervals and breakdowns by class and stage, the request corpus.
+//! intervals and breakdowns by class and stage, the request corpus, and the load options
+//! validated into a plan (`planner`).
 
 pub(crate) mod breakdown;
 pub(crate) mod clock_ref;
@@ -14,6 +15,7 @@ pub mod pace;
 pub(crate) mod pacer;
 pub(crate) mod plan;
 pub(crate) mod plan_error;
+mod planner;
 pub(crate) mod quantity;
 pub mod recorder;
 pub(crate) mod schedule;
