@@ -55,7 +55,12 @@ pub fn check(
     if given.is_some_and(|given| required.split(',').any(|k| k.trim() == given)) {
         return Ok(());
     }
-    Err(match (provider, given) {
+    Err(refusal(provider, given))
+}
+
+/// What `provider` answers a request without the right key with: `given` is its key, if any.
+fn refusal(provider: Provider, given: Option<&str>) -> Rejection {
+    match (provider, given) {
         (Provider::Azure, _) => Rejection::in_words(
             StatusCode::UNAUTHORIZED,
             Words::azure(
@@ -108,7 +113,7 @@ pub fn check(
             None,
         )
         .anthropic(),
-    })
+    }
 }
 
 /// A key as OpenAI echoes it: the first and last few characters.

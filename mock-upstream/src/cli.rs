@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use anyhow::Context as _;
 use clap::Parser;
 
-use crate::config::RawSettings;
+use crate::config::{Config, RawSettings};
 use crate::server::MockServer;
 
 /// A deterministic mock LLM provider (OpenAI, Anthropic) that is never the bottleneck.
@@ -49,22 +49,7 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
         return Ok(0);
     }
     if let Some(Subcommand::Healthcheck { timeout }) = &cli.command {
-        let timeout = gatebench_shared::latency::parse_duration_us(timeout)
-            .filter(|us| *us > 0)
-            .map(std::time::Duration::from_micros)
-            .with_context(|| {
-                format!("invalid --timeout '{timeout}': expected a duration like 2s")
-            })?;
-        return Ok(match crate::healthcheck::check(&config, timeout) {
-            Ok(()) => {
-                println!("healthy");
-                0
-            }
-            Err(unhealthy) => {
-                gatebench_shared::say!("mock-upstream healthcheck: {unhealthy}");
-                1
-            }
-        });
+        return healthcheck(&config, timeout);
     }
     let threads = config.threads;
     let tls = config.tls.clone();
@@ -102,6 +87,25 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
     server.shutdown();
     gatebench_shared::say!("{summary}");
     Ok(0)
+}
+
+/// `mock-upstream healthcheck`: 0 when the server configured by `config` answers within
+/// `timeout` (a duration like 2s), else 1.
+fn healthcheck(config: &Config, timeout: &str) -> anyhow::Result<u8> {
+    let timeout = gatebench_shared::latency::parse_duration_us(timeout)
+        .filter(|us| *us > 0)
+        .map(std::time::Duration::from_micros)
+        .with_context(|| format!("invalid --timeout '{timeout}': expected a duration like 2s"))?;
+    Ok(match crate::healthcheck::check(config, timeout) {
+        Ok(()) => {
+            println!("healthy");
+            0
+        }
+        Err(unhealthy) => {
+            gatebench_shared::say!("mock-upstream healthcheck: {unhealthy}");
+            1
+        }
+    })
 }
 
 /// SIGINT and SIGTERM, registered with the kernel from the moment they are watched.

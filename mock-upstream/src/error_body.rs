@@ -146,98 +146,112 @@ impl Words {
     }
 }
 
+/// The message of a fault no provider has its own words for.
+const FORCED: &str = "The request was rejected (forced by the mock).";
+
 /// What `provider` answers a fault of `status` with (`--fault`, `x-mock-status`).
 pub fn fault(provider: Provider, status: StatusCode) -> Words {
-    let forced = "The request was rejected (forced by the mock).";
     let s = status.as_u16();
     match provider {
-        Provider::OpenAi => {
-            let (message, kind, code) = match s {
-                429 => (
-                    "Rate limit reached for requests per min (RPM): Limit 10000, Used 10000, \
-                     Requested 1. Please try again in 1s.",
-                    "requests",
-                    Some("rate_limit_exceeded"),
-                ),
-                500 => (
-                    "The server had an error while processing your request. Sorry about that!",
-                    "server_error",
-                    None,
-                ),
-                503 => (
-                    "The engine is currently overloaded, please try again later.",
-                    "server_error",
-                    None,
-                ),
-                s if s >= 500 => (
-                    "The server had an error processing your request.",
-                    "server_error",
-                    None,
-                ),
-                _ => (forced, "invalid_request_error", None),
-            };
-            Words::openai(message, kind, code)
+        Provider::OpenAi => openai_fault(s),
+        Provider::Azure => azure_fault(s),
+        Provider::Gemini => Words::plain(Shape::Gemini, status, gemini_fault(s)),
+        Provider::Bedrock => Words::plain(Shape::Bedrock, status, bedrock_fault(s)),
+        Provider::Anthropic => Words::plain(Shape::Anthropic, status, anthropic_fault(s)),
+    }
+}
+
+/// OpenAI's words for a fault of status `s`.
+fn openai_fault(s: u16) -> Words {
+    let (message, kind, code) = match s {
+        429 => (
+            "Rate limit reached for requests per min (RPM): Limit 10000, Used 10000, \
+             Requested 1. Please try again in 1s.",
+            "requests",
+            Some("rate_limit_exceeded"),
+        ),
+        500 => (
+            "The server had an error while processing your request. Sorry about that!",
+            "server_error",
+            None,
+        ),
+        503 => (
+            "The engine is currently overloaded, please try again later.",
+            "server_error",
+            None,
+        ),
+        s if s >= 500 => (
+            "The server had an error processing your request.",
+            "server_error",
+            None,
+        ),
+        _ => (FORCED, "invalid_request_error", None),
+    };
+    Words::openai(message, kind, code)
+}
+
+/// Azure OpenAI's words for a fault of status `s`.
+fn azure_fault(s: u16) -> Words {
+    let message = match s {
+        429 => {
+            "Requests to the ChatCompletions_Create Operation under Azure OpenAI API \
+             version 2024-10-21 have exceeded token rate limit of your current OpenAI \
+             S0 pricing tier. Please retry after 1 second. Please go here: \
+             https://aka.ms/oai/quotaincrease if you would like to further increase the \
+             default rate limit."
         }
-        Provider::Azure => {
-            let message = match s {
-                429 => {
-                    "Requests to the ChatCompletions_Create Operation under Azure OpenAI API \
-                     version 2024-10-21 have exceeded token rate limit of your current OpenAI \
-                     S0 pricing tier. Please retry after 1 second. Please go here: \
-                     https://aka.ms/oai/quotaincrease if you would like to further increase the \
-                     default rate limit."
-                }
-                500 => "The server had an error while processing your request. Sorry about that!",
-                503 => {
-                    "The service is temporarily unable to process your request. Please try \
-                     again later."
-                }
-                s if s >= 500 => "The server had an error processing your request.",
-                _ => forced,
-            };
-            let code = match s {
-                429 => "429",
-                500 => "InternalServerError",
-                503 => "ServiceUnavailable",
-                _ => "BadRequest",
-            };
-            Words::azure(code, message)
+        500 => "The server had an error while processing your request. Sorry about that!",
+        503 => {
+            "The service is temporarily unable to process your request. Please try \
+             again later."
         }
-        Provider::Gemini => {
-            let message = match s {
-                429 => "Resource has been exhausted (e.g. check quota).",
-                500 => {
-                    "An internal error has occurred. Please retry or report in \
-                     https://developers.generativeai.google/guide/troubleshooting"
-                }
-                503 => "The model is overloaded. Please try again later.",
-                s if s >= 500 => "The server had an error processing your request.",
-                _ => forced,
-            };
-            Words::plain(Shape::Gemini, status, message)
+        s if s >= 500 => "The server had an error processing your request.",
+        _ => FORCED,
+    };
+    let code = match s {
+        429 => "429",
+        500 => "InternalServerError",
+        503 => "ServiceUnavailable",
+        _ => "BadRequest",
+    };
+    Words::azure(code, message)
+}
+
+/// Gemini's message for a fault of status `s`.
+fn gemini_fault(s: u16) -> &'static str {
+    match s {
+        429 => "Resource has been exhausted (e.g. check quota).",
+        500 => {
+            "An internal error has occurred. Please retry or report in \
+             https://developers.generativeai.google/guide/troubleshooting"
         }
-        Provider::Bedrock => {
-            let message = match s {
-                429 => "Too many requests, please wait before trying again.",
-                503 => "Bedrock is unable to process your request.",
-                s if s >= 500 => {
-                    "The system encountered an unexpected error during processing. Try your \
-                     request again."
-                }
-                _ => forced,
-            };
-            Words::plain(Shape::Bedrock, status, message)
+        503 => "The model is overloaded. Please try again later.",
+        s if s >= 500 => "The server had an error processing your request.",
+        _ => FORCED,
+    }
+}
+
+/// Bedrock's message for a fault of status `s`.
+fn bedrock_fault(s: u16) -> &'static str {
+    match s {
+        429 => "Too many requests, please wait before trying again.",
+        503 => "Bedrock is unable to process your request.",
+        s if s >= 500 => {
+            "The system encountered an unexpected error during processing. Try your \
+             request again."
         }
-        Provider::Anthropic => {
-            let message = match s {
-                429 => "Number of requests has exceeded your per-minute rate limit.",
-                529 => "Overloaded",
-                500 => "Internal server error",
-                s if s >= 500 => "The server had an error processing your request.",
-                _ => forced,
-            };
-            Words::plain(Shape::Anthropic, status, message)
-        }
+        _ => FORCED,
+    }
+}
+
+/// Anthropic's message for a fault of status `s`.
+fn anthropic_fault(s: u16) -> &'static str {
+    match s {
+        429 => "Number of requests has exceeded your per-minute rate limit.",
+        529 => "Overloaded",
+        500 => "Internal server error",
+        s if s >= 500 => "The server had an error processing your request.",
+        _ => FORCED,
     }
 }
 

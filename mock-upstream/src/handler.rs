@@ -45,12 +45,7 @@ pub async fn handle(
     let h2 = req.version() == hyper::Version::HTTP_2;
     // Set when the request asks for timestamps (loadgen's attribution).
     let received_ns = AtomicU64::new(0);
-    let arrival = Arrival {
-        // Only a latency model that waits needs the arrival time; skip the clock read otherwise.
-        start: state.timed.then(clock::monotonic_ns),
-        socket: (!h2).then_some(socket),
-        received_ns: &received_ns,
-    };
+    let arrival = arrival(&state, h2, socket, &received_ns);
     // One call site per API type: each `answer::<A>` is inlined where it is called, and a
     // second call site (Azure's paths) would keep it out of line for every API.
     let routed = route(req.method(), req.uri().path());
@@ -99,11 +94,29 @@ pub async fn handle(
         }
         other => service(&state, other, &req),
     };
+    finish(&state, &mut response, received_ns.load(Relaxed), h2);
+    Ok(response)
+}
+
+/// What a request's answer needs of its arrival: when it came (only a latency model that
+/// waits needs the time; the clock read is skipped otherwise) and its socket (HTTP/1.1 only).
+#[inline]
+fn arrival<'a>(state: &State, h2: bool, socket: RawFd, received_ns: &'a AtomicU64) -> Arrival<'a> {
+    Arrival {
+        start: state.timed.then(clock::monotonic_ns),
+        socket: (!h2).then_some(socket),
+        received_ns,
+    }
+}
+
+/// Counts the answer and stamps it: the mock's timestamps when the request asked for them
+/// (`received_ns` not 0), and no connection header over HTTP/2.
+#[inline]
+fn finish(state: &State, response: &mut Response<MockBody>, received_ns: u64, h2: bool) {
     state.metrics.response(response.status().as_u16());
     if let Some(n) = http_body::Body::size_hint(response.body()).exact() {
         state.metrics.bytes_out(n as usize);
     }
-    let received_ns = received_ns.load(Relaxed);
     if received_ns != 0 {
         let headers = response.headers_mut();
         headers.insert(clock::RECEIVED_HEADER, HeaderValue::from(received_ns));
@@ -117,7 +130,6 @@ pub async fn handle(
         // protocol error there.
         response.headers_mut().remove(hyper::header::CONNECTION);
     }
-    Ok(response)
 }
 
 /// The routes that are not an API: models, health, metrics, the mock's own configuration and
@@ -138,20 +150,12 @@ fn service(state: &State, route: Route<'_>, req: &Request<RequestBody>) -> Respo
         }
         Route::Metrics => {
             state.metrics.request(RouteKind::Metrics);
-            let mut response = Response::new(MockBody::owned(state.metrics.to_prometheus().into()));
-            response.headers_mut().insert(
-                CONTENT_TYPE,
-                HeaderValue::from_static("text/plain; version=0.0.4"),
-            );
-            response
+            let body = MockBody::owned(state.metrics.to_prometheus().into());
+            typed(body, "text/plain; version=0.0.4")
         }
         Route::Config => {
             state.metrics.request(RouteKind::Other);
-            let mut response = Response::new(MockBody::bytes(&state.config_toml));
-            response
-                .headers_mut()
-                .insert(CONTENT_TYPE, HeaderValue::from_static("application/toml"));
-            response
+            typed(MockBody::bytes(&state.config_toml), "application/toml")
         }
         Route::Clock => {
             state.metrics.request(RouteKind::Other);
@@ -159,13 +163,8 @@ fn service(state: &State, route: Route<'_>, req: &Request<RequestBody>) -> Respo
             let unix_us = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.as_micros());
-            let mut response = Response::new(MockBody::owned(
-                format!("{{\"unix_us\":{unix_us}}}").into_bytes(),
-            ));
-            response
-                .headers_mut()
-                .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-            response
+            let body = MockBody::owned(format!("{{\"unix_us\":{unix_us}}}").into_bytes());
+            typed(body, "application/json")
         }
         Route::MethodNotAllowed { allow } => {
             state.metrics.request(RouteKind::Other);
@@ -196,10 +195,15 @@ fn service(state: &State, route: Route<'_>, req: &Request<RequestBody>) -> Respo
 }
 
 fn json(body: &Bytes) -> Response<MockBody> {
-    let mut response = Response::new(MockBody::bytes(body));
+    typed(MockBody::bytes(body), "application/json")
+}
+
+/// A response of `body` with its `content-type`.
+fn typed(body: MockBody, content_type: &'static str) -> Response<MockBody> {
+    let mut response = Response::new(body);
     response
         .headers_mut()
-        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        .insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
     response
 }
 

@@ -115,15 +115,7 @@ pub async fn receive(
     arrival: Arrival<'_>,
     provider: Provider,
 ) -> Result<Inbound, Rejection> {
-    let seq = seq(req.headers()).map_err(|_| {
-        let message = match provider {
-            Provider::OpenAi | Provider::Azure | Provider::Gemini | Provider::Bedrock => {
-                "Invalid x-gatebench-seq header: expected a whole number."
-            }
-            Provider::Anthropic => "x-gatebench-seq: expected a whole number",
-        };
-        Rejection::bad_request(message, None, None)
-    })?;
+    let seq = seq(req.headers()).map_err(|_| bad_seq(provider))?;
     crate::auth::check(
         state.config.require_api_key.as_deref(),
         req.headers(),
@@ -144,25 +136,13 @@ pub async fn receive(
             .changes_latency()
             .then(gatebench_shared::clock::monotonic_ns)
     });
-    let path_model = match provider {
-        Provider::Azure | Provider::Gemini | Provider::Bedrock => {
-            crate::router::model_in_path(req.uri().path())
-                .map(|model| Box::new(Bytes::from(json_escaped(model))))
-        }
-        Provider::OpenAi | Provider::Anthropic => None,
-    };
+    let path_model = path_model(provider, req.uri().path());
     let (parts, body) = req.into_parts();
     let limit = state.config.max_body_bytes;
     let timeout = state.config.body_timeout;
     let body = read_body_within(&parts.headers, body, limit, timeout)
         .await
-        .map_err(|e| match e {
-            BodyError::TooLarge => Rejection::too_large(limit),
-            BodyError::Read => {
-                Rejection::bad_request("Could not read the request body.", None, None)
-            }
-            BodyError::TimedOut => Rejection::body_timed_out(timeout),
-        })?;
+        .map_err(|e| body_refused(e, limit, timeout))?;
     state.metrics.bytes_in(body.len());
     Ok(Inbound {
         seq,
@@ -174,6 +154,42 @@ pub async fn receive(
         provider,
         path_model,
     })
+}
+
+/// The answer to an `x-gatebench-seq` that is not a whole number, in `provider`'s words.
+#[cold]
+fn bad_seq(provider: Provider) -> Rejection {
+    let message = match provider {
+        Provider::OpenAi | Provider::Azure | Provider::Gemini | Provider::Bedrock => {
+            "Invalid x-gatebench-seq header: expected a whole number."
+        }
+        Provider::Anthropic => "x-gatebench-seq: expected a whole number",
+    };
+    Rejection::bad_request(message, None, None)
+}
+
+/// The model named in the path (Azure's deployment, Gemini's and Bedrock's model), JSON-escaped
+/// to be echoed.
+#[inline]
+fn path_model(provider: Provider, path: &str) -> Option<Box<Bytes>> {
+    match provider {
+        Provider::Azure | Provider::Gemini | Provider::Bedrock => {
+            crate::router::model_in_path(path)
+                .map(|model| Box::new(Bytes::from(json_escaped(model))))
+        }
+        Provider::OpenAi | Provider::Anthropic => None,
+    }
+}
+
+/// The answer to a body that could not be read: over `limit` bytes, broken, or not in within
+/// `timeout`.
+#[cold]
+fn body_refused(e: BodyError, limit: u64, timeout: std::time::Duration) -> Rejection {
+    match e {
+        BodyError::TooLarge => Rejection::too_large(limit),
+        BodyError::Read => Rejection::bad_request("Could not read the request body.", None, None),
+        BodyError::TimedOut => Rejection::body_timed_out(timeout),
+    }
 }
 
 /// The 429 in `provider`'s shape for a request the rate limiter refused, with its key's

@@ -141,69 +141,91 @@ impl Limiter {
             tokens: self.limit.tokens_per_minute.map(Bucket::full),
             updated: now,
         });
-        let elapsed = now.saturating_duration_since(buckets.updated);
-        buckets.updated = now;
-        for bucket in [&mut buckets.requests, &mut buckets.tokens]
-            .into_iter()
-            .flatten()
-        {
-            bucket.refill(elapsed);
-        }
+        buckets.refill(now);
         let wait_requests = buckets.requests.map_or(Duration::ZERO, |b| b.wait_for(1));
         let wait_tokens = buckets
             .tokens
             .map_or(Duration::ZERO, |b| b.wait_for(tokens));
-        let levels = |b: &Buckets| Levels {
-            requests: b.requests,
-            tokens: b.tokens,
+        let quota = |b: &Buckets| Quota {
+            levels: b.levels(),
+            provider,
         };
         if let Some(bucket) = buckets.tokens.filter(|b| tokens > b.capacity) {
-            let quota = Quota {
-                levels: levels(buckets),
-                provider,
-            };
             let exceeded = Exceeded::TooLarge {
                 tokens,
                 capacity: bucket.capacity,
             };
-            return Some(Err(Refusal { exceeded, quota }));
+            return Some(Err(Refusal {
+                exceeded,
+                quota: quota(buckets),
+            }));
         }
         if wait_requests > Duration::ZERO || wait_tokens > Duration::ZERO {
-            let quota = Quota {
-                levels: levels(buckets),
-                provider,
-            };
-            let (which, limit, wait) = if wait_requests >= wait_tokens {
-                (
-                    Which::Requests,
-                    self.limit.requests_per_minute,
-                    wait_requests,
-                )
-            } else {
-                (Which::Tokens, self.limit.tokens_per_minute, wait_tokens)
-            };
-            let requested = match which {
-                Which::Requests => 1,
-                Which::Tokens => tokens,
-            };
-            let exceeded = Exceeded::Rate {
-                which,
-                limit: limit.unwrap_or(0),
-                requested,
-                wait,
-            };
-            return Some(Err(Refusal { exceeded, quota }));
+            let exceeded = self.rate_exceeded(tokens, wait_requests, wait_tokens);
+            return Some(Err(Refusal {
+                exceeded,
+                quota: quota(buckets),
+            }));
         }
-        if let Some(b) = buckets.requests.as_mut() {
+        buckets.take(tokens);
+        Some(Ok(quota(buckets)))
+    }
+
+    /// The limit a request of `tokens` ran into, given the waits until one request and its
+    /// tokens are in their buckets: the one with the longer wait.
+    fn rate_exceeded(
+        &self,
+        tokens: u64,
+        wait_requests: Duration,
+        wait_tokens: Duration,
+    ) -> Exceeded {
+        let (which, limit, wait) = if wait_requests >= wait_tokens {
+            (
+                Which::Requests,
+                self.limit.requests_per_minute,
+                wait_requests,
+            )
+        } else {
+            (Which::Tokens, self.limit.tokens_per_minute, wait_tokens)
+        };
+        let requested = match which {
+            Which::Requests => 1,
+            Which::Tokens => tokens,
+        };
+        Exceeded::Rate {
+            which,
+            limit: limit.unwrap_or(0),
+            requested,
+            wait,
+        }
+    }
+}
+
+impl Buckets {
+    /// Refills both buckets for the time since they were last updated, `now`.
+    fn refill(&mut self, now: Instant) {
+        let elapsed = now.saturating_duration_since(self.updated);
+        self.updated = now;
+        for bucket in [&mut self.requests, &mut self.tokens].into_iter().flatten() {
+            bucket.refill(elapsed);
+        }
+    }
+
+    /// Takes one request and its `tokens`.
+    fn take(&mut self, tokens: u64) {
+        if let Some(b) = self.requests.as_mut() {
             b.level -= 1.0;
         }
-        if let Some(b) = buckets.tokens.as_mut() {
+        if let Some(b) = self.tokens.as_mut() {
             b.level -= tokens as f64;
         }
-        Some(Ok(Quota {
-            levels: levels(buckets),
-            provider,
-        }))
+    }
+
+    fn levels(&self) -> Levels {
+        Levels {
+            requests: self.requests,
+            tokens: self.tokens,
+        }
     }
 }
 

@@ -1,6 +1,7 @@
 //! One worker: a thread with its own current-thread runtime, pinned on request, owning its
 //! connections and every W-th slot of the schedule (open loop) or its share of the in-flight
-//! requests (closed loop).
+//! requests (closed loop). Its connections by HTTP version are in `client`, the requests it
+//! sends, encoded once, in `requests`.
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;

@@ -53,54 +53,7 @@ impl ApiRoute for Chat {
             ));
         };
         let cap = request.max_output_tokens();
-        if cap == Some(0) {
-            let param = if request.max_completion_tokens.is_some() {
-                "max_completion_tokens"
-            } else {
-                "max_tokens"
-            };
-            return Err(Rejection::bad_request(
-                format!(
-                    "Invalid '{param}': integer below minimum value. Expected a value >= 1, \
-                     but got 0 instead."
-                ),
-                Some(param),
-                Some("integer_below_min_value"),
-            ));
-        }
-        if messages.count == 0 {
-            return Err(Rejection::bad_request(
-                "Invalid 'messages': empty array. Expected an array with minimum length 1, but \
-                 got an empty array instead.",
-                Some("messages"),
-                Some("empty_array"),
-            ));
-        }
-        if request.stream_options.is_some() && request.stream != Some(true) {
-            return Err(Rejection::bad_request(
-                "The 'stream_options' parameter is only allowed when 'stream' is enabled.",
-                Some("stream_options"),
-                None,
-            ));
-        }
-        match request.n {
-            None | Some(1) => {}
-            Some(0) => {
-                return Err(Rejection::bad_request(
-                    "Invalid 'n': integer below minimum value. Expected a value >= 1, but got \
-                     0 instead.",
-                    Some("n"),
-                    Some("integer_below_min_value"),
-                ))
-            }
-            Some(n) => {
-                return Err(Rejection::bad_request(
-                    format!("Unsupported value: 'n' is {n}; this mock answers one choice (n = 1)."),
-                    Some("n"),
-                    Some("unsupported_value"),
-                ))
-            }
-        }
+        check(&request, messages.count, cap)?;
         Ok(Asked {
             model,
             prompt_tokens: messages.prompt_tokens(),
@@ -153,5 +106,61 @@ pub fn finish(ending: Ending) -> FinishReason {
         Ending::Done => FinishReason::Stop,
         Ending::Capped => FinishReason::Length,
         Ending::Filtered => FinishReason::ContentFilter,
+    }
+}
+
+/// A chat request's numbers checked as OpenAI checks them, in its order: the output cap, the
+/// `messages` count, `stream_options` without streaming, then `n`.
+#[inline]
+fn check(request: &ChatRequest<'_>, messages: u32, cap: Option<u64>) -> Result<(), Rejection> {
+    if cap == Some(0) {
+        let param = if request.max_completion_tokens.is_some() {
+            "max_completion_tokens"
+        } else {
+            "max_tokens"
+        };
+        return Err(Rejection::bad_request(
+            format!(
+                "Invalid '{param}': integer below minimum value. Expected a value >= 1, \
+                 but got 0 instead."
+            ),
+            Some(param),
+            Some("integer_below_min_value"),
+        ));
+    }
+    if messages == 0 {
+        return Err(Rejection::bad_request(
+            "Invalid 'messages': empty array. Expected an array with minimum length 1, but \
+             got an empty array instead.",
+            Some("messages"),
+            Some("empty_array"),
+        ));
+    }
+    if request.stream_options.is_some() && request.stream != Some(true) {
+        return Err(Rejection::bad_request(
+            "The 'stream_options' parameter is only allowed when 'stream' is enabled.",
+            Some("stream_options"),
+            None,
+        ));
+    }
+    check_n(request.n)
+}
+
+/// `n`: the mock answers one choice.
+#[inline]
+fn check_n(n: Option<u64>) -> Result<(), Rejection> {
+    match n {
+        None | Some(1) => Ok(()),
+        Some(0) => Err(Rejection::bad_request(
+            "Invalid 'n': integer below minimum value. Expected a value >= 1, but got \
+             0 instead.",
+            Some("n"),
+            Some("integer_below_min_value"),
+        )),
+        Some(n) => Err(Rejection::bad_request(
+            format!("Unsupported value: 'n' is {n}; this mock answers one choice (n = 1)."),
+            Some("n"),
+            Some("unsupported_value"),
+        )),
     }
 }

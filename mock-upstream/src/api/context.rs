@@ -24,24 +24,7 @@ pub fn exceeded(api: Api, window: u64, prompt: u64, cap: Option<u64>) -> Option<
 fn refusal(api: Api, window: u64, prompt: u64, cap: Option<u64>) -> Rejection {
     let code = Some("context_length_exceeded");
     match (api, cap) {
-        (Api::Chat, None) => Rejection::bad_request(
-            format!(
-                "This model's maximum context length is {window} tokens. However, your \
-                 messages resulted in {prompt} tokens. Please reduce the length of the messages."
-            ),
-            Some("messages"),
-            code,
-        ),
-        (Api::Chat, Some(cap)) => Rejection::bad_request(
-            format!(
-                "This model's maximum context length is {window} tokens. However, you \
-                 requested {} tokens ({prompt} in the messages, {cap} in the completion). \
-                 Please reduce the length of the messages or completion.",
-                prompt + cap
-            ),
-            Some("messages"),
-            code,
-        ),
+        (Api::Chat, cap) => chat_refusal(window, prompt, cap),
         (Api::Completions | Api::Embeddings, cap) => {
             let cap = cap.unwrap_or(0);
             Rejection::bad_request(
@@ -74,7 +57,40 @@ fn refusal(api: Api, window: u64, prompt: u64, cap: Option<u64>) -> Rejection {
             None,
         ),
         // Anthropic's words (its errors carry no code; `refused` gives them its shape).
-        (Api::Messages, Some(cap)) if prompt <= window => Rejection::bad_request(
+        (Api::Messages, cap) => messages_refusal(window, prompt, cap),
+    }
+}
+
+/// OpenAI's Chat Completions words for a prompt over the `window` (with the output `cap`).
+fn chat_refusal(window: u64, prompt: u64, cap: Option<u64>) -> Rejection {
+    let code = Some("context_length_exceeded");
+    match cap {
+        None => Rejection::bad_request(
+            format!(
+                "This model's maximum context length is {window} tokens. However, your \
+                 messages resulted in {prompt} tokens. Please reduce the length of the messages."
+            ),
+            Some("messages"),
+            code,
+        ),
+        Some(cap) => Rejection::bad_request(
+            format!(
+                "This model's maximum context length is {window} tokens. However, you \
+                 requested {} tokens ({prompt} in the messages, {cap} in the completion). \
+                 Please reduce the length of the messages or completion.",
+                prompt + cap
+            ),
+            Some("messages"),
+            code,
+        ),
+    }
+}
+
+/// Anthropic's words (its errors carry no code): over the window with the prompt alone, or
+/// only with `max_tokens` added.
+fn messages_refusal(window: u64, prompt: u64, cap: Option<u64>) -> Rejection {
+    match cap {
+        Some(cap) if prompt <= window => Rejection::bad_request(
             format!(
                 "input length and `max_tokens` exceed context limit: {prompt} + {cap} > \
                  {window}, decrease input length or `max_tokens` and try again"
@@ -82,7 +98,7 @@ fn refusal(api: Api, window: u64, prompt: u64, cap: Option<u64>) -> Rejection {
             None,
             None,
         ),
-        (Api::Messages, _) => Rejection::bad_request(
+        _ => Rejection::bad_request(
             format!("prompt is too long: {prompt} tokens > {window} maximum"),
             None,
             None,

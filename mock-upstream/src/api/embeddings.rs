@@ -73,27 +73,8 @@ impl ApiRoute for Embeddings {
                 None,
             ));
         }
-        let dimensions = request
-            .dimensions
-            .unwrap_or(state.config.embedding_dimensions);
-        if !(1..=MAX_DIMENSIONS).contains(&dimensions) {
-            return Err(Rejection::bad_request(
-                format!("Invalid 'dimensions': expected 1 to {MAX_DIMENSIONS}, got {dimensions}."),
-                Some("dimensions"),
-                None,
-            ));
-        }
-        let base64 = match request.encoding_format.as_deref() {
-            None | Some("float") => false,
-            Some("base64") => true,
-            Some(other) => {
-                return Err(Rejection::bad_request(
-                    format!("Invalid 'encoding_format': '{other}'. Expected 'float' or 'base64'."),
-                    Some("encoding_format"),
-                    None,
-                ))
-            }
-        };
+        let dimensions = dimensions(request.dimensions, state.config.embedding_dimensions)?;
+        let base64 = base64(request.encoding_format.as_deref())?;
         Ok(Asked {
             model,
             prompt_tokens: items.iter().map(|i| i.tokens).sum(),
@@ -177,6 +158,34 @@ pub fn vector(seed: u64, input: &[u8], dimensions: u32) -> Vec<f32> {
         *x /= norm;
     }
     v
+}
+
+/// `dimensions`, the mock's own when not asked: from 1 to [`MAX_DIMENSIONS`].
+#[inline]
+fn dimensions(asked: Option<u32>, default: u32) -> Result<u32, Rejection> {
+    let dimensions = asked.unwrap_or(default);
+    if !(1..=MAX_DIMENSIONS).contains(&dimensions) {
+        return Err(Rejection::bad_request(
+            format!("Invalid 'dimensions': expected 1 to {MAX_DIMENSIONS}, got {dimensions}."),
+            Some("dimensions"),
+            None,
+        ));
+    }
+    Ok(dimensions)
+}
+
+/// `encoding_format`: whether the vectors are sent as base64 (else as floats).
+#[inline]
+fn base64(format: Option<&str>) -> Result<bool, Rejection> {
+    match format {
+        None | Some("float") => Ok(false),
+        Some("base64") => Ok(true),
+        Some(other) => Err(Rejection::bad_request(
+            format!("Invalid 'encoding_format': '{other}'. Expected 'float' or 'base64'."),
+            Some("encoding_format"),
+            None,
+        )),
+    }
 }
 
 #[cfg(test)]

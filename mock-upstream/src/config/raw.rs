@@ -191,43 +191,20 @@ impl RawSettings {
     /// Validates every setting, filling in defaults.
     pub fn validate(self) -> Result<Config, ConfigError> {
         let defaults = Config::default();
-        let listen = match self.listen {
-            Some(text) => parse_listen(&text)?,
-            None => defaults.listen,
-        };
+        let listen = given(self.listen, |t| parse_listen(&t), defaults.listen)?;
         let (threads, pin) = workers(self.threads, self.pin)?;
         let latency = latency_model(self.latency, self.ttft, self.itl, self.tokens, self.seed)?;
-        let models = match self.models {
-            Some(text) => parse_models(&text)?,
-            None => defaults.models,
-        };
-        let max_body_bytes = match self.max_body {
-            Some(text) => parse_size(&text).ok_or(ConfigError::Size(text))?,
-            None => defaults.max_body_bytes,
-        };
-        let duration = |name: &'static str, v: Option<String>, default: Duration| match v {
-            Some(text) => parse_duration_us(&text)
-                .map(Duration::from_micros)
-                .ok_or(ConfigError::Duration(name, text)),
-            None => Ok(default),
-        };
+        let models = given(self.models, |t| parse_models(&t), defaults.models)?;
+        let size = |t: String| parse_size(&t).ok_or(ConfigError::Size(t));
+        let max_body_bytes = given(self.max_body, size, defaults.max_body_bytes)?;
         let faults = FaultRates::parse(&self.fault)?;
-        let embedding_dimensions = self
-            .embedding_dimensions
-            .unwrap_or(defaults.embedding_dimensions);
-        if !(1..=MAX_DIMENSIONS).contains(&embedding_dimensions) {
-            return Err(ConfigError::Dimensions(embedding_dimensions));
-        }
+        let embedding_dimensions =
+            dimensions(self.embedding_dimensions, defaults.embedding_dimensions)?;
         let rate_limit = RateLimit::parse(self.rate_limit.as_deref().unwrap_or(""))?;
-        let tool_calls = match self.tool_calls {
-            Some(text) => parse_share(&text).ok_or(ConfigError::ToolCalls(text))?,
-            None => defaults.tool_calls,
-        };
+        let share = |t: String| parse_share(&t).ok_or(ConfigError::ToolCalls(t));
+        let tool_calls = given(self.tool_calls, share, defaults.tool_calls)?;
         let context_window = ContextWindow::parse(self.context_window.as_deref().unwrap_or(""))?;
-        let tokenizer = match self.tokenizer {
-            Some(text) => Tokenizer::parse(&text)?,
-            None => defaults.tokenizer,
-        };
+        let tokenizer = given(self.tokenizer, |t| Tokenizer::parse(&t), defaults.tokenizer)?;
         let tls = tls(self.tls_names, self.tls_ca_file)?;
         Ok(Config {
             context_window,
@@ -260,20 +237,68 @@ impl RawSettings {
                 self.shutdown_grace,
                 defaults.shutdown_grace,
             )?,
-            spin: match self.spin {
-                Some(text) => match parse_duration_us(&text) {
-                    Some(us) if us <= 1_000 => Duration::from_micros(us),
-                    _ => return Err(ConfigError::Spin(text)),
-                },
-                None => defaults.spin,
-            },
-            http1: match self.http1.as_deref() {
-                None => defaults.http1,
-                Some("own") => Http1Server::Own,
-                Some("hyper") => Http1Server::Hyper,
-                Some(other) => return Err(ConfigError::Http1(other.to_string())),
-            },
+            spin: spin(self.spin, defaults.spin)?,
+            http1: http1(self.http1.as_deref(), defaults.http1)?,
         })
+    }
+}
+
+/// A setting parsed by `parse` when given, else `default`.
+fn given<T, E>(
+    v: Option<String>,
+    parse: impl FnOnce(String) -> Result<T, E>,
+    default: T,
+) -> Result<T, ConfigError>
+where
+    ConfigError: From<E>,
+{
+    match v {
+        Some(text) => Ok(parse(text)?),
+        None => Ok(default),
+    }
+}
+
+/// A duration flag `name` (like 10s or 500ms), `default` when not given.
+fn duration(
+    name: &'static str,
+    v: Option<String>,
+    default: Duration,
+) -> Result<Duration, ConfigError> {
+    match v {
+        Some(text) => parse_duration_us(&text)
+            .map(Duration::from_micros)
+            .ok_or(ConfigError::Duration(name, text)),
+        None => Ok(default),
+    }
+}
+
+/// `--embedding-dimensions`: from 1 to [`MAX_DIMENSIONS`].
+fn dimensions(v: Option<u32>, default: u32) -> Result<u32, ConfigError> {
+    let dimensions = v.unwrap_or(default);
+    if !(1..=MAX_DIMENSIONS).contains(&dimensions) {
+        return Err(ConfigError::Dimensions(dimensions));
+    }
+    Ok(dimensions)
+}
+
+/// `--spin`: a duration of at most 1 ms.
+fn spin(v: Option<String>, default: Duration) -> Result<Duration, ConfigError> {
+    match v {
+        Some(text) => match parse_duration_us(&text) {
+            Some(us) if us <= 1_000 => Ok(Duration::from_micros(us)),
+            _ => Err(ConfigError::Spin(text)),
+        },
+        None => Ok(default),
+    }
+}
+
+/// `--http1`: the own server or hyper's.
+fn http1(v: Option<&str>, default: Http1Server) -> Result<Http1Server, ConfigError> {
+    match v {
+        None => Ok(default),
+        Some("own") => Ok(Http1Server::Own),
+        Some("hyper") => Ok(Http1Server::Hyper),
+        Some(other) => Err(ConfigError::Http1(other.to_string())),
     }
 }
 

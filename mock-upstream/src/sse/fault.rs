@@ -49,22 +49,7 @@ impl Broken<'_> {
             }
             // Nothing more is sent, for as long as the client stays: once it leaves, the body
             // fails, so the connection closes and the stream is freed.
-            StreamFaultKind::Stall => {
-                let Some(socket) = self.plan.socket else {
-                    // HTTP/2: the client's reset or the connection's end drops the stream.
-                    return Poll::Pending;
-                };
-                if self.stall.is_none() {
-                    *self.stall = PeerWatch::new(socket).map(Box::new);
-                }
-                match self.stall.as_ref().map(|watch| watch.poll_gone(cx)) {
-                    Some(Poll::Ready(())) => {
-                        *self.next = done;
-                        Poll::Ready(Some(Err(ResetOnPurpose)))
-                    }
-                    _ => Poll::Pending,
-                }
-            }
+            StreamFaultKind::Stall => self.stall(done, cx),
             StreamFaultKind::Close => {
                 *self.next = done;
                 Poll::Ready(None)
@@ -84,6 +69,28 @@ impl Broken<'_> {
                 self.plan.encode_error(self.state, event, &mut error);
                 Poll::Ready(Some(Ok(error)))
             }
+        }
+    }
+
+    /// A stall: pending until the client leaves (`done` events then count as sent), watched
+    /// on the socket; over HTTP/2, the client's reset or the connection's end drops the stream.
+    fn stall(
+        self,
+        done: u32,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Payload, ResetOnPurpose>>> {
+        let Some(socket) = self.plan.socket else {
+            return Poll::Pending;
+        };
+        if self.stall.is_none() {
+            *self.stall = PeerWatch::new(socket).map(Box::new);
+        }
+        match self.stall.as_ref().map(|watch| watch.poll_gone(cx)) {
+            Some(Poll::Ready(())) => {
+                *self.next = done;
+                Poll::Ready(Some(Err(ResetOnPurpose)))
+            }
+            _ => Poll::Pending,
         }
     }
 }

@@ -98,6 +98,13 @@ fn reasons(plan: &Plan, recorder: &Recorder, window: &Window, setup: Vec<String>
     reasons
 }
 
+/// The reported metrics' percentiles, by name.
+fn metrics(plan: &Plan, recorder: &Recorder) -> BTreeMap<&'static str, Summary> {
+    reported(plan.request.stream)
+        .map(|metric| (metric.name(), Summary::of(recorder.histogram(metric))))
+        .collect()
+}
+
 /// Summarises one target's run; the clock's, the connections' and the upstream's facts and
 /// the generator's CPU are the caller's to fill in.
 pub(super) fn summarise(
@@ -112,10 +119,7 @@ pub(super) fn summarise(
     let (throughput, completion_window_s) = throughput(&recorder, duration_s);
     let failed = recorder.failed();
     let requests = recorder.ok + failed;
-    let mut metrics = BTreeMap::new();
-    for metric in reported(plan.request.stream) {
-        metrics.insert(metric.name(), Summary::of(recorder.histogram(metric)));
-    }
+    let metrics = metrics(plan, &recorder);
     let reasons = reasons(plan, &recorder, &window, counts.setup_errors);
     let timeline = recorder.timeline_summary();
     let (classes, stages) = breakdown_summaries(plan, &recorder, duration_s);

@@ -1,6 +1,7 @@
 //! The toolkit every command that measures targets shares (`loadgen run` itself is
-//! `commands::run`): running one target and its measured window (`target`, `watch`, `summary`), the stop on Ctrl-C (`stop`), the exit codes
-//! and setup errors (`exit`), and the checks made before any load is sent (`preflight`).
+//! `commands::run`): running one target and its measured window (`target`, `watch`,
+//! `summary`), the stop on Ctrl-C (`stop`), the exit codes and setup errors (`exit`), and the
+//! checks made before any load is sent (`preflight`).
 
 mod exit;
 mod preflight;
