@@ -50,31 +50,13 @@ pub fn run_profile(args: ProfileArgs, command: Vec<String>) -> anyhow::Result<(P
 fn run_plan(p: ProfilePlan, command: Vec<String>) -> anyhow::Result<(ProfileResult, u8)> {
     let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
     let program = p.args.perf.clone().unwrap_or_else(|| PathBuf::from("perf"));
+    let (perf, off_cpu, mut unavailable, dir) = check_perf(&p, &program)?;
     let mut comparison = p.comparison;
     let plan = p.plan;
     let mock = reach(&comparison.targets, plan.timeout)?;
     let open_files = gatebench_shared::host::raise_open_file_limit().ok();
     crate::engine::run::check_open_files(&plan, open_files.as_ref())?;
 
-    let dir = scratch_dir()?;
-    let mut unavailable = Vec::new();
-    let perf = match Perf::check(&program, p.pid, p.call_graph, &dir) {
-        Ok(perf) => Some(perf),
-        Err(reason) => {
-            unavailable.push(format!("no profile: {reason}"));
-            None
-        }
-    };
-    let mut off_cpu = p.off_cpu;
-    if let (Some(perf), true) = (&perf, off_cpu) {
-        if let Err(reason) = perf.check_off_cpu(p.pid, &dir) {
-            unavailable.push(format!("no off-CPU profile: {reason}"));
-            off_cpu = false;
-        }
-    }
-    for reason in &unavailable {
-        gatebench_shared::say!("loadgen: {reason}; the load still runs and is reported");
-    }
     let sampled_name = comparison.targets[comparison.targets.len() - 1]
         .name
         .clone();
@@ -157,6 +139,7 @@ fn run_plan(p: ProfilePlan, command: Vec<String>) -> anyhow::Result<(ProfileResu
     Ok((result, code))
 }
 
+/// The profile of `gateway` (sampled as `sampled`) before anything is folded into it.
 fn empty_profile(
     gateway: &Role,
     sampled: &Role,
@@ -180,6 +163,35 @@ fn empty_profile(
         files: Vec::new(),
     }
 }
+
+/// Perf, when it may run here, whether off-CPU time can be recorded, and what is unavailable
+/// (said on stderr: the load still runs).
+fn check_perf(p: &ProfilePlan, program: &Path) -> anyhow::Result<Checked> {
+    let dir = scratch_dir()?;
+    let dir = dir.as_path();
+    let mut unavailable = Vec::new();
+    let perf = match Perf::check(program, p.pid, p.call_graph, dir) {
+        Ok(perf) => Some(perf),
+        Err(reason) => {
+            unavailable.push(format!("no profile: {reason}"));
+            None
+        }
+    };
+    let mut off_cpu = p.off_cpu;
+    if let (Some(perf), true) = (&perf, off_cpu) {
+        if let Err(reason) = perf.check_off_cpu(p.pid, dir) {
+            unavailable.push(format!("no off-CPU profile: {reason}"));
+            off_cpu = false;
+        }
+    }
+    for reason in &unavailable {
+        gatebench_shared::say!("loadgen: {reason}; the load still runs and is reported");
+    }
+    Ok((perf, off_cpu, unavailable, dir.to_path_buf()))
+}
+
+/// Perf (when it may run), off-CPU recording, what is unavailable, and perf's scratch folder.
+type Checked = (Option<Perf>, bool, Vec<String>, PathBuf);
 
 /// A fresh directory for perf's recordings.
 fn scratch_dir() -> anyhow::Result<PathBuf> {

@@ -190,82 +190,47 @@ fn execute(plan: SweepPlan, command: Vec<String>) -> anyhow::Result<(SweepResult
         compare,
         kind,
         levels,
-        comparison:
-            Comparison {
-                targets,
-                twin,
-                min_effect_us,
-                trials,
-                settle,
-                samples,
-            },
+        comparison: c,
         plans,
         ..
     } = plan;
-    let mock = reach(&targets, plans[0].timeout)?;
+    let mock = reach(&c.targets, plans[0].timeout)?;
     let open_files = raise_open_file_limit().ok();
     for plan in &plans {
         crate::engine::run::check_open_files(plan, open_files.as_ref())?;
     }
     let stop = stop_flag();
-    let sampling = crate::engine::sampler::Sampling::start(samples);
-
-    // The single-client floor: the direct target with one request in flight.
+    let sampling = crate::engine::sampler::Sampling::start(c.samples.clone());
+    // The single-client floor: the direct target with one request in flight, measured on its
+    // own unless it is one of the levels.
     let floor_level = (kind == LevelKind::Concurrency)
         .then(|| levels.iter().position(|&l| l == 1.0))
         .flatten();
-    let mut floor_p99_us = f64::NAN;
-    if floor_level.is_none() {
-        let floor_plan =
-            level_plan(&compare, LevelKind::Concurrency, 1.0).map_err(SetupError::from)?;
-        let runs = run_trials(&floor_plan, &targets[..1], 1, settle, "floor, ");
-        let (summary, _) = analyse(&targets[..1], &runs, false, 0.0);
-        floor_p99_us = summary.first().map_or(f64::NAN, |s| s.p99_us);
-    }
-    let mut done = Vec::new();
-    for (plan, &level) in plans.iter().zip(&levels) {
-        if stop.stop.load(std::sync::atomic::Ordering::Relaxed) {
-            break;
-        }
-        let label = format!("{kind} {level}, ");
-        let runs = run_trials(plan, &targets, trials, settle, &label);
-        let (summary, deltas) = analyse(&targets, &runs, twin, min_effect_us);
-        let direct_p99_us = summary.first().map_or(f64::NAN, |s| s.p99_us);
-        if floor_level.is_some_and(|i| done.len() == i) {
-            floor_p99_us = direct_p99_us;
-        }
-        done.push(Level {
-            level,
-            summary,
-            deltas,
-            direct_p99_us,
-            baseline_saturated: false,
-            runs,
-        });
+    let mut floor_p99_us = match floor_level {
+        Some(_) => f64::NAN,
+        None => floor(&compare, &c)?,
+    };
+    let mut done = run_levels(&plans, &levels, kind, &c, &stop.stop);
+    if let Some(level) = floor_level.and_then(|i| done.get(i)) {
+        floor_p99_us = level.direct_p99_us;
     }
     let resources = sampling.finish();
     for level in &mut done {
         level.baseline_saturated = level.direct_p99_us > SATURATION * floor_p99_us;
     }
     let interrupted = stop.stop.load(std::sync::atomic::Ordering::Relaxed);
-    let headline = headline(&targets, &done);
-    let mut invalid_reasons: Vec<String> = done
-        .iter()
-        .flat_map(|l| invalid_reasons(&l.runs, &format!("level {} ", l.level)))
-        .collect();
-    if interrupted {
-        invalid_reasons.push("interrupted before every level ran".into());
-    }
+    let headline = headline(&c.targets, &done);
+    let invalid_reasons = invalid(&done, interrupted);
     let valid = invalid_reasons.is_empty();
     let result = SweepResult {
         envelope: crate::results::envelope::Envelope::new(SCHEMA, command, started_at, open_files),
         plan: plans[0].clone(),
-        targets,
-        twin,
-        min_effect_us,
+        targets: c.targets,
+        twin: c.twin,
+        min_effect_us: c.min_effect_us,
         mock,
-        trials,
-        settle_us: settle.as_micros() as u64,
+        trials: c.trials,
+        settle_us: c.settle.as_micros() as u64,
         exploratory: kind == LevelKind::Concurrency,
         level_kind: kind,
         floor_p99_us,
@@ -277,6 +242,55 @@ fn execute(plan: SweepPlan, command: Vec<String>) -> anyhow::Result<(SweepResult
         interrupted,
     };
     Ok((result, if valid { EXIT_OK } else { EXIT_FAILED }))
+}
+
+/// The direct target's p99 with one request in flight.
+fn floor(compare: &CompareArgs, c: &Comparison) -> Result<f64, SetupError> {
+    let floor_plan = level_plan(compare, LevelKind::Concurrency, 1.0)?;
+    let runs = run_trials(&floor_plan, &c.targets[..1], 1, c.settle, "floor, ");
+    let (summary, _) = analyse(&c.targets[..1], &runs, false, 0.0);
+    Ok(summary.first().map_or(f64::NAN, |s| s.p99_us))
+}
+
+/// Every level's trials, until Ctrl-C; saturation is marked once the floor is known.
+fn run_levels(
+    plans: &[Plan],
+    levels: &[f64],
+    kind: LevelKind,
+    c: &Comparison,
+    stop: &std::sync::atomic::AtomicBool,
+) -> Vec<Level> {
+    let mut done = Vec::new();
+    for (plan, &level) in plans.iter().zip(levels) {
+        if stop.load(std::sync::atomic::Ordering::Relaxed) {
+            break;
+        }
+        let label = format!("{kind} {level}, ");
+        let runs = run_trials(plan, &c.targets, c.trials, c.settle, &label);
+        let (summary, deltas) = analyse(&c.targets, &runs, c.twin, c.min_effect_us);
+        let direct_p99_us = summary.first().map_or(f64::NAN, |s| s.p99_us);
+        done.push(Level {
+            level,
+            summary,
+            deltas,
+            direct_p99_us,
+            baseline_saturated: false,
+            runs,
+        });
+    }
+    done
+}
+
+/// Why the sweep is invalid: each invalid trial of each level, and an interruption.
+fn invalid(done: &[Level], interrupted: bool) -> Vec<String> {
+    let mut reasons: Vec<String> = done
+        .iter()
+        .flat_map(|l| invalid_reasons(&l.runs, &format!("level {} ", l.level)))
+        .collect();
+    if interrupted {
+        reasons.push("interrupted before every level ran".into());
+    }
+    reasons
 }
 
 /// Each gateway's added p50 and p99 at the highest level whose baseline was not saturated.
