@@ -64,19 +64,14 @@ fn run_plan(p: ProfilePlan, command: Vec<String>) -> anyhow::Result<(ProfileResu
         // Nothing will sample it: the gateway runs once a trial, as itself.
         comparison.targets.pop();
     }
-    let mut session = perf.map(|perf| {
-        Session::new(
-            perf,
-            Settings {
-                pid: p.pid,
-                frequency: p.frequency,
-                call_graph: p.call_graph,
-                off_cpu,
-                dir: dir.clone(),
-            },
-        )
-    });
-
+    let settings = Settings {
+        pid: p.pid,
+        frequency: p.frequency,
+        call_graph: p.call_graph,
+        off_cpu,
+        dir: dir.clone(),
+    };
+    let mut session = perf.map(|perf| Session::new(perf, settings));
     let stop = stop_flag();
     let c = &comparison;
     let sampling = Sampling::start(c.samples.clone());
@@ -88,30 +83,9 @@ fn run_plan(p: ProfilePlan, command: Vec<String>) -> anyhow::Result<(ProfileResu
     let resources = sampling.finish();
     let interrupted = stop.stop.load(std::sync::atomic::Ordering::Relaxed);
 
-    let (mut profile, perf_version) = match session {
-        Some(session) => {
-            if !plan.quiet {
-                gatebench_shared::say!("loadgen: folding the stacks");
-            }
-            let processes = session.processes.clone();
-            let (folding, problems, perf) = session.fold();
-            unavailable.extend(problems);
-            let mut profile =
-                empty_profile(&p.gateway, &sampled_name, p.pid, p.frequency, p.call_graph);
-            profile.processes = processes;
-            profile.windows = folding.windows;
-            profile.recorded_s = folding.recorded_s;
-            profile.on_cpu = Some(folding.on_cpu);
-            profile.off_cpu = off_cpu.then_some(folding.off_cpu);
-            (profile, Some(perf.version))
-        }
-        None => (
-            empty_profile(&p.gateway, &sampled_name, p.pid, p.frequency, p.call_graph),
-            None,
-        ),
-    };
+    let base = empty_profile(&p.gateway, &sampled_name, p.pid, p.frequency, p.call_graph);
+    let mut profile = folded(session, base, off_cpu, plan.quiet, &mut unavailable);
     let _ = std::fs::remove_dir_all(&dir);
-    profile.perf = perf_version;
     profile.unavailable = unavailable;
     if let Some(out) = plan.out.as_deref().filter(|o| o.as_os_str() != "-") {
         profile.files = write_beside(&profile, out)?;
@@ -137,6 +111,33 @@ fn run_plan(p: ProfilePlan, command: Vec<String>) -> anyhow::Result<(ProfileResu
         EXIT_FAILED
     };
     Ok((result, code))
+}
+
+/// `profile` with the stacks `session` recorded folded into it (as it is, without perf);
+/// what could not be folded is added to `unavailable`.
+fn folded(
+    session: Option<Session>,
+    mut profile: Profile,
+    off_cpu: bool,
+    quiet: bool,
+    unavailable: &mut Vec<String>,
+) -> Profile {
+    let Some(session) = session else {
+        return profile;
+    };
+    if !quiet {
+        gatebench_shared::say!("loadgen: folding the stacks");
+    }
+    let processes = session.processes.clone();
+    let (folding, problems, perf) = session.fold();
+    unavailable.extend(problems);
+    profile.processes = processes;
+    profile.windows = folding.windows;
+    profile.recorded_s = folding.recorded_s;
+    profile.on_cpu = Some(folding.on_cpu);
+    profile.off_cpu = off_cpu.then_some(folding.off_cpu);
+    profile.perf = Some(perf.version);
+    profile
 }
 
 /// The profile of `gateway` (sampled as `sampled`) before anything is folded into it.
