@@ -7,19 +7,23 @@
 //! The crate stands in layers, each importing only from the layers below it (held by
 //! `tests/tests/layers.rs`, which lists the exceptions that still stand), top to bottom:
 //!
-//! - `commands`: one module per command (`run`, `overhead`, `compare`, `sweep`, `ladder`,
+//! - `commands`: one folder per command (`run`, `overhead`, `compare`, `sweep`, `ladder`,
 //!   `capacity`, `profile` (perf sampling, in `commands::perf`), `merge`, `corpus`, `report`),
-//!   each from its options to its exit code; `main.rs` only dispatches.
+//!   none importing another, each a `Command` (its plan, its execution, its options printed as
+//!   a profile) that `--print-config` and `check-profile` go through; `main.rs` only dispatches.
 //! - `report`: every rendering of every result kind (terminal, Markdown, CSV, JSON, HTML,
 //!   `.hgrm`, `.hlog`, flame graphs), and writing result files whole.
 //! - `results`: each command's versioned JSON result, and the envelope every file carries.
 //! - `engine`: running one target and its windows, stop and exit handling, setup errors,
-//!   reaching and naming targets, sampling a process, the judge of a difference, disclosure.
+//!   reaching and naming targets, the comparison the commands share (trials, analysis),
+//!   sampling a process, the judge of a difference, disclosure.
 //! - `generator`: schedule, pace, pacer, shards and start times, workers, recorder,
-//!   histograms, intervals, the plan and the request corpus.
+//!   histograms, intervals, the plan (and the load options validated into it) and the request
+//!   corpus.
 //! - `wire`: targets and request specs, TCP and TLS, HTTP/1.1 and HTTP/2 (each with its pool
 //!   and exchange), stream parsing, the run clock, an exchange's outcome and error kinds.
-//! - `options`, the data layer: every command's flags and profile keys.
+//! - `options`, the data layer: every command's flags and profile keys as plain data (a flag
+//!   of one meaning declared once in a group), and the one merge of flags over a profile.
 //!
 //! `fuzzing` holds entry points for the fuzz targets.
 

@@ -29,6 +29,7 @@ pub fn check(command: &str, path: &Path) -> anyhow::Result<String> {
     })?;
     match dispatch(cli.command, Action::Check(path), Vec::new())? {
         Outcome::Text(text) => Ok(text),
+        // Invariant: `act` answers a check with the plan's description, never a code.
         Outcome::Code(_) => unreachable!("a check describes a plan"),
     }
 }

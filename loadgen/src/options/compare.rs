@@ -4,7 +4,7 @@
 use clap::Args;
 use serde::{Deserialize, Serialize};
 
-use super::{GatewayFlags, JudgeFlags, RunArgs};
+use super::{GatewayFlags, JudgeFlags, RunArgs, SettleFlag};
 
 /// Trials per target when `--trials` is not given.
 pub const DEFAULT_TRIALS: usize = 5;
@@ -20,11 +20,9 @@ pub struct CompareArgs {
     #[command(flatten)]
     #[serde(flatten)]
     pub judge: JudgeFlags,
-    /// Pause before each trial (or ladder rung) after the first, like 20s, so work a target
-    /// left queued when its trial ended (an overloaded gateway draining its backlog) does not
-    /// load the machine while the next target is measured. Default 0 (1s for ladder).
-    #[arg(long)]
-    pub settle: Option<String>,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub pause: SettleFlag,
     #[command(flatten)]
     #[serde(flatten)]
     pub run: RunArgs,

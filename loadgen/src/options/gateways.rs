@@ -1,6 +1,6 @@
 //! The targets of every command that measures gateways against their upstream (`GatewayFlags`),
-//! and how a difference is judged against the A/A twin (`JudgeFlags`): declared once, flattened
-//! into each command that takes them.
+//! how a difference is judged against the A/A twin (`JudgeFlags`) and the pause between trials
+//! (`SettleFlag`): declared once, flattened into each command that takes them.
 
 use clap::Args;
 use serde::{Deserialize, Serialize};
@@ -62,6 +62,17 @@ pub struct JudgeFlags {
     /// gateway once adjusted for a table of six rows, BENCHMARKS.md).
     #[arg(long)]
     pub trials: Option<usize>,
+}
+
+/// The pause between trials (or ladder rungs). A key of the `--profile` TOML file too.
+#[derive(Debug, Clone, Default, Args, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub struct SettleFlag {
+    /// Pause before each trial (or ladder rung) after the first, like 20s, so work a target
+    /// left queued when its trial ended (an overloaded gateway draining its backlog) does not
+    /// load the machine while the next target is measured. Default 0 (1s for ladder).
+    #[arg(long)]
+    pub settle: Option<String>,
 }
 
 /// A profile's list of texts, or one text standing for a list of one.

@@ -4,7 +4,7 @@
 use clap::Args;
 use serde::{Deserialize, Serialize};
 
-use super::{GatewayFlags, RunArgs};
+use super::{GatewayFlags, RunArgs, SettleFlag};
 
 /// The levels when none are given.
 pub const DEFAULT_LEVELS: &str = "10,100,250,500,1000";
@@ -21,10 +21,9 @@ pub struct LadderArgs {
     #[command(flatten)]
     #[serde(flatten)]
     pub targets: GatewayFlags,
-    /// Pause before each rung after the first, like 20s, so work a target left queued when its
-    /// rung ended does not load the machine while the next target is measured. Default 1s.
-    #[arg(long)]
-    pub settle: Option<String>,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub pause: SettleFlag,
     #[command(flatten)]
     #[serde(flatten)]
     pub run: RunArgs,

@@ -28,7 +28,7 @@ mod sweep;
 pub use capacity::{CapacityArgs, DEFAULT_MAX_RUNS, DEFAULT_PRECISION};
 pub use compare::{CompareArgs, DEFAULT_TRIALS as COMPARE_TRIALS};
 pub use corpus::CorpusArgs;
-pub use gateways::{GatewayFlags, JudgeFlags};
+pub use gateways::{GatewayFlags, JudgeFlags, SettleFlag};
 pub use ladder::{LadderArgs, DEFAULT_LEVELS as LADDER_LEVELS};
 pub use merge::MergeArgs;
 pub use overhead::OverheadArgs;

@@ -144,6 +144,80 @@ pub(crate) const PLACEHOLDER_GATEWAY: &str = "gateway=http://127.0.0.1:9/v1/chat
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::options::{CompareArgs, GatewayFlags, RequestFlags, RunArgs, SweepArgs};
+
+    fn profile(name: &str, text: &str) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("loadgen-merge-{}-{name}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("p.toml");
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    #[test]
+    fn flags_win_over_the_profile_and_what_they_leave_unset_is_the_profiles() {
+        let path = profile(
+            "run",
+            "rate = 5000\nduration = \"5s\"\nheader = [\"x-a: 1\", \"x-b: 2\"]\n\
+             requests-file = \"corpus.jsonl\"\nhttp2 = true\n",
+        );
+        let flags = RunArgs {
+            duration: Some("9s".into()),
+            request: RequestFlags {
+                headers: vec!["X-B: 3".into()],
+                ..RequestFlags::default()
+            },
+            ..RunArgs::default()
+        };
+        let merged = merged(flags, &path).unwrap();
+        assert_eq!(merged.rate.as_deref(), Some("5000"));
+        assert_eq!(merged.duration.as_deref(), Some("9s"));
+        assert_eq!(merged.request.headers, ["x-a: 1", "X-B: 3"]);
+        assert!(merged.http2);
+        assert_eq!(
+            merged.requests_file.unwrap(),
+            path.parent().unwrap().join("corpus.jsonl")
+        );
+    }
+
+    #[test]
+    fn a_commands_profile_takes_its_groups_keys_and_refuses_others() {
+        let path = profile(
+            "sweep",
+            "levels = [1, 4]\ngateway = \"g=http://127.0.0.1:9/\"\ntrials = 2\nconnections = 8\n",
+        );
+        let flags = SweepArgs {
+            compare: CompareArgs {
+                targets: GatewayFlags {
+                    direct: Some("http://127.0.0.1:9/".into()),
+                    ..GatewayFlags::default()
+                },
+                ..CompareArgs::default()
+            },
+            ..SweepArgs::default()
+        };
+        let merged = merged(flags, &path).unwrap();
+        assert_eq!(merged.levels.as_deref(), Some("1,4"));
+        assert_eq!(merged.compare.targets.gateways, ["g=http://127.0.0.1:9/"]);
+        assert_eq!(
+            merged.compare.targets.direct.as_deref(),
+            Some("http://127.0.0.1:9/")
+        );
+        assert_eq!(merged.compare.judge.trials, Some(2));
+        assert_eq!(merged.compare.run.connections, Some(8));
+        let path = profile("unknown", "levels = [1]\ncolour = 1\n");
+        let err = merged_err(SweepArgs::default(), &path);
+        assert!(err.contains("unknown field `colour`"), "{err}");
+        let path = profile("other", "rounds = 5\n");
+        assert!(merged_err(CompareArgs::default(), &path).contains("`rounds`"));
+    }
+
+    fn merged_err<T: Serialize + DeserializeOwned>(flags: T, path: &Path) -> String {
+        match merged(flags, path) {
+            Ok(_) => panic!("{} is refused", path.display()),
+            Err(e) => e.to_string(),
+        }
+    }
 
     #[test]
     fn flag_headers_add_to_the_profiles_and_replace_the_same_name() {

@@ -40,11 +40,6 @@ pub const DEFAULT_TRIALS: usize = 3;
 pub const DEFAULT_LEVELS: &str = "1,4,16,64,256";
 
 impl LevelKind {
-    /// Reads a profile's `level-kind`.
-    pub fn parse(text: &str) -> Option<LevelKind> {
-        <LevelKind as clap::ValueEnum>::from_str(text, false).ok()
-    }
-
     /// The name flags, profiles and results use.
     pub fn name(self) -> &'static str {
         match self {

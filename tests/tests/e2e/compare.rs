@@ -25,7 +25,9 @@ fn alternating_trials_find_a_known_delay_and_every_report_renders() {
     let started = std::time::Instant::now();
     let (result, code) = run_compare(
         CompareArgs {
-            settle: Some("300ms".into()),
+            pause: loadgen::options::SettleFlag {
+                settle: Some("300ms".into()),
+            },
             run: RunArgs {
                 rate: Some("100".into()),
                 duration: Some("1s".into()),

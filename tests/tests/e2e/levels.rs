@@ -103,7 +103,9 @@ fn a_ladder_counts_refusals_and_names_a_buffering_gateway() {
     let (result, _) = run_ladder(
         LadderArgs {
             levels: Some("10,50".into()),
-            settle: Some("200ms".into()),
+            pause: loadgen::options::SettleFlag {
+                settle: Some("200ms".into()),
+            },
             run: RunArgs {
                 quiet: true,
                 request: loadgen::options::RequestFlags {

@@ -20,7 +20,7 @@ use crate::engine::run::{stop_requested, SetupError, EXIT_FAILED, EXIT_OK};
 use crate::engine::sampler::sample_specs;
 use crate::engine::sampler::Sampling;
 use crate::generator::plan::{Plan, PlanError};
-use crate::options::{LadderArgs, LADDER_LEVELS as DEFAULT_LEVELS};
+use crate::options::{LadderArgs, SettleFlag, LADDER_LEVELS as DEFAULT_LEVELS};
 use crate::results::ladder::{LadderResult, Rung, SCHEMA};
 use crate::wire::clock::RunClock;
 use crate::wire::exchange::Slot;
@@ -60,7 +60,7 @@ impl LadderPlan {
             request.scenario = Some("chat-stream".into());
         }
         let levels = parse_levels(&levels_text).map_err(SetupError::from)?;
-        let settle = settle(args.settle.as_deref(), Duration::from_secs(1))?;
+        let settle = settle(args.pause.settle.as_deref(), Duration::from_secs(1))?;
         let samples = sample_specs(&args.targets.sample)?;
         let targets = named(&args.targets, &args.run, "ladder")?;
         let plan = args.run.clone().plan().map_err(SetupError::from)?;
@@ -122,7 +122,9 @@ impl Command for LadderArgs {
         let mut profile = table(&LadderArgs {
             levels: Some(p.levels_text.clone()),
             targets: p.args.targets.clone(),
-            settle: Some(format_us(p.settle.as_micros() as u64)),
+            pause: SettleFlag {
+                settle: Some(format_us(p.settle.as_micros() as u64)),
+            },
             run: p.args.run.resolved(&p.plan),
         });
         // A ladder has no rate: each level is N streams at once.

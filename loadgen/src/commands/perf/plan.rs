@@ -123,7 +123,7 @@ fn comparison(c: &CompareArgs, pid: u32) -> Result<(Comparison, Role), SetupErro
         twin,
         min_effect_us: crate::engine::gateways::min_effect_us(c.judge.min_effect.as_deref())?,
         trials: trials(c.judge.trials, PROFILE_TRIALS)?,
-        settle: settle(c.settle.as_deref(), std::time::Duration::ZERO)?,
+        settle: settle(c.pause.settle.as_deref(), std::time::Duration::ZERO)?,
         samples,
     };
     Ok((comparison, gateway))

@@ -23,7 +23,7 @@ use crate::engine::sampler::{sample_specs, SampleSpec};
 use crate::generator::plan::Plan;
 use crate::generator::plan::PlanError;
 use crate::options::profile::{PLACEHOLDER, PLACEHOLDER_GATEWAY};
-use crate::options::{CompareArgs, GatewayFlags, JudgeFlags, RunArgs};
+use crate::options::{CompareArgs, GatewayFlags, JudgeFlags, RunArgs, SettleFlag};
 use crate::wire::transport::Pin;
 
 /// The targets, the twin, the trials and the resources of a comparison.
@@ -62,7 +62,7 @@ impl Comparison {
             twin,
             min_effect_us: min_effect_us(args.judge.min_effect.as_deref())?,
             trials: trials(args.judge.trials, default_trials)?,
-            settle: settle(args.settle.as_deref(), Duration::ZERO)?,
+            settle: settle(args.pause.settle.as_deref(), Duration::ZERO)?,
             samples: sample_specs(&args.targets.sample)?,
         })
     }
@@ -140,7 +140,9 @@ pub(crate) fn resolved(args: &CompareArgs, plan: &Plan, comparison: &Comparison)
             trials: Some(comparison.trials),
             ..args.judge.clone()
         },
-        settle: Some(format_us(comparison.settle.as_micros() as u64)),
+        pause: SettleFlag {
+            settle: Some(format_us(comparison.settle.as_micros() as u64)),
+        },
         run: args.run.resolved(plan),
     }
 }

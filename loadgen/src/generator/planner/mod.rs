@@ -8,11 +8,15 @@ mod load;
 mod resolved;
 mod workload;
 
+use hyper::header::{HeaderName, HeaderValue};
+
+use crate::generator::corpus::Corpus;
 use crate::generator::pace::Pace;
 use crate::generator::plan::{Load, Plan, PlanError, DEFAULT_MAX_TOKENS, DEFAULT_MODEL};
 use crate::options::RunArgs;
 use crate::wire::target::{
     parse_header, parse_metrics_url, parse_target, parse_target_via, request_spec, RequestSpec,
+    Target,
 };
 use crate::wire::transport::{Pin, Transport};
 
@@ -66,30 +70,10 @@ impl RunArgs {
             .collect::<Result<Vec<_>, _>>()?;
         let workload = workload::resolve(&self, &timing, given, &headers)?;
         let request = match &workload.corpus {
-            // What the result says of the requests; each comes from the corpus.
-            Some(corpus) => RequestSpec {
-                scenario: if matches!(workload.pace, Pace::Trace(_)) {
-                    "trace".into()
-                } else {
-                    "corpus".into()
-                },
-                stream: corpus.any_stream(),
-                body: bytes::Bytes::new(),
-                max_tokens: None,
-                headers,
-            },
+            Some(corpus) => corpus_request(corpus, &workload.pace, headers),
             None => self.request_spec(self.request.scenario.as_deref())?,
         };
-        let transport = self.transport()?;
-        let targets: Vec<_> = self
-            .targets
-            .iter()
-            .map(|t| parse_target_via(t, &transport.connect_to))
-            .collect::<Result<_, _>>()?;
-        if transport.cacert.is_some() || targets.iter().any(|t| t.tls) {
-            // A bad --cacert, or no trusted certificates, is said before any load.
-            transport.check_tls()?;
-        }
+        let (transport, targets) = self.targets()?;
         Ok(Plan {
             targets,
             load: workload.load,
@@ -123,5 +107,39 @@ impl RunArgs {
                 .map(parse_metrics_url)
                 .transpose()?,
         })
+    }
+
+    /// The transport and every target reached through it; TLS checked when any target needs
+    /// it (a bad --cacert, or no trusted certificates, is said before any load).
+    fn targets(&self) -> Result<(Transport, Vec<Target>), PlanError> {
+        let transport = self.transport()?;
+        let targets: Vec<_> = self
+            .targets
+            .iter()
+            .map(|t| parse_target_via(t, &transport.connect_to))
+            .collect::<Result<_, _>>()?;
+        if transport.cacert.is_some() || targets.iter().any(|t| t.tls) {
+            transport.check_tls()?;
+        }
+        Ok((transport, targets))
+    }
+}
+
+/// What the result says of the requests of a corpus (each request comes from the corpus).
+fn corpus_request(
+    corpus: &Corpus,
+    pace: &Pace,
+    headers: Vec<(HeaderName, HeaderValue)>,
+) -> RequestSpec {
+    RequestSpec {
+        scenario: if matches!(pace, Pace::Trace(_)) {
+            "trace".into()
+        } else {
+            "corpus".into()
+        },
+        stream: corpus.any_stream(),
+        body: bytes::Bytes::new(),
+        max_tokens: None,
+        headers,
     }
 }
