@@ -35,9 +35,11 @@ const MOCK_DATA: &str = "config";
 const LOADGEN_UPWARD: &[&str] = &[
     "engine/disclose.rs -> results::run",
     "engine/run.rs -> results::envelope",
+    "engine/gateways.rs -> results::target",
     "engine/run.rs -> results::run",
     "generator/breakdown.rs -> results::run",
     "generator/worker.rs -> results::run",
+    "wire/target.rs -> results::target",
     "options/compare.rs -> engine::gateways",
     "options/compare.rs -> engine::run",
     "options/compare.rs -> generator::plan",

@@ -4,8 +4,8 @@
 use serde::Deserialize;
 
 use super::compare::{delta_table, summary_table};
-use crate::engine::gateways::Named;
 use crate::results::compare::{PercentileDelta, TargetSummary};
+use crate::results::target::Named;
 
 use super::run_view::{MetricView, RunRow};
 use super::table::Table;

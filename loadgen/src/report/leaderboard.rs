@@ -12,8 +12,9 @@ use super::compare::published_cells;
 use super::compare_view::CompareView;
 use super::overhead::{micros, signed};
 use super::table::Table;
-use crate::engine::gateways::{Named, TWIN};
+use crate::engine::gateways::TWIN;
 use crate::results::compare::{PercentileDelta, TargetSummary};
+use crate::results::target::Named;
 
 /// One gateway's row, from the file it was measured in.
 #[derive(Debug)]

@@ -5,11 +5,11 @@ use serde::Deserialize;
 
 use super::ladder::rungs_table;
 use super::sweep::{headline_text, levels_table};
-use crate::engine::gateways::Named;
 use crate::engine::sampler::ResourceReport;
 use crate::report::resources;
 use crate::results::ladder::Rung;
 use crate::results::sweep::{Headline, Level};
+use crate::results::target::Named;
 
 use super::table::Table;
 

@@ -1,7 +1,7 @@
 //! The versioned JSON result of `loadgen capacity`: the SLO, each target's search and its steps.
 
-use crate::engine::gateways::Named;
 use crate::generator::plan::Plan;
+use crate::results::target::Named;
 use serde::Serialize;
 
 /// Identifies the result format; bumped when a field changes meaning or goes away.

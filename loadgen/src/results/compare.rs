@@ -1,10 +1,10 @@
 //! The versioned JSON result of `loadgen compare` (schema `gatebench.loadgen.compare/1`): every
 //! trial's runs, each target's figures across trials, and each percentile's added latency.
 
-use crate::engine::gateways::Named;
 use crate::engine::sampler::ResourceReport;
 use crate::generator::plan::Plan;
 use crate::results::run::TargetRun;
+use crate::results::target::Named;
 use gatebench_shared::stats::Interval;
 use serde::{Deserialize, Serialize};
 

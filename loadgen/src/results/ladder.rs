@@ -1,8 +1,8 @@
 //! The versioned JSON result of `loadgen ladder`: each rung of simultaneous streams per target.
 
-use crate::engine::gateways::Named;
 use crate::engine::sampler::ResourceReport;
 use crate::generator::plan::Plan;
+use crate::results::target::Named;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 

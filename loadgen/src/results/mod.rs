@@ -10,3 +10,4 @@ pub mod overhead;
 pub mod profile;
 pub mod run;
 pub mod sweep;
+pub mod target;

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use gatebench_shared::stats::quantile_of_sorted;
 use serde::{Deserialize, Serialize};
 
-use crate::engine::gateways::Named;
+use crate::results::target::Named;
 use crate::wire::target::RequestSpec;
 use gatebench_shared::stats::Interval;
 use std::path::PathBuf;

@@ -12,7 +12,7 @@ use crate::generator::intervals::Series;
 use crate::generator::plan::Plan;
 use crate::generator::recorder::{Metric, SecondSummary};
 use crate::generator::start_at::ClockFacts;
-use crate::wire::target::Target;
+use crate::results::target::Target;
 
 /// Identifies the result format; bumped when a field changes meaning or goes away.
 pub const SCHEMA: &str = "gatebench.loadgen.result/1";

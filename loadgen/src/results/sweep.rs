@@ -1,10 +1,10 @@
 //! The versioned JSON result of `loadgen sweep`: each load level's comparison and the headline.
 
-use crate::engine::gateways::Named;
 use crate::generator::plan::Plan;
 use crate::options::LevelKind;
 use crate::results::compare::TrialRun;
 use crate::results::compare::{PercentileDelta, TargetSummary};
+use crate::results::target::Named;
 use serde::{Deserialize, Serialize};
 
 /// Identifies the result format; bumped when a field changes meaning or goes away.
