@@ -152,7 +152,7 @@ pub fn run_ladder(args: LadderArgs, command: Vec<String>) -> anyhow::Result<(Lad
     let valid = invalid_reasons.is_empty();
     let result = LadderResult {
         envelope: crate::results::envelope::Envelope::new(SCHEMA, command, started_at, open_files),
-        plan,
+        plan: (&plan).into(),
         targets,
         mock,
         settle_us: settle.as_micros() as u64,

@@ -11,6 +11,7 @@ use crate::options::CompareArgs;
 use crate::options::OverheadArgs;
 use crate::options::{Command, RunArgs};
 use crate::results::overhead::OverheadPlan;
+use crate::wire::target::RequestSpec;
 
 /// `args` with every setting the plan resolved: defaults filled in, the load named once.
 pub fn run_args(args: &RunArgs, plan: &Plan) -> RunArgs {
@@ -141,7 +142,7 @@ pub fn compare_profile(
 }
 
 /// The profile of `loadgen overhead`.
-pub fn overhead_profile(args: &OverheadArgs, plan: &OverheadPlan) -> toml::Table {
+pub fn overhead_profile(args: &OverheadArgs, plan: &OverheadPlan<RequestSpec>) -> toml::Table {
     let scenario_body = args.body.is_none();
     let resolved = OverheadArgs {
         profile: None,

@@ -124,7 +124,7 @@ pub fn run(args: RunArgs, command: Vec<String>) -> anyhow::Result<(RunResult, u8
     let valid = runs.iter().all(|r| r.validity.valid);
     let result = RunResult {
         envelope: crate::results::envelope::Envelope::new(SCHEMA, command, started_at, open_files),
-        plan: final_plan,
+        plan: (&final_plan).into(),
         mock: mock_config,
         runs,
         valid,
@@ -459,8 +459,9 @@ pub(crate) fn run_target_watched(
         gatebench_shared::say!();
     }
 
-    let mut recorder = Recorder::logging(window_start_ns, &crate::results::run::logged(&plan))
-        .grouped(crate::generator::worker::breakdown(&plan));
+    let mut recorder =
+        Recorder::logging(window_start_ns, &crate::generator::intervals::logged(&plan))
+            .grouped(crate::generator::worker::breakdown(&plan));
     let (mut opened, mut reused, mut cpu_s) = (0, 0, 0.0);
     let mut dials = crate::wire::transport::Dials::default();
     let mut setup_errors = Vec::new();
@@ -569,7 +570,10 @@ fn summarise(
     let requests = recorder.ok + failed;
     let mut metrics = std::collections::BTreeMap::new();
     for metric in reported(plan.request.stream) {
-        metrics.insert(metric.name(), Summary::of(recorder.histogram(metric)));
+        metrics.insert(
+            metric.name().to_string(),
+            Summary::of(recorder.histogram(metric)),
+        );
     }
     let mut reasons = setup_errors;
     // A shard's target is its share of the plan's rate.

@@ -9,7 +9,6 @@ use serde::Serialize;
 
 use crate::generator::corpus::Corpus;
 use crate::generator::pace::Pace;
-use crate::generator::schedule::Arrival;
 use crate::generator::shard::Shard;
 use crate::wire::target::{RequestSpec, Target};
 
@@ -66,13 +65,7 @@ pub enum PlanError {
     Excludes(&'static str, &'static str, &'static str),
 }
 
-/// Open loop at a rate, or closed loop at a concurrency.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-#[serde(tag = "mode", rename_all = "snake_case")]
-pub enum Load {
-    Open { rate: f64, arrival: Arrival },
-    Closed { concurrency: usize },
-}
+pub use crate::results::plan::Load;
 
 /// A validated run.
 #[derive(Debug, Clone, Serialize)]
@@ -229,6 +222,7 @@ pub fn parse_rate(text: &str) -> Result<f64, PlanError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::generator::schedule::Arrival;
     use crate::options::RunArgs;
 
     #[test]

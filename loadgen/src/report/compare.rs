@@ -2,9 +2,9 @@
 
 use super::overhead::{micros, resolution, signed};
 use super::table::Table;
-use crate::generator::plan::Plan;
 use crate::results::compare::CompareResult;
 use crate::results::compare::{PercentileDelta, TargetSummary};
+use crate::results::plan::{Load, PlanRecord};
 
 /// requests, throughput, success, P50, P99, P99.9 per target.
 pub fn summary_table(summaries: &[TargetSummary]) -> Table {
@@ -93,20 +93,21 @@ pub fn terminal(result: &CompareResult) -> String {
     out
 }
 
-fn load_line(plan: &Plan) -> String {
+fn load_line(plan: &PlanRecord) -> String {
+    let us = std::time::Duration::from_micros;
     let load = match plan.load {
-        crate::generator::plan::Load::Open { rate, .. } => format!("{rate} req/s open loop"),
-        crate::generator::plan::Load::Closed { concurrency } => {
+        Load::Open { rate, .. } => format!("{rate} req/s open loop"),
+        Load::Closed { concurrency } => {
             format!("{concurrency} in flight (closed loop)")
         }
     };
-    let duration = plan.duration.map_or_else(
+    let duration = plan.duration_us.map_or_else(
         || "forever".into(),
-        |d| humantime::format_duration(d).to_string(),
+        |d| humantime::format_duration(us(d)).to_string(),
     );
     format!(
         "{load} for {duration}, {} warm-up, scenario {}",
-        humantime::format_duration(plan.warmup),
+        humantime::format_duration(us(plan.warmup_us)),
         plan.request.scenario
     )
 }

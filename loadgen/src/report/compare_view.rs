@@ -21,7 +21,7 @@ pub struct CompareView {
     pub deltas: Vec<PercentileDelta>,
     /// Processes sampled with --sample-pid.
     #[serde(default)]
-    pub resources: Vec<crate::engine::sampler::ResourceReport>,
+    pub resources: Vec<crate::results::resources::ResourceReport>,
     /// True when the second target is the twin (results before the twin: false).
     #[serde(default)]
     pub twin: bool,

@@ -423,7 +423,7 @@ fn per_scenario_plots(
     out
 }
 
-fn resources_html(resources: &[crate::engine::sampler::ResourceReport]) -> String {
+fn resources_html(resources: &[crate::results::resources::ResourceReport]) -> String {
     if resources.is_empty() {
         return String::new();
     }

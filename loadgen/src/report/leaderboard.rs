@@ -23,7 +23,7 @@ struct Row<'a> {
     named: Option<&'a Named>,
     p50: Option<&'a PercentileDelta>,
     p99: Option<&'a PercentileDelta>,
-    resources: Option<&'a crate::engine::sampler::ResourceReport>,
+    resources: Option<&'a crate::results::resources::ResourceReport>,
 }
 
 /// The results to combine, read and checked: every one a `loadgen compare` result.

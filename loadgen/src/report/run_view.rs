@@ -57,9 +57,9 @@ pub struct ShardRow {
 pub struct ClockView {
     pub start_at: Option<String>,
     pub start_error_us: Option<i64>,
-    pub kernel: Option<crate::generator::start_at::KernelClock>,
+    pub kernel: Option<crate::results::clock::KernelClock>,
     #[serde(default)]
-    pub reference: Option<crate::generator::start_at::ReferenceClock>,
+    pub reference: Option<crate::results::clock::ReferenceClock>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -5,9 +5,9 @@ use serde::Deserialize;
 
 use super::ladder::rungs_table;
 use super::sweep::{headline_text, levels_table};
-use crate::engine::sampler::ResourceReport;
 use crate::report::resources;
 use crate::results::ladder::Rung;
+use crate::results::resources::ResourceReport;
 use crate::results::sweep::{Headline, Level};
 use crate::results::target::Named;
 

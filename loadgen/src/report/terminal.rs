@@ -2,8 +2,8 @@
 
 use std::fmt::Write as _;
 
-use crate::generator::breakdown::GroupSummary;
-use crate::generator::recorder::Metric;
+use crate::results::breakdown::GroupSummary;
+use crate::results::metric::Metric;
 use crate::results::run::{RunResult, TargetRun};
 
 /// The whole summary: one block per run, then the verdict.
@@ -210,7 +210,7 @@ pub fn format_value(metric: Metric, v: u64) -> String {
 /// The last lines of a terminal report of many runs: the resources sampled (if any), then
 /// `valid` or `INVALID:` with every reason.
 pub fn closing(
-    resources: &[crate::engine::sampler::ResourceReport],
+    resources: &[crate::results::resources::ResourceReport],
     valid: bool,
     invalid_reasons: &[String],
 ) -> String {

@@ -1,6 +1,6 @@
 //! The versioned JSON result of `loadgen capacity`: the SLO, each target's search and its steps.
 
-use crate::generator::plan::Plan;
+use crate::results::plan::PlanRecord;
 use crate::results::target::Named;
 use serde::Serialize;
 
@@ -59,7 +59,7 @@ pub struct CapacityResult {
     #[serde(flatten)]
     pub envelope: crate::results::envelope::Envelope,
     /// Each run's load (its rate set per step).
-    pub plan: Plan,
+    pub plan: PlanRecord,
     pub slo: Slo,
     pub precision: f64,
     pub start_rate: f64,

@@ -1,8 +1,8 @@
 //! The versioned JSON result of `loadgen compare` (schema `gatebench.loadgen.compare/1`): every
 //! trial's runs, each target's figures across trials, and each percentile's added latency.
 
-use crate::engine::sampler::ResourceReport;
-use crate::generator::plan::Plan;
+use crate::results::plan::PlanRecord;
+use crate::results::resources::ResourceReport;
 use crate::results::run::TargetRun;
 use crate::results::target::Named;
 use gatebench_shared::stats::Interval;
@@ -18,7 +18,7 @@ pub struct CompareResult {
     #[serde(flatten)]
     pub envelope: crate::results::envelope::Envelope,
     /// The load of every trial (its `targets` are empty: see `targets`).
-    pub plan: Plan,
+    pub plan: PlanRecord,
     pub targets: Vec<Named>,
     /// True when the second target is the twin (`--twin`), the A/A control.
     pub twin: bool,

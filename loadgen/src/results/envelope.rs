@@ -5,8 +5,6 @@
 use gatebench_shared::host::{HostFacts, OpenFileLimit};
 use serde::{Deserialize, Serialize};
 
-use crate::results::run::OpenFiles;
-
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Envelope {
     /// The result's format, like `gatebench.loadgen.run/1`.
@@ -41,6 +39,22 @@ impl Envelope {
             started_at,
             host: HostFacts::read(),
             open_files: open_files.map(Into::into),
+        }
+    }
+}
+
+/// An open-file limit, soft and hard.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct OpenFiles {
+    pub soft: u64,
+    pub hard: u64,
+}
+
+impl From<OpenFileLimit> for OpenFiles {
+    fn from(l: OpenFileLimit) -> Self {
+        OpenFiles {
+            soft: l.soft,
+            hard: l.hard,
         }
     }
 }

@@ -1,7 +1,7 @@
 //! The versioned JSON result of `loadgen ladder`: each rung of simultaneous streams per target.
 
-use crate::engine::sampler::ResourceReport;
-use crate::generator::plan::Plan;
+use crate::results::plan::PlanRecord;
+use crate::results::resources::ResourceReport;
 use crate::results::target::Named;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -51,7 +51,7 @@ pub struct LadderResult {
     #[serde(flatten)]
     pub envelope: crate::results::envelope::Envelope,
     /// The request options (its `targets` are empty: see `targets`).
-    pub plan: Plan,
+    pub plan: PlanRecord,
     pub targets: Vec<Named>,
     /// The direct target's configuration (TOML) when it is a gatebench mock.
     pub mock: Option<String>,

@@ -1,9 +1,9 @@
 //! The versioned JSON result of `loadgen sweep`: each load level's comparison and the headline.
 
-use crate::generator::plan::Plan;
 use crate::options::LevelKind;
 use crate::results::compare::TrialRun;
 use crate::results::compare::{PercentileDelta, TargetSummary};
+use crate::results::plan::PlanRecord;
 use crate::results::target::Named;
 use serde::{Deserialize, Serialize};
 
@@ -41,7 +41,7 @@ pub struct SweepResult {
     #[serde(flatten)]
     pub envelope: crate::results::envelope::Envelope,
     /// The load options shared by every level (the first level's plan).
-    pub plan: Plan,
+    pub plan: PlanRecord,
     pub targets: Vec<Named>,
     /// True when the second target is the twin (`--twin URL`), the A/A control.
     #[serde(default)]
@@ -66,7 +66,7 @@ pub struct SweepResult {
     pub levels: Vec<Level>,
     pub headline: Vec<Headline>,
     /// Processes sampled with --sample-pid over the whole sweep.
-    pub resources: Vec<crate::engine::sampler::ResourceReport>,
+    pub resources: Vec<crate::results::resources::ResourceReport>,
     pub valid: bool,
     pub invalid_reasons: Vec<String>,
     pub interrupted: bool,

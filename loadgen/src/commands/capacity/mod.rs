@@ -222,7 +222,7 @@ pub fn run_capacity(
         .all(|s| matches!(s.limited_by.as_deref(), None | Some("ceiling" | "upstream")));
     let result = CapacityResult {
         envelope: crate::results::envelope::Envelope::new(SCHEMA, command, started_at, open_files),
-        plan: cp.plan,
+        plan: (&cp.plan).into(),
         slo: cp.slo,
         precision: cp.precision,
         start_rate: cp.start_rate,
@@ -325,8 +325,8 @@ pub fn terminal(result: &CapacityResult) -> String {
         result.slo.text,
         result
             .plan
-            .duration
-            .map_or("?".into(), |d| format!("{:.0} s", d.as_secs_f64())),
+            .duration_us
+            .map_or("?".into(), |us| format!("{:.0} s", us as f64 / 1e6)),
         result.precision * 100.0
     );
     for s in &result.searches {

@@ -10,9 +10,9 @@ use serde_json::{json, Value};
 
 use super::check::ShardResult;
 use super::name;
-use crate::generator::hdr_codec::{decode, encode};
 use crate::generator::recorder::{new_histogram, SecondSummary};
 use crate::generator::start_at::ClockFacts;
+use crate::results::hdr_codec::{decode, encode};
 use crate::results::run::{
     generator_reasons, steady_throughput, GeneratorTiming, RateTarget, Summary, Validity,
 };

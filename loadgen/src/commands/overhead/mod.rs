@@ -64,7 +64,7 @@ pub fn run_overhead(
     let valid = invalid_reasons.is_empty();
     let result = OverheadResult {
         envelope: crate::results::envelope::Envelope::new(SCHEMA, command, started_at, open_files),
-        plan,
+        plan: plan.recorded(|r| crate::results::plan::RequestRecord::from(r)),
         mock,
         trials,
         combined,

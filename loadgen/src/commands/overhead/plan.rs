@@ -6,7 +6,9 @@ use crate::options::OverheadArgs;
 
 use crate::engine::gateways::{min_effect_us, named_targets, with_twin, Disclosed};
 use crate::generator::plan::{positive_duration, PlanError};
-pub(crate) use crate::results::overhead::OverheadPlan;
+/// The plan with its requests encoded, ready to send.
+pub(crate) type OverheadPlan =
+    crate::results::overhead::OverheadPlan<crate::wire::target::RequestSpec>;
 use crate::wire::target::request_spec;
 
 /// Most rounds, trials and resamples accepted (bounds memory and time).

@@ -201,7 +201,7 @@ pub fn run_sweep(args: SweepArgs, command: Vec<String>) -> anyhow::Result<(Sweep
     let valid = invalid_reasons.is_empty();
     let result = SweepResult {
         envelope: crate::results::envelope::Envelope::new(SCHEMA, command, started_at, open_files),
-        plan: plans[0].clone(),
+        plan: (&plans[0]).into(),
         targets,
         twin,
         min_effect_us,
