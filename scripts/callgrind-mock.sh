@@ -7,7 +7,8 @@
 #
 # Usage: scripts/callgrind-mock.sh [chat|stream|messages|messages-stream|azure|azure-stream|
 #          gemini|gemini-stream|bedrock|bedrock-stream] [N] [mock flags...]
-#   default: chat, N = 1000.
+#   default: chat, N = 1000. MOCK=PATH counts that binary (say, an older commit's build)
+#   instead of this checkout's release build.
 # Needs: valgrind (apt-get install valgrind), oha (cargo install oha --locked), curl.
 set -euo pipefail
 
@@ -22,7 +23,10 @@ trap 'kill $(jobs -p) 2>/dev/null || true; [[ -n ${KEEP:-} ]] && cp "$work"/two.
 . "$root/scripts/lib/tools.sh"
 require_tool callgrind-mock valgrind callgrind_annotate oha curl
 . "$root/scripts/lib/build.sh"
-build_release -p mock-upstream --bin mock-upstream
+if [[ -z ${MOCK:-} ]]; then
+  build_release -p mock-upstream --bin mock-upstream
+fi
+mock=${MOCK:-$root/target/release/mock-upstream}
 . "$root/scripts/lib/ports.sh"
 require_free_ports callgrind-mock "$port"
 
@@ -61,7 +65,7 @@ esac
 # Runs the mock under callgrind for `count` requests; prints the total instructions.
 run() { # count out
   valgrind --tool=callgrind --callgrind-out-file="$2" \
-    "$root/target/release/mock-upstream" --listen "127.0.0.1:$port" --threads 1 "${mock_flags[@]}" \
+    "$mock" --listen "127.0.0.1:$port" --threads 1 "${mock_flags[@]}" \
     2>"$work/valgrind.log" &
   local pid=$!
   # valgrind starts slowly: up to 20 s.

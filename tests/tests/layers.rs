@@ -149,6 +149,83 @@ fn mock_upstream_has_no_import_circle_and_its_settings_import_nothing() {
     );
 }
 
+/// Prints loadgen's shape (`cargo test -p gatebench-tests --test layers -- --nocapture`): each
+/// layer's files and lines, the imports from it into each layer, the imports running up, the
+/// circles, and the files over 600 lines. It asserts nothing the tests above do not.
+#[test]
+fn the_shape_is_printed() {
+    let crate_dir = workspace().join("loadgen/src");
+    let files = sources(&crate_dir);
+    let mut out = format!(
+        "loadgen, top to bottom: {}\n{:<10} {:>5} {:>6}  imports (file -> module) into each layer\n",
+        LOADGEN_LAYERS.join(", "),
+        "layer",
+        "files",
+        "lines"
+    );
+    let mut upward = 0;
+    for (rank, layer) in LOADGEN_LAYERS.iter().enumerate() {
+        let mine: Vec<_> = files
+            .iter()
+            .filter(|(_, m)| layer_of(m) == Some(rank))
+            .collect();
+        let lines: usize = mine.iter().map(|(f, _)| line_count(f)).sum();
+        let mut into: BTreeMap<usize, BTreeSet<String>> = BTreeMap::new();
+        for (file, module) in &mine {
+            for import in imports(file, module) {
+                if let Some(to) = layer_of(&import) {
+                    into.entry(to).or_default().insert(format!(
+                        "{} {}",
+                        relative(&crate_dir, file),
+                        room(&import, 2)
+                    ));
+                }
+            }
+        }
+        let counts: Vec<String> = into
+            .iter()
+            .map(|(to, set)| format!("{} {}", LOADGEN_LAYERS[*to], set.len()))
+            .collect();
+        upward += into.range(..rank).map(|(_, set)| set.len()).sum::<usize>();
+        out += &format!(
+            "{layer:<10} {:>5} {lines:>6}  {}\n",
+            mine.len(),
+            counts.join(", ")
+        );
+    }
+    let found = circles(&crate_dir, 2);
+    out += &format!(
+        "imports running up (file -> module): {upward}\ncircles: {}\n",
+        found.len()
+    );
+    for circle in &found {
+        out += &format!("  {circle}\n");
+    }
+    let long: Vec<String> = files
+        .iter()
+        .filter(|(f, _)| line_count(f) > 600)
+        .map(|(f, _)| format!("{} {}", relative(&crate_dir, f), line_count(f)))
+        .collect();
+    out += &format!(
+        "files over 600 lines: {}\n",
+        if long.is_empty() {
+            "none".to_string()
+        } else {
+            long.join(", ")
+        }
+    );
+    let mock = circles(&workspace().join("mock-upstream/src"), 1);
+    out += &format!(
+        "mock-upstream circles between top-level modules: {}\n",
+        mock.len()
+    );
+    println!("{out}");
+}
+
+fn line_count(file: &Path) -> usize {
+    std::fs::read_to_string(file).map_or(0, |text| text.lines().count())
+}
+
 #[test]
 fn the_reader_sees_imports_of_every_form() {
     let text = "use crate::a::b;\nuse crate::{c::d, e::{f, g}};\n// crate::h::i in a comment\n\

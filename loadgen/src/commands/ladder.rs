@@ -138,7 +138,7 @@ pub fn run_ladder(args: LadderArgs, command: Vec<String>) -> anyhow::Result<(Lad
     let interrupted = stop_requested();
     let mut invalid_reasons: Vec<String> = rungs
         .iter()
-        .filter(|r| r.name == "direct" && r.failed > 0)
+        .filter(|r| r.name.is_direct() && r.failed > 0)
         .map(|r| {
             format!(
                 "the direct target failed {} of {} streams at level {}: the baseline did not hold",
@@ -234,7 +234,7 @@ fn climb(target: &Target, plan: &Plan, n: usize) -> Result<Climb, String> {
     }))
 }
 
-fn rung(level: usize, name: &str, climb: Climb) -> Rung {
+fn rung(level: usize, name: &crate::results::role::Role, climb: Climb) -> Rung {
     let mut errors = BTreeMap::new();
     let mut ttft = Vec::new();
     let mut e2e = Vec::new();
@@ -260,7 +260,7 @@ fn rung(level: usize, name: &str, climb: Climb) -> Rung {
     let chunk_values: Vec<f64> = chunks.iter().map(|&c| c as f64).collect();
     Rung {
         level,
-        name: name.to_string(),
+        name: name.clone(),
         completed: e2e.len(),
         failed: climb.results.len() - e2e.len(),
         errors,
@@ -284,10 +284,10 @@ fn rung(level: usize, name: &str, climb: Climb) -> Rung {
 fn judge_delivery(rungs: &mut [Rung]) {
     let direct: BTreeMap<usize, (f64, f64)> = rungs
         .iter()
-        .filter(|r| r.name == "direct")
+        .filter(|r| r.name.is_direct())
         .map(|r| (r.level, (r.chunks_p50, r.spread_p50_us)))
         .collect();
-    for r in rungs.iter_mut().filter(|r| r.name != "direct") {
+    for r in rungs.iter_mut().filter(|r| !r.name.is_direct()) {
         let Some(&(chunks, spread)) = direct.get(&r.level) else {
             continue;
         };

@@ -5,6 +5,7 @@
 pub use crate::results::target::Named;
 
 use crate::generator::plan::PlanError;
+use crate::results::role::Role;
 use crate::wire::target::parse_target_via;
 use crate::wire::transport::Pin;
 
@@ -14,10 +15,6 @@ pub struct Disclosed<'a> {
     pub infos: &'a [String],
     pub recordings: &'a [String],
 }
-
-/// Parses and resolves the direct target and the gateways, attaching their disclosures.
-/// The name of the A/A control target (`--twin`).
-pub const TWIN: &str = "twin";
 
 /// Puts the twin (`--twin URL`, or by default the direct URL again, on its own connections;
 /// `none` for no twin) second in `targets`. Returns whether there is one.
@@ -35,17 +32,10 @@ pub fn with_twin(
     let Some((url, info)) = twin else {
         return Ok(false);
     };
-    if targets.iter().any(|t| t.name == TWIN) {
-        return Err(PlanError::Named(
-            "--gateway",
-            TWIN.to_string(),
-            "another name: 'twin' is the A/A control (--twin)",
-        ));
-    }
     targets.insert(
         1,
         Named {
-            name: TWIN.to_string(),
+            name: Role::Twin,
             target: parse_target_via(url, pins)?,
             info: Some(info.to_string()),
             recording: None,
@@ -76,7 +66,7 @@ pub fn named_targets(
         "--direct URL (the upstream called without a gateway)",
     ))?;
     let mut targets = vec![Named {
-        name: "direct".into(),
+        name: Role::Direct,
         target: parse_target_via(direct, pins)?,
         info: None,
         recording: None,
@@ -97,15 +87,20 @@ pub fn named_gateways(
     let mut targets: Vec<Named> = Vec::new();
     for text in gateways {
         let (name, url) = split_named("--gateway", text)?;
-        if name == "direct" || targets.iter().any(|t| t.name == name) {
-            return Err(PlanError::Named(
-                "--gateway",
-                text.clone(),
-                "each name once, and not 'direct'",
-            ));
+        let name = Role::from_name(name);
+        let refused = match &name {
+            Role::Twin => Some("another name: 'twin' is the A/A control (--twin)"),
+            Role::Direct => Some("each name once, and not 'direct'"),
+            Role::Gateway(_) if targets.iter().any(|t| t.name == name) => {
+                Some("each name once, and not 'direct'")
+            }
+            Role::Gateway(_) => None,
+        };
+        if let Some(why) = refused {
+            return Err(PlanError::Named("--gateway", text.clone(), why));
         }
         targets.push(Named {
-            name: name.to_string(),
+            name,
             target: parse_target_via(url, pins)?,
             info: None,
             recording: None,
@@ -138,7 +133,7 @@ fn gateway<'t>(
 ) -> Result<&'t mut Named, PlanError> {
     targets
         .iter_mut()
-        .find(|t| t.name == name)
+        .find(|t| t.name.as_str() == name)
         .ok_or_else(|| PlanError::Named(flag, text.to_string(), "the name of a --gateway"))
 }
 
@@ -165,7 +160,7 @@ fn split_named<'a>(flag: &'static str, text: &'a str) -> Result<(&'a str, &'a st
         && name
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
-    if !valid || name == "direct" || value.trim().is_empty() {
+    if !valid || name == Role::DIRECT || value.trim().is_empty() {
         return Err(err());
     }
     Ok((name, value.trim()))

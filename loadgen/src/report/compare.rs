@@ -19,7 +19,7 @@ pub fn summary_table(summaries: &[TargetSummary]) -> Table {
         "P99.9",
     ]);
     for s in summaries {
-        let mut row = vec![s.name.clone(), s.trials.to_string()];
+        let mut row = vec![s.name.to_string(), s.trials.to_string()];
         row.extend(published_cells(s));
         table.push(row);
     }
@@ -52,7 +52,7 @@ pub fn delta_table(deltas: &[PercentileDelta]) -> Table {
     ]);
     for d in deltas {
         table.push(vec![
-            d.gateway.clone(),
+            d.gateway.to_string(),
             d.percentile.clone(),
             d.per_trial_us.len().to_string(),
             d.added_us

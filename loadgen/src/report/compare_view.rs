@@ -87,7 +87,7 @@ pub fn method(view: &CompareView) -> String {
         let twin = view
             .targets
             .iter()
-            .find(|t| t.name == crate::engine::gateways::TWIN)
+            .find(|t| t.name.is_twin())
             .and_then(|t| t.info.clone())
             .unwrap_or_default();
         format!(

@@ -124,7 +124,7 @@ pub fn overhead_page(result: &OverheadResult) -> String {
             trial
                 .targets
                 .iter()
-                .filter(|x| x.name == target)
+                .filter(|x| x.name == *target)
                 .flat_map(|x| x.rounds_e2e_us.iter().flatten().copied())
                 .collect()
         },
@@ -295,7 +295,7 @@ pub(crate) fn compare_body(view: &super::compare_view::CompareView) -> String {
         .summary
         .iter()
         .map(|s| Series {
-            name: s.name.clone(),
+            name: s.name.to_string(),
             points: vec![
                 (nines(0.5), s.p50_us),
                 (nines(0.9), s.p90_us),
@@ -377,7 +377,7 @@ fn round_differences_html(result: &OverheadResult) -> String {
         axis,
         |trial, target| {
             let direct = trial.targets.first().map(|x| &x.rounds_e2e_us[..]);
-            let this = trial.targets.iter().find(|x| x.name == target);
+            let this = trial.targets.iter().find(|x| x.name == *target);
             let pairs = direct.zip(this.map(|x| &x.rounds_e2e_us[..]));
             pairs
                 .into_iter()
@@ -394,7 +394,7 @@ fn per_scenario_plots(
     result: &OverheadResult,
     title: &str,
     y: Axis,
-    values: impl Fn(&crate::results::overhead::Trial, &str) -> Vec<f64>,
+    values: impl Fn(&crate::results::overhead::Trial, &crate::results::role::Role) -> Vec<f64>,
 ) -> String {
     let mut scenarios = crate::results::overhead::scenarios(&result.trials);
     scenarios.sort_unstable();
@@ -407,7 +407,7 @@ fn per_scenario_plots(
                 .filter(|t| t.scenario == scenario)
                 .flat_map(|t| values(t, &target.name))
                 .collect();
-            percentile_series(&target.name, sample)
+            percentile_series(target.name.as_str(), sample)
         });
         out.push_str(&figure(
             LinePlot {
@@ -506,7 +506,7 @@ pub fn sweep_page(view: &super::sweep_view::SweepView) -> String {
             .targets
             .iter()
             .map(|t| Series {
-                name: t.name.clone(),
+                name: t.name.to_string(),
                 points: view
                     .levels
                     .iter()

@@ -22,7 +22,7 @@ pub fn rungs_table(rungs: &[Rung]) -> Table {
     for r in rungs {
         table.push(vec![
             r.level.to_string(),
-            r.name.clone(),
+            r.name.to_string(),
             r.completed.to_string(),
             r.failed.to_string(),
             micros(r.ttft_p50_us),

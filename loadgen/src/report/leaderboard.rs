@@ -12,7 +12,6 @@ use super::compare::published_cells;
 use super::compare_view::CompareView;
 use super::overhead::{micros, signed};
 use super::table::Table;
-use crate::engine::gateways::TWIN;
 use crate::results::compare::{PercentileDelta, TargetSummary};
 use crate::results::target::Named;
 
@@ -61,7 +60,7 @@ fn rows(views: &[(String, CompareView)]) -> Vec<Row<'_>> {
     let mut rows = Vec::new();
     for (_, view) in views {
         for summary in &view.summary {
-            if summary.name == "direct" || summary.name == TWIN {
+            if !summary.name.is_gateway() {
                 continue;
             }
             let delta = |p: &str| {
@@ -74,7 +73,10 @@ fn rows(views: &[(String, CompareView)]) -> Vec<Row<'_>> {
                 named: view.targets.iter().find(|t| t.name == summary.name),
                 p50: delta("p50"),
                 p99: delta("p99"),
-                resources: view.resources.iter().find(|r| r.name == summary.name),
+                resources: view
+                    .resources
+                    .iter()
+                    .find(|r| r.name == summary.name.as_str()),
             });
         }
     }
@@ -126,7 +128,7 @@ pub fn table(views: &[(String, CompareView)]) -> Table {
     ]);
     if let Some(direct) = views
         .first()
-        .and_then(|(_, v)| v.summary.iter().find(|s| s.name == "direct"))
+        .and_then(|(_, v)| v.summary.iter().find(|s| s.name.is_direct()))
     {
         let mut row = vec!["direct (no gateway)".to_string()];
         row.extend(published_cells(direct));
@@ -134,7 +136,7 @@ pub fn table(views: &[(String, CompareView)]) -> Table {
         table.push(row);
     }
     for r in rows(views) {
-        let mut row = vec![r.summary.name.clone()];
+        let mut row = vec![r.summary.name.to_string()];
         row.extend(published_cells(r.summary));
         row.push(added(r.p50));
         row.push(added(r.p99));
@@ -167,7 +169,7 @@ fn notes(views: &[(String, CompareView)]) -> Vec<String> {
             .to_string(),
     ];
     for (file, view) in views {
-        let direct = view.summary.iter().find(|s| s.name == "direct");
+        let direct = view.summary.iter().find(|s| s.name.is_direct());
         let plan = &view.envelope;
         notes.push(format!(
             "{file}: {} trial(s), started {}, direct P50 {} P99 {}{}",

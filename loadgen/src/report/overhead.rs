@@ -34,7 +34,7 @@ pub fn targets_table(result: &OverheadResult) -> Table {
     for trial in &result.trials {
         for t in &trial.targets {
             table.push(vec![
-                t.name.clone(),
+                t.name.to_string(),
                 trial.scenario.clone(),
                 trial.trial.to_string(),
                 t.calls.to_string(),
@@ -66,14 +66,14 @@ pub fn combined_table(result: &OverheadResult) -> Table {
     ]);
     for c in &result.combined {
         table.push(vec![
-            c.gateway.clone(),
+            c.gateway.to_string(),
             c.scenario.clone(),
             c.metric.clone(),
             c.trials.to_string(),
             signed(c.added_us.estimate),
             format!("[{}, {}]", signed(c.added_us.low), signed(c.added_us.high)),
             resolution(c.resolution_us),
-            if c.gateway == crate::engine::gateways::TWIN && result.plan.twin {
+            if c.gateway.is_twin() && result.plan.twin {
                 "-".to_string()
             } else {
                 format!("{:.3}", c.p_adjusted)
@@ -120,7 +120,7 @@ pub fn method(result: &OverheadResult) -> String {
         let twin = plan
             .targets
             .iter()
-            .find(|t| t.name == crate::engine::gateways::TWIN)
+            .find(|t| t.name.is_twin())
             .and_then(|t| t.info.clone())
             .unwrap_or_default();
         format!(
@@ -147,7 +147,7 @@ pub fn method(result: &OverheadResult) -> String {
         result
             .combined
             .iter()
-            .filter(|c| !(plan.twin && c.gateway == crate::engine::gateways::TWIN))
+            .filter(|c| !(plan.twin && c.gateway.is_twin()))
             .count()
     )
 }
@@ -173,7 +173,7 @@ pub fn delta_table(result: &OverheadResult) -> Table {
         for trial in &result.trials {
             for d in trial.deltas.iter().filter(|d| &d.gateway == gateway) {
                 table.push(vec![
-                    d.gateway.clone(),
+                    d.gateway.to_string(),
                     trial.scenario.clone(),
                     d.metric.clone(),
                     trial.trial.to_string(),
@@ -209,7 +209,7 @@ pub fn delta_csv(result: &OverheadResult) -> String {
     for trial in &result.trials {
         for d in &trial.deltas {
             table.push(vec![
-                d.gateway.clone(),
+                d.gateway.to_string(),
                 trial.scenario.clone(),
                 d.metric.clone(),
                 trial.trial.to_string(),

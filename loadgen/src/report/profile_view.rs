@@ -56,10 +56,14 @@ impl ProfileView {
 }
 
 /// A gateway's added latency at `percentile`, `+30 µs [+21, +39]`, or `-`.
-fn added(deltas: &[PercentileDelta], gateway: &str, percentile: &str) -> String {
+fn added(
+    deltas: &[PercentileDelta],
+    gateway: &crate::results::role::Role,
+    percentile: &str,
+) -> String {
     deltas
         .iter()
-        .find(|d| d.gateway == gateway && d.percentile == percentile)
+        .find(|d| d.gateway == *gateway && d.percentile == percentile)
         .and_then(|d| d.added_us)
         .map_or_else(
             || "-".into(),

@@ -38,7 +38,7 @@ pub fn levels_table(levels: &[Level]) -> Table {
             };
             table.push(vec![
                 level.level.to_string(),
-                s.name.clone(),
+                s.name.to_string(),
                 format!("{:.1}", s.throughput),
                 format!("{:.2}%", s.success_rate * 100.0),
                 micros(s.p50_us),

@@ -135,7 +135,7 @@ pub fn sweep_csv(view: &SweepView) -> String {
             };
             table.push(vec![
                 level.level.to_string(),
-                s.name.clone(),
+                s.name.to_string(),
                 s.requests.to_string(),
                 s.ok.to_string(),
                 format!("{:.3}", s.throughput),
@@ -177,7 +177,7 @@ pub fn ladder_csv(view: &LadderView) -> String {
     for r in &view.rungs {
         table.push(vec![
             r.level.to_string(),
-            r.name.clone(),
+            r.name.to_string(),
             r.completed.to_string(),
             r.failed.to_string(),
             format!("{:.1}", r.ttft_p50_us),

@@ -35,7 +35,7 @@ pub struct Step {
 /// One target's search and its answer.
 #[derive(Debug, Serialize)]
 pub struct TargetSearch {
-    pub name: String,
+    pub name: crate::results::role::Role,
     pub url: String,
     /// The highest rate that met the SLO (None: not even the lowest tried).
     pub capacity: Option<f64>,

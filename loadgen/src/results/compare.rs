@@ -45,7 +45,7 @@ pub struct CompareResult {
 pub struct TrialRun {
     /// From 1.
     pub trial: usize,
-    pub name: String,
+    pub name: crate::results::role::Role,
     pub run: TargetRun,
 }
 
@@ -65,7 +65,7 @@ pub struct TrialFigures {
 /// One target over all its trials: the seven-gateway table's row.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TargetSummary {
-    pub name: String,
+    pub name: crate::results::role::Role,
     pub trials: usize,
     pub requests: u64,
     pub ok: u64,
@@ -82,7 +82,7 @@ pub struct TargetSummary {
 /// What a gateway adds at one percentile.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PercentileDelta {
-    pub gateway: String,
+    pub gateway: crate::results::role::Role,
     pub percentile: String,
     /// gateway − direct for each trial, µs.
     pub per_trial_us: Vec<f64>,

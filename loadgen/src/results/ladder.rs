@@ -13,7 +13,7 @@ pub const SCHEMA: &str = "gatebench.loadgen.ladder/1";
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Rung {
     pub level: usize,
-    pub name: String,
+    pub name: crate::results::role::Role,
     pub completed: usize,
     pub failed: usize,
     pub errors: BTreeMap<String, u64>,

@@ -16,6 +16,7 @@ pub mod overhead;
 pub mod plan;
 pub mod profile;
 pub mod resources;
+pub mod role;
 pub mod run;
 pub mod series;
 pub mod sweep;

@@ -66,7 +66,7 @@ pub fn scenarios(trials: &[Trial]) -> Vec<&str> {
 /// One target in one trial.
 #[derive(Debug, Serialize, Deserialize)]
 pub struct TargetTrial {
-    pub name: String,
+    pub name: crate::results::role::Role,
     pub calls: usize,
     pub ok: usize,
     pub failed: usize,
@@ -115,7 +115,7 @@ impl Percentiles {
 /// What one gateway adds for one scenario and metric, across trials.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Combined {
-    pub gateway: String,
+    pub gateway: crate::results::role::Role,
     pub scenario: String,
     pub metric: String,
     /// Trials combined.
@@ -227,7 +227,7 @@ mod micros {
 /// The added latency of one gateway for one metric in one trial.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Delta {
-    pub gateway: String,
+    pub gateway: crate::results::role::Role,
     /// `e2e`, `ttft` (streams), `request_leg` or `response_leg` (`--attribute`).
     pub metric: String,
     /// Rounds where both the direct call and the gateway's succeeded.

@@ -28,7 +28,7 @@ pub struct Level {
 /// A gateway's added latency at the highest level whose baseline was not saturated.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Headline {
-    pub gateway: String,
+    pub gateway: crate::results::role::Role,
     pub level: f64,
     pub added_p50_us: f64,
     pub added_p99_us: f64,

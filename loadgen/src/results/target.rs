@@ -1,11 +1,13 @@
-//! The targets a result names: a target as resolved (`Target`), and a target with the name it
-//! is reported under and what the user disclosed about it (`Named`, `Recording`).
+//! The targets a result names: a target as resolved (`Target`), and a target with its role
+//! (which names it in reports) and what the user disclosed about it (`Named`, `Recording`).
 
 use std::fmt;
 use std::net::SocketAddr;
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
+
+use crate::results::role::Role;
 
 /// Where requests go: resolved once, so every connection goes to the same address.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -20,10 +22,10 @@ pub struct Target {
     pub tls: bool,
 }
 
-/// A target with the name it is reported under.
+/// A target with its role, which names it in reports.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Named {
-    pub name: String,
+    pub name: Role,
     #[serde(flatten)]
     pub target: Target,
     /// What the user disclosed about it (version, settings).

@@ -12,11 +12,11 @@
 use gatebench_shared::stats::median;
 use gatebench_shared::trials::{holm, AcrossTrials};
 
-use crate::engine::gateways::TWIN;
 use crate::engine::judge::{judge as judged, p_value, resolution_of};
 pub(crate) use crate::results::compare::{
     PercentileDelta, TargetSummary, TrialFigures, PERCENTILES,
 };
+use crate::results::role::Role;
 
 impl PercentileDelta {
     /// The verdict (computed for results written before verdicts were stored).
@@ -48,7 +48,7 @@ pub fn judge(deltas: &mut [PercentileDelta], twin: bool, min_effect_us: f64) {
     let control = |percentile: &str| -> Option<AcrossTrials> {
         deltas
             .iter()
-            .find(|d| twin && d.gateway == TWIN && d.percentile == percentile)?
+            .find(|d| twin && d.gateway.is_twin() && d.percentile == percentile)?
             .across()
     };
     let mut tested: Vec<(usize, f64)> = Vec::new();
@@ -56,7 +56,7 @@ pub fn judge(deltas: &mut [PercentileDelta], twin: bool, min_effect_us: f64) {
     for (i, d) in deltas.iter().enumerate() {
         let twin_row = control(&d.percentile);
         resolutions.push(resolution_of(twin_row.as_ref(), min_effect_us));
-        if twin && d.gateway == TWIN {
+        if twin && d.gateway.is_twin() {
             continue;
         }
         let Some(figure) = d.across() else { continue };
@@ -68,14 +68,14 @@ pub fn judge(deltas: &mut [PercentileDelta], twin: bool, min_effect_us: f64) {
     }
     for (d, resolution) in deltas.iter_mut().zip(resolutions) {
         d.resolution_us = resolution;
-        d.control = twin && d.gateway == TWIN;
+        d.control = twin && d.gateway.is_twin();
         d.verdict = String::new();
         d.verdict = d.verdict();
     }
 }
 
 /// Summaries per target, from each target's trials.
-pub fn summarise(name: &str, trials: &[TrialFigures]) -> TargetSummary {
+pub fn summarise(name: &Role, trials: &[TrialFigures]) -> TargetSummary {
     let requests = trials.iter().map(|t| t.requests).sum();
     let ok = trials.iter().map(|t| t.ok).sum();
     let mid = |i: usize| {
@@ -88,7 +88,7 @@ pub fn summarise(name: &str, trials: &[TrialFigures]) -> TargetSummary {
         .unwrap_or(f64::NAN)
     };
     TargetSummary {
-        name: name.to_string(),
+        name: name.clone(),
         trials: trials.len(),
         requests,
         ok,
@@ -107,7 +107,7 @@ pub fn summarise(name: &str, trials: &[TrialFigures]) -> TargetSummary {
 
 /// The deltas of `gateway` against `direct`, trial by trial (the shorter list decides).
 pub fn deltas(
-    gateway: &str,
+    gateway: &Role,
     direct: &[TrialFigures],
     theirs: &[TrialFigures],
 ) -> Vec<PercentileDelta> {
@@ -121,7 +121,7 @@ pub fn deltas(
                 .map(|(d, g)| g.percentiles_us[i] - d.percentiles_us[i])
                 .collect();
             PercentileDelta {
-                gateway: gateway.to_string(),
+                gateway: gateway.clone(),
                 percentile: name.to_string(),
                 // The same interval the twin's resolution is read from.
                 added_us: AcrossTrials::of_estimates(&per_trial).map(|a| a.interval(0.95)),
@@ -157,8 +157,8 @@ mod tests {
         let direct: Vec<TrialFigures> = (0..3).map(|_| trial(0.0)).collect();
         let twin: Vec<TrialFigures> = (0..3).map(|_| trial(0.0)).collect();
         let gateway: Vec<TrialFigures> = (0..3).map(|_| trial(effect)).collect();
-        let mut d = deltas(TWIN, &direct, &twin);
-        d.extend(deltas("gw", &direct, &gateway));
+        let mut d = deltas(&Role::Twin, &direct, &twin);
+        d.extend(deltas(&"gw".into(), &direct, &gateway));
         judge(&mut d, true, 0.0);
         d
     }
@@ -170,7 +170,7 @@ mod tests {
             .filter(|_| {
                 simulate(&mut rng, 0.0, 5.0)
                     .iter()
-                    .filter(|d| d.gateway == "gw")
+                    .filter(|d| d.gateway.as_str() == "gw")
                     .any(|d| !d.verdict.starts_with("within the resolution"))
             })
             .count();
@@ -186,7 +186,7 @@ mod tests {
                 let d = simulate(&mut rng, 50.0, 5.0);
                 let p50 = d
                     .iter()
-                    .find(|d| d.gateway == "gw" && d.percentile == "p50");
+                    .find(|d| d.gateway.as_str() == "gw" && d.percentile == "p50");
                 p50.unwrap().verdict == "adds latency"
             })
             .count();
@@ -201,7 +201,7 @@ mod tests {
             figures([111.0; 4]),
             figures([110.0; 4]),
         ];
-        let mut d = deltas("gw", &direct, &gateway);
+        let mut d = deltas(&"gw".into(), &direct, &gateway);
         judge(&mut d, false, 20.0);
         assert_eq!(d[0].resolution_us, 20.0);
         assert_eq!(d[0].verdict, "within the resolution (±20 µs)");
@@ -230,7 +230,7 @@ mod tests {
             figures([170.0, 280.0, 880.0, 1_100.0]),
             figures([160.0, 270.0, 520.0, 700.0]),
         ];
-        let mut d = deltas("gw", &direct, &gateway);
+        let mut d = deltas(&"gw".into(), &direct, &gateway);
         judge(&mut d, false, 0.0);
         assert_eq!(d[0].per_trial_us, [50.0, 50.0, 50.0]);
         let p50 = d[0].added_us.unwrap();
@@ -238,10 +238,10 @@ mod tests {
         assert_eq!(d[0].verdict(), "adds latency");
         // p99: +20, −20, +20 → mean 6.7, an interval around zero.
         assert_eq!(d[2].verdict(), "not distinguishable from direct");
-        let s = summarise("gw", &gateway);
+        let s = summarise(&"gw".into(), &gateway);
         assert_eq!((s.requests, s.ok, s.trials), (300, 297, 3));
         assert_eq!(s.p50_us, 160.0);
-        assert!(deltas("gw", &direct[..1], &gateway[..1])[0]
+        assert!(deltas(&"gw".into(), &direct[..1], &gateway[..1])[0]
             .added_us
             .is_none());
     }

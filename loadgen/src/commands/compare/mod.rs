@@ -19,6 +19,7 @@ use crate::engine::sampler::{ResourceReport, SampleSpec, Sampling};
 use crate::generator::plan::Plan;
 use crate::options::CompareArgs;
 use crate::options::COMPARE_TRIALS as DEFAULT_TRIALS;
+use crate::results::role::Role;
 use crate::results::run::TargetRun;
 
 use crate::engine::sampler::sample_specs;
@@ -254,9 +255,9 @@ pub(crate) fn analyse(
     twin: bool,
     min_effect_us: f64,
 ) -> (Vec<TargetSummary>, Vec<PercentileDelta>) {
-    let figures = |name: &str| -> Vec<TrialFigures> {
+    let figures = |name: &Role| -> Vec<TrialFigures> {
         runs.iter()
-            .filter(|r| r.name == name)
+            .filter(|r| r.name == *name)
             .map(|r| figures_of(&r.run))
             .collect()
     };
@@ -264,7 +265,7 @@ pub(crate) fn analyse(
         .iter()
         .map(|t| summarise(&t.name, &figures(&t.name)))
         .collect();
-    let direct = figures("direct");
+    let direct = figures(&Role::Direct);
     let mut deltas: Vec<PercentileDelta> = targets[1..]
         .iter()
         .flat_map(|t| deltas(&t.name, &direct, &figures(&t.name)))

@@ -43,7 +43,7 @@ fn value(call: &Call, metric: &str) -> Option<f64> {
 
 /// Deltas of every gateway (targets after the first) against the direct target (the first).
 pub fn deltas(
-    names: &[String],
+    names: &[crate::results::role::Role],
     targets: &[TargetCalls],
     stream: bool,
     resamples: usize,
@@ -90,6 +90,7 @@ pub fn deltas(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::results::role::Role;
 
     fn calls(values: impl IntoIterator<Item = Option<f64>>) -> TargetCalls {
         TargetCalls {
@@ -119,7 +120,7 @@ mod tests {
             .enumerate()
             .map(|(i, d)| d + 500.0 + (i % 5) as f64 - 2.0)
             .collect();
-        let names = ["direct".to_string(), "gw".to_string()];
+        let names = [Role::Direct, "gw".into()];
         let targets = [
             calls(direct.iter().copied().map(Some)),
             calls(gateway.iter().copied().map(Some)),
@@ -145,7 +146,7 @@ mod tests {
             .enumerate()
             .map(|(i, v)| v.map(|v| v + if i % 2 == 0 { 3.0 } else { -3.0 }))
             .collect();
-        let names = ["direct".to_string(), "twin".to_string()];
+        let names = [Role::Direct, Role::Twin];
         let d = deltas(&names, &[calls(direct), calls(twin)], false, 2_000, 0.95, 1);
         assert_eq!(d.len(), 1);
         assert_eq!(d[0].pairs, 99);

@@ -83,7 +83,8 @@ fn summarise(
     request: &crate::wire::target::RequestSpec,
     calls: Vec<rounds::TargetCalls>,
 ) -> Trial {
-    let names: Vec<String> = plan.targets.iter().map(|t| t.name.clone()).collect();
+    let names: Vec<crate::results::role::Role> =
+        plan.targets.iter().map(|t| t.name.clone()).collect();
     let seed = plan.seed ^ ((trial as u64) << 32) ^ u64::from(request.stream);
     let deltas = deltas(
         &names,
@@ -135,7 +136,7 @@ fn judge(plan: &OverheadPlan, trials: &[Trial], interrupted: bool) -> Vec<String
 }
 
 impl TargetTrial {
-    pub fn new(name: &str, calls: TargetCalls, stream: bool) -> TargetTrial {
+    pub fn new(name: &crate::results::role::Role, calls: TargetCalls, stream: bool) -> TargetTrial {
         let ok = calls.calls.iter().flatten().count();
         let e2e: Vec<Option<f64>> = calls.calls.iter().map(|c| c.map(|c| c.e2e_us)).collect();
         let ttft: Vec<Option<f64>> = calls
@@ -153,7 +154,7 @@ impl TargetTrial {
             column.iter().any(Option::is_some).then_some(column)
         };
         TargetTrial {
-            name: name.to_string(),
+            name: name.clone(),
             calls: calls.calls.len(),
             ok,
             failed: calls.calls.len() - ok,

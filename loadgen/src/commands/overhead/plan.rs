@@ -12,9 +12,6 @@ pub(crate) type OverheadPlan =
 use crate::wire::target::request_spec;
 
 /// Most rounds, trials and resamples accepted (bounds memory and time).
-/// The name of the A/A control target.
-pub use crate::engine::gateways::TWIN;
-
 const MAX_ROUNDS: usize = 1_000_000;
 const MAX_TRIALS: usize = 1_000;
 const MAX_RESAMPLES: usize = 1_000_000;

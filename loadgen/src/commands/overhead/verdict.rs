@@ -17,25 +17,26 @@
 use gatebench_shared::stats::Interval;
 use gatebench_shared::trials::{holm, AcrossTrials};
 
-use super::plan::{OverheadPlan, TWIN};
+use super::plan::OverheadPlan;
 use crate::engine::judge::ALPHA;
 use crate::engine::judge::{judge, p_value, resolution_of};
 use crate::results::overhead::{scenarios, Trial};
 use crate::results::overhead::{Between, Combined};
+use crate::results::role::Role;
 
 /// The combined verdicts of every target after direct (the twin's row is the control).
 pub fn combine(plan: &OverheadPlan, trials: &[Trial]) -> Vec<Combined> {
     let mut rows = Vec::new();
     for scenario in scenarios(trials) {
-        let of = |gateway: &str, metric: &str| figure(trials, scenario, gateway, metric);
+        let of = |gateway: &Role, metric: &str| figure(trials, scenario, gateway, metric);
         for metric in metrics_of(trials, scenario) {
-            let control = plan.twin.then(|| of(TWIN, metric)).flatten();
+            let control = plan.twin.then(|| of(&Role::Twin, metric)).flatten();
             let resolution = resolution_of(control.as_ref(), plan.min_effect_us);
             for target in plan.targets.iter().skip(1) {
                 let Some(figure) = of(&target.name, metric) else {
                     continue;
                 };
-                let is_twin = plan.twin && target.name == TWIN;
+                let is_twin = plan.twin && target.name.is_twin();
                 let p_value = if is_twin {
                     1.0
                 } else {
@@ -56,25 +57,25 @@ pub fn combine(plan: &OverheadPlan, trials: &[Trial]) -> Vec<Combined> {
         }
     }
     let judged: Vec<usize> = (0..rows.len())
-        .filter(|&i| !(plan.twin && rows[i].gateway == TWIN))
+        .filter(|&i| !(plan.twin && rows[i].gateway.is_twin()))
         .collect();
     let adjusted = holm(&judged.iter().map(|&i| rows[i].p_value).collect::<Vec<_>>());
     for (&i, p) in judged.iter().zip(adjusted) {
         rows[i].p_adjusted = p;
     }
     for row in &mut rows {
-        row.verdict = verdict(row, plan.twin && row.gateway == TWIN);
+        row.verdict = verdict(row, plan.twin && row.gateway.is_twin());
     }
     rows
 }
 
 /// One target's figure across the trials of one scenario and metric.
-fn figure(trials: &[Trial], scenario: &str, gateway: &str, metric: &str) -> Option<AcrossTrials> {
+fn figure(trials: &[Trial], scenario: &str, gateway: &Role, metric: &str) -> Option<AcrossTrials> {
     let per_trial: Vec<Interval> = trials
         .iter()
         .filter(|t| t.scenario == scenario)
         .flat_map(|t| &t.deltas)
-        .filter(|d| d.gateway == gateway && d.metric == metric)
+        .filter(|d| d.gateway == *gateway && d.metric == metric)
         .map(|d| d.added_us)
         .collect();
     AcrossTrials::of(&per_trial)
@@ -98,12 +99,12 @@ fn metrics_of<'a>(trials: &'a [Trial], scenario: &str) -> Vec<&'a str> {
 /// Every pair of gateways (the twin left out) against each other: "slower", "faster", or not
 /// told apart, Holm-adjusted over the pairs as their own family.
 pub fn between(plan: &OverheadPlan, trials: &[Trial]) -> Vec<Between> {
-    let gateways: Vec<&str> = plan
+    let gateways: Vec<&Role> = plan
         .targets
         .iter()
         .skip(1)
-        .map(|t| t.name.as_str())
-        .filter(|name| !(plan.twin && *name == TWIN))
+        .map(|t| &t.name)
+        .filter(|name| !(plan.twin && name.is_twin()))
         .collect();
     let mut rows = Vec::new();
     for scenario in scenarios(trials) {
@@ -208,7 +209,10 @@ mod tests {
                     scenario: "chat".into(),
                     stream: false,
                     targets: Vec::new(),
-                    deltas: vec![delta(TWIN, draw(0.0), 1.0), delta("gw", draw(effect), 1.0)],
+                    deltas: vec![
+                        delta(Role::TWIN, draw(0.0), 1.0),
+                        delta("gw", draw(effect), 1.0),
+                    ],
                 }
             })
             .collect()
@@ -221,7 +225,7 @@ mod tests {
         let called = (0..200)
             .filter(|_| {
                 let rows = combine(&plan, &simulate(&mut rng, 0.0, 5.0));
-                let gw = rows.iter().find(|r| r.gateway == "gw").unwrap();
+                let gw = rows.iter().find(|r| r.gateway.as_str() == "gw").unwrap();
                 !gw.verdict.starts_with("within the resolution")
             })
             .count();
@@ -237,7 +241,7 @@ mod tests {
         let found = (0..200)
             .filter(|_| {
                 let rows = combine(&plan, &simulate(&mut rng, 50.0, 5.0));
-                let gw = rows.iter().find(|r| r.gateway == "gw").unwrap();
+                let gw = rows.iter().find(|r| r.gateway.as_str() == "gw").unwrap();
                 estimates.push(gw.added_us.estimate);
                 gw.verdict == "adds latency"
             })
@@ -258,7 +262,7 @@ mod tests {
                 scenario: "chat".into(),
                 stream: false,
                 targets: Vec::new(),
-                deltas: vec![delta(TWIN, twin, 1.0), delta("gw", gw, 1.0)],
+                deltas: vec![delta(Role::TWIN, twin, 1.0), delta("gw", gw, 1.0)],
             })
             .collect();
         let rows = combine(&plan, &trials);
@@ -282,7 +286,7 @@ mod tests {
                 stream: false,
                 targets: Vec::new(),
                 deltas: vec![
-                    delta(TWIN, 0.0, 1.0),
+                    delta(Role::TWIN, 0.0, 1.0),
                     delta("a", a, 1.0),
                     delta("b", b, 1.0),
                     delta("c", c, 1.0),

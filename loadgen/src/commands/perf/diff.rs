@@ -131,7 +131,7 @@ fn latency_table(sides: [&Side; 2]) -> Option<Table> {
                 row.extend(std::iter::repeat_n("-".to_string(), 6));
             }
             Some(view) => {
-                row.push(view.profile.gateway.clone());
+                row.push(view.profile.gateway.to_string());
                 row.push(side.folded.total().to_string());
                 row.extend(view.latency_cells());
             }

@@ -23,13 +23,14 @@ use std::path::{Path, PathBuf};
 
 use crate::commands::compare::analysis;
 use crate::commands::compare::{figures_of, run_trials_watched, Ran};
-use crate::engine::gateways::{reach, Named, TWIN};
+use crate::engine::gateways::{reach, Named};
 use crate::engine::run::{stop_flag, SetupError, EXIT_FAILED, EXIT_OK};
 use crate::engine::sampler::Sampling;
 use crate::options::{CallGraph, ProfileArgs};
 use crate::report::flame;
 use crate::results::compare::{CompareResult, TrialRun};
 use crate::results::compare::{PercentileDelta, TrialFigures};
+use crate::results::role::Role;
 
 use crate::results::profile::{Profile, ProfileResult, SAMPLED, SCHEMA};
 use fold::Folded;
@@ -151,15 +152,15 @@ pub fn run_profile(args: ProfileArgs, command: Vec<String>) -> anyhow::Result<(P
 }
 
 fn empty_profile(
-    gateway: &str,
-    sampled: &str,
+    gateway: &Role,
+    sampled: &Role,
     pid: u32,
     frequency: u32,
     call_graph: CallGraph,
 ) -> Profile {
     Profile {
-        gateway: gateway.to_string(),
-        sampled_target: sampled.to_string(),
+        gateway: gateway.clone(),
+        sampled_target: sampled.clone(),
         pid,
         processes: Vec::new(),
         perf: None,
@@ -238,13 +239,13 @@ fn analyse(
     Vec<PercentileDelta>,
     Vec<PercentileDelta>,
 ) {
-    let figures = |name: &str| -> Vec<TrialFigures> {
+    let figures = |name: &Role| -> Vec<TrialFigures> {
         runs.iter()
-            .filter(|r| r.name == name)
+            .filter(|r| r.name == *name)
             .map(|r| figures_of(&r.run))
             .collect()
     };
-    let direct = targets.first().filter(|t| t.name == "direct").is_some();
+    let direct = targets.first().is_some_and(|t| t.name.is_direct());
     let (summary, deltas) = if direct {
         crate::commands::compare::analyse(targets, runs, twin, min_effect_us)
     } else {
@@ -259,11 +260,15 @@ fn analyse(
         return (summary, deltas, cost);
     };
     let (sampled, unsampled) = (&sampled.name, &unsampled.name);
-    if !sampled.ends_with(SAMPLED) {
+    if !sampled.as_str().ends_with(SAMPLED) {
         return (summary, deltas, cost);
     }
     if twin {
-        cost.extend(analysis::deltas(TWIN, &figures("direct"), &figures(TWIN)));
+        cost.extend(analysis::deltas(
+            &Role::Twin,
+            &figures(&Role::Direct),
+            &figures(&Role::Twin),
+        ));
     }
     cost.extend(analysis::deltas(
         sampled,
@@ -271,6 +276,6 @@ fn analyse(
         &figures(sampled),
     ));
     analysis::judge(&mut cost, twin, min_effect_us);
-    cost.retain(|d| d.gateway != TWIN);
+    cost.retain(|d| !d.gateway.is_twin());
     (summary, deltas, cost)
 }

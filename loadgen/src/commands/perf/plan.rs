@@ -10,6 +10,7 @@ use crate::engine::run::SetupError;
 use crate::engine::sampler::{SampleSpec, Source};
 use crate::generator::plan::{Plan, PlanError};
 use crate::options::{CallGraph, ProfileArgs, PROFILE_FREQUENCY, PROFILE_TRIALS};
+use crate::results::role::Role;
 
 use super::SAMPLED;
 
@@ -19,7 +20,7 @@ pub struct ProfilePlan {
     pub args: ProfileArgs,
     pub comparison: Comparison,
     pub plan: Plan,
-    pub gateway: String,
+    pub gateway: Role,
     pub pid: u32,
     pub frequency: u32,
     pub call_graph: CallGraph,
@@ -87,12 +88,12 @@ impl ProfilePlan {
             )?,
         };
         let mut sampled = named[named.len() - 1].clone();
-        sampled.name = format!("{}{SAMPLED}", sampled.name);
+        sampled.name = Role::Gateway(format!("{}{SAMPLED}", sampled.name));
         named.push(sampled);
         let mut samples = crate::engine::sampler::sample_specs(&c.sample)?;
         if samples.is_empty() {
             samples.push(SampleSpec {
-                name: gateway.clone(),
+                name: gateway.as_str().to_string(),
                 source: Source::Pid(pid),
             });
         }

@@ -23,10 +23,14 @@ const SATURATION: f64 = 2.0;
 
 impl Level {
     /// The delta of `gateway` at `percentile` (`p50`, `p99`, ...), if that gateway was measured.
-    pub fn delta(&self, gateway: &str, percentile: &str) -> Option<&PercentileDelta> {
+    pub fn delta(
+        &self,
+        gateway: &crate::results::role::Role,
+        percentile: &str,
+    ) -> Option<&PercentileDelta> {
         self.deltas
             .iter()
-            .find(|d| d.gateway == gateway && d.percentile == percentile)
+            .find(|d| d.gateway == *gateway && d.percentile == percentile)
     }
 }
 
@@ -226,7 +230,7 @@ fn headline(targets: &[Named], levels: &[Level]) -> Vec<Headline> {
     let Some(level) = levels.iter().rev().find(|l| !l.baseline_saturated) else {
         return Vec::new();
     };
-    let added = |gateway: &str, percentile: &str| {
+    let added = |gateway: &crate::results::role::Role, percentile: &str| {
         level.delta(gateway, percentile).map_or(f64::NAN, |d| {
             d.added_us.map_or_else(
                 || d.per_trial_us.first().copied().unwrap_or(f64::NAN),
