@@ -114,7 +114,7 @@ fn profile_command(args: crate::options::ProfileArgs, command: Vec<String>) -> a
         return Ok(crate::engine::run::EXIT_OK);
     }
     let (result, code) = crate::commands::perf::run_profile(args, command)?;
-    let report = crate::report::profile_view::terminal(&result);
+    let report = crate::report::profile::terminal(&result);
     written(&result, result.compare.plan.out.as_deref(), &report, code)
 }
 

@@ -128,6 +128,7 @@ pub fn run(args: RunArgs, command: Vec<String>) -> anyhow::Result<(RunResult, u8
         mock: mock_config,
         runs,
         valid,
+        shards: None,
     };
     drop(mock);
     let code = judge(&result, &plan);

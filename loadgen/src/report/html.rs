@@ -6,9 +6,10 @@ use gatebench_shared::stats::quantile_of_sorted;
 use crate::results::overhead::OverheadResult;
 
 use super::overhead::{between_table, combined_table, delta_table, method, targets_table};
-use super::run_view::{runs_table, RunView};
+use super::run::{runs_table, shards_intro, shards_table};
 use super::svg::{escape, interval_plot, Axis, IntervalRow, LinePlot, Series};
 use super::table::Table;
+use crate::results::run::{RunResult, SecondSummary, TargetRun};
 
 const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#222}\
 table{border-collapse:collapse;margin:1em 0;font-size:13px}td,th{border:1px solid #ccc;padding:3px 8px}\
@@ -139,7 +140,7 @@ pub fn overhead_page(result: &OverheadResult) -> String {
 
 /// The page of a `loadgen run` result: latency by percentile per run, the per-second timeline,
 /// and the table.
-pub fn run_page(view: &RunView) -> String {
+pub fn run_page(view: &RunResult) -> String {
     let mut body = format!(
         "<p class=\"meta\">{} on {}; gatebench {}, <code>{}</code>. Response times are corrected for coordinated omission. Verdict: <b>{}</b>.</p>",
         escape(&view.envelope.started_at),
@@ -149,22 +150,19 @@ pub fn run_page(view: &RunView) -> String {
         if view.valid { "valid" } else { "invalid" }
     );
     body.push_str(&table_html(&runs_table(view)));
-    for (title, table) in super::run_view::groups_tables(view) {
+    for (title, table) in super::run::groups_tables(view) {
         body.push_str(&format!("<h2>{}</h2>", escape(&title)));
         body.push_str(&table_html(&table));
     }
     if let Some(shards) = &view.shards {
         body.push_str("<h2>Shards</h2>");
-        body.push_str(&format!(
-            "<p>{}</p>",
-            escape(&super::run_view::shards_intro(shards))
-        ));
-        body.push_str(&table_html(&super::run_view::shards_table(shards)));
+        body.push_str(&format!("<p>{}</p>", escape(&shards_intro(shards))));
+        body.push_str(&table_html(&shards_table(shards)));
         for note in &shards.notes {
             body.push_str(&format!("<p class=\"meta\">{}</p>", escape(note)));
         }
     }
-    let label = |r: &super::run_view::RunRow| format!("{} {}", r.target.url, r.scenario);
+    let label = |r: &TargetRun| format!("{} {}", r.target.url, r.scenario);
     let series = view
         .runs
         .iter()
@@ -172,7 +170,7 @@ pub fn run_page(view: &RunView) -> String {
             let m = r.metrics.get("response_time")?;
             let points = [(0.5, m.p50), (0.9, m.p90), (0.99, m.p99), (0.999, m.p999)]
                 .iter()
-                .map(|&(p, v)| (nines(p), v))
+                .map(|&(p, v)| (nines(p), v as f64))
                 .collect();
             Some(Series {
                 name: label(r),
@@ -193,10 +191,10 @@ pub fn run_page(view: &RunView) -> String {
     ));
     body.push_str("<h2>Timeline</h2>");
     for run in &view.runs {
-        let pick = |f: fn(&super::run_view::SecondView) -> f64| {
+        let pick = |f: fn(&SecondSummary) -> u64| {
             run.timeline
                 .iter()
-                .map(|s| (s.second as f64, f(s)))
+                .map(|s| (s.second as f64, f(s) as f64))
                 .collect::<Vec<_>>()
         };
         // Each stage of a ramp starts at a dashed line (seconds of the measured window); a
@@ -206,8 +204,9 @@ pub fn run_page(view: &RunView) -> String {
             .stages
             .iter()
             .filter_map(|g| {
-                let (start, from, to) = (g.start_s?, g.from_rate?, g.to_rate?);
-                (g.end_s? > start).then_some(())?;
+                let stage = g.stage?;
+                let (start, from, to) = (stage.start_s, stage.from_rate, stage.to_rate);
+                (stage.end_s > start).then_some(())?;
                 Some((
                     start - warmup_s,
                     format!("stage {}: {from:.0}→{to:.0}/s", g.name),
@@ -243,12 +242,12 @@ pub fn run_page(view: &RunView) -> String {
 
 /// The page of a `loadgen compare` result: the seven-gateway table, added latency per percentile
 /// with its interval, latency by percentile per target, and the first trial's timeline.
-pub fn compare_page(view: &super::compare_view::CompareView) -> String {
+pub fn compare_page(view: &crate::results::compare::CompareResult) -> String {
     page("Gateway comparison under load", &compare_body(view))
 }
 
 /// The body of [`compare_page`]: also the latency half of a profile's page.
-pub(crate) fn compare_body(view: &super::compare_view::CompareView) -> String {
+pub(crate) fn compare_body(view: &crate::results::compare::CompareResult) -> String {
     use super::compare::{delta_table, summary_table};
     let mut body = format!(
         "<p class=\"meta\">{} alternating trial(s) per target; {} on {}; gatebench {}, <code>{}</code>. Response times are corrected for coordinated omission. Verdict: <b>{}</b>.</p>",
@@ -263,10 +262,7 @@ pub(crate) fn compare_body(view: &super::compare_view::CompareView) -> String {
             escape(&format!("invalid: {}", view.invalid_reasons.join("; ")))
         }
     );
-    body.push_str(&format!(
-        "<p>{}</p>",
-        escape(&super::compare_view::method(view))
-    ));
+    body.push_str(&format!("<p>{}</p>", escape(&super::compare::method(view))));
     body.push_str(&table_html(&summary_table(&view.summary)));
     let rows: Vec<IntervalRow> = view
         .deltas
@@ -325,7 +321,7 @@ pub(crate) fn compare_body(view: &super::compare_view::CompareView) -> String {
                 .run
                 .timeline
                 .iter()
-                .map(|s| (s.second as f64, s.response_time_p99_us))
+                .map(|s| (s.second as f64, s.response_time_p99_us as f64))
                 .collect(),
         })
         .collect();

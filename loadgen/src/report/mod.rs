@@ -3,7 +3,6 @@
 
 pub mod capacity_view;
 pub mod compare;
-pub mod compare_view;
 pub mod flame;
 pub mod hgrm;
 pub mod hlog;
@@ -13,10 +12,10 @@ pub mod leaderboard;
 pub mod merge;
 pub mod output;
 pub mod overhead;
-pub mod profile_view;
+pub mod profile;
 pub mod render;
 pub mod resources;
-pub mod run_view;
+pub mod run;
 pub mod svg;
 pub mod sweep;
 pub mod sweep_view;

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 pub const SCHEMA: &str = "gatebench.loadgen.compare/1";
 
 /// The versioned JSON result of `loadgen compare`.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct CompareResult {
     /// Format, build, command line, start, host, open-file limit.
     #[serde(flatten)]
@@ -21,27 +21,34 @@ pub struct CompareResult {
     pub plan: PlanRecord,
     pub targets: Vec<Named>,
     /// True when the second target is the twin (`--twin`), the A/A control.
+    #[serde(default)]
     pub twin: bool,
     /// `--min-effect`, µs (0 when not given).
+    #[serde(default)]
     pub min_effect_us: f64,
     /// The direct target's configuration (TOML) when it is a gatebench mock.
+    #[serde(default)]
     pub mock: Option<String>,
     pub trials: usize,
     /// The pause before each trial after the first (--settle), µs.
+    #[serde(default)]
     pub settle_us: u64,
     /// Every trial of every target, in the order they ran.
     pub runs: Vec<TrialRun>,
     pub summary: Vec<TargetSummary>,
     pub deltas: Vec<PercentileDelta>,
     /// Processes sampled with --sample-pid: idle before the load, mean and peak under it.
+    #[serde(default)]
     pub resources: Vec<ResourceReport>,
     pub valid: bool,
+    #[serde(default)]
     pub invalid_reasons: Vec<String>,
+    #[serde(default)]
     pub interrupted: bool,
 }
 
 /// One trial of one target.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct TrialRun {
     /// From 1.
     pub trial: usize,

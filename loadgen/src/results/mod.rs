@@ -19,6 +19,7 @@ pub mod resources;
 pub mod role;
 pub mod run;
 pub mod series;
+pub mod shards;
 pub mod sweep;
 pub mod target;
 pub mod validity;

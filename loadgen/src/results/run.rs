@@ -18,6 +18,7 @@ pub use crate::results::validity::{
 
 use crate::results::plan::PlanRecord;
 use crate::results::series::Series;
+use crate::results::shards::Shards;
 use crate::results::target::Target;
 
 /// Identifies the result format; bumped when a field changes meaning or goes away.
@@ -37,6 +38,9 @@ pub struct RunResult {
     pub runs: Vec<TargetRun>,
     /// True when every run is valid.
     pub valid: bool,
+    /// In a merged result (`loadgen merge`): the shards it was added from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shards: Option<Shards>,
 }
 
 /// How a run's connections were opened. Connections opened ahead of the start are counted
@@ -57,7 +61,7 @@ pub struct ConnectFacts {
     /// When a body's bytes are timed: `socket_read` (HTTP/1.1: as they come off the socket)
     /// or `frame_delivered` (HTTP/2: when the connection's task hands their frame to the
     /// request's, a few µs later on a busy core).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub body_timed_at: String,
 }
 

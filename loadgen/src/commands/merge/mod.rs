@@ -67,12 +67,10 @@ pub fn merge_results(
 ) -> anyhow::Result<Merged> {
     let shards = check::shards(shards, partial)?;
     let merged = runs::merged_result(&shards, command)?;
-    let valid = merged["valid"].as_bool().unwrap_or(false);
-    let report = crate::report::merge::markdown(&merged)?;
     Ok(Merged {
         output: serde_json::to_string_pretty(&merged)? + "\n",
-        report,
-        valid,
+        report: crate::report::merge::markdown(&merged),
+        valid: merged.valid,
     })
 }
 
