@@ -1,6 +1,7 @@
 //! A `loadgen compare` result (schema `gatebench.loadgen.compare/1`) as tables, the terminal
 //! report, CSV and Markdown.
 
+use super::disclosure::Disclosure;
 use super::overhead::{micros, resolution, signed};
 use super::table::Table;
 use crate::results::compare::CompareResult;
@@ -201,34 +202,14 @@ pub fn markdown(view: &CompareResult) -> String {
         out.push_str("\n## Sampled processes (`--sample-pid`)\n\n");
         out.push_str(&crate::report::resources::table(&view.resources).to_markdown());
     }
-    out.push_str(&format!(
-        "\n## Disclosure\n\n- Host: {}\n",
-        crate::engine::disclose::host_line(&view.envelope.host, view.envelope.open_files.as_ref())
-    ));
-    for t in &view.targets {
-        out.push_str(&format!(
-            "- `{}`: {} → {}{}\n",
-            t.name,
-            t.target.url,
-            t.target.resolved,
-            t.disclosure()
-                .map(|i| format!(" ({i})"))
-                .unwrap_or_default()
-        ));
-    }
-    out.push_str(&format!(
-        "- gatebench {}, started {}\n- Command: `{}`\n- Verdict: {}\n",
-        view.envelope.gatebench_version,
-        view.envelope.started_at,
-        crate::engine::disclose::shell_line(&view.envelope.command),
-        if view.valid {
-            "valid".to_string()
-        } else {
-            format!("invalid ({})", view.invalid_reasons.join("; "))
+    out.push_str(
+        &Disclosure {
+            targets: &view.targets,
+            verdict: Some((view.valid, &view.invalid_reasons)),
+            mock: view.mock.as_deref(),
+            ..Disclosure::of(&view.envelope)
         }
-    ));
-    out.push_str(&crate::engine::disclose::mock_markdown(
-        view.mock.as_deref(),
-    ));
+        .markdown(),
+    );
     out
 }

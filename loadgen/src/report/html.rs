@@ -80,9 +80,9 @@ pub fn overhead_page(result: &OverheadResult) -> String {
         result.plan.warmup_rounds,
         result.plan.seed,
         escape(&result.envelope.started_at),
-        escape(&crate::engine::disclose::host_line(&result.envelope.host, result.envelope.open_files.as_ref())),
+        escape(&crate::report::disclosure::host_line(&result.envelope.host, result.envelope.open_files.as_ref())),
         escape(&result.envelope.gatebench_version),
-        escape(&crate::engine::disclose::shell_line(&result.envelope.command)),
+        escape(&crate::report::disclosure::shell_line(&result.envelope.command)),
         if result.valid {
             "valid".to_string()
         } else {
@@ -144,9 +144,9 @@ pub fn run_page(view: &RunResult) -> String {
     let mut body = format!(
         "<p class=\"meta\">{} on {}; gatebench {}, <code>{}</code>. Response times are corrected for coordinated omission. Verdict: <b>{}</b>.</p>",
         escape(&view.envelope.started_at),
-        escape(&crate::engine::disclose::host_line(&view.envelope.host, view.envelope.open_files.as_ref())),
+        escape(&crate::report::disclosure::host_line(&view.envelope.host, view.envelope.open_files.as_ref())),
         escape(&view.envelope.gatebench_version),
-        escape(&crate::engine::disclose::shell_line(&view.envelope.command)),
+        escape(&crate::report::disclosure::shell_line(&view.envelope.command)),
         if view.valid { "valid" } else { "invalid" }
     );
     body.push_str(&table_html(&runs_table(view)));
@@ -253,9 +253,9 @@ pub(crate) fn compare_body(view: &crate::results::compare::CompareResult) -> Str
         "<p class=\"meta\">{} alternating trial(s) per target; {} on {}; gatebench {}, <code>{}</code>. Response times are corrected for coordinated omission. Verdict: <b>{}</b>.</p>",
         view.trials,
         escape(&view.envelope.started_at),
-        escape(&crate::engine::disclose::host_line(&view.envelope.host, view.envelope.open_files.as_ref())),
+        escape(&crate::report::disclosure::host_line(&view.envelope.host, view.envelope.open_files.as_ref())),
         escape(&view.envelope.gatebench_version),
-        escape(&crate::engine::disclose::shell_line(&view.envelope.command)),
+        escape(&crate::report::disclosure::shell_line(&view.envelope.command)),
         if view.valid {
             "valid".to_string()
         } else {
@@ -466,27 +466,27 @@ fn upstream_html(mock: Option<&str>) -> String {
     }
 }
 
-fn meta(d: &super::sweep_view::Disclosure) -> String {
+fn meta(envelope: &crate::results::envelope::Envelope, valid: bool, reasons: &[String]) -> String {
     format!(
         "<p class=\"meta\">{} on {}; gatebench {}, <code>{}</code>. Verdict: <b>{}</b>.</p>",
-        escape(&d.envelope.started_at),
-        escape(&crate::engine::disclose::host_line(
-            &d.envelope.host,
-            d.envelope.open_files.as_ref()
+        escape(&envelope.started_at),
+        escape(&crate::report::disclosure::host_line(
+            &envelope.host,
+            envelope.open_files.as_ref()
         )),
-        escape(&d.envelope.gatebench_version),
-        escape(&crate::engine::disclose::shell_line(&d.envelope.command)),
-        if d.valid {
+        escape(&envelope.gatebench_version),
+        escape(&crate::report::disclosure::shell_line(&envelope.command)),
+        if valid {
             "valid".to_string()
         } else {
-            escape(&format!("invalid: {}", d.invalid_reasons.join("; ")))
+            escape(&format!("invalid: {}", reasons.join("; ")))
         }
     )
 }
 
 /// The page of a `loadgen sweep` result: the sweep curves and the levels table.
-pub fn sweep_page(view: &super::sweep_view::SweepView) -> String {
-    let mut body = meta(&view.disclosure);
+pub fn sweep_page(view: &crate::results::sweep::SweepResult) -> String {
+    let mut body = meta(&view.envelope, view.valid, &view.invalid_reasons);
     let log_levels = view.level_kind == crate::options::LevelKind::Concurrency;
     let level_axis = Axis {
         label: format!("{} (log scale)", view.level_kind),
@@ -498,8 +498,7 @@ pub fn sweep_page(view: &super::sweep_view::SweepView) -> String {
             .collect(),
     };
     let per_target = |pick: fn(&crate::results::compare::TargetSummary) -> f64| {
-        view.disclosure
-            .targets
+        view.targets
             .iter()
             .map(|t| Series {
                 name: t.name.to_string(),
@@ -547,14 +546,14 @@ pub fn sweep_page(view: &super::sweep_view::SweepView) -> String {
         "<pre>{}</pre>",
         escape(super::sweep::headline_text(&view.headline).trim())
     ));
-    body.push_str(&resources_html(&view.disclosure.resources));
-    body.push_str(&upstream_html(view.disclosure.mock.as_deref()));
+    body.push_str(&resources_html(&view.resources));
+    body.push_str(&upstream_html(view.mock.as_deref()));
     page("Load sweep", &body)
 }
 
 /// The page of a `loadgen ladder` result: TTFT and completions by level, and the table.
-pub fn ladder_page(view: &super::sweep_view::LadderView) -> String {
-    let mut body = meta(&view.disclosure);
+pub fn ladder_page(view: &crate::results::ladder::LadderResult) -> String {
+    let mut body = meta(&view.envelope, view.valid, &view.invalid_reasons);
     let mut levels: Vec<usize> = view.rungs.iter().map(|r| r.level).collect();
     levels.sort_unstable();
     levels.dedup();
@@ -564,8 +563,7 @@ pub fn ladder_page(view: &super::sweep_view::LadderView) -> String {
         ticks: levels.iter().map(|&l| (l as f64, l.to_string())).collect(),
     };
     let per_target = |pick: fn(&crate::results::ladder::Rung) -> f64, suffix: &str| {
-        view.disclosure
-            .targets
+        view.targets
             .iter()
             .map(|t| Series {
                 name: format!("{}{suffix}", t.name),
@@ -604,17 +602,19 @@ pub fn ladder_page(view: &super::sweep_view::LadderView) -> String {
         .to_svg(),
     ));
     body.push_str(&table_html(&super::ladder::rungs_table(&view.rungs)));
-    body.push_str(&resources_html(&view.disclosure.resources));
-    body.push_str(&upstream_html(view.disclosure.mock.as_deref()));
+    body.push_str(&resources_html(&view.resources));
+    body.push_str(&upstream_html(view.mock.as_deref()));
     page("Simultaneous streams (ladder)", &body)
 }
 
 /// A capacity result: each target's answer and every run of its search.
-pub fn capacity_page(view: &super::capacity_view::CapacityView) -> String {
+pub fn capacity_page(view: &crate::results::capacity::CapacityResult) -> String {
     let mut body = format!(
         "<p class=\"meta\">Started {} · <code>{}</code> · answers within {:.0}%{}</p>",
-        escape(&view.started_at),
-        escape(&crate::engine::disclose::shell_line(&view.command)),
+        escape(&view.envelope.started_at),
+        escape(&crate::report::disclosure::shell_line(
+            &view.envelope.command
+        )),
         view.precision * 100.0,
         if view.valid {
             ""
@@ -622,8 +622,8 @@ pub fn capacity_page(view: &super::capacity_view::CapacityView) -> String {
             " · not every search ended within the precision or at a ceiling"
         }
     );
-    body.push_str(&table_html(&super::capacity_view::answers_table(view)));
+    body.push_str(&table_html(&super::capacity::answers_table(view)));
     body.push_str("<h2>Runs</h2>");
-    body.push_str(&table_html(&super::capacity_view::steps_table(view)));
+    body.push_str(&table_html(&super::capacity::steps_table(view)));
     page(&format!("Capacity within {}", view.slo.text), &body)
 }

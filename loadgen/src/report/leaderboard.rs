@@ -198,7 +198,7 @@ pub fn markdown(views: &[(String, CompareResult)]) -> String {
     if let Some((_, first)) = views.first() {
         out.push_str(&format!(
             "- Host: {}\n",
-            crate::engine::disclose::host_line(
+            crate::report::disclosure::host_line(
                 &first.envelope.host,
                 first.envelope.open_files.as_ref()
             )

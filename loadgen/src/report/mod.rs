@@ -1,8 +1,9 @@
 //! Reports of results: the terminal summary, HdrHistogram percentile files and interval logs, tables as text,
 //! Markdown and CSV, and self-contained HTML pages with SVG plots (`loadgen report`).
 
-pub mod capacity_view;
+pub mod capacity;
 pub mod compare;
+pub mod disclosure;
 pub mod flame;
 pub mod hgrm;
 pub mod hlog;
@@ -18,6 +19,5 @@ pub mod resources;
 pub mod run;
 pub mod svg;
 pub mod sweep;
-pub mod sweep_view;
 pub mod table;
 pub mod terminal;

@@ -10,12 +10,13 @@ use crate::results::profile::SCHEMA as PROFILE;
 use crate::results::run::SCHEMA as RUN;
 use crate::results::sweep::SCHEMA as SWEEP;
 
-use super::capacity_view::{self, CapacityView};
-use super::sweep_view::{self, LadderView, SweepView};
 use super::{html, overhead, run};
+use crate::results::capacity::CapacityResult;
 use crate::results::compare::CompareResult;
+use crate::results::ladder::LadderResult;
 use crate::results::profile::ProfileResult;
 use crate::results::run::RunResult;
+use crate::results::sweep::SweepResult;
 
 pub use crate::options::Format;
 
@@ -25,9 +26,9 @@ pub(crate) enum Result {
     Run(Box<RunResult>, serde_json::Value),
     Overhead(Box<OverheadResult>),
     Compare(Box<CompareResult>, serde_json::Value),
-    Sweep(Box<SweepView>, serde_json::Value),
-    Ladder(Box<LadderView>, serde_json::Value),
-    Capacity(Box<CapacityView>, serde_json::Value),
+    Sweep(Box<SweepResult>, serde_json::Value),
+    Ladder(Box<LadderResult>, serde_json::Value),
+    Capacity(Box<CapacityResult>, serde_json::Value),
     Profile(Box<ProfileResult>, serde_json::Value),
 }
 
@@ -104,14 +105,14 @@ pub fn render(path: &std::path::Path, format: Format) -> anyhow::Result<String> 
         (Result::Compare(view, _), Format::Csv) => super::compare::trials_csv(&view),
         (Result::Compare(_, value), Format::Json) => serde_json::to_string_pretty(&value)? + "\n",
         (Result::Compare(view, _), Format::Html) => html::compare_page(&view),
-        (Result::Sweep(view, _), Format::Md) => sweep_view::sweep_markdown(&view),
-        (Result::Sweep(view, _), Format::Csv) => sweep_view::sweep_csv(&view),
+        (Result::Sweep(view, _), Format::Md) => super::sweep::sweep_markdown(&view),
+        (Result::Sweep(view, _), Format::Csv) => super::sweep::sweep_csv(&view),
         (Result::Sweep(view, _), Format::Html) => html::sweep_page(&view),
-        (Result::Ladder(view, _), Format::Md) => sweep_view::ladder_markdown(&view),
-        (Result::Ladder(view, _), Format::Csv) => sweep_view::ladder_csv(&view),
+        (Result::Ladder(view, _), Format::Md) => super::ladder::ladder_markdown(&view),
+        (Result::Ladder(view, _), Format::Csv) => super::ladder::ladder_csv(&view),
         (Result::Ladder(view, _), Format::Html) => html::ladder_page(&view),
-        (Result::Capacity(view, _), Format::Md) => capacity_view::markdown(&view),
-        (Result::Capacity(view, _), Format::Csv) => capacity_view::steps_table(&view).to_csv(),
+        (Result::Capacity(view, _), Format::Md) => super::capacity::markdown(&view),
+        (Result::Capacity(view, _), Format::Csv) => super::capacity::steps_table(&view).to_csv(),
         (Result::Capacity(view, _), Format::Html) => html::capacity_page(&view),
         (Result::Profile(view, _), Format::Md) => super::profile::markdown(&view),
         (Result::Profile(view, _), Format::Csv) => super::compare::trials_csv(&view.compare),

@@ -1,6 +1,7 @@
 //! A `loadgen run` result (schema `gatebench.loadgen.result/1`, merged or not) as tables, CSV
 //! and Markdown.
 
+use super::disclosure::Disclosure;
 use super::overhead::micros;
 use super::table::Table;
 use crate::results::metric::Summary;
@@ -156,22 +157,18 @@ pub fn markdown(view: &RunResult) -> String {
     if let Some(shards) = &view.shards {
         out.push_str(&shards_markdown(shards));
     }
-    out.push_str(&format!(
-        "\n## Disclosure\n\n- Host: {}\n- gatebench {}, started {}\n- Command: `{}`\n",
-        crate::engine::disclose::host_line(&view.envelope.host, view.envelope.open_files.as_ref()),
-        view.envelope.gatebench_version,
-        view.envelope.started_at,
-        crate::engine::disclose::shell_line(&view.envelope.command)
-    ));
-    for run in &view.runs {
-        out.push_str(&format!(
-            "- Target {} → {}\n",
-            run.target.url, run.target.resolved
-        ));
-    }
-    out.push_str(&crate::engine::disclose::mock_markdown(
-        view.mock.as_deref(),
-    ));
+    out.push_str(
+        &Disclosure {
+            runs: view
+                .runs
+                .iter()
+                .map(|run| format!("Target {} → {}", run.target.url, run.target.resolved))
+                .collect(),
+            mock: view.mock.as_deref(),
+            ..Disclosure::of(&view.envelope)
+        }
+        .markdown(),
+    );
     out
 }
 

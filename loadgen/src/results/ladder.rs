@@ -45,7 +45,7 @@ pub struct Rung {
 }
 
 /// The versioned JSON result of `loadgen ladder`.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct LadderResult {
     /// Format, build, command line, start, host, open-file limit.
     #[serde(flatten)]
@@ -54,14 +54,18 @@ pub struct LadderResult {
     pub plan: PlanRecord,
     pub targets: Vec<Named>,
     /// The direct target's configuration (TOML) when it is a gatebench mock.
+    #[serde(default)]
     pub mock: Option<String>,
     /// The pause after each rung (--settle), µs.
     #[serde(default)]
     pub settle_us: u64,
     pub rungs: Vec<Rung>,
+    #[serde(default)]
     pub resources: Vec<ResourceReport>,
     pub valid: bool,
+    #[serde(default)]
     pub invalid_reasons: Vec<String>,
+    #[serde(default)]
     pub interrupted: bool,
 }
 

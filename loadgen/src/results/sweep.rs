@@ -35,7 +35,7 @@ pub struct Headline {
 }
 
 /// The versioned JSON result of `loadgen sweep`.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct SweepResult {
     /// Format, build, command line, start, host, open-file limit.
     #[serde(flatten)]
@@ -50,6 +50,7 @@ pub struct SweepResult {
     #[serde(default)]
     pub min_effect_us: f64,
     /// The direct target's configuration (TOML) when it is a gatebench mock.
+    #[serde(default)]
     pub mock: Option<String>,
     pub trials: usize,
     /// The pause before each trial after the first (--settle), µs.
@@ -66,8 +67,11 @@ pub struct SweepResult {
     pub levels: Vec<Level>,
     pub headline: Vec<Headline>,
     /// Processes sampled with --sample-pid over the whole sweep.
+    #[serde(default)]
     pub resources: Vec<crate::results::resources::ResourceReport>,
     pub valid: bool,
+    #[serde(default)]
     pub invalid_reasons: Vec<String>,
+    #[serde(default)]
     pub interrupted: bool,
 }

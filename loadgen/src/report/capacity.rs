@@ -1,61 +1,16 @@
-//! What the reports read back from a `loadgen capacity` result (schema
-//! `gatebench.loadgen.capacity/1`): each target's answer and every run of its search.
+//! A `loadgen capacity` result (schema `gatebench.loadgen.capacity/1`): each target's answer
+//! and every run of its search, as tables and Markdown.
 
-use serde::Deserialize;
-
+use super::disclosure::Disclosure;
 use super::table::Table;
-
-#[derive(Debug, Deserialize)]
-pub struct CapacityView {
-    pub slo: SloView,
-    pub precision: f64,
-    pub searches: Vec<SearchView>,
-    pub valid: bool,
-    #[serde(default)]
-    pub started_at: String,
-    #[serde(default)]
-    pub command: Vec<String>,
-}
-
-#[derive(Debug, Deserialize)]
-pub struct SloView {
-    pub text: String,
-}
-
-#[derive(Debug, Deserialize)]
-pub struct SearchView {
-    pub name: String,
-    pub url: String,
-    pub bracket: BracketView,
-    pub ceiling: f64,
-    pub limited_by: Option<String>,
-    pub steps: Vec<StepView>,
-}
-
-#[derive(Debug, Deserialize)]
-pub struct BracketView {
-    pub passed: Option<f64>,
-    pub failed: Option<f64>,
-    pub runs: usize,
-}
-
-#[derive(Debug, Deserialize)]
-pub struct StepView {
-    pub rate: f64,
-    pub met: bool,
-    pub goodput: f64,
-    pub success_rate: f64,
-    pub response_p50_us: u64,
-    pub response_p99_us: u64,
-    pub valid: bool,
-}
+use crate::results::capacity::CapacityResult;
 
 fn rate(r: Option<f64>) -> String {
     r.map_or_else(|| "-".into(), |r| format!("{r:.1}"))
 }
 
 /// One row per target: the two rates its capacity lies between.
-pub fn answers_table(view: &CapacityView) -> Table {
+pub fn answers_table(view: &CapacityResult) -> Table {
     let mut table = Table::new(&[
         "target",
         "met (req/s)",
@@ -71,7 +26,7 @@ pub fn answers_table(view: &CapacityView) -> Table {
             _ => "-".into(),
         };
         table.push(vec![
-            s.name.clone(),
+            s.name.to_string(),
             rate(s.bracket.passed),
             rate(s.bracket.failed),
             apart,
@@ -84,7 +39,7 @@ pub fn answers_table(view: &CapacityView) -> Table {
 }
 
 /// Every run of every search.
-pub fn steps_table(view: &CapacityView) -> Table {
+pub fn steps_table(view: &CapacityResult) -> Table {
     let mut table = Table::new(&[
         "target",
         "run",
@@ -99,7 +54,7 @@ pub fn steps_table(view: &CapacityView) -> Table {
     for s in &view.searches {
         for (i, step) in s.steps.iter().enumerate() {
             table.push(vec![
-                s.name.clone(),
+                s.name.to_string(),
                 (i + 1).to_string(),
                 format!("{:.1}", step.rate),
                 if step.met { "met" } else { "missed" }.into(),
@@ -115,7 +70,7 @@ pub fn steps_table(view: &CapacityView) -> Table {
 }
 
 /// A Markdown write-up of a capacity result.
-pub fn markdown(view: &CapacityView) -> String {
+pub fn markdown(view: &CapacityResult) -> String {
     let mut out = format!(
         "# Capacity within {}\n\nThe highest rate each target sustained within the SLO, between \
          the highest rate that met it and the lowest that missed it (answer within {:.0}%).\n\n",
@@ -125,17 +80,14 @@ pub fn markdown(view: &CapacityView) -> String {
     out.push_str(&answers_table(view).to_markdown());
     out.push_str("\n## Runs\n\n");
     out.push_str(&steps_table(view).to_markdown());
-    let urls: Vec<String> = view
-        .searches
-        .iter()
-        .map(|s| format!("- {}: {}\n", s.name, s.url))
-        .collect();
-    out.push_str(&format!(
-        "\n## Disclosure\n\n- Started {}\n- Command: `{}`\n{}",
-        view.started_at,
-        crate::engine::disclose::shell_line(&view.command),
-        urls.concat()
-    ));
+    out.push_str(
+        &Disclosure {
+            targets: &view.targets,
+            mock: view.mock.as_deref(),
+            ..Disclosure::of(&view.envelope)
+        }
+        .markdown(),
+    );
     if !view.valid {
         out.push_str("\nNot every search ended within the precision or at a ceiling.\n");
     }
