@@ -90,7 +90,7 @@ fn capacity_command(
     command: Vec<String>,
 ) -> anyhow::Result<u8> {
     let (result, code) = crate::commands::capacity::run_capacity(args, command)?;
-    let report = crate::commands::capacity::terminal(&result);
+    let report = crate::report::capacity::terminal(&result);
     written(&result, result.plan.out.as_deref(), &report, code)
 }
 

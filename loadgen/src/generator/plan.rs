@@ -7,63 +7,14 @@ use std::time::{Duration, SystemTime};
 use gatebench_shared::latency::parse_duration_us;
 use serde::Serialize;
 
+pub use crate::generator::plan_error::PlanError;
+use crate::generator::quantity::duration_us;
+pub use crate::generator::quantity::parse_rate;
+
 use crate::generator::corpus::Corpus;
 use crate::generator::pace::Pace;
 use crate::generator::shard::Shard;
 use crate::wire::target::{RequestSpec, Target};
-
-/// An option the load generator cannot use. Each message says what was expected.
-#[derive(Debug, thiserror::Error)]
-pub enum PlanError {
-    #[error("invalid rate '{0}': expected a number of requests per second with an optional k suffix, like 5000 or 5k")]
-    Rate(String),
-    #[error("invalid --arrival '{0}': expected constant or poisson")]
-    Arrival(String),
-    #[error("--rate and --concurrency exclude each other: give a rate (open loop) or a concurrency (closed loop)")]
-    RateAndConcurrency,
-    #[error("--requests needs --concurrency (at a rate, the duration sets the count: rate x duration) and excludes --duration")]
-    Requests,
-    #[error("invalid {0} '{1}': expected a duration like 10s, 500ms or 2m{2}")]
-    Duration(&'static str, String, &'static str),
-    #[error("invalid {0} {1}: expected a whole number from 1 to {2}")]
-    Count(&'static str, usize, usize),
-    #[error("invalid {0} {1}: expected a whole number from {2} to {3}")]
-    Range(&'static str, usize, usize, usize),
-    #[error("missing {0}")]
-    Missing(&'static str),
-    #[error("invalid {0} '{1}': expected {2}")]
-    Named(&'static str, String, &'static str),
-    #[error("invalid --pin '{0}': expected core ids like 1 or 0-1, each below the {1} cores here")]
-    Pin(String, usize),
-    #[error(transparent)]
-    Spec(#[from] crate::wire::target::SpecError),
-    #[error(transparent)]
-    ConnectTo(#[from] crate::wire::transport::PinError),
-    #[error(transparent)]
-    Tls(#[from] crate::wire::transport::TlsSetupError),
-    #[error(
-        "invalid --shard '{0}': expected I/N with 0 <= I < N <= 10000, like 2/4 (indexes from 0)"
-    )]
-    Shard(String),
-    #[error("--shard splits an open-loop schedule; a closed loop (--concurrency) has none: give each host its own --concurrency instead")]
-    ShardClosed,
-    #[error("--shard cannot take --upstream-metrics: the upstream also counts the other shards' requests; compare its count with the merged result instead")]
-    ShardUpstream,
-    #[error(
-        "invalid --start-at '{0}': expected an RFC 3339 instant in UTC, like 2026-11-30T08:00:00Z"
-    )]
-    StartAt(String),
-    #[error("invalid --max-error-rate {0}: expected a fraction from 0 to 1, like 0.01")]
-    ErrorRate(f64),
-    #[error(
-        "invalid --max-pending 0: expected the most requests held waiting at once, at least 1"
-    )]
-    MaxPending,
-    #[error("cannot use {0} {1}: {2}")]
-    File(&'static str, String, String),
-    #[error("{0} excludes {1}: {2}")]
-    Excludes(&'static str, &'static str, &'static str),
-}
 
 pub use crate::results::plan::Load;
 
@@ -127,10 +78,6 @@ pub struct Plan {
     pub upstream_metrics: Option<Target>,
 }
 
-pub(crate) fn duration_us<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_u64(d.as_micros() as u64)
-}
-
 fn opt_instant<S: serde::Serializer>(t: &Option<SystemTime>, s: S) -> Result<S::Ok, S::Error> {
     match t {
         Some(t) => s.serialize_some(&crate::generator::start_at::format(*t)),
@@ -190,7 +137,6 @@ pub(crate) fn positive_duration(
         .ok_or_else(|| PlanError::Duration(name, text.to_string(), also))
 }
 
-/// Parses `5000`, `5k`, `2.5k`, `0.5`.
 /// `--levels` as counts from 1 to 100,000 (`1,4,16` or `1, 4, 16`); `example` completes the
 /// error message ("counts like …").
 pub(crate) fn parse_counts(text: &str, example: &'static str) -> Result<Vec<usize>, PlanError> {
@@ -205,36 +151,11 @@ pub(crate) fn parse_counts(text: &str, example: &'static str) -> Result<Vec<usiz
         .collect()
 }
 
-pub fn parse_rate(text: &str) -> Result<f64, PlanError> {
-    let t = text.trim();
-    let (number, scale) = match t.strip_suffix(['k', 'K']) {
-        Some(n) => (n, 1e3),
-        None => (t, 1.0),
-    };
-    number
-        .parse::<f64>()
-        .ok()
-        .map(|n| n * scale)
-        .filter(|r| r.is_finite() && *r > 0.0 && *r <= 10_000_000.0)
-        .ok_or_else(|| PlanError::Rate(text.to_string()))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::generator::schedule::Arrival;
     use crate::options::RunArgs;
-
-    #[test]
-    fn rates_accept_a_k_suffix() {
-        assert_eq!(parse_rate("5000").unwrap(), 5000.0);
-        assert_eq!(parse_rate("5k").unwrap(), 5000.0);
-        assert_eq!(parse_rate("2.5k").unwrap(), 2500.0);
-        for bad in ["5kx", "0", "-1", "fast", ""] {
-            let err = parse_rate(bad).unwrap_err().to_string();
-            assert!(err.contains("like 5000 or 5k"), "{err}");
-        }
-    }
 
     #[test]
     fn plans_validate_every_option() {

@@ -11,20 +11,22 @@ use std::time::{Duration, SystemTime};
 use tokio::sync::Notify;
 use tokio::task::LocalSet;
 
+mod client;
+mod requests;
+
 use crate::generator::breakdown::Breakdown;
 use crate::generator::pace::Pace;
 use crate::generator::pacer::Pacer;
 use crate::generator::plan::{Load, Plan};
 use crate::generator::recorder::Recorder;
-use crate::generator::schedule::Schedule;
+use crate::generator::schedule::{Arrival, Schedule};
 use crate::wire::clock::RunClock;
 use crate::wire::exchange::Slot;
-use crate::wire::http1::pool::Pool;
-use crate::wire::outcome::Tag;
-use crate::wire::outcome::{ErrorKind, Exchange};
-use crate::wire::target::{RequestSpec, Target};
+use crate::wire::outcome::{ErrorKind, Tag};
+use crate::wire::target::Target;
 use crate::wire::transport::Dials;
-use crate::wire::{http1, http2};
+use client::Client;
+use requests::Requests;
 
 /// Counters every worker updates for the live progress line.
 #[derive(Debug, Default)]
@@ -186,12 +188,43 @@ impl StartLine {
     }
 }
 
+/// Runs the worker's share of the load: opens its connections, waits at the start line, sends
+/// on schedule (open loop) or from its loops (closed loop), then drains what is in flight.
 async fn drive(
     spec: WorkerSpec,
     recorder: Rc<RefCell<Recorder>>,
     pool: Rc<Client>,
 ) -> Result<(), String> {
-    // Connections are opened before the first slot, so no request pays for one.
+    let ctx = Rc::new(prepare(spec, &pool).await?);
+    let spec = &ctx.spec;
+    let in_flight = Rc::new(InFlight::default());
+    match spec.plan.load {
+        Load::Open { rate, arrival } => {
+            send_open(&ctx, &recorder, &pool, &in_flight, rate, arrival).await?;
+        }
+        Load::Closed { concurrency } => {
+            start_closed(&ctx, &recorder, &pool, &in_flight, concurrency);
+            // A closed loop's requests are sent from their own tasks: sending is over when its
+            // window ends or a stop is asked (or when every loop has sent its share).
+            tokio::select! {
+                _ = in_flight.wait_all() => return Ok(()),
+                _ = sending_over(&ctx) => {}
+            }
+        }
+    }
+    // Sending is over: what is in flight gets the grace (each request still bounded by its
+    // timeout); what is left then is cancelled, and counted so, as its task is dropped.
+    tokio::select! {
+        _ = in_flight.wait_all() => {}
+        _ = grace_over(spec.plan.grace) => {}
+        _ = abandoned(&spec.progress) => {}
+    }
+    Ok(())
+}
+
+/// Opens the worker's connections before the first slot, so no request pays for one, then
+/// waits at the start line for the run's clock.
+async fn prepare(spec: WorkerSpec, pool: &Client) -> Result<Running, String> {
     let preopen = match spec.plan.load {
         Load::Open { .. } => spec.plan.connections.div_ceil(spec.plan.threads),
         Load::Closed { concurrency } => share(concurrency, spec.index, spec.plan.threads),
@@ -206,125 +239,148 @@ async fn drive(
     // Blocking here is fine: nothing else on this thread has work until the run starts.
     let clock = spec.start.ready();
     let requests = Requests::new(&spec.target, &spec.plan);
-    let ctx = Rc::new(Running {
+    Ok(Running {
         spec,
         clock,
         requests,
-    });
+    })
+}
+
+/// Whether sending is over at `now_ns`: the window has ended or a stop was asked.
+#[inline]
+fn past_sending(spec: &WorkerSpec, now_ns: u64) -> bool {
+    spec.end_ns.is_some_and(|end| now_ns >= end) || spec.progress.stop.load(Relaxed)
+}
+
+/// The open loop: sends each of this worker's slots at its due time, each in its own task,
+/// until the window ends or a stop is asked.
+async fn send_open(
+    ctx: &Rc<Running>,
+    recorder: &Rc<RefCell<Recorder>>,
+    pool: &Rc<Client>,
+    in_flight: &Rc<InFlight>,
+    rate: f64,
+    arrival: Arrival,
+) -> Result<(), String> {
     let spec = &ctx.spec;
-    let in_flight = Rc::new(InFlight::default());
-    match spec.plan.load {
-        Load::Open { rate, arrival } => {
-            // This worker's part of `--max-pending`.
-            let max_pending = spec.plan.max_pending.div_ceil(spec.plan.threads as u64) as usize;
-            let pacer = Pacer::new(ctx.clock.clone(), spec.plan.spin)
-                .map_err(|e| format!("timerfd: {e}"))?;
-            let (first, stride) = spec
-                .plan
-                .shard
-                .slots(spec.index as u64, spec.plan.threads as u64);
-            let schedule = Schedule::paced(
-                arrival,
-                rate,
-                spec.plan.seed,
-                first,
-                stride,
-                &spec.plan.pace,
-            );
-            for (index, due_ns) in schedule {
-                if spec.end_ns.is_some_and(|end| due_ns >= end) || spec.progress.stop.load(Relaxed)
-                {
-                    break;
-                }
-                pacer
-                    .wait_until(due_ns)
-                    .await
-                    .map_err(|e| format!("timerfd: {e}"))?;
-                let dispatched_ns = ctx.clock.now_ns();
-                recorder.borrow_mut().dispatch(due_ns, dispatched_ns);
-                if in_flight.count.get() >= max_pending {
-                    // The target is not answering: count the request rather than hold it.
-                    let tag = ctx.requests.of(index).tag;
-                    recorder
-                        .borrow_mut()
-                        .failure(ErrorKind::Backlog, due_ns, dispatched_ns, tag);
-                    spec.progress.failed.fetch_add(1, Relaxed);
-                    continue;
-                }
-                in_flight.start();
-                let (ctx, recorder, pool, in_flight) = (
-                    ctx.clone(),
-                    recorder.clone(),
-                    pool.clone(),
-                    in_flight.clone(),
-                );
-                tokio::task::spawn_local(async move {
-                    one(&ctx, &recorder, &pool, index, due_ns, dispatched_ns).await;
-                    in_flight.end();
-                });
-            }
+    // This worker's part of `--max-pending`.
+    let max_pending = spec.plan.max_pending.div_ceil(spec.plan.threads as u64) as usize;
+    let pacer =
+        Pacer::new(ctx.clock.clone(), spec.plan.spin).map_err(|e| format!("timerfd: {e}"))?;
+    let (first, stride) = spec
+        .plan
+        .shard
+        .slots(spec.index as u64, spec.plan.threads as u64);
+    let schedule = Schedule::paced(
+        arrival,
+        rate,
+        spec.plan.seed,
+        first,
+        stride,
+        &spec.plan.pace,
+    );
+    for (index, due_ns) in schedule {
+        if past_sending(spec, due_ns) {
+            break;
         }
-        Load::Closed { concurrency } => {
-            let mine = share(concurrency, spec.index, spec.plan.threads);
-            let next = Rc::new(Cell::new(0u64));
-            // With --requests: this worker's share of the measured requests, and those sent.
-            let budget = spec.plan.requests.map(|n| {
-                let threads = spec.plan.threads as u64;
-                n / threads + u64::from((spec.index as u64) < n % threads)
-            });
-            let measured = Rc::new(Cell::new(0u64));
-            for _ in 0..mine {
-                in_flight.start();
-                let (ctx, recorder, pool, in_flight, next, measured) = (
-                    ctx.clone(),
-                    recorder.clone(),
-                    pool.clone(),
-                    in_flight.clone(),
-                    next.clone(),
-                    measured.clone(),
-                );
-                tokio::task::spawn_local(async move {
-                    let spec = &ctx.spec;
-                    loop {
-                        let now = ctx.clock.now_ns();
-                        if spec.end_ns.is_some_and(|end| now >= end)
-                            || spec.progress.stop.load(Relaxed)
-                        {
-                            break;
-                        }
-                        if now >= spec.window_start_ns {
-                            if budget.is_some_and(|b| measured.get() >= b) {
-                                break;
-                            }
-                            measured.set(measured.get() + 1);
-                        }
-                        let k = next.get();
-                        next.set(k + 1);
-                        let index = k * spec.plan.threads as u64 + spec.index as u64;
-                        recorder.borrow_mut().dispatch(now, now);
-                        one(&ctx, &recorder, &pool, index, now, now).await;
-                    }
-                    in_flight.end();
-                });
-            }
+        pacer
+            .wait_until(due_ns)
+            .await
+            .map_err(|e| format!("timerfd: {e}"))?;
+        let dispatched_ns = ctx.clock.now_ns();
+        recorder.borrow_mut().dispatch(due_ns, dispatched_ns);
+        if in_flight.count.get() >= max_pending {
+            backlog(ctx, recorder, index, due_ns, dispatched_ns);
+            continue;
         }
-    }
-    // A closed loop's requests are sent from their own tasks: sending is over when its window
-    // ends or a stop is asked (or when every loop has sent its share).
-    if let Load::Closed { .. } = spec.plan.load {
-        tokio::select! {
-            _ = in_flight.wait_all() => return Ok(()),
-            _ = sending_over(&ctx) => {}
-        }
-    }
-    // Sending is over: what is in flight gets the grace (each request still bounded by its
-    // timeout); what is left then is cancelled, and counted so, as its task is dropped.
-    tokio::select! {
-        _ = in_flight.wait_all() => {}
-        _ = grace_over(spec.plan.grace) => {}
-        _ = abandoned(&spec.progress) => {}
+        in_flight.start();
+        let (ctx, recorder, pool, in_flight) = (
+            ctx.clone(),
+            recorder.clone(),
+            pool.clone(),
+            in_flight.clone(),
+        );
+        tokio::task::spawn_local(async move {
+            one(&ctx, &recorder, &pool, index, due_ns, dispatched_ns).await;
+            in_flight.end();
+        });
     }
     Ok(())
+}
+
+/// The target is not answering: counts the request of slot `index` rather than hold it.
+#[inline]
+fn backlog(ctx: &Running, recorder: &RefCell<Recorder>, index: u64, due_ns: u64, at_ns: u64) {
+    let tag = ctx.requests.of(index).tag;
+    recorder
+        .borrow_mut()
+        .failure(ErrorKind::Backlog, due_ns, at_ns, tag);
+    ctx.spec.progress.failed.fetch_add(1, Relaxed);
+}
+
+/// The closed loop: starts this worker's share of the `concurrency` loops, each in its task.
+fn start_closed(
+    ctx: &Rc<Running>,
+    recorder: &Rc<RefCell<Recorder>>,
+    pool: &Rc<Client>,
+    in_flight: &Rc<InFlight>,
+    concurrency: usize,
+) {
+    let spec = &ctx.spec;
+    let mine = share(concurrency, spec.index, spec.plan.threads);
+    let next = Rc::new(Cell::new(0u64));
+    // With --requests: this worker's share of the measured requests, and those sent.
+    let budget = spec.plan.requests.map(|n| {
+        let threads = spec.plan.threads as u64;
+        n / threads + u64::from((spec.index as u64) < n % threads)
+    });
+    let measured = Rc::new(Cell::new(0u64));
+    for _ in 0..mine {
+        in_flight.start();
+        let (ctx, recorder, pool, in_flight, next, measured) = (
+            ctx.clone(),
+            recorder.clone(),
+            pool.clone(),
+            in_flight.clone(),
+            next.clone(),
+            measured.clone(),
+        );
+        tokio::task::spawn_local(async move {
+            closed_loop(&ctx, &recorder, &pool, &next, &measured, budget).await;
+            in_flight.end();
+        });
+    }
+}
+
+/// One closed loop: sends a request as soon as the last one ended, until the window ends, a
+/// stop is asked or the worker's measured `budget` is sent; `next` and `measured` are shared
+/// by the worker's loops.
+async fn closed_loop(
+    ctx: &Running,
+    recorder: &RefCell<Recorder>,
+    pool: &Client,
+    next: &Cell<u64>,
+    measured: &Cell<u64>,
+    budget: Option<u64>,
+) {
+    let spec = &ctx.spec;
+    loop {
+        let now = ctx.clock.now_ns();
+        if past_sending(spec, now) {
+            break;
+        }
+        if now >= spec.window_start_ns {
+            if budget.is_some_and(|b| measured.get() >= b) {
+                break;
+            }
+            measured.set(measured.get() + 1);
+        }
+        let k = next.get();
+        next.set(k + 1);
+        let index = k * spec.plan.threads as u64 + spec.index as u64;
+        recorder.borrow_mut().dispatch(now, now);
+        one(ctx, recorder, pool, index, now, now).await;
+    }
 }
 
 /// Resolves when the grace is over; never without one (each request ends by its timeout).
@@ -396,70 +452,6 @@ struct Running {
     requests: Requests,
 }
 
-/// A request ready to send: its bytes, what it is, and its tag for the breakdown.
-#[derive(Debug)]
-struct Sendable {
-    template: Template,
-    request: RequestSpec,
-    tag: Tag,
-}
-
-/// What a worker sends: the plan's one request, or one of its corpus's per slot.
-#[derive(Debug)]
-struct Requests {
-    sendables: Vec<Sendable>,
-    corpus: Option<Arc<crate::generator::corpus::Corpus>>,
-    seed: u64,
-}
-
-impl Requests {
-    fn new(target: &Target, plan: &Plan) -> Requests {
-        let sendables = match &plan.corpus {
-            Some(corpus) => corpus
-                .entries
-                .iter()
-                .map(|e| Sendable {
-                    template: Template::new(
-                        plan,
-                        target,
-                        e.path.as_deref().unwrap_or(&target.path),
-                        &e.request,
-                    ),
-                    request: e.request.clone(),
-                    tag: Tag {
-                        class: e.class,
-                        body_bytes: u32::try_from(e.request.body.len()).unwrap_or(u32::MAX),
-                        prompt_tokens: e.prompt_tokens,
-                    },
-                })
-                .collect(),
-            None => vec![Sendable {
-                template: Template::new(plan, target, &target.path, &plan.request),
-                request: plan.request.clone(),
-                tag: Tag {
-                    class: 0,
-                    body_bytes: u32::try_from(plan.request.body.len()).unwrap_or(u32::MAX),
-                    prompt_tokens: serde_json::from_slice(&plan.request.body)
-                        .map_or(0, |body| crate::generator::corpus::prompt_tokens(&body)),
-                },
-            }],
-        };
-        Requests {
-            sendables,
-            corpus: plan.corpus.clone(),
-            seed: plan.seed,
-        }
-    }
-
-    /// The request of slot `index`.
-    fn of(&self, index: u64) -> &Sendable {
-        match &self.corpus {
-            Some(corpus) => &self.sendables[corpus.pick(index, self.seed)],
-            None => &self.sendables[0],
-        }
-    }
-}
-
 /// Runs one exchange under the request timeout and records it.
 async fn one(
     ctx: &Running,
@@ -525,88 +517,6 @@ impl InFlight {
     async fn wait_all(&self) {
         while self.count.get() > 0 {
             self.idle.notified().await;
-        }
-    }
-}
-
-/// A worker's connections to its target, by HTTP version.
-#[derive(Debug)]
-enum Client {
-    Http1(Pool),
-    Http2(http2::Pool),
-}
-
-/// A request encoded for the run's HTTP version.
-#[derive(Debug)]
-enum Template {
-    Http1(http1::RequestTemplate),
-    Http2(http2::RequestTemplate),
-}
-
-impl Template {
-    fn new(plan: &Plan, target: &Target, path: &str, request: &RequestSpec) -> Template {
-        if plan.transport.http2 {
-            Template::Http2(http2::RequestTemplate::post_to(target, path, request))
-        } else {
-            Template::Http1(http1::RequestTemplate::post_to(target, path, request))
-        }
-    }
-}
-
-impl Client {
-    fn new(target: &Target, plan: &Plan, cap: usize) -> Client {
-        let transport = plan.transport.clone();
-        if transport.http2 {
-            Client::Http2(http2::Pool::new(
-                target.clone(),
-                transport,
-                cap,
-                plan.timeout,
-            ))
-        } else {
-            Client::Http1(Pool::new(target.clone(), transport, cap, plan.timeout))
-        }
-    }
-
-    async fn preopen(&self, n: usize) -> Result<(), ErrorKind> {
-        match self {
-            Client::Http1(pool) => pool.preopen(n).await,
-            Client::Http2(pool) => pool.preopen(n).await,
-        }
-    }
-
-    async fn exchange(
-        &self,
-        template: &Template,
-        request: &RequestSpec,
-        clock: &RunClock,
-        slot: Slot,
-    ) -> Result<Exchange, ErrorKind> {
-        match (self, template) {
-            (Client::Http1(pool), Template::Http1(t)) => {
-                http1::exchange(pool, t, request, clock, slot).await
-            }
-            (Client::Http2(pool), Template::Http2(t)) => {
-                http2::exchange(pool, t, request, clock, slot).await
-            }
-            // Invariant: a worker's templates and client follow the same plan.
-            _ => unreachable!("templates are encoded for the client's HTTP version"),
-        }
-    }
-
-    /// The first TLS failure's reason, if a connection failed its handshake.
-    fn tls_error(&self) -> Option<String> {
-        match self {
-            Client::Http1(pool) => pool.dials.borrow().tls_error.clone(),
-            Client::Http2(pool) => pool.dials.borrow().tls_error.clone(),
-        }
-    }
-
-    /// Connections opened, requests on a reused connection, and how long opening took.
-    fn counts(&self) -> (u64, u64, Dials) {
-        match self {
-            Client::Http1(pool) => (pool.opened.get(), pool.reused.get(), pool.dials.take()),
-            Client::Http2(pool) => (pool.opened.get(), pool.reused.get(), pool.dials.take()),
         }
     }
 }

@@ -1,9 +1,13 @@
 //! A `loadgen capacity` result (schema `gatebench.loadgen.capacity/1`): each target's answer
-//! and every run of its search, as tables and Markdown.
+//! and every run of its search, as tables and Markdown; and the terminal report: each target's
+//! runs (rate, met or missed, goodput, percentiles, what was missed, whether the generator kept
+//! up), the confirmations, and the answer with why it is a bound when it is one.
+
+use std::fmt::Write as _;
 
 use super::disclosure::Disclosure;
 use super::table::Table;
-use crate::results::capacity::CapacityResult;
+use crate::results::capacity::{CapacityResult, Step, TargetSearch};
 
 fn rate(r: Option<f64>) -> String {
     r.map_or_else(|| "-".into(), |r| format!("{r:.1}"))
@@ -92,4 +96,103 @@ pub fn markdown(view: &CapacityResult) -> String {
         out.push_str("\nNot every search ended within the precision or at a ceiling.\n");
     }
     out
+}
+
+/// The terminal report.
+pub fn terminal(result: &CapacityResult) -> String {
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "capacity within {} (each run {} at a constant rate; answer within {:.0}%)",
+        result.slo.text,
+        result
+            .plan
+            .duration_us
+            .map_or("?".into(), |us| format!("{:.0} s", us as f64 / 1e6)),
+        result.precision * 100.0
+    );
+    for s in &result.searches {
+        let _ = writeln!(out, "\n{} ({})", s.name, s.url);
+        for (i, step) in s.steps.iter().enumerate() {
+            out.push_str(&run_line(i + 1, step));
+        }
+        for step in &s.confirmations {
+            let _ = writeln!(
+                out,
+                "  again   {:>10.1} req/s  {:<6}  goodput {:>10.1}/s  p99 {}us",
+                step.rate,
+                met(step),
+                step.goodput,
+                step.response_p99_us
+            );
+        }
+        out.push_str(&answer(s));
+    }
+    out
+}
+
+fn met(step: &Step) -> &'static str {
+    if step.met {
+        "met"
+    } else {
+        "missed"
+    }
+}
+
+/// One run of the search: its rate, verdict, goodput, percentiles, the objectives it missed,
+/// and whether the generator kept its schedule.
+fn run_line(number: usize, step: &Step) -> String {
+    let failed: Vec<String> = step
+        .judged
+        .iter()
+        .filter(|j| !j.met)
+        .map(|j| j.objective.clone())
+        .collect();
+    format!(
+        "  run {:>2} {:>10.1} req/s  {:<6}  goodput {:>10.1}/s  p50 {:>9}  p99 {:>9}  ok {:>7.3}%{}{}\n",
+        number,
+        step.rate,
+        met(step),
+        step.goodput,
+        format!("{}us", step.response_p50_us),
+        format!("{}us", step.response_p99_us),
+        step.success_rate * 100.0,
+        if failed.is_empty() {
+            String::new()
+        } else {
+            format!("  missed: {}", failed.join(", "))
+        },
+        match (step.valid, step.conclusive) {
+            (true, _) => String::new(),
+            (false, true) => format!(
+                "  [generator {} us late at p99; missed by far more]",
+                step.generator_error_us
+            ),
+            (false, false) => "  [generator behind: inconclusive]".into(),
+        }
+    )
+}
+
+/// The search's answer: a bracket, or a bound and what bounds it.
+fn answer(s: &TargetSearch) -> String {
+    let answer = match (s.bracket.passed, s.bracket.failed) {
+        (Some(lo), Some(hi)) => format!(
+            "between {lo:.1} (met) and {hi:.1} req/s (missed), {:.1}% apart",
+            (hi / lo - 1.0) * 100.0
+        ),
+        (Some(lo), None) => format!("at least {lo:.1} req/s (met at the ceiling)"),
+        (None, Some(hi)) => format!("below {hi:.1} req/s (missed at every rate tried)"),
+        (None, None) => "not measured".into(),
+    };
+    let why = match s.limited_by.as_deref() {
+        Some("upstream") => " — the direct upstream's own capacity bounds it",
+        Some("generator") => {
+            " — the generator fell behind its schedule: a bound of loadgen on this machine, not \
+             of the target"
+        }
+        Some("runs") => " — out of runs before the precision",
+        Some("interrupted") => " — interrupted",
+        _ => "",
+    };
+    format!("  capacity: {answer}, in {} runs{why}\n", s.steps.len())
 }

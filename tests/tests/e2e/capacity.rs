@@ -66,7 +66,7 @@ fn the_capacity_of_a_known_limit_is_found_within_five_percent_in_eight_runs() {
         (result, code) = search();
     }
     let search = &result.searches[0];
-    let report = loadgen::commands::capacity::terminal(&result);
+    let report = loadgen::report::capacity::terminal(&result);
     assert_eq!(code, 0, "{report}");
     let (lo, hi) = (
         search.bracket.passed.unwrap(),

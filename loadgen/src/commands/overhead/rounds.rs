@@ -66,20 +66,7 @@ async fn rounds(
     stop: &AtomicBool,
 ) -> Vec<TargetCalls> {
     let n = plan.targets.len();
-    let pools: Vec<Rc<Pool>> = plan
-        .targets
-        .iter()
-        .map(|t| {
-            // Paired rounds speak HTTP/1.1; an https:// target is checked against the
-            // system's trusted certificates.
-            let transport = crate::wire::transport::Transport::default();
-            Rc::new(Pool::new(t.target.clone(), transport, 1, plan.timeout))
-        })
-        .collect();
-    for pool in &pools {
-        // A target that cannot be reached fails its calls, counted below.
-        let _ = pool.preopen(1).await;
-    }
+    let pools = open_pools(plan).await;
     let templates: Vec<RequestTemplate> = plan
         .targets
         .iter()
@@ -95,57 +82,14 @@ async fn rounds(
         if stop.load(Relaxed) {
             break;
         }
-        let measured = round >= plan.warmup_rounds;
         let seq = (trial * total + round) as u64;
         order.shuffle(&mut rng);
-        let mut calls = vec![None; n];
-        let mut errors: Vec<Option<ErrorKind>> = vec![None; n];
+        let mut results = vec![Err(ErrorKind::Timeout); n];
         for &i in &order {
-            let sent_mono = gatebench_shared::clock::monotonic_ns();
-            let now = clock.now_ns();
-            let slot = Slot {
-                index: seq,
-                due_ns: now,
-                dispatched_ns: now,
-            };
-            let call = tokio::time::timeout(
-                plan.timeout,
-                spinning(
-                    plan.spin,
-                    exchange(&pools[i], &templates[i], request, &clock, slot),
-                ),
-            )
-            .await
-            .unwrap_or(Err(ErrorKind::Timeout));
-            match call {
-                Ok(x) => {
-                    // The end on the monotonic clock: the send plus the measured e2e (a few
-                    // microseconds of loadgen's run clock: its rate error does not matter).
-                    let e2e_ns = x.done_ns.saturating_sub(x.sent_ns);
-                    let legs = x.mock_times.map(|t| {
-                        let request = t.received_ns as f64 - sent_mono as f64;
-                        let response = (sent_mono + e2e_ns) as f64 - t.started_ns as f64;
-                        (request / 1e3, response / 1e3)
-                    });
-                    calls[i] = Some(Call {
-                        e2e_us: e2e_ns as f64 / 1e3,
-                        ttft_us: x
-                            .first_output_ns
-                            .map(|t| t.saturating_sub(x.sent_ns) as f64 / 1e3),
-                        request_leg_us: legs.map(|l| l.0),
-                        response_leg_us: legs.map(|l| l.1),
-                    })
-                }
-                Err(kind) => errors[i] = Some(kind),
-            }
+            results[i] = call(plan, &pools[i], &templates[i], request, &clock, seq).await;
         }
-        if measured {
-            for i in 0..n {
-                out[i].calls.push(calls[i]);
-                if let Some(kind) = errors[i] {
-                    *out[i].errors.entry(kind.key()).or_default() += 1;
-                }
-            }
+        if round >= plan.warmup_rounds {
+            keep(&mut out, &results);
         }
         if progress && (round + 1) % 10 == 0 {
             eprint!(
@@ -168,6 +112,75 @@ async fn rounds(
         target.connections_reused = pool.reused.get();
     }
     out
+}
+
+/// One connection to each target, opened before the first round.
+async fn open_pools(plan: &OverheadPlan) -> Vec<Rc<Pool>> {
+    let pools: Vec<Rc<Pool>> = plan
+        .targets
+        .iter()
+        .map(|t| {
+            // Paired rounds speak HTTP/1.1; an https:// target is checked against the
+            // system's trusted certificates.
+            let transport = crate::wire::transport::Transport::default();
+            Rc::new(Pool::new(t.target.clone(), transport, 1, plan.timeout))
+        })
+        .collect();
+    for pool in &pools {
+        // A target that cannot be reached fails its calls, counted by the rounds.
+        let _ = pool.preopen(1).await;
+    }
+    pools
+}
+
+/// One call of round `seq` to one target, timed from its send.
+async fn call(
+    plan: &OverheadPlan,
+    pool: &Pool,
+    template: &RequestTemplate,
+    request: &RequestSpec,
+    clock: &RunClock,
+    seq: u64,
+) -> Result<Call, ErrorKind> {
+    let sent_mono = gatebench_shared::clock::monotonic_ns();
+    let now = clock.now_ns();
+    let slot = Slot {
+        index: seq,
+        due_ns: now,
+        dispatched_ns: now,
+    };
+    let x = tokio::time::timeout(
+        plan.timeout,
+        spinning(plan.spin, exchange(pool, template, request, clock, slot)),
+    )
+    .await
+    .unwrap_or(Err(ErrorKind::Timeout))?;
+    // The end on the monotonic clock: the send plus the measured e2e (a few microseconds of
+    // loadgen's run clock: its rate error does not matter).
+    let e2e_ns = x.done_ns.saturating_sub(x.sent_ns);
+    let legs = x.mock_times.map(|t| {
+        let request = t.received_ns as f64 - sent_mono as f64;
+        let response = (sent_mono + e2e_ns) as f64 - t.started_ns as f64;
+        (request / 1e3, response / 1e3)
+    });
+    Ok(Call {
+        e2e_us: e2e_ns as f64 / 1e3,
+        ttft_us: x
+            .first_output_ns
+            .map(|t| t.saturating_sub(x.sent_ns) as f64 / 1e3),
+        request_leg_us: legs.map(|l| l.0),
+        response_leg_us: legs.map(|l| l.1),
+    })
+}
+
+/// A measured round's calls, one per target: the successes kept, the failures counted.
+fn keep(out: &mut [TargetCalls], results: &[Result<Call, ErrorKind>]) {
+    for (target, result) in out.iter_mut().zip(results) {
+        target.calls.push(result.ok());
+        if let Err(kind) = result {
+            *target.errors.entry(kind.key()).or_default() += 1;
+        }
+    }
 }
 
 /// Runs `work`; with `spin`, keeps the runtime busy meanwhile, so it polls its sockets without

@@ -13,7 +13,7 @@ use bytes::Bytes;
 use hyper::header::{HeaderName, HeaderValue};
 use serde_json::{Map, Value};
 
-use crate::generator::plan::PlanError;
+use crate::generator::plan_error::PlanError;
 use crate::wire::target::RequestSpec;
 
 pub mod synth;
@@ -255,58 +255,16 @@ fn parse_line(
     let Value::Object(object) = value else {
         return Err("not a JSON object".into());
     };
-    let enveloped = matches!(object.get("body"), Some(Value::Object(_)));
-    let (body, envelope) = if enveloped {
-        let mut envelope = object;
-        let Some(Value::Object(body)) = envelope.remove("body") else {
-            unreachable!("checked above")
-        };
-        (body, envelope)
-    } else {
-        (object, Map::new())
-    };
+    let (body, envelope) = split_envelope(object);
     if let Some(method) = envelope.get("method").and_then(Value::as_str) {
         if !method.eq_ignore_ascii_case("POST") {
             return Err(format!("method {method}: only POST requests are sent"));
         }
     }
-    let path = match envelope.get("route").or_else(|| envelope.get("url")) {
-        None => None,
-        Some(Value::String(p)) if p.starts_with('/') => Some(p.clone()),
-        Some(other) => return Err(format!("route {other}: expected a path like /v1/messages")),
-    };
-    let weight = match envelope.get("weight") {
-        None => 1.0,
-        Some(w) => w
-            .as_f64()
-            .filter(|w| w.is_finite() && *w > 0.0)
-            .ok_or_else(|| format!("weight {w}: expected a number above 0"))?,
-    };
-    let class = match envelope.get("class") {
-        None => String::new(),
-        Some(Value::String(c)) if !c.is_empty() && c.len() <= 64 => c.clone(),
-        Some(other) => {
-            return Err(format!(
-                "class {other}: expected a name of 1 to 64 characters"
-            ))
-        }
-    };
-    let mut all = headers.to_vec();
-    if let Some(own) = envelope.get("headers") {
-        let own = own
-            .as_object()
-            .ok_or("headers: expected an object of names and values")?;
-        for (name, value) in own {
-            let bad = || format!("header {name}: expected a name and a text value");
-            let name = HeaderName::from_bytes(name.as_bytes()).map_err(|_| bad())?;
-            let value = value
-                .as_str()
-                .and_then(|v| HeaderValue::from_str(v).ok())
-                .ok_or_else(bad)?;
-            all.retain(|(n, _)| *n != name);
-            all.push((name, value));
-        }
-    }
+    let path = route(&envelope)?;
+    let weight = weight(&envelope)?;
+    let class = class(&envelope)?;
+    let all = line_headers(&envelope, headers)?;
     let stream = match envelope.get("stream") {
         Some(Value::Bool(s)) => *s,
         Some(other) => return Err(format!("stream {other}: expected true or false")),
@@ -332,6 +290,76 @@ fn parse_line(
         prompt_tokens,
     };
     Ok((entry, class))
+}
+
+/// A line's body and its envelope: the object under `body` and the rest when `body` is an
+/// object, else the whole line as the body and no envelope.
+fn split_envelope(object: Map<String, Value>) -> (Map<String, Value>, Map<String, Value>) {
+    if !matches!(object.get("body"), Some(Value::Object(_))) {
+        return (object, Map::new());
+    }
+    let mut envelope = object;
+    let Some(Value::Object(body)) = envelope.remove("body") else {
+        unreachable!("checked above")
+    };
+    (body, envelope)
+}
+
+/// The envelope's `route` (or `url`): a path, or none for the target's own.
+fn route(envelope: &Map<String, Value>) -> Result<Option<String>, String> {
+    match envelope.get("route").or_else(|| envelope.get("url")) {
+        None => Ok(None),
+        Some(Value::String(p)) if p.starts_with('/') => Ok(Some(p.clone())),
+        Some(other) => Err(format!("route {other}: expected a path like /v1/messages")),
+    }
+}
+
+/// The envelope's `weight`, 1 when it has none.
+fn weight(envelope: &Map<String, Value>) -> Result<f64, String> {
+    match envelope.get("weight") {
+        None => Ok(1.0),
+        Some(w) => w
+            .as_f64()
+            .filter(|w| w.is_finite() && *w > 0.0)
+            .ok_or_else(|| format!("weight {w}: expected a number above 0")),
+    }
+}
+
+/// The envelope's `class`, empty when it has none.
+fn class(envelope: &Map<String, Value>) -> Result<String, String> {
+    match envelope.get("class") {
+        None => Ok(String::new()),
+        Some(Value::String(c)) if !c.is_empty() && c.len() <= 64 => Ok(c.clone()),
+        Some(other) => Err(format!(
+            "class {other}: expected a name of 1 to 64 characters"
+        )),
+    }
+}
+
+/// The plan's `headers` with the envelope's own `headers` over them (one of a name replaces
+/// the plan's).
+fn line_headers(
+    envelope: &Map<String, Value>,
+    headers: &[(HeaderName, HeaderValue)],
+) -> Result<Vec<(HeaderName, HeaderValue)>, String> {
+    let mut all = headers.to_vec();
+    let Some(own) = envelope.get("headers") else {
+        return Ok(all);
+    };
+    let own = own
+        .as_object()
+        .ok_or("headers: expected an object of names and values")?;
+    for (name, value) in own {
+        let bad = || format!("header {name}: expected a name and a text value");
+        let name = HeaderName::from_bytes(name.as_bytes()).map_err(|_| bad())?;
+        let value = value
+            .as_str()
+            .and_then(|v| HeaderValue::from_str(v).ok())
+            .ok_or_else(bad)?;
+        all.retain(|(n, _)| *n != name);
+        all.push((name, value));
+    }
+    Ok(all)
 }
 
 /// The output tokens a body asks for, under any API's name for them.

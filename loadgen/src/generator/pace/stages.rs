@@ -8,7 +8,8 @@ use std::time::Duration;
 use gatebench_shared::latency::parse_duration_us;
 use serde::Serialize;
 
-use crate::generator::plan::{parse_rate, PlanError};
+use crate::generator::plan_error::PlanError;
+use crate::generator::quantity::parse_rate;
 
 /// One stage: from the previous stage's rate (the first: `start_rate`) to `to_rate` over
 /// `duration`.
@@ -16,7 +17,7 @@ use crate::generator::plan::{parse_rate, PlanError};
 pub struct Stage {
     #[serde(
         rename = "duration_us",
-        serialize_with = "crate::generator::plan::duration_us"
+        serialize_with = "crate::generator::quantity::duration_us"
     )]
     pub duration: Duration,
     pub to_rate: f64,

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::generator::plan::PlanError;
+use crate::generator::plan_error::PlanError;
 
 /// One recorded request.
 #[derive(Debug, Clone, Copy, PartialEq)]

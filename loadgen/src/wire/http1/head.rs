@@ -50,62 +50,29 @@ pub fn parse(input: &[u8]) -> Result<Option<(Head, usize)>, HeadError> {
     };
     let status = response.code.ok_or(HeadError)?;
     let http10 = response.version == Some(0);
-    let (mut length, mut chunked, mut other_coding) = (None, false, false);
-    let mut keep_alive = !http10;
-    let (mut received, mut started) = (None, None);
-    for header in response.headers.iter() {
-        let name = header.name;
-        if name.len() > 7 && name[..7].eq_ignore_ascii_case("x-mock-") {
-            let value = || std::str::from_utf8(header.value).ok()?.trim().parse().ok();
-            if name.eq_ignore_ascii_case(RECEIVED_HEADER) {
-                received = value();
-            } else if name.eq_ignore_ascii_case(STARTED_HEADER) {
-                started = value();
-            }
-        } else if name.eq_ignore_ascii_case("content-length") {
-            let value = parse_length(header.value).ok_or(HeadError)?;
-            // Repeated lengths must agree.
-            if length.is_some_and(|l| l != value) {
-                return Err(HeadError);
-            }
-            length = Some(value);
-        } else if name.eq_ignore_ascii_case("transfer-encoding") {
-            // The last coding decides; anything but a final `chunked` is read until close.
-            let last = header.value.rsplit(|&b| b == b',').next().unwrap_or(b"");
-            chunked = last.trim_ascii().eq_ignore_ascii_case(b"chunked");
-            other_coding = !chunked;
-        } else if name.eq_ignore_ascii_case("connection") {
-            for token in header.value.split(|&b| b == b',') {
-                let token = token.trim_ascii();
-                if token.eq_ignore_ascii_case(b"close") {
-                    keep_alive = false;
-                } else if token.eq_ignore_ascii_case(b"keep-alive") && http10 {
-                    keep_alive = true;
-                }
-            }
-        }
-    }
-    let framing = if (100..200).contains(&status) || status == 204 || status == 304 {
-        Framing::Empty
-    } else if chunked {
-        Framing::Chunked(Decoder::default())
-    } else if other_coding {
-        Framing::UntilClose
-    } else if let Some(length) = length {
-        Framing::Length(length)
-    } else {
-        Framing::UntilClose
+    let mut fields = Fields {
+        length: None,
+        chunked: false,
+        other_coding: false,
+        keep_alive: !http10,
+        received: None,
+        started: None,
     };
+    for header in response.headers.iter() {
+        fields.read(header, http10)?;
+    }
+    let framing = fields.framing(status);
     if matches!(framing, Framing::UntilClose) {
-        keep_alive = false;
+        fields.keep_alive = false;
     }
     Ok(Some((
         Head {
             status,
             framing,
-            keep_alive,
-            mock_times: received
-                .zip(started)
+            keep_alive: fields.keep_alive,
+            mock_times: fields
+                .received
+                .zip(fields.started)
                 .map(|(received_ns, started_ns)| MockTimes {
                     received_ns,
                     started_ns,
@@ -113,6 +80,80 @@ pub fn parse(input: &[u8]) -> Result<Option<(Head, usize)>, HeadError> {
         },
         used,
     )))
+}
+
+/// What a head's headers say, gathered as they are read.
+struct Fields {
+    /// `Content-Length`.
+    length: Option<u64>,
+    /// The last transfer coding is `chunked`.
+    chunked: bool,
+    /// The last transfer coding is another.
+    other_coding: bool,
+    keep_alive: bool,
+    /// The mock's `x-mock-received-ns` and `x-mock-started-ns`.
+    received: Option<u64>,
+    started: Option<u64>,
+}
+
+impl Fields {
+    /// Takes in one header; repeated lengths that disagree make the head invalid.
+    #[inline]
+    fn read(&mut self, header: &httparse::Header, http10: bool) -> Result<(), HeadError> {
+        let name = header.name;
+        if name.len() > 7 && name[..7].eq_ignore_ascii_case("x-mock-") {
+            let value = || std::str::from_utf8(header.value).ok()?.trim().parse().ok();
+            if name.eq_ignore_ascii_case(RECEIVED_HEADER) {
+                self.received = value();
+            } else if name.eq_ignore_ascii_case(STARTED_HEADER) {
+                self.started = value();
+            }
+        } else if name.eq_ignore_ascii_case("content-length") {
+            let value = parse_length(header.value).ok_or(HeadError)?;
+            // Repeated lengths must agree.
+            if self.length.is_some_and(|l| l != value) {
+                return Err(HeadError);
+            }
+            self.length = Some(value);
+        } else if name.eq_ignore_ascii_case("transfer-encoding") {
+            // The last coding decides; anything but a final `chunked` is read until close.
+            let last = header.value.rsplit(|&b| b == b',').next().unwrap_or(b"");
+            self.chunked = last.trim_ascii().eq_ignore_ascii_case(b"chunked");
+            self.other_coding = !self.chunked;
+        } else if name.eq_ignore_ascii_case("connection") {
+            self.connection(header.value, http10);
+        }
+        Ok(())
+    }
+
+    /// `Connection: close` ends the connection; `keep-alive` keeps an HTTP/1.0 one.
+    #[inline]
+    fn connection(&mut self, value: &[u8], http10: bool) {
+        for token in value.split(|&b| b == b',') {
+            let token = token.trim_ascii();
+            if token.eq_ignore_ascii_case(b"close") {
+                self.keep_alive = false;
+            } else if token.eq_ignore_ascii_case(b"keep-alive") && http10 {
+                self.keep_alive = true;
+            }
+        }
+    }
+
+    /// How the body of a response with `status` ends.
+    #[inline]
+    fn framing(&self, status: u16) -> Framing {
+        if (100..200).contains(&status) || status == 204 || status == 304 {
+            Framing::Empty
+        } else if self.chunked {
+            Framing::Chunked(Decoder::default())
+        } else if self.other_coding {
+            Framing::UntilClose
+        } else if let Some(length) = self.length {
+            Framing::Length(length)
+        } else {
+            Framing::UntilClose
+        }
+    }
 }
 
 fn parse_length(value: &[u8]) -> Option<u64> {
