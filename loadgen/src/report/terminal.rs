@@ -100,6 +100,14 @@ fn run_block(out: &mut String, run: &TargetRun) {
         run.connections_opened, run.connections_reused, run.generator_cpu_cores
     );
     let _ = writeln!(out, "  {}", connect_line(&run.connect));
+    metrics_block(out, run);
+    groups_block(out, "class", &run.classes);
+    groups_block(out, "stage", &run.stages);
+    outcome_block(out, run);
+}
+
+/// A run's metrics: count and percentiles of each it recorded.
+fn metrics_block(out: &mut String, run: &TargetRun) {
     let _ = writeln!(
         out,
         "  {:<16} {:>9} {:>10} {:>10} {:>10} {:>10} {:>10}",
@@ -125,8 +133,10 @@ fn run_block(out: &mut String, run: &TargetRun) {
             cell(s.max)
         );
     }
-    groups_block(out, "class", &run.classes);
-    groups_block(out, "stage", &run.stages);
+}
+
+/// A run's errors, what the upstream saw of it, and why it is invalid.
+fn outcome_block(out: &mut String, run: &TargetRun) {
     if run.errors.is_empty() {
         let _ = writeln!(out, "  errors: none");
     } else {

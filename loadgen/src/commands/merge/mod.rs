@@ -4,6 +4,7 @@
 //! that recorded every request. Shards of different plans are refused, naming what differs.
 
 mod check;
+mod clocks;
 pub mod logs;
 mod runs;
 
