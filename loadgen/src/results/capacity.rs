@@ -65,6 +65,7 @@ pub struct CapacityResult {
     #[serde(flatten)]
     pub envelope: crate::results::envelope::Envelope,
     /// Each run's load (its rate set per step).
+    #[serde(default)]
     pub plan: PlanRecord,
     pub slo: Slo,
     pub precision: f64,

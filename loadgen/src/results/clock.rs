@@ -9,6 +9,7 @@ pub struct ClockFacts {
     /// `--start-at`, RFC 3339 (null without it).
     pub start_at: Option<String>,
     /// Wall-clock time of the run's zero (the first slot of the schedule), µs since the epoch.
+    #[serde(default)]
     pub started_unix_us: i64,
     /// Zero − `--start-at` by this host's clock, µs (positive: late); null without it.
     pub start_error_us: Option<i64>,

@@ -18,6 +18,7 @@ pub struct CompareResult {
     #[serde(flatten)]
     pub envelope: crate::results::envelope::Envelope,
     /// The load of every trial (its `targets` are empty: see `targets`).
+    #[serde(default)]
     pub plan: PlanRecord,
     pub targets: Vec<Named>,
     /// True when the second target is the twin (`--twin`), the A/A control.

@@ -18,10 +18,23 @@ pub struct Envelope {
     /// RFC 3339, UTC.
     #[serde(default)]
     pub started_at: String,
+    /// Empty in results too old to disclose it.
+    #[serde(default = "unknown_host")]
     pub host: HostFacts,
     /// The open-file limit the run had, after raising it.
     #[serde(default)]
     pub open_files: Option<OpenFiles>,
+}
+
+/// The host of a result that does not say.
+fn unknown_host() -> HostFacts {
+    HostFacts {
+        cpu_model: String::new(),
+        cores: 0,
+        kernel: String::new(),
+        memory_bytes: 0,
+        hostname: String::new(),
+    }
 }
 
 impl Envelope {

@@ -51,6 +51,7 @@ pub struct LadderResult {
     #[serde(flatten)]
     pub envelope: crate::results::envelope::Envelope,
     /// The request options (its `targets` are empty: see `targets`).
+    #[serde(default)]
     pub plan: PlanRecord,
     pub targets: Vec<Named>,
     /// The direct target's configuration (TOML) when it is a gatebench mock.

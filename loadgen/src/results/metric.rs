@@ -87,8 +87,11 @@ impl Metric {
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
     pub count: u64,
+    #[serde(default)]
     pub min: u64,
+    #[serde(default)]
     pub mean: f64,
+    #[serde(default)]
     pub stdev: f64,
     pub p50: u64,
     pub p90: u64,

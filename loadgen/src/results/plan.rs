@@ -8,8 +8,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::results::target::Target;
 
-/// A validated run, as written in its result.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// A validated run, as written in its result. A result too old to hold a plan (or some of its
+/// fields) reads back with the defaults: no targets, a closed loop of 0, nothing else set.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct PlanRecord {
     /// Empty: the embedded mock and the demo.
     pub targets: Vec<Target>,
@@ -45,7 +47,7 @@ pub struct PlanRecord {
     pub spin_us: u64,
     pub seed: u64,
     /// The part of the schedule this process sent (`0/1`: all of it).
-    #[serde(default = "Shard::whole")]
+    #[serde(default)]
     pub shard: Shard,
     /// When the schedule starts, by the wall clock (`--start-at`), RFC 3339.
     #[serde(default)]
@@ -89,6 +91,12 @@ pub enum Load {
     Closed { concurrency: usize },
 }
 
+impl Default for Load {
+    fn default() -> Load {
+        Load::Closed { concurrency: 0 }
+    }
+}
+
 /// The arrival process of an open loop.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -109,8 +117,10 @@ pub struct Shard {
 impl Shard {
     /// The whole schedule (no sharding).
     pub const WHOLE: Shard = Shard { index: 0, count: 1 };
+}
 
-    fn whole() -> Shard {
+impl Default for Shard {
+    fn default() -> Shard {
         Shard::WHOLE
     }
 }
@@ -122,7 +132,7 @@ impl std::fmt::Display for Shard {
 }
 
 /// What each request carries, as a result records it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct RequestRecord {
     /// `chat`, `chat-stream`, or `body` for a user-given body.
     pub scenario: String,
@@ -170,10 +180,11 @@ pub struct Spread {
 }
 
 /// The shape of an open loop's arrivals over time.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "pace", rename_all = "snake_case")]
 pub enum PaceRecord {
     /// The load's rate from start to end.
+    #[default]
     Steady,
     /// Linear ramps from stage to stage.
     Stages {

@@ -30,6 +30,7 @@ pub struct RunResult {
     /// Format, build, command line, start, host, open-file limit.
     #[serde(flatten)]
     pub envelope: crate::results::envelope::Envelope,
+    #[serde(default)]
     pub plan: PlanRecord,
     /// The mock's configuration (TOML): the embedded one of the demo, or the first target's
     /// when it is a gatebench mock (read from `GET /v1/gatebench/config`).
@@ -225,6 +226,21 @@ pub fn steady_throughput(timeline: &[SecondSummary]) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_result_of_only_what_the_reports_show_reads_back() {
+        let text = r#"{"schema": "gatebench.loadgen.result/1", "valid": true, "runs": [{
+            "target": {"url": "http://a:80/", "resolved": "127.0.0.1:80"},
+            "scenario": "chat", "requests": 1, "ok": 1, "failed": 0, "success_rate": 1.0,
+            "achieved_rate": 1.0, "throughput": 1.0, "validity": {"valid": true},
+            "metrics": {"response_time": {"count": 1, "p50": 5, "p90": 5, "p95": 5,
+                "p99": 5, "p999": 5, "max": 5}}}]}"#;
+        let result: RunResult = serde_json::from_str(text).unwrap();
+        assert_eq!(result.runs[0].metrics["response_time"].p99, 5);
+        assert_eq!(result.runs[0].scenario_shown(), "chat");
+        assert_eq!(result.plan.shard, crate::results::plan::Shard::WHOLE);
+        assert!(result.shards.is_none());
+    }
 
     #[test]
     fn the_steady_state_leaves_out_ramp_and_drain() {

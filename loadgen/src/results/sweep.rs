@@ -41,6 +41,7 @@ pub struct SweepResult {
     #[serde(flatten)]
     pub envelope: crate::results::envelope::Envelope,
     /// The load options shared by every level (the first level's plan).
+    #[serde(default)]
     pub plan: PlanRecord,
     pub targets: Vec<Named>,
     /// True when the second target is the twin (`--twin URL`), the A/A control.

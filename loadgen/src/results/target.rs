@@ -14,7 +14,9 @@ use crate::results::role::Role;
 pub struct Target {
     pub url: String,
     /// `host[:port]` for the Host header.
+    #[serde(default)]
     pub authority: String,
+    #[serde(default)]
     pub path: String,
     pub resolved: SocketAddr,
     /// An `https://` target: TLS over the connection.
