@@ -3,7 +3,9 @@
 //! (`gateways`), sampling a process's CPU and memory (`sampler`), what a result discloses about
 //! its targets and host (`disclose`), the upstream's own count of requests (`upstream`), and the
 //! demo's in-process mock (`embedded`).
+//! What every comparison is made of (its targets, twin, trials): `comparison`.
 
+pub(crate) mod comparison;
 pub(crate) mod disclose;
 pub(crate) mod embedded;
 pub(crate) mod gateways;

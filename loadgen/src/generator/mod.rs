@@ -4,7 +4,8 @@
 //! waiting for a due time precisely (`pacer`), a shard's part of the schedule and a start by the
 //! wall clock, per-core workers and their connection pools, the recorder and its per-second
 //! intervals and breakdowns by class and stage, the histograms they start from, the request
-//! corpus, and what a result records of a plan and of a run's connections (`record`).
+//! corpus, the load options validated into a plan (`planner`), and what a result records of a
+//! plan and of a run's connections (`record`).
 
 pub(crate) mod breakdown;
 pub(crate) mod clock_ref;
@@ -15,6 +16,7 @@ pub mod pace;
 pub(crate) mod pacer;
 pub(crate) mod plan;
 pub(crate) mod plan_error;
+mod planner;
 pub(crate) mod quantity;
 pub(crate) mod record;
 pub mod recorder;

@@ -155,14 +155,17 @@ pub(crate) fn parse_counts(text: &str, example: &'static str) -> Result<Vec<usiz
 mod tests {
     use super::*;
     use crate::generator::schedule::Arrival;
-    use crate::options::RunArgs;
+    use crate::options::{RequestFlags, RunArgs};
 
     #[test]
     fn plans_validate_every_option() {
         let plan = RunArgs {
             rate: Some("5k".into()),
-            scenario: Some("chat-stream".into()),
-            headers: vec!["x-test: 1".into()],
+            request: RequestFlags {
+                scenario: Some("chat-stream".into()),
+                headers: vec!["x-test: 1".into()],
+                ..Default::default()
+            },
             ..RunArgs::default()
         }
         .plan()
@@ -190,15 +193,24 @@ mod tests {
                 ..Default::default()
             },
             RunArgs {
-                scenario: Some("embeddings".into()),
+                request: RequestFlags {
+                    scenario: Some("embeddings".into()),
+                    ..Default::default()
+                },
                 ..Default::default()
             },
             RunArgs {
-                headers: vec!["no colon".into()],
+                request: RequestFlags {
+                    headers: vec!["no colon".into()],
+                    ..Default::default()
+                },
                 ..Default::default()
             },
             RunArgs {
-                body: Some("[1]".into()),
+                request: RequestFlags {
+                    body: Some("[1]".into()),
+                    ..Default::default()
+                },
                 ..Default::default()
             },
             RunArgs {

@@ -118,13 +118,16 @@ impl ConnectFacts {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::options::RunArgs;
+    use crate::options::{RequestFlags, RunArgs};
 
     #[test]
     fn a_record_is_written_as_the_plan_was() {
         let plan = RunArgs {
             stages: Some("1s:100,2s:200".into()),
-            headers: vec!["x-test: 1".into()],
+            request: RequestFlags {
+                headers: vec!["x-test: 1".into()],
+                ..Default::default()
+            },
             ..RunArgs::default()
         }
         .plan()

@@ -1,9 +1,11 @@
 //! Options of `loadgen capacity`: the SLO, the search's bounds and precision, over the targets
-//! and load options of `loadgen compare`.
+//! of `loadgen compare` and the load options of `loadgen run` (the search sets each run's
+//! rate; it takes no twin, trials or settle).
 
 use clap::Args;
+use serde::{Deserialize, Serialize};
 
-use super::CompareArgs;
+use super::{GatewayFlags, RunArgs};
 
 /// Runs per target when `--max-runs` is not given.
 pub const DEFAULT_MAX_RUNS: usize = 8;
@@ -11,7 +13,8 @@ pub const DEFAULT_MAX_RUNS: usize = 8;
 pub const DEFAULT_PRECISION: f64 = 0.05;
 
 /// Options of `loadgen capacity`.
-#[derive(Debug, Clone, Default, Args)]
+#[derive(Debug, Clone, Default, Args, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub struct CapacityArgs {
     /// The objectives every run is judged by, all of which must hold, like
     /// p99<50ms,ttft_p99<500ms,errors<1%: a percentile (pNN) of response_time (the default),
@@ -21,9 +24,17 @@ pub struct CapacityArgs {
     pub slo: Option<String>,
     /// The first rate tried, like 500 or 2k. Default 100.
     #[arg(long)]
+    #[serde(
+        default,
+        deserialize_with = "gatebench_shared::settings::text_or_number"
+    )]
     pub start_rate: Option<String>,
     /// The highest rate tried, like 50k. Default 100k.
     #[arg(long)]
+    #[serde(
+        default,
+        deserialize_with = "gatebench_shared::settings::text_or_number"
+    )]
     pub max_rate: Option<String>,
     /// Stop when the highest rate that met the SLO and the lowest that did not are within
     /// this share of each other, like 0.05. Default 0.05.
@@ -37,5 +48,9 @@ pub struct CapacityArgs {
     #[arg(long)]
     pub confirm: Option<usize>,
     #[command(flatten)]
-    pub compare: CompareArgs,
+    #[serde(flatten)]
+    pub targets: GatewayFlags,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub run: RunArgs,
 }

@@ -4,9 +4,6 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::generator::corpus::synth::{Dist, Spec, PRESETS};
-use crate::generator::plan::PlanError;
-
 /// Options of `loadgen corpus`.
 #[derive(Debug, Clone, Args)]
 pub struct CorpusArgs {
@@ -49,68 +46,4 @@ pub struct CorpusArgs {
     /// byte (what an exact cache hits). Default 1.
     #[arg(long, default_value_t = 1.0)]
     pub distinct: f64,
-}
-
-impl CorpusArgs {
-    /// The validated spec.
-    pub fn spec(&self) -> Result<Spec, PlanError> {
-        let preset = PRESETS
-            .iter()
-            .find(|p| p.name == self.preset)
-            .ok_or_else(|| {
-                PlanError::Named(
-                    "--preset",
-                    self.preset.clone(),
-                    "sharegpt, azure-conversation or azure-code",
-                )
-            })?;
-        let dist = |name: &'static str, text: &Option<String>, default: Dist| match text {
-            None => Ok(default),
-            Some(t) => Dist::parse(t).ok_or_else(|| {
-                PlanError::Named(
-                    name,
-                    t.clone(),
-                    "fixed:N, uniform:LO-HI or lognormal:MEDIAN,SIGMA (counts from 1)",
-                )
-            }),
-        };
-        let share = |name: &'static str, v: f64| {
-            if (0.0..=1.0).contains(&v) {
-                Ok(v)
-            } else {
-                Err(PlanError::Named(name, v.to_string(), "a share from 0 to 1"))
-            }
-        };
-        let models = self
-            .models
-            .split(',')
-            .map(|m| {
-                let (name, share) = m.split_once('=').unwrap_or((m, "1"));
-                let share = share.trim().parse::<f64>().ok().filter(|s| *s > 0.0);
-                match (name.trim(), share) {
-                    (name, Some(share)) if !name.is_empty() => Ok((name.to_string(), share)),
-                    _ => Err(PlanError::Named(
-                        "--models",
-                        self.models.clone(),
-                        "models with shares above 0, like gpt-4o-mini=0.7,gpt-4o=0.3",
-                    )),
-                }
-            })
-            .collect::<Result<Vec<_>, _>>()?;
-        if self.count == 0 || self.count > 10_000_000 {
-            return Err(PlanError::Count("--count", self.count, 10_000_000));
-        }
-        Ok(Spec {
-            count: self.count,
-            seed: self.seed,
-            prompt: dist("--prompt-tokens", &self.prompt_tokens, preset.prompt)?,
-            output: dist("--output-tokens", &self.output_tokens, preset.output)?,
-            max_prompt_tokens: self.max_prompt_tokens.max(1),
-            max_output_tokens: self.max_output_tokens.max(1),
-            models,
-            stream_share: share("--stream-share", self.stream_share)?,
-            tools_share: share("--tools-share", self.tools_share)?,
-            distinct: share("--distinct", self.distinct)?,
-        })
-    }
 }

@@ -1,9 +1,12 @@
-//! Every command's options, in one place: the command line (flags, shared with the profile TOML
-//! file), the profile merge (`profile`), and the resolved options printed back as a profile
-//! (`resolved`). Each command's module turns its options into one plan and runs it.
+//! Every command's options as plain data, in one place: the command line (flags, shared with the
+//! profile TOML file) and the profile merge (`profile`). Options import nothing of the code that
+//! runs them: each command's module (and the generator, for the load) turns them into a plan.
 //!
-//! - `run`: `loadgen run`'s options, also the load options of `compare`, `sweep` and `ladder`.
-//! - `compare` / `sweep` / `ladder` / `overhead` / `merge`: each command's own options.
+//! - `run`: `loadgen run`'s options, also the load options of every command with a load.
+//! - `request`: what each request carries (run and overhead); `gateways`: the upstream and the
+//!   gateways, and how a difference is judged against the twin (every command of gateways).
+//! - `compare` / `sweep` / `ladder` / `capacity` / `profiling` / `overhead` / `corpus` /
+//!   `merge`: each command's own options, flattening the groups it takes.
 
 use std::path::PathBuf;
 
@@ -12,18 +15,20 @@ use clap::{Args, Parser, Subcommand};
 mod capacity;
 mod compare;
 mod corpus;
+mod gateways;
 mod ladder;
 mod merge;
 mod overhead;
 pub mod profile;
 mod profiling;
+mod request;
 mod run;
 mod sweep;
-mod workload;
 
 pub use capacity::{CapacityArgs, DEFAULT_MAX_RUNS, DEFAULT_PRECISION};
 pub use compare::{CompareArgs, DEFAULT_TRIALS as COMPARE_TRIALS};
 pub use corpus::CorpusArgs;
+pub use gateways::{GatewayFlags, JudgeFlags};
 pub use ladder::{LadderArgs, DEFAULT_LEVELS as LADDER_LEVELS};
 pub use merge::MergeArgs;
 pub use overhead::OverheadArgs;
@@ -31,6 +36,7 @@ pub use profiling::{
     CallGraph, ProfileArgs, DEFAULT_FREQUENCY as PROFILE_FREQUENCY,
     DEFAULT_TRIALS as PROFILE_TRIALS,
 };
+pub use request::RequestFlags;
 pub use run::RunArgs;
 pub use sweep::{
     LevelKind, SweepArgs, DEFAULT_LEVELS as SWEEP_LEVELS, DEFAULT_TRIALS as SWEEP_TRIALS,

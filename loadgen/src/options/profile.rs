@@ -1,186 +1,159 @@
 //! Profiles: every command's flags merged over its `--profile` file (the one place a profile is
-//! read), and checking a profile without sending anything: it parses as the options of its
-//! command and those options make a valid plan (`loadgen check-profile COMMAND FILE`, and the
-//! tests on every file in `profiles/`).
+//! read). One merge for every command: the profile is read as the command's options, and each
+//! flag given on the command line takes the place of the profile's key (a `--header` replaces
+//! the profile's header of the same name and adds to the others).
 
-use std::collections::BTreeMap;
 use std::path::Path;
 
 use anyhow::Context as _;
 use serde::de::DeserializeOwned;
-
-use crate::options::CompareArgs;
-use crate::options::OverheadArgs;
-use crate::options::RunArgs;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 
 /// A profile file that cannot be used: the message names the file and what was wrong.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
 pub struct ProfileError(pub String);
 
-/// The profile at `path` as the options of a command.
-fn read<T: DeserializeOwned>(path: &Path) -> anyhow::Result<T> {
+/// The profile keys that name files: a relative path is found beside the profile, so a profile
+/// and its corpus move together.
+const FILE_KEYS: [&str; 3] = ["requests-file", "trace", "cacert"];
+
+/// `flags` with those of the profile at `path` under them.
+pub fn merged<T: Serialize + DeserializeOwned>(flags: T, path: &Path) -> anyhow::Result<T> {
+    let invalid = |e: &dyn std::fmt::Display| {
+        ProfileError(format!("invalid profile {}: {e}", path.display()))
+    };
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("cannot read profile {}", path.display()))?;
-    Ok(toml::from_str(&text)
-        .map_err(|e| ProfileError(format!("invalid profile {}: {e}", path.display())))?)
-}
-
-/// `run`'s flags with those of `--profile` under them.
-pub fn run(args: RunArgs) -> anyhow::Result<RunArgs> {
-    match &args.profile {
-        Some(path) => {
-            let profile = anchored(read(path)?, path);
-            Ok(args.over(profile))
-        }
-        None => Ok(args),
-    }
-}
-
-/// A profile's files (`requests-file`, `trace`, `cacert`) found beside the profile when their paths are
-/// relative, so a profile and its corpus move together.
-fn anchored(mut profile: RunArgs, path: &Path) -> RunArgs {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    for file in [
-        &mut profile.requests_file,
-        &mut profile.trace,
-        &mut profile.cacert,
-    ]
-    .into_iter()
-    .flatten()
-    {
-        if file.is_relative() {
-            *file = dir.join(&*file);
-        }
-    }
-    profile
-}
-
-/// `overhead`'s flags with those of `--profile` under them.
-pub fn overhead(args: OverheadArgs) -> anyhow::Result<OverheadArgs> {
-    match &args.profile {
-        Some(path) => {
-            let profile = read(path)?;
-            Ok(args.over(profile))
-        }
-        None => Ok(args),
-    }
-}
-
-/// Keys of a profile that belong to `compare` rather than to the load.
-const COMPARE_KEYS: [&str; 9] = [
-    "direct",
-    "gateway",
-    "gateway-info",
-    "trials",
-    "sample-pid",
-    "gateway-recording",
-    "settle",
-    "twin",
-    "min-effect",
-];
-
-/// `compare`'s flags with those of `--profile` under them.
-pub fn compare(args: CompareArgs) -> anyhow::Result<CompareArgs> {
-    Ok(compare_and(args, &[])?.0)
-}
-
-/// [`compare`] for a command with keys of its own (`levels`, …): those keys of the
-/// profile, as text (an array of numbers is joined with commas), come back beside.
-pub fn compare_and(
-    mut args: CompareArgs,
-    own: &[&str],
-) -> anyhow::Result<(CompareArgs, BTreeMap<String, String>)> {
-    let mut mine = BTreeMap::new();
-    let Some(path) = args.run.profile.clone() else {
-        return Ok((args, mine));
+    let mut table: toml::Table = toml::from_str(&text).map_err(|e| invalid(&e))?;
+    anchor(&mut table, path);
+    let profile: T = table.clone().try_into().map_err(|e| invalid(&e))?;
+    // Invariant: options are structs of named fields, which serialise to a map.
+    let Value::Object(mut under) = serde_json::to_value(&profile)? else {
+        unreachable!("options serialise to a map")
     };
-    let text = std::fs::read_to_string(&path)
-        .with_context(|| format!("cannot read profile {}", path.display()))?;
-    let invalid = |e: String| ProfileError(format!("invalid profile {}: {e}", path.display()));
-    let mut table: toml::Table = toml::from_str(&text).map_err(|e| invalid(e.to_string()))?;
-    for key in own {
-        let text = match table.remove(*key) {
-            None => continue,
-            Some(toml::Value::String(s)) => s,
-            Some(toml::Value::Integer(n)) => n.to_string(),
-            Some(toml::Value::Float(n)) => n.to_string(),
-            Some(toml::Value::Array(items)) => {
-                let parts: Result<Vec<String>, ProfileError> = items
-                    .into_iter()
-                    .map(|v| match v {
-                        toml::Value::Integer(n) => Ok(n.to_string()),
-                        toml::Value::Float(n) => Ok(n.to_string()),
-                        toml::Value::String(s) => Ok(s),
-                        other => Err(invalid(format!("{key}: expected numbers, found {other}"))),
-                    })
-                    .collect();
-                parts?.join(",")
-            }
-            Some(other) => return Err(invalid(format!("{key}: unexpected {other}")).into()),
+    if let Some(key) = table.keys().find(|k| !under.contains_key(*k)) {
+        return Err(invalid(&format!("unknown field `{key}`")).into());
+    }
+    if let Value::Object(over) = serde_json::to_value(&flags)? {
+        merge(&mut under, over);
+    }
+    Ok(serde_json::from_value(Value::Object(under)).map_err(|e| invalid(&e))?)
+}
+
+/// `T`'s flags with its profile under them, when `profile` names one.
+pub fn over_profile<T: Serialize + DeserializeOwned>(
+    flags: T,
+    profile: Option<&Path>,
+) -> anyhow::Result<T> {
+    match profile {
+        Some(path) => merged(flags, path),
+        None => Ok(flags),
+    }
+}
+
+/// Each flag that was given (not empty, not false) in place of the profile's key.
+fn merge(under: &mut Map<String, Value>, over: Map<String, Value>) {
+    for (key, value) in over {
+        let given = match &value {
+            Value::Null | Value::Bool(false) => false,
+            Value::Array(items) => !items.is_empty(),
+            _ => true,
         };
-        mine.insert((*key).to_string(), text);
-    }
-    let strings = |v: Option<toml::Value>| -> Result<Vec<String>, ProfileError> {
-        match v {
-            None => Ok(Vec::new()),
-            Some(toml::Value::String(s)) => Ok(vec![s]),
-            Some(toml::Value::Array(a)) => a
-                .into_iter()
-                .map(|v| match v {
-                    toml::Value::String(s) => Ok(s),
-                    other => Err(invalid(format!("expected text, found {other}"))),
-                })
-                .collect(),
-            Some(other) => Err(invalid(format!("expected text, found {other}"))),
+        if !given {
+            continue;
         }
-    };
-    debug_assert!(COMPARE_KEYS.iter().all(|k| !own.contains(k)));
-    let mut take = |key: &str| {
-        debug_assert!(COMPARE_KEYS.contains(&key));
-        strings(table.remove(key))
-    };
-    let direct = take("direct")?.into_iter().next();
-    let gateways = take("gateway")?;
-    let infos = take("gateway-info")?;
-    let sample = take("sample-pid")?;
-    let recordings = take("gateway-recording")?;
-    let settle = take("settle")?.into_iter().next();
-    let twin = take("twin")?.into_iter().next();
-    let min_effect = take("min-effect")?.into_iter().next();
-    let trials = match table.remove("trials") {
-        None => None,
-        Some(toml::Value::Integer(n)) if n > 0 => Some(n as usize),
-        Some(other) => {
-            return Err(invalid(format!("trials: expected a count, found {other}")).into())
+        if key == "header" {
+            let texts = |v: Option<&Value>| -> Vec<String> {
+                v.and_then(|v| serde_json::from_value(v.clone()).ok())
+                    .unwrap_or_default()
+            };
+            let headers = merge_headers(texts(under.get(&key)), texts(Some(&value)));
+            under.insert(key, headers.into());
+        } else {
+            under.insert(key, value);
         }
+    }
+}
+
+/// The profile's relative file paths joined to the profile's folder.
+fn anchor(table: &mut toml::Table, path: &Path) {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    for key in FILE_KEYS {
+        if let Some(toml::Value::String(file)) = table.get_mut(key) {
+            if Path::new(file.as_str()).is_relative() {
+                *file = dir.join(&*file).display().to_string();
+            }
+        }
+    }
+}
+
+/// A profile's headers with the command line's added; a flag's header replaces the profile's
+/// header of the same name.
+pub(crate) fn merge_headers(profile: Vec<String>, flags: Vec<String>) -> Vec<String> {
+    let name = |h: &str| {
+        h.split(':')
+            .next()
+            .unwrap_or("")
+            .trim()
+            .to_ascii_lowercase()
     };
-    let run: RunArgs = table
-        .try_into()
-        .map_err(|e: toml::de::Error| invalid(e.to_string()))?;
-    let run = anchored(run, &path);
-    args.direct = args.direct.or(direct);
-    if args.gateways.is_empty() {
-        args.gateways = gateways;
+    let mut out: Vec<String> = profile
+        .into_iter()
+        .filter(|p| !flags.iter().any(|f| name(f) == name(p)))
+        .collect();
+    out.extend(flags);
+    out
+}
+
+/// A profile key written as text, a number or an array of them (`levels = [1, 4, 16]`), read
+/// as text (an array joined with commas).
+pub(crate) fn text_or_list<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Item {
+        Text(String),
+        Integer(u64),
+        Float(f64),
     }
-    if args.gateway_info.is_empty() {
-        args.gateway_info = infos;
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum TextOrList {
+        One(Item),
+        List(Vec<Item>),
     }
-    if args.gateway_recording.is_empty() {
-        args.gateway_recording = recordings;
-    }
-    args.trials = args.trials.or(trials);
-    args.settle = args.settle.or(settle);
-    args.twin = args.twin.or(twin);
-    args.min_effect = args.min_effect.or(min_effect);
-    if args.sample.is_empty() {
-        args.sample = sample;
-    }
-    args.run = args.run.over(run);
-    Ok((args, mine))
+    let text = |item: Item| match item {
+        Item::Text(s) => s,
+        Item::Integer(n) => n.to_string(),
+        Item::Float(x) => x.to_string(),
+    };
+    Ok(Option::<TextOrList>::deserialize(d)?.map(|v| match v {
+        TextOrList::One(item) => text(item),
+        TextOrList::List(items) => items.into_iter().map(text).collect::<Vec<_>>().join(","),
+    }))
 }
 
 /// Stand-in targets for profiles that leave the targets to the command line (nothing is sent
 /// to them: plans only parse and resolve them).
 pub(crate) const PLACEHOLDER: &str = "http://127.0.0.1:9/v1/chat/completions";
 pub(crate) const PLACEHOLDER_GATEWAY: &str = "gateway=http://127.0.0.1:9/v1/chat/completions";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flag_headers_add_to_the_profiles_and_replace_the_same_name() {
+        let merged = merge_headers(
+            vec!["x-mock-tokens: 60".into(), "Authorization: Bearer a".into()],
+            vec!["authorization: Bearer b".into(), "x-extra: 1".into()],
+        );
+        assert_eq!(
+            merged,
+            ["x-mock-tokens: 60", "authorization: Bearer b", "x-extra: 1"]
+        );
+    }
+}

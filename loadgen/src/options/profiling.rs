@@ -17,14 +17,17 @@ pub const DEFAULT_TRIALS: usize = 3;
 /// Options of `loadgen profile`. In a `--profile` file the keys are the flags' names
 /// (`frequency`, `call-graph` and `off-cpu` besides compare's and run's keys); `--pid` and
 /// `--perf` name things of this machine and are taken from the command line only.
-#[derive(Debug, Clone, Default, Args)]
+#[derive(Debug, Clone, Default, Args, serde::Deserialize, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub struct ProfileArgs {
     /// Two folded stack files written by earlier profiles (before, after): write a differential
     /// flame graph of them, with the two runs' latency side by side, and exit sending nothing.
     #[arg(long, num_args = 2, value_names = ["BEFORE", "AFTER"])]
+    #[serde(skip)]
     pub diff: Vec<PathBuf>,
     /// The gateway's process: sampled with its threads and the processes under it (workers).
     #[arg(long)]
+    #[serde(skip)]
     pub pid: Option<u32>,
     /// On-CPU samples per second. Default 997.
     #[arg(long)]
@@ -40,8 +43,10 @@ pub struct ProfileArgs {
     pub off_cpu: Option<String>,
     /// The profiler to run. Default `perf` (Debian: linux-perf).
     #[arg(long)]
+    #[serde(skip)]
     pub perf: Option<PathBuf>,
     #[command(flatten)]
+    #[serde(flatten)]
     pub compare: CompareArgs,
 }
 

@@ -3,22 +3,10 @@
 
 use std::path::PathBuf;
 
-use std::time::Duration;
-
 use clap::Args;
-use gatebench_shared::latency::parse_duration_us;
 use serde::{Deserialize, Serialize};
 
-use crate::generator::plan::{
-    count, parse_rate, positive_duration, Load, Plan, PlanError, DEFAULT_MAX_TOKENS, DEFAULT_MODEL,
-    DEFAULT_RATE, MAX_CONNECTIONS, MAX_PENDING, MAX_THREADS,
-};
-use crate::generator::schedule::Arrival;
-use crate::generator::shard::Shard;
-use crate::wire::target::{
-    parse_header, parse_metrics_url, parse_target, parse_target_via, request_spec, RequestSpec,
-};
-use crate::wire::transport::{Pin, Transport};
+use super::RequestFlags;
 
 /// Options of `loadgen run`. Every option is also a key of the `--profile` TOML file
 /// (kebab-case, like the flag); flags win over the profile.
@@ -63,15 +51,6 @@ pub struct RunArgs {
     /// Worker threads, each with its own runtime and share of the schedule. Default 1.
     #[arg(long)]
     pub threads: Option<usize>,
-    /// Cores to pin workers to, like 1 or 0-1. Default: not pinned.
-    #[arg(long)]
-    pub pin: Option<String>,
-    /// What to send: chat or chat-stream. Default chat.
-    #[arg(long)]
-    pub scenario: Option<String>,
-    /// Request body instead of a scenario's: @FILE or literal JSON.
-    #[arg(long)]
-    pub body: Option<String>,
     /// Send the requests of this JSON-lines file instead of one body: each line a request body,
     /// or an envelope with `body` and optional `route` (or `url`), `headers`, `stream`,
     /// `weight` and `class`. Every line is encoded at start-up; results are broken down by
@@ -115,19 +94,6 @@ pub struct RunArgs {
     #[arg(long = "connect-to")]
     #[serde(default, rename = "connect-to")]
     pub connect_to: Vec<String>,
-    /// Extra request header, `Name: value` (repeatable).
-    #[arg(long = "header")]
-    #[serde(default, rename = "header")]
-    pub headers: Vec<String>,
-    /// Model named in scenario bodies. Default gpt-4o-mini.
-    #[arg(long)]
-    pub model: Option<String>,
-    /// Output tokens asked for in scenario bodies (max_tokens). Default 16.
-    #[arg(long)]
-    pub max_tokens: Option<u64>,
-    /// Time a request may take, connect included, like 30s. Default 30s.
-    #[arg(long)]
-    pub timeout: Option<String>,
     /// Once sending stops (the end of --duration, or Ctrl-C), how long requests in flight
     /// may still finish, like 5s; those still open then are counted as `cancelled`. A second
     /// Ctrl-C stops waiting at once. Default: none (each request runs to its --timeout).
@@ -143,9 +109,6 @@ pub struct RunArgs {
     /// all the time). Default 50us.
     #[arg(long)]
     pub spin: Option<String>,
-    /// Seed of the Poisson schedule. Default 0.
-    #[arg(long)]
-    pub seed: Option<u64>,
     /// Send shard I of N of the schedule, like 2/4 (indexes from 0): every N-th slot from slot I,
     /// at rate/N, so N processes (on N hosts) with the same plan send the plan's schedule
     /// together. Merge their results with `loadgen merge`. Needs one --target and a rate.
@@ -185,302 +148,7 @@ pub struct RunArgs {
     #[arg(long)]
     #[serde(default)]
     pub quiet: bool,
-}
-
-impl RunArgs {
-    /// Options from `self` (flags) win over those of `profile`.
-    pub fn over(self, profile: RunArgs) -> RunArgs {
-        let or_vec = |a: Vec<String>, b: Vec<String>| if a.is_empty() { b } else { a };
-        RunArgs {
-            profile: self.profile,
-            targets: or_vec(self.targets, profile.targets),
-            rate: self.rate.or(profile.rate),
-            arrival: self.arrival.or(profile.arrival),
-            concurrency: self.concurrency.or(profile.concurrency),
-            duration: self.duration.or(profile.duration),
-            requests: self.requests.or(profile.requests),
-            warmup: self.warmup.or(profile.warmup),
-            connections: self.connections.or(profile.connections),
-            threads: self.threads.or(profile.threads),
-            pin: self.pin.or(profile.pin),
-            scenario: self.scenario.or(profile.scenario),
-            body: self.body.or(profile.body),
-            requests_file: self.requests_file.or(profile.requests_file),
-            requests_order: self.requests_order.or(profile.requests_order),
-            stages: self.stages.or(profile.stages),
-            trace: self.trace.or(profile.trace),
-            speedup: self.speedup.or(profile.speedup),
-            http2: self.http2 || profile.http2,
-            cacert: self.cacert.or(profile.cacert),
-            insecure: self.insecure || profile.insecure,
-            connect_to: or_vec(self.connect_to, profile.connect_to),
-            headers: merge_headers(profile.headers, self.headers),
-            model: self.model.or(profile.model),
-            max_tokens: self.max_tokens.or(profile.max_tokens),
-            timeout: self.timeout.or(profile.timeout),
-            grace: self.grace.or(profile.grace),
-            max_pending: self.max_pending.or(profile.max_pending),
-            spin: self.spin.or(profile.spin),
-            seed: self.seed.or(profile.seed),
-            shard: self.shard.or(profile.shard),
-            start_at: self.start_at.or(profile.start_at),
-            clock_ref: self.clock_ref.or(profile.clock_ref),
-            out: self.out.or(profile.out),
-            hgrm: self.hgrm.or(profile.hgrm),
-            hdr_log: self.hdr_log.or(profile.hdr_log),
-            max_error_rate: self.max_error_rate.or(profile.max_error_rate),
-            max_p99: self.max_p99.or(profile.max_p99),
-            upstream_metrics: self.upstream_metrics.or(profile.upstream_metrics),
-            quiet: self.quiet || profile.quiet,
-        }
-    }
-}
-
-/// A profile's headers with the command line's added; a flag's header replaces the profile's
-/// header of the same name.
-pub(crate) fn merge_headers(profile: Vec<String>, flags: Vec<String>) -> Vec<String> {
-    let name = |h: &str| {
-        h.split(':')
-            .next()
-            .unwrap_or("")
-            .trim()
-            .to_ascii_lowercase()
-    };
-    let mut out: Vec<String> = profile
-        .into_iter()
-        .filter(|p| !flags.iter().any(|f| name(f) == name(p)))
-        .collect();
-    out.extend(flags);
-    out
-}
-
-impl RunArgs {
-    /// Validates every option, resolving targets and reading a body file.
-    pub fn plan(self) -> Result<Plan, PlanError> {
-        self.plan_at(None)
-    }
-
-    /// The HTTP version, the TLS settings and the `--connect-to` rules.
-    pub fn transport(&self) -> Result<Transport, PlanError> {
-        let pins = self
-            .connect_to
-            .iter()
-            .map(|text| Pin::parse(text))
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok(Transport::new(
-            self.http2,
-            self.cacert.clone(),
-            self.insecure,
-            pins,
-        ))
-    }
-
-    /// What each request of `scenario` carries (the body, when one is given, wins), with the
-    /// options' model, output tokens and headers.
-    pub fn request(&self, scenario: Option<&str>) -> Result<RequestSpec, PlanError> {
-        let urls: Vec<&str> = self.targets.iter().map(String::as_str).collect();
-        request_spec(
-            scenario,
-            self.body.as_deref(),
-            &self.headers,
-            self.model.as_deref().unwrap_or(DEFAULT_MODEL),
-            self.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
-            &urls,
-        )
-        .map_err(PlanError::from)
-    }
-
-    /// [`RunArgs::plan`], at `load` instead of the load the options name (a sweep's level, the
-    /// demo's phases); the load is checked as the options' own would be.
-    pub fn plan_at(self, load: Option<Load>) -> Result<Plan, PlanError> {
-        let given = load.is_some();
-        let arrival = match self.arrival.as_deref().unwrap_or("constant") {
-            "constant" => Arrival::Constant,
-            "poisson" => Arrival::Poisson,
-            other => return Err(PlanError::Arrival(other.to_string())),
-        };
-        let load = match (load, self.rate.as_deref(), self.concurrency) {
-            (_, Some(_), Some(_)) => return Err(PlanError::RateAndConcurrency),
-            (Some(Load::Closed { concurrency }), ..) | (None, None, Some(concurrency)) => {
-                Load::Closed {
-                    concurrency: count("--concurrency", concurrency, MAX_CONNECTIONS)?,
-                }
-            }
-            // The options' arrival process at the given rate.
-            (Some(Load::Open { rate, .. }), ..) => Load::Open { rate, arrival },
-            (None, rate, None) => Load::Open {
-                rate: match rate {
-                    Some(text) => parse_rate(text)?,
-                    None => DEFAULT_RATE,
-                },
-                arrival,
-            },
-        };
-        let requests = match (self.requests, &load, &self.duration) {
-            (None, ..) => None,
-            (Some(n), Load::Closed { .. }, None) if n > 0 => Some(n),
-            _ => return Err(PlanError::Requests),
-        };
-        let duration = match self.duration.as_deref() {
-            _ if requests.is_some() => None,
-            Some("forever") => None,
-            Some(text) => Some(positive_duration("--duration", text, " or forever")?),
-            None => Some(Duration::from_secs(10)),
-        };
-        let warmup = match self.warmup.as_deref() {
-            Some(text) => parse_duration_us(text)
-                .map(Duration::from_micros)
-                .ok_or_else(|| PlanError::Duration("--warmup", text.to_string(), ""))?,
-            None => Duration::ZERO,
-        };
-        let timeout = match self.timeout.as_deref() {
-            Some(text) => positive_duration("--timeout", text, "")?,
-            None => Duration::from_secs(30),
-        };
-        let grace = self
-            .grace
-            .as_deref()
-            .map(|text| {
-                parse_duration_us(text)
-                    .map(Duration::from_micros)
-                    .ok_or_else(|| PlanError::Duration("--grace", text.to_string(), ""))
-            })
-            .transpose()?;
-        let shard = match self.shard.as_deref() {
-            Some(text) => Shard::parse(text).ok_or_else(|| PlanError::Shard(text.to_string()))?,
-            None => Shard::WHOLE,
-        };
-        if shard.count > 1 {
-            if let Load::Closed { .. } = load {
-                return Err(PlanError::ShardClosed);
-            }
-            if self.upstream_metrics.is_some() {
-                return Err(PlanError::ShardUpstream);
-            }
-        }
-        let start_at = self
-            .start_at
-            .as_deref()
-            .map(|t| {
-                crate::generator::start_at::parse(t)
-                    .ok_or_else(|| PlanError::StartAt(t.to_string()))
-            })
-            .transpose()?;
-        let max_pending = match self.max_pending {
-            Some(0) => return Err(PlanError::MaxPending),
-            Some(n) => n,
-            None => MAX_PENDING,
-        };
-        let spin = match self.spin.as_deref() {
-            Some(text) => parse_duration_us(text)
-                .map(Duration::from_micros)
-                .ok_or_else(|| PlanError::Duration("--spin", text.to_string(), ""))?,
-            None => Duration::from_micros(50),
-        };
-        let max_p99 = self
-            .max_p99
-            .as_deref()
-            .map(|t| positive_duration("--max-p99", t, ""))
-            .transpose()?;
-        if let Some(rate) = self.max_error_rate {
-            if !(0.0..=1.0).contains(&rate) {
-                return Err(PlanError::ErrorRate(rate));
-            }
-        }
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let pin = match &self.pin {
-            Some(text) => gatebench_shared::host::parse_cores(text, cores)
-                .ok_or_else(|| PlanError::Pin(text.clone(), cores))?,
-            None => Vec::new(),
-        };
-        let threads = count("--threads", self.threads.unwrap_or(1), MAX_THREADS)?;
-        let connections = count(
-            "--connections",
-            self.connections.unwrap_or(256),
-            MAX_CONNECTIONS,
-        )?;
-        let headers = self
-            .headers
-            .iter()
-            .map(|h| parse_header(h))
-            .collect::<Result<Vec<_>, _>>()?;
-        let workload =
-            crate::options::workload::resolve(&self, load, given, duration, warmup, &headers)?;
-        let (load, duration) = (workload.load, workload.duration);
-        let request = match &workload.corpus {
-            // What the result says of the requests; each comes from the corpus.
-            Some(corpus) => RequestSpec {
-                scenario: if matches!(workload.pace, crate::generator::pace::Pace::Trace(_)) {
-                    "trace".into()
-                } else {
-                    "corpus".into()
-                },
-                stream: corpus.any_stream(),
-                body: bytes::Bytes::new(),
-                max_tokens: None,
-                headers,
-            },
-            None => self.request(self.scenario.as_deref())?,
-        };
-        let transport = self.transport()?;
-        let targets: Vec<_> = self
-            .targets
-            .iter()
-            .map(|t| parse_target_via(t, &transport.connect_to))
-            .collect::<Result<_, _>>()?;
-        if transport.cacert.is_some() || targets.iter().any(|t| t.tls) {
-            // A bad --cacert, or no trusted certificates, is said before any load.
-            transport.check_tls()?;
-        }
-        Ok(Plan {
-            targets,
-            load,
-            duration,
-            requests,
-            warmup,
-            connections,
-            threads,
-            pin,
-            request,
-            corpus: workload.corpus,
-            pace: workload.pace,
-            transport,
-            timeout,
-            grace,
-            max_pending,
-            spin,
-            seed: self.seed.unwrap_or(0),
-            shard,
-            start_at,
-            clock_ref: self.clock_ref.as_deref().map(parse_target).transpose()?,
-            out: self.out,
-            hgrm: self.hgrm,
-            hdr_log: self.hdr_log,
-            max_error_rate: self.max_error_rate,
-            max_p99,
-            quiet: self.quiet,
-            upstream_metrics: self
-                .upstream_metrics
-                .as_deref()
-                .map(parse_metrics_url)
-                .transpose()?,
-        })
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn flag_headers_add_to_the_profiles_and_replace_the_same_name() {
-        let merged = merge_headers(
-            vec!["x-mock-tokens: 60".into(), "Authorization: Bearer a".into()],
-            vec!["authorization: Bearer b".into(), "x-extra: 1".into()],
-        );
-        assert_eq!(
-            merged,
-            ["x-mock-tokens: 60", "authorization: Bearer b", "x-extra: 1"]
-        );
-    }
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub request: RequestFlags,
 }

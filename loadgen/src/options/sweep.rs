@@ -4,19 +4,21 @@ use clap::Args;
 use serde::{Deserialize, Serialize};
 
 use super::CompareArgs;
-use crate::generator::plan::PlanError;
 
 /// Options of `loadgen sweep`: those of `loadgen compare`, and the levels.
-#[derive(Debug, Clone, Default, Args)]
+#[derive(Debug, Clone, Default, Args, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
 pub struct SweepArgs {
     /// Load levels, comma-separated. Default 1,4,16,64,256.
     #[arg(long)]
+    #[serde(default, deserialize_with = "super::profile::text_or_list")]
     pub levels: Option<String>,
     /// What the levels are: concurrency (closed loop) or rate (open loop, requests per second).
     /// Default concurrency.
     #[arg(long, value_enum)]
     pub level_kind: Option<LevelKind>,
     #[command(flatten)]
+    #[serde(flatten)]
     pub compare: CompareArgs,
 }
 
@@ -38,22 +40,9 @@ pub const DEFAULT_TRIALS: usize = 3;
 pub const DEFAULT_LEVELS: &str = "1,4,16,64,256";
 
 impl LevelKind {
-    /// The kind a sweep runs: the flag's, else the profile's (`level-kind`), else the default.
-    pub fn resolve(
-        flag: Option<LevelKind>,
-        profile: Option<String>,
-    ) -> Result<LevelKind, PlanError> {
-        match (flag, profile) {
-            (Some(kind), _) => Ok(kind),
-            (None, None) => Ok(LevelKind::default()),
-            (None, Some(text)) => LevelKind::parse(&text),
-        }
-    }
-
     /// Reads a profile's `level-kind`.
-    pub fn parse(text: &str) -> Result<LevelKind, PlanError> {
-        <LevelKind as clap::ValueEnum>::from_str(text, false)
-            .map_err(|_| PlanError::Named("--level-kind", text.to_string(), "concurrency or rate"))
+    pub fn parse(text: &str) -> Option<LevelKind> {
+        <LevelKind as clap::ValueEnum>::from_str(text, false).ok()
     }
 
     /// The name flags, profiles and results use.

@@ -6,7 +6,7 @@ use gatebench_shared::LatencyModel;
 use gatebench_tests::gateway::start_delay_gateway;
 use gatebench_tests::start_mock;
 use loadgen::commands::capacity::run_capacity;
-use loadgen::options::{CapacityArgs, CompareArgs};
+use loadgen::options::CapacityArgs;
 use loadgen::RunArgs;
 use mock_upstream::Config;
 
@@ -28,22 +28,24 @@ fn the_capacity_of_a_known_limit_is_found_within_five_percent_in_eight_runs() {
         run_capacity(
             CapacityArgs {
                 slo: Some("p99<50ms,errors<1%".into()),
-                start_rate: Some("500".into()),
-                // The direct search is held to 8 below; the thread-per-connection gateway ends
+                start_rate: Some("500".into()), // The direct search is held to 8 below; the thread-per-connection gateway ends
                 // requests slower when far overloaded and may take more.
                 max_runs: Some(12),
-                compare: CompareArgs {
+                run: RunArgs {
+                    duration: Some("2s".into()),
+                    warmup: Some("500ms".into()),
+                    connections: Some(20),
+                    quiet: true,
+                    request: loadgen::options::RequestFlags {
+                        timeout: Some("5s".into()),
+                        ..Default::default()
+                    },
+                    ..RunArgs::default()
+                },
+                targets: loadgen::options::GatewayFlags {
                     direct: Some(url(&mock)),
                     gateways: vec![format!("slow=http://{gateway}/v1/chat/completions")],
-                    run: RunArgs {
-                        duration: Some("2s".into()),
-                        warmup: Some("500ms".into()),
-                        connections: Some(20),
-                        timeout: Some("5s".into()),
-                        quiet: true,
-                        ..RunArgs::default()
-                    },
-                    ..CompareArgs::default()
+                    ..Default::default()
                 },
                 ..CapacityArgs::default()
             },
@@ -116,10 +118,10 @@ fn the_capacity_of_a_known_limit_is_found_within_five_percent_in_eight_runs() {
 fn capacity_refuses_what_it_cannot_search() {
     let base = |slo: Option<&str>, run: RunArgs| CapacityArgs {
         slo: slo.map(String::from),
-        compare: CompareArgs {
+        run,
+        targets: loadgen::options::GatewayFlags {
             direct: Some("http://127.0.0.1:9/v1/chat/completions".into()),
-            run,
-            ..CompareArgs::default()
+            ..Default::default()
         },
         ..CapacityArgs::default()
     };

@@ -218,7 +218,7 @@ async fn tool_calls_answer_a_seeded_share_of_requests_with_tools() {
 
 #[test]
 fn loadgen_counts_tool_call_fragments_as_output() {
-    use loadgen::engine::run::run;
+    use loadgen::commands::run::run;
     use loadgen::RunArgs;
     let config = mock_upstream::RawSettings {
         tool_calls: Some("100%".into()),
@@ -238,7 +238,10 @@ fn loadgen_counts_tool_call_fragments_as_output() {
         RunArgs {
             rate: Some("100".into()),
             duration: Some("300ms".into()),
-            body: Some(body.to_string()),
+            request: loadgen::options::RequestFlags {
+                body: Some(body.to_string()),
+                ..Default::default()
+            },
             ..crate::load::args(crate::load::url(&mock))
         },
         vec![],

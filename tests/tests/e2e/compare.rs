@@ -25,23 +25,27 @@ fn alternating_trials_find_a_known_delay_and_every_report_renders() {
     let started = std::time::Instant::now();
     let (result, code) = run_compare(
         CompareArgs {
-            direct: Some(url(direct)),
-            gateways: vec![format!("slow={}", url(slow))],
-            gateway_info: vec!["slow=adds 2 ms".into()],
-            gateway_recording: vec!["slow=full".into()],
-            trials: Some(3),
-            // This process stands for a gateway's: its CPU and memory are in every format.
-            sample: vec![format!("self={}", std::process::id())],
             settle: Some("300ms".into()),
-            // The default twin: the direct URL again, a target of its own in every trial.
-            twin: None,
-            min_effect: None,
             run: RunArgs {
                 rate: Some("100".into()),
                 duration: Some("1s".into()),
                 connections: Some(8),
                 quiet: true,
                 ..RunArgs::default()
+            },
+            targets: loadgen::options::GatewayFlags {
+                direct: Some(url(direct)),
+                gateways: vec![format!("slow={}", url(slow))],
+                gateway_info: vec!["slow=adds 2 ms".into()],
+                gateway_recording: vec!["slow=full".into()],
+                // This process stands for a gateway's: its CPU and memory are in every format.
+                sample: vec![format!("self={}", std::process::id())],
+            },
+            judge: loadgen::options::JudgeFlags {
+                trials: Some(3),
+                min_effect: None,
+                // The default twin: the direct URL again, a target of its own in every trial.
+                twin: None,
             },
         },
         vec!["loadgen".into(), "compare".into()],

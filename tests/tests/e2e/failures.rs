@@ -3,7 +3,7 @@
 use std::time::{Duration, Instant};
 
 use gatebench_tests::faulty::{start_faulty, Fault};
-use loadgen::engine::run::run;
+use loadgen::commands::run::run;
 use loadgen::RunArgs;
 
 use crate::load::args;
@@ -15,9 +15,12 @@ fn run_against(fault: Fault, scenario: &str) -> loadgen::results::run::TargetRun
         RunArgs {
             rate: Some("50".into()),
             duration: Some("1s".into()),
-            timeout: Some("300ms".into()),
             connections: Some(8),
-            scenario: Some(scenario.into()),
+            request: loadgen::options::RequestFlags {
+                timeout: Some("300ms".into()),
+                scenario: Some(scenario.into()),
+                ..Default::default()
+            },
             ..args(format!("http://{addr}/v1/chat/completions"))
         },
         vec![],
@@ -81,8 +84,11 @@ fn a_target_that_goes_away_counts_as_connect_refused() {
         RunArgs {
             rate: Some("100".into()),
             duration: Some("2s".into()),
-            timeout: Some("300ms".into()),
             connections: Some(2),
+            request: loadgen::options::RequestFlags {
+                timeout: Some("300ms".into()),
+                ..Default::default()
+            },
             ..args(url)
         },
         vec![],

@@ -188,7 +188,7 @@ async fn mid_stream_faults_break_the_stream_as_asked() {
 
 #[test]
 fn loadgen_names_each_mid_stream_fault() {
-    use loadgen::engine::run::run;
+    use loadgen::commands::run::run;
     use loadgen::RunArgs;
     let mock = start_mock(Config::default());
     for (fault, kind) in [
@@ -202,9 +202,12 @@ fn loadgen_names_each_mid_stream_fault() {
             RunArgs {
                 rate: Some("100".into()),
                 duration: Some("300ms".into()),
-                timeout: Some("300ms".into()),
-                scenario: Some("chat-stream".into()),
-                headers: vec![format!("x-mock-fault: {fault}")],
+                request: loadgen::options::RequestFlags {
+                    timeout: Some("300ms".into()),
+                    scenario: Some("chat-stream".into()),
+                    headers: vec![format!("x-mock-fault: {fault}")],
+                    ..Default::default()
+                },
                 ..crate::load::args(crate::load::url(&mock))
             },
             vec![],

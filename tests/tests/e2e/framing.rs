@@ -2,7 +2,7 @@
 //! end, connections closed by the server replaced, a body cut short counted as truncated.
 
 use gatebench_tests::faulty::{start_faulty, Fault};
-use loadgen::engine::run::run;
+use loadgen::commands::run::run;
 use loadgen::RunArgs;
 
 use crate::load::args;
@@ -13,8 +13,11 @@ fn run_against(fault: Fault) -> loadgen::results::run::TargetRun {
         RunArgs {
             rate: Some("100".into()),
             duration: Some("1s".into()),
-            timeout: Some("1s".into()),
             connections: Some(4),
+            request: loadgen::options::RequestFlags {
+                timeout: Some("1s".into()),
+                ..Default::default()
+            },
             ..args(format!("http://{addr}/v1/chat/completions"))
         },
         vec![],
@@ -65,7 +68,7 @@ fn a_connection_idle_for_more_than_four_seconds_is_replaced_not_reused() {
     // Two requests 5 s apart on one connection slot: the first uses the connection opened
     // ahead; the second finds it idle too long (a server may be closing it) and opens another.
     let mock = gatebench_tests::start_mock(mock_upstream::Config::default());
-    let (mut result, _) = loadgen::engine::run::run(
+    let (mut result, _) = loadgen::commands::run::run(
         RunArgs {
             rate: Some("0.2".into()),
             duration: Some("6s".into()),

@@ -31,13 +31,19 @@ fn a_sweep_flags_the_level_where_the_baseline_saturates() {
             levels: Some("1,16".into()),
             level_kind: None,
             compare: CompareArgs {
-                direct: Some(url(upstream)),
-                gateways: vec![format!("same={}", url(upstream))],
-                trials: Some(1),
                 run: RunArgs {
                     duration: Some("1s".into()),
                     quiet: true,
                     ..RunArgs::default()
+                },
+                targets: loadgen::options::GatewayFlags {
+                    direct: Some(url(upstream)),
+                    gateways: vec![format!("same={}", url(upstream))],
+                    ..Default::default()
+                },
+                judge: loadgen::options::JudgeFlags {
+                    trials: Some(1),
+                    ..Default::default()
                 },
                 ..CompareArgs::default()
             },
@@ -97,8 +103,16 @@ fn a_ladder_counts_refusals_and_names_a_buffering_gateway() {
     let (result, _) = run_ladder(
         LadderArgs {
             levels: Some("10,50".into()),
-            compare: CompareArgs {
-                settle: Some("200ms".into()),
+            settle: Some("200ms".into()),
+            run: RunArgs {
+                quiet: true,
+                request: loadgen::options::RequestFlags {
+                    timeout: Some("5s".into()),
+                    ..Default::default()
+                },
+                ..RunArgs::default()
+            },
+            targets: loadgen::options::GatewayFlags {
                 direct: Some(url(upstream)),
                 gateways: vec![
                     format!("pass={}", url(pass)),
@@ -106,12 +120,7 @@ fn a_ladder_counts_refusals_and_names_a_buffering_gateway() {
                     format!("buffering={}", url(buffering)),
                 ],
                 sample: vec![format!("tests={}", std::process::id())],
-                run: RunArgs {
-                    timeout: Some("5s".into()),
-                    quiet: true,
-                    ..RunArgs::default()
-                },
-                ..CompareArgs::default()
+                ..Default::default()
             },
         },
         vec![],
@@ -165,12 +174,15 @@ fn a_sweep_from_a_profile_sends_a_fixed_count_per_level_and_is_marked_explorator
     let (result, code) = run_sweep(
         SweepArgs {
             compare: CompareArgs {
-                direct: Some(url(mock.local_addr())),
-                gateways: vec![format!("fwd={}", url(gateway))],
                 run: RunArgs {
                     profile: Some(profile.clone()),
                     quiet: true,
                     ..RunArgs::default()
+                },
+                targets: loadgen::options::GatewayFlags {
+                    direct: Some(url(mock.local_addr())),
+                    gateways: vec![format!("fwd={}", url(gateway))],
+                    ..Default::default()
                 },
                 ..CompareArgs::default()
             },

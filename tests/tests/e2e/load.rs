@@ -3,7 +3,7 @@
 
 use gatebench_shared::LatencyModel;
 use gatebench_tests::start_mock;
-use loadgen::engine::run::run;
+use loadgen::commands::run::run;
 use loadgen::RunArgs;
 use mock_upstream::Config;
 
@@ -77,7 +77,10 @@ fn throughput_counts_what_finished_not_what_was_planned() {
             rate: Some("400".into()),
             duration: Some("1s".into()),
             connections: Some(2),
-            timeout: Some("30s".into()),
+            request: loadgen::options::RequestFlags {
+                timeout: Some("30s".into()),
+                ..Default::default()
+            },
             ..args(url(&slow))
         },
         vec![],
@@ -122,7 +125,10 @@ fn stream_metrics_match_the_mock_latency_model() {
         RunArgs {
             rate: Some("40".into()),
             duration: Some("2s".into()),
-            scenario: Some("chat-stream".into()),
+            request: loadgen::options::RequestFlags {
+                scenario: Some("chat-stream".into()),
+                ..Default::default()
+            },
             ..args(url(&mock))
         },
         vec![],
@@ -176,8 +182,11 @@ fn poisson_arrivals_are_seeded_and_reach_the_rate() {
             RunArgs {
                 rate: Some("500".into()),
                 arrival: Some("poisson".into()),
-                seed: Some(3),
                 duration: Some("2s".into()),
+                request: loadgen::options::RequestFlags {
+                    seed: Some(3),
+                    ..Default::default()
+                },
                 ..args(url(&mock))
             },
             vec![],
@@ -303,7 +312,10 @@ fn every_providers_stream_keeps_the_latency_model() {
             RunArgs {
                 rate: Some("20".into()),
                 duration: Some("1s".into()),
-                body: Some(body.to_string()),
+                request: loadgen::options::RequestFlags {
+                    body: Some(body.to_string()),
+                    ..Default::default()
+                },
                 ..args(target.clone())
             },
             vec![],

@@ -6,7 +6,7 @@ use std::time::Duration;
 use gatebench_shared::LatencyModel;
 use gatebench_tests::{named_events, start_mock, Client};
 use hyper::Method;
-use loadgen::engine::run::run;
+use loadgen::commands::run::run;
 use loadgen::RunArgs;
 use mock_upstream::Config;
 use serde_json::{json, Value};
@@ -171,8 +171,11 @@ fn loadgen_reads_anthropic_streams() {
         RunArgs {
             rate: Some("200".into()),
             duration: Some("1s".into()),
-            body: Some(format!("@{}", file.display())),
-            headers: vec!["anthropic-version: 2023-06-01".into()],
+            request: loadgen::options::RequestFlags {
+                body: Some(format!("@{}", file.display())),
+                headers: vec!["anthropic-version: 2023-06-01".into()],
+                ..Default::default()
+            },
             ..args(format!("http://{}/v1/messages", mock.local_addr()))
         },
         vec![],

@@ -4,7 +4,7 @@
 //! actual send hides most of it once requests queue behind busy connections.
 
 use gatebench_tests::faulty::start_stall_window;
-use loadgen::engine::run::run;
+use loadgen::commands::run::run;
 use loadgen::results::run::TargetRun;
 use loadgen::RunArgs;
 
@@ -17,9 +17,12 @@ fn stalled_run(connections: usize) -> TargetRun {
             rate: Some("500".into()),
             duration: Some("6s".into()),
             connections: Some(connections),
-            timeout: Some("5s".into()),
-            // The generator on the first core, the stalling server on the last.
-            pin: Some("0".into()),
+            request: loadgen::options::RequestFlags {
+                timeout: Some("5s".into()),
+                // The generator on the first core, the stalling server on the last.
+                pin: Some("0".into()),
+                ..Default::default()
+            },
             ..args(format!("http://{addr}/v1/chat/completions"))
         },
         vec![],

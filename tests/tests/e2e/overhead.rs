@@ -23,15 +23,21 @@ fn a_known_delay_is_found_and_no_delay_is_not_distinguishable() {
     let same = start_delay_gateway(upstream, Duration::ZERO);
     let (result, code) = run_overhead(
         OverheadArgs {
-            direct: Some(url(direct)),
-            gateways: vec![format!("slow={}", url(slow)), format!("same={}", url(same))],
-            gateway_info: vec!["slow=adds 2 ms".into()],
-            gateway_recording: vec!["slow=full".into()],
-            // Four short trials: the verdicts are t tests over trials, and two give one degree
-            // of freedom, too few for a loaded machine's trial-to-trial spread of a 2 ms sleep.
-            trials: Some(4),
+            judge: loadgen::options::JudgeFlags {
+                // Four short trials: the verdicts are t tests over trials, and two give one degree
+                // of freedom, too few for a loaded machine's trial-to-trial spread of a 2 ms sleep.
+                trials: Some(4),
+                ..Default::default()
+            },
             rounds: Some(40),
             quiet: true,
+            targets: loadgen::options::GatewayFlags {
+                direct: Some(url(direct)),
+                gateways: vec![format!("slow={}", url(slow)), format!("same={}", url(same))],
+                gateway_info: vec!["slow=adds 2 ms".into()],
+                gateway_recording: vec!["slow=full".into()],
+                ..Default::default()
+            },
             ..OverheadArgs::default()
         },
         vec!["loadgen".into(), "overhead".into()],
@@ -123,7 +129,10 @@ fn a_known_delay_is_found_and_no_delay_is_not_distinguishable() {
 fn a_missing_gateway_or_an_unreachable_target_is_a_setup_error() {
     let err = run_overhead(
         OverheadArgs {
-            direct: Some("http://127.0.0.1:9/v1/chat/completions".into()),
+            targets: loadgen::options::GatewayFlags {
+                direct: Some("http://127.0.0.1:9/v1/chat/completions".into()),
+                ..Default::default()
+            },
             ..OverheadArgs::default()
         },
         vec![],
@@ -133,8 +142,11 @@ fn a_missing_gateway_or_an_unreachable_target_is_a_setup_error() {
     // Port 9 (discard) is closed on loopback here.
     let err = run_overhead(
         OverheadArgs {
-            direct: Some("http://127.0.0.1:9/v1/chat/completions".into()),
-            gateways: vec!["gw=http://127.0.0.1:9/v1/chat/completions".into()],
+            targets: loadgen::options::GatewayFlags {
+                direct: Some("http://127.0.0.1:9/v1/chat/completions".into()),
+                gateways: vec!["gw=http://127.0.0.1:9/v1/chat/completions".into()],
+                ..Default::default()
+            },
             ..OverheadArgs::default()
         },
         vec![],
@@ -161,16 +173,25 @@ fn attribution_puts_a_delay_on_the_leg_it_was_added_to() {
     );
     let (result, code) = run_overhead(
         OverheadArgs {
-            direct: Some(url(direct)),
-            gateways: vec![
-                format!("request={}", url(on_request)),
-                format!("response={}", url(on_response)),
-            ],
-            scenario: Some("chat".into()),
             rounds: Some(60),
-            trials: Some(1),
             attribute: true,
             quiet: true,
+            request: loadgen::options::RequestFlags {
+                scenario: Some("chat".into()),
+                ..Default::default()
+            },
+            targets: loadgen::options::GatewayFlags {
+                direct: Some(url(direct)),
+                gateways: vec![
+                    format!("request={}", url(on_request)),
+                    format!("response={}", url(on_response)),
+                ],
+                ..Default::default()
+            },
+            judge: loadgen::options::JudgeFlags {
+                trials: Some(1),
+                ..Default::default()
+            },
             ..OverheadArgs::default()
         },
         vec!["loadgen".into(), "overhead".into()],

@@ -81,7 +81,7 @@ fn profile_keys_are_the_flags() {
     )
     .unwrap();
     assert_eq!(args.targets.len(), 1);
-    assert_eq!(args.headers, vec!["x-a: 1".to_string()]);
-    assert_eq!(args.max_tokens, Some(8));
+    assert_eq!(args.request.headers, vec!["x-a: 1".to_string()]);
+    assert_eq!(args.request.max_tokens, Some(8));
     assert!(toml::from_str::<RunArgs>("colour = 1").is_err());
 }

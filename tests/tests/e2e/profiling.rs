@@ -57,9 +57,6 @@ fn args(gateway: &Forwarder, direct: Option<String>, out: Option<PathBuf>) -> Pr
     ProfileArgs {
         pid: Some(gateway.child.id()),
         compare: CompareArgs {
-            direct,
-            gateways: vec![format!("hot={}", gateway.url)],
-            trials: Some(2),
             run: RunArgs {
                 rate: Some("200".into()),
                 duration: Some("1500ms".into()),
@@ -68,6 +65,15 @@ fn args(gateway: &Forwarder, direct: Option<String>, out: Option<PathBuf>) -> Pr
                 out,
                 quiet: true,
                 ..RunArgs::default()
+            },
+            targets: loadgen::options::GatewayFlags {
+                direct,
+                gateways: vec![format!("hot={}", gateway.url)],
+                ..Default::default()
+            },
+            judge: loadgen::options::JudgeFlags {
+                trials: Some(2),
+                ..Default::default()
             },
             ..CompareArgs::default()
         },
@@ -278,7 +284,10 @@ fn bad_profile_options_are_refused_before_any_load() {
     });
     assert!(gone.contains("a running process"), "{gone}");
     let mut two = args(&gateway, None, None);
-    two.compare.gateways.push(format!("other={}", gateway.url));
+    two.compare
+        .targets
+        .gateways
+        .push(format!("other={}", gateway.url));
     assert!(refused(two).contains("one --gateway"));
     let graph = refused(ProfileArgs {
         call_graph: Some("frames".into()),

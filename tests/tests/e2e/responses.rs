@@ -7,7 +7,7 @@ use std::time::Duration;
 use gatebench_shared::LatencyModel;
 use gatebench_tests::{named_events, start_mock, Client, Recorded};
 use hyper::Method;
-use loadgen::engine::run::run;
+use loadgen::commands::run::run;
 use loadgen::RunArgs;
 use mock_upstream::Config;
 use serde_json::{json, Value};
@@ -146,7 +146,10 @@ fn loadgen_reads_responses_streams() {
         RunArgs {
             rate: Some("200".into()),
             duration: Some("1s".into()),
-            body: Some(format!("@{}", file.display())),
+            request: loadgen::options::RequestFlags {
+                body: Some(format!("@{}", file.display())),
+                ..Default::default()
+            },
             ..args(format!("http://{}/v1/responses", mock.local_addr()))
         },
         vec![],
@@ -165,7 +168,10 @@ fn run_100(target: String, body: &serde_json::Value) -> loadgen::RunResult {
         RunArgs {
             rate: Some("100".into()),
             duration: Some("1s".into()),
-            body: Some(body.to_string()),
+            request: loadgen::options::RequestFlags {
+                body: Some(body.to_string()),
+                ..Default::default()
+            },
             ..args(target)
         },
         vec![],
@@ -229,7 +235,10 @@ fn loadgen_reads_legacy_completion_streams() {
         RunArgs {
             rate: Some("200".into()),
             duration: Some("1s".into()),
-            body: Some(format!("@{}", file.display())),
+            request: loadgen::options::RequestFlags {
+                body: Some(format!("@{}", file.display())),
+                ..Default::default()
+            },
             ..args(format!("http://{}/v1/completions", mock.local_addr()))
         },
         vec![],

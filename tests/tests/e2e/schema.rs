@@ -5,7 +5,7 @@
 //! or `FILE#/$defs/NAME` in another schema file beside it.
 
 use gatebench_tests::start_mock;
-use loadgen::engine::run::run;
+use loadgen::commands::run::run;
 use loadgen::RunArgs;
 use mock_upstream::Config;
 use serde_json::Value;
@@ -109,7 +109,10 @@ fn results_of_both_scenarios_match_the_committed_schema() {
             RunArgs {
                 rate: Some("200".into()),
                 duration: Some("500ms".into()),
-                scenario: Some(scenario.into()),
+                request: loadgen::options::RequestFlags {
+                    scenario: Some(scenario.into()),
+                    ..Default::default()
+                },
                 ..args(url(&mock))
             },
             vec!["loadgen".into(), "run".into()],

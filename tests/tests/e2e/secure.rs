@@ -13,7 +13,7 @@ use gatebench_tests::start_mock;
 use http_body_util::{BodyExt, Full};
 use hyper::{Request, Response, Version};
 use hyper_util::rt::{TokioExecutor, TokioIo};
-use loadgen::engine::run::run;
+use loadgen::commands::run::run;
 use loadgen::RunArgs;
 
 use crate::load::args;
@@ -104,8 +104,11 @@ fn http2_over_tls_is_chosen_by_alpn_and_streams_are_timed() {
     let (result, _) = run(
         RunArgs {
             http2: true,
-            scenario: Some("chat-stream".into()),
             connections: Some(2),
+            request: loadgen::options::RequestFlags {
+                scenario: Some("chat-stream".into()),
+                ..Default::default()
+            },
             ..secure(
                 format!("https://localhost:{}/v1/chat/completions", tls.port()),
                 &tls,
@@ -332,10 +335,13 @@ fn h2c_streams_reach_the_mock_on_its_plain_port() {
     let (result, _) = run(
         RunArgs {
             http2: true,
-            scenario: Some("chat-stream".into()),
             rate: Some("200".into()),
             duration: Some("1s".into()),
             connections: Some(2),
+            request: loadgen::options::RequestFlags {
+                scenario: Some("chat-stream".into()),
+                ..Default::default()
+            },
             ..args(crate::load::url(&mock))
         },
         vec![],

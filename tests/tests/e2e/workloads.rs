@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use gatebench_tests::recording::{start_recording, Seen};
-use loadgen::engine::run::run;
+use loadgen::commands::run::run;
 use loadgen::RunArgs;
 
 use crate::load::args;
@@ -110,8 +110,11 @@ fn a_corpus_is_drawn_by_weight_and_seed() {
             RunArgs {
                 rate: Some("1k".into()),
                 duration: Some("1s".into()),
-                seed: Some(seed),
                 requests_file: Some(file.0.clone()),
+                request: loadgen::options::RequestFlags {
+                    seed: Some(seed),
+                    ..Default::default()
+                },
                 ..args(format!("http://{addr}/v1/chat/completions"))
             },
             vec![],

@@ -7,10 +7,14 @@
 
 use std::sync::Arc;
 
+use super::command::{over_profile, table};
+use super::{written, Command};
+use crate::engine::comparison::named;
 use crate::engine::gateways::{reach, Named};
 use crate::engine::run::{run_target, stop_requested, SetupError, EXIT_FAILED, EXIT_OK};
-use crate::generator::plan::{parse_rate, Load, Plan};
-use crate::options::{CapacityArgs, CompareArgs, DEFAULT_MAX_RUNS, DEFAULT_PRECISION};
+use crate::generator::plan::{parse_rate, Load, Plan, PlanError};
+use crate::options::profile::PLACEHOLDER;
+use crate::options::{CapacityArgs, DEFAULT_MAX_RUNS, DEFAULT_PRECISION};
 use crate::results::run::TargetRun;
 
 pub mod search;
@@ -19,16 +23,6 @@ pub mod slo;
 use crate::results::capacity::{CapacityResult, Step, TargetSearch, SCHEMA};
 use crate::results::capacity::{Judged, Slo};
 use search::{Bracket, Next, Search};
-
-/// The profile keys of `capacity` beyond those of `compare`.
-pub const OWN_KEYS: [&str; 6] = [
-    "slo",
-    "start-rate",
-    "max-rate",
-    "precision",
-    "max-runs",
-    "confirm",
-];
 
 /// A validated `loadgen capacity`.
 #[derive(Debug)]
@@ -43,81 +37,23 @@ pub struct CapacityPlan {
     /// Each run's load, but for its rate.
     pub plan: Plan,
     /// The targets' and load's options as merged (the profile under the flags).
-    pub compare: CompareArgs,
+    pub args: CapacityArgs,
 }
 
 impl CapacityPlan {
     /// Checks `args` (with its profile under it) without sending anything.
     pub fn new(args: CapacityArgs) -> anyhow::Result<CapacityPlan> {
-        let (compare, mut own) = crate::options::profile::compare_and(args.compare, &OWN_KEYS)?;
-        // Each option: the flag, else the profile's key.
-        let slo = args.slo.or_else(|| own.remove("slo")).ok_or_else(|| {
+        let args = args.merged()?;
+        let slo = args.slo.as_deref().ok_or_else(|| {
             SetupError::Other(
                 "capacity needs --slo, the objectives a rate must meet, like p99<50ms,errors<1%"
                     .into(),
             )
         })?;
-        let slo = Slo::parse(&slo).map_err(SetupError::from)?;
-        let rate = |t: Option<String>, default: f64| -> Result<f64, SetupError> {
-            Ok(t.map(|t| parse_rate(&t)).transpose()?.unwrap_or(default))
-        };
-        let start_rate = rate(args.start_rate.or_else(|| own.remove("start-rate")), 100.0)?;
-        let max_rate = rate(args.max_rate.or_else(|| own.remove("max-rate")), 100_000.0)?;
-        let number = |t: Option<String>, key: &str| -> Result<Option<f64>, SetupError> {
-            t.map(|t| {
-                t.parse::<f64>().map_err(|_| {
-                    SetupError::Other(format!("invalid {key} '{t}': expected a number"))
-                })
-            })
-            .transpose()
-        };
-        let precision = match args.precision {
-            Some(p) => p,
-            None => number(own.remove("precision"), "precision")?.unwrap_or(DEFAULT_PRECISION),
-        };
-        if !(0.001..=1.0).contains(&precision) {
-            return Err(SetupError::Other(format!(
-                "invalid --precision {precision}: expected a share from 0.001 to 1, like 0.05"
-            ))
-            .into());
-        }
-        let max_runs = match args.max_runs {
-            Some(n) => n,
-            None => {
-                number(own.remove("max-runs"), "max-runs")?.map_or(DEFAULT_MAX_RUNS, |n| n as usize)
-            }
-        };
-        if !(2..=100).contains(&max_runs) {
-            return Err(SetupError::Other(format!(
-                "invalid --max-runs {max_runs}: expected 2 to 100"
-            ))
-            .into());
-        }
-        let confirm = match args.confirm {
-            Some(n) => n,
-            None => number(own.remove("confirm"), "confirm")?.map_or(0, |n| n as usize),
-        }
-        .min(20);
-        // The direct upstream alone is a search of its own; gateways are optional here.
-        let targets = if compare.gateways.is_empty() {
-            let direct = compare.direct.as_deref().ok_or(SetupError::Plan(
-                crate::generator::plan::PlanError::Missing(
-                    "--direct URL (the upstream, or the one target)",
-                ),
-            ))?;
-            vec![Named {
-                name: "direct".into(),
-                target: crate::wire::target::parse_target_via(
-                    direct,
-                    &compare.run.transport()?.connect_to,
-                )?,
-                info: None,
-                recording: None,
-            }]
-        } else {
-            compare.targets("capacity")?
-        };
-        let plan = compare.run.clone().plan().map_err(SetupError::from)?;
+        let slo = Slo::parse(slo).map_err(SetupError::from)?;
+        let bounds = Bounds::of(&args)?;
+        let targets = targets(&args)?;
+        let plan = args.run.clone().plan().map_err(SetupError::from)?;
         if plan.duration.is_none() || !matches!(plan.load, Load::Open { .. }) {
             return Err(SetupError::Other(
                 "capacity runs each rate open-loop for a fixed --duration (not forever, not \
@@ -126,23 +62,136 @@ impl CapacityPlan {
             )
             .into());
         }
-        if start_rate > max_rate {
+        if bounds.start_rate > bounds.max_rate {
             return Err(SetupError::Other(format!(
-                "--start-rate {start_rate} is above --max-rate {max_rate}"
+                "--start-rate {} is above --max-rate {}",
+                bounds.start_rate, bounds.max_rate
             ))
             .into());
         }
         Ok(CapacityPlan {
             targets,
             slo,
-            start_rate,
-            max_rate,
+            start_rate: bounds.start_rate,
+            max_rate: bounds.max_rate,
+            precision: bounds.precision,
+            max_runs: bounds.max_runs,
+            confirm: bounds.confirm,
+            plan,
+            args,
+        })
+    }
+}
+
+/// The search's bounds, checked.
+struct Bounds {
+    start_rate: f64,
+    max_rate: f64,
+    precision: f64,
+    max_runs: usize,
+    confirm: usize,
+}
+
+impl Bounds {
+    fn of(args: &CapacityArgs) -> Result<Bounds, SetupError> {
+        let rate = |t: &Option<String>, default: f64| -> Result<f64, SetupError> {
+            Ok(t.as_deref().map(parse_rate).transpose()?.unwrap_or(default))
+        };
+        let precision = args.precision.unwrap_or(DEFAULT_PRECISION);
+        if !(0.001..=1.0).contains(&precision) {
+            return Err(SetupError::Other(format!(
+                "invalid --precision {precision}: expected a share from 0.001 to 1, like 0.05"
+            )));
+        }
+        let max_runs = args.max_runs.unwrap_or(DEFAULT_MAX_RUNS);
+        if !(2..=100).contains(&max_runs) {
+            return Err(SetupError::Other(format!(
+                "invalid --max-runs {max_runs}: expected 2 to 100"
+            )));
+        }
+        Ok(Bounds {
+            start_rate: rate(&args.start_rate, 100.0)?,
+            max_rate: rate(&args.max_rate, 100_000.0)?,
             precision,
             max_runs,
-            confirm,
-            plan,
-            compare,
+            confirm: args.confirm.unwrap_or(0).min(20),
         })
+    }
+}
+
+/// The direct upstream alone is a search of its own; gateways are optional here.
+fn targets(args: &CapacityArgs) -> Result<Vec<Named>, SetupError> {
+    if !args.targets.gateways.is_empty() {
+        return named(&args.targets, &args.run, "capacity");
+    }
+    let direct = args
+        .targets
+        .direct
+        .as_deref()
+        .ok_or(SetupError::Plan(PlanError::Missing(
+            "--direct URL (the upstream, or the one target)",
+        )))?;
+    Ok(vec![Named {
+        name: "direct".into(),
+        target: crate::wire::target::parse_target_via(direct, &args.run.transport()?.connect_to)
+            .map_err(PlanError::from)?,
+        info: None,
+        recording: None,
+    }])
+}
+
+impl Command for CapacityArgs {
+    type Plan = CapacityPlan;
+
+    fn merged(self) -> anyhow::Result<CapacityArgs> {
+        let path = self.run.profile.clone();
+        over_profile(self, path.as_deref())
+    }
+
+    fn stand_ins(mut self) -> CapacityArgs {
+        // The direct upstream alone; without a profile's --slo the plan is refused, as the
+        // command refuses it.
+        if self.targets.direct.is_none() {
+            self.targets.direct = Some(PLACEHOLDER.into());
+        }
+        self
+    }
+
+    fn plan(self) -> anyhow::Result<CapacityPlan> {
+        CapacityPlan::new(self)
+    }
+
+    fn execute(plan: CapacityPlan, command_line: Vec<String>) -> anyhow::Result<u8> {
+        let (result, code) = execute(plan, command_line)?;
+        let report = crate::report::capacity::terminal(&result);
+        written(&result, result.plan.out.as_deref(), &report, code)
+    }
+
+    fn profile(p: &CapacityPlan) -> anyhow::Result<toml::Table> {
+        let mut profile = table(&CapacityArgs {
+            slo: Some(p.slo.text.clone()),
+            start_rate: Some(p.start_rate.to_string()),
+            max_rate: Some(p.max_rate.to_string()),
+            precision: Some(p.precision),
+            max_runs: Some(p.max_runs),
+            confirm: Some(p.confirm),
+            targets: p.args.targets.clone(),
+            run: p.args.run.resolved(&p.plan),
+        });
+        // The search sets each run's rate.
+        profile.remove("rate");
+        Ok(profile)
+    }
+
+    fn describe(p: &CapacityPlan) -> String {
+        format!(
+            "capacity: {} from {} to {} req/s, within {:.0}%, at most {} runs per target",
+            p.slo.text,
+            p.start_rate,
+            p.max_rate,
+            p.precision * 100.0,
+            p.max_runs
+        )
     }
 }
 
@@ -189,8 +238,12 @@ pub fn run_capacity(
     args: CapacityArgs,
     command: Vec<String>,
 ) -> anyhow::Result<(CapacityResult, u8)> {
+    execute(CapacityPlan::new(args)?, command)
+}
+
+/// Runs `cp` and returns the result with the exit code it earns.
+fn execute(cp: CapacityPlan, command: Vec<String>) -> anyhow::Result<(CapacityResult, u8)> {
     let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
-    let cp = CapacityPlan::new(args)?;
     let mock = reach(&cp.targets, cp.plan.timeout)?;
     let open_files = gatebench_shared::host::raise_open_file_limit().ok();
     crate::engine::run::check_open_files(&cp.plan, open_files.as_ref())?;

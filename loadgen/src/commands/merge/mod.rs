@@ -5,6 +5,7 @@
 
 mod check;
 mod clocks;
+mod command;
 pub mod logs;
 mod runs;
 

@@ -5,12 +5,17 @@
 //! - `analysis`: per-round differences → median with a bootstrap interval, per trial.
 //! - `verdict`: the trials combined into one figure and verdict per gateway, scenario and
 //!   metric, against the twin, Holm-adjusted.
-//! - `result`: the versioned JSON result.
+//! - `command`: the command: its plan, its execution, its options printed as a profile.
 
 pub mod analysis;
 pub mod plan;
 pub mod rounds;
 pub mod verdict;
+
+mod command;
+
+use super::Command;
+pub use command::Overhead;
 
 use std::sync::atomic::Ordering::Relaxed;
 
@@ -18,12 +23,12 @@ use gatebench_shared::host::raise_open_file_limit;
 
 use crate::engine::run::{stop_flag, SetupError, EXIT_FAILED, EXIT_OK};
 
-use crate::commands::overhead::rounds::{Call, TargetCalls};
 use crate::options::OverheadArgs;
 use crate::results::overhead::Percentiles;
 use crate::results::overhead::{OverheadResult, TargetTrial, Trial, SCHEMA};
 use analysis::deltas;
 use plan::OverheadPlan;
+use rounds::{Call, TargetCalls};
 
 /// Largest share of failed calls of any target for a valid result.
 const MAX_FAILED: f64 = 0.01;
@@ -33,10 +38,14 @@ pub fn run_overhead(
     args: OverheadArgs,
     command: Vec<String>,
 ) -> anyhow::Result<(OverheadResult, u8)> {
+    execute(Command::plan(args.merged()?)?, command)
+}
+
+/// Runs `checked` and returns the result with the exit code it earns.
+fn execute(checked: Overhead, command: Vec<String>) -> anyhow::Result<(OverheadResult, u8)> {
     let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
-    let args = crate::options::profile::overhead(args)?;
-    let args_sample = args.sample.clone();
-    let plan = args.plan().map_err(SetupError::from)?;
+    let Overhead { args, plan } = checked;
+    let args_sample = args.targets.sample.clone();
     let open_files = raise_open_file_limit().ok();
     let mock = crate::engine::gateways::reach(&plan.targets, plan.timeout)?;
     let samples = crate::engine::sampler::sample_specs(&args_sample)?;

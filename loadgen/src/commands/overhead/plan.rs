@@ -4,12 +4,12 @@ use std::time::Duration;
 
 use crate::options::OverheadArgs;
 
-use crate::engine::gateways::{min_effect_us, named_targets, with_twin, Disclosed};
-use crate::generator::plan::{positive_duration, PlanError};
+use crate::engine::comparison::disclosed;
+use crate::engine::gateways::{min_effect_us, named_targets, with_twin, Named};
+use crate::generator::plan::{positive_duration, PlanError, DEFAULT_MAX_TOKENS, DEFAULT_MODEL};
 /// The plan with its requests encoded, ready to send.
-pub(crate) type OverheadPlan =
-    crate::results::overhead::OverheadPlan<crate::wire::target::RequestSpec>;
-use crate::wire::target::request_spec;
+pub(crate) type OverheadPlan = crate::results::overhead::OverheadPlan<RequestSpec>;
+use crate::wire::target::{request_spec, RequestSpec};
 
 /// Most rounds, trials and resamples accepted (bounds memory and time).
 const MAX_ROUNDS: usize = 1_000_000;
@@ -19,94 +19,122 @@ const MAX_RESAMPLES: usize = 1_000_000;
 impl OverheadArgs {
     /// Validates every option, resolving targets.
     pub fn plan(self) -> Result<OverheadPlan, PlanError> {
-        let disclosed = Disclosed {
-            infos: &self.gateway_info,
-            recordings: &self.gateway_recording,
-        };
-        let mut targets = named_targets(self.direct.as_deref(), &self.gateways, disclosed, &[])?;
-        let twin = with_twin(
-            &mut targets,
-            self.twin.as_deref(),
-            self.direct.as_deref(),
+        let flags = &self.targets;
+        let mut targets = named_targets(
+            flags.direct.as_deref(),
+            &flags.gateways,
+            disclosed(flags),
             &[],
         )?;
-        let min_effect_us = min_effect_us(self.min_effect.as_deref())?;
-        let scenarios: Vec<&str> = match (&self.body, self.scenario.as_deref()) {
-            (Some(_), _) => vec!["body"],
-            (None, Some(list)) => list.split(',').map(str::trim).collect(),
-            (None, None) => vec!["chat", "chat-stream"],
-        };
-        let mut headers = self.headers.clone();
-        if self.attribute {
-            headers.push(format!("{}: 1", gatebench_shared::clock::TIMESTAMPS_HEADER));
-        }
-        let urls: Vec<&str> = targets.iter().map(|t| t.target.url.as_str()).collect();
-        let requests = scenarios
-            .iter()
-            .map(|s| {
-                request_spec(
-                    Some(s),
-                    self.body.as_deref(),
-                    &headers,
-                    self.model
-                        .as_deref()
-                        .unwrap_or(crate::generator::plan::DEFAULT_MODEL),
-                    self.max_tokens
-                        .unwrap_or(crate::generator::plan::DEFAULT_MAX_TOKENS),
-                    &urls,
-                )
-            })
-            .collect::<Result<_, _>>()?;
-        let count = |name, n: Option<usize>, default, min, max| {
-            let n = n.unwrap_or(default);
-            if (min..=max).contains(&n) {
-                Ok(n)
-            } else {
-                Err(PlanError::Range(name, n, min, max))
-            }
-        };
+        let twin = with_twin(
+            &mut targets,
+            self.judge.twin.as_deref(),
+            flags.direct.as_deref(),
+            &[],
+        )?;
+        let min_effect_us = min_effect_us(self.judge.min_effect.as_deref())?;
+        let requests = self.requests(&targets)?;
         let round_gap = match self.round_gap.as_deref() {
             Some(text) => gatebench_shared::latency::parse_duration_us(text)
                 .map(Duration::from_micros)
                 .ok_or_else(|| PlanError::Duration("--round-gap", text.to_string(), ""))?,
             None => Duration::ZERO,
         };
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        if let Some(core) = self.pin.filter(|&c| c >= cores) {
-            return Err(PlanError::Pin(core.to_string(), cores));
-        }
+        let r = &self.request;
         Ok(OverheadPlan {
             targets,
             twin,
             min_effect_us,
             rounds: count("--rounds", self.rounds, 50, 2, MAX_ROUNDS)?,
             warmup_rounds: count("--warmup-rounds", self.warmup_rounds, 5, 0, MAX_ROUNDS)?,
-            trials: count("--trials", self.trials, 10, 1, MAX_TRIALS)?,
+            trials: count("--trials", self.judge.trials, 10, 1, MAX_TRIALS)?,
             round_gap,
             requests,
-            timeout: match self.timeout.as_deref() {
+            timeout: match r.timeout.as_deref() {
                 Some(text) => positive_duration("--timeout", text, "")?,
                 None => Duration::from_secs(30),
             },
-            seed: self.seed.unwrap_or(0),
+            seed: r.seed.unwrap_or(0),
             resamples: count("--resamples", self.resamples, 10_000, 100, MAX_RESAMPLES)?,
             confidence: 0.95,
-            pin: self.pin,
+            pin: pin(r.pin.as_deref())?,
             spin: !self.no_spin,
             attribute: self.attribute,
             out: self.out,
         })
+    }
+
+    /// One request per scenario (or the body), for every target.
+    fn requests(&self, targets: &[Named]) -> Result<Vec<RequestSpec>, PlanError> {
+        let r = &self.request;
+        let scenarios: Vec<&str> = match (&r.body, r.scenario.as_deref()) {
+            (Some(_), _) => vec!["body"],
+            (None, Some(list)) => list.split(',').map(str::trim).collect(),
+            (None, None) => vec!["chat", "chat-stream"],
+        };
+        let mut headers = r.headers.clone();
+        if self.attribute {
+            headers.push(format!("{}: 1", gatebench_shared::clock::TIMESTAMPS_HEADER));
+        }
+        let urls: Vec<&str> = targets.iter().map(|t| t.target.url.as_str()).collect();
+        let model = r.model.as_deref().unwrap_or(DEFAULT_MODEL);
+        let max_tokens = r.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS);
+        Ok(scenarios
+            .iter()
+            .map(|s| {
+                request_spec(
+                    Some(s),
+                    r.body.as_deref(),
+                    &headers,
+                    model,
+                    max_tokens,
+                    &urls,
+                )
+            })
+            .collect::<Result<_, _>>()?)
+    }
+}
+
+/// `n`, or `default`, within `min..=max`.
+fn count(
+    name: &'static str,
+    n: Option<usize>,
+    default: usize,
+    min: usize,
+    max: usize,
+) -> Result<usize, PlanError> {
+    let n = n.unwrap_or(default);
+    if (min..=max).contains(&n) {
+        Ok(n)
+    } else {
+        Err(PlanError::Range(name, n, min, max))
+    }
+}
+
+/// `--pin`: the one core of the client, below the cores here.
+fn pin(text: Option<&str>) -> Result<Option<usize>, PlanError> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let Some(text) = text else {
+        return Ok(None);
+    };
+    match text.trim().parse::<usize>() {
+        Ok(core) if core < cores => Ok(Some(core)),
+        _ => Err(PlanError::Pin(text.to_string(), cores)),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::options::GatewayFlags;
 
     fn args(gateways: &[&str]) -> OverheadArgs {
         OverheadArgs {
-            direct: Some("http://127.0.0.1:9/v1/chat/completions".into()),
-            gateways: gateways.iter().map(|g| g.to_string()).collect(),
+            targets: GatewayFlags {
+                direct: Some("http://127.0.0.1:9/v1/chat/completions".into()),
+                gateways: gateways.iter().map(|g| g.to_string()).collect(),
+                ..GatewayFlags::default()
+            },
             ..OverheadArgs::default()
         }
     }
@@ -137,7 +165,7 @@ mod tests {
                 .contains("each name once")
         );
         let mut info = args(&["a=http://127.0.0.1:1/"]);
-        info.gateway_info = vec!["b=logging off".into()];
+        info.targets.gateway_info = vec!["b=logging off".into()];
         assert!(message(info).contains("the name of a --gateway"));
         let mut rounds = args(&["a=http://127.0.0.1:1/"]);
         rounds.rounds = Some(1);
@@ -147,7 +175,7 @@ mod tests {
     #[test]
     fn gateway_info_is_attached() {
         let mut a = args(&["litellm=http://127.0.0.1:4000/v1/chat/completions"]);
-        a.gateway_info = vec!["litellm=1.55.2, logging off".into()];
+        a.targets.gateway_info = vec!["litellm=1.55.2, logging off".into()];
         let plan = a.plan().unwrap();
         assert_eq!(plan.targets[2].info.as_deref(), Some("1.55.2, logging off"));
     }

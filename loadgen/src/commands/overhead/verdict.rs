@@ -167,15 +167,18 @@ mod tests {
 
     fn plan(gateways: &[&str], twin: bool) -> OverheadPlan {
         let mut args = crate::options::OverheadArgs {
-            direct: Some("http://127.0.0.1:9/v1/chat/completions".into()),
-            gateways: gateways
-                .iter()
-                .map(|g| format!("{g}=http://127.0.0.1:10/v1/chat/completions"))
-                .collect(),
+            targets: crate::options::GatewayFlags {
+                direct: Some("http://127.0.0.1:9/v1/chat/completions".into()),
+                gateways: gateways
+                    .iter()
+                    .map(|g| format!("{g}=http://127.0.0.1:10/v1/chat/completions"))
+                    .collect(),
+                ..Default::default()
+            },
             ..Default::default()
         };
         if !twin {
-            args.twin = Some("none".into());
+            args.judge.twin = Some("none".into());
         }
         args.plan().unwrap()
     }

@@ -5,6 +5,7 @@
 //! says what the sampling itself cost; with `--direct`, the direct upstream and its twin run
 //! in the same trials and the gateway's added latency is judged as `compare` judges it.
 //!
+//! - `command`: the command, a sampled load or `--diff`.
 //! - `plan`: the options checked into one plan before anything is sent.
 //! - `perf`: running perf, and the reason when it may not run (perf_event_paranoid, containers).
 //! - `session`: perf started and stopped at each profiled run's measured window.
@@ -12,6 +13,7 @@
 //! - `flame`: flame graphs and differential flame graphs (inferno), as static SVG.
 //! - `diff`: `loadgen profile --diff BEFORE.folded AFTER.folded`.
 
+mod command;
 pub mod diff;
 
 pub mod fold;
@@ -21,8 +23,8 @@ mod session;
 
 use std::path::{Path, PathBuf};
 
-use crate::commands::compare::analysis;
-use crate::commands::compare::{figures_of, run_trials_watched, Ran};
+use crate::engine::comparison::analysis;
+use crate::engine::comparison::{figures_of, run_trials_watched, Ran};
 use crate::engine::gateways::{reach, Named};
 use crate::engine::run::{stop_flag, SetupError, EXIT_FAILED, EXIT_OK};
 use crate::engine::sampler::Sampling;
@@ -41,9 +43,13 @@ use session::{Session, Settings};
 /// Runs `loadgen profile` and returns the result with the exit code it earns. The folded
 /// stacks are written beside `--out` (`NAME.on-cpu.folded`, `NAME.off-cpu.folded`).
 pub fn run_profile(args: ProfileArgs, command: Vec<String>) -> anyhow::Result<(ProfileResult, u8)> {
+    run_plan(ProfilePlan::new(args)?, command)
+}
+
+/// Runs `p` and returns the result with the exit code it earns.
+fn run_plan(p: ProfilePlan, command: Vec<String>) -> anyhow::Result<(ProfileResult, u8)> {
     let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
-    let program = args.perf.clone().unwrap_or_else(|| PathBuf::from("perf"));
-    let p = ProfilePlan::new(args)?;
+    let program = p.args.perf.clone().unwrap_or_else(|| PathBuf::from("perf"));
     let mut comparison = p.comparison;
     let plan = p.plan;
     let mock = reach(&comparison.targets, plan.timeout)?;
@@ -247,7 +253,7 @@ fn analyse(
     };
     let direct = targets.first().is_some_and(|t| t.name.is_direct());
     let (summary, deltas) = if direct {
-        crate::commands::compare::analyse(targets, runs, twin, min_effect_us)
+        crate::engine::comparison::analyse(targets, runs, twin, min_effect_us)
     } else {
         let summary = targets
             .iter()

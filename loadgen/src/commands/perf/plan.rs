@@ -4,12 +4,13 @@
 
 use std::path::Path;
 
-use crate::commands::compare::Comparison;
+use super::super::Command;
+use crate::engine::comparison::{gateways_only, named, settle, trials, Comparison};
 use crate::engine::gateways::with_twin;
 use crate::engine::run::SetupError;
 use crate::engine::sampler::{SampleSpec, Source};
 use crate::generator::plan::{Plan, PlanError};
-use crate::options::{CallGraph, ProfileArgs, PROFILE_FREQUENCY, PROFILE_TRIALS};
+use crate::options::{CallGraph, CompareArgs, ProfileArgs, PROFILE_FREQUENCY, PROFILE_TRIALS};
 use crate::results::role::Role;
 
 use super::SAMPLED;
@@ -30,81 +31,16 @@ pub struct ProfilePlan {
 impl ProfilePlan {
     /// Checks `args` (with its profile under it) without sending anything.
     pub fn new(args: ProfileArgs) -> anyhow::Result<ProfilePlan> {
-        let own = ["frequency", "call-graph", "off-cpu"];
-        let (compare, mut mine) = crate::options::profile::compare_and(args.compare.clone(), &own)?;
-        let mut args = ProfileArgs { compare, ..args };
-        args.frequency = args.frequency.or(match mine.remove("frequency") {
-            Some(text) => Some(
-                text.parse()
-                    .map_err(|_| bad("--frequency", &text, "a count"))?,
-            ),
-            None => None,
-        });
-        args.call_graph = args.call_graph.or(mine.remove("call-graph"));
-        args.off_cpu = args.off_cpu.or(mine.remove("off-cpu"));
+        let args = args.merged()?;
         let pid = args.pid.ok_or_else(|| {
             SetupError::Other("profile needs --pid PID: the gateway's process".into())
         })?;
         if !Path::new(&format!("/proc/{pid}")).exists() {
             return Err(bad("--pid", &pid.to_string(), "a running process").into());
         }
-        let frequency = match args.frequency.unwrap_or(PROFILE_FREQUENCY) {
-            f @ 1..=20_000 => f,
-            f => return Err(bad("--frequency", &f.to_string(), "1 to 20000 a second").into()),
-        };
-        let call_graph = match args.call_graph.as_deref() {
-            None => CallGraph::Fp,
-            Some(text) => CallGraph::parse(text)
-                .ok_or_else(|| bad("--call-graph", text, "fp, dwarf or lbr"))?,
-        };
-        let off_cpu = match args.off_cpu.as_deref() {
-            None | Some("on") => true,
-            Some("off") => false,
-            Some(text) => return Err(bad("--off-cpu", text, "on or off").into()),
-        };
+        let (frequency, call_graph, off_cpu) = sampling(&args)?;
         let c = &args.compare;
-        if c.gateways.len() != 1 {
-            return Err(SetupError::Other(format!(
-                "profile takes one --gateway NAME=URL (given {})",
-                c.gateways.len()
-            ))
-            .into());
-        }
-        let mut named = match c.direct {
-            Some(_) => c.targets("profile")?,
-            None => c.gateway_targets("profile")?,
-        };
-        let gateway = named[named.len() - 1].name.clone();
-        let twin = match (&c.direct, c.twin.as_deref()) {
-            (None, Some(t)) if t != "none" => {
-                return Err(SetupError::Other("--twin needs --direct".into()).into())
-            }
-            (None, _) => false,
-            (Some(direct), twin) => with_twin(
-                &mut named,
-                twin,
-                Some(direct),
-                &c.run.transport()?.connect_to,
-            )?,
-        };
-        let mut sampled = named[named.len() - 1].clone();
-        sampled.name = Role::Gateway(format!("{}{SAMPLED}", sampled.name));
-        named.push(sampled);
-        let mut samples = crate::engine::sampler::sample_specs(&c.sample)?;
-        if samples.is_empty() {
-            samples.push(SampleSpec {
-                name: gateway.as_str().to_string(),
-                source: Source::Pid(pid),
-            });
-        }
-        let comparison = Comparison {
-            targets: named,
-            twin,
-            min_effect_us: crate::engine::gateways::min_effect_us(c.min_effect.as_deref())?,
-            trials: c.trials(PROFILE_TRIALS)?,
-            settle: c.settle(std::time::Duration::ZERO)?,
-            samples,
-        };
+        let (comparison, gateway) = comparison(c, pid)?;
         let plan = c.run.clone().plan().map_err(SetupError::from)?;
         if plan.duration.is_none() {
             return Err(
@@ -122,6 +58,75 @@ impl ProfilePlan {
             off_cpu,
         })
     }
+}
+
+/// The sampling settings: the frequency, how stacks are walked, and whether off-CPU time is
+/// recorded.
+fn sampling(args: &ProfileArgs) -> Result<(u32, CallGraph, bool), SetupError> {
+    let frequency = match args.frequency.unwrap_or(PROFILE_FREQUENCY) {
+        f @ 1..=20_000 => f,
+        f => return Err(bad("--frequency", &f.to_string(), "1 to 20000 a second")),
+    };
+    let call_graph = match args.call_graph.as_deref() {
+        None => CallGraph::Fp,
+        Some(text) => {
+            CallGraph::parse(text).ok_or_else(|| bad("--call-graph", text, "fp, dwarf or lbr"))?
+        }
+    };
+    let off_cpu = match args.off_cpu.as_deref() {
+        None | Some("on") => true,
+        Some("off") => false,
+        Some(text) => return Err(bad("--off-cpu", text, "on or off")),
+    };
+    Ok((frequency, call_graph, off_cpu))
+}
+
+/// The targets (direct and the twin only with `--direct`; the gateway unsampled and sampled),
+/// trials and resources of a profile, and the gateway's name.
+fn comparison(c: &CompareArgs, pid: u32) -> Result<(Comparison, Role), SetupError> {
+    let gateways = &c.targets;
+    if gateways.gateways.len() != 1 {
+        return Err(SetupError::Other(format!(
+            "profile takes one --gateway NAME=URL (given {})",
+            gateways.gateways.len()
+        )));
+    }
+    let mut named = match gateways.direct {
+        Some(_) => named(gateways, &c.run, "profile")?,
+        None => gateways_only(gateways, &c.run, "profile")?,
+    };
+    let gateway = named[named.len() - 1].name.clone();
+    let twin = match (&gateways.direct, c.judge.twin.as_deref()) {
+        (None, Some(t)) if t != "none" => {
+            return Err(SetupError::Other("--twin needs --direct".into()))
+        }
+        (None, _) => false,
+        (Some(direct), twin) => with_twin(
+            &mut named,
+            twin,
+            Some(direct),
+            &c.run.transport()?.connect_to,
+        )?,
+    };
+    let mut sampled = named[named.len() - 1].clone();
+    sampled.name = Role::Gateway(format!("{}{SAMPLED}", sampled.name));
+    named.push(sampled);
+    let mut samples = crate::engine::sampler::sample_specs(&gateways.sample)?;
+    if samples.is_empty() {
+        samples.push(SampleSpec {
+            name: gateway.as_str().to_string(),
+            source: Source::Pid(pid),
+        });
+    }
+    let comparison = Comparison {
+        targets: named,
+        twin,
+        min_effect_us: crate::engine::gateways::min_effect_us(c.judge.min_effect.as_deref())?,
+        trials: trials(c.judge.trials, PROFILE_TRIALS)?,
+        settle: settle(c.settle.as_deref(), std::time::Duration::ZERO)?,
+        samples,
+    };
+    Ok((comparison, gateway))
 }
 
 fn bad(flag: &'static str, text: &str, expected: &'static str) -> SetupError {

@@ -6,7 +6,11 @@
 
 use gatebench_shared::host::raise_open_file_limit;
 
-use crate::commands::compare::{analyse, run_trials, Comparison};
+use super::command::{over_profile, table};
+use super::{written, Command};
+use crate::engine::comparison::{
+    analyse, invalid_reasons, resolved, run_trials, stand_in_targets, Comparison,
+};
 use crate::engine::gateways::{reach, Named};
 use crate::engine::run::{stop_flag, SetupError, EXIT_FAILED, EXIT_OK};
 use crate::generator::plan::{parse_rate, Load, Plan, PlanError};
@@ -91,14 +95,13 @@ impl SweepPlan {
     /// Checks `args` (with its profile under it) without sending anything: every level's plan
     /// is made before any load is sent.
     pub fn new(args: SweepArgs) -> anyhow::Result<SweepPlan> {
-        let (compare, mut own) =
-            crate::options::profile::compare_and(args.compare, &["levels", "level-kind"])?;
-        let kind = LevelKind::resolve(args.level_kind, own.remove("level-kind"))
-            .map_err(SetupError::from)?;
-        let levels_text = args
-            .levels
-            .or_else(|| own.remove("levels"))
-            .unwrap_or_else(|| DEFAULT_LEVELS.into());
+        let SweepArgs {
+            levels,
+            level_kind,
+            compare,
+        } = args.merged()?;
+        let kind = level_kind.unwrap_or_default();
+        let levels_text = levels.unwrap_or_else(|| DEFAULT_LEVELS.into());
         let levels = parse_levels(&levels_text, kind).map_err(SetupError::from)?;
         let comparison = Comparison::new(&compare, "sweep", false, DEFAULT_TRIALS)?;
         let plans = levels
@@ -127,8 +130,61 @@ impl SweepPlan {
     }
 }
 
+impl Command for SweepArgs {
+    type Plan = SweepPlan;
+
+    fn merged(self) -> anyhow::Result<SweepArgs> {
+        let path = self.compare.run.profile.clone();
+        over_profile(self, path.as_deref())
+    }
+
+    fn stand_ins(mut self) -> SweepArgs {
+        stand_in_targets(&mut self.compare.targets);
+        self
+    }
+
+    fn plan(self) -> anyhow::Result<SweepPlan> {
+        SweepPlan::new(self)
+    }
+
+    fn execute(plan: SweepPlan, command_line: Vec<String>) -> anyhow::Result<u8> {
+        let (result, code) = execute(plan, command_line)?;
+        let report = crate::report::sweep::terminal(&result);
+        written(&result, result.plan.out.as_deref(), &report, code)
+    }
+
+    fn profile(p: &SweepPlan) -> anyhow::Result<toml::Table> {
+        let mut profile = table(&SweepArgs {
+            levels: Some(p.levels_text.clone()),
+            level_kind: Some(p.kind),
+            compare: resolved(&p.compare, &p.plans[0], &p.comparison),
+        });
+        // Each level sets the load (and at least its own count of connections).
+        profile.remove("rate");
+        profile.remove("concurrency");
+        if p.compare.run.connections.is_none() {
+            profile.remove("connections");
+        }
+        Ok(profile)
+    }
+
+    fn describe(p: &SweepPlan) -> String {
+        format!(
+            "sweep: {} {} level(s), {} trial(s) each",
+            p.levels.len(),
+            p.kind,
+            p.comparison.trials
+        )
+    }
+}
+
 /// Runs `loadgen sweep` and returns the result with the exit code it earns.
 pub fn run_sweep(args: SweepArgs, command: Vec<String>) -> anyhow::Result<(SweepResult, u8)> {
+    execute(SweepPlan::new(args)?, command)
+}
+
+/// Runs `plan` and returns the result with the exit code it earns.
+fn execute(plan: SweepPlan, command: Vec<String>) -> anyhow::Result<(SweepResult, u8)> {
     let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
     let SweepPlan {
         compare,
@@ -145,7 +201,7 @@ pub fn run_sweep(args: SweepArgs, command: Vec<String>) -> anyhow::Result<(Sweep
             },
         plans,
         ..
-    } = SweepPlan::new(args)?;
+    } = plan;
     let mock = reach(&targets, plans[0].timeout)?;
     let open_files = raise_open_file_limit().ok();
     for plan in &plans {
@@ -195,9 +251,7 @@ pub fn run_sweep(args: SweepArgs, command: Vec<String>) -> anyhow::Result<(Sweep
     let headline = headline(&targets, &done);
     let mut invalid_reasons: Vec<String> = done
         .iter()
-        .flat_map(|l| {
-            crate::commands::compare::invalid_reasons(&l.runs, &format!("level {} ", l.level))
-        })
+        .flat_map(|l| invalid_reasons(&l.runs, &format!("level {} ", l.level)))
         .collect();
     if interrupted {
         invalid_reasons.push("interrupted before every level ran".into());

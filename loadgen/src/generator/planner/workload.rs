@@ -14,30 +14,52 @@ use rand_pcg::Pcg64Mcg;
 use crate::generator::corpus::synth::{chat_body, class_of};
 use crate::generator::corpus::{class_id, Corpus, Entry, Order};
 use crate::generator::pace::{trace, Pace, Replay, Stages};
-use crate::generator::plan::{Load, PlanError, DEFAULT_MODEL};
+use crate::generator::plan::{parse_rate, Load, PlanError, DEFAULT_MODEL};
 use crate::generator::schedule::Arrival;
 use crate::options::RunArgs;
 use crate::wire::target::{streams_by_path, RequestSpec};
 
+use super::load::Timing;
+
 /// The workload a run's options name.
 #[derive(Debug)]
-pub(crate) struct Workload {
+pub(super) struct Workload {
     pub corpus: Option<Arc<Corpus>>,
     pub pace: Pace,
     pub load: Load,
     pub duration: Option<Duration>,
 }
 
-/// Resolves the workload of `args`, whose load (`load`, `given` when a command set it, not
-/// the options) and measured `duration` are already checked.
-pub(crate) fn resolve(
+/// Resolves the workload of `args`, whose load (`given` when a command set it, not the
+/// options) and times are already checked.
+pub(super) fn resolve(
     args: &RunArgs,
-    load: Load,
+    timing: &Timing,
     given: bool,
-    duration: Option<Duration>,
-    warmup: Duration,
     headers: &[(HeaderName, HeaderValue)],
 ) -> Result<Workload, PlanError> {
+    refuse_unpaired(args, given)?;
+    let target_streams = args.targets.iter().any(|t| streams_by_path(t));
+    if let Some(path) = &args.trace {
+        return replay(args, path, timing, headers, target_streams);
+    }
+    let corpus = match &args.requests_file {
+        Some(path) => Some(corpus(args, path, headers, target_streams)?),
+        None => None,
+    };
+    match &args.stages {
+        Some(text) => stages(args, text, timing, corpus),
+        None => Ok(Workload {
+            corpus,
+            pace: Pace::Steady,
+            load: timing.load,
+            duration: timing.duration,
+        }),
+    }
+}
+
+/// Refuses a pace where a command sets its own loads, and options without the one they need.
+fn refuse_unpaired(args: &RunArgs, given: bool) -> Result<(), PlanError> {
     let paced = args.trace.is_some() || args.stages.is_some();
     if paced && given {
         return Err(PlanError::Excludes(
@@ -56,39 +78,41 @@ pub(crate) fn resolve(
             "--requests-file (--requests-order draws from it)",
         ));
     }
-    let target_streams = args.targets.iter().any(|t| streams_by_path(t));
-    if let Some(path) = &args.trace {
-        return replay(args, path, duration, warmup, headers, target_streams);
+    Ok(())
+}
+
+/// The corpus of `--requests-file`, every request streaming when a target's path streams.
+fn corpus(
+    args: &RunArgs,
+    path: &Path,
+    headers: &[(HeaderName, HeaderValue)],
+    target_streams: bool,
+) -> Result<Arc<Corpus>, PlanError> {
+    if args.request.body.is_some() || args.request.scenario.is_some() {
+        return Err(PlanError::Excludes(
+            "--requests-file",
+            "--body and --scenario",
+            "every request comes from the file",
+        ));
     }
-    let corpus = match &args.requests_file {
-        Some(path) => {
-            if args.body.is_some() || args.scenario.is_some() {
-                return Err(PlanError::Excludes(
-                    "--requests-file",
-                    "--body and --scenario",
-                    "every request comes from the file",
-                ));
-            }
-            let order = Order::parse(args.requests_order.as_deref().unwrap_or("random"))?;
-            let mut corpus = Corpus::read(path, order, headers, streams_by_path)?;
-            if target_streams {
-                for entry in &mut corpus.entries {
-                    entry.request.stream = true;
-                }
-            }
-            Some(Arc::new(corpus))
+    let order = Order::parse(args.requests_order.as_deref().unwrap_or("random"))?;
+    let mut corpus = Corpus::read(path, order, headers, streams_by_path)?;
+    if target_streams {
+        for entry in &mut corpus.entries {
+            entry.request.stream = true;
         }
-        None => None,
-    };
-    let Some(text) = &args.stages else {
-        return Ok(Workload {
-            corpus,
-            pace: Pace::Steady,
-            load,
-            duration,
-        });
-    };
-    let Load::Open { arrival, .. } = load else {
+    }
+    Ok(Arc::new(corpus))
+}
+
+/// A ramp in stages (`--stages TEXT`): the stages set the duration and the mean rate.
+fn stages(
+    args: &RunArgs,
+    text: &str,
+    timing: &Timing,
+    corpus: Option<Arc<Corpus>>,
+) -> Result<Workload, PlanError> {
+    let Load::Open { arrival, .. } = timing.load else {
         return Err(PlanError::Excludes(
             "--stages",
             "--concurrency",
@@ -104,13 +128,13 @@ pub(crate) fn resolve(
     }
     // --rate is where the first stage starts from (0 without it).
     let start = match args.rate.as_deref() {
-        Some(rate) => crate::generator::plan::parse_rate(rate)?,
+        Some(rate) => parse_rate(rate)?,
         None => 0.0,
     };
     let stages = Stages::parse(text, start)?;
     let duration = stages
         .duration()
-        .checked_sub(warmup)
+        .checked_sub(timing.warmup)
         .filter(|d| !d.is_zero())
         .ok_or(PlanError::Excludes(
             "--warmup",
@@ -133,11 +157,52 @@ pub(crate) fn resolve(
 fn replay(
     args: &RunArgs,
     path: &Path,
-    duration: Option<Duration>,
-    warmup: Duration,
+    timing: &Timing,
     headers: &[(HeaderName, HeaderValue)],
     target_streams: bool,
 ) -> Result<Workload, PlanError> {
+    let speedup = replay_speedup(args)?;
+    let mut rows = trace::read(path, speedup)?;
+    // The run ends after the last row, or at the end of --duration.
+    let last = rows.last().map_or(0, |r| r.at_ns);
+    let end_ns = match timing.duration {
+        Some(d) if args.duration.is_some() => (timing.warmup + d).as_nanos() as u64,
+        _ => last + 1_000,
+    };
+    rows.retain(|r| r.at_ns < end_ns);
+    let measured = Duration::from_nanos(end_ns)
+        .checked_sub(timing.warmup)
+        .filter(|d| !d.is_zero() && !rows.is_empty())
+        .ok_or(PlanError::Excludes(
+            "--warmup",
+            "a trace this short",
+            "the warm-up is the trace's first part and must leave some of it measured",
+        ))?;
+    let stream = target_streams || args.request.scenario.as_deref() == Some("chat-stream");
+    let (entries, classes) = trace_entries(args, &rows, stream, headers);
+    let source = path.display().to_string();
+    let crc32 = crc32fast::hash(source.as_bytes());
+    let instants: Vec<u64> = rows.iter().map(|r| r.at_ns).collect();
+    let span_s = (end_ns as f64 / 1e9).max(1e-3);
+    Ok(Workload {
+        load: Load::Open {
+            rate: instants.len() as f64 / span_s,
+            arrival: Arrival::Constant,
+        },
+        corpus: Some(Arc::new(Corpus::new(
+            source.clone(),
+            entries,
+            classes,
+            Order::Sequential,
+            crc32,
+        ))),
+        pace: Pace::Trace(Replay::new(source, speedup, instants)),
+        duration: Some(measured),
+    })
+}
+
+/// `--speedup`, after refusing what a trace cannot go with.
+fn replay_speedup(args: &RunArgs) -> Result<f64, PlanError> {
     if args.rate.is_some() || args.concurrency.is_some() || args.stages.is_some() {
         return Err(PlanError::Excludes(
             "--trace",
@@ -145,43 +210,33 @@ fn replay(
             "a trace is replayed at its own instants (--speedup replays it faster)",
         ));
     }
-    if args.requests_file.is_some() || args.body.is_some() {
+    if args.requests_file.is_some() || args.request.body.is_some() {
         return Err(PlanError::Excludes(
             "--trace",
             "--requests-file and --body",
             "each row's request is made from its token counts",
         ));
     }
-    let speedup = match args.speedup {
-        None => 1.0,
-        Some(s) if s.is_finite() && s > 0.0 && s <= 1e6 => s,
-        Some(s) => {
-            return Err(PlanError::Named(
-                "--speedup",
-                s.to_string(),
-                "a factor above 0, like 2 (twice as fast)",
-            ))
-        }
-    };
-    let mut rows = trace::read(path, speedup)?;
-    // The run ends after the last row, or at the end of --duration.
-    let last = rows.last().map_or(0, |r| r.at_ns);
-    let end_ns = match duration {
-        Some(d) if args.duration.is_some() => (warmup + d).as_nanos() as u64,
-        _ => last + 1_000,
-    };
-    rows.retain(|r| r.at_ns < end_ns);
-    let measured = Duration::from_nanos(end_ns)
-        .checked_sub(warmup)
-        .filter(|d| !d.is_zero() && !rows.is_empty())
-        .ok_or(PlanError::Excludes(
-            "--warmup",
-            "a trace this short",
-            "the warm-up is the trace's first part and must leave some of it measured",
-        ))?;
-    let stream = target_streams || args.scenario.as_deref() == Some("chat-stream");
-    let model = args.model.as_deref().unwrap_or(DEFAULT_MODEL);
-    let mut rng = Pcg64Mcg::seed_from_u64(args.seed.unwrap_or(0));
+    match args.speedup {
+        None => Ok(1.0),
+        Some(s) if s.is_finite() && s > 0.0 && s <= 1e6 => Ok(s),
+        Some(s) => Err(PlanError::Named(
+            "--speedup",
+            s.to_string(),
+            "a factor above 0, like 2 (twice as fast)",
+        )),
+    }
+}
+
+/// Each row's chat request, of its token counts, and the size classes they fall in.
+fn trace_entries(
+    args: &RunArgs,
+    rows: &[trace::Row],
+    stream: bool,
+    headers: &[(HeaderName, HeaderValue)],
+) -> (Vec<Entry>, Vec<String>) {
+    let model = args.request.model.as_deref().unwrap_or(DEFAULT_MODEL);
+    let mut rng = Pcg64Mcg::seed_from_u64(args.request.seed.unwrap_or(0));
     let mut classes: Vec<String> = Vec::new();
     let entries = rows
         .iter()
@@ -213,32 +268,16 @@ fn replay(
             }
         })
         .collect();
-    let source = path.display().to_string();
-    let crc32 = crc32fast::hash(source.as_bytes());
-    let instants: Vec<u64> = rows.iter().map(|r| r.at_ns).collect();
-    let span_s = (end_ns as f64 / 1e9).max(1e-3);
-    Ok(Workload {
-        load: Load::Open {
-            rate: instants.len() as f64 / span_s,
-            arrival: Arrival::Constant,
-        },
-        corpus: Some(Arc::new(Corpus::new(
-            source.clone(),
-            entries,
-            classes,
-            Order::Sequential,
-            crc32,
-        ))),
-        pace: Pace::Trace(Replay::new(source, speedup, instants)),
-        duration: Some(measured),
-    })
+    (entries, classes)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::generator::plan::Plan;
+    use crate::options::RequestFlags;
 
-    fn plan(args: RunArgs) -> Result<crate::generator::plan::Plan, PlanError> {
+    fn plan(args: RunArgs) -> Result<Plan, PlanError> {
         args.plan()
     }
 
@@ -299,7 +338,10 @@ mod tests {
             (
                 RunArgs {
                     requests_file: Some("/nonexistent/c.jsonl".into()),
-                    body: Some("{}".into()),
+                    request: RequestFlags {
+                        body: Some("{}".into()),
+                        ..Default::default()
+                    },
                     ..RunArgs::default()
                 },
                 "--requests-file excludes --body",

@@ -9,14 +9,18 @@ use std::rc::Rc;
 use std::time::Duration;
 
 use gatebench_shared::host::raise_open_file_limit;
+use gatebench_shared::latency::format_us;
 use gatebench_shared::stats::{median, quantile_of_sorted};
 
+use super::command::{over_profile, table};
+use super::{written, Command};
+use crate::engine::comparison::{named, settle, stand_in_targets};
 use crate::engine::gateways::{reach, Named};
 use crate::engine::run::{stop_requested, SetupError, EXIT_FAILED, EXIT_OK};
 use crate::engine::sampler::sample_specs;
 use crate::engine::sampler::Sampling;
 use crate::generator::plan::{Plan, PlanError};
-use crate::options::{CompareArgs, LadderArgs, LADDER_LEVELS as DEFAULT_LEVELS};
+use crate::options::{LadderArgs, LADDER_LEVELS as DEFAULT_LEVELS};
 use crate::results::ladder::{LadderResult, Rung, SCHEMA};
 use crate::wire::clock::RunClock;
 use crate::wire::exchange::Slot;
@@ -35,7 +39,7 @@ pub(crate) fn parse_levels(text: &str) -> Result<Vec<usize>, PlanError> {
 #[derive(Debug)]
 pub struct LadderPlan {
     /// The options as merged (the scenario defaults to `chat-stream`).
-    pub compare: CompareArgs,
+    pub args: LadderArgs,
     /// The levels as given (or the default), and parsed.
     pub levels_text: String,
     pub levels: Vec<usize>,
@@ -49,45 +53,20 @@ pub struct LadderPlan {
 impl LadderPlan {
     /// Checks `args` (with its profile under it) without sending anything.
     pub fn new(args: LadderArgs) -> anyhow::Result<LadderPlan> {
-        let (mut compare, mut own) =
-            crate::options::profile::compare_and(args.compare, &["levels"])?;
-        let levels_text = args
-            .levels
-            .or_else(|| own.remove("levels"))
-            .unwrap_or_else(|| DEFAULT_LEVELS.into());
-        if compare.run.scenario.is_none() && compare.run.body.is_none() {
-            compare.run.scenario = Some("chat-stream".into());
+        let mut args = args.merged()?;
+        let levels_text = args.levels.clone().unwrap_or_else(|| DEFAULT_LEVELS.into());
+        let request = &mut args.run.request;
+        if request.scenario.is_none() && request.body.is_none() {
+            request.scenario = Some("chat-stream".into());
         }
         let levels = parse_levels(&levels_text).map_err(SetupError::from)?;
-        let settle = compare.settle(Duration::from_secs(1))?;
-        let samples = sample_specs(&compare.sample)?;
-        let targets = compare.targets("ladder")?;
-        if compare.twin.is_some() || compare.min_effect.is_some() {
-            return Err(SetupError::Other(
-                "ladder takes no --twin or --min-effect (nor those profile keys): it reports each \
-                 rung's figures per target, with no verdict to resolve"
-                    .into(),
-            )
-            .into());
-        }
-        let plan = compare.run.clone().plan().map_err(SetupError::from)?;
-        if plan.transport.http2 {
-            return Err(SetupError::Other(
-                "ladder opens one connection per stream and speaks HTTP/1.1 (over TLS for \
-                 https://); --http2 is for run, compare, sweep and capacity"
-                    .into(),
-            )
-            .into());
-        }
-        if !plan.request.stream {
-            return Err(SetupError::Other(
-                "ladder measures streams: use --scenario chat-stream or a body with \"stream\": true"
-                    .into(),
-            )
-            .into());
-        }
+        let settle = settle(args.settle.as_deref(), Duration::from_secs(1))?;
+        let samples = sample_specs(&args.targets.sample)?;
+        let targets = named(&args.targets, &args.run, "ladder")?;
+        let plan = args.run.clone().plan().map_err(SetupError::from)?;
+        refuse(&plan)?;
         Ok(LadderPlan {
-            compare,
+            args,
             levels_text,
             levels,
             targets,
@@ -98,8 +77,76 @@ impl LadderPlan {
     }
 }
 
+/// Refuses a plan a ladder cannot climb: HTTP/2, or requests that do not stream.
+fn refuse(plan: &Plan) -> Result<(), SetupError> {
+    if plan.transport.http2 {
+        return Err(SetupError::Other(
+            "ladder opens one connection per stream and speaks HTTP/1.1 (over TLS for \
+             https://); --http2 is for run, compare, sweep and capacity"
+                .into(),
+        ));
+    }
+    if !plan.request.stream {
+        return Err(SetupError::Other(
+            "ladder measures streams: use --scenario chat-stream or a body with \"stream\": true"
+                .into(),
+        ));
+    }
+    Ok(())
+}
+
+impl Command for LadderArgs {
+    type Plan = LadderPlan;
+
+    fn merged(self) -> anyhow::Result<LadderArgs> {
+        let path = self.run.profile.clone();
+        over_profile(self, path.as_deref())
+    }
+
+    fn stand_ins(mut self) -> LadderArgs {
+        stand_in_targets(&mut self.targets);
+        self
+    }
+
+    fn plan(self) -> anyhow::Result<LadderPlan> {
+        LadderPlan::new(self)
+    }
+
+    fn execute(plan: LadderPlan, command_line: Vec<String>) -> anyhow::Result<u8> {
+        let (result, code) = execute(plan, command_line)?;
+        let report = crate::report::ladder::terminal(&result);
+        written(&result, result.plan.out.as_deref(), &report, code)
+    }
+
+    fn profile(p: &LadderPlan) -> anyhow::Result<toml::Table> {
+        let mut profile = table(&LadderArgs {
+            levels: Some(p.levels_text.clone()),
+            targets: p.args.targets.clone(),
+            settle: Some(format_us(p.settle.as_micros() as u64)),
+            run: p.args.run.resolved(&p.plan),
+        });
+        // A ladder has no rate: each level is N streams at once.
+        for key in ["rate", "arrival"] {
+            profile.remove(key);
+        }
+        Ok(profile)
+    }
+
+    fn describe(p: &LadderPlan) -> String {
+        format!(
+            "ladder: {} level(s) of simultaneous streams",
+            p.levels.len()
+        )
+    }
+}
+
 /// Runs `loadgen ladder` and returns the result with the exit code it earns.
 pub fn run_ladder(args: LadderArgs, command: Vec<String>) -> anyhow::Result<(LadderResult, u8)> {
+    execute(LadderPlan::new(args)?, command)
+}
+
+/// Runs `plan` and returns the result with the exit code it earns.
+fn execute(plan: LadderPlan, command: Vec<String>) -> anyhow::Result<(LadderResult, u8)> {
     let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
     let LadderPlan {
         levels,
@@ -108,7 +155,7 @@ pub fn run_ladder(args: LadderArgs, command: Vec<String>) -> anyhow::Result<(Lad
         samples,
         plan,
         ..
-    } = LadderPlan::new(args)?;
+    } = plan;
     let open_files = raise_open_file_limit().ok();
     let most = levels.iter().copied().max().unwrap_or(0);
     crate::engine::run::check_connections(most, open_files.as_ref())?;
@@ -130,7 +177,7 @@ pub fn run_ladder(args: LadderArgs, command: Vec<String>) -> anyhow::Result<(Lad
             }
             let calls = climb(&t.target, &plan, level).map_err(SetupError::Other)?;
             rungs.push(rung(level, &t.name, calls));
-            crate::commands::compare::pause(settle);
+            crate::engine::comparison::pause(settle);
         }
     }
     let resources = sampling.finish();

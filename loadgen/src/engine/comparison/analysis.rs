@@ -12,11 +12,14 @@
 use gatebench_shared::stats::median;
 use gatebench_shared::trials::{holm, AcrossTrials};
 
+use crate::engine::gateways::Named;
 use crate::engine::judge::{judge as judged, p_value, resolution_of};
+use crate::results::compare::TrialRun;
 pub(crate) use crate::results::compare::{
     PercentileDelta, TargetSummary, TrialFigures, PERCENTILES,
 };
 use crate::results::role::Role;
+use crate::results::run::TargetRun;
 
 impl PercentileDelta {
     /// The verdict (computed for results written before verdicts were stored).
@@ -133,6 +136,45 @@ pub fn deltas(
             }
         })
         .collect()
+}
+
+/// The summary row of every target and the deltas of every gateway (and of the twin, when
+/// `twin`: the second target) against direct, judged.
+pub(crate) fn analyse(
+    targets: &[Named],
+    runs: &[TrialRun],
+    twin: bool,
+    min_effect_us: f64,
+) -> (Vec<TargetSummary>, Vec<PercentileDelta>) {
+    let figures = |name: &Role| -> Vec<TrialFigures> {
+        runs.iter()
+            .filter(|r| r.name == *name)
+            .map(|r| figures_of(&r.run))
+            .collect()
+    };
+    let summary = targets
+        .iter()
+        .map(|t| summarise(&t.name, &figures(&t.name)))
+        .collect();
+    let direct = figures(&Role::Direct);
+    let mut deltas: Vec<PercentileDelta> = targets[1..]
+        .iter()
+        .flat_map(|t| deltas(&t.name, &direct, &figures(&t.name)))
+        .collect();
+    judge(&mut deltas, twin, min_effect_us);
+    (summary, deltas)
+}
+
+/// The figures of one run that a comparison analyses.
+pub(crate) fn figures_of(run: &TargetRun) -> TrialFigures {
+    let rt = run.metrics.get("response_time");
+    let p = |f: fn(&crate::results::run::Summary) -> u64| rt.map_or(f64::NAN, |s| f(s) as f64);
+    TrialFigures {
+        requests: run.requests,
+        ok: run.ok,
+        throughput: run.throughput,
+        percentiles_us: [p(|s| s.p50), p(|s| s.p90), p(|s| s.p99), p(|s| s.p999)],
+    }
 }
 
 #[cfg(test)]

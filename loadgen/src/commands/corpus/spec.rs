@@ -1,0 +1,70 @@
+//! `loadgen corpus`'s options checked into the spec of the corpus it writes.
+
+use crate::generator::corpus::synth::{Dist, Spec, PRESETS};
+use crate::generator::plan::PlanError;
+use crate::options::CorpusArgs;
+
+/// The validated spec of `args`.
+pub(crate) fn spec(args: &CorpusArgs) -> Result<Spec, PlanError> {
+    let preset = PRESETS
+        .iter()
+        .find(|p| p.name == args.preset)
+        .ok_or_else(|| {
+            PlanError::Named(
+                "--preset",
+                args.preset.clone(),
+                "sharegpt, azure-conversation or azure-code",
+            )
+        })?;
+    let dist = |name: &'static str, text: &Option<String>, default: Dist| match text {
+        None => Ok(default),
+        Some(t) => Dist::parse(t).ok_or_else(|| {
+            PlanError::Named(
+                name,
+                t.clone(),
+                "fixed:N, uniform:LO-HI or lognormal:MEDIAN,SIGMA (counts from 1)",
+            )
+        }),
+    };
+    let share = |name: &'static str, v: f64| {
+        if (0.0..=1.0).contains(&v) {
+            Ok(v)
+        } else {
+            Err(PlanError::Named(name, v.to_string(), "a share from 0 to 1"))
+        }
+    };
+    let models = models(&args.models)?;
+    if args.count == 0 || args.count > 10_000_000 {
+        return Err(PlanError::Count("--count", args.count, 10_000_000));
+    }
+    Ok(Spec {
+        count: args.count,
+        seed: args.seed,
+        prompt: dist("--prompt-tokens", &args.prompt_tokens, preset.prompt)?,
+        output: dist("--output-tokens", &args.output_tokens, preset.output)?,
+        max_prompt_tokens: args.max_prompt_tokens.max(1),
+        max_output_tokens: args.max_output_tokens.max(1),
+        models,
+        stream_share: share("--stream-share", args.stream_share)?,
+        tools_share: share("--tools-share", args.tools_share)?,
+        distinct: share("--distinct", args.distinct)?,
+    })
+}
+
+/// `--models`: names and their shares, like gpt-4o-mini=0.7,gpt-4o=0.3.
+fn models(text: &str) -> Result<Vec<(String, f64)>, PlanError> {
+    text.split(',')
+        .map(|m| {
+            let (name, share) = m.split_once('=').unwrap_or((m, "1"));
+            let share = share.trim().parse::<f64>().ok().filter(|s| *s > 0.0);
+            match (name.trim(), share) {
+                (name, Some(share)) if !name.is_empty() => Ok((name.to_string(), share)),
+                _ => Err(PlanError::Named(
+                    "--models",
+                    text.to_string(),
+                    "models with shares above 0, like gpt-4o-mini=0.7,gpt-4o=0.3",
+                )),
+            }
+        })
+        .collect()
+}

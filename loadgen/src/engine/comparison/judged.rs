@@ -1,0 +1,67 @@
+//! A comparison's result: what its trials gave (`Ran`), judged into a `CompareResult`, and why
+//! trials were invalid.
+
+use crate::engine::sampler::ResourceReport;
+use crate::generator::plan::Plan;
+use crate::results::compare::{CompareResult, PercentileDelta, TargetSummary, TrialRun};
+
+use super::Comparison;
+
+/// What a comparison's trials gave, before it is judged.
+#[derive(Debug)]
+pub(crate) struct Ran {
+    pub runs: Vec<TrialRun>,
+    pub summary: Vec<TargetSummary>,
+    pub deltas: Vec<PercentileDelta>,
+    pub resources: Vec<ResourceReport>,
+    pub interrupted: bool,
+}
+
+impl CompareResult {
+    /// The result of `comparison`'s trials: invalid when any trial was, or when it was stopped
+    /// before every trial ran.
+    pub(crate) fn judged(
+        envelope: crate::results::envelope::Envelope,
+        plan: Plan,
+        comparison: Comparison,
+        mock: Option<String>,
+        ran: Ran,
+    ) -> CompareResult {
+        let mut invalid_reasons = invalid_reasons(&ran.runs, "");
+        if ran.interrupted {
+            invalid_reasons.push("interrupted before every trial ran".into());
+        }
+        CompareResult {
+            envelope,
+            plan: (&plan).into(),
+            targets: comparison.targets,
+            twin: comparison.twin,
+            min_effect_us: comparison.min_effect_us,
+            mock,
+            trials: comparison.trials,
+            settle_us: comparison.settle.as_micros() as u64,
+            runs: ran.runs,
+            summary: ran.summary,
+            deltas: ran.deltas,
+            resources: ran.resources,
+            valid: invalid_reasons.is_empty(),
+            invalid_reasons,
+            interrupted: ran.interrupted,
+        }
+    }
+}
+
+/// Why each trial of `runs` that is invalid is, `prefix` before the target's name.
+pub(crate) fn invalid_reasons(runs: &[TrialRun], prefix: &str) -> Vec<String> {
+    runs.iter()
+        .filter(|r| !r.run.validity.valid)
+        .map(|r| {
+            format!(
+                "{prefix}{} trial {}: {}",
+                r.name,
+                r.trial,
+                r.run.validity.reasons.join("; ")
+            )
+        })
+        .collect()
+}

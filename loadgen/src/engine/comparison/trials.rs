@@ -1,0 +1,68 @@
+//! A comparison's trials: every target in turn, trial after trial, with a settle between runs,
+//! until Ctrl-C.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::engine::gateways::Named;
+use crate::engine::run::{run_target_watched, stop_requested, Window};
+use crate::generator::plan::Plan;
+use crate::results::compare::TrialRun;
+
+/// Runs `trials` alternating trials of `plan`'s load on every target (direct first), until
+/// Ctrl-C; `label` prefixes the progress lines.
+pub(crate) fn run_trials(
+    plan: &Plan,
+    targets: &[Named],
+    trials: usize,
+    settle: Duration,
+    label: &str,
+) -> Vec<TrialRun> {
+    run_trials_watched(plan, targets, trials, settle, label, &mut |_, _| {})
+}
+
+/// [`run_trials`], telling `watch` when each run's measured window opens and closes, and for
+/// which target.
+pub(crate) fn run_trials_watched(
+    plan: &Plan,
+    targets: &[Named],
+    trials: usize,
+    settle: Duration,
+    label: &str,
+    watch: &mut dyn FnMut(&Named, Window),
+) -> Vec<TrialRun> {
+    let shared = Arc::new(plan.clone());
+    let mut runs = Vec::new();
+    'trials: for trial in 0..trials {
+        for t in targets {
+            if !runs.is_empty() {
+                pause(settle);
+            }
+            if stop_requested() {
+                break 'trials;
+            }
+            if !plan.quiet {
+                gatebench_shared::say!("loadgen: {label}trial {}/{trials}, {}", trial + 1, t.name);
+            }
+            let run = run_target_watched(shared.clone(), t.target.clone(), &mut |w| watch(t, w));
+            runs.push(TrialRun {
+                trial: trial + 1,
+                name: t.name.clone(),
+                run,
+            });
+        }
+    }
+    runs
+}
+
+/// Sleeps for `settle`, waking early when the run is stopped.
+pub(crate) fn pause(settle: Duration) {
+    let until = std::time::Instant::now() + settle;
+    while !stop_requested() {
+        let left = until.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            break;
+        }
+        std::thread::sleep(left.min(Duration::from_millis(50)));
+    }
+}

@@ -1,0 +1,93 @@
+//! The bounds and checks of a run beyond its load: the shard and the start instant, the
+//! pending-request bound, the spin, the thresholds, the cores, threads and connections.
+
+use std::time::{Duration, SystemTime};
+
+use crate::generator::plan::{
+    count, positive_duration, Load, PlanError, MAX_CONNECTIONS, MAX_PENDING, MAX_THREADS,
+};
+use crate::generator::shard::Shard;
+use crate::options::RunArgs;
+
+use super::load::any_duration;
+
+/// A run's bounds, checked.
+#[derive(Debug)]
+pub(super) struct Limits {
+    pub shard: Shard,
+    pub start_at: Option<SystemTime>,
+    pub max_pending: u64,
+    pub spin: Duration,
+    pub max_p99: Option<Duration>,
+    pub pin: Vec<usize>,
+    pub threads: usize,
+    pub connections: usize,
+}
+
+/// The bounds of `args`, at `load`.
+pub(super) fn limits(args: &RunArgs, load: &Load) -> Result<Limits, PlanError> {
+    let shard = shard(args, load)?;
+    let start_at = args
+        .start_at
+        .as_deref()
+        .map(|t| {
+            crate::generator::start_at::parse(t).ok_or_else(|| PlanError::StartAt(t.to_string()))
+        })
+        .transpose()?;
+    let max_pending = match args.max_pending {
+        Some(0) => return Err(PlanError::MaxPending),
+        Some(n) => n,
+        None => MAX_PENDING,
+    };
+    let spin = match args.spin.as_deref() {
+        Some(text) => any_duration("--spin", text)?,
+        None => Duration::from_micros(50),
+    };
+    let max_p99 = args
+        .max_p99
+        .as_deref()
+        .map(|t| positive_duration("--max-p99", t, ""))
+        .transpose()?;
+    if let Some(rate) = args.max_error_rate {
+        if !(0.0..=1.0).contains(&rate) {
+            return Err(PlanError::ErrorRate(rate));
+        }
+    }
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let pin = match &args.request.pin {
+        Some(text) => gatebench_shared::host::parse_cores(text, cores)
+            .ok_or_else(|| PlanError::Pin(text.clone(), cores))?,
+        None => Vec::new(),
+    };
+    Ok(Limits {
+        shard,
+        start_at,
+        max_pending,
+        spin,
+        max_p99,
+        pin,
+        threads: count("--threads", args.threads.unwrap_or(1), MAX_THREADS)?,
+        connections: count(
+            "--connections",
+            args.connections.unwrap_or(256),
+            MAX_CONNECTIONS,
+        )?,
+    })
+}
+
+/// `--shard`, checked against what a shard cannot go with.
+fn shard(args: &RunArgs, load: &Load) -> Result<Shard, PlanError> {
+    let shard = match args.shard.as_deref() {
+        Some(text) => Shard::parse(text).ok_or_else(|| PlanError::Shard(text.to_string()))?,
+        None => Shard::WHOLE,
+    };
+    if shard.count > 1 {
+        if let Load::Closed { .. } = load {
+            return Err(PlanError::ShardClosed);
+        }
+        if args.upstream_metrics.is_some() {
+            return Err(PlanError::ShardUpstream);
+        }
+    }
+    Ok(shard)
+}
