@@ -13,7 +13,6 @@
 //!   a profile) that `--print-config` and `check-profile` go through; `main.rs` only dispatches.
 //! - `report`: every rendering of every result kind (terminal, Markdown, CSV, JSON, HTML,
 //!   `.hgrm`, `.hlog`, flame graphs), and writing result files whole.
-//! - `results`: each command's versioned JSON result, and the envelope every file carries.
 //! - `engine`: running one target and its windows, stop and exit handling, setup errors,
 //!   reaching and naming targets, the comparison the commands share (trials, analysis),
 //!   sampling a process, the judge of a difference, disclosure.
@@ -22,8 +21,10 @@
 //!   corpus.
 //! - `wire`: targets and request specs, TCP and TLS, HTTP/1.1 and HTTP/2 (each with its pool
 //!   and exchange), stream parsing, the run clock, an exchange's outcome and error kinds.
-//! - `options`, the data layer: every command's flags and profile keys as plain data (a flag
-//!   of one meaning declared once in a group), and the one merge of flags over a profile.
+//! - the two data layers: `results`, each command's versioned JSON result, the envelope every
+//!   file carries and the records they hold (plain data, written and read back as itself), and
+//!   `options`, every command's flags and profile keys as plain data (a flag of one meaning
+//!   declared once in a group), and the one merge of flags over a profile.
 //!
 //! `fuzzing` holds entry points for the fuzz targets.
 

@@ -11,7 +11,7 @@ use std::process::{Output, Stdio};
 use std::time::{Duration, SystemTime};
 
 use hdrhistogram::Histogram;
-use loadgen::generator::hdr_codec::decode;
+use loadgen::results::hdr_codec::decode;
 use mock_upstream::{Config, MockServer};
 use serde_json::Value;
 

@@ -3,20 +3,10 @@
 //! run and reports the difference beside the number it sent: a gateway that retries, caches,
 //! hedges or drops requests shows up as a mismatch.
 
-use serde::{Deserialize, Serialize};
-
 use crate::wire::get::get;
 use crate::wire::target::Target;
 
-/// The counts of one run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct UpstreamCheck {
-    /// Requests the upstream counted during the run (its API routes; not /metrics or /health).
-    pub seen: u64,
-    /// Requests loadgen wrote (warm-up included; those that never connected excluded).
-    pub sent: u64,
-    pub matches: bool,
-}
+pub use crate::results::run::UpstreamCheck;
 
 /// The mock's API requests so far, from its `/metrics`; `None` when it cannot be read.
 pub fn requests_seen(metrics: &Target) -> Option<u64> {

@@ -3,9 +3,8 @@
 //! and the sizes of what it sent.
 
 use hdrhistogram::Histogram;
-use serde::Serialize;
 
-use crate::generator::recorder::new_histogram;
+use crate::generator::histogram::new_histogram;
 use crate::results::run::Summary;
 use crate::wire::outcome::Exchange;
 use crate::wire::outcome::Tag;
@@ -93,38 +92,7 @@ impl Group {
     }
 }
 
-/// A group in the result.
-#[derive(Debug, Clone, Serialize)]
-pub struct GroupSummary {
-    pub name: String,
-    pub requests: u64,
-    pub ok: u64,
-    pub errors: u64,
-    pub response_time: Summary,
-    /// Streams only.
-    pub ttft: Option<Summary>,
-    pub mean_body_bytes: f64,
-    /// By the 4-bytes-a-token estimate.
-    pub mean_prompt_tokens: f64,
-    /// Per successful stream.
-    pub mean_output_tokens: f64,
-    /// A stage's plan beside what it got.
-    #[serde(skip_serializing_if = "Option::is_none", flatten)]
-    pub stage: Option<StagePlan>,
-}
-
-/// What a stage was planned to send, and what it sent.
-#[derive(Debug, Clone, Copy, Serialize)]
-pub struct StagePlan {
-    pub start_s: f64,
-    pub end_s: f64,
-    pub from_rate: f64,
-    pub to_rate: f64,
-    /// Requests the ramp is expected to send in the stage.
-    pub planned_requests: f64,
-    /// Requests recorded (answered or failed) per second of the stage's measured part.
-    pub achieved_rate: f64,
-}
+pub use crate::results::run::{GroupSummary, StagePlan};
 
 /// Groups by class and by stage.
 #[derive(Debug, Clone, Default)]

@@ -4,25 +4,19 @@
 //! of kilobytes each time). One buffer and one reused serialiser, rather than a small buffer kept
 //! per second, leave no long-lived fragments in the heap to make it grow.
 
-use hdrhistogram::serialization::{Deserializer, Serializer, V2Serializer};
+use hdrhistogram::serialization::{Serializer, V2Serializer};
 use hdrhistogram::Histogram;
 
-use crate::generator::recorder::{new_histogram, Metric};
+use crate::generator::histogram::new_histogram;
+use crate::results::metric::Metric;
 
-/// The histograms of one metric, one per second, encoded back to back.
-#[derive(Default)]
-pub struct Series {
-    bytes: Vec<u8>,
-    /// Where each second's encoding ends in `bytes`.
-    ends: Vec<usize>,
-}
+pub use crate::results::series::Series;
 
-impl std::fmt::Debug for Series {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Series")
-            .field("seconds", &self.ends.len())
-            .field("bytes", &self.bytes.len())
-            .finish()
+/// The metrics kept per second for interval logs: the reported ones, with `--hdr-log`.
+pub fn logged(plan: &crate::generator::plan::Plan) -> Vec<Metric> {
+    match plan.hdr_log {
+        Some(_) => crate::results::metric::reported(plan.request.stream).collect(),
+        None => Vec::new(),
     }
 }
 
@@ -33,28 +27,6 @@ impl Series {
             .serialize(histogram, &mut self.bytes)
             .expect("histogram serialises");
         self.ends.push(self.bytes.len());
-    }
-
-    /// Seconds held.
-    pub fn len(&self) -> usize {
-        self.ends.len()
-    }
-
-    /// True when no second is held.
-    pub fn is_empty(&self) -> bool {
-        self.ends.is_empty()
-    }
-
-    /// The histogram of second `i`.
-    pub fn get(&self, i: usize) -> Option<Histogram<u64>> {
-        let end = *self.ends.get(i)?;
-        let start = i.checked_sub(1).map_or(0, |p| self.ends[p]);
-        // Invariant: decoding what `push` encoded.
-        Some(
-            Deserializer::new()
-                .deserialize(&mut &self.bytes[start..end])
-                .expect("histogram decodes"),
-        )
     }
 
     /// `self` and `other` added second by second (one decoded histogram at a time).

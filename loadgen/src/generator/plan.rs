@@ -13,17 +13,10 @@ pub use crate::generator::quantity::parse_rate;
 
 use crate::generator::corpus::Corpus;
 use crate::generator::pace::Pace;
-use crate::generator::schedule::Arrival;
 use crate::generator::shard::Shard;
 use crate::wire::target::{RequestSpec, Target};
 
-/// Open loop at a rate, or closed loop at a concurrency.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
-#[serde(tag = "mode", rename_all = "snake_case")]
-pub enum Load {
-    Open { rate: f64, arrival: Arrival },
-    Closed { concurrency: usize },
-}
+pub use crate::results::plan::Load;
 
 /// A validated run.
 #[derive(Debug, Clone, Serialize)]
@@ -161,6 +154,7 @@ pub(crate) fn parse_counts(text: &str, example: &'static str) -> Result<Vec<usiz
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::generator::schedule::Arrival;
     use crate::options::{RequestFlags, RunArgs};
 
     #[test]

@@ -5,131 +5,15 @@
 use std::collections::BTreeMap;
 
 use hdrhistogram::Histogram;
-use serde::{Deserialize, Serialize};
 
 use crate::generator::breakdown::Breakdown;
 use crate::generator::intervals::{PerSecond, Series};
 use crate::wire::outcome::{ErrorKind, Exchange, Tag};
 
-/// A recorded metric. Times are microseconds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Metric {
-    /// Completion − intended start: the CO-corrected headline (stream: e2e from the schedule).
-    ResponseTime,
-    /// Completion − actual send (stream: e2e from the send).
-    ServiceTime,
-    /// Dispatch − intended start: the generator's own timing error.
-    ScheduleLag,
-    /// Actual send − dispatch: time waiting for a free or new connection.
-    ConnectionWait,
-    /// Actual send − dispatch, less the time the target held every connection (its handshake,
-    /// or all busy until one was given back): the generator's own delay after dispatch, as a
-    /// freed connection it had not yet noticed.
-    SendDelay,
-    /// First body byte − intended start.
-    Ttfb,
-    /// First body byte − actual send.
-    TtfbService,
-    /// First output event − intended start.
-    Ttft,
-    /// First output event − actual send.
-    TtftService,
-    /// Gap between consecutive output events.
-    Itl,
-    /// (e2e − TTFT) / (output tokens − 1), from the send.
-    Tpot,
-    /// Output events per stream (a count, not a time).
-    OutputChunks,
-    /// Output tokens per stream (usage when reported, else output events; a count).
-    OutputTokens,
-}
+pub use crate::results::metric::Metric;
 
-impl Metric {
-    pub const ALL: [Metric; 13] = [
-        Metric::ResponseTime,
-        Metric::ServiceTime,
-        Metric::ScheduleLag,
-        Metric::ConnectionWait,
-        Metric::SendDelay,
-        Metric::Ttfb,
-        Metric::TtfbService,
-        Metric::Ttft,
-        Metric::TtftService,
-        Metric::Itl,
-        Metric::Tpot,
-        Metric::OutputChunks,
-        Metric::OutputTokens,
-    ];
-
-    /// The metric's name in results and reports.
-    pub fn name(self) -> &'static str {
-        match self {
-            Metric::ResponseTime => "response_time",
-            Metric::ServiceTime => "service_time",
-            Metric::ScheduleLag => "schedule_lag",
-            Metric::ConnectionWait => "connection_wait",
-            Metric::SendDelay => "send_delay",
-            Metric::Ttfb => "ttfb",
-            Metric::TtfbService => "ttfb_service",
-            Metric::Ttft => "ttft",
-            Metric::TtftService => "ttft_service",
-            Metric::Itl => "itl",
-            Metric::Tpot => "tpot",
-            Metric::OutputChunks => "output_chunks",
-            Metric::OutputTokens => "output_tokens",
-        }
-    }
-
-    /// True for times (microseconds); false for counts.
-    pub fn is_time(self) -> bool {
-        !matches!(self, Metric::OutputChunks | Metric::OutputTokens)
-    }
-}
-
-/// Highest value a histogram holds: one hour in microseconds (larger values are clamped).
-const MAX_US: u64 = 3_600_000_000;
-
-/// An empty histogram of 1 µs .. 1 h (values are clamped into it) with `sigfig` digits.
-pub fn new_histogram(sigfig: u8) -> Histogram<u64> {
-    // Invariant: 1..1h with 2 or 3 significant digits is a valid range.
-    let mut histogram =
-        Histogram::new_with_bounds(1, MAX_US, sigfig).expect("valid histogram bounds");
-    // The counts start as untouched zero pages, which become resident one by one as values
-    // land in them; writing them now makes the memory a run will use resident from its start,
-    // so a growing RSS means a leak, not a rare latency.
-    histogram.reset();
-    histogram
-}
-
-/// One second of the timeline (by completion time, from the start of the measured window).
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-pub struct SecondSummary {
-    pub second: u64,
-    pub ok: u64,
-    pub errors: u64,
-    pub response_time_p50_us: u64,
-    pub response_time_p99_us: u64,
-    pub response_time_max_us: u64,
-    /// The second's response times (2 significant digits), a compressed V2 histogram in base64,
-    /// so shards' timelines add up exactly (`loadgen merge`).
-    #[serde(default)]
-    pub response_time_histogram: String,
-}
-
-impl SecondSummary {
-    /// Second `second` of failures `errors` and response times `h`.
-    pub fn of(second: u64, errors: u64, h: &Histogram<u64>) -> SecondSummary {
-        SecondSummary {
-            second,
-            ok: h.len(),
-            errors,
-            response_time_p50_us: h.value_at_quantile(0.5),
-            response_time_p99_us: h.value_at_quantile(0.99),
-            response_time_max_us: h.max(),
-            response_time_histogram: crate::generator::hdr_codec::encode(h),
-        }
-    }
-}
+pub use crate::generator::histogram::{new_histogram, MAX_US};
+pub use crate::results::run::SecondSummary;
 
 /// What one worker recorded.
 #[derive(Debug)]

@@ -15,15 +15,7 @@ use rand_pcg::Pcg64Mcg;
 
 use crate::generator::pace::{Pace, Stages};
 
-/// How requests arrive.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Arrival {
-    /// Evenly spaced, `1 / rate` apart.
-    Constant,
-    /// A Poisson process: exponential gaps of mean `1 / rate`, from a seeded generator.
-    Poisson,
-}
+pub use crate::results::plan::Arrival;
 
 /// The slots of one worker, in order. An iterator of `(index, due offset in ns)`.
 #[derive(Debug, Clone)]

@@ -4,22 +4,12 @@
 //! exactly the one schedule at the plan's rate, each at rate/N. Within a shard, worker `w` of `W`
 //! takes every `W`-th of the shard's slots: the slots `i ≡ I + N·w (mod N·W)`.
 
-use serde::{Deserialize, Serialize};
-
-/// One shard of a schedule: `index` of `count`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Shard {
-    pub index: u64,
-    pub count: u64,
-}
+pub use crate::results::plan::Shard;
 
 /// Most shards a schedule may be split into.
 pub const MAX_SHARDS: u64 = 10_000;
 
 impl Shard {
-    /// The whole schedule (no sharding).
-    pub const WHOLE: Shard = Shard { index: 0, count: 1 };
-
     /// Parses `I/N`, like `2/4` (shard indexes count from 0, as Kubernetes' completion index).
     pub fn parse(text: &str) -> Option<Shard> {
         let (index, count) = text.trim().split_once('/')?;
@@ -31,12 +21,6 @@ impl Shard {
     /// The first slot and the stride of worker `worker` of `workers` within this shard.
     pub fn slots(self, worker: u64, workers: u64) -> (u64, u64) {
         (self.index + self.count * worker, self.count * workers)
-    }
-}
-
-impl std::fmt::Display for Shard {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}/{}", self.index, self.count)
     }
 }
 

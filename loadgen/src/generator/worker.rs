@@ -78,7 +78,7 @@ pub fn run_worker(spec: WorkerSpec) -> WorkerOutput {
     let recorder = Rc::new(RefCell::new(
         Recorder::logging(
             spec.window_start_ns,
-            &crate::results::run::logged(&spec.plan),
+            &crate::generator::intervals::logged(&spec.plan),
         )
         .grouped(breakdown(&spec.plan)),
     ));

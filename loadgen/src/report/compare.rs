@@ -1,10 +1,13 @@
-//! `loadgen compare`'s tables and terminal report.
+//! A `loadgen compare` result (schema `gatebench.loadgen.compare/1`) as tables, the terminal
+//! report, CSV and Markdown.
 
+use super::disclosure::Disclosure;
 use super::overhead::{micros, resolution, signed};
 use super::table::Table;
-use crate::generator::plan::Plan;
 use crate::results::compare::CompareResult;
 use crate::results::compare::{PercentileDelta, TargetSummary};
+use crate::results::metric::Summary;
+use crate::results::plan::{Load, PlanRecord};
 
 /// requests, throughput, success, P50, P99, P99.9 per target.
 pub fn summary_table(summaries: &[TargetSummary]) -> Table {
@@ -93,20 +96,120 @@ pub fn terminal(result: &CompareResult) -> String {
     out
 }
 
-fn load_line(plan: &Plan) -> String {
+fn load_line(plan: &PlanRecord) -> String {
+    let us = std::time::Duration::from_micros;
     let load = match plan.load {
-        crate::generator::plan::Load::Open { rate, .. } => format!("{rate} req/s open loop"),
-        crate::generator::plan::Load::Closed { concurrency } => {
+        Load::Open { rate, .. } => format!("{rate} req/s open loop"),
+        Load::Closed { concurrency } => {
             format!("{concurrency} in flight (closed loop)")
         }
     };
-    let duration = plan.duration.map_or_else(
+    let duration = plan.duration_us.map_or_else(
         || "forever".into(),
-        |d| humantime::format_duration(d).to_string(),
+        |d| humantime::format_duration(us(d)).to_string(),
     );
     format!(
         "{load} for {duration}, {} warm-up, scenario {}",
-        humantime::format_duration(plan.warmup),
+        humantime::format_duration(us(plan.warmup_us)),
         plan.request.scenario
     )
+}
+
+/// One row per trial and target, numbers only (times in µs), for spreadsheets.
+pub fn trials_csv(view: &CompareResult) -> String {
+    let mut table = Table::new(&[
+        "trial",
+        "target",
+        "requests",
+        "ok",
+        "failed",
+        "achieved_rate",
+        "throughput",
+        "p50_us",
+        "p90_us",
+        "p99_us",
+        "p999_us",
+        "max_us",
+        "valid",
+    ]);
+    for r in &view.runs {
+        let rt = r.run.metrics.get("response_time");
+        let p = |f: fn(&Summary) -> u64| rt.map_or_else(String::new, |m| f(m).to_string());
+        table.push(vec![
+            r.trial.to_string(),
+            r.name.to_string(),
+            r.run.requests.to_string(),
+            r.run.ok.to_string(),
+            r.run.failed.to_string(),
+            format!("{:.3}", r.run.achieved_rate),
+            format!("{:.3}", r.run.throughput),
+            p(|m| m.p50),
+            p(|m| m.p90),
+            p(|m| m.p99),
+            p(|m| m.p999),
+            p(|m| m.max),
+            r.run.validity.valid.to_string(),
+        ]);
+    }
+    table.to_csv()
+}
+
+/// How the verdicts are reached, in one paragraph.
+pub fn method(view: &CompareResult) -> String {
+    let control = if view.twin {
+        let twin = view
+            .targets
+            .iter()
+            .find(|t| t.name.is_twin())
+            .and_then(|t| t.info.clone())
+            .unwrap_or_default();
+        format!(
+            "against the twin ({twin}), an A/A control with trials of its own, by Welch's t test \
+             at the same percentile; the resolution is the farthest end of the twin's interval \
+             from zero"
+        )
+    } else {
+        "against zero (no twin)".to_string()
+    };
+    let floor = if view.min_effect_us > 0.0 {
+        format!(
+            ", at least --min-effect {}",
+            crate::report::overhead::micros(view.min_effect_us)
+        )
+    } else {
+        String::new()
+    };
+    format!(
+        "Added latency is the mean over trials of gateway − direct at each percentile, with a 95% \
+         t interval across trials, compared {control}{floor}. The p-values of every gateway and \
+         percentile are adjusted together (Holm). A gateway 'adds latency' or is 'faster than \
+         direct' only when the adjusted test says so and its interval lies beyond the resolution \
+         on that side; otherwise it is within the resolution."
+    )
+}
+
+/// A Markdown write-up: the seven-gateway table, the added latency per percentile, disclosure.
+pub fn markdown(view: &CompareResult) -> String {
+    let mut out = format!(
+        "# Gateway comparison under load\n\n{} alternating trial(s) per target (direct, then each gateway, repeated). Response times are corrected for coordinated omission. {}\n\n",
+        view.trials,
+        method(view)
+    );
+    out.push_str(&summary_table(&view.summary).to_markdown());
+    out.push_str("\n## Added latency\n\n");
+    out.push_str(&delta_table(&view.deltas).to_markdown());
+    if !view.resources.is_empty() {
+        out.push_str("\n## Sampled processes (`--sample-pid`)\n\n");
+        out.push_str(&crate::report::resources::table(&view.resources).to_markdown());
+    }
+    out.push_str(
+        &Disclosure {
+            targets: &view.targets,
+            verdict: Some((view.valid, &view.invalid_reasons)),
+            mock: view.mock.as_deref(),
+            ..Disclosure::of(&view.envelope)
+        }
+        .markdown(),
+    );
+    out
 }

@@ -9,8 +9,8 @@ use hdrhistogram::serialization::interval_log::IntervalLogWriterBuilder;
 use hdrhistogram::serialization::V2DeflateSerializer;
 use hdrhistogram::Histogram;
 
-use crate::generator::intervals::Series;
-use crate::generator::recorder::Metric;
+use crate::results::metric::Metric;
+use crate::results::series::Series;
 
 /// The log's first line, after the comments: the column names HdrHistogram's writer prints.
 pub const LEGEND: &str =

@@ -1,4 +1,5 @@
-//! `loadgen ladder`'s rungs table and terminal report.
+//! A `loadgen ladder` result (schema `gatebench.loadgen.ladder/1`) as its rungs table, terminal
+//! report, CSV and Markdown.
 
 use super::overhead::micros;
 use super::table::Table;
@@ -62,4 +63,51 @@ pub fn terminal(result: &LadderResult) -> String {
         &result.invalid_reasons,
     ));
     out
+}
+
+/// A Markdown write-up: the rungs, the disclosure.
+pub fn ladder_markdown(view: &LadderResult) -> String {
+    let mut out = String::from("# Simultaneous streams (ladder)\n\nAt each level, N streams start at one instant; times are from that instant. `delivery` compares each gateway with the direct streams of the same level: output events per stream (re-chunked) and the spread from first to last output (buffered).\n\n");
+    out.push_str(&rungs_table(&view.rungs).to_markdown());
+    out.push_str(&super::sweep::disclosure(
+        &view.envelope,
+        &view.targets,
+        (view.valid, &view.invalid_reasons),
+        view.mock.as_deref(),
+        &view.resources,
+    ));
+    out
+}
+
+/// Numbers only: one row per level and target.
+pub fn ladder_csv(view: &LadderResult) -> String {
+    let mut table = Table::new(&[
+        "streams",
+        "target",
+        "completed",
+        "failed",
+        "ttft_p50_us",
+        "ttft_p95_us",
+        "e2e_p50_us",
+        "e2e_p95_us",
+        "chunks_p50",
+        "spread_p50_us",
+        "delivery",
+    ]);
+    for r in &view.rungs {
+        table.push(vec![
+            r.level.to_string(),
+            r.name.to_string(),
+            r.completed.to_string(),
+            r.failed.to_string(),
+            format!("{:.1}", r.ttft_p50_us),
+            format!("{:.1}", r.ttft_p95_us),
+            format!("{:.1}", r.e2e_p50_us),
+            format!("{:.1}", r.e2e_p95_us),
+            r.chunks_p50.to_string(),
+            format!("{:.1}", r.spread_p50_us),
+            r.delivery.clone(),
+        ]);
+    }
+    table.to_csv()
 }

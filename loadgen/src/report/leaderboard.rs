@@ -9,11 +9,11 @@ use std::path::PathBuf;
 use anyhow::bail;
 
 use super::compare::published_cells;
-use super::compare_view::CompareView;
 use super::overhead::{micros, signed};
 use super::table::Table;
-use crate::engine::gateways::Named;
+use crate::results::compare::CompareResult;
 use crate::results::compare::{PercentileDelta, TargetSummary};
+use crate::results::target::Named;
 
 /// One gateway's row, from the file it was measured in.
 #[derive(Debug)]
@@ -22,11 +22,11 @@ struct Row<'a> {
     named: Option<&'a Named>,
     p50: Option<&'a PercentileDelta>,
     p99: Option<&'a PercentileDelta>,
-    resources: Option<&'a crate::engine::sampler::ResourceReport>,
+    resources: Option<&'a crate::results::resources::ResourceReport>,
 }
 
 /// The results to combine, read and checked: every one a `loadgen compare` result.
-pub fn read(paths: &[PathBuf]) -> anyhow::Result<Vec<(String, CompareView)>> {
+pub fn read(paths: &[PathBuf]) -> anyhow::Result<Vec<(String, CompareResult)>> {
     if paths.is_empty() {
         bail!("--combine needs at least one `loadgen compare` result file");
     }
@@ -56,7 +56,7 @@ fn file_name(path: &std::path::Path) -> String {
     path.display().to_string()
 }
 
-fn rows(views: &[(String, CompareView)]) -> Vec<Row<'_>> {
+fn rows(views: &[(String, CompareResult)]) -> Vec<Row<'_>> {
     let mut rows = Vec::new();
     for (_, view) in views {
         for summary in &view.summary {
@@ -110,7 +110,7 @@ fn short_verdict(verdict: &str) -> &'static str {
 }
 
 /// The combined table: the direct upstream (from the first file), then every gateway.
-pub fn table(views: &[(String, CompareView)]) -> Table {
+pub fn table(views: &[(String, CompareResult)]) -> Table {
     let mut table = Table::new(&[
         "gateway",
         "requests",
@@ -160,7 +160,7 @@ pub fn table(views: &[(String, CompareView)]) -> Table {
 }
 
 /// How the table was made, under it.
-fn notes(views: &[(String, CompareView)]) -> Vec<String> {
+fn notes(views: &[(String, CompareResult)]) -> Vec<String> {
     let mut notes = vec![
         "Each gateway's added latency is the mean over its file's alternating trials of \
          gateway − direct, with a 95% t interval, against the direct upstream measured in the \
@@ -188,7 +188,7 @@ fn notes(views: &[(String, CompareView)]) -> Vec<String> {
 }
 
 /// The combined table in Markdown, with its notes and the host of the first file.
-pub fn markdown(views: &[(String, CompareView)]) -> String {
+pub fn markdown(views: &[(String, CompareResult)]) -> String {
     let mut out = String::from("# Gateways side by side\n\n");
     out.push_str(&table(views).to_markdown());
     out.push('\n');
@@ -198,7 +198,7 @@ pub fn markdown(views: &[(String, CompareView)]) -> String {
     if let Some((_, first)) = views.first() {
         out.push_str(&format!(
             "- Host: {}\n",
-            crate::engine::disclose::host_line(
+            crate::report::disclosure::host_line(
                 &first.envelope.host,
                 first.envelope.open_files.as_ref()
             )
@@ -208,7 +208,7 @@ pub fn markdown(views: &[(String, CompareView)]) -> String {
 }
 
 /// The combined table as one self-contained HTML page.
-pub fn html(views: &[(String, CompareView)]) -> String {
+pub fn html(views: &[(String, CompareResult)]) -> String {
     let mut body = super::html::table_html(&table(views));
     body.push_str("<ul>");
     for note in notes(views) {
@@ -219,6 +219,6 @@ pub fn html(views: &[(String, CompareView)]) -> String {
 }
 
 /// The combined table as CSV.
-pub fn csv(views: &[(String, CompareView)]) -> String {
+pub fn csv(views: &[(String, CompareResult)]) -> String {
     table(views).to_csv()
 }

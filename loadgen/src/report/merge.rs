@@ -1,30 +1,24 @@
 //! `loadgen merge`'s report: the merged run's, then every metric of it.
 
-use anyhow::Context as _;
-use serde_json::Value;
-
 use super::table::Table;
+use crate::results::run::RunResult;
 
 /// The merged result's report in Markdown: the run's, then every metric of it.
-pub fn markdown(merged: &Value) -> anyhow::Result<String> {
-    let view: super::run_view::RunView =
-        serde_json::from_value(merged.clone()).context("the merged result does not read back")?;
-    let mut report = super::run_view::markdown(&view);
-    report.push_str(&metrics_markdown(&merged["runs"][0]["metrics"]));
-    Ok(report)
+pub fn markdown(merged: &RunResult) -> String {
+    let mut report = super::run::markdown(merged);
+    if let Some(run) = merged.runs.first() {
+        report.push_str(&metrics_markdown(run));
+    }
+    report
 }
 
 /// Every metric of the merged run: count and percentiles (times in µs).
-fn metrics_markdown(metrics: &Value) -> String {
+fn metrics_markdown(run: &crate::results::run::TargetRun) -> String {
     let mut table = Table::new(&["metric", "count", "p50", "p90", "p99", "p99.9", "max"]);
-    for (metric, s) in metrics.as_object().into_iter().flatten() {
+    for (metric, s) in &run.metrics {
         let mut row = vec![metric.clone()];
-        for field in ["count", "p50", "p90", "p99", "p999", "max"] {
-            row.push(
-                s[field]
-                    .as_u64()
-                    .map_or_else(|| "-".into(), |v| v.to_string()),
-            );
+        for v in [s.count, s.p50, s.p90, s.p99, s.p999, s.max] {
+            row.push(v.to_string());
         }
         table.push(row);
     }

@@ -1,10 +1,14 @@
-//! Reports of results: the terminal summary, HdrHistogram percentile files and interval logs, tables as text,
-//! Markdown and CSV, and self-contained HTML pages with SVG plots (`loadgen report`).
+//! Reports of results, each rendered from the result type itself (`results`): one module per
+//! kind of result (`run`, `compare`, `overhead`, `sweep`, `ladder`, `capacity`, `profile`, and
+//! `merge` for a merged run) with its tables, terminal report, CSV and Markdown; the disclosure
+//! section every write-up ends with (`disclosure`); self-contained HTML pages with SVG plots
+//! (`html`, `svg`); HdrHistogram percentile files and interval logs (`hgrm`, `hlog`); flame
+//! graphs; the combined table of several comparisons (`leaderboard`); a result file read back
+//! and rendered again (`render`, for `loadgen report`) or written whole (`output`).
 
 pub mod capacity;
-pub mod capacity_view;
 pub mod compare;
-pub mod compare_view;
+pub mod disclosure;
 pub mod flame;
 pub mod hgrm;
 pub mod hlog;
@@ -14,12 +18,11 @@ pub mod leaderboard;
 pub mod merge;
 pub mod output;
 pub mod overhead;
-pub mod profile_view;
+pub mod profile;
 pub mod render;
 pub mod resources;
-pub mod run_view;
+pub mod run;
 pub mod svg;
 pub mod sweep;
-pub mod sweep_view;
 pub mod table;
 pub mod terminal;

@@ -42,7 +42,7 @@ pub fn write_hdr_log(
     dir: &std::path::Path,
 ) -> anyhow::Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let warmup_us = result.plan.warmup.as_micros() as i64;
+    let warmup_us = result.plan.warmup_us as i64;
     for (i, run) in result.runs.iter().enumerate() {
         for (metric, series) in run.per_second.iter().flatten() {
             let header = crate::report::hlog::LogHeader {

@@ -3,6 +3,7 @@
 
 use crate::results::overhead::OverheadResult;
 
+use super::disclosure::Disclosure;
 use super::table::Table;
 
 pub use gatebench_shared::latency::human_us as micros;
@@ -273,7 +274,6 @@ pub fn terminal(result: &OverheadResult) -> String {
 /// A Markdown write-up: disclosure, the delta table, the per-target table.
 pub fn markdown(result: &OverheadResult) -> String {
     let plan = &result.plan;
-    let host = &result.envelope.host;
     let mut out = String::from("# Gateway overhead (paired rounds)\n\n");
     out.push_str(&format!(
         "{} trial(s) of {} measured rounds (+{} warm-up); each round calls every target once, \
@@ -307,43 +307,19 @@ pub fn markdown(result: &OverheadResult) -> String {
         out.push_str("\n## Sampled processes (`--sample-pid`)\n\n");
         out.push_str(&crate::report::resources::table(&result.resources).to_markdown());
     }
-    out.push_str("\n## Disclosure\n\n");
-    out.push_str(&format!(
-        "- Host: {}\n",
-        crate::engine::disclose::host_line(host, result.envelope.open_files.as_ref())
-    ));
-    out.push_str(&format!(
-        "- Client pinned to core: {}\n",
-        plan.pin.map_or_else(|| "no".into(), |c| c.to_string())
-    ));
-    for t in &plan.targets {
-        out.push_str(&format!(
-            "- `{}`: {} → {}{}\n",
-            t.name,
-            t.target.url,
-            t.target.resolved,
-            t.disclosure()
-                .map(|i| format!(" ({i})"))
-                .unwrap_or_default()
-        ));
-    }
-    out.push_str(&format!(
-        "- gatebench {}, started {}\n- Command: `{}`\n",
-        result.envelope.gatebench_version,
-        result.envelope.started_at,
-        crate::engine::disclose::shell_line(&result.envelope.command)
-    ));
-    out.push_str(&format!(
-        "- Verdict: {}\n",
-        if result.valid {
-            "valid".to_string()
-        } else {
-            format!("invalid ({})", result.invalid_reasons.join("; "))
+    out.push_str(
+        &Disclosure {
+            setup: vec![format!(
+                "Client pinned to core: {}",
+                plan.pin.map_or_else(|| "no".into(), |c| c.to_string())
+            )],
+            targets: &plan.targets,
+            verdict: Some((result.valid, &result.invalid_reasons)),
+            mock: result.mock.as_deref(),
+            ..Disclosure::of(&result.envelope)
         }
-    ));
-    out.push_str(&crate::engine::disclose::mock_markdown(
-        result.mock.as_deref(),
-    ));
+        .markdown(),
+    );
     out
 }
 

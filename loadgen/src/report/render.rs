@@ -10,25 +10,26 @@ use crate::results::profile::SCHEMA as PROFILE;
 use crate::results::run::SCHEMA as RUN;
 use crate::results::sweep::SCHEMA as SWEEP;
 
-use super::capacity_view::{self, CapacityView};
-use super::compare_view::{self, CompareView};
-use super::profile_view::{self, ProfileView};
-use super::run_view::RunView;
-use super::sweep_view::{self, LadderView, SweepView};
-use super::{html, overhead, run_view};
+use super::{html, overhead, run};
+use crate::results::capacity::CapacityResult;
+use crate::results::compare::CompareResult;
+use crate::results::ladder::LadderResult;
+use crate::results::profile::ProfileResult;
+use crate::results::run::RunResult;
+use crate::results::sweep::SweepResult;
 
 pub use crate::options::Format;
 
 /// A parsed result file of any schema loadgen writes.
 #[derive(Debug)]
 pub(crate) enum Result {
-    Run(Box<RunView>, serde_json::Value),
+    Run(Box<RunResult>, serde_json::Value),
     Overhead(Box<OverheadResult>),
-    Compare(Box<CompareView>, serde_json::Value),
-    Sweep(Box<SweepView>, serde_json::Value),
-    Ladder(Box<LadderView>, serde_json::Value),
-    Capacity(Box<CapacityView>, serde_json::Value),
-    Profile(Box<ProfileView>, serde_json::Value),
+    Compare(Box<CompareResult>, serde_json::Value),
+    Sweep(Box<SweepResult>, serde_json::Value),
+    Ladder(Box<LadderResult>, serde_json::Value),
+    Capacity(Box<CapacityResult>, serde_json::Value),
+    Profile(Box<ProfileResult>, serde_json::Value),
 }
 
 /// The JSON of the result file at `path`, and its schema (empty when it names none).
@@ -92,30 +93,30 @@ pub(crate) fn read(path: &std::path::Path) -> anyhow::Result<Result> {
 /// Renders the result file at `path` in `format`.
 pub fn render(path: &std::path::Path, format: Format) -> anyhow::Result<String> {
     Ok(match (read(path)?, format) {
-        (Result::Run(view, _), Format::Md) => run_view::markdown(&view),
-        (Result::Run(view, _), Format::Csv) => run_view::runs_csv(&view),
+        (Result::Run(view, _), Format::Md) => run::markdown(&view),
+        (Result::Run(view, _), Format::Csv) => run::runs_csv(&view),
         (Result::Run(_, value), Format::Json) => serde_json::to_string_pretty(&value)? + "\n",
         (Result::Run(view, _), Format::Html) => html::run_page(&view),
         (Result::Overhead(r), Format::Md) => overhead::markdown(&r),
         (Result::Overhead(r), Format::Csv) => overhead::delta_csv(&r),
         (Result::Overhead(r), Format::Json) => serde_json::to_string_pretty(&r)? + "\n",
         (Result::Overhead(r), Format::Html) => html::overhead_page(&r),
-        (Result::Compare(view, _), Format::Md) => compare_view::markdown(&view),
-        (Result::Compare(view, _), Format::Csv) => compare_view::trials_csv(&view),
+        (Result::Compare(view, _), Format::Md) => super::compare::markdown(&view),
+        (Result::Compare(view, _), Format::Csv) => super::compare::trials_csv(&view),
         (Result::Compare(_, value), Format::Json) => serde_json::to_string_pretty(&value)? + "\n",
         (Result::Compare(view, _), Format::Html) => html::compare_page(&view),
-        (Result::Sweep(view, _), Format::Md) => sweep_view::sweep_markdown(&view),
-        (Result::Sweep(view, _), Format::Csv) => sweep_view::sweep_csv(&view),
+        (Result::Sweep(view, _), Format::Md) => super::sweep::sweep_markdown(&view),
+        (Result::Sweep(view, _), Format::Csv) => super::sweep::sweep_csv(&view),
         (Result::Sweep(view, _), Format::Html) => html::sweep_page(&view),
-        (Result::Ladder(view, _), Format::Md) => sweep_view::ladder_markdown(&view),
-        (Result::Ladder(view, _), Format::Csv) => sweep_view::ladder_csv(&view),
+        (Result::Ladder(view, _), Format::Md) => super::ladder::ladder_markdown(&view),
+        (Result::Ladder(view, _), Format::Csv) => super::ladder::ladder_csv(&view),
         (Result::Ladder(view, _), Format::Html) => html::ladder_page(&view),
-        (Result::Capacity(view, _), Format::Md) => capacity_view::markdown(&view),
-        (Result::Capacity(view, _), Format::Csv) => capacity_view::steps_table(&view).to_csv(),
+        (Result::Capacity(view, _), Format::Md) => super::capacity::markdown(&view),
+        (Result::Capacity(view, _), Format::Csv) => super::capacity::steps_table(&view).to_csv(),
         (Result::Capacity(view, _), Format::Html) => html::capacity_page(&view),
-        (Result::Profile(view, _), Format::Md) => profile_view::markdown(&view),
-        (Result::Profile(view, _), Format::Csv) => compare_view::trials_csv(&view.compare),
-        (Result::Profile(view, _), Format::Html) => profile_view::html(&view),
+        (Result::Profile(view, _), Format::Md) => super::profile::markdown(&view),
+        (Result::Profile(view, _), Format::Csv) => super::compare::trials_csv(&view.compare),
+        (Result::Profile(view, _), Format::Html) => super::profile::html(&view),
         (
             Result::Sweep(_, value)
             | Result::Ladder(_, value)

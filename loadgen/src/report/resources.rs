@@ -1,6 +1,6 @@
 //! The resources of the system under test (`--sample-pid`), labelled by phase, as a table.
 
-use crate::engine::sampler::ResourceReport;
+use crate::results::resources::ResourceReport;
 
 use super::table::Table;
 

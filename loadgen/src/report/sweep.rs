@@ -1,8 +1,13 @@
-//! `loadgen sweep`'s levels table, headline and terminal report.
+//! A `loadgen sweep` result (schema `gatebench.loadgen.sweep/1`) as its levels table, headline,
+//! terminal report, CSV and Markdown.
 
+use super::disclosure::Disclosure;
 use super::overhead::micros;
 use super::table::Table;
+use crate::results::envelope::Envelope;
+use crate::results::resources::ResourceReport;
 use crate::results::sweep::{Headline, Level, SweepResult};
+use crate::results::target::Named;
 
 /// Per level and target: throughput, p50, p99, errors, added p50 and p99, and the flag.
 pub fn levels_table(levels: &[Level]) -> Table {
@@ -98,6 +103,96 @@ pub fn headline_text(headline: &[Headline]) -> String {
             micros(h.added_p50_us),
             micros(h.added_p99_us)
         ));
+    }
+    out
+}
+
+/// A Markdown write-up: the levels, the headline, the disclosure.
+pub fn sweep_markdown(view: &SweepResult) -> String {
+    let mut out = format!(
+        "# Load sweep\n\nLevels of {}, {} trial(s) per level and target, alternating. A level whose direct p99 exceeds twice the single-client floor ({:.0} µs) is marked saturated and kept out of the headline. Added figures are means over trials ± half the 95% interval.\n\n",
+        view.level_kind, view.trials, view.floor_p99_us
+    );
+    if view.exploratory {
+        out.push_str(super::sweep::EXPLORATORY);
+    }
+    out.push_str(&levels_table(&view.levels).to_markdown());
+    out.push_str(&headline_text(&view.headline));
+    out.push_str(&disclosure(
+        &view.envelope,
+        &view.targets,
+        (view.valid, &view.invalid_reasons),
+        view.mock.as_deref(),
+        &view.resources,
+    ));
+    out
+}
+
+/// Numbers only: one row per level and target.
+pub fn sweep_csv(view: &SweepResult) -> String {
+    let mut table = Table::new(&[
+        "level",
+        "target",
+        "requests",
+        "ok",
+        "throughput",
+        "p50_us",
+        "p90_us",
+        "p99_us",
+        "p999_us",
+        "added_p50_us",
+        "added_p99_us",
+        "baseline_saturated",
+    ]);
+    for level in &view.levels {
+        for s in &level.summary {
+            let added = |p: &str| {
+                level
+                    .delta(&s.name, p)
+                    .and_then(|d| {
+                        d.added_us
+                            .map(|i| i.estimate)
+                            .or(d.per_trial_us.first().copied())
+                    })
+                    .map_or_else(String::new, |v| format!("{v:.1}"))
+            };
+            table.push(vec![
+                level.level.to_string(),
+                s.name.to_string(),
+                s.requests.to_string(),
+                s.ok.to_string(),
+                format!("{:.3}", s.throughput),
+                format!("{:.1}", s.p50_us),
+                format!("{:.1}", s.p90_us),
+                format!("{:.1}", s.p99_us),
+                format!("{:.1}", s.p999_us),
+                added("p50"),
+                added("p99"),
+                level.baseline_saturated.to_string(),
+            ]);
+        }
+    }
+    table.to_csv()
+}
+
+/// The disclosure of a sweep or a ladder, the sampled processes after it.
+pub(crate) fn disclosure(
+    envelope: &Envelope,
+    targets: &[Named],
+    verdict: (bool, &[String]),
+    mock: Option<&str>,
+    resources: &[ResourceReport],
+) -> String {
+    let mut out = Disclosure {
+        targets,
+        verdict: Some(verdict),
+        mock,
+        ..Disclosure::of(envelope)
+    }
+    .markdown();
+    if !resources.is_empty() {
+        out.push_str("\n## Resources of the system under test\n\n");
+        out.push_str(&super::resources::table(resources).to_markdown());
     }
     out
 }

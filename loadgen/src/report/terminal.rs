@@ -2,8 +2,8 @@
 
 use std::fmt::Write as _;
 
-use crate::generator::breakdown::GroupSummary;
-use crate::generator::recorder::Metric;
+use crate::results::breakdown::GroupSummary;
+use crate::results::metric::Metric;
 use crate::results::run::{RunResult, TargetRun};
 
 /// The whole summary: one block per run, then the verdict.
@@ -100,6 +100,14 @@ fn run_block(out: &mut String, run: &TargetRun) {
         run.connections_opened, run.connections_reused, run.generator_cpu_cores
     );
     let _ = writeln!(out, "  {}", connect_line(&run.connect));
+    metrics_block(out, run);
+    groups_block(out, "class", &run.classes);
+    groups_block(out, "stage", &run.stages);
+    outcome_block(out, run);
+}
+
+/// A run's metrics: count and percentiles of each it recorded.
+fn metrics_block(out: &mut String, run: &TargetRun) {
     let _ = writeln!(
         out,
         "  {:<16} {:>9} {:>10} {:>10} {:>10} {:>10} {:>10}",
@@ -125,8 +133,10 @@ fn run_block(out: &mut String, run: &TargetRun) {
             cell(s.max)
         );
     }
-    groups_block(out, "class", &run.classes);
-    groups_block(out, "stage", &run.stages);
+}
+
+/// A run's errors, what the upstream saw of it, and why it is invalid.
+fn outcome_block(out: &mut String, run: &TargetRun) {
     if run.errors.is_empty() {
         let _ = writeln!(out, "  errors: none");
     } else {
@@ -210,7 +220,7 @@ pub fn format_value(metric: Metric, v: u64) -> String {
 /// The last lines of a terminal report of many runs: the resources sampled (if any), then
 /// `valid` or `INVALID:` with every reason.
 pub fn closing(
-    resources: &[crate::engine::sampler::ResourceReport],
+    resources: &[crate::results::resources::ResourceReport],
     valid: bool,
     invalid_reasons: &[String],
 ) -> String {

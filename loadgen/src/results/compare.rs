@@ -1,10 +1,10 @@
 //! The versioned JSON result of `loadgen compare` (schema `gatebench.loadgen.compare/1`): every
 //! trial's runs, each target's figures across trials, and each percentile's added latency.
 
-use crate::engine::gateways::Named;
-use crate::engine::sampler::ResourceReport;
-use crate::generator::plan::Plan;
+use crate::results::plan::PlanRecord;
+use crate::results::resources::ResourceReport;
 use crate::results::run::TargetRun;
+use crate::results::target::Named;
 use gatebench_shared::stats::Interval;
 use serde::{Deserialize, Serialize};
 
@@ -12,36 +12,44 @@ use serde::{Deserialize, Serialize};
 pub const SCHEMA: &str = "gatebench.loadgen.compare/1";
 
 /// The versioned JSON result of `loadgen compare`.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct CompareResult {
     /// Format, build, command line, start, host, open-file limit.
     #[serde(flatten)]
     pub envelope: crate::results::envelope::Envelope,
     /// The load of every trial (its `targets` are empty: see `targets`).
-    pub plan: Plan,
+    #[serde(default)]
+    pub plan: PlanRecord,
     pub targets: Vec<Named>,
     /// True when the second target is the twin (`--twin`), the A/A control.
+    #[serde(default)]
     pub twin: bool,
     /// `--min-effect`, µs (0 when not given).
+    #[serde(default)]
     pub min_effect_us: f64,
     /// The direct target's configuration (TOML) when it is a gatebench mock.
+    #[serde(default)]
     pub mock: Option<String>,
     pub trials: usize,
     /// The pause before each trial after the first (--settle), µs.
+    #[serde(default)]
     pub settle_us: u64,
     /// Every trial of every target, in the order they ran.
     pub runs: Vec<TrialRun>,
     pub summary: Vec<TargetSummary>,
     pub deltas: Vec<PercentileDelta>,
     /// Processes sampled with --sample-pid: idle before the load, mean and peak under it.
+    #[serde(default)]
     pub resources: Vec<ResourceReport>,
     pub valid: bool,
+    #[serde(default)]
     pub invalid_reasons: Vec<String>,
+    #[serde(default)]
     pub interrupted: bool,
 }
 
 /// One trial of one target.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct TrialRun {
     /// From 1.
     pub trial: usize,

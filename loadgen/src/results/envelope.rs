@@ -5,8 +5,6 @@
 use gatebench_shared::host::{HostFacts, OpenFileLimit};
 use serde::{Deserialize, Serialize};
 
-use crate::results::run::OpenFiles;
-
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Envelope {
     /// The result's format, like `gatebench.loadgen.run/1`.
@@ -20,10 +18,23 @@ pub struct Envelope {
     /// RFC 3339, UTC.
     #[serde(default)]
     pub started_at: String,
+    /// Empty in results too old to disclose it.
+    #[serde(default = "unknown_host")]
     pub host: HostFacts,
     /// The open-file limit the run had, after raising it.
     #[serde(default)]
     pub open_files: Option<OpenFiles>,
+}
+
+/// The host of a result that does not say.
+fn unknown_host() -> HostFacts {
+    HostFacts {
+        cpu_model: String::new(),
+        cores: 0,
+        kernel: String::new(),
+        memory_bytes: 0,
+        hostname: String::new(),
+    }
 }
 
 impl Envelope {
@@ -41,6 +52,22 @@ impl Envelope {
             started_at,
             host: HostFacts::read(),
             open_files: open_files.map(Into::into),
+        }
+    }
+}
+
+/// An open-file limit, soft and hard.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct OpenFiles {
+    pub soft: u64,
+    pub hard: u64,
+}
+
+impl From<OpenFileLimit> for OpenFiles {
+    fn from(l: OpenFileLimit) -> Self {
+        OpenFiles {
+            soft: l.soft,
+            hard: l.hard,
         }
     }
 }

@@ -1,8 +1,8 @@
 //! The versioned JSON result of `loadgen ladder`: each rung of simultaneous streams per target.
 
-use crate::engine::gateways::Named;
-use crate::engine::sampler::ResourceReport;
-use crate::generator::plan::Plan;
+use crate::results::plan::PlanRecord;
+use crate::results::resources::ResourceReport;
+use crate::results::target::Named;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -45,23 +45,28 @@ pub struct Rung {
 }
 
 /// The versioned JSON result of `loadgen ladder`.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct LadderResult {
     /// Format, build, command line, start, host, open-file limit.
     #[serde(flatten)]
     pub envelope: crate::results::envelope::Envelope,
     /// The request options (its `targets` are empty: see `targets`).
-    pub plan: Plan,
+    #[serde(default)]
+    pub plan: PlanRecord,
     pub targets: Vec<Named>,
     /// The direct target's configuration (TOML) when it is a gatebench mock.
+    #[serde(default)]
     pub mock: Option<String>,
     /// The pause after each rung (--settle), µs.
     #[serde(default)]
     pub settle_us: u64,
     pub rungs: Vec<Rung>,
+    #[serde(default)]
     pub resources: Vec<ResourceReport>,
     pub valid: bool,
+    #[serde(default)]
     pub invalid_reasons: Vec<String>,
+    #[serde(default)]
     pub interrupted: bool,
 }
 

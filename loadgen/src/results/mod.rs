@@ -1,13 +1,25 @@
 //! Results: the versioned JSON result of each command (`run`, `overhead`, `compare`, `sweep`,
-//! `ladder`, `capacity`, `profile`) and the header (`envelope`) every result file carries. The
-//! commands fill them; `report` renders them.
+//! `ladder`, `capacity`, `profile`) and the header (`envelope`) every result file carries, as
+//! plain data written and read back as itself, with the records they are made of (targets,
+//! plans, metrics and summaries, clocks, resources). The commands fill them; `report` renders
+//! them. Nothing here imports a layer above: the layers above build these types.
 
+pub mod breakdown;
 pub mod capacity;
+pub mod clock;
 pub mod compare;
 pub(crate) mod envelope;
+pub mod hdr_codec;
 pub mod ladder;
+pub mod metric;
 pub mod overhead;
+pub mod plan;
 pub mod profile;
+pub mod resources;
 pub mod role;
 pub mod run;
+pub mod series;
+pub mod shards;
 pub mod sweep;
+pub mod target;
+pub mod validity;

@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use gatebench_shared::stats::quantile_of_sorted;
 use serde::{Deserialize, Serialize};
 
-use crate::engine::gateways::Named;
-use crate::wire::target::RequestSpec;
+use crate::results::plan::RequestRecord;
+use crate::results::target::Named;
 use gatebench_shared::stats::Interval;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -33,7 +33,7 @@ pub struct OverheadResult {
     pub between: Vec<Between>,
     /// Processes sampled with --sample-pid: idle before the rounds, mean and peak during them.
     #[serde(default)]
-    pub resources: Vec<crate::engine::sampler::ResourceReport>,
+    pub resources: Vec<crate::results::resources::ResourceReport>,
     /// True when no target failed more than 1% of its calls and every trial ran to the end.
     pub valid: bool,
     pub invalid_reasons: Vec<String>,
@@ -149,9 +149,10 @@ pub struct Between {
     pub verdict: String,
 }
 
-/// A validated `loadgen overhead`.
+/// A validated `loadgen overhead`, its requests as `R`: the command holds them encoded, its
+/// result as records (`RequestRecord`, written alike).
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct OverheadPlan {
+pub struct OverheadPlan<R = RequestRecord> {
     /// The direct target first, then the twin (when there is one), then the gateways.
     pub targets: Vec<Named>,
     /// The second target is the twin (`--twin`), the A/A control.
@@ -165,9 +166,9 @@ pub struct OverheadPlan {
     pub trials: usize,
     #[serde(rename = "round_gap_us", with = "micros")]
     pub round_gap: Duration,
-    /// One request per scenario, in order (not read back from a result file).
-    #[serde(skip_deserializing)]
-    pub requests: Vec<RequestSpec>,
+    /// One request per scenario, in order.
+    #[serde(default = "Vec::new")]
+    pub requests: Vec<R>,
     #[serde(rename = "timeout_us", with = "micros")]
     pub timeout: Duration,
     pub seed: u64,
@@ -182,6 +183,30 @@ pub struct OverheadPlan {
     pub attribute: bool,
     #[serde(skip)]
     pub out: Option<PathBuf>,
+}
+
+impl<R> OverheadPlan<R> {
+    /// The same plan with each request as `record` makes it.
+    pub fn recorded<S>(self, record: impl Fn(&R) -> S) -> OverheadPlan<S> {
+        OverheadPlan {
+            requests: self.requests.iter().map(record).collect(),
+            targets: self.targets,
+            twin: self.twin,
+            min_effect_us: self.min_effect_us,
+            rounds: self.rounds,
+            warmup_rounds: self.warmup_rounds,
+            trials: self.trials,
+            round_gap: self.round_gap,
+            timeout: self.timeout,
+            seed: self.seed,
+            resamples: self.resamples,
+            confidence: self.confidence,
+            pin: self.pin,
+            spin: self.spin,
+            attribute: self.attribute,
+            out: self.out,
+        }
+    }
 }
 
 /// Durations as whole microseconds in results.

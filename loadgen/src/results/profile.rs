@@ -15,13 +15,14 @@ pub const SAMPLED: &str = "+perf";
 
 /// The versioned JSON result of `loadgen profile`: a comparison's (the targets, every trial,
 /// the summary, the deltas, the resources) and the profile.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct ProfileResult {
     #[serde(flatten)]
     pub compare: CompareResult,
     pub profile: Profile,
     /// The sampled runs against the unsampled runs of the same gateway, percentile by
     /// percentile: what the profiler added (judged against the twin when there is one).
+    #[serde(default)]
     pub profiler_cost: Vec<PercentileDelta>,
 }
 

@@ -1,10 +1,10 @@
 //! The versioned JSON result of `loadgen sweep`: each load level's comparison and the headline.
 
-use crate::engine::gateways::Named;
-use crate::generator::plan::Plan;
 use crate::options::LevelKind;
 use crate::results::compare::TrialRun;
 use crate::results::compare::{PercentileDelta, TargetSummary};
+use crate::results::plan::PlanRecord;
+use crate::results::target::Named;
 use serde::{Deserialize, Serialize};
 
 /// Identifies the result format; bumped when a field changes meaning or goes away.
@@ -35,13 +35,14 @@ pub struct Headline {
 }
 
 /// The versioned JSON result of `loadgen sweep`.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 pub struct SweepResult {
     /// Format, build, command line, start, host, open-file limit.
     #[serde(flatten)]
     pub envelope: crate::results::envelope::Envelope,
     /// The load options shared by every level (the first level's plan).
-    pub plan: Plan,
+    #[serde(default)]
+    pub plan: PlanRecord,
     pub targets: Vec<Named>,
     /// True when the second target is the twin (`--twin URL`), the A/A control.
     #[serde(default)]
@@ -50,6 +51,7 @@ pub struct SweepResult {
     #[serde(default)]
     pub min_effect_us: f64,
     /// The direct target's configuration (TOML) when it is a gatebench mock.
+    #[serde(default)]
     pub mock: Option<String>,
     pub trials: usize,
     /// The pause before each trial after the first (--settle), µs.
@@ -66,8 +68,11 @@ pub struct SweepResult {
     pub levels: Vec<Level>,
     pub headline: Vec<Headline>,
     /// Processes sampled with --sample-pid over the whole sweep.
-    pub resources: Vec<crate::engine::sampler::ResourceReport>,
+    #[serde(default)]
+    pub resources: Vec<crate::results::resources::ResourceReport>,
     pub valid: bool,
+    #[serde(default)]
     pub invalid_reasons: Vec<String>,
+    #[serde(default)]
     pub interrupted: bool,
 }

@@ -1,11 +1,13 @@
 //! Where requests go and what they carry: a target resolved once (`Target`), the request every
 //! exchange sends (`RequestSpec`), and the parsing of both from URLs, headers and bodies.
 
-use std::net::{SocketAddr, ToSocketAddrs};
+use std::net::ToSocketAddrs;
 
 use bytes::Bytes;
 use hyper::header::{HeaderName, HeaderValue};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
+
+pub use crate::results::target::Target;
 
 /// A target or a request the generator cannot use. Each message says what was expected.
 #[derive(Debug, thiserror::Error)]
@@ -22,19 +24,6 @@ pub enum SpecError {
     Url(String),
     #[error("cannot resolve target '{0}': {1}")]
     Resolve(String, String),
-}
-
-/// Where requests go: resolved once, so every connection goes to the same address.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Target {
-    pub url: String,
-    /// `host[:port]` for the Host header.
-    pub authority: String,
-    pub path: String,
-    pub resolved: SocketAddr,
-    /// An `https://` target: TLS over the connection.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub tls: bool,
 }
 
 impl Target {

@@ -259,7 +259,7 @@ fn a_closed_loop_run_can_send_a_fixed_count_after_its_warm_up() {
     // Exactly the measured count; the warm-up's requests come on top and are not counted.
     assert_eq!((r.requests, r.ok), (100, 100));
     assert_eq!(result.plan.requests, Some(100));
-    assert!(result.plan.duration.is_none());
+    assert!(result.plan.duration_us.is_none());
     crate::schema::assert_matches(&result, "result.schema.json");
     // A count needs the closed loop, and excludes a duration.
     for bad in [

@@ -225,7 +225,7 @@ fn without_perf_the_load_runs_and_the_result_says_why() {
     assert!(result.compare.runs.iter().all(|r| r.name == "hot"));
     assert!(result.profiler_cost.is_empty());
     assert!(result.compare.runs.iter().all(|r| r.run.ok > 0));
-    let text = loadgen::report::profile_view::terminal(&result);
+    let text = loadgen::report::profile::terminal(&result);
     assert!(text.contains("was not found"), "{text}");
 }
 

@@ -262,7 +262,7 @@ fn hdrhistograms_python_library_reads_the_interval_log_and_the_results_histogram
     let output = Command::new(&python)
         .arg(&script)
         .arg(&log)
-        .arg(loadgen::generator::hdr_codec::encode(ours))
+        .arg(loadgen::results::hdr_codec::encode(ours))
         .output()
         .unwrap_or_else(|e| panic!("cannot run {python}: {e} (set GATEBENCH_SKIP_SDK=1 to skip)"));
     let stdout = String::from_utf8_lossy(&output.stdout);

@@ -295,17 +295,16 @@ fn start_h2c() -> (SocketAddr, Arc<H2Log>) {
 #[test]
 fn h2c_multiplexes_every_request_over_the_connections_asked_for() {
     let (addr, log) = start_h2c();
-    let (result, _) = run(
-        RunArgs {
-            http2: true,
-            concurrency: Some(16),
-            requests: Some(400),
-            connections: Some(2),
-            ..args(format!("http://{addr}/v1/chat/completions"))
-        },
-        vec![],
-    )
-    .unwrap();
+    let planned = RunArgs {
+        http2: true,
+        concurrency: Some(16),
+        requests: Some(400),
+        connections: Some(2),
+        ..args(format!("http://{addr}/v1/chat/completions"))
+    };
+    // The body every request carries (a result records only its CRC-32).
+    let body_len = planned.clone().plan().unwrap().request.body.len();
+    let (result, _) = run(planned, vec![]).unwrap();
     let r = &result.runs[0];
     assert_eq!(r.ok, 400, "{:?} {:?}", r.errors, r.validity.reasons);
     assert_eq!(r.connect.protocol, "HTTP/2");
@@ -318,7 +317,6 @@ fn h2c_multiplexes_every_request_over_the_connections_asked_for() {
     carriers.sort_unstable();
     carriers.dedup();
     assert_eq!(carriers.len(), 2, "{carriers:?}");
-    let body_len = result.plan.request.body.len();
     for (_, version, authority, seq, len) in seen.iter() {
         assert_eq!(*version, Version::HTTP_2);
         assert_eq!(authority, &addr.to_string());

@@ -275,7 +275,7 @@ fn execute(cp: CapacityPlan, command: Vec<String>) -> anyhow::Result<(CapacityRe
         .all(|s| matches!(s.limited_by.as_deref(), None | Some("ceiling" | "upstream")));
     let result = CapacityResult {
         envelope: crate::results::envelope::Envelope::new(SCHEMA, command, started_at, open_files),
-        plan: cp.plan,
+        plan: (&cp.plan).into(),
         slo: cp.slo,
         precision: cp.precision,
         start_rate: cp.start_rate,

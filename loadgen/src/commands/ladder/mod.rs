@@ -174,7 +174,7 @@ fn execute(plan: LadderPlan, command: Vec<String>) -> anyhow::Result<(LadderResu
     let valid = invalid_reasons.is_empty();
     let result = LadderResult {
         envelope: crate::results::envelope::Envelope::new(SCHEMA, command, started_at, open_files),
-        plan,
+        plan: (&plan).into(),
         targets,
         mock,
         settle_us: settle.as_micros() as u64,

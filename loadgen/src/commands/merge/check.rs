@@ -61,28 +61,10 @@ pub fn shards(
     inputs: Vec<(PathBuf, Value)>,
     partial: bool,
 ) -> Result<Vec<ShardResult>, MergeError> {
-    let mut shards = Vec::new();
-    for (path, value) in inputs {
-        let schema = value["schema"].as_str().unwrap_or("").to_string();
-        if schema != SCHEMA {
-            return Err(MergeError::Schema(name(&path), schema));
-        }
-        let count = value["plan"]["shard"]["count"].as_u64().unwrap_or(1);
-        let index = value["plan"]["shard"]["index"].as_u64().unwrap_or(0);
-        if count < 2 {
-            return Err(MergeError::NotShard(name(&path)));
-        }
-        let runs = value["runs"].as_array().map_or(0, Vec::len);
-        if runs != 1 {
-            return Err(MergeError::Runs(name(&path), runs));
-        }
-        shards.push(ShardResult {
-            path,
-            value,
-            index,
-            count,
-        });
-    }
+    let mut shards = inputs
+        .into_iter()
+        .map(|(path, value)| shard(path, value))
+        .collect::<Result<Vec<_>, _>>()?;
     let Some(first) = shards.first() else {
         return Err(MergeError::Empty);
     };
@@ -106,21 +88,52 @@ pub fn shards(
             ));
         }
     }
-    let count = shards[0].count;
-    if (shards.len() as u64) < count && !partial {
-        let have: Vec<u64> = shards.iter().map(|s| s.index).collect();
-        let missing: Vec<String> = (0..count)
-            .filter(|i| !have.contains(i))
-            .map(|i| i.to_string())
-            .collect();
-        let have: Vec<String> = have.iter().map(u64::to_string).collect();
-        return Err(MergeError::Missing {
-            have: have.join(","),
-            count,
-            missing: missing.join(","),
-        });
+    if !partial {
+        all_there(&shards)?;
     }
     Ok(shards)
+}
+
+/// The file at `path` as one shard: a run result of shard I/N (N > 1) holding one run.
+fn shard(path: PathBuf, value: Value) -> Result<ShardResult, MergeError> {
+    let schema = value["schema"].as_str().unwrap_or("").to_string();
+    if schema != SCHEMA {
+        return Err(MergeError::Schema(name(&path), schema));
+    }
+    let count = value["plan"]["shard"]["count"].as_u64().unwrap_or(1);
+    let index = value["plan"]["shard"]["index"].as_u64().unwrap_or(0);
+    if count < 2 {
+        return Err(MergeError::NotShard(name(&path)));
+    }
+    let runs = value["runs"].as_array().map_or(0, Vec::len);
+    if runs != 1 {
+        return Err(MergeError::Runs(name(&path), runs));
+    }
+    Ok(ShardResult {
+        path,
+        value,
+        index,
+        count,
+    })
+}
+
+/// Refuses `shards` (in shard order) when some of their plan's are missing.
+fn all_there(shards: &[ShardResult]) -> Result<(), MergeError> {
+    let count = shards[0].count;
+    if (shards.len() as u64) >= count {
+        return Ok(());
+    }
+    let have: Vec<u64> = shards.iter().map(|s| s.index).collect();
+    let missing: Vec<String> = (0..count)
+        .filter(|i| !have.contains(i))
+        .map(|i| i.to_string())
+        .collect();
+    let have: Vec<String> = have.iter().map(u64::to_string).collect();
+    Err(MergeError::Missing {
+        have: have.join(","),
+        count,
+        missing: missing.join(","),
+    })
 }
 
 /// What differs between two shards' plans, as `field: A vs B`.

@@ -11,9 +11,9 @@ use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
 use hdrhistogram::Histogram;
 
 use super::{name, Merged};
-use crate::generator::hdr_codec::decode;
 use crate::generator::recorder::new_histogram;
 use crate::report::hlog::{write_log, LogHeader};
+use crate::results::hdr_codec::decode;
 
 /// One log read: its metric (from loadgen's header comment, when there) and its intervals as
 /// (start in µs since the epoch, length, histogram).

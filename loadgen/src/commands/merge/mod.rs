@@ -4,6 +4,7 @@
 //! that recorded every request. Shards of different plans are refused, naming what differs.
 
 mod check;
+mod clocks;
 mod command;
 pub mod logs;
 mod runs;
@@ -68,12 +69,10 @@ pub fn merge_results(
 ) -> anyhow::Result<Merged> {
     let shards = check::shards(shards, partial)?;
     let merged = runs::merged_result(&shards, command)?;
-    let valid = merged["valid"].as_bool().unwrap_or(false);
-    let report = crate::report::merge::markdown(&merged)?;
     Ok(Merged {
         output: serde_json::to_string_pretty(&merged)? + "\n",
-        report,
-        valid,
+        report: crate::report::merge::markdown(&merged),
+        valid: merged.valid,
     })
 }
 

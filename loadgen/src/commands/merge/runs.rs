@@ -1,165 +1,150 @@
 //! Adding the shards' runs: counters summed, histograms added (per metric and per second of the
 //! timeline), the achieved rate over the whole schedule, and the judgement made again on the sum.
+//! Each shard is read as the run result it is, and the merged one is written as one.
 
 use std::collections::BTreeMap;
 
 use anyhow::{anyhow, Context as _};
 use hdrhistogram::Histogram;
-use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
 
 use super::check::ShardResult;
+use super::clocks::clock_checks;
 use super::name;
-use crate::generator::hdr_codec::{decode, encode};
-use crate::generator::recorder::{new_histogram, SecondSummary};
-use crate::generator::start_at::ClockFacts;
+use crate::generator::recorder::new_histogram;
+use crate::results::clock::ClockFacts;
+use crate::results::hdr_codec::decode;
+use crate::results::metric::Metric;
+use crate::results::plan::{Arrival, Load, Shard};
 use crate::results::run::{
-    generator_reasons, steady_throughput, GeneratorTiming, RateTarget, Summary, Validity,
+    generator_reasons, steady_throughput, GeneratorTiming, RateTarget, RunResult, SecondSummary,
+    Summary, TargetRun, Validity,
 };
-
-/// Largest spread of the shards' starts (each by its own clock) for their sum to be the plan's
-/// schedule: a millisecond is five slots at 5,000 req/s.
-const MAX_START_SPREAD_US: i64 = 10_000;
-
-/// What merging reads of each shard's run: the counters it adds, the figures it combines and
-/// the facts it judges (a figure a result leaves out counts as zero, as it always has). The rest
-/// of the first shard's run is carried over as written.
-#[derive(Debug, Deserialize)]
-struct ShardRun {
-    requests: u64,
-    ok: u64,
-    failed: u64,
-    dispatched: u64,
-    #[serde(default)]
-    warmup_requests: u64,
-    #[serde(default)]
-    duration_s: f64,
-    #[serde(default)]
-    dispatch_window_s: f64,
-    #[serde(default)]
-    throughput: f64,
-    #[serde(default)]
-    completion_window_s: f64,
-    #[serde(default)]
-    errors: BTreeMap<String, u64>,
-    #[serde(default)]
-    connections_opened: u64,
-    #[serde(default)]
-    connections_reused: u64,
-    #[serde(default)]
-    generator_cpu_cores: f64,
-    #[serde(default)]
-    interrupted: bool,
-    #[serde(default)]
-    achieved_rate: f64,
-    validity: ShardValidity,
-    #[serde(default)]
-    histograms: BTreeMap<String, String>,
-    #[serde(default)]
-    timeline: Vec<SecondSummary>,
-    #[serde(default)]
-    clock: ClockFacts,
-    #[serde(default)]
-    target: ShardTarget,
-}
-
-#[derive(Debug, Deserialize)]
-struct ShardValidity {
-    valid: bool,
-    #[serde(default)]
-    reasons: Vec<String>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-struct ShardTarget {
-    resolved: String,
-}
-
-/// What a merged run replaces of the first shard's run.
-#[derive(Debug, Serialize)]
-struct MergedRun {
-    duration_s: f64,
-    dispatch_window_s: f64,
-    warmup_requests: u64,
-    requests: u64,
-    ok: u64,
-    failed: u64,
-    dispatched: u64,
-    success_rate: f64,
-    achieved_rate: f64,
-    throughput: f64,
-    completion_window_s: f64,
-    steady_throughput: Option<f64>,
-    errors: BTreeMap<String, u64>,
-    connections_opened: u64,
-    connections_reused: u64,
-    pinned_cores: [usize; 0],
-    generator_cpu_cores: f64,
-    interrupted: bool,
-    metrics: BTreeMap<String, Summary>,
-    histograms: BTreeMap<String, String>,
-    timeline: Vec<SecondSummary>,
-    validity: Validity,
-    upstream: Option<()>,
-    clock: ClockFacts,
-}
-
-/// Each shard as the merged result lists it.
-#[derive(Debug, Serialize)]
-struct MergedShard<'a> {
-    file: String,
-    index: u64,
-    command: &'a Value,
-    host: &'a Value,
-    started_at: &'a Value,
-    threads: &'a Value,
-    connections: &'a Value,
-    target_resolved: &'a str,
-    clock: &'a ClockFacts,
-    requests: u64,
-    ok: u64,
-    failed: u64,
-    achieved_rate: f64,
-    generator_cpu_cores: f64,
-    valid: bool,
-}
+use crate::results::shards::{ShardRow, Shards};
 
 /// The merged result: the first shard's disclosure, the added run, and every shard's facts.
-pub fn merged_result(shards: &[ShardResult], command: Vec<String>) -> anyhow::Result<Value> {
-    let first = &shards[0].value;
-    let count = shards[0].count;
-    let runs: Vec<ShardRun> = shards
+pub fn merged_result(shards: &[ShardResult], command: Vec<String>) -> anyhow::Result<RunResult> {
+    let mut results: Vec<RunResult> = shards
         .iter()
         .map(|s| {
-            serde_json::from_value(s.value["runs"][0].clone())
+            serde_json::from_value(s.value.clone())
                 .with_context(|| format!("{}: its run", name(&s.path)))
         })
         .collect::<anyhow::Result<_>>()?;
+    let count = shards[0].count;
+    let runs: Vec<&TargetRun> = results.iter().map(|r| &r.runs[0]).collect();
+    let histograms = add_histograms(shards, &runs)?;
+    let timeline = add_timelines(shards, &runs)?;
+    let mut notes = Vec::new();
+    let mut added = added_run(&runs, histograms, timeline);
+    let reasons = judged(shards, &results, &added, &mut notes);
+    added.validity = Validity {
+        valid: reasons.is_empty(),
+        reasons,
+    };
+    let listed = shard_rows(shards, &results);
+    let started_at = results
+        .iter()
+        .map(|r| r.envelope.started_at.clone())
+        .min()
+        .unwrap_or_default();
+    // Invariant: `check::shards` returns at least one shard, each of one run.
+    let mut merged = results.swap_remove(0);
+    let mut run = merged.runs.swap_remove(0);
+    left_to_the_shards(&mut run, &mut notes);
+    carry(&mut run, added);
+    merged.envelope.command = command;
+    merged.envelope.started_at = started_at;
+    merged.plan.shard = Shard::WHOLE;
+    merged.valid = run.validity.valid;
+    merged.runs = vec![run];
+    merged.shards = Some(Shards {
+        count,
+        notes,
+        merged: listed,
+    });
+    Ok(merged)
+}
 
-    let sum = |field: fn(&ShardRun) -> u64| -> u64 { runs.iter().map(field).sum() };
-    let fsum = |field: fn(&ShardRun) -> f64| -> f64 { runs.iter().map(field).sum() };
-    let fmax = |field: fn(&ShardRun) -> f64| -> f64 { runs.iter().map(field).fold(0.0, f64::max) };
-    let (requests, ok, failed, dispatched) = (
-        sum(|r| r.requests),
-        sum(|r| r.ok),
-        sum(|r| r.failed),
-        sum(|r| r.dispatched),
-    );
+/// What the shards' runs add up to: the figures a merged run replaces of the first shard's.
+struct Added {
+    duration_s: f64,
+    dispatch_window_s: f64,
+    warmup_requests: u64,
+    requests: u64,
+    ok: u64,
+    failed: u64,
+    dispatched: u64,
+    achieved_rate: f64,
+    throughput: f64,
+    completion_window_s: f64,
+    errors: BTreeMap<String, u64>,
+    connections_opened: u64,
+    connections_reused: u64,
+    generator_cpu_cores: f64,
+    interrupted: bool,
+    histograms: BTreeMap<Metric, Histogram<u64>>,
+    timeline: Vec<SecondSummary>,
+    validity: Validity,
+    clock: ClockFacts,
+}
+
+fn added_run(
+    runs: &[&TargetRun],
+    histograms: BTreeMap<Metric, Histogram<u64>>,
+    timeline: Vec<SecondSummary>,
+) -> Added {
+    let sum = |field: fn(&TargetRun) -> u64| -> u64 { runs.iter().map(|r| field(r)).sum() };
+    let fsum = |field: fn(&TargetRun) -> f64| -> f64 { runs.iter().map(|r| field(r)).sum() };
+    let fmax =
+        |field: fn(&TargetRun) -> f64| -> f64 { runs.iter().map(|r| field(r)).fold(0.0, f64::max) };
     let duration_s = fmax(|r| r.duration_s).max(1e-9);
     let dispatch_window_s = fmax(|r| r.dispatch_window_s).max(duration_s);
-    let achieved_rate = dispatched as f64 / dispatch_window_s;
+    let dispatched = sum(|r| r.dispatched);
     let mut errors: BTreeMap<String, u64> = BTreeMap::new();
-    for run in &runs {
+    for run in runs {
         for (kind, n) in &run.errors {
             *errors.entry(kind.clone()).or_default() += n;
         }
     }
+    Added {
+        duration_s,
+        dispatch_window_s,
+        warmup_requests: sum(|r| r.warmup_requests),
+        requests: sum(|r| r.requests),
+        ok: sum(|r| r.ok),
+        failed: sum(|r| r.failed),
+        dispatched,
+        achieved_rate: dispatched as f64 / dispatch_window_s,
+        // Each shard's goodput over its own completion span; the shards started together, so
+        // their spans are one span and their goodputs add up.
+        throughput: fsum(|r| r.throughput),
+        completion_window_s: fmax(|r| r.completion_window_s),
+        errors,
+        connections_opened: sum(|r| r.connections_opened),
+        connections_reused: sum(|r| r.connections_reused),
+        generator_cpu_cores: fsum(|r| r.generator_cpu_cores),
+        interrupted: runs.iter().any(|r| r.interrupted),
+        histograms,
+        timeline,
+        validity: Validity {
+            valid: true,
+            reasons: Vec::new(),
+        },
+        clock: merged_clock(runs),
+    }
+}
 
-    let histograms = add_histograms(shards, &runs)?;
-    let timeline = add_timelines(shards, &runs)?;
-
+/// Why the sum cannot be trusted: each shard's reasons, missing shards, the rules of a single
+/// run on the sum (the plan's whole rate, all the shards' lag), and the shards' starts.
+fn judged(
+    shards: &[ShardResult],
+    results: &[RunResult],
+    added: &Added,
+    notes: &mut Vec<String>,
+) -> Vec<String> {
+    let count = shards[0].count;
+    let runs: Vec<&TargetRun> = results.iter().map(|r| &r.runs[0]).collect();
     let mut reasons = Vec::new();
-    let mut notes = Vec::new();
     for (shard, run) in shards.iter().zip(&runs) {
         for reason in &run.validity.reasons {
             reasons.push(format!("shard {}/{count}: {reason}", shard.index));
@@ -171,84 +156,82 @@ pub fn merged_result(shards: &[ShardResult], command: Vec<String>) -> anyhow::Re
             shards.len()
         ));
     }
-    // The rules of a single run, on the sum: the plan's whole rate, all the shards' lag.
+    let target = match results[0].plan.load {
+        Load::Open { rate, arrival } => Some(RateTarget::of(
+            rate,
+            arrival == Arrival::Poisson,
+            added.duration_s,
+        )),
+        Load::Closed { .. } => None,
+    };
     reasons.extend(generator_reasons(
-        ok,
-        achieved_rate,
-        first["plan"]["load"]["rate"].as_f64().map(|rate| {
-            let poisson = first["plan"]["load"]["arrival"].as_str() == Some("poisson");
-            RateTarget::of(rate, poisson, duration_s)
-        }),
+        added.ok,
+        added.achieved_rate,
+        target,
         GeneratorTiming {
-            lag: histograms.get("schedule_lag"),
-            send_delay: histograms.get("send_delay"),
+            lag: added.histograms.get(&Metric::ScheduleLag),
+            send_delay: added.histograms.get(&Metric::SendDelay),
         },
     ));
-    clock_checks(shards, &runs, &mut reasons, &mut notes);
+    let hosts: std::collections::BTreeSet<&str> = results
+        .iter()
+        .map(|r| r.envelope.host.hostname.as_str())
+        .collect();
+    clock_checks(shards, &runs, hosts.len(), &mut reasons, notes);
+    reasons
+}
 
-    let valid = reasons.is_empty();
-    let merged_run = MergedRun {
-        duration_s,
-        dispatch_window_s,
-        warmup_requests: sum(|r| r.warmup_requests),
-        requests,
-        ok,
-        failed,
-        dispatched,
-        success_rate: if requests == 0 {
-            0.0
-        } else {
-            ok as f64 / requests as f64
-        },
-        achieved_rate,
-        // Each shard's goodput over its own completion span; the shards started together, so
-        // their spans are one span and their goodputs add up.
-        throughput: fsum(|r| r.throughput),
-        completion_window_s: fmax(|r| r.completion_window_s),
-        steady_throughput: steady_throughput(&timeline),
-        errors,
-        connections_opened: sum(|r| r.connections_opened),
-        connections_reused: sum(|r| r.connections_reused),
-        pinned_cores: [],
-        generator_cpu_cores: fsum(|r| r.generator_cpu_cores),
-        interrupted: runs.iter().any(|r| r.interrupted),
-        metrics: histograms
-            .iter()
-            .map(|(m, h)| (m.clone(), Summary::of(h)))
-            .collect(),
-        histograms: histograms
-            .iter()
-            .map(|(m, h)| (m.clone(), encode(h)))
-            .collect(),
-        timeline,
-        validity: Validity { valid, reasons },
-        upstream: None,
-        clock: merged_clock(&runs),
+/// The first shard's run with every added or combined figure replaced.
+fn carry(run: &mut TargetRun, added: Added) {
+    run.duration_s = added.duration_s;
+    run.dispatch_window_s = added.dispatch_window_s;
+    run.warmup_requests = added.warmup_requests;
+    run.requests = added.requests;
+    run.ok = added.ok;
+    run.failed = added.failed;
+    run.dispatched = added.dispatched;
+    run.success_rate = if added.requests == 0 {
+        0.0
+    } else {
+        added.ok as f64 / added.requests as f64
     };
-    // The first shard's run, with every added or combined figure replaced.
-    let mut run = first["runs"][0].clone();
-    for (key, value) in json!(merged_run).as_object().into_iter().flatten() {
-        run[key] = value.clone();
-    }
-    // Kept as percentiles, not histograms, these cannot be added: each shard's own result
-    // has them, and the merged one none rather than the first shard's alone.
+    run.achieved_rate = added.achieved_rate;
+    run.throughput = added.throughput;
+    run.completion_window_s = added.completion_window_s;
+    run.steady_throughput = steady_throughput(&added.timeline);
+    run.errors = added.errors;
+    run.connections_opened = added.connections_opened;
+    run.connections_reused = added.connections_reused;
+    run.pinned_cores = Vec::new();
+    run.generator_cpu_cores = added.generator_cpu_cores;
+    run.interrupted = added.interrupted;
+    run.metrics = added
+        .histograms
+        .iter()
+        .map(|(m, h)| (m.name().to_string(), Summary::of(h)))
+        .collect();
+    run.histograms = added.histograms.into_iter().collect();
+    run.per_second = None;
+    run.timeline = added.timeline;
+    run.validity = added.validity;
+    run.upstream = None;
+    run.clock = added.clock;
+}
+
+/// Kept as percentiles, not histograms, these cannot be added: each shard's own result has
+/// them, and the merged one none rather than the first shard's alone.
+fn left_to_the_shards(run: &mut TargetRun, notes: &mut Vec<String>) {
     let mut dropped = Vec::new();
-    if let Some(object) = run.as_object_mut() {
-        for (key, what) in [
-            ("classes", "per-class table"),
-            ("stages", "per-stage table"),
-        ] {
-            if object.remove(key).is_some() {
-                dropped.push(what.to_string());
-            }
-        }
+    if !std::mem::take(&mut run.classes).is_empty() {
+        dropped.push("per-class table");
     }
-    if let Some(connect) = run.get_mut("connect").and_then(Value::as_object_mut) {
-        let timed = connect.remove("tcp_connect_us").is_some();
-        connect.remove("tls_handshake_us");
-        if timed {
-            dropped.push("connection timings".into());
-        }
+    if !std::mem::take(&mut run.stages).is_empty() {
+        dropped.push("per-stage table");
+    }
+    let timed = run.connect.tcp_connect_us.take().is_some();
+    run.connect.tls_handshake_us = None;
+    if timed {
+        dropped.push("connection timings");
     }
     if !dropped.is_empty() {
         notes.push(format!(
@@ -256,84 +239,64 @@ pub fn merged_result(shards: &[ShardResult], command: Vec<String>) -> anyhow::Re
             dropped.join(" and ")
         ));
     }
-
-    let mut merged = first.clone();
-    merged["command"] = json!(command);
-    merged["started_at"] = runs_min(shards, "started_at");
-    merged["plan"]["shard"] = json!({"index": 0, "count": 1});
-    merged["runs"] = json!([run]);
-    merged["valid"] = json!(valid);
-    let listed: Vec<MergedShard> = shards
-        .iter()
-        .zip(&runs)
-        .map(|(s, r)| MergedShard {
-            file: name(&s.path),
-            index: s.index,
-            command: &s.value["command"],
-            host: &s.value["host"],
-            started_at: &s.value["started_at"],
-            threads: &s.value["plan"]["threads"],
-            connections: &s.value["plan"]["connections"],
-            target_resolved: &r.target.resolved,
-            clock: &r.clock,
-            requests: r.requests,
-            ok: r.ok,
-            failed: r.failed,
-            achieved_rate: r.achieved_rate,
-            generator_cpu_cores: r.generator_cpu_cores,
-            valid: r.validity.valid,
-        })
-        .collect();
-    merged["shards"] = json!({"count": count, "notes": notes, "merged": listed});
-    Ok(merged)
 }
 
-/// The earliest of the shards' `started_at` (RFC 3339 strings order as times).
-fn runs_min(shards: &[ShardResult], field: &str) -> Value {
+/// Each shard as the merged result lists it.
+fn shard_rows(shards: &[ShardResult], results: &[RunResult]) -> Vec<ShardRow> {
     shards
         .iter()
-        .filter_map(|s| s.value[field].as_str())
-        .min()
-        .map_or(Value::Null, |t| json!(t))
+        .zip(results)
+        .map(|(s, r)| {
+            let run = &r.runs[0];
+            ShardRow {
+                file: name(&s.path),
+                index: s.index,
+                command: r.envelope.command.clone(),
+                host: r.envelope.host.clone(),
+                started_at: r.envelope.started_at.clone(),
+                threads: r.plan.threads,
+                connections: r.plan.connections,
+                target_resolved: run.target.resolved.to_string(),
+                clock: run.clock.clone(),
+                requests: run.requests,
+                ok: run.ok,
+                failed: run.failed,
+                achieved_rate: run.achieved_rate,
+                generator_cpu_cores: run.generator_cpu_cores,
+                valid: run.validity.valid,
+            }
+        })
+        .collect()
 }
 
 /// Each metric's histogram, added over the shards.
 fn add_histograms(
     shards: &[ShardResult],
-    runs: &[ShardRun],
-) -> anyhow::Result<BTreeMap<String, Histogram<u64>>> {
-    let mut out: BTreeMap<String, Histogram<u64>> = BTreeMap::new();
+    runs: &[&TargetRun],
+) -> anyhow::Result<BTreeMap<Metric, Histogram<u64>>> {
+    let mut out: BTreeMap<Metric, Histogram<u64>> = BTreeMap::new();
     for (shard, run) in shards.iter().zip(runs) {
-        let encoded = Some(&run.histograms)
-            .filter(|m| !m.is_empty())
-            .ok_or_else(|| {
-                anyhow!(
-                    "{} carries no histograms (written by a loadgen before 0.1's merge?): it \
-                     cannot be merged exactly",
-                    name(&shard.path)
-                )
-            })?;
-        for (metric, text) in encoded {
-            let h = decode(text)
-                .map_err(|e| anyhow!("{}: histogram {metric}: {e}", name(&shard.path)))?;
-            match out.get_mut(metric) {
-                Some(sum) => sum
-                    .add(&h)
-                    .with_context(|| format!("{}: histogram {metric}", name(&shard.path)))?,
-                None => {
-                    let mut sum = new_histogram(3);
-                    sum.add(&h)
-                        .with_context(|| format!("{}: histogram {metric}", name(&shard.path)))?;
-                    out.insert(metric.clone(), sum);
-                }
-            }
+        if run.histograms.is_empty() {
+            return Err(anyhow!(
+                "{} carries no histograms (written by a loadgen before 0.1's merge?): it \
+                 cannot be merged exactly",
+                name(&shard.path)
+            ));
+        }
+        for (metric, h) in &run.histograms {
+            let sum = out.entry(*metric).or_insert_with(|| new_histogram(3));
+            sum.add(h)
+                .with_context(|| format!("{}: histogram {}", name(&shard.path), metric.name()))?;
         }
     }
     Ok(out)
 }
 
 /// The timelines added second by second (the shards started together, so their seconds align).
-fn add_timelines(shards: &[ShardResult], runs: &[ShardRun]) -> anyhow::Result<Vec<SecondSummary>> {
+fn add_timelines(
+    shards: &[ShardResult],
+    runs: &[&TargetRun],
+) -> anyhow::Result<Vec<SecondSummary>> {
     let mut seconds: BTreeMap<u64, (u64, Histogram<u64>)> = BTreeMap::new();
     for (shard, run) in shards.iter().zip(runs) {
         for s in &run.timeline {
@@ -354,7 +317,7 @@ fn add_timelines(shards: &[ShardResult], runs: &[ShardRun]) -> anyhow::Result<Ve
 }
 
 /// The merged run's clock: the earliest start and the largest error of any shard.
-fn merged_clock(runs: &[ShardRun]) -> ClockFacts {
+fn merged_clock(runs: &[&TargetRun]) -> ClockFacts {
     ClockFacts {
         start_at: runs[0].clock.start_at.clone(),
         started_unix_us: runs
@@ -368,100 +331,13 @@ fn merged_clock(runs: &[ShardRun]) -> ClockFacts {
     }
 }
 
-/// Did the shards start together? Judged by each one's clock, and by what its kernel says of
-/// that clock.
-fn clock_checks(
-    shards: &[ShardResult],
-    runs: &[ShardRun],
-    reasons: &mut Vec<String>,
-    notes: &mut Vec<String>,
-) {
-    // On the reference's clock when every shard measured the same one; on their own otherwise.
-    let reference = |r: &ShardRun| -> Option<(i64, i64, String)> {
-        let reference = r.clock.reference.as_ref()?;
-        Some((
-            r.clock.started_unix_us + reference.offset_us,
-            reference.error_us,
-            reference.url.clone(),
-        ))
-    };
-    let referenced: Option<Vec<(i64, i64, String)>> = runs.iter().map(reference).collect();
-    let one_reference = referenced
-        .as_ref()
-        .filter(|r| r.iter().all(|(_, _, url)| *url == r[0].2));
-    let (starts, on): (Vec<i64>, String) = match one_reference {
-        Some(r) => (
-            r.iter().map(|(start, _, _)| *start).collect(),
-            format!("on the clock of {}", r[0].2),
-        ),
-        None => {
-            if referenced.is_some() {
-                notes.push(
-                    "the shards measured their clocks against different references: their \
-                     starts are judged by their own clocks"
-                        .into(),
-                );
-            }
-            (
-                runs.iter().map(|r| r.clock.started_unix_us).collect(),
-                "by their own clocks".into(),
-            )
-        }
-    };
-    if let (Some(min), Some(max)) = (starts.iter().min(), starts.iter().max()) {
-        if max - min > MAX_START_SPREAD_US {
-            reasons.push(format!(
-                "the shards' starts spread over {:.1} ms {on} (most {} ms): together they did \
-                 not send the plan's schedule (give every shard the same --start-at, far enough \
-                 ahead, on hosts whose clocks agree)",
-                (max - min) as f64 / 1e3,
-                MAX_START_SPREAD_US / 1_000
-            ));
-        }
-    }
-    if let Some(r) = one_reference {
-        let error = r.iter().map(|(_, e, _)| *e).max().unwrap_or(0);
-        if error > MAX_START_SPREAD_US {
-            notes.push(format!(
-                "a shard's offset to the reference is known only to within {:.1} ms (half its \
-                 shortest round trip): the starts compared on the reference are that uncertain",
-                error as f64 / 1e3
-            ));
-        }
-        return;
-    }
-    let hosts: std::collections::BTreeSet<&str> = shards
-        .iter()
-        .filter_map(|s| s.value["host"]["hostname"].as_str())
-        .collect();
-    if hosts.len() < 2 {
-        return;
-    }
-    for (shard, run) in shards.iter().zip(runs) {
-        let Some(kernel) = &run.clock.kernel else {
-            continue;
-        };
-        if !kernel.synchronized {
-            notes.push(format!(
-                "shard {}: its host's clock is not synchronised (adjtimex): its start may be \
-                 off from the others' by any amount",
-                shard.index
-            ));
-        } else if kernel.max_error_us > MAX_START_SPREAD_US {
-            notes.push(format!(
-                "shard {}: its host's clock may be off by up to {:.1} ms (adjtimex)",
-                shard.index,
-                kernel.max_error_us as f64 / 1e3
-            ));
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::generator::recorder::{Metric, Recorder};
+    use crate::generator::recorder::Recorder;
+    use crate::results::hdr_codec::encode;
     use crate::wire::outcome::{ErrorKind, Exchange};
+    use serde_json::{json, Value};
 
     fn exchange(i: u64) -> Exchange {
         let due_ns = i * 1_000_000;
@@ -494,10 +370,29 @@ mod tests {
             index,
             count,
             value: json!({
+                "schema": crate::results::run::SCHEMA,
                 "started_at": "2026-11-30T08:00:00Z",
-                "plan": {"load": {"mode": "open", "rate": 1000.0}, "shard": {"index": index, "count": count}},
-                "host": {"hostname": "one"},
+                "host": {"hostname": "one", "cpu_model": "", "cores": 1, "kernel": "",
+                    "memory_bytes": 0},
+                "plan": {
+                    "targets": [],
+                    "load": {"mode": "open", "rate": 1000.0, "arrival": "constant"},
+                    "connections": 1, "threads": 1,
+                    "request": {"scenario": "chat", "stream": true, "body_crc32": 0,
+                        "max_tokens": null},
+                    "pace": {"pace": "steady"},
+                    "timeout_us": 1, "max_pending": 1, "spin_us": 0, "seed": 0,
+                    "shard": {"index": index, "count": count},
+                },
+                "valid": true,
                 "runs": [{
+                    "target": {"url": "http://gw:80/", "authority": "gw:80", "path": "/",
+                        "resolved": "10.0.0.1:80"},
+                    "scenario": "chat",
+                    "success_rate": 1.0,
+                    "achieved_rate": 0.0,
+                    "throughput": 0.0,
+                    "metrics": {},
                     "requests": recorder.ok + failed,
                     "ok": recorder.ok,
                     "failed": failed,
@@ -512,6 +407,11 @@ mod tests {
                 }],
             }),
         }
+    }
+
+    /// The merged result of `shards`, as its JSON.
+    fn merge_of(shards: &[ShardResult]) -> Value {
+        serde_json::to_value(merged_result(shards, vec![]).unwrap()).unwrap()
     }
 
     #[test]
@@ -537,7 +437,7 @@ mod tests {
             .enumerate()
             .map(|(i, r)| shard(i as u64, 3, r))
             .collect();
-        let merged = merged_result(&shards, vec![]).unwrap();
+        let merged = merge_of(&shards);
         let run = &merged["runs"][0];
         assert_eq!(run["ok"], one.ok);
         assert_eq!(run["errors"]["timeout"], one.errors[&ErrorKind::Timeout]);
@@ -587,11 +487,20 @@ mod tests {
             .collect();
         for shard in &mut shards {
             let run = &mut shard.value["runs"][0];
-            run["classes"] = json!([{"name": "short"}]);
+            let summary = |p50: u64| {
+                json!(Summary::of(&{
+                    let mut h = new_histogram(3);
+                    h.record(p50).unwrap();
+                    h
+                }))
+            };
+            run["classes"] = json!([{"name": "short", "requests": 1, "errors": 0,
+                "response_time": summary(900), "mean_body_bytes": 10.0,
+                "mean_prompt_tokens": 2.0}]);
             run["connect"] = json!({"protocol": "HTTP/2", "tls": true,
-                "tcp_connect_us": {"p50": 40}, "tls_handshake_us": {"p50": 700}});
+                "tcp_connect_us": summary(40), "tls_handshake_us": summary(700)});
         }
-        let merged = merged_result(&shards, vec![]).unwrap();
+        let merged = merge_of(&shards);
         let run = &merged["runs"][0];
         assert!(run.get("classes").is_none());
         assert_eq!(run["connect"], json!({"protocol": "HTTP/2", "tls": true}));
@@ -612,7 +521,7 @@ mod tests {
             })
             .collect();
         shards[1].value["runs"][0]["clock"]["started_unix_us"] = json!(50_001);
-        let merged = merged_result(&shards, vec![]).unwrap();
+        let merged = merge_of(&shards);
         let reasons = merged["runs"][0]["validity"]["reasons"].to_string();
         assert!(
             reasons.contains("starts spread over 50.0 ms by their own clocks"),
@@ -626,12 +535,12 @@ mod tests {
             |offset: i64| json!({"url": "http://ref", "offset_us": offset, "error_us": 150});
         shards[0].value["runs"][0]["clock"]["reference"] = reference(0);
         shards[1].value["runs"][0]["clock"]["reference"] = reference(-50_000);
-        let merged = merged_result(&shards, vec![]).unwrap();
+        let merged = merge_of(&shards);
         let reasons = merged["runs"][0]["validity"]["reasons"].to_string();
         assert!(!reasons.contains("spread"), "{reasons}");
         // Both clocks right, yet the second started 50 ms late by the reference.
         shards[1].value["runs"][0]["clock"]["reference"] = reference(0);
-        let merged = merged_result(&shards, vec![]).unwrap();
+        let merged = merge_of(&shards);
         let reasons = merged["runs"][0]["validity"]["reasons"].to_string();
         assert!(reasons.contains("on the clock of http://ref"), "{reasons}");
     }

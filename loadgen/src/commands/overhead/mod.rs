@@ -73,7 +73,7 @@ fn execute(checked: Overhead, command: Vec<String>) -> anyhow::Result<(OverheadR
     let valid = invalid_reasons.is_empty();
     let result = OverheadResult {
         envelope: crate::results::envelope::Envelope::new(SCHEMA, command, started_at, open_files),
-        plan,
+        plan: plan.recorded(|r| crate::results::plan::RequestRecord::from(r)),
         mock,
         trials,
         combined,

@@ -7,7 +7,8 @@ use crate::options::OverheadArgs;
 use crate::engine::comparison::disclosed;
 use crate::engine::gateways::{min_effect_us, named_targets, with_twin, Named};
 use crate::generator::plan::{positive_duration, PlanError, DEFAULT_MAX_TOKENS, DEFAULT_MODEL};
-pub(crate) use crate::results::overhead::OverheadPlan;
+/// The plan with its requests encoded, ready to send.
+pub(crate) type OverheadPlan = crate::results::overhead::OverheadPlan<RequestSpec>;
 use crate::wire::target::{request_spec, RequestSpec};
 
 /// Most rounds, trials and resamples accepted (bounds memory and time).

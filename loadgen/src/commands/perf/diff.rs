@@ -10,8 +10,8 @@ use anyhow::Context as _;
 use super::fold::Folded;
 use crate::report::flame::{self, Kind};
 use crate::report::html::{page, table_html};
-use crate::report::profile_view::ProfileView;
 use crate::report::table::Table;
+use crate::results::profile::ProfileResult;
 
 /// One side of the difference.
 #[derive(Debug)]
@@ -19,7 +19,7 @@ pub struct Side {
     pub path: PathBuf,
     pub folded: Folded,
     /// The result the folded file was written beside, when it is there.
-    pub result: Option<ProfileView>,
+    pub result: Option<ProfileResult>,
 }
 
 impl Side {
@@ -28,8 +28,7 @@ impl Side {
             .with_context(|| format!("cannot read {}", path.display()))?;
         let folded = Folded::parse(&text)
             .map_err(|e| anyhow::anyhow!("{} is not folded stacks: {e}", path.display()))?;
-        let result =
-            result_beside(path).and_then(|json| crate::report::profile_view::read(&json).ok());
+        let result = result_beside(path).and_then(|json| crate::report::profile::read(&json).ok());
         Ok(Side {
             path: path.to_path_buf(),
             folded,

@@ -61,10 +61,11 @@ pub fn execute(plan: RunPlan, command: Vec<String>) -> anyhow::Result<(RunResult
     let valid = runs.iter().all(|r| r.validity.valid);
     let result = RunResult {
         envelope: crate::results::envelope::Envelope::new(SCHEMA, command, started_at, open_files),
-        plan: final_plan,
+        plan: (&final_plan).into(),
         mock: mock_config,
         runs,
         valid,
+        shards: None,
     };
     drop(mock);
     let code = verdict::judge(&result, &plan);

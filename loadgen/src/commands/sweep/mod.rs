@@ -224,7 +224,7 @@ fn execute(plan: SweepPlan, command: Vec<String>) -> anyhow::Result<(SweepResult
     let valid = invalid_reasons.is_empty();
     let result = SweepResult {
         envelope: crate::results::envelope::Envelope::new(SCHEMA, command, started_at, open_files),
-        plan: plans[0].clone(),
+        plan: (&plans[0]).into(),
         targets: c.targets,
         twin: c.twin,
         min_effect_us: c.min_effect_us,

@@ -33,7 +33,7 @@ impl CompareResult {
         }
         CompareResult {
             envelope,
-            plan,
+            plan: (&plan).into(),
             targets: comparison.targets,
             twin: comparison.twin,
             min_effect_us: comparison.min_effect_us,

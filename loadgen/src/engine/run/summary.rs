@@ -99,9 +99,14 @@ fn reasons(plan: &Plan, recorder: &Recorder, window: &Window, setup: Vec<String>
 }
 
 /// The reported metrics' percentiles, by name.
-fn metrics(plan: &Plan, recorder: &Recorder) -> BTreeMap<&'static str, Summary> {
+fn metrics(plan: &Plan, recorder: &Recorder) -> BTreeMap<String, Summary> {
     reported(plan.request.stream)
-        .map(|metric| (metric.name(), Summary::of(recorder.histogram(metric))))
+        .map(|metric| {
+            (
+                metric.name().to_string(),
+                Summary::of(recorder.histogram(metric)),
+            )
+        })
         .collect()
 }
 

@@ -145,7 +145,7 @@ struct Joined {
 
 /// Waits for every worker and merges their outputs; a worker that panicked is a setup error.
 fn join_workers(plan: &Plan, handles: Vec<JoinHandle<WorkerOutput>>, bounds: Bounds) -> Joined {
-    let recorder = Recorder::logging(bounds.start_ns, &crate::results::run::logged(plan))
+    let recorder = Recorder::logging(bounds.start_ns, &crate::generator::intervals::logged(plan))
         .grouped(crate::generator::worker::breakdown(plan));
     let mut joined = Joined {
         recorder,

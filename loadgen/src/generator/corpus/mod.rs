@@ -11,7 +11,6 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use hyper::header::{HeaderName, HeaderValue};
-use serde::Serialize;
 use serde_json::{Map, Value};
 
 use crate::generator::plan_error::PlanError;
@@ -33,15 +32,7 @@ pub struct Entry {
     pub prompt_tokens: u32,
 }
 
-/// How slots pick their request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Order {
-    /// Seeded draws, each line as likely as its weight (the same slot always draws the same).
-    Random,
-    /// Slot `i` sends line `i` (from the start again after the last).
-    Sequential,
-}
+pub use crate::results::plan::{CorpusSummary, Order, Spread};
 
 impl Order {
     pub fn parse(text: &str) -> Result<Order, PlanError> {
@@ -202,29 +193,6 @@ impl Corpus {
             crc32: self.crc32,
         }
     }
-}
-
-/// A corpus as a result describes it.
-#[derive(Debug, Clone, Serialize)]
-pub struct CorpusSummary {
-    pub source: String,
-    pub requests: usize,
-    pub order: Order,
-    pub classes: Vec<String>,
-    /// Lines that stream.
-    pub streaming: usize,
-    pub body_bytes: Spread,
-    /// By the 4-bytes-a-token estimate of the text.
-    pub prompt_tokens: Spread,
-    pub crc32: u32,
-}
-
-/// Smallest, mean and largest of a set of counts.
-#[derive(Debug, Clone, Copy, Default, Serialize)]
-pub struct Spread {
-    pub min: u64,
-    pub mean: f64,
-    pub max: u64,
 }
 
 impl Spread {

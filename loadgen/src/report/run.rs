@@ -1,137 +1,15 @@
-//! What the reports read back from a `loadgen run` result file (schema
-//! `gatebench.loadgen.result/1`): only the fields they show, so a report works on any result of
-//! that schema whatever else it carries.
+//! A `loadgen run` result (schema `gatebench.loadgen.result/1`, merged or not) as tables, CSV
+//! and Markdown.
 
-use std::collections::BTreeMap;
-
-use serde::Deserialize;
-
+use super::disclosure::Disclosure;
 use super::overhead::micros;
 use super::table::Table;
-
-#[derive(Debug, Deserialize)]
-pub struct RunView {
-    #[serde(flatten)]
-    pub envelope: crate::results::envelope::Envelope,
-    pub runs: Vec<RunRow>,
-    pub valid: bool,
-    /// The direct upstream's configuration, when it is a gatebench mock.
-    #[serde(default)]
-    pub mock: Option<String>,
-    /// In a merged result (`loadgen merge`): the shards it was added from.
-    #[serde(default)]
-    pub shards: Option<ShardsView>,
-    #[serde(default)]
-    pub plan: PlanView,
-}
-
-/// What the reports read of a run's plan.
-#[derive(Debug, Default, Deserialize)]
-pub struct PlanView {
-    /// The warm-up before the measured window, µs.
-    #[serde(default)]
-    pub warmup_us: u64,
-}
-
-#[derive(Debug, Deserialize)]
-pub struct ShardsView {
-    pub count: u64,
-    #[serde(default)]
-    pub notes: Vec<String>,
-    pub merged: Vec<ShardRow>,
-}
-
-#[derive(Debug, Deserialize)]
-pub struct ShardRow {
-    pub file: String,
-    pub index: u64,
-    pub host: gatebench_shared::host::HostFacts,
-    pub clock: ClockView,
-    pub requests: u64,
-    pub achieved_rate: f64,
-    pub generator_cpu_cores: f64,
-    pub valid: bool,
-}
-
-#[derive(Debug, Deserialize)]
-pub struct ClockView {
-    pub start_at: Option<String>,
-    pub start_error_us: Option<i64>,
-    pub kernel: Option<crate::generator::start_at::KernelClock>,
-    #[serde(default)]
-    pub reference: Option<crate::generator::start_at::ReferenceClock>,
-}
-
-#[derive(Debug, Deserialize)]
-pub struct RunRow {
-    pub target: TargetView,
-    pub scenario: String,
-    pub requests: u64,
-    pub ok: u64,
-    pub failed: u64,
-    pub success_rate: f64,
-    pub achieved_rate: f64,
-    pub throughput: f64,
-    #[serde(default)]
-    pub steady_throughput: Option<f64>,
-    #[serde(default)]
-    pub errors: BTreeMap<String, u64>,
-    pub metrics: BTreeMap<String, MetricView>,
-    #[serde(default)]
-    pub timeline: Vec<SecondView>,
-    pub validity: ValidityView,
-    #[serde(default)]
-    pub classes: Vec<GroupView>,
-    #[serde(default)]
-    pub stages: Vec<GroupView>,
-    /// The protocol spoken (absent in results older than TLS and HTTP/2 in loadgen).
-    #[serde(default)]
-    pub connect: Option<ConnectView>,
-}
-
-#[derive(Debug, Deserialize)]
-pub struct ConnectView {
-    pub protocol: String,
-    pub tls: bool,
-}
-
-impl RunRow {
-    /// The scenario, with the protocol when it is not HTTP/1.1 in the clear.
-    pub fn scenario_shown(&self) -> String {
-        match &self.connect {
-            Some(c) if c.tls => format!("{} ({} over TLS)", self.scenario, c.protocol),
-            Some(c) if c.protocol != "HTTP/1.1" => format!("{} ({})", self.scenario, c.protocol),
-            _ => self.scenario.clone(),
-        }
-    }
-}
-
-/// A class or a stage of a run (see `breakdown`).
-#[derive(Debug, Deserialize)]
-pub struct GroupView {
-    pub name: String,
-    pub requests: u64,
-    pub errors: u64,
-    pub mean_body_bytes: f64,
-    pub mean_prompt_tokens: f64,
-    pub response_time: MetricView,
-    #[serde(default)]
-    pub ttft: Option<MetricView>,
-    /// A stage's start, seconds from the start of the run (warm-up included).
-    #[serde(default)]
-    pub start_s: Option<f64>,
-    #[serde(default)]
-    pub end_s: Option<f64>,
-    #[serde(default)]
-    pub from_rate: Option<f64>,
-    #[serde(default)]
-    pub to_rate: Option<f64>,
-    #[serde(default)]
-    pub achieved_rate: Option<f64>,
-}
+use crate::results::metric::Summary;
+use crate::results::run::RunResult;
+use crate::results::shards::Shards;
 
 /// Each run's classes and stages, one table per run that has either.
-pub fn groups_tables(view: &RunView) -> Vec<(String, Table)> {
+pub fn groups_tables(view: &RunResult) -> Vec<(String, Table)> {
     let mut out = Vec::new();
     for run in &view.runs {
         for (kind, groups) in [("class", &run.classes), ("stage", &run.stages)] {
@@ -154,18 +32,18 @@ pub fn groups_tables(view: &RunView) -> Vec<(String, Table)> {
                 let rate = |r: Option<f64>| r.map_or_else(|| "-".into(), |r| format!("{r:.0}"));
                 table.push(vec![
                     g.name.clone(),
-                    match (g.from_rate, g.to_rate) {
-                        (Some(a), Some(b)) => format!("{a:.0} → {b:.0}"),
-                        _ => "-".into(),
-                    },
-                    rate(g.achieved_rate),
+                    g.stage.map_or_else(
+                        || "-".into(),
+                        |s| format!("{:.0} → {:.0}", s.from_rate, s.to_rate),
+                    ),
+                    rate(g.stage.map(|s| s.achieved_rate)),
                     g.requests.to_string(),
                     g.errors.to_string(),
                     format!("{:.0}", g.mean_body_bytes),
                     format!("{:.0}", g.mean_prompt_tokens),
-                    micros(g.response_time.p50),
-                    micros(g.response_time.p99),
-                    g.ttft.map_or_else(|| "-".into(), |t| micros(t.p99)),
+                    micros(g.response_time.p50 as f64),
+                    micros(g.response_time.p99 as f64),
+                    g.ttft.map_or_else(|| "-".into(), |t| micros(t.p99 as f64)),
                 ]);
             }
             let title = format!("{} ({}) by {kind}", run.target.url, run.scenario);
@@ -175,42 +53,9 @@ pub fn groups_tables(view: &RunView) -> Vec<(String, Table)> {
     out
 }
 
-#[derive(Debug, Deserialize)]
-pub struct TargetView {
-    pub url: String,
-    pub resolved: String,
-}
-
-#[derive(Debug, Clone, Copy, Deserialize)]
-pub struct MetricView {
-    pub count: u64,
-    pub p50: f64,
-    pub p90: f64,
-    pub p95: f64,
-    pub p99: f64,
-    pub p999: f64,
-    pub max: f64,
-}
-
-#[derive(Debug, Deserialize)]
-pub struct SecondView {
-    pub second: u64,
-    pub ok: u64,
-    pub errors: u64,
-    pub response_time_p50_us: f64,
-    pub response_time_p99_us: f64,
-}
-
-#[derive(Debug, Deserialize)]
-pub struct ValidityView {
-    pub valid: bool,
-    #[serde(default)]
-    pub reasons: Vec<String>,
-}
-
 /// The seven-gateway table: per target and scenario, requests, throughput, success and the
 /// CO-corrected response-time percentiles.
-pub fn runs_table(view: &RunView) -> Table {
+pub fn runs_table(view: &RunResult) -> Table {
     let mut table = Table::new(&[
         "target",
         "scenario",
@@ -225,7 +70,7 @@ pub fn runs_table(view: &RunView) -> Table {
     ]);
     for run in &view.runs {
         let rt = run.metrics.get("response_time");
-        let p = |f: fn(&MetricView) -> f64| rt.map_or_else(|| "-".into(), |m| micros(f(m)));
+        let p = |f: fn(&Summary) -> u64| rt.map_or_else(|| "-".into(), |m| micros(f(m) as f64));
         table.push(vec![
             run.target.url.clone(),
             run.scenario_shown(),
@@ -244,7 +89,7 @@ pub fn runs_table(view: &RunView) -> Table {
 }
 
 /// The runs as numbers for spreadsheets (times in µs).
-pub fn runs_csv(view: &RunView) -> String {
+pub fn runs_csv(view: &RunResult) -> String {
     let mut table = Table::new(&[
         "target",
         "scenario",
@@ -264,7 +109,7 @@ pub fn runs_csv(view: &RunView) -> String {
     ]);
     for run in &view.runs {
         let rt = run.metrics.get("response_time");
-        let p = |f: fn(&MetricView) -> f64| rt.map_or_else(String::new, |m| f(m).to_string());
+        let p = |f: fn(&Summary) -> u64| rt.map_or_else(String::new, |m| f(m).to_string());
         table.push(vec![
             run.target.url.clone(),
             run.scenario.clone(),
@@ -288,7 +133,7 @@ pub fn runs_csv(view: &RunView) -> String {
 }
 
 /// A Markdown write-up of a run result.
-pub fn markdown(view: &RunView) -> String {
+pub fn markdown(view: &RunResult) -> String {
     let mut out = String::from("# Load run\n\nResponse times are corrected for coordinated omission (measured from each request's intended send time).\n\n");
     out.push_str(&runs_table(view).to_markdown());
     for run in &view.runs {
@@ -312,27 +157,23 @@ pub fn markdown(view: &RunView) -> String {
     if let Some(shards) = &view.shards {
         out.push_str(&shards_markdown(shards));
     }
-    out.push_str(&format!(
-        "\n## Disclosure\n\n- Host: {}\n- gatebench {}, started {}\n- Command: `{}`\n",
-        crate::engine::disclose::host_line(&view.envelope.host, view.envelope.open_files.as_ref()),
-        view.envelope.gatebench_version,
-        view.envelope.started_at,
-        crate::engine::disclose::shell_line(&view.envelope.command)
-    ));
-    for run in &view.runs {
-        out.push_str(&format!(
-            "- Target {} → {}\n",
-            run.target.url, run.target.resolved
-        ));
-    }
-    out.push_str(&crate::engine::disclose::mock_markdown(
-        view.mock.as_deref(),
-    ));
+    out.push_str(
+        &Disclosure {
+            runs: view
+                .runs
+                .iter()
+                .map(|run| format!("Target {} → {}", run.target.url, run.target.resolved))
+                .collect(),
+            mock: view.mock.as_deref(),
+            ..Disclosure::of(&view.envelope)
+        }
+        .markdown(),
+    );
     out
 }
 
 /// The shards a merged result was added from: host, start, clock, share of the load.
-pub fn shards_table(shards: &ShardsView) -> Table {
+pub fn shards_table(shards: &Shards) -> Table {
     let mut table = Table::new(&[
         "shard",
         "file",
@@ -374,7 +215,7 @@ pub fn shards_table(shards: &ShardsView) -> Table {
 }
 
 /// What a merged result says of its shards, above their table.
-pub fn shards_intro(shards: &ShardsView) -> String {
+pub fn shards_intro(shards: &Shards) -> String {
     format!(
         "Merged from {} of {} shards{}; histograms are added, so the percentiles are those of \
          every shard's requests together.",
@@ -388,7 +229,7 @@ pub fn shards_intro(shards: &ShardsView) -> String {
     )
 }
 
-fn shards_markdown(shards: &ShardsView) -> String {
+fn shards_markdown(shards: &Shards) -> String {
     let table = shards_table(shards);
     let mut out = format!("\n## Shards\n\n{}\n\n", shards_intro(shards));
     out.push_str(&table.to_markdown());

@@ -2,10 +2,7 @@
 //! flame graphs beside the latency, the added latency, the profiler's own cost, the gateway's
 //! CPU and memory and the disclosure; in the terminal, Markdown and one HTML page.
 
-use serde::Deserialize;
-
 use super::compare::delta_table;
-use super::compare_view::CompareView;
 use super::html::{compare_body, page, table_html};
 use super::overhead::signed;
 use super::table::Table;
@@ -17,16 +14,7 @@ use crate::results::profile::{Profile, ProfileResult};
 /// Functions listed under each flame graph.
 const TOP: usize = 15;
 
-#[derive(Debug, Deserialize)]
-pub struct ProfileView {
-    #[serde(flatten)]
-    pub compare: CompareView,
-    pub profile: Profile,
-    #[serde(default)]
-    pub profiler_cost: Vec<PercentileDelta>,
-}
-
-impl ProfileView {
+impl ProfileResult {
     /// The sampled runs' throughput, P50, P99 and P99.9, and the unsampled runs' added P50 and
     /// P99 (with interval) when there was a direct upstream.
     pub fn latency_cells(&self) -> Vec<String> {
@@ -79,7 +67,7 @@ fn added(
 }
 
 /// Reads a profile result file.
-pub fn read(path: &std::path::Path) -> anyhow::Result<ProfileView> {
+pub fn read(path: &std::path::Path) -> anyhow::Result<ProfileResult> {
     let text = std::fs::read(path)?;
     Ok(serde_json::from_slice(&text)?)
 }
@@ -202,7 +190,7 @@ pub fn terminal(result: &ProfileResult) -> String {
 }
 
 /// A Markdown write-up: the profile's top functions, the cost, then the comparison's tables.
-pub fn markdown(view: &ProfileView) -> String {
+pub fn markdown(view: &ProfileResult) -> String {
     let p = &view.profile;
     let mut out = format!(
         "# Profile of {} under load\n\n{}.\n\n",
@@ -226,7 +214,7 @@ pub fn markdown(view: &ProfileView) -> String {
         out.push_str(&format!("\n**{warning}**\n"));
     }
     out.push('\n');
-    out.push_str(&super::compare_view::markdown(&view.compare).replacen(
+    out.push_str(&super::compare::markdown(&view.compare).replacen(
         "# Gateway comparison under load",
         "## Latency under the same load",
         1,
@@ -236,7 +224,7 @@ pub fn markdown(view: &ProfileView) -> String {
 
 /// The HTML page: the flame graphs, the functions under them, the profiler's cost, then the
 /// comparison's page (latency, added latency, CPU and memory, disclosure).
-pub fn html(view: &ProfileView) -> String {
+pub fn html(view: &ProfileResult) -> String {
     let p = &view.profile;
     let mut body = format!("<p>{}.</p>", crate::report::svg::escape(&sampled_line(p)));
     for reason in &p.unavailable {

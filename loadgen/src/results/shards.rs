@@ -1,0 +1,45 @@
+//! What a merged result (`loadgen merge`) says of the shards it was added from: each shard's
+//! file, host, start and clock, and its share of the load.
+
+use gatebench_shared::host::HostFacts;
+use serde::{Deserialize, Serialize};
+
+use crate::results::clock::ClockFacts;
+
+/// The shards of a merged result.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Shards {
+    /// The plan's shard count (`--shard I/N`: N).
+    pub count: u64,
+    /// What the merge could not add, and what it doubts of the shards' clocks.
+    #[serde(default)]
+    pub notes: Vec<String>,
+    pub merged: Vec<ShardRow>,
+}
+
+/// One shard as the merged result lists it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ShardRow {
+    pub file: String,
+    pub index: u64,
+    #[serde(default)]
+    pub command: Vec<String>,
+    pub host: HostFacts,
+    #[serde(default)]
+    pub started_at: String,
+    #[serde(default)]
+    pub threads: usize,
+    #[serde(default)]
+    pub connections: usize,
+    #[serde(default)]
+    pub target_resolved: String,
+    pub clock: ClockFacts,
+    pub requests: u64,
+    #[serde(default)]
+    pub ok: u64,
+    #[serde(default)]
+    pub failed: u64,
+    pub achieved_rate: f64,
+    pub generator_cpu_cores: f64,
+    pub valid: bool,
+}
