@@ -57,24 +57,8 @@ fn run_plan(p: ProfilePlan, command: Vec<String>) -> anyhow::Result<(ProfileResu
     crate::engine::run::check_open_files(&plan, open_files.as_ref())?;
 
     let dir = scratch_dir()?;
-    let mut unavailable = Vec::new();
-    let perf = match Perf::check(&program, p.pid, p.call_graph, &dir) {
-        Ok(perf) => Some(perf),
-        Err(reason) => {
-            unavailable.push(format!("no profile: {reason}"));
-            None
-        }
-    };
-    let mut off_cpu = p.off_cpu;
-    if let (Some(perf), true) = (&perf, off_cpu) {
-        if let Err(reason) = perf.check_off_cpu(p.pid, &dir) {
-            unavailable.push(format!("no off-CPU profile: {reason}"));
-            off_cpu = false;
-        }
-    }
-    for reason in &unavailable {
-        gatebench_shared::say!("loadgen: {reason}; the load still runs and is reported");
-    }
+    let (perf, off_cpu, mut unavailable) =
+        perf_at_hand(&program, p.pid, p.call_graph, p.off_cpu, &dir);
     let sampled_name = comparison.targets[comparison.targets.len() - 1]
         .name
         .clone();
@@ -82,54 +66,25 @@ fn run_plan(p: ProfilePlan, command: Vec<String>) -> anyhow::Result<(ProfileResu
         // Nothing will sample it: the gateway runs once a trial, as itself.
         comparison.targets.pop();
     }
-    let mut session = perf.map(|perf| {
-        Session::new(
-            perf,
-            Settings {
-                pid: p.pid,
-                frequency: p.frequency,
-                call_graph: p.call_graph,
-                off_cpu,
-                dir: dir.clone(),
-            },
-        )
-    });
-
-    let stop = stop_flag();
-    let c = &comparison;
-    let sampling = Sampling::start(c.samples.clone());
-    let runs = run_trials_watched(&plan, &c.targets, c.trials, c.settle, "", &mut |t, w| {
-        if let (Some(session), true) = (session.as_mut(), t.name == sampled_name) {
-            session.window(w);
-        }
-    });
-    let resources = sampling.finish();
-    let interrupted = stop.stop.load(std::sync::atomic::Ordering::Relaxed);
-
-    let (mut profile, perf_version) = match session {
-        Some(session) => {
-            if !plan.quiet {
-                gatebench_shared::say!("loadgen: folding the stacks");
-            }
-            let processes = session.processes.clone();
-            let (folding, problems, perf) = session.fold();
-            unavailable.extend(problems);
-            let mut profile =
-                empty_profile(&p.gateway, &sampled_name, p.pid, p.frequency, p.call_graph);
-            profile.processes = processes;
-            profile.windows = folding.windows;
-            profile.recorded_s = folding.recorded_s;
-            profile.on_cpu = Some(folding.on_cpu);
-            profile.off_cpu = off_cpu.then_some(folding.off_cpu);
-            (profile, Some(perf.version))
-        }
-        None => (
-            empty_profile(&p.gateway, &sampled_name, p.pid, p.frequency, p.call_graph),
-            None,
-        ),
+    let settings = Settings {
+        pid: p.pid,
+        frequency: p.frequency,
+        call_graph: p.call_graph,
+        off_cpu,
+        dir: dir.clone(),
     };
+    let mut session = perf.map(|perf| Session::new(perf, settings));
+
+    let c = &comparison;
+    let (runs, resources, interrupted) = run_sampled(&plan, c, session.as_mut(), &sampled_name);
+    let mut profile = empty_profile(&p.gateway, &sampled_name, p.pid, p.frequency, p.call_graph);
+    if let Some(session) = session {
+        if !plan.quiet {
+            gatebench_shared::say!("loadgen: folding the stacks");
+        }
+        unavailable.extend(folded(&mut profile, session, off_cpu));
+    }
     let _ = std::fs::remove_dir_all(&dir);
-    profile.perf = perf_version;
     profile.unavailable = unavailable;
     if let Some(out) = plan.out.as_deref().filter(|o| o.as_os_str() != "-") {
         profile.files = write_beside(&profile, out)?;
@@ -155,6 +110,76 @@ fn run_plan(p: ProfilePlan, command: Vec<String>) -> anyhow::Result<(ProfileResu
         EXIT_FAILED
     };
     Ok((result, code))
+}
+
+/// Every trial of every target, the sampled target's measured windows handed to the perf
+/// session; the processes' resources, and whether the run was interrupted.
+fn run_sampled(
+    plan: &crate::generator::plan::Plan,
+    c: &crate::engine::comparison::Comparison,
+    mut session: Option<&mut Session>,
+    sampled_name: &Role,
+) -> (
+    Vec<TrialRun>,
+    Vec<crate::engine::sampler::ResourceReport>,
+    bool,
+) {
+    let stop = stop_flag();
+    let sampling = Sampling::start(c.samples.clone());
+    let runs = run_trials_watched(plan, &c.targets, c.trials, c.settle, "", &mut |t, w| {
+        if let (Some(session), true) = (session.as_mut(), t.name == *sampled_name) {
+            session.window(w);
+        }
+    });
+    let resources = sampling.finish();
+    (
+        runs,
+        resources,
+        stop.stop.load(std::sync::atomic::Ordering::Relaxed),
+    )
+}
+
+/// perf, when it may sample `pid` here, and whether off-CPU sampling may be on too; each
+/// reason it may not is said, and returned for the result.
+fn perf_at_hand(
+    program: &Path,
+    pid: u32,
+    call_graph: CallGraph,
+    off_cpu: bool,
+    dir: &Path,
+) -> (Option<Perf>, bool, Vec<String>) {
+    let mut unavailable = Vec::new();
+    let perf = match Perf::check(program, pid, call_graph, dir) {
+        Ok(perf) => Some(perf),
+        Err(reason) => {
+            unavailable.push(format!("no profile: {reason}"));
+            None
+        }
+    };
+    let mut off_cpu = off_cpu;
+    if let (Some(perf), true) = (&perf, off_cpu) {
+        if let Err(reason) = perf.check_off_cpu(pid, dir) {
+            unavailable.push(format!("no off-CPU profile: {reason}"));
+            off_cpu = false;
+        }
+    }
+    for reason in &unavailable {
+        gatebench_shared::say!("loadgen: {reason}; the load still runs and is reported");
+    }
+    (perf, off_cpu, unavailable)
+}
+
+/// The session's stacks folded into `profile`; what went wrong in folding them.
+fn folded(profile: &mut Profile, session: Session, off_cpu: bool) -> Vec<String> {
+    let processes = session.processes.clone();
+    let (folding, problems, perf) = session.fold();
+    profile.processes = processes;
+    profile.windows = folding.windows;
+    profile.recorded_s = folding.recorded_s;
+    profile.on_cpu = Some(folding.on_cpu);
+    profile.off_cpu = off_cpu.then_some(folding.off_cpu);
+    profile.perf = Some(perf.version);
+    problems
 }
 
 fn empty_profile(

@@ -190,93 +190,102 @@ fn execute(plan: SweepPlan, command: Vec<String>) -> anyhow::Result<(SweepResult
         compare,
         kind,
         levels,
-        comparison:
-            Comparison {
-                targets,
-                twin,
-                min_effect_us,
-                trials,
-                settle,
-                samples,
-            },
+        comparison: c,
         plans,
         ..
     } = plan;
-    let mock = reach(&targets, plans[0].timeout)?;
+    let mock = reach(&c.targets, plans[0].timeout)?;
     let open_files = raise_open_file_limit().ok();
     for plan in &plans {
         crate::engine::run::check_open_files(plan, open_files.as_ref())?;
     }
     let stop = stop_flag();
-    let sampling = crate::engine::sampler::Sampling::start(samples);
+    let sampling = crate::engine::sampler::Sampling::start(c.samples.clone());
+    let stopped = || stop.stop.load(std::sync::atomic::Ordering::Relaxed);
 
-    // The single-client floor: the direct target with one request in flight.
+    // The single-client floor: the direct target with one request in flight, measured on its
+    // own unless a level is that already.
     let floor_level = (kind == LevelKind::Concurrency)
         .then(|| levels.iter().position(|&l| l == 1.0))
         .flatten();
-    let mut floor_p99_us = f64::NAN;
-    if floor_level.is_none() {
-        let floor_plan =
-            level_plan(&compare, LevelKind::Concurrency, 1.0).map_err(SetupError::from)?;
-        let runs = run_trials(&floor_plan, &targets[..1], 1, settle, "floor, ");
-        let (summary, _) = analyse(&targets[..1], &runs, false, 0.0);
-        floor_p99_us = summary.first().map_or(f64::NAN, |s| s.p99_us);
-    }
+    let mut floor_p99_us = match floor_level {
+        Some(_) => f64::NAN,
+        None => floor_p99(&compare, &c)?,
+    };
     let mut done = Vec::new();
     for (plan, &level) in plans.iter().zip(&levels) {
-        if stop.stop.load(std::sync::atomic::Ordering::Relaxed) {
+        if stopped() {
             break;
         }
-        let label = format!("{kind} {level}, ");
-        let runs = run_trials(plan, &targets, trials, settle, &label);
-        let (summary, deltas) = analyse(&targets, &runs, twin, min_effect_us);
-        let direct_p99_us = summary.first().map_or(f64::NAN, |s| s.p99_us);
-        if floor_level.is_some_and(|i| done.len() == i) {
-            floor_p99_us = direct_p99_us;
+        done.push(level_run(plan, level, kind, &c));
+        if floor_level == Some(done.len() - 1) {
+            floor_p99_us = done[done.len() - 1].direct_p99_us;
         }
-        done.push(Level {
-            level,
-            summary,
-            deltas,
-            direct_p99_us,
-            baseline_saturated: false,
-            runs,
-        });
     }
     let resources = sampling.finish();
     for level in &mut done {
         level.baseline_saturated = level.direct_p99_us > SATURATION * floor_p99_us;
     }
-    let interrupted = stop.stop.load(std::sync::atomic::Ordering::Relaxed);
-    let headline = headline(&targets, &done);
-    let mut invalid_reasons: Vec<String> = done
-        .iter()
-        .flat_map(|l| invalid_reasons(&l.runs, &format!("level {} ", l.level)))
-        .collect();
-    if interrupted {
-        invalid_reasons.push("interrupted before every level ran".into());
-    }
+    let interrupted = stopped();
+    let invalid_reasons = sweep_invalid_reasons(&done, interrupted);
     let valid = invalid_reasons.is_empty();
     let result = SweepResult {
         envelope: crate::results::envelope::Envelope::new(SCHEMA, command, started_at, open_files),
         plan: plans[0].clone(),
-        targets,
-        twin,
-        min_effect_us,
+        headline: headline(&c.targets, &done),
+        targets: c.targets,
+        twin: c.twin,
+        min_effect_us: c.min_effect_us,
         mock,
-        trials,
-        settle_us: settle.as_micros() as u64,
+        trials: c.trials,
+        settle_us: c.settle.as_micros() as u64,
         exploratory: kind == LevelKind::Concurrency,
         level_kind: kind,
         floor_p99_us,
         levels: done,
-        headline,
         resources,
         valid,
         invalid_reasons,
         interrupted,
     };
     Ok((result, if valid { EXIT_OK } else { EXIT_FAILED }))
+}
+
+/// The direct target's p99 with one request in flight, one trial.
+fn floor_p99(compare: &CompareArgs, c: &Comparison) -> anyhow::Result<f64> {
+    let floor_plan = level_plan(compare, LevelKind::Concurrency, 1.0).map_err(SetupError::from)?;
+    let runs = run_trials(&floor_plan, &c.targets[..1], 1, c.settle, "floor, ");
+    let (summary, _) = analyse(&c.targets[..1], &runs, false, 0.0);
+    Ok(summary.first().map_or(f64::NAN, |s| s.p99_us))
+}
+
+/// One level's trials of every target, summarised and judged (saturation is judged once the
+/// floor is known).
+fn level_run(plan: &Plan, level: f64, kind: LevelKind, c: &Comparison) -> Level {
+    let label = format!("{kind} {level}, ");
+    let runs = run_trials(plan, &c.targets, c.trials, c.settle, &label);
+    let (summary, deltas) = analyse(&c.targets, &runs, c.twin, c.min_effect_us);
+    let direct_p99_us = summary.first().map_or(f64::NAN, |s| s.p99_us);
+    Level {
+        level,
+        summary,
+        deltas,
+        direct_p99_us,
+        baseline_saturated: false,
+        runs,
+    }
+}
+
+/// Why the sweep's figures cannot be trusted: each level's invalid runs, and an interruption.
+fn sweep_invalid_reasons(levels: &[Level], interrupted: bool) -> Vec<String> {
+    let mut reasons: Vec<String> = levels
+        .iter()
+        .flat_map(|l| invalid_reasons(&l.runs, &format!("level {} ", l.level)))
+        .collect();
+    if interrupted {
+        reasons.push("interrupted before every level ran".into());
+    }
+    reasons
 }
 
 /// Each gateway's added p50 and p99 at the highest level whose baseline was not saturated.
