@@ -166,38 +166,11 @@ fn execute(plan: LadderPlan, command: Vec<String>) -> anyhow::Result<(LadderResu
         core_affinity::set_for_current(core_affinity::CoreId { id: *core });
     }
     let sampling = Sampling::start(samples);
-    let mut rungs = Vec::new();
-    'levels: for (i, &level) in levels.iter().enumerate() {
-        // The order rotates from level to level, so no target always goes first.
-        let order = (0..targets.len()).map(|k| &targets[(i + k) % targets.len()]);
-        for t in order {
-            if stop_requested() {
-                break 'levels;
-            }
-            if !plan.quiet {
-                gatebench_shared::say!("loadgen ladder: {level} streams, {}", t.name);
-            }
-            let calls = climb(&t.target, &plan, level).map_err(SetupError::Other)?;
-            rungs.push(rung(level, &t.name, calls));
-            crate::engine::comparison::pause(settle);
-        }
-    }
+    let mut rungs = climb_levels(&levels, &targets, &plan, settle)?;
     let resources = sampling.finish();
     judge_delivery(&mut rungs);
     let interrupted = stop_requested();
-    let mut invalid_reasons: Vec<String> = rungs
-        .iter()
-        .filter(|r| r.name.is_direct() && r.failed > 0)
-        .map(|r| {
-            format!(
-                "the direct target failed {} of {} streams at level {}: the baseline did not hold",
-                r.failed, r.level, r.level
-            )
-        })
-        .collect();
-    if interrupted {
-        invalid_reasons.push("interrupted before every level ran".into());
-    }
+    let invalid_reasons = invalid(&rungs, interrupted);
     let valid = invalid_reasons.is_empty();
     let result = LadderResult {
         envelope: crate::results::envelope::Envelope::new(SCHEMA, command, started_at, open_files),
@@ -212,6 +185,50 @@ fn execute(plan: LadderPlan, command: Vec<String>) -> anyhow::Result<(LadderResu
         interrupted,
     };
     Ok((result, if valid { EXIT_OK } else { EXIT_FAILED }))
+}
+
+/// Every level's rung on every target, until Ctrl-C, with a settle after each.
+fn climb_levels(
+    levels: &[usize],
+    targets: &[Named],
+    plan: &Plan,
+    settle: Duration,
+) -> Result<Vec<Rung>, SetupError> {
+    let mut rungs = Vec::new();
+    for (i, &level) in levels.iter().enumerate() {
+        // The order rotates from level to level, so no target always goes first.
+        let order = (0..targets.len()).map(|k| &targets[(i + k) % targets.len()]);
+        for t in order {
+            if stop_requested() {
+                return Ok(rungs);
+            }
+            if !plan.quiet {
+                gatebench_shared::say!("loadgen ladder: {level} streams, {}", t.name);
+            }
+            let calls = climb(&t.target, plan, level).map_err(SetupError::Other)?;
+            rungs.push(rung(level, &t.name, calls));
+            crate::engine::comparison::pause(settle);
+        }
+    }
+    Ok(rungs)
+}
+
+/// Why the ladder is invalid: the direct target failed streams, or it was interrupted.
+fn invalid(rungs: &[Rung], interrupted: bool) -> Vec<String> {
+    let mut reasons: Vec<String> = rungs
+        .iter()
+        .filter(|r| r.name.is_direct() && r.failed > 0)
+        .map(|r| {
+            format!(
+                "the direct target failed {} of {} streams at level {}: the baseline did not hold",
+                r.failed, r.level, r.level
+            )
+        })
+        .collect();
+    if interrupted {
+        reasons.push("interrupted before every level ran".into());
+    }
+    reasons
 }
 
 /// What one level's streams gave: each stream's exchange or failure, and the send window.
