@@ -42,14 +42,12 @@ fn alternating_trials_find_a_known_delay_and_every_report_renders() {
                 gateway_recording: vec!["slow=full".into()],
                 // This process stands for a gateway's: its CPU and memory are in every format.
                 sample: vec![format!("self={}", std::process::id())],
-                ..Default::default()
             },
             judge: loadgen::options::JudgeFlags {
                 trials: Some(3),
                 min_effect: None,
                 // The default twin: the direct URL again, a target of its own in every trial.
                 twin: None,
-                ..Default::default()
             },
         },
         vec!["loadgen".into(), "compare".into()],

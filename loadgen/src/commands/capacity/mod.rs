@@ -335,27 +335,8 @@ fn search_target(cp: &CapacityPlan, target: &Named, ceiling: f64, gateway: bool)
             }
         }
     };
-    if limited_by.is_none() {
-        limited_by = if bracket.at_ceiling {
-            Some(if gateway { "upstream" } else { "ceiling" }.to_string())
-        } else if bracket.passed.is_none() && bracket.failed.is_some_and(|f| f <= 1.0) {
-            Some("floor".to_string())
-        } else if !bracket.resolved {
-            Some("runs".to_string())
-        } else {
-            None
-        };
-    }
-    let mut confirmations = Vec::new();
-    for _ in 0..cp.confirm {
-        for rate in [bracket.passed, bracket.failed].into_iter().flatten() {
-            if stop_requested() {
-                break;
-            }
-            let run = run_at(cp, target, rate);
-            confirmations.push(Step::of(rate, &run, &cp.slo));
-        }
-    }
+    let limited_by = limited_by.or_else(|| bound_of(&bracket, gateway));
+    let confirmations = confirm(cp, target, &bracket);
     TargetSearch {
         name: target.name.clone(),
         url: target.target.url.clone(),
@@ -366,6 +347,34 @@ fn search_target(cp: &CapacityPlan, target: &Named, ceiling: f64, gateway: bool)
         steps,
         confirmations,
     }
+}
+
+/// Why a finished search's answer is a bound rather than a bracket, when it is one.
+fn bound_of(bracket: &Bracket, gateway: bool) -> Option<String> {
+    if bracket.at_ceiling {
+        Some(if gateway { "upstream" } else { "ceiling" }.to_string())
+    } else if bracket.passed.is_none() && bracket.failed.is_some_and(|f| f <= 1.0) {
+        Some("floor".to_string())
+    } else if !bracket.resolved {
+        Some("runs".to_string())
+    } else {
+        None
+    }
+}
+
+/// `--confirm`: the bracket's two rates run again, that many times.
+fn confirm(cp: &CapacityPlan, target: &Named, bracket: &Bracket) -> Vec<Step> {
+    let mut confirmations = Vec::new();
+    for _ in 0..cp.confirm {
+        for rate in [bracket.passed, bracket.failed].into_iter().flatten() {
+            if stop_requested() {
+                break;
+            }
+            let run = run_at(cp, target, rate);
+            confirmations.push(Step::of(rate, &run, &cp.slo));
+        }
+    }
+    confirmations
 }
 
 #[cfg(test)]

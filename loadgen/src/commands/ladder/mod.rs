@@ -170,7 +170,7 @@ fn execute(plan: LadderPlan, command: Vec<String>) -> anyhow::Result<(LadderResu
     let resources = sampling.finish();
     judge_delivery(&mut rungs);
     let interrupted = stop_requested();
-    let invalid_reasons = invalid(&rungs, interrupted);
+    let invalid_reasons = ladder_invalid_reasons(&rungs, interrupted);
     let valid = invalid_reasons.is_empty();
     let result = LadderResult {
         envelope: crate::results::envelope::Envelope::new(SCHEMA, command, started_at, open_files),
@@ -187,16 +187,16 @@ fn execute(plan: LadderPlan, command: Vec<String>) -> anyhow::Result<(LadderResu
     Ok((result, if valid { EXIT_OK } else { EXIT_FAILED }))
 }
 
-/// Every level's rung on every target, until Ctrl-C, with a settle after each.
+/// Every level's streams at each target in turn, the order rotating from level to level so no
+/// target always goes first; stops between targets when asked to.
 fn climb_levels(
     levels: &[usize],
     targets: &[Named],
     plan: &Plan,
-    settle: Duration,
+    settle: std::time::Duration,
 ) -> Result<Vec<Rung>, SetupError> {
     let mut rungs = Vec::new();
     for (i, &level) in levels.iter().enumerate() {
-        // The order rotates from level to level, so no target always goes first.
         let order = (0..targets.len()).map(|k| &targets[(i + k) % targets.len()]);
         for t in order {
             if stop_requested() {
@@ -213,8 +213,9 @@ fn climb_levels(
     Ok(rungs)
 }
 
-/// Why the ladder is invalid: the direct target failed streams, or it was interrupted.
-fn invalid(rungs: &[Rung], interrupted: bool) -> Vec<String> {
+/// Why the ladder's figures cannot be trusted: a direct rung that failed streams (the
+/// baseline did not hold), and an interruption.
+fn ladder_invalid_reasons(rungs: &[Rung], interrupted: bool) -> Vec<String> {
     let mut reasons: Vec<String> = rungs
         .iter()
         .filter(|r| r.name.is_direct() && r.failed > 0)
