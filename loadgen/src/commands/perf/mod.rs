@@ -50,13 +50,15 @@ pub fn run_profile(args: ProfileArgs, command: Vec<String>) -> anyhow::Result<(P
 fn run_plan(p: ProfilePlan, command: Vec<String>) -> anyhow::Result<(ProfileResult, u8)> {
     let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
     let program = p.args.perf.clone().unwrap_or_else(|| PathBuf::from("perf"));
-    let (perf, off_cpu, mut unavailable, dir) = check_perf(&p, &program)?;
     let mut comparison = p.comparison;
     let plan = p.plan;
     let mock = reach(&comparison.targets, plan.timeout)?;
     let open_files = gatebench_shared::host::raise_open_file_limit().ok();
     crate::engine::run::check_open_files(&plan, open_files.as_ref())?;
 
+    let dir = scratch_dir()?;
+    let (perf, off_cpu, mut unavailable) =
+        perf_at_hand(&program, p.pid, p.call_graph, p.off_cpu, &dir);
     let sampled_name = comparison.targets[comparison.targets.len() - 1]
         .name
         .clone();
@@ -72,19 +74,16 @@ fn run_plan(p: ProfilePlan, command: Vec<String>) -> anyhow::Result<(ProfileResu
         dir: dir.clone(),
     };
     let mut session = perf.map(|perf| Session::new(perf, settings));
-    let stop = stop_flag();
-    let c = &comparison;
-    let sampling = Sampling::start(c.samples.clone());
-    let runs = run_trials_watched(&plan, &c.targets, c.trials, c.settle, "", &mut |t, w| {
-        if let (Some(session), true) = (session.as_mut(), t.name == sampled_name) {
-            session.window(w);
-        }
-    });
-    let resources = sampling.finish();
-    let interrupted = stop.stop.load(std::sync::atomic::Ordering::Relaxed);
 
-    let base = empty_profile(&p.gateway, &sampled_name, p.pid, p.frequency, p.call_graph);
-    let mut profile = folded(session, base, off_cpu, plan.quiet, &mut unavailable);
+    let c = &comparison;
+    let (runs, resources, interrupted) = run_sampled(&plan, c, session.as_mut(), &sampled_name);
+    let mut profile = empty_profile(&p.gateway, &sampled_name, p.pid, p.frequency, p.call_graph);
+    if let Some(session) = session {
+        if !plan.quiet {
+            gatebench_shared::say!("loadgen: folding the stacks");
+        }
+        unavailable.extend(folded(&mut profile, session, off_cpu));
+    }
     let _ = std::fs::remove_dir_all(&dir);
     profile.unavailable = unavailable;
     if let Some(out) = plan.out.as_deref().filter(|o| o.as_os_str() != "-") {
@@ -113,34 +112,76 @@ fn run_plan(p: ProfilePlan, command: Vec<String>) -> anyhow::Result<(ProfileResu
     Ok((result, code))
 }
 
-/// `profile` with the stacks `session` recorded folded into it (as it is, without perf);
-/// what could not be folded is added to `unavailable`.
-fn folded(
-    session: Option<Session>,
-    mut profile: Profile,
+/// Every trial of every target, the sampled target's measured windows handed to the perf
+/// session; the processes' resources, and whether the run was interrupted.
+fn run_sampled(
+    plan: &crate::generator::plan::Plan,
+    c: &crate::engine::comparison::Comparison,
+    mut session: Option<&mut Session>,
+    sampled_name: &Role,
+) -> (
+    Vec<TrialRun>,
+    Vec<crate::engine::sampler::ResourceReport>,
+    bool,
+) {
+    let stop = stop_flag();
+    let sampling = Sampling::start(c.samples.clone());
+    let runs = run_trials_watched(plan, &c.targets, c.trials, c.settle, "", &mut |t, w| {
+        if let (Some(session), true) = (session.as_mut(), t.name == *sampled_name) {
+            session.window(w);
+        }
+    });
+    let resources = sampling.finish();
+    (
+        runs,
+        resources,
+        stop.stop.load(std::sync::atomic::Ordering::Relaxed),
+    )
+}
+
+/// perf, when it may sample `pid` here, and whether off-CPU sampling may be on too; each
+/// reason it may not is said, and returned for the result.
+fn perf_at_hand(
+    program: &Path,
+    pid: u32,
+    call_graph: CallGraph,
     off_cpu: bool,
-    quiet: bool,
-    unavailable: &mut Vec<String>,
-) -> Profile {
-    let Some(session) = session else {
-        return profile;
+    dir: &Path,
+) -> (Option<Perf>, bool, Vec<String>) {
+    let mut unavailable = Vec::new();
+    let perf = match Perf::check(program, pid, call_graph, dir) {
+        Ok(perf) => Some(perf),
+        Err(reason) => {
+            unavailable.push(format!("no profile: {reason}"));
+            None
+        }
     };
-    if !quiet {
-        gatebench_shared::say!("loadgen: folding the stacks");
+    let mut off_cpu = off_cpu;
+    if let (Some(perf), true) = (&perf, off_cpu) {
+        if let Err(reason) = perf.check_off_cpu(pid, dir) {
+            unavailable.push(format!("no off-CPU profile: {reason}"));
+            off_cpu = false;
+        }
     }
+    for reason in &unavailable {
+        gatebench_shared::say!("loadgen: {reason}; the load still runs and is reported");
+    }
+    (perf, off_cpu, unavailable)
+}
+
+/// The session's stacks folded into `profile`; what went wrong in folding them.
+fn folded(profile: &mut Profile, session: Session, off_cpu: bool) -> Vec<String> {
     let processes = session.processes.clone();
     let (folding, problems, perf) = session.fold();
-    unavailable.extend(problems);
     profile.processes = processes;
     profile.windows = folding.windows;
     profile.recorded_s = folding.recorded_s;
     profile.on_cpu = Some(folding.on_cpu);
     profile.off_cpu = off_cpu.then_some(folding.off_cpu);
     profile.perf = Some(perf.version);
-    profile
+    problems
 }
 
-/// The profile of `gateway` (sampled as `sampled`) before anything is folded into it.
 fn empty_profile(
     gateway: &Role,
     sampled: &Role,
@@ -164,35 +205,6 @@ fn empty_profile(
         files: Vec::new(),
     }
 }
-
-/// Perf, when it may run here, whether off-CPU time can be recorded, and what is unavailable
-/// (said on stderr: the load still runs).
-fn check_perf(p: &ProfilePlan, program: &Path) -> anyhow::Result<Checked> {
-    let dir = scratch_dir()?;
-    let dir = dir.as_path();
-    let mut unavailable = Vec::new();
-    let perf = match Perf::check(program, p.pid, p.call_graph, dir) {
-        Ok(perf) => Some(perf),
-        Err(reason) => {
-            unavailable.push(format!("no profile: {reason}"));
-            None
-        }
-    };
-    let mut off_cpu = p.off_cpu;
-    if let (Some(perf), true) = (&perf, off_cpu) {
-        if let Err(reason) = perf.check_off_cpu(p.pid, dir) {
-            unavailable.push(format!("no off-CPU profile: {reason}"));
-            off_cpu = false;
-        }
-    }
-    for reason in &unavailable {
-        gatebench_shared::say!("loadgen: {reason}; the load still runs and is reported");
-    }
-    Ok((perf, off_cpu, unavailable, dir.to_path_buf()))
-}
-
-/// Perf (when it may run), off-CPU recording, what is unavailable, and perf's scratch folder.
-type Checked = (Option<Perf>, bool, Vec<String>, PathBuf);
 
 /// A fresh directory for perf's recordings.
 fn scratch_dir() -> anyhow::Result<PathBuf> {

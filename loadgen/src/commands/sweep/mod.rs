@@ -201,30 +201,38 @@ fn execute(plan: SweepPlan, command: Vec<String>) -> anyhow::Result<(SweepResult
     }
     let stop = stop_flag();
     let sampling = crate::engine::sampler::Sampling::start(c.samples.clone());
+    let stopped = || stop.stop.load(std::sync::atomic::Ordering::Relaxed);
+
     // The single-client floor: the direct target with one request in flight, measured on its
-    // own unless it is one of the levels.
+    // own unless a level is that already.
     let floor_level = (kind == LevelKind::Concurrency)
         .then(|| levels.iter().position(|&l| l == 1.0))
         .flatten();
     let mut floor_p99_us = match floor_level {
         Some(_) => f64::NAN,
-        None => floor(&compare, &c)?,
+        None => floor_p99(&compare, &c)?,
     };
-    let mut done = run_levels(&plans, &levels, kind, &c, &stop.stop);
-    if let Some(level) = floor_level.and_then(|i| done.get(i)) {
-        floor_p99_us = level.direct_p99_us;
+    let mut done = Vec::new();
+    for (plan, &level) in plans.iter().zip(&levels) {
+        if stopped() {
+            break;
+        }
+        done.push(level_run(plan, level, kind, &c));
+        if floor_level == Some(done.len() - 1) {
+            floor_p99_us = done[done.len() - 1].direct_p99_us;
+        }
     }
     let resources = sampling.finish();
     for level in &mut done {
         level.baseline_saturated = level.direct_p99_us > SATURATION * floor_p99_us;
     }
-    let interrupted = stop.stop.load(std::sync::atomic::Ordering::Relaxed);
-    let headline = headline(&c.targets, &done);
-    let invalid_reasons = invalid(&done, interrupted);
+    let interrupted = stopped();
+    let invalid_reasons = sweep_invalid_reasons(&done, interrupted);
     let valid = invalid_reasons.is_empty();
     let result = SweepResult {
         envelope: crate::results::envelope::Envelope::new(SCHEMA, command, started_at, open_files),
         plan: (&plans[0]).into(),
+        headline: headline(&c.targets, &done),
         targets: c.targets,
         twin: c.twin,
         min_effect_us: c.min_effect_us,
@@ -235,7 +243,6 @@ fn execute(plan: SweepPlan, command: Vec<String>) -> anyhow::Result<(SweepResult
         level_kind: kind,
         floor_p99_us,
         levels: done,
-        headline,
         resources,
         valid,
         invalid_reasons,
@@ -244,46 +251,34 @@ fn execute(plan: SweepPlan, command: Vec<String>) -> anyhow::Result<(SweepResult
     Ok((result, if valid { EXIT_OK } else { EXIT_FAILED }))
 }
 
-/// The direct target's p99 with one request in flight.
-fn floor(compare: &CompareArgs, c: &Comparison) -> Result<f64, SetupError> {
-    let floor_plan = level_plan(compare, LevelKind::Concurrency, 1.0)?;
+/// The direct target's p99 with one request in flight, one trial.
+fn floor_p99(compare: &CompareArgs, c: &Comparison) -> anyhow::Result<f64> {
+    let floor_plan = level_plan(compare, LevelKind::Concurrency, 1.0).map_err(SetupError::from)?;
     let runs = run_trials(&floor_plan, &c.targets[..1], 1, c.settle, "floor, ");
     let (summary, _) = analyse(&c.targets[..1], &runs, false, 0.0);
     Ok(summary.first().map_or(f64::NAN, |s| s.p99_us))
 }
 
-/// Every level's trials, until Ctrl-C; saturation is marked once the floor is known.
-fn run_levels(
-    plans: &[Plan],
-    levels: &[f64],
-    kind: LevelKind,
-    c: &Comparison,
-    stop: &std::sync::atomic::AtomicBool,
-) -> Vec<Level> {
-    let mut done = Vec::new();
-    for (plan, &level) in plans.iter().zip(levels) {
-        if stop.load(std::sync::atomic::Ordering::Relaxed) {
-            break;
-        }
-        let label = format!("{kind} {level}, ");
-        let runs = run_trials(plan, &c.targets, c.trials, c.settle, &label);
-        let (summary, deltas) = analyse(&c.targets, &runs, c.twin, c.min_effect_us);
-        let direct_p99_us = summary.first().map_or(f64::NAN, |s| s.p99_us);
-        done.push(Level {
-            level,
-            summary,
-            deltas,
-            direct_p99_us,
-            baseline_saturated: false,
-            runs,
-        });
+/// One level's trials of every target, summarised and judged (saturation is judged once the
+/// floor is known).
+fn level_run(plan: &Plan, level: f64, kind: LevelKind, c: &Comparison) -> Level {
+    let label = format!("{kind} {level}, ");
+    let runs = run_trials(plan, &c.targets, c.trials, c.settle, &label);
+    let (summary, deltas) = analyse(&c.targets, &runs, c.twin, c.min_effect_us);
+    let direct_p99_us = summary.first().map_or(f64::NAN, |s| s.p99_us);
+    Level {
+        level,
+        summary,
+        deltas,
+        direct_p99_us,
+        baseline_saturated: false,
+        runs,
     }
-    done
 }
 
-/// Why the sweep is invalid: each invalid trial of each level, and an interruption.
-fn invalid(done: &[Level], interrupted: bool) -> Vec<String> {
-    let mut reasons: Vec<String> = done
+/// Why the sweep's figures cannot be trusted: each level's invalid runs, and an interruption.
+fn sweep_invalid_reasons(levels: &[Level], interrupted: bool) -> Vec<String> {
+    let mut reasons: Vec<String> = levels
         .iter()
         .flat_map(|l| invalid_reasons(&l.runs, &format!("level {} ", l.level)))
         .collect();
