@@ -2,7 +2,7 @@
 //! report, CSV and Markdown.
 
 use super::disclosure::Disclosure;
-use super::overhead::{micros, resolution, signed};
+use super::format::{micros, resolution, signed};
 use super::table::Table;
 use crate::results::compare::CompareResult;
 use crate::results::compare::{PercentileDelta, TargetSummary};
@@ -174,7 +174,7 @@ pub fn method(view: &CompareResult) -> String {
     let floor = if view.min_effect_us > 0.0 {
         format!(
             ", at least --min-effect {}",
-            crate::report::overhead::micros(view.min_effect_us)
+            crate::report::format::micros(view.min_effect_us)
         )
     } else {
         String::new()

@@ -1,7 +1,7 @@
 //! A `loadgen ladder` result (schema `gatebench.loadgen.ladder/1`) as its rungs table, terminal
 //! report, CSV and Markdown.
 
-use super::overhead::micros;
+use super::format::micros;
 use super::table::Table;
 use crate::results::ladder::{LadderResult, Rung};
 

@@ -9,7 +9,7 @@ use std::path::PathBuf;
 use anyhow::bail;
 
 use super::compare::published_cells;
-use super::overhead::{micros, signed};
+use super::format::{micros, signed};
 use super::table::Table;
 use crate::results::compare::CompareResult;
 use crate::results::compare::{PercentileDelta, TargetSummary};

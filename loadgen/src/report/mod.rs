@@ -10,6 +10,7 @@ pub mod capacity;
 pub mod compare;
 pub mod disclosure;
 pub mod flame;
+pub mod format;
 pub mod hgrm;
 pub mod hlog;
 pub mod html;

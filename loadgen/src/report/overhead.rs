@@ -6,25 +6,7 @@ use crate::results::overhead::OverheadResult;
 use super::disclosure::Disclosure;
 use super::table::Table;
 
-pub use gatebench_shared::latency::human_us as micros;
-
-/// A resolution as a table shows it: `±4 µs`, or `-` when none was measured or given.
-pub(crate) fn resolution(us: f64) -> String {
-    if us > 0.0 {
-        format!("±{}", micros(us))
-    } else {
-        "-".to_string()
-    }
-}
-
-/// A difference with its sign: `+12 µs`, `-3 µs`.
-pub(crate) fn signed(us: f64) -> String {
-    if us >= 0.0 {
-        format!("+{}", micros(us))
-    } else {
-        micros(us)
-    }
-}
+use super::format::{micros, resolution, signed};
 
 /// Per trial and target: calls, failures, connection reuse, end-to-end and TTFT percentiles.
 pub fn targets_table(result: &OverheadResult) -> Table {

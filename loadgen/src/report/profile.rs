@@ -4,7 +4,7 @@
 
 use super::compare::delta_table;
 use super::html::{compare_body, page, table_html};
-use super::overhead::signed;
+use super::format::signed;
 use super::table::Table;
 use crate::report::flame::{self, Kind};
 use crate::results::compare::PercentileDelta;
@@ -26,9 +26,9 @@ impl ProfileResult {
         {
             Some(s) => vec![
                 format!("{:.1}", s.throughput),
-                super::overhead::micros(s.p50_us),
-                super::overhead::micros(s.p99_us),
-                super::overhead::micros(s.p999_us),
+                super::format::micros(s.p50_us),
+                super::format::micros(s.p99_us),
+                super::format::micros(s.p999_us),
             ],
             None => vec!["-".into(); 4],
         };

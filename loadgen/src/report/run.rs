@@ -2,7 +2,7 @@
 //! and Markdown.
 
 use super::disclosure::Disclosure;
-use super::overhead::micros;
+use super::format::micros;
 use super::table::Table;
 use crate::results::metric::Summary;
 use crate::results::run::RunResult;

@@ -2,7 +2,7 @@
 //! terminal report, CSV and Markdown.
 
 use super::disclosure::Disclosure;
-use super::overhead::micros;
+use super::format::micros;
 use super::table::Table;
 use crate::results::envelope::Envelope;
 use crate::results::resources::ResourceReport;
