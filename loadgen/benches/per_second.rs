@@ -8,7 +8,7 @@
 use std::time::{Duration, Instant};
 
 use loadgen::generator::intervals::PerSecond;
-use loadgen::generator::recorder::Metric;
+use loadgen::results::metric::Metric;
 
 fn closes(logged: &[Metric]) -> Vec<Duration> {
     let mut seconds = PerSecond::new(0, logged);
@@ -34,8 +34,8 @@ fn closes(logged: &[Metric]) -> Vec<Duration> {
 }
 
 fn main() {
-    let chat: Vec<Metric> = loadgen::results::run::reported(false).collect();
-    let stream: Vec<Metric> = loadgen::results::run::reported(true).collect();
+    let chat: Vec<Metric> = loadgen::results::metric::reported(false).collect();
+    let stream: Vec<Metric> = loadgen::results::metric::reported(true).collect();
     let cases: [(&str, &[Metric]); 3] = [
         ("no log", &[]),
         ("chat, 6 metrics", &chat),

@@ -188,8 +188,8 @@ fn shards_started_together_merge_into_the_whole_plan_without_loss() {
     assert!(metrics.contains_key("ttft") && metrics.contains_key("itl"));
     for (metric, text) in metrics {
         let merged_h = histogram(text);
-        let mut from_results = loadgen::generator::recorder::new_histogram(3);
-        let mut from_logs = loadgen::generator::recorder::new_histogram(3);
+        let mut from_results = loadgen::generator::histogram::new_histogram(3);
+        let mut from_logs = loadgen::generator::histogram::new_histogram(3);
         for (i, shard) in shards.iter().enumerate() {
             from_results
                 .add(histogram(&shard["runs"][0]["histograms"][metric]))
@@ -236,7 +236,7 @@ fn shards_started_together_merge_into_the_whole_plan_without_loss() {
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     let bytes = std::fs::read(&merged_log).unwrap();
     let log = loadgen::commands::merge::logs::read(&merged_log, &bytes).unwrap();
-    let mut total = loadgen::generator::recorder::new_histogram(3);
+    let mut total = loadgen::generator::histogram::new_histogram(3);
     let mut starts = Vec::new();
     for (start, _, h) in log.intervals {
         starts.push(start);

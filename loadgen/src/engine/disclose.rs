@@ -2,8 +2,8 @@
 //! own resolved configuration (latency model, token counts, seed), read once before the load
 //! from `GET /v1/gatebench/config`. `report::disclosure` renders it.
 
+use crate::results::target::Target;
 use crate::wire::get::get;
-use crate::wire::target::Target;
 
 /// The path the mock serves its configuration on.
 const CONFIG_PATH: &str = "/v1/gatebench/config";

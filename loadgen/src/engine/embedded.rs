@@ -2,7 +2,8 @@
 
 use mock_upstream::{Config, MockServer, StartError};
 
-use crate::wire::target::{parse_target, Target};
+use crate::results::target::Target;
+use crate::wire::target::parse_target;
 
 /// A mock started in-process for a run without `--target`.
 #[derive(Debug)]

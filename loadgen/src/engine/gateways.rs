@@ -2,12 +2,12 @@
 //! the user disclosed about it (`--direct`, `--gateway NAME=URL`, `--gateway-info NAME=TEXT`,
 //! `--gateway-recording NAME=LEVEL`).
 
-pub use crate::results::target::Named;
+use crate::results::target::Named;
 
-use crate::generator::plan::PlanError;
+use crate::generator::plan_error::PlanError;
 use crate::results::role::Role;
+use crate::wire::pin::Pin;
 use crate::wire::target::parse_target_via;
-use crate::wire::transport::Pin;
 
 /// What the user disclosed about the gateways: `--gateway-info` and `--gateway-recording`.
 #[derive(Debug, Clone, Copy, Default)]

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::engine::run::SetupError;
-use crate::generator::plan::PlanError;
+use crate::generator::plan_error::PlanError;
 
 /// Time between samples.
 pub const INTERVAL: Duration = Duration::from_millis(250);
@@ -76,7 +76,7 @@ impl SampleSpec {
     }
 }
 
-pub use crate::results::resources::{ResourceReport, Sample};
+use crate::results::resources::{ResourceReport, Sample};
 
 /// Samplers running in a background thread until [`Sampling::finish`].
 #[derive(Debug)]

@@ -3,10 +3,8 @@
 //! run and reports the difference beside the number it sent: a gateway that retries, caches,
 //! hedges or drops requests shows up as a mismatch.
 
+use crate::results::target::Target;
 use crate::wire::get::get;
-use crate::wire::target::Target;
-
-pub use crate::results::run::UpstreamCheck;
 
 /// The mock's API requests so far, from its `/metrics`; `None` when it cannot be read.
 pub fn requests_seen(metrics: &Target) -> Option<u64> {

@@ -5,7 +5,7 @@
 use hdrhistogram::Histogram;
 
 use crate::generator::histogram::new_histogram;
-use crate::results::run::Summary;
+use crate::results::metric::Summary;
 use crate::wire::outcome::Exchange;
 use crate::wire::outcome::Tag;
 
@@ -92,7 +92,7 @@ impl Group {
     }
 }
 
-pub use crate::results::run::{GroupSummary, StagePlan};
+use crate::results::breakdown::GroupSummary;
 
 /// Groups by class and by stage.
 #[derive(Debug, Clone, Default)]

@@ -5,8 +5,9 @@
 
 use std::time::SystemTime;
 
-use crate::generator::start_at::{unix_us, ReferenceClock};
-use crate::wire::target::Target;
+use crate::generator::start_at::unix_us;
+use crate::results::clock::ReferenceClock;
+use crate::results::target::Target;
 
 /// The path of the mock's clock.
 pub const CLOCK_PATH: &str = "/v1/gatebench/clock";

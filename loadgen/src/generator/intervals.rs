@@ -10,7 +10,7 @@ use hdrhistogram::Histogram;
 use crate::generator::histogram::new_histogram;
 use crate::results::metric::Metric;
 
-pub use crate::results::series::Series;
+use crate::results::series::Series;
 
 /// The metrics kept per second for interval logs: the reported ones, with `--hdr-log`.
 pub fn logged(plan: &crate::generator::plan::Plan) -> Vec<Metric> {

@@ -10,7 +10,7 @@
 pub(crate) mod breakdown;
 pub(crate) mod clock_ref;
 pub mod corpus;
-pub(crate) mod histogram;
+pub mod histogram;
 pub mod intervals;
 pub mod pace;
 pub(crate) mod pacer;

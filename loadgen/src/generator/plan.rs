@@ -7,16 +7,16 @@ use std::time::{Duration, SystemTime};
 use gatebench_shared::latency::parse_duration_us;
 use serde::Serialize;
 
-pub use crate::generator::plan_error::PlanError;
+use crate::generator::plan_error::PlanError;
 use crate::generator::quantity::duration_us;
-pub use crate::generator::quantity::parse_rate;
 
 use crate::generator::corpus::Corpus;
 use crate::generator::pace::Pace;
-use crate::generator::shard::Shard;
-use crate::wire::target::{RequestSpec, Target};
+use crate::results::plan::Shard;
+use crate::results::target::Target;
+use crate::wire::target::RequestSpec;
 
-pub use crate::results::plan::Load;
+use crate::results::plan::Load;
 
 /// A validated run.
 #[derive(Debug, Clone, Serialize)]
@@ -154,8 +154,8 @@ pub(crate) fn parse_counts(text: &str, example: &'static str) -> Result<Vec<usiz
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::generator::schedule::Arrival;
     use crate::options::{RequestFlags, RunArgs};
+    use crate::results::plan::Arrival;
 
     #[test]
     fn plans_validate_every_option() {

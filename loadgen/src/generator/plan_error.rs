@@ -27,7 +27,7 @@ pub enum PlanError {
     #[error(transparent)]
     Spec(#[from] crate::wire::target::SpecError),
     #[error(transparent)]
-    ConnectTo(#[from] crate::wire::transport::PinError),
+    ConnectTo(#[from] crate::wire::pin::PinError),
     #[error(transparent)]
     Tls(#[from] crate::wire::transport::TlsSetupError),
     #[error(

@@ -7,13 +7,14 @@ use std::collections::BTreeMap;
 use hdrhistogram::Histogram;
 
 use crate::generator::breakdown::Breakdown;
-use crate::generator::intervals::{PerSecond, Series};
+use crate::generator::intervals::PerSecond;
+use crate::results::series::Series;
 use crate::wire::outcome::{ErrorKind, Exchange, Tag};
 
-pub use crate::results::metric::Metric;
+use crate::results::metric::Metric;
 
-pub use crate::generator::histogram::{new_histogram, MAX_US};
-pub use crate::results::run::SecondSummary;
+use crate::generator::histogram::{new_histogram, MAX_US};
+use crate::results::breakdown::SecondSummary;
 
 /// What one worker recorded.
 #[derive(Debug)]

@@ -4,7 +4,7 @@
 //! exactly the one schedule at the plan's rate, each at rate/N. Within a shard, worker `w` of `W`
 //! takes every `W`-th of the shard's slots: the slots `i ≡ I + N·w (mod N·W)`.
 
-pub use crate::results::plan::Shard;
+use crate::results::plan::Shard;
 
 /// Most shards a schedule may be split into.
 pub const MAX_SHARDS: u64 = 10_000;
@@ -27,7 +27,8 @@ impl Shard {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::generator::schedule::{Arrival, Schedule};
+    use crate::generator::schedule::Schedule;
+    use crate::results::plan::Arrival;
 
     #[test]
     fn shards_parse_from_index_and_count() {

@@ -5,7 +5,7 @@
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::time::{Duration, SystemTime};
 
-pub use crate::results::clock::{ClockFacts, KernelClock, ReferenceClock};
+use crate::results::clock::KernelClock;
 
 /// How long before the start instant the workers begin opening their connections.
 pub const PREPARE: Duration = Duration::from_secs(2);

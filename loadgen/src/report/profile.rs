@@ -3,8 +3,8 @@
 //! CPU and memory and the disclosure; in the terminal, Markdown and one HTML page.
 
 use super::compare::delta_table;
-use super::html::{compare_body, page, table_html};
 use super::format::signed;
+use super::html::{compare_body, page, table_html};
 use super::table::Table;
 use crate::report::flame::{self, Kind};
 use crate::results::compare::PercentileDelta;

@@ -18,7 +18,7 @@ use crate::results::profile::ProfileResult;
 use crate::results::run::RunResult;
 use crate::results::sweep::SweepResult;
 
-pub use crate::options::Format;
+use crate::options::Format;
 
 /// A parsed result file of any schema loadgen writes.
 #[derive(Debug)]

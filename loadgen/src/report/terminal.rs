@@ -27,8 +27,8 @@ fn together_line(out: &mut String, result: &RunResult, run: &TargetRun) {
     let shard = result.plan.shard;
     if shard.count > 1 {
         let rate = match result.plan.load {
-            crate::generator::plan::Load::Open { rate, .. } => rate,
-            crate::generator::plan::Load::Closed { .. } => 0.0,
+            crate::results::plan::Load::Open { rate, .. } => rate,
+            crate::results::plan::Load::Closed { .. } => 0.0,
         };
         let _ = writeln!(
             out,
@@ -245,7 +245,7 @@ fn connect_line(facts: &crate::results::run::ConnectFacts) -> String {
         facts.protocol,
         if facts.tls { " over TLS" } else { "" }
     );
-    let part = |name: &str, s: &crate::results::run::Summary| {
+    let part = |name: &str, s: &crate::results::metric::Summary| {
         format!(
             "; {name} p50 {} p99 {} max {} ({})",
             format_value(Metric::ConnectionWait, s.p50),

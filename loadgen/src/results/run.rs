@@ -8,13 +8,10 @@ use std::collections::BTreeMap;
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
-pub use crate::results::breakdown::{GroupSummary, SecondSummary, StagePlan};
-pub use crate::results::clock::ClockFacts;
-pub use crate::results::envelope::OpenFiles;
-pub use crate::results::metric::{reported, Metric, Summary};
-pub use crate::results::validity::{
-    generator_reasons, GeneratorTiming, RateTarget, Validity, LAG_P50_LIMIT_US,
-};
+use crate::results::breakdown::{GroupSummary, SecondSummary};
+use crate::results::clock::ClockFacts;
+use crate::results::metric::{Metric, Summary};
+use crate::results::validity::Validity;
 
 use crate::results::plan::PlanRecord;
 use crate::results::series::Series;

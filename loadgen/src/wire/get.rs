@@ -5,8 +5,8 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
+use crate::results::target::Target;
 use crate::wire::http1::head::{self, Framing};
-use crate::wire::target::Target;
 
 /// Largest body read.
 const MAX_BYTES: usize = 256 * 1024;

@@ -7,7 +7,7 @@ use bytes::Bytes;
 use hyper::header::{HeaderName, HeaderValue};
 use serde::Serialize;
 
-pub use crate::results::target::Target;
+use crate::results::target::Target;
 
 /// A target or a request the generator cannot use. Each message says what was expected.
 #[derive(Debug, thiserror::Error)]

@@ -103,9 +103,8 @@ fn the_capacity_of_a_known_limit_is_found_within_five_percent_in_eight_runs() {
     // `loadgen report` renders it again.
     let path = std::env::temp_dir().join(format!("gatebench-capacity-{}.json", std::process::id()));
     std::fs::write(&path, value.to_string()).unwrap();
-    let md = loadgen::report::render::render(&path, loadgen::report::render::Format::Md).unwrap();
-    let html =
-        loadgen::report::render::render(&path, loadgen::report::render::Format::Html).unwrap();
+    let md = loadgen::report::render::render(&path, loadgen::options::Format::Md).unwrap();
+    let html = loadgen::report::render::render(&path, loadgen::options::Format::Html).unwrap();
     let _ = std::fs::remove_file(&path);
     assert!(
         md.contains("# Capacity within p99<50ms,errors<1%") && md.contains("| slow |"),

@@ -7,8 +7,9 @@ use gatebench_tests::gateway::{start_delay_gateway, start_delay_gateway_recorded
 use gatebench_tests::start_mock;
 use loadgen::commands::compare::run_compare;
 use loadgen::options::CompareArgs;
+use loadgen::options::Format;
 use loadgen::report::output::write_json;
-use loadgen::report::render::{render, Format};
+use loadgen::report::render::render;
 use loadgen::RunArgs;
 
 fn url(addr: std::net::SocketAddr) -> String {

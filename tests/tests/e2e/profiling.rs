@@ -8,8 +8,9 @@ use std::process::{Child, Command, Stdio};
 
 use gatebench_tests::start_mock;
 use loadgen::commands::perf::run_profile;
+use loadgen::options::Format;
 use loadgen::options::{CompareArgs, ProfileArgs};
-use loadgen::report::render::{render, Format};
+use loadgen::report::render::render;
 use loadgen::results::profile::ProfileResult;
 use loadgen::RunArgs;
 

@@ -223,8 +223,7 @@ fn stages_ramp_the_rate_and_report_each_stage() {
     assert!(at(n - 1) - at(n - 2) > Duration::from_micros(1_667));
     // On the HTML timeline, each stage with a length starts at a dashed line with its rates.
     std::fs::write(&out.0, serde_json::to_vec(&result).unwrap()).unwrap();
-    let html =
-        loadgen::report::render::render(&out.0, loadgen::report::render::Format::Html).unwrap();
+    let html = loadgen::report::render::render(&out.0, loadgen::options::Format::Html).unwrap();
     assert_eq!(
         html.matches("stroke-dasharray=\"4 3\"").count(),
         3,

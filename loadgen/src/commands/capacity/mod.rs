@@ -10,19 +10,24 @@ use std::sync::Arc;
 use super::command::{over_profile, table};
 use super::{written, Command};
 use crate::engine::comparison::named;
-use crate::engine::gateways::{reach, Named};
+use crate::engine::gateways::reach;
 use crate::engine::run::{run_target, stop_requested, SetupError, EXIT_FAILED, EXIT_OK};
-use crate::generator::plan::{parse_rate, Load, Plan, PlanError};
+use crate::generator::plan::Plan;
+use crate::generator::plan_error::PlanError;
+use crate::generator::quantity::parse_rate;
 use crate::options::profile::PLACEHOLDER;
 use crate::options::{CapacityArgs, DEFAULT_MAX_RUNS, DEFAULT_PRECISION};
+use crate::results::plan::Load;
 use crate::results::run::TargetRun;
+use crate::results::target::Named;
 
 pub mod search;
 pub mod slo;
 
+use crate::results::capacity::Bracket;
 use crate::results::capacity::{CapacityResult, Step, TargetSearch, SCHEMA};
 use crate::results::capacity::{Judged, Slo};
-use search::{Bracket, Next, Search};
+use search::{Next, Search};
 
 /// A validated `loadgen capacity`.
 #[derive(Debug)]
@@ -198,7 +203,7 @@ impl Command for CapacityArgs {
 impl Step {
     fn of(rate: f64, run: &TargetRun, slo: &Slo) -> Step {
         let judged = slo.judge(run);
-        let metric = |p: fn(&crate::results::run::Summary) -> u64| {
+        let metric = |p: fn(&crate::results::metric::Summary) -> u64| {
             run.metrics.get("response_time").map_or(0, p)
         };
         let p99 = |name: &str| run.metrics.get(name).map_or(0, |s| s.p99);

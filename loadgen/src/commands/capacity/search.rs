@@ -5,7 +5,7 @@
 //! otherwise. It stops when the highest pass and the lowest failure are within the
 //! precision of each other, or after the most runs allowed.
 
-pub(crate) use crate::results::capacity::Bracket;
+use crate::results::capacity::Bracket;
 
 /// What to do next.
 #[derive(Debug, Clone, Copy, PartialEq)]

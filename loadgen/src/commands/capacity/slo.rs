@@ -2,10 +2,10 @@
 //! A percentile of any recorded time (response time when no metric is named), or the share of
 //! failed requests.
 
-use crate::generator::plan::PlanError;
-use crate::generator::recorder::Metric;
-pub(crate) use crate::results::capacity::Objective;
-pub(crate) use crate::results::capacity::{Judged, Slo};
+use crate::generator::plan_error::PlanError;
+use crate::results::capacity::Objective;
+use crate::results::capacity::{Judged, Slo};
+use crate::results::metric::Metric;
 use crate::results::run::TargetRun;
 
 impl Slo {

@@ -1,7 +1,7 @@
 //! `loadgen corpus`'s options checked into the spec of the corpus it writes.
 
 use crate::generator::corpus::synth::{Dist, Spec, PRESETS};
-use crate::generator::plan::PlanError;
+use crate::generator::plan_error::PlanError;
 use crate::options::CorpusArgs;
 
 /// The validated spec of `args`.

@@ -15,20 +15,22 @@ use gatebench_shared::stats::{median, quantile_of_sorted};
 use super::command::{over_profile, table};
 use super::{written, Command};
 use crate::engine::comparison::{named, settle, stand_in_targets};
-use crate::engine::gateways::{reach, Named};
+use crate::engine::gateways::reach;
 use crate::engine::run::{stop_requested, SetupError, EXIT_FAILED, EXIT_OK};
 use crate::engine::sampler::sample_specs;
 use crate::engine::sampler::Sampling;
-use crate::generator::plan::{Plan, PlanError};
+use crate::generator::plan::Plan;
+use crate::generator::plan_error::PlanError;
 use crate::options::{LadderArgs, SettleFlag, LADDER_LEVELS as DEFAULT_LEVELS};
 use crate::results::ladder::{LadderResult, Rung, SCHEMA};
+use crate::results::target::Named;
+use crate::results::target::Target;
 use crate::wire::clock::RunClock;
 use crate::wire::exchange::Slot;
 use crate::wire::http1::exchange;
 use crate::wire::http1::pool::Pool;
 use crate::wire::http1::RequestTemplate;
 use crate::wire::outcome::{ErrorKind, Exchange};
-use crate::wire::target::Target;
 
 pub(crate) fn parse_levels(text: &str) -> Result<Vec<usize>, PlanError> {
     crate::generator::plan::parse_counts(text, "counts like 10,100,250,500,1000")

@@ -11,7 +11,7 @@ use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
 use hdrhistogram::Histogram;
 
 use super::{name, Merged};
-use crate::generator::recorder::new_histogram;
+use crate::generator::histogram::new_histogram;
 use crate::report::hlog::{write_log, LogHeader};
 use crate::results::hdr_codec::decode;
 

@@ -10,16 +10,16 @@ use hdrhistogram::Histogram;
 use super::check::ShardResult;
 use super::clocks::clock_checks;
 use super::name;
-use crate::generator::recorder::new_histogram;
+use crate::generator::histogram::new_histogram;
+use crate::results::breakdown::SecondSummary;
 use crate::results::clock::ClockFacts;
 use crate::results::hdr_codec::decode;
 use crate::results::metric::Metric;
+use crate::results::metric::Summary;
 use crate::results::plan::{Arrival, Load, Shard};
-use crate::results::run::{
-    generator_reasons, steady_throughput, GeneratorTiming, RateTarget, RunResult, SecondSummary,
-    Summary, TargetRun, Validity,
-};
+use crate::results::run::{steady_throughput, RunResult, TargetRun};
 use crate::results::shards::{ShardRow, Shards};
+use crate::results::validity::{generator_reasons, GeneratorTiming, RateTarget, Validity};
 
 /// The merged result: the first shard's disclosure, the added run, and every shard's facts.
 pub fn merged_result(shards: &[ShardResult], command: Vec<String>) -> anyhow::Result<RunResult> {

@@ -9,7 +9,7 @@
 use gatebench_shared::stats::{bootstrap_median, median};
 
 use super::rounds::{Call, TargetCalls};
-pub(crate) use crate::results::overhead::Delta;
+use crate::results::overhead::Delta;
 
 impl Delta {
     /// The verdict in words.

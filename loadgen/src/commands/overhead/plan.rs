@@ -5,8 +5,10 @@ use std::time::Duration;
 use crate::options::OverheadArgs;
 
 use crate::engine::comparison::disclosed;
-use crate::engine::gateways::{min_effect_us, named_targets, with_twin, Named};
-use crate::generator::plan::{positive_duration, PlanError, DEFAULT_MAX_TOKENS, DEFAULT_MODEL};
+use crate::engine::gateways::{min_effect_us, named_targets, with_twin};
+use crate::generator::plan::{positive_duration, DEFAULT_MAX_TOKENS, DEFAULT_MODEL};
+use crate::generator::plan_error::PlanError;
+use crate::results::target::Named;
 /// The plan with its requests encoded, ready to send.
 pub(crate) type OverheadPlan = crate::results::overhead::OverheadPlan<RequestSpec>;
 use crate::wire::target::{request_spec, RequestSpec};

@@ -7,10 +7,10 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 
-use super::fold::Folded;
 use crate::report::flame::{self, Kind};
 use crate::report::html::{page, table_html};
 use crate::report::table::Table;
+use crate::results::profile::Folded;
 use crate::results::profile::ProfileResult;
 
 /// One side of the difference.

@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 
-pub(crate) use crate::results::profile::Folded;
+use crate::results::profile::Folded;
 use inferno::collapse::Collapse as _;
 
 impl Folded {

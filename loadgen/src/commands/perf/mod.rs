@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 
 use crate::engine::comparison::analysis;
 use crate::engine::comparison::{figures_of, run_trials_watched, Ran};
-use crate::engine::gateways::{reach, Named};
+use crate::engine::gateways::reach;
 use crate::engine::run::{stop_flag, SetupError, EXIT_FAILED, EXIT_OK};
 use crate::engine::sampler::Sampling;
 use crate::options::{CallGraph, ProfileArgs};
@@ -33,9 +33,10 @@ use crate::report::flame;
 use crate::results::compare::{CompareResult, TrialRun};
 use crate::results::compare::{PercentileDelta, TrialFigures};
 use crate::results::role::Role;
+use crate::results::target::Named;
 
+use crate::results::profile::Folded;
 use crate::results::profile::{Profile, ProfileResult, SAMPLED, SCHEMA};
-use fold::Folded;
 pub use plan::ProfilePlan;
 use record::Perf;
 use session::{Session, Settings};
@@ -121,7 +122,7 @@ fn run_sampled(
     sampled_name: &Role,
 ) -> (
     Vec<TrialRun>,
-    Vec<crate::engine::sampler::ResourceReport>,
+    Vec<crate::results::resources::ResourceReport>,
     bool,
 ) {
     let stop = stop_flag();
@@ -266,7 +267,7 @@ fn analyse(
     twin: bool,
     min_effect_us: f64,
 ) -> (
-    Vec<analysis::TargetSummary>,
+    Vec<crate::results::compare::TargetSummary>,
     Vec<PercentileDelta>,
     Vec<PercentileDelta>,
 ) {

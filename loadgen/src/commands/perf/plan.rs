@@ -9,7 +9,8 @@ use crate::engine::comparison::{gateways_only, named, settle, trials, Comparison
 use crate::engine::gateways::with_twin;
 use crate::engine::run::SetupError;
 use crate::engine::sampler::{SampleSpec, Source};
-use crate::generator::plan::{Plan, PlanError};
+use crate::generator::plan::Plan;
+use crate::generator::plan_error::PlanError;
 use crate::options::{CallGraph, CompareArgs, ProfileArgs, PROFILE_FREQUENCY, PROFILE_TRIALS};
 use crate::results::role::Role;
 

@@ -8,8 +8,9 @@ use std::time::Duration;
 use crate::engine::run::Window;
 use crate::options::CallGraph;
 
-use super::fold::{self, Folded};
+use super::fold;
 use super::record::{Perf, Recording};
+use crate::results::profile::Folded;
 
 /// What a session is asked to do.
 #[derive(Debug, Clone)]

@@ -3,9 +3,10 @@
 //! allows.
 
 use crate::engine::run::SetupError;
-use crate::generator::plan::{Load, Plan};
-use crate::generator::schedule::Arrival;
+use crate::generator::plan::Plan;
 use crate::options::RunArgs;
+use crate::results::plan::Arrival;
+use crate::results::plan::Load;
 
 /// The demo's rate for whole answers.
 const DEMO_RATE: f64 = 5_000.0;

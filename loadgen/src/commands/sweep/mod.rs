@@ -11,16 +11,20 @@ use super::{written, Command};
 use crate::engine::comparison::{
     analyse, invalid_reasons, resolved, run_trials, stand_in_targets, Comparison,
 };
-use crate::engine::gateways::{reach, Named};
+use crate::engine::gateways::reach;
 use crate::engine::run::{stop_flag, SetupError, EXIT_FAILED, EXIT_OK};
-use crate::generator::plan::{parse_rate, Load, Plan, PlanError};
-use crate::generator::schedule::Arrival;
+use crate::generator::plan::Plan;
+use crate::generator::plan_error::PlanError;
+use crate::generator::quantity::parse_rate;
 use crate::options::{
     CompareArgs, LevelKind, SweepArgs, SWEEP_LEVELS as DEFAULT_LEVELS,
     SWEEP_TRIALS as DEFAULT_TRIALS,
 };
 use crate::results::compare::PercentileDelta;
+use crate::results::plan::Arrival;
+use crate::results::plan::Load;
 use crate::results::sweep::{Headline, Level, SweepResult, SCHEMA};
+use crate::results::target::Named;
 
 /// A level's direct p99 over this many times the floor marks the baseline saturated.
 const SATURATION: f64 = 2.0;

@@ -12,14 +12,12 @@
 use gatebench_shared::stats::median;
 use gatebench_shared::trials::{holm, AcrossTrials};
 
-use crate::engine::gateways::Named;
 use crate::engine::judge::{judge as judged, p_value, resolution_of};
 use crate::results::compare::TrialRun;
-pub(crate) use crate::results::compare::{
-    PercentileDelta, TargetSummary, TrialFigures, PERCENTILES,
-};
+use crate::results::compare::{PercentileDelta, TargetSummary, TrialFigures, PERCENTILES};
 use crate::results::role::Role;
 use crate::results::run::TargetRun;
+use crate::results::target::Named;
 
 impl PercentileDelta {
     /// The verdict (computed for results written before verdicts were stored).
@@ -168,7 +166,7 @@ pub(crate) fn analyse(
 /// The figures of one run that a comparison analyses.
 pub(crate) fn figures_of(run: &TargetRun) -> TrialFigures {
     let rt = run.metrics.get("response_time");
-    let p = |f: fn(&crate::results::run::Summary) -> u64| rt.map_or(f64::NAN, |s| f(s) as f64);
+    let p = |f: fn(&crate::results::metric::Summary) -> u64| rt.map_or(f64::NAN, |s| f(s) as f64);
     TrialFigures {
         requests: run.requests,
         ok: run.ok,

@@ -1,9 +1,9 @@
 //! A comparison's result: what its trials gave (`Ran`), judged into a `CompareResult`, and why
 //! trials were invalid.
 
-use crate::engine::sampler::ResourceReport;
 use crate::generator::plan::Plan;
 use crate::results::compare::{CompareResult, PercentileDelta, TargetSummary, TrialRun};
+use crate::results::resources::ResourceReport;
 
 use super::Comparison;
 

@@ -15,16 +15,15 @@ use std::time::Duration;
 
 use gatebench_shared::latency::format_us;
 
-use crate::engine::gateways::{
-    min_effect_us, named_gateways, named_targets, with_twin, Disclosed, Named,
-};
+use crate::engine::gateways::{min_effect_us, named_gateways, named_targets, with_twin, Disclosed};
 use crate::engine::run::SetupError;
 use crate::engine::sampler::{sample_specs, SampleSpec};
 use crate::generator::plan::Plan;
-use crate::generator::plan::PlanError;
+use crate::generator::plan_error::PlanError;
 use crate::options::profile::{PLACEHOLDER, PLACEHOLDER_GATEWAY};
 use crate::options::{CompareArgs, GatewayFlags, JudgeFlags, RunArgs, SettleFlag};
-use crate::wire::transport::Pin;
+use crate::results::target::Named;
+use crate::wire::pin::Pin;
 
 /// The targets, the twin, the trials and the resources of a comparison.
 #[derive(Debug)]

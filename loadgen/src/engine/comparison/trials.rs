@@ -4,10 +4,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::engine::gateways::Named;
 use crate::engine::run::{run_target_watched, stop_requested, Window};
 use crate::generator::plan::Plan;
 use crate::results::compare::TrialRun;
+use crate::results::target::Named;
 
 /// Runs `trials` alternating trials of `plan`'s load on every target (direct first), until
 /// Ctrl-C; `label` prefixes the progress lines.

@@ -6,8 +6,9 @@ use std::time::Duration;
 use gatebench_shared::host::OpenFileLimit;
 
 use super::exit::SetupError;
-use crate::generator::plan::{Load, Plan};
-use crate::wire::target::Target;
+use crate::generator::plan::Plan;
+use crate::results::plan::Load;
+use crate::results::target::Target;
 
 /// Descriptors kept free for everything but the connections (standard streams, the runtime,
 /// files written, a probe of the target).

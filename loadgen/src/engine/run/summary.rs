@@ -4,16 +4,17 @@
 
 use std::collections::BTreeMap;
 
-use crate::generator::breakdown::{GroupSummary, StagePlan};
 use crate::generator::pace::Pace;
-use crate::generator::plan::{Load, Plan};
-use crate::generator::recorder::{Metric, Recorder};
-use crate::generator::schedule::Arrival;
-use crate::results::run::{
-    generator_reasons, reported, steady_throughput, GeneratorTiming, RateTarget, Summary,
-    TargetRun, Validity,
-};
-use crate::wire::target::Target;
+use crate::generator::plan::Plan;
+use crate::generator::recorder::Recorder;
+use crate::results::breakdown::{GroupSummary, StagePlan};
+use crate::results::metric::Metric;
+use crate::results::metric::{reported, Summary};
+use crate::results::plan::Arrival;
+use crate::results::plan::Load;
+use crate::results::run::{steady_throughput, TargetRun};
+use crate::results::target::Target;
+use crate::results::validity::{generator_reasons, GeneratorTiming, RateTarget, Validity};
 
 /// What the workers counted beside their recorders.
 #[derive(Debug, Default)]
@@ -161,7 +162,7 @@ pub(super) fn summarise(
         steady_throughput: steady_throughput(&timeline),
         timeline,
         per_second: recorder.take_logged(),
-        clock: crate::generator::start_at::ClockFacts::default(),
+        clock: crate::results::clock::ClockFacts::default(),
         validity: Validity {
             valid: reasons.is_empty(),
             reasons,

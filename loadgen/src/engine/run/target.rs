@@ -13,10 +13,11 @@ use super::summary::{summarise, Counts};
 use super::watch::{Bounds, Coordinator, Window};
 use crate::generator::plan::Plan;
 use crate::generator::recorder::Recorder;
-use crate::generator::start_at::{self, ClockFacts, ReferenceClock};
+use crate::generator::start_at;
 use crate::generator::worker::{run_worker, Progress, StartLine, WorkerOutput, WorkerSpec};
+use crate::results::clock::{ClockFacts, ReferenceClock};
 use crate::results::run::{ConnectFacts, TargetRun};
-use crate::wire::target::Target;
+use crate::results::target::Target;
 use crate::wire::transport::Dials;
 
 /// Runs the plan's load against one target and summarises it.
@@ -177,11 +178,7 @@ fn requests_seen(plan: &Plan) -> Option<u64> {
 }
 
 /// The upstream's count of requests over the run, `after − before`, against those sent.
-fn upstream_check(
-    run: &TargetRun,
-    before: u64,
-    after: u64,
-) -> crate::engine::upstream::UpstreamCheck {
+fn upstream_check(run: &TargetRun, before: u64, after: u64) -> crate::results::run::UpstreamCheck {
     // Requests that never connected were never sent.
     let unsent: u64 = [
         "connect_refused",
@@ -194,7 +191,7 @@ fn upstream_check(
     .sum();
     let sent = (run.requests + run.warmup_requests).saturating_sub(unsent);
     let seen = after.saturating_sub(before);
-    crate::engine::upstream::UpstreamCheck {
+    crate::results::run::UpstreamCheck {
         seen,
         sent,
         matches: seen == sent,

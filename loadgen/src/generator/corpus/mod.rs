@@ -32,7 +32,7 @@ pub struct Entry {
     pub prompt_tokens: u32,
 }
 
-pub use crate::results::plan::{CorpusSummary, Order, Spread};
+use crate::results::plan::{CorpusSummary, Order, Spread};
 
 impl Order {
     pub fn parse(text: &str) -> Result<Order, PlanError> {

@@ -3,11 +3,11 @@
 
 use std::time::{Duration, SystemTime};
 
-use crate::generator::plan::{
-    count, positive_duration, Load, PlanError, MAX_CONNECTIONS, MAX_PENDING, MAX_THREADS,
-};
-use crate::generator::shard::Shard;
+use crate::generator::plan::{count, positive_duration, MAX_CONNECTIONS, MAX_PENDING, MAX_THREADS};
+use crate::generator::plan_error::PlanError;
 use crate::options::RunArgs;
+use crate::results::plan::Load;
+use crate::results::plan::Shard;
 
 use super::load::any_duration;
 

@@ -5,11 +5,12 @@ use std::time::Duration;
 
 use gatebench_shared::latency::parse_duration_us;
 
-use crate::generator::plan::{
-    count, parse_rate, positive_duration, Load, PlanError, DEFAULT_RATE, MAX_CONNECTIONS,
-};
-use crate::generator::schedule::Arrival;
+use crate::generator::plan::{count, positive_duration, DEFAULT_RATE, MAX_CONNECTIONS};
+use crate::generator::plan_error::PlanError;
+use crate::generator::quantity::parse_rate;
 use crate::options::RunArgs;
+use crate::results::plan::Arrival;
+use crate::results::plan::Load;
 
 /// The load and the times of a run, checked.
 #[derive(Debug)]

@@ -12,13 +12,16 @@ use hyper::header::{HeaderName, HeaderValue};
 
 use crate::generator::corpus::Corpus;
 use crate::generator::pace::Pace;
-use crate::generator::plan::{Load, Plan, PlanError, DEFAULT_MAX_TOKENS, DEFAULT_MODEL};
+use crate::generator::plan::{Plan, DEFAULT_MAX_TOKENS, DEFAULT_MODEL};
+use crate::generator::plan_error::PlanError;
 use crate::options::RunArgs;
+use crate::results::plan::Load;
+use crate::results::target::Target;
+use crate::wire::pin::Pin;
 use crate::wire::target::{
     parse_header, parse_metrics_url, parse_target, parse_target_via, request_spec, RequestSpec,
-    Target,
 };
-use crate::wire::transport::{Pin, Transport};
+use crate::wire::transport::Transport;
 
 impl RunArgs {
     /// Validates every option, resolving targets and reading a body file.

@@ -5,9 +5,10 @@
 use gatebench_shared::latency::format_us;
 
 use crate::generator::pace::Pace;
-use crate::generator::plan::{Load, Plan, DEFAULT_MAX_TOKENS, DEFAULT_MODEL};
-use crate::generator::schedule::Arrival;
+use crate::generator::plan::{Plan, DEFAULT_MAX_TOKENS, DEFAULT_MODEL};
 use crate::options::{RequestFlags, RunArgs};
+use crate::results::plan::Arrival;
+use crate::results::plan::Load;
 
 fn micros(d: std::time::Duration) -> String {
     format_us(d.as_micros() as u64)

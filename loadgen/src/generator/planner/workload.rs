@@ -12,11 +12,15 @@ use rand::SeedableRng;
 use rand_pcg::Pcg64Mcg;
 
 use crate::generator::corpus::synth::{chat_body, class_of};
-use crate::generator::corpus::{class_id, Corpus, Entry, Order};
+use crate::generator::corpus::{class_id, Corpus, Entry};
 use crate::generator::pace::{trace, Pace, Replay, Stages};
-use crate::generator::plan::{parse_rate, Load, PlanError, DEFAULT_MODEL};
-use crate::generator::schedule::Arrival;
+use crate::generator::plan::DEFAULT_MODEL;
+use crate::generator::plan_error::PlanError;
+use crate::generator::quantity::parse_rate;
 use crate::options::RunArgs;
+use crate::results::plan::Arrival;
+use crate::results::plan::Load;
+use crate::results::plan::Order;
 use crate::wire::target::{streams_by_path, RequestSpec};
 
 use super::load::Timing;

@@ -1,11 +1,12 @@
 //! A worker's connections to its target by HTTP version, and a request encoded for it.
 
 use crate::generator::plan::Plan;
+use crate::results::target::Target;
 use crate::wire::clock::RunClock;
 use crate::wire::exchange::Slot;
 use crate::wire::http1::pool::Pool;
 use crate::wire::outcome::{ErrorKind, Exchange};
-use crate::wire::target::{RequestSpec, Target};
+use crate::wire::target::RequestSpec;
 use crate::wire::transport::Dials;
 use crate::wire::{http1, http2};
 

@@ -5,8 +5,9 @@ use std::sync::Arc;
 
 use super::client::Template;
 use crate::generator::plan::Plan;
+use crate::results::target::Target;
 use crate::wire::outcome::Tag;
-use crate::wire::target::{RequestSpec, Target};
+use crate::wire::target::RequestSpec;
 
 /// A request ready to send: its bytes, what it is, and its tag for the breakdown.
 #[derive(Debug)]

@@ -4,7 +4,8 @@
 use super::{figure, latency_axis, meta, nines, page, percentile_axis, table_html, upstream_html};
 use crate::report::run::{groups_tables, runs_table, shards_intro, shards_table};
 use crate::report::svg::{escape, Axis, LinePlot, Series};
-use crate::results::run::{RunResult, SecondSummary, TargetRun};
+use crate::results::breakdown::SecondSummary;
+use crate::results::run::{RunResult, TargetRun};
 use crate::results::shards::Shards;
 
 /// The page of a `loadgen run` result: latency by percentile per run, the per-second timeline,

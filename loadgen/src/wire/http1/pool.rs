@@ -10,9 +10,9 @@ use std::time::Duration;
 use gatebench_shared::clock::monotonic_ns;
 use tokio::sync::Notify;
 
+use crate::results::target::Target;
 use crate::wire::http1::Connection;
 use crate::wire::outcome::ErrorKind;
-use crate::wire::target::Target;
 use crate::wire::transport::{ConnectError, Dials, Transport};
 
 /// Longest a connection may sit idle and still be reused. Servers close idle keep-alive

@@ -23,8 +23,8 @@ use hyper_util::rt::TokioIo;
 pub use exchange::exchange;
 pub use request::RequestTemplate;
 
+use crate::results::target::Target;
 use crate::wire::outcome::ErrorKind;
-use crate::wire::target::Target;
 use crate::wire::transport::{Dials, Transport};
 
 /// A handle to send requests on one HTTP/2 connection.

@@ -10,7 +10,8 @@ use hyper::header::{
 };
 use hyper::{Method, Request, Uri};
 
-use crate::wire::target::{RequestSpec, Target};
+use crate::results::target::Target;
+use crate::wire::target::RequestSpec;
 
 /// The parts of a run's HTTP/2 requests.
 #[derive(Debug, Clone)]

@@ -19,12 +19,12 @@ use serde::Serialize;
 use tokio::net::TcpStream;
 use tokio_rustls::TlsConnector;
 
-pub use crate::wire::pin::{pinned, Pin, PinError};
+use crate::wire::pin::Pin;
 pub use stream::Stream;
 pub use tls::TlsSetupError;
 
+use crate::results::target::Target;
 use crate::wire::outcome::ErrorKind;
-use crate::wire::target::Target;
 
 /// The HTTP version and TLS settings of a run, shared by all its connections.
 #[derive(Debug, Clone, Default, Serialize)]
