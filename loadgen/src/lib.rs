@@ -16,7 +16,7 @@
 //! - `engine`: running one target and its windows, stop and exit handling, setup errors,
 //!   reaching and naming targets, the comparison the commands share (trials, analysis),
 //!   sampling a process, the judge of a difference, disclosure.
-//! - `generator`: schedule, pace, pacer, shards and start times, workers, recorder,
+//! - `generator`: schedule, rate curve, pacer, shards and start times, workers, recorder,
 //!   histograms, intervals, the plan (and the load options validated into it) and the request
 //!   corpus.
 //! - `wire`: targets and request specs, TCP and TLS, HTTP/1.1 and HTTP/2 (each with its pool
@@ -38,5 +38,5 @@ pub mod report;
 pub mod results;
 pub mod wire;
 
-pub use options::{Cli, Command, RunArgs};
+pub use options::{Cli, CommandArgs, RunArgs};
 pub use results::run::RunResult;

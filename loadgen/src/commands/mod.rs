@@ -66,11 +66,11 @@ pub fn execute(cli: Cli) -> u8 {
 
 /// `action` on `command`: the one switch over the commands.
 pub(crate) fn dispatch(
-    command: crate::options::Command,
+    command: crate::options::CommandArgs,
     action: Action<'_>,
     line: Vec<String>,
 ) -> anyhow::Result<Outcome> {
-    use crate::options::Command as C;
+    use crate::options::CommandArgs as C;
     match command {
         C::Run(args) => act(args, action, line),
         C::Overhead(args) => act(args, action, line),

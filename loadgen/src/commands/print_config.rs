@@ -24,7 +24,7 @@ mod tests {
     use crate::options::RunArgs;
     use clap::Parser;
 
-    fn printed(command: crate::Command) -> anyhow::Result<String> {
+    fn printed(command: crate::CommandArgs) -> anyhow::Result<String> {
         match dispatch(command, Action::PrintConfig, Vec::new())? {
             Outcome::Text(text) => Ok(text),
             Outcome::Code(_) => unreachable!("--print-config prints"),
@@ -208,7 +208,7 @@ mod tests {
             "--model",
             "m",
         ];
-        let crate::Command::Run(run) = crate::Cli::try_parse_from(args).unwrap().command else {
+        let crate::CommandArgs::Run(run) = crate::Cli::try_parse_from(args).unwrap().command else {
             unreachable!("a run")
         };
         let plan = run.clone().plan().unwrap();

@@ -1,23 +1,23 @@
 //! The generator: turns a plan into timed requests and their histograms. The plan, what it is
-//! refused for (`plan_error`) and its quantities (`quantity`: rates, durations); the schedule
-//! (when each request is due), the pace of an open loop over time (steady, stages, a trace),
-//! waiting for a due time precisely (`pacer`), a shard's part of the schedule and a start by the
-//! wall clock, per-core workers and their connection pools, the recorder and its per-second
-//! intervals and breakdowns by class and stage, the histograms they start from, the request
-//! corpus, the load options validated into a plan (`planner`), and what a result records of a
-//! plan and of a run's connections (`record`).
+//! refused for (`plan_error`) and its quantities (`quantity`: rates, durations); the schedule (when
+//! each request is due), the rate of an open loop over time (`rate_curve`: steady, stages, a
+//! trace), waiting for a due time precisely (`pacer`), a shard's part of the schedule and a start
+//! by the wall clock, per-core workers and their connection pools, the recorder and its per-second
+//! intervals and breakdowns by class and stage, the histograms they start from, the request corpus,
+//! the load options validated into a plan (`planner`), and what a result records of a plan and of a
+//! run's connections (`record`).
 
 pub(crate) mod breakdown;
 pub(crate) mod clock_ref;
 pub mod corpus;
 pub mod histogram;
 pub mod intervals;
-pub mod pace;
 pub(crate) mod pacer;
 pub(crate) mod plan;
 pub(crate) mod plan_error;
 mod planner;
 pub(crate) mod quantity;
+pub mod rate_curve;
 pub(crate) mod record;
 pub mod recorder;
 pub(crate) mod schedule;

@@ -11,7 +11,7 @@ use crate::generator::plan_error::PlanError;
 use crate::generator::quantity::duration_us;
 
 use crate::generator::corpus::Corpus;
-use crate::generator::pace::Pace;
+use crate::generator::rate_curve::RateCurve;
 use crate::results::plan::Shard;
 use crate::results::target::Target;
 use crate::wire::target::RequestSpec;
@@ -40,7 +40,7 @@ pub struct Plan {
     #[serde(serialize_with = "crate::generator::corpus::as_summary")]
     pub corpus: Option<Arc<Corpus>>,
     /// How the open loop's rate goes over time (steady, `--stages`, `--trace`).
-    pub pace: Pace,
+    pub pace: RateCurve,
     /// HTTP/1.1 or HTTP/2, the TLS settings and `--connect-to`.
     pub transport: crate::wire::transport::Transport,
     #[serde(rename = "timeout_us", serialize_with = "duration_us")]

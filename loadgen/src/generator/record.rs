@@ -2,8 +2,8 @@
 //! what the plan says: the body as its CRC-32, the corpus as its summary, the pace without its
 //! instants, the transport without its TLS client), and how a run's connections were opened.
 
-use crate::generator::pace::Pace;
 use crate::generator::plan::Plan;
+use crate::generator::rate_curve::RateCurve;
 use crate::results::metric::Summary;
 use crate::results::plan::{PaceRecord, PlanRecord, RequestRecord, StageRecord, TransportRecord};
 use crate::results::run::ConnectFacts;
@@ -60,11 +60,11 @@ impl From<&RequestSpec> for RequestRecord {
     }
 }
 
-impl From<&Pace> for PaceRecord {
-    fn from(pace: &Pace) -> PaceRecord {
+impl From<&RateCurve> for PaceRecord {
+    fn from(pace: &RateCurve) -> PaceRecord {
         match pace {
-            Pace::Steady => PaceRecord::Steady,
-            Pace::Stages(s) => PaceRecord::Stages {
+            RateCurve::Steady => PaceRecord::Steady,
+            RateCurve::Stages(s) => PaceRecord::Stages {
                 start_rate: s.start_rate,
                 stages: s
                     .stages
@@ -75,7 +75,7 @@ impl From<&Pace> for PaceRecord {
                     })
                     .collect(),
             },
-            Pace::Trace(r) => PaceRecord::Trace {
+            RateCurve::Trace(r) => PaceRecord::Trace {
                 source: r.source.clone(),
                 speedup: r.speedup,
                 rows: r.rows,

@@ -13,7 +13,7 @@ use rand::SeedableRng;
 use rand_distr::{Distribution, Exp};
 use rand_pcg::Pcg64Mcg;
 
-use crate::generator::pace::{Pace, Stages};
+use crate::generator::rate_curve::{RateCurve, Stages};
 
 use crate::results::plan::Arrival;
 
@@ -40,7 +40,7 @@ impl Schedule {
     /// If `rate` is not positive and finite or `first >= stride`; the plan validates both.
     #[cfg(test)]
     pub fn new(arrival: Arrival, rate: f64, seed: u64, first: u64, stride: u64) -> Schedule {
-        Schedule::paced(arrival, rate, seed, first, stride, &Pace::Steady)
+        Schedule::paced(arrival, rate, seed, first, stride, &RateCurve::Steady)
     }
 
     /// [`Schedule::new`] at `pace`: a steady pace keeps `rate`; stages and traces bring their
@@ -51,20 +51,20 @@ impl Schedule {
         seed: u64,
         first: u64,
         stride: u64,
-        pace: &Pace,
+        pace: &RateCurve,
     ) -> Schedule {
         assert!(rate.is_finite() && rate > 0.0, "rate must be positive");
         assert!(first < stride, "first slot out of range");
         let shape = match pace {
-            Pace::Steady => Shape::Steady,
-            Pace::Stages(stages) => Shape::Stages(Arc::new(stages.clone())),
-            Pace::Trace(replay) => Shape::Trace(replay.instants.clone()),
+            RateCurve::Steady => Shape::Steady,
+            RateCurve::Stages(stages) => Shape::Stages(Arc::new(stages.clone())),
+            RateCurve::Trace(replay) => Shape::Trace(replay.instants.clone()),
         };
         Schedule {
             arrival,
             shape,
             // At a pace other than steady, positions are in arrivals, not ns.
-            interval_ns: if matches!(pace, Pace::Steady) {
+            interval_ns: if matches!(pace, RateCurve::Steady) {
                 1e9 / rate
             } else {
                 1.0
@@ -153,8 +153,9 @@ mod tests {
     #[test]
     fn stages_and_traces_split_across_workers_and_end() {
         let stages = Stages::parse("1s:1000,1s:0", 0.0).unwrap();
-        let replay = crate::generator::pace::Replay::new("t".into(), 1.0, vec![0, 5, 5, 90, 1_000]);
-        for pace in [Pace::Stages(stages), Pace::Trace(replay)] {
+        let replay =
+            crate::generator::rate_curve::Replay::new("t".into(), 1.0, vec![0, 5, 5, 90, 1_000]);
+        for pace in [RateCurve::Stages(stages), RateCurve::Trace(replay)] {
             for arrival in [Arrival::Constant, Arrival::Poisson] {
                 let whole: Vec<_> = Schedule::paced(arrival, 1.0, 4, 0, 1, &pace).collect();
                 let mut merged: Vec<_> = (0..3)
@@ -164,7 +165,7 @@ mod tests {
                 assert_eq!(merged, whole, "{pace:?} {arrival:?}");
                 assert!(whole.windows(2).all(|w| w[0].1 <= w[1].1));
                 match &pace {
-                    Pace::Trace(_) => {
+                    RateCurve::Trace(_) => {
                         assert_eq!(
                             whole.iter().map(|s| s.1).collect::<Vec<_>>(),
                             [0, 5, 5, 90, 1_000]

@@ -16,9 +16,9 @@ mod client;
 mod requests;
 
 use crate::generator::breakdown::Breakdown;
-use crate::generator::pace::Pace;
 use crate::generator::pacer::Pacer;
 use crate::generator::plan::Plan;
+use crate::generator::rate_curve::RateCurve;
 use crate::generator::recorder::Recorder;
 use crate::generator::schedule::Schedule;
 use crate::results::plan::Arrival;
@@ -125,7 +125,7 @@ pub fn breakdown(plan: &Plan) -> Breakdown {
         .filter(|c| c.has_classes())
         .map_or(0, |c| c.classes.len());
     let stage_ends_ns = match &plan.pace {
-        Pace::Stages(stages) => stages
+        RateCurve::Stages(stages) => stages
             .outline()
             .map(|(_, end_s, ..)| (end_s * 1e9).round() as u64)
             .collect(),

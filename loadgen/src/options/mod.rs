@@ -51,11 +51,12 @@ pub struct Cli {
     #[arg(long, global = true)]
     pub print_config: bool,
     #[command(subcommand)]
-    pub command: Command,
+    pub command: CommandArgs,
 }
 
+/// The command a command line names, with its options.
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub enum CommandArgs {
     /// Send load to one or more targets (or, with no --target, to an embedded mock) and report.
     Run(RunArgs),
     /// Measure what gateways add to a call: paired rounds direct and through each gateway,

@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 
 use clap::Parser as _;
-use loadgen::{Cli, Command};
+use loadgen::{Cli, CommandArgs};
 use yaml_rust2::{Yaml, YamlLoader};
 
 fn k8s(file: &str) -> PathBuf {
@@ -75,7 +75,7 @@ fn the_indexed_job_runs_one_shard_per_completion_index() {
             .replace("$(START_AT)", &at)
     }));
     let cli = Cli::try_parse_from(&argv).unwrap_or_else(|e| panic!("{argv:?}: {e}"));
-    let Command::Run(run) = cli.command else {
+    let CommandArgs::Run(run) = cli.command else {
         panic!("not a run: {argv:?}")
     };
     assert_eq!(

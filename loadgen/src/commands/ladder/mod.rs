@@ -28,7 +28,7 @@ use crate::results::target::Target;
 use crate::wire::clock::RunClock;
 use crate::wire::exchange::Slot;
 use crate::wire::http1::exchange;
-use crate::wire::http1::pool::Pool;
+use crate::wire::http1::pool::Http1Pool;
 use crate::wire::http1::RequestTemplate;
 use crate::wire::outcome::{ErrorKind, Exchange};
 
@@ -251,7 +251,7 @@ fn climb(target: &Target, plan: &Plan, n: usize) -> Result<Climb, String> {
     let local = tokio::task::LocalSet::new();
     Ok(local.block_on(&runtime, async move {
         let pool = Rc::new(
-            Pool::new(target.clone(), plan.transport.clone(), n, timeout).reusing_any_idle(),
+            Http1Pool::new(target.clone(), plan.transport.clone(), n, timeout).reusing_any_idle(),
         );
         // Connections that cannot be opened now are tried again by each stream, and their
         // failures counted there.

@@ -14,7 +14,7 @@ use rand_pcg::Pcg64Mcg;
 use crate::wire::clock::RunClock;
 use crate::wire::exchange::Slot;
 use crate::wire::http1::exchange;
-use crate::wire::http1::pool::Pool;
+use crate::wire::http1::pool::Http1Pool;
 use crate::wire::http1::RequestTemplate;
 use crate::wire::outcome::ErrorKind;
 use crate::wire::target::RequestSpec;
@@ -115,15 +115,15 @@ async fn rounds(
 }
 
 /// One connection to each target, opened before the first round.
-async fn open_pools(plan: &OverheadPlan) -> Vec<Rc<Pool>> {
-    let pools: Vec<Rc<Pool>> = plan
+async fn open_pools(plan: &OverheadPlan) -> Vec<Rc<Http1Pool>> {
+    let pools: Vec<Rc<Http1Pool>> = plan
         .targets
         .iter()
         .map(|t| {
             // Paired rounds speak HTTP/1.1; an https:// target is checked against the
             // system's trusted certificates.
             let transport = crate::wire::transport::Transport::default();
-            Rc::new(Pool::new(t.target.clone(), transport, 1, plan.timeout))
+            Rc::new(Http1Pool::new(t.target.clone(), transport, 1, plan.timeout))
         })
         .collect();
     for pool in &pools {
@@ -136,7 +136,7 @@ async fn open_pools(plan: &OverheadPlan) -> Vec<Rc<Pool>> {
 /// One call of round `seq` to one target, timed from its send.
 async fn call(
     plan: &OverheadPlan,
-    pool: &Pool,
+    pool: &Http1Pool,
     template: &RequestTemplate,
     request: &RequestSpec,
     clock: &RunClock,

@@ -4,8 +4,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::generator::pace::Pace;
 use crate::generator::plan::Plan;
+use crate::generator::rate_curve::RateCurve;
 use crate::generator::recorder::Recorder;
 use crate::results::breakdown::{GroupSummary, StagePlan};
 use crate::results::metric::Metric;
@@ -192,7 +192,7 @@ fn breakdown_summaries(
         .zip(&names)
         .map(|(group, name)| group.summary(if name.is_empty() { "(none)" } else { name }))
         .collect();
-    let Pace::Stages(ramp) = &plan.pace else {
+    let RateCurve::Stages(ramp) = &plan.pace else {
         return (classes, Vec::new());
     };
     let window = (

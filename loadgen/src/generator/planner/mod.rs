@@ -11,9 +11,9 @@ mod workload;
 use hyper::header::{HeaderName, HeaderValue};
 
 use crate::generator::corpus::Corpus;
-use crate::generator::pace::Pace;
 use crate::generator::plan::{Plan, DEFAULT_MAX_TOKENS, DEFAULT_MODEL};
 use crate::generator::plan_error::PlanError;
+use crate::generator::rate_curve::RateCurve;
 use crate::options::RunArgs;
 use crate::results::plan::Load;
 use crate::results::target::Target;
@@ -131,11 +131,11 @@ impl RunArgs {
 /// What the result says of the requests of a corpus (each request comes from the corpus).
 fn corpus_request(
     corpus: &Corpus,
-    pace: &Pace,
+    pace: &RateCurve,
     headers: Vec<(HeaderName, HeaderValue)>,
 ) -> RequestSpec {
     RequestSpec {
-        scenario: if matches!(pace, Pace::Trace(_)) {
+        scenario: if matches!(pace, RateCurve::Trace(_)) {
             "trace".into()
         } else {
             "corpus".into()

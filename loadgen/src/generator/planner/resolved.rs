@@ -4,8 +4,8 @@
 
 use gatebench_shared::latency::format_us;
 
-use crate::generator::pace::Pace;
 use crate::generator::plan::{Plan, DEFAULT_MAX_TOKENS, DEFAULT_MODEL};
+use crate::generator::rate_curve::RateCurve;
 use crate::options::{RequestFlags, RunArgs};
 use crate::results::plan::Arrival;
 use crate::results::plan::Load;
@@ -38,9 +38,9 @@ impl RunArgs {
         };
         // A ramp and a trace bring their own rate and duration: the options' stand.
         let (rate, arrival, duration) = match plan.pace {
-            Pace::Steady => (rate, arrival, duration),
-            Pace::Stages(_) => (self.rate.clone(), arrival, None),
-            Pace::Trace(_) => (None, None, self.duration.clone()),
+            RateCurve::Steady => (rate, arrival, duration),
+            RateCurve::Stages(_) => (self.rate.clone(), arrival, None),
+            RateCurve::Trace(_) => (None, None, self.duration.clone()),
         };
         RunArgs {
             profile: None,

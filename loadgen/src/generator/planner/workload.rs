@@ -13,10 +13,10 @@ use rand_pcg::Pcg64Mcg;
 
 use crate::generator::corpus::synth::{chat_body, class_of};
 use crate::generator::corpus::{class_id, Corpus, Entry};
-use crate::generator::pace::{trace, Pace, Replay, Stages};
 use crate::generator::plan::DEFAULT_MODEL;
 use crate::generator::plan_error::PlanError;
 use crate::generator::quantity::parse_rate;
+use crate::generator::rate_curve::{trace, RateCurve, Replay, Stages};
 use crate::options::RunArgs;
 use crate::results::plan::Arrival;
 use crate::results::plan::Load;
@@ -29,7 +29,7 @@ use super::load::Timing;
 #[derive(Debug)]
 pub(super) struct Workload {
     pub corpus: Option<Arc<Corpus>>,
-    pub pace: Pace,
+    pub pace: RateCurve,
     pub load: Load,
     pub duration: Option<Duration>,
 }
@@ -55,7 +55,7 @@ pub(super) fn resolve(
         Some(text) => stages(args, text, timing, corpus),
         None => Ok(Workload {
             corpus,
-            pace: Pace::Steady,
+            pace: RateCurve::Steady,
             load: timing.load,
             duration: timing.duration,
         }),
@@ -151,7 +151,7 @@ fn stages(
             rate: stages.mean_rate(),
             arrival,
         },
-        pace: Pace::Stages(stages),
+        pace: RateCurve::Stages(stages),
         duration: Some(duration),
     })
 }
@@ -200,7 +200,7 @@ fn replay(
             Order::Sequential,
             crc32,
         ))),
-        pace: Pace::Trace(Replay::new(source, speedup, instants)),
+        pace: RateCurve::Trace(Replay::new(source, speedup, instants)),
         duration: Some(measured),
     })
 }
@@ -295,7 +295,7 @@ mod tests {
         .unwrap();
         assert_eq!(p.duration, Some(Duration::from_secs(15)));
         assert!(matches!(p.load, Load::Open { rate, .. } if rate == 750.0));
-        assert!(matches!(p.pace, Pace::Stages(_)));
+        assert!(matches!(p.pace, RateCurve::Stages(_)));
     }
 
     #[test]

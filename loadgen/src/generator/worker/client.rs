@@ -4,7 +4,7 @@ use crate::generator::plan::Plan;
 use crate::results::target::Target;
 use crate::wire::clock::RunClock;
 use crate::wire::exchange::Slot;
-use crate::wire::http1::pool::Pool;
+use crate::wire::http1::pool::Http1Pool;
 use crate::wire::outcome::{ErrorKind, Exchange};
 use crate::wire::target::RequestSpec;
 use crate::wire::transport::Dials;
@@ -13,8 +13,8 @@ use crate::wire::{http1, http2};
 /// A worker's connections to its target, by HTTP version.
 #[derive(Debug)]
 pub(super) enum Client {
-    Http1(Pool),
-    Http2(http2::Pool),
+    Http1(Http1Pool),
+    Http2(http2::Http2Pool),
 }
 
 /// A request encoded for the run's HTTP version.
@@ -38,14 +38,14 @@ impl Client {
     pub(super) fn new(target: &Target, plan: &Plan, cap: usize) -> Client {
         let transport = plan.transport.clone();
         if transport.http2 {
-            Client::Http2(http2::Pool::new(
+            Client::Http2(http2::Http2Pool::new(
                 target.clone(),
                 transport,
                 cap,
                 plan.timeout,
             ))
         } else {
-            Client::Http1(Pool::new(target.clone(), transport, cap, plan.timeout))
+            Client::Http1(Http1Pool::new(target.clone(), transport, cap, plan.timeout))
         }
     }
 

@@ -2,7 +2,7 @@
 
 use crate::wire::clock::RunClock;
 use crate::wire::exchange::{Reading, Slot};
-use crate::wire::http1::pool::Pool;
+use crate::wire::http1::pool::Http1Pool;
 use crate::wire::http1::{Failure, RequestTemplate};
 use crate::wire::outcome::{ErrorKind, Exchange};
 use crate::wire::target::RequestSpec;
@@ -10,7 +10,7 @@ use crate::wire::target::RequestSpec;
 /// Sends the request of `slot` and reads its whole response. The caller bounds it with the
 /// request timeout.
 pub async fn exchange(
-    pool: &Pool,
+    pool: &Http1Pool,
     template: &RequestTemplate,
     spec: &RequestSpec,
     clock: &RunClock,

@@ -23,7 +23,7 @@ const MAX_IDLE: Duration = Duration::from_secs(4);
 
 /// Connections of one worker to one target.
 #[derive(Debug)]
-pub struct Pool {
+pub struct Http1Pool {
     target: Target,
     transport: Transport,
     cap: usize,
@@ -49,7 +49,7 @@ pub struct Pool {
 /// is closed and its slot freed.
 #[derive(Debug)]
 pub struct Lease<'a> {
-    pool: &'a Pool,
+    pool: &'a Http1Pool,
     connection: Option<Connection>,
     /// Time (ns) the target held up this lease: connecting, or every connection busy until the
     /// moment one was freed.
@@ -87,14 +87,14 @@ impl Drop for Lease<'_> {
     }
 }
 
-impl Pool {
+impl Http1Pool {
     pub fn new(
         target: Target,
         transport: Transport,
         cap: usize,
         connect_timeout: Duration,
-    ) -> Pool {
-        Pool {
+    ) -> Http1Pool {
+        Http1Pool {
             target,
             transport,
             cap,
@@ -112,7 +112,7 @@ impl Pool {
 
     /// Reuses connections however long they were idle: for the ladder, whose connections are
     /// all opened ahead (which may take seconds) and then used at one instant.
-    pub fn reusing_any_idle(mut self) -> Pool {
+    pub fn reusing_any_idle(mut self) -> Http1Pool {
         self.max_idle = None;
         self
     }

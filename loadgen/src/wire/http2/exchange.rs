@@ -6,7 +6,7 @@ use hyper::HeaderMap;
 
 use crate::wire::clock::RunClock;
 use crate::wire::exchange::{Reading, Slot};
-use crate::wire::http2::{error_kind, Pool, RequestTemplate};
+use crate::wire::http2::{error_kind, Http2Pool, RequestTemplate};
 use crate::wire::outcome::MockTimes;
 use crate::wire::outcome::{ErrorKind, Exchange};
 use crate::wire::target::RequestSpec;
@@ -14,7 +14,7 @@ use crate::wire::target::RequestSpec;
 /// Sends the request of `slot` as a new stream and reads its whole response. The caller bounds
 /// it with the request timeout; dropping it resets the stream, not the connection.
 pub async fn exchange(
-    pool: &Pool,
+    pool: &Http2Pool,
     template: &RequestTemplate,
     spec: &RequestSpec,
     clock: &RunClock,

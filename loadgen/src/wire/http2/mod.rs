@@ -32,7 +32,7 @@ pub type Sender = SendRequest<Full<Bytes>>;
 
 /// One worker's HTTP/2 connections to one target.
 #[derive(Debug)]
-pub struct Pool {
+pub struct Http2Pool {
     target: Target,
     transport: Transport,
     connect_timeout: Duration,
@@ -47,14 +47,14 @@ pub struct Pool {
     pub dials: RefCell<Dials>,
 }
 
-impl Pool {
+impl Http2Pool {
     pub fn new(
         target: Target,
         transport: Transport,
         cap: usize,
         connect_timeout: Duration,
-    ) -> Pool {
-        Pool {
+    ) -> Http2Pool {
+        Http2Pool {
             target,
             transport,
             connect_timeout,

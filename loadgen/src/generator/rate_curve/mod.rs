@@ -13,7 +13,7 @@ pub use stages::Stages;
 /// The shape of an open loop's arrivals over time.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "pace", rename_all = "snake_case")]
-pub enum Pace {
+pub enum RateCurve {
     /// The load's rate from start to end.
     Steady,
     /// Linear ramps from stage to stage.
