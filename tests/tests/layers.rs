@@ -129,7 +129,8 @@ fn mock_upstream_has_no_import_circle_and_its_settings_import_nothing() {
 
 /// Prints loadgen's shape (`cargo test -p gatebench-tests --test layers -- --nocapture`): each
 /// layer's files and lines, the imports from it into each layer, the imports running up, the
-/// circles, and the files over 600 lines. It asserts nothing the tests above do not.
+/// circles, the files over 600 lines, and each crate's functions over 60 lines outside tests.
+/// It asserts nothing the tests above do not.
 #[test]
 fn the_shape_is_printed() {
     let crate_dir = workspace().join("loadgen/src");
@@ -197,7 +198,69 @@ fn the_shape_is_printed() {
         "mock-upstream circles between top-level modules: {}\n",
         mock.len()
     );
+    for (name, dir) in [
+        ("loadgen", "loadgen/src"),
+        ("mock-upstream", "mock-upstream/src"),
+    ] {
+        let dir = workspace().join(dir);
+        let mut long: Vec<(usize, String)> = sources(&dir)
+            .iter()
+            .flat_map(|(file, _)| {
+                let at = relative(&dir, file);
+                long_functions(file)
+                    .into_iter()
+                    .map(move |(n, f)| (n, format!("{at}:{f} {n}")))
+            })
+            .collect();
+        long.sort_by(|a, b| b.0.cmp(&a.0));
+        let names: Vec<String> = long.into_iter().map(|(_, f)| f).collect();
+        out += &format!(
+            "{name}: functions over 60 lines outside tests: {}\n",
+            if names.is_empty() {
+                "none".to_string()
+            } else {
+                names.join(", ")
+            }
+        );
+    }
     println!("{out}");
+}
+
+/// The functions of `file` longer than 60 lines, outside its `#[cfg(test)]` module, with their
+/// lengths: from a line that opens a `fn` to the `}` at its indentation.
+fn long_functions(file: &Path) -> Vec<(usize, String)> {
+    let text = std::fs::read_to_string(file).unwrap_or_default();
+    let lines: Vec<&str> = text.lines().collect();
+    let end = lines
+        .iter()
+        .position(|l| l.trim_start() == "#[cfg(test)]")
+        .unwrap_or(lines.len());
+    let mut out = Vec::new();
+    for (i, line) in lines[..end].iter().enumerate() {
+        let body = line.trim_start();
+        let indent = &line[..line.len() - body.len()];
+        let words: Vec<&str> = body.split_whitespace().collect();
+        let Some(at) = words.iter().position(|w| *w == "fn") else {
+            continue;
+        };
+        let prefix_ok = words[..at]
+            .iter()
+            .all(|w| w.starts_with("pub") || ["async", "const", "unsafe"].contains(w));
+        if !prefix_ok || body.ends_with(';') {
+            continue;
+        }
+        let close = format!("{indent}}}");
+        let Some(len) = lines[i + 1..end].iter().position(|l| *l == close) else {
+            continue;
+        };
+        if len + 2 > 60 {
+            let name = words
+                .get(at + 1)
+                .map_or("", |w| w.split(['(', '<']).next().unwrap_or(w));
+            out.push((len + 2, name.to_string()));
+        }
+    }
+    out
 }
 
 fn line_count(file: &Path) -> usize {
