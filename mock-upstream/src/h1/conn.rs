@@ -18,14 +18,14 @@ use std::time::Duration;
 
 use bytes::{BufMut, Bytes, BytesMut};
 use http_body::Body;
-use hyper::{Method, Request};
+use hyper::Method;
 use tokio::io::{AsyncWriteExt, Interest};
 use tokio::net::TcpStream;
 use tokio::sync::watch;
 use tokio::time::{Instant, Sleep};
 
 use super::encode::{self, Framing};
-use super::head::{self, Head, Parsed};
+use super::head::{self, Parsed};
 use super::replay::Replay;
 use crate::catalog::Catalog;
 use crate::handler::handle;
@@ -113,7 +113,18 @@ pub async fn serve(stream: TcpStream, state: &Arc<State>, stop: watch::Receiver<
 
         let keep_alive = head.keep_alive && failed.is_none();
         let head_only = head.method == Method::HEAD;
-        let Some(request) = conn.take_request(head, whole, failed) else {
+        let request = match failed {
+            None => {
+                let bytes = conn.buf.split_to(whole).freeze();
+                let body = RequestBody::Whole(bytes.slice(head.len..));
+                head.request(&bytes, body)
+            }
+            Some(err) => {
+                let bytes = conn.buf.split().freeze();
+                head.request(&bytes, RequestBody::Failed(err))
+            }
+        };
+        let Some(request) = request else {
             conn.out.put_slice(BAD_REQUEST);
             let _ = conn.flush().await;
             return Served::Done;
@@ -282,28 +293,6 @@ impl Conn {
         self.stream.write_all(&self.out).await?;
         self.out.clear();
         Ok(())
-    }
-
-    /// Takes the request off the buffer: its `whole` head and body, or with `failed`, what
-    /// was read of it and why its body failed.
-    #[inline]
-    fn take_request(
-        &mut self,
-        head: Head,
-        whole: usize,
-        failed: Option<BodyError>,
-    ) -> Option<Request<RequestBody>> {
-        match failed {
-            None => {
-                let bytes = self.buf.split_to(whole).freeze();
-                let body = RequestBody::Whole(bytes.slice(head.len..));
-                head.request(&bytes, body)
-            }
-            Some(err) => {
-                let bytes = self.buf.split().freeze();
-                head.request(&bytes, RequestBody::Failed(err))
-            }
-        }
     }
 
     fn replay(self) -> Replay {

@@ -83,24 +83,37 @@ pub fn parse(buf: &[u8], max_body: u64) -> Parsed {
     if method == Method::CONNECT || !path.starts_with('/') {
         return Parsed::HandOff;
     }
-    let mut fields = Fields {
-        body_len: None,
-        keep_alive: true,
-    };
+    let mut body_len: Option<u64> = None;
+    let mut keep_alive = true;
     let mut headers = [(Span::default(), Span::default()); MAX_HEADERS];
     let count = req.headers.len();
     for (slot, header) in headers.iter_mut().zip(req.headers.iter()) {
         let name = header.name.as_bytes();
-        if !fields.read(name, header.value) {
+        if name.eq_ignore_ascii_case(b"content-length") {
+            let Some(n) = parse_length(header.value) else {
+                return Parsed::HandOff;
+            };
+            if body_len.is_some_and(|seen| seen != n) {
+                return Parsed::HandOff;
+            }
+            body_len = Some(n);
+        } else if name.eq_ignore_ascii_case(b"transfer-encoding")
+            || name.eq_ignore_ascii_case(b"expect")
+            || name.eq_ignore_ascii_case(b"upgrade")
+        {
             return Parsed::HandOff;
+        } else if name.eq_ignore_ascii_case(b"connection") {
+            if has_token(header.value, b"upgrade") {
+                return Parsed::HandOff;
+            }
+            keep_alive &= !has_token(header.value, b"close");
         }
         *slot = (range_in(buf, name), range_in(buf, header.value));
     }
-    let body_len = fields.body_len.unwrap_or(0);
+    let body_len = body_len.unwrap_or(0);
     if body_len > max_body {
         return Parsed::HandOff;
     }
-    let keep_alive = fields.keep_alive;
     Parsed::Ready(Head {
         len,
         body_len: body_len as usize,
@@ -110,42 +123,6 @@ pub fn parse(buf: &[u8], max_body: u64) -> Parsed {
         headers,
         count,
     })
-}
-
-/// What the headers say about framing, gathered as they are read.
-struct Fields {
-    /// `content-length`.
-    body_len: Option<u64>,
-    /// False once the client said `connection: close`.
-    keep_alive: bool,
-}
-
-impl Fields {
-    /// Takes in one header; false when the request is hyper's to serve (a bad or repeated
-    /// different length, a transfer coding, an expectation, an upgrade).
-    #[inline]
-    fn read(&mut self, name: &[u8], value: &[u8]) -> bool {
-        if name.eq_ignore_ascii_case(b"content-length") {
-            let Some(n) = parse_length(value) else {
-                return false;
-            };
-            if self.body_len.is_some_and(|seen| seen != n) {
-                return false;
-            }
-            self.body_len = Some(n);
-        } else if name.eq_ignore_ascii_case(b"transfer-encoding")
-            || name.eq_ignore_ascii_case(b"expect")
-            || name.eq_ignore_ascii_case(b"upgrade")
-        {
-            return false;
-        } else if name.eq_ignore_ascii_case(b"connection") {
-            if has_token(value, b"upgrade") {
-                return false;
-            }
-            self.keep_alive &= !has_token(value, b"close");
-        }
-        true
-    }
 }
 
 impl Head {
