@@ -212,7 +212,7 @@ fn the_shape_is_printed() {
                     .map(move |(n, f)| (n, format!("{at}:{f} {n}")))
             })
             .collect();
-        long.sort_by(|a, b| b.0.cmp(&a.0));
+        long.sort_by_key(|x| std::cmp::Reverse(x.0));
         let names: Vec<String> = long.into_iter().map(|(_, f)| f).collect();
         out += &format!(
             "{name}: functions over 60 lines outside tests: {}\n",

@@ -19,8 +19,8 @@ mod gateways;
 mod ladder;
 mod merge;
 mod overhead;
+mod perf;
 pub mod profile;
-mod profiling;
 mod request;
 mod run;
 mod sweep;
@@ -32,7 +32,7 @@ pub use gateways::{GatewayFlags, JudgeFlags, SettleFlag};
 pub use ladder::{LadderArgs, DEFAULT_LEVELS as LADDER_LEVELS};
 pub use merge::MergeArgs;
 pub use overhead::OverheadArgs;
-pub use profiling::{
+pub use perf::{
     CallGraph, ProfileArgs, DEFAULT_FREQUENCY as PROFILE_FREQUENCY,
     DEFAULT_TRIALS as PROFILE_TRIALS,
 };

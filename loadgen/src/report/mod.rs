@@ -1,6 +1,6 @@
 //! Reports of results, each rendered from the result type itself (`results`): one module per
-//! kind of result (`run`, `compare`, `overhead`, `sweep`, `ladder`, `capacity`, `profile`, and
-//! `merge` for a merged run) with its tables, terminal report, CSV and Markdown; the disclosure
+//! kind of result (`run`, `compare`, `overhead`, `sweep`, `ladder`, `capacity`, `perf` for
+//! `loadgen profile` and `perf_diff` for its `--diff`, and `merge` for a merged run) with its tables, terminal report, CSV and Markdown; the disclosure
 //! section every write-up ends with (`disclosure`); self-contained HTML pages with SVG plots
 //! (`html`, `svg`); HdrHistogram percentile files and interval logs (`hgrm`, `hlog`); flame
 //! graphs; the combined table of several comparisons (`leaderboard`); a result file read back
@@ -19,7 +19,8 @@ pub mod leaderboard;
 pub mod merge;
 pub mod output;
 pub mod overhead;
-pub mod profile;
+pub mod perf;
+pub mod perf_diff;
 pub mod render;
 pub mod resources;
 pub mod run;

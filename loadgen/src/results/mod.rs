@@ -1,5 +1,5 @@
 //! Results: the versioned JSON result of each command (`run`, `overhead`, `compare`, `sweep`,
-//! `ladder`, `capacity`, `profile`) and the header (`envelope`) every result file carries, as
+//! `ladder`, `capacity`, and `perf` for `loadgen profile`) and the header (`envelope`) every result file carries, as
 //! plain data written and read back as itself, with the records they are made of (targets,
 //! plans, metrics and summaries, clocks, resources). The commands fill them; `report` renders
 //! them. Nothing here imports a layer above: the layers above build these types.
@@ -13,8 +13,8 @@ pub mod hdr_codec;
 pub mod ladder;
 pub mod metric;
 pub mod overhead;
+pub mod perf;
 pub mod plan;
-pub mod profile;
 pub mod resources;
 pub mod role;
 pub mod run;

@@ -11,7 +11,7 @@ use loadgen::commands::perf::run_profile;
 use loadgen::options::Format;
 use loadgen::options::{CompareArgs, ProfileArgs};
 use loadgen::report::render::render;
-use loadgen::results::profile::ProfileResult;
+use loadgen::results::perf::ProfileResult;
 use loadgen::RunArgs;
 
 /// The forwarder process, killed when dropped.
@@ -160,10 +160,7 @@ fn the_hot_function_leads_the_profile_and_the_report_shows_it() {
 
     // The folded files beside the result hold the same stacks.
     let folded = std::fs::read_to_string(dir.join("hot.on-cpu.folded")).unwrap();
-    assert_eq!(
-        &loadgen::results::profile::Folded::parse(&folded).unwrap(),
-        on
-    );
+    assert_eq!(&loadgen::results::perf::Folded::parse(&folded).unwrap(), on);
     assert_eq!(
         dir.join("hot.off-cpu.folded").exists(),
         result.profile.off_cpu.is_some()
@@ -226,7 +223,7 @@ fn without_perf_the_load_runs_and_the_result_says_why() {
     assert!(result.compare.runs.iter().all(|r| r.name == "hot"));
     assert!(result.profiler_cost.is_empty());
     assert!(result.compare.runs.iter().all(|r| r.run.ok > 0));
-    let text = loadgen::report::profile::terminal(&result);
+    let text = loadgen::report::perf::terminal(&result);
     assert!(text.contains("was not found"), "{text}");
 }
 

@@ -63,7 +63,7 @@ impl Command for ProfileArgs {
             PerfPlan::Diff { before, after, out } => diff(&before, &after, out),
             PerfPlan::Sample(p) => {
                 let (result, code) = run_plan(*p, command_line)?;
-                let report = crate::report::profile::terminal(&result);
+                let report = crate::report::perf::terminal(&result);
                 written(&result, result.compare.plan.out.as_deref(), &report, code)
             }
         }

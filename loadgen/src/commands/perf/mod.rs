@@ -35,8 +35,8 @@ use crate::results::compare::{PercentileDelta, TrialFigures};
 use crate::results::role::Role;
 use crate::results::target::Named;
 
-use crate::results::profile::Folded;
-use crate::results::profile::{Profile, ProfileResult, SAMPLED, SCHEMA};
+use crate::results::perf::Folded;
+use crate::results::perf::{Profile, ProfileResult, SAMPLED, SCHEMA};
 pub use plan::ProfilePlan;
 use record::Perf;
 use session::{Session, Settings};

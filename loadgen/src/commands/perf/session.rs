@@ -10,7 +10,7 @@ use crate::options::CallGraph;
 
 use super::fold;
 use super::record::{Perf, Recording};
-use crate::results::profile::Folded;
+use crate::results::perf::Folded;
 
 /// What a session is asked to do.
 #[derive(Debug, Clone)]

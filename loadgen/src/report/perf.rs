@@ -8,8 +8,8 @@ use super::html::{compare_body, page, table_html};
 use super::table::Table;
 use crate::report::flame::{self, Kind};
 use crate::results::compare::PercentileDelta;
-use crate::results::profile::Folded;
-use crate::results::profile::{Profile, ProfileResult};
+use crate::results::perf::Folded;
+use crate::results::perf::{Profile, ProfileResult};
 
 /// Functions listed under each flame graph.
 const TOP: usize = 15;
