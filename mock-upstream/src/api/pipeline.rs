@@ -6,11 +6,11 @@ use std::sync::Arc;
 
 use hyper::{Request, Response};
 
-use super::{ApiRoute, Asked, Drawn, Ending};
+use super::{ApiRoute, Drawn, Ending};
 use crate::body::MockBody;
 use crate::catalog::FixedHeaders;
 use crate::config::Provider;
-use crate::inbound::{receive, Arrival, Ask, Inbound, Limits};
+use crate::inbound::{receive, Arrival, Ask};
 use crate::metrics::RouteKind;
 use crate::rejection::Rejection;
 use crate::request::RequestBody;
@@ -45,9 +45,22 @@ pub async fn answer<A: ApiRoute>(
     arrival: Arrival<'_>,
     provider: Provider,
 ) -> Result<Response<MockBody>, Rejection> {
-    check_head::<A>(&req, provider)?;
+    if provider == Provider::Azure {
+        super::azure::check_version(req.uri())?;
+    }
+    A::check_head(req.headers())?;
     let inbound = receive(state, req, arrival, provider).await?;
-    let asked = read::<A>(state, &inbound, provider)?;
+    let request = parse::<A::Request<'_>>(&inbound.body, provider)?;
+    let mut asked = A::read(state, &inbound, request)?;
+    if let Some(counter) = &state.tokens {
+        asked.prompt_tokens = counter.prompt_tokens(A::API, &inbound.body);
+    }
+    if let Some(window) = state.config.context_window.of(&asked.model) {
+        let cap = if A::OUTPUT { asked.cap } else { None };
+        if let Some(refusal) = super::context::exceeded(A::API, window, asked.prompt_tokens, cap) {
+            return Err(refusal);
+        }
+    }
 
     let tools = if A::TOOLS {
         crate::tools::scan(state, &inbound.body)
@@ -55,17 +68,36 @@ pub async fn answer<A: ApiRoute>(
         None
     };
     let tool_name = tools.as_ref().and_then(|t| t.callable());
-    let admitted = match inbound.admit(state, ask::<A>(&asked, tool_name.is_some())) {
+    let ask = Ask {
+        api: A::API,
+        streaming: asked.streaming,
+        prompt_tokens: asked.prompt_tokens,
+        max_output: if A::OUTPUT { asked.cap } else { Some(0) },
+        has_tools: tool_name.is_some(),
+    };
+    let admitted = match inbound.admit(state, ask) {
         Ok(admitted) => admitted,
         Err(fault) => return Ok(*fault),
     };
     let mut draw = admitted.draw;
     let drawn = draw.tokens();
     let (tokens, truncated) = capped(A::OUTPUT, asked.cap, drawn);
-    let ending = ending::<A>(state, admitted.content_filter, truncated);
-    let tool = tool_name
-        .filter(|_| admitted.tool_call)
-        .map(|name| tool_answer(name, &asked, tokens));
+    if admitted.content_filter && A::OUTPUT {
+        state.metrics.content_filter();
+    }
+    let ending = match (admitted.content_filter && A::OUTPUT, truncated) {
+        (true, _) => Ending::Filtered,
+        (false, true) => Ending::Capped,
+        (false, false) => Ending::Done,
+    };
+    let tool = tool_name.filter(|_| admitted.tool_call).map(|name| {
+        Box::new(ToolAnswer::new(
+            name,
+            &asked.model,
+            asked.prompt_tokens,
+            tokens,
+        ))
+    });
 
     if asked.streaming {
         if let Some(api) = A::stream(&asked, ending) {
@@ -80,7 +112,10 @@ pub async fn answer<A: ApiRoute>(
                 tool,
             };
             let stream = SseStream::new(state.clone(), plan, draw, inbound.start);
-            return Ok(streamed(state, provider, stream, &admitted.limits));
+            let headers = fixed_headers(provider, None);
+            let mut response = Response::new(MockBody::stream(stream).with_headers(headers));
+            admitted.limits.stamp(&mut response, state);
+            return Ok(response);
         }
     }
 
@@ -92,126 +127,11 @@ pub async fn answer<A: ApiRoute>(
         ending,
         tool,
     };
-    Ok(whole::<A>(
-        state,
-        provider,
-        &asked,
-        &drawn,
-        delay_us,
-        &admitted.limits,
-    ))
-}
-
-/// Checks what the head alone can say: Azure's `api-version` and the API's own headers.
-#[inline]
-fn check_head<A: ApiRoute>(
-    req: &Request<RequestBody>,
-    provider: Provider,
-) -> Result<(), Rejection> {
-    if provider == Provider::Azure {
-        super::azure::check_version(req.uri())?;
-    }
-    A::check_head(req.headers())
-}
-
-/// The body parsed and read by the API, its prompt counted by the tokenizer when one is set,
-/// and checked against the model's context window.
-#[inline]
-fn read<A: ApiRoute>(
-    state: &State,
-    inbound: &Inbound,
-    provider: Provider,
-) -> Result<Asked<A::Extra>, Rejection> {
-    let request = parse::<A::Request<'_>>(&inbound.body, provider)?;
-    let mut asked = A::read(state, inbound, request)?;
-    if let Some(counter) = &state.tokens {
-        asked.prompt_tokens = counter.prompt_tokens(A::API, &inbound.body);
-    }
-    check_window::<A>(state, &asked)?;
-    Ok(asked)
-}
-
-/// The tool call the answer makes, to the tool `name`, with `tokens` of arguments.
-#[inline]
-fn tool_answer<E>(name: &str, asked: &Asked<E>, tokens: u32) -> Box<ToolAnswer> {
-    Box::new(ToolAnswer::new(
-        name,
-        &asked.model,
-        asked.prompt_tokens,
-        tokens,
-    ))
-}
-
-/// A streamed answer, with the provider's headers and the rate-limit state.
-#[inline]
-fn streamed(
-    state: &State,
-    provider: Provider,
-    stream: SseStream,
-    limits: &Limits,
-) -> Response<MockBody> {
-    let headers = fixed_headers(provider, None);
-    let mut response = Response::new(MockBody::stream(stream).with_headers(headers));
-    limits.stamp(&mut response, state);
-    response
-}
-
-/// Refuses a prompt (with the output cap, for an API with output) over the model's context
-/// window, when one is set for it.
-#[inline]
-fn check_window<A: ApiRoute>(state: &State, asked: &Asked<A::Extra>) -> Result<(), Rejection> {
-    if let Some(window) = state.config.context_window.of(&asked.model) {
-        let cap = if A::OUTPUT { asked.cap } else { None };
-        if let Some(refusal) = super::context::exceeded(A::API, window, asked.prompt_tokens, cap) {
-            return Err(refusal);
-        }
-    }
-    Ok(())
-}
-
-/// What admission weighs of a request: its API, whether it streams, its prompt and output
-/// tokens (none for an API without output), and whether it offers tools.
-#[inline]
-fn ask<A: ApiRoute>(asked: &Asked<A::Extra>, has_tools: bool) -> Ask {
-    Ask {
-        api: A::API,
-        streaming: asked.streaming,
-        prompt_tokens: asked.prompt_tokens,
-        max_output: if A::OUTPUT { asked.cap } else { Some(0) },
-        has_tools,
-    }
-}
-
-/// How the answer ends: cut by the content filter (counted), by the cap, or done.
-#[inline]
-fn ending<A: ApiRoute>(state: &State, content_filter: bool, truncated: bool) -> Ending {
-    let filtered = content_filter && A::OUTPUT;
-    if filtered {
-        state.metrics.content_filter();
-    }
-    match (filtered, truncated) {
-        (true, _) => Ending::Filtered,
-        (false, true) => Ending::Capped,
-        (false, false) => Ending::Done,
-    }
-}
-
-/// A whole answer, with the provider's headers (of `delay_us` of processing) and the
-/// rate-limit state.
-#[inline]
-fn whole<A: ApiRoute>(
-    state: &State,
-    provider: Provider,
-    asked: &Asked<A::Extra>,
-    drawn: &Drawn,
-    delay_us: u64,
-    limits: &Limits,
-) -> Response<MockBody> {
     let headers = fixed_headers(provider, Some(delay_us / 1000));
-    let payload = A::whole(state, asked, drawn);
+    let payload = A::whole(state, &asked, &drawn);
     let mut response = Response::new(MockBody::whole(payload).with_headers(headers));
-    limits.stamp(&mut response, state);
-    response
+    admitted.limits.stamp(&mut response, state);
+    Ok(response)
 }
 
 /// Output tokens: the latency model's `drawn`, cut to the request's cap (for an API with
