@@ -42,6 +42,11 @@ pub const START_MARGIN_NS: u64 = 50_000;
 const WINDOW: u64 = 2_048;
 /// How often the margin is recomputed, in wake-ups.
 pub const RECOMPUTE_EVERY: u32 = 16;
+/// Waits in a row spun whole (the margin longer than the wait, so nothing slept and nothing was
+/// learned) after which the window fades and the margin is recomputed from what is left: a
+/// margin widened by a rare late wake-up past the gaps between deadlines would otherwise never
+/// see another wake-up and spin for the rest of the run.
+pub const BLIND_WAITS: u32 = 64;
 
 /// How a waiter chooses its margin.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -151,6 +156,8 @@ pub struct WakeMargin {
     window: Tally,
     run: Tally,
     since_recompute: u32,
+    /// Waits spun whole since the last wake-up.
+    blind: u32,
     /// Wake-ups later than the margin they were armed with.
     late: u64,
     spun_ns: u64,
@@ -170,6 +177,7 @@ impl WakeMargin {
             window: Tally::default(),
             run: Tally::default(),
             since_recompute: 0,
+            blind: 0,
             late: 0,
             spun_ns: 0,
         }
@@ -185,6 +193,7 @@ impl WakeMargin {
     /// the waiter ran again.
     #[inline]
     pub fn observe(&mut self, lateness_ns: u64) {
+        self.blind = 0;
         self.run.add(lateness_ns);
         let late = lateness_ns >= self.margin_ns;
         self.late += u64::from(late);
@@ -202,16 +211,28 @@ impl WakeMargin {
         }
     }
 
-    /// Counts time spent spinning (for the CPU the margin cost).
+    /// Counts time spent spinning (for the CPU the margin cost): call it once per wait that
+    /// spun. [`BLIND_WAITS`] of them in a row with no wake-up between fade the window.
     #[inline]
     pub fn spun(&mut self, ns: u64) {
         self.spun_ns += ns;
+        self.blind += 1;
+        if self.blind >= BLIND_WAITS && self.spin == Spin::Auto {
+            self.blind = 0;
+            self.window.halve();
+            self.recompute();
+        }
     }
 
     fn recompute(&mut self) {
         self.since_recompute = 0;
         if self.window.total >= WINDOW {
             self.window.halve();
+        }
+        if self.window.total == 0 {
+            // Faded to nothing: start again from the start margin.
+            self.margin_ns = START_MARGIN_NS;
+            return;
         }
         let quantile = self.window.quantile_ns(QUANTILE);
         self.margin_ns = 0;
@@ -412,6 +433,36 @@ mod tests {
         assert!(r.widest_margin_us > 300.0, "{r:?}");
         assert_eq!(r.late_wakeups, 1, "{r:?}");
         assert!(r.lateness_max_us >= 300.0, "{r:?}");
+    }
+
+    #[test]
+    fn a_margin_too_wide_to_sleep_fades_back() {
+        // One wake-up 2 ms late among 39 of 20 µs: the margin covers it, wider than the 200 µs
+        // between deadlines, so the waits only spin.
+        let mut m = fed(
+            Spin::Auto,
+            (0..40).map(|i| if i == 20 { 2_000 } else { 20 }),
+        );
+        assert!(m.margin_ns() > 1_000_000, "margin {} ns", m.margin_ns());
+        for _ in 0..BLIND_WAITS - 1 {
+            m.spun(200_000);
+        }
+        assert!(m.margin_ns() > 1_000_000, "not yet: {} ns", m.margin_ns());
+        m.spun(200_000);
+        assert!(m.margin_ns() <= 30_000, "faded: {} ns", m.margin_ns());
+        // A fixed margin never fades.
+        let mut f = WakeMargin::new(Spin::Fixed(Duration::from_millis(1)));
+        for _ in 0..BLIND_WAITS {
+            f.spun(200_000);
+        }
+        assert_eq!(f.margin_ns(), 1_000_000);
+        // Faded to nothing, a margin starts again from the start.
+        let mut e = WakeMargin::new(Spin::Auto);
+        e.observe(3_000);
+        for _ in 0..BLIND_WAITS {
+            e.spun(1_000);
+        }
+        assert_eq!(e.margin_ns(), START_MARGIN_NS);
     }
 
     #[test]

@@ -3,8 +3,11 @@
 //! tokio's timer ticks every millisecond, far too coarse for 200 µs gaps at 5,000 req/s. The pacer
 //! parks on a `timerfd` armed with an absolute `CLOCK_MONOTONIC` deadline (timer slack lowered to
 //! 1 ns, so the kernel fires it on time), driven by tokio's `AsyncFd` so the worker's I/O keeps
-//! running meanwhile, and wakes a little early; it then yields to the runtime in a loop for the
-//! last few microseconds, reading the clock until the deadline has passed.
+//! running meanwhile, and wakes a margin early; it then yields to the runtime in a loop for the
+//! rest, reading the clock until the deadline has passed. The margin is a [`WakeMargin`]: with
+//! `--spin auto` learned from how late this thread's timer fires (a short calibration before the
+//! start line, then every wake-up of the run), with `--spin DURATION` fixed; either way every
+//! wake-up's lateness and the time spun are counted for the result.
 //!
 //! One clock, `CLOCK_MONOTONIC`, both arms the timer and reads the time. `quanta`'s calibrated
 //! TSC clock drifted from it by 1.73 µs per second in one process here (a calibration error that
@@ -13,28 +16,40 @@
 //! tens of nanoseconds, nothing beside the microseconds it measures; and the mock stamps its
 //! answers on the same clock.
 
+use std::cell::RefCell;
 use std::io;
-use std::time::Duration;
 
 use gatebench_shared::timerfd::{lower_timer_slack, TimerFd};
+use gatebench_shared::wake::{calibrate, calibration_sleeps, Spin, WakeMargin};
 use tokio::io::unix::AsyncFd;
 use tokio::io::Interest;
 
 use crate::wire::clock::RunClock;
+
+/// A margin chosen as `spin` says, measured against this thread's timer (its slack lowered)
+/// with a few dozen blocking sleeps, about 30 ms: call it before the run starts, so the first
+/// deadlines are met with the margin the machine needs.
+pub fn calibrated(spin: Spin) -> io::Result<WakeMargin> {
+    lower_timer_slack();
+    let mut margin = WakeMargin::new(spin);
+    calibrate(&TimerFd::new()?, &mut margin, &calibration_sleeps())?;
+    Ok(margin)
+}
 
 /// One worker's precise waiter.
 #[derive(Debug)]
 pub struct Pacer {
     clock: RunClock,
     timer: AsyncFd<TimerFd>,
-    /// How long before a deadline the timerfd fires; the rest is spun (yielding to other tasks).
-    spin_ns: u64,
+    /// How long before a deadline the timerfd fires (the rest is spun, yielding to other
+    /// tasks), and what the wake-ups were like.
+    margin: RefCell<WakeMargin>,
 }
 
 impl Pacer {
-    /// A pacer on the current thread (lowers this thread's timer slack) that spins the last
-    /// `spin` before each deadline. Needs a tokio runtime.
-    pub fn new(clock: RunClock, spin: Duration) -> io::Result<Pacer> {
+    /// A pacer on the current thread (lowers this thread's timer slack) waking `margin` early.
+    /// Needs a tokio runtime.
+    pub fn new(clock: RunClock, margin: WakeMargin) -> io::Result<Pacer> {
         lower_timer_slack();
         // SAFETY: the TimerFd moves into the AsyncFd, which keeps it open (and the same
         // descriptor) for as long as it lives.
@@ -43,7 +58,7 @@ impl Pacer {
         Ok(Pacer {
             clock,
             timer,
-            spin_ns: spin.as_nanos() as u64,
+            margin: RefCell::new(margin),
         })
     }
 
@@ -53,23 +68,34 @@ impl Pacer {
         &self.clock
     }
 
+    /// The margin and what it has seen.
+    pub fn into_margin(self) -> WakeMargin {
+        self.margin.into_inner()
+    }
+
     /// Returns once the run clock has reached `deadline_ns` (at once if it has).
     pub async fn wait_until(&self, deadline_ns: u64) -> io::Result<()> {
+        let mut spin_from = None;
         loop {
             let now = self.clock.now_ns();
             if now >= deadline_ns {
+                if let Some(from) = spin_from {
+                    self.margin.borrow_mut().spun(now - from);
+                }
                 return Ok(());
             }
-            let left = deadline_ns - now;
-            if left > self.spin_ns {
-                self.sleep_until(deadline_ns - self.spin_ns).await?;
+            let margin = self.margin.borrow().margin_ns();
+            if deadline_ns - now > margin {
+                self.sleep_until(deadline_ns - margin).await?;
             } else {
+                spin_from.get_or_insert(now);
                 // Let the worker's responses be read while we spin.
                 tokio::task::yield_now().await;
             }
         }
     }
 
+    /// Sleeps on the timerfd until `offset_ns` of the run clock, and counts how late it woke.
     async fn sleep_until(&self, offset_ns: u64) -> io::Result<()> {
         let mono = self.clock.start_mono_ns + offset_ns;
         let timer = self.timer.get_ref();
@@ -77,6 +103,8 @@ impl Pacer {
         loop {
             let mut guard = self.timer.readable().await?;
             if timer.take_expiry()? {
+                let late = gatebench_shared::clock::monotonic_ns().saturating_sub(mono);
+                self.margin.borrow_mut().observe(late);
                 return Ok(());
             }
             guard.clear_ready();
@@ -87,6 +115,8 @@ impl Pacer {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use gatebench_shared::wake::{MAX_MARGIN_NS, MIN_MARGIN_NS};
+    use std::time::Duration;
 
     #[test]
     fn the_run_clock_reads_the_clock_the_timer_is_armed_on() {
@@ -100,20 +130,88 @@ mod tests {
         );
     }
 
-    #[tokio::test]
-    async fn waits_are_never_early_and_rarely_late() {
-        let clock = RunClock::starting_in(Duration::from_millis(5));
-        let pacer = Pacer::new(clock, Duration::from_micros(50)).unwrap();
+    /// Waits for `n` deadlines `gap_us` apart from 1 ms on, asserting none is early; the
+    /// lateness of each, sorted.
+    async fn paced(pacer: &Pacer, n: u64, gap_us: u64) -> Vec<u64> {
+        let base = pacer.clock().now_ns() + 1_000_000;
         let mut late = Vec::new();
-        for i in 0..200u64 {
-            let due = 5_000_000 + i * 200_000; // every 200 µs
+        for i in 0..n {
+            let due = base + i * gap_us * 1_000;
             pacer.wait_until(due).await.unwrap();
             let now = pacer.clock().now_ns();
             assert!(now >= due, "woke {} ns early", due - now);
             late.push(now - due);
         }
         late.sort_unstable();
+        late
+    }
+
+    #[tokio::test]
+    async fn waits_are_never_early_and_rarely_late() {
+        let clock = RunClock::starting_in(Duration::from_millis(5));
+        let margin = WakeMargin::new(Spin::Fixed(Duration::from_micros(50)));
+        let pacer = Pacer::new(clock, margin).unwrap();
+        let late = paced(&pacer, 200, 200).await;
         // On a loaded 2-core machine a few wakes are late; the median must not be.
         assert!(late[100] < 200_000, "median lateness {} ns", late[100]);
+        let r = pacer.into_margin().report();
+        assert_eq!(r.spin, "50us");
+        assert!((r.margin_us - 50.0).abs() < 1e-9, "{r:?}");
+    }
+
+    #[tokio::test]
+    async fn an_auto_pacer_is_never_early_and_accounts_for_its_wakeups() {
+        let margin = calibrated(Spin::Auto).unwrap();
+        let clock = RunClock::starting_in(Duration::from_millis(5));
+        let pacer = Pacer::new(clock, margin).unwrap();
+        let late = paced(&pacer, 200, 200).await;
+        assert!(late[100] < 200_000, "median lateness {} ns", late[100]);
+        let r = pacer.into_margin().report();
+        assert_eq!(r.spin, "auto");
+        // The calibration's 40 sleeps, and at least some of the 200 waits slept.
+        assert!(r.wakeups > 40, "{r:?}");
+        assert!(r.lateness_p50_us <= r.lateness_p99_us, "{r:?}");
+        assert!(r.lateness_p99_us <= r.lateness_max_us + 2.0, "{r:?}");
+        let (min, max) = (MIN_MARGIN_NS as f64 / 1e3, MAX_MARGIN_NS as f64 / 1e3);
+        assert!(r.margin_us >= min && r.margin_us <= max, "{r:?}");
+        assert!(r.widest_margin_us >= r.margin_us, "{r:?}");
+        // Every wait ends spinning (the margin is at least 6 µs), 200 of them.
+        assert!(r.spun_s > 0.0 && r.spun_s < 1.0, "{r:?}");
+    }
+
+    #[tokio::test]
+    async fn an_auto_pacer_made_late_widens_its_margin() {
+        let local = tokio::task::LocalSet::new();
+        local
+            .run_until(async {
+                let clock = RunClock::starting_in(Duration::from_millis(5));
+                let pacer = Pacer::new(clock, WakeMargin::new(Spin::Auto)).unwrap();
+                // Another task on the thread holds it for 400 µs every 2 ms: a wake-up due then
+                // runs late, as on a machine slow to wake.
+                let hog = tokio::task::spawn_local(async {
+                    loop {
+                        tokio::time::sleep(Duration::from_millis(2)).await;
+                        std::thread::sleep(Duration::from_micros(400));
+                    }
+                });
+                // Rounds of 100 waits until one wake-up was held back well past the start
+                // margin (a loaded machine may run the whole first round late, never sleeping).
+                let mut report = pacer.margin.borrow().report();
+                for _ in 0..20 {
+                    paced(&pacer, 100, 200).await;
+                    report = pacer.margin.borrow().report();
+                    if report.lateness_max_us >= 200.0 {
+                        break;
+                    }
+                }
+                hog.abort();
+                let r = report;
+                assert!(r.lateness_max_us >= 200.0, "never held back: {r:?}");
+                assert!(r.late_wakeups > 0, "{r:?}");
+                // Widened at once past the latest wake-up, well past the 50 µs it started at.
+                let max_us = MAX_MARGIN_NS as f64 / 1e3;
+                assert!(r.widest_margin_us >= r.lateness_max_us.min(max_us), "{r:?}");
+            })
+            .await;
     }
 }

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use gatebench_shared::latency::parse_duration_us;
+use gatebench_shared::wake::Spin;
 use serde::Serialize;
 
 use crate::generator::plan_error::PlanError;
@@ -52,9 +53,15 @@ pub struct Plan {
     /// Most requests the open loop holds waiting at once, across its workers; those due past
     /// it are counted `backlog`.
     pub max_pending: u64,
-    /// Spin window of the pacer.
-    #[serde(rename = "spin_us", serialize_with = "duration_us")]
-    pub spin: Duration,
+    /// How the pacer chooses its spin margin (`auto`, or a fixed margin like `50us`).
+    #[serde(serialize_with = "spin_text")]
+    pub spin: Spin,
+    /// The fixed spin margin in µs, as results before `--spin auto` recorded it; `None` with
+    /// `auto` (set from `spin` by the planner).
+    pub spin_us: Option<u64>,
+    /// Most cores the workers may spend polling for due answers (0: never).
+    #[serde(rename = "poll_budget_cores")]
+    pub poll_budget: f64,
     pub seed: u64,
     /// The part of the schedule this process sends (`0/1`: all of it).
     pub shard: Shard,
@@ -82,6 +89,18 @@ fn opt_instant<S: serde::Serializer>(t: &Option<SystemTime>, s: S) -> Result<S::
     match t {
         Some(t) => s.serialize_some(&crate::generator::start_at::format(*t)),
         None => s.serialize_none(),
+    }
+}
+
+fn spin_text<S: serde::Serializer>(spin: &Spin, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&spin.describe())
+}
+
+/// The fixed margin of `spin` in µs, as a plan's `spin_us` records it (`None` with `auto`).
+pub fn spin_us(spin: Spin) -> Option<u64> {
+    match spin {
+        Spin::Auto => None,
+        Spin::Fixed(d) => Some(d.as_micros() as u64),
     }
 }
 

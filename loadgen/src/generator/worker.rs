@@ -1,7 +1,7 @@
 //! One worker: a thread with its own current-thread runtime, pinned on request, owning its
 //! connections and every W-th slot of the schedule (open loop) or its share of the in-flight
 //! requests (closed loop). Its connections by HTTP version are in `client`, the requests it
-//! sends, encoded once, in `requests`.
+//! sends, encoded once, in `requests`, its polling for due answers in `answer_poll`.
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -12,15 +12,19 @@ use std::time::{Duration, SystemTime};
 use tokio::sync::Notify;
 use tokio::task::LocalSet;
 
+mod answer_poll;
 mod client;
 mod requests;
 
+use gatebench_shared::wake::WakeMargin;
+
 use crate::generator::breakdown::Breakdown;
-use crate::generator::pacer::Pacer;
+use crate::generator::pacer::{calibrated, Pacer};
 use crate::generator::plan::Plan;
 use crate::generator::rate_curve::RateCurve;
 use crate::generator::recorder::Recorder;
 use crate::generator::schedule::Schedule;
+use crate::results::pacing::AnswerPollReport;
 use crate::results::plan::Arrival;
 use crate::results::plan::Load;
 use crate::results::target::Target;
@@ -28,6 +32,7 @@ use crate::wire::clock::RunClock;
 use crate::wire::exchange::Slot;
 use crate::wire::outcome::{ErrorKind, Tag};
 use crate::wire::transport::Dials;
+use answer_poll::AnswerPoll;
 use client::Client;
 use requests::Requests;
 
@@ -52,6 +57,10 @@ pub struct WorkerOutput {
     pub dials: Dials,
     /// CPU time the worker thread used (user + system), in seconds.
     pub cpu_s: f64,
+    /// The pacer's margin and what it saw (`None`: a closed loop, or no run).
+    pub pacer: Option<WakeMargin>,
+    /// How the worker polled for due answers.
+    pub answer_poll: AnswerPollReport,
     /// Why the worker could not run, if it could not.
     pub setup_error: Option<String>,
 }
@@ -90,16 +99,22 @@ pub fn run_worker(spec: WorkerSpec) -> WorkerOutput {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build();
-    let setup_error = match runtime {
+    let (accounts, setup_error) = match runtime {
         Ok(runtime) => {
             let local = LocalSet::new();
             let (rec, client2) = (recorder.clone(), client.clone());
-            local.block_on(&runtime, drive(spec, rec, client2)).err()
+            match local.block_on(&runtime, drive(spec, rec, client2)) {
+                Ok(accounts) => (accounts, None),
+                Err(err) => (Accounts::default(), Some(err)),
+            }
         }
         Err(err) => {
             // Still take part in the start, or the other workers would wait forever.
             let _ = spec.start.ready();
-            Some(format!("cannot build a runtime: {err}"))
+            (
+                Accounts::default(),
+                Some(format!("cannot build a runtime: {err}")),
+            )
         }
     };
     let recorder = Rc::try_unwrap(recorder)
@@ -112,8 +127,17 @@ pub fn run_worker(spec: WorkerSpec) -> WorkerOutput {
         connections_reused,
         dials,
         cpu_s: thread_cpu_s(),
+        pacer: accounts.pacer,
+        answer_poll: accounts.answer_poll,
         setup_error,
     }
+}
+
+/// What a worker's waits cost and saw: its pacer's and its answer poller's accounts.
+#[derive(Debug, Default)]
+struct Accounts {
+    pacer: Option<WakeMargin>,
+    answer_poll: AnswerPollReport,
 }
 
 /// The groups a plan's results are broken down by: its corpus's classes (when its lines name
@@ -197,20 +221,28 @@ async fn drive(
     spec: WorkerSpec,
     recorder: Rc<RefCell<Recorder>>,
     pool: Rc<Client>,
-) -> Result<(), String> {
-    let ctx = Rc::new(prepare(spec, &pool).await?);
+) -> Result<Accounts, String> {
+    let (running, margin) = prepare(spec, &pool).await?;
+    let ctx = Rc::new(running);
     let spec = &ctx.spec;
+    let poller = ctx.clone();
+    // The poller runs until the worker's tasks are dropped; without a timerfd it cannot
+    // sleep precisely between windows, and the worker sleeps on epoll as before.
+    tokio::task::spawn_local(async move { poller.poll.run().await });
     let in_flight = Rc::new(InFlight::default());
+    let mut pacer = None;
     match spec.plan.load {
         Load::Open { rate, arrival } => {
-            send_open(&ctx, &recorder, &pool, &in_flight, rate, arrival).await?;
+            let margin = margin.unwrap_or_else(|| WakeMargin::new(spec.plan.spin));
+            let sent = send_open(&ctx, &recorder, &pool, &in_flight, (rate, arrival), margin);
+            pacer = Some(sent.await?);
         }
         Load::Closed { concurrency } => {
             start_closed(&ctx, &recorder, &pool, &in_flight, concurrency);
             // A closed loop's requests are sent from their own tasks: sending is over when its
             // window ends or a stop is asked (or when every loop has sent its share).
             tokio::select! {
-                _ = in_flight.wait_all() => return Ok(()),
+                _ = in_flight.wait_all() => {}
                 _ = sending_over(&ctx) => {}
             }
         }
@@ -222,12 +254,16 @@ async fn drive(
         _ = grace_over(spec.plan.grace) => {}
         _ = abandoned(&spec.progress) => {}
     }
-    Ok(())
+    Ok(Accounts {
+        pacer,
+        answer_poll: ctx.poll.report(),
+    })
 }
 
-/// Opens the worker's connections before the first slot, so no request pays for one, then
-/// waits at the start line for the run's clock.
-async fn prepare(spec: WorkerSpec, pool: &Client) -> Result<Running, String> {
+/// Opens the worker's connections before the first slot, so no request pays for one, measures
+/// its timer (open loop: the pacer's margin, calibrated), then waits at the start line for the
+/// run's clock.
+async fn prepare(spec: WorkerSpec, pool: &Client) -> Result<(Running, Option<WakeMargin>), String> {
     let preopen = match spec.plan.load {
         Load::Open { .. } => spec.plan.connections.div_ceil(spec.plan.threads),
         Load::Closed { concurrency } => share(concurrency, spec.index, spec.plan.threads),
@@ -240,13 +276,27 @@ async fn prepare(spec: WorkerSpec, pool: &Client) -> Result<Running, String> {
         return Err(format!("TLS with {} failed: {why}", spec.target.url));
     }
     // Blocking here is fine: nothing else on this thread has work until the run starts.
+    let margin = match spec.plan.load {
+        Load::Open { .. } => match calibrated(spec.plan.spin) {
+            Ok(margin) => Some(margin),
+            Err(err) => {
+                let _ = spec.start.ready();
+                return Err(format!("timerfd: {err}"));
+            }
+        },
+        Load::Closed { .. } => None,
+    };
     let clock = spec.start.ready();
     let requests = Requests::new(&spec.target, &spec.plan);
-    Ok(Running {
+    let budget = spec.plan.poll_budget / spec.plan.threads as f64;
+    let poll = AnswerPoll::new(clock.clone(), budget);
+    let running = Running {
         spec,
         clock,
         requests,
-    })
+        poll,
+    };
+    Ok((running, margin))
 }
 
 /// Whether sending is over at `now_ns`: the window has ended or a stop was asked.
@@ -256,20 +306,19 @@ fn past_sending(spec: &WorkerSpec, now_ns: u64) -> bool {
 }
 
 /// The open loop: sends each of this worker's slots at its due time, each in its own task,
-/// until the window ends or a stop is asked.
+/// until the window ends or a stop is asked; paced with `margin`, returned with what it saw.
 async fn send_open(
     ctx: &Rc<Running>,
     recorder: &Rc<RefCell<Recorder>>,
     pool: &Rc<Client>,
     in_flight: &Rc<InFlight>,
-    rate: f64,
-    arrival: Arrival,
-) -> Result<(), String> {
+    (rate, arrival): (f64, Arrival),
+    margin: WakeMargin,
+) -> Result<WakeMargin, String> {
     let spec = &ctx.spec;
     // This worker's part of `--max-pending`.
     let max_pending = spec.plan.max_pending.div_ceil(spec.plan.threads as u64) as usize;
-    let pacer =
-        Pacer::new(ctx.clock.clone(), spec.plan.spin).map_err(|e| format!("timerfd: {e}"))?;
+    let pacer = Pacer::new(ctx.clock.clone(), margin).map_err(|e| format!("timerfd: {e}"))?;
     let (first, stride) = spec
         .plan
         .shard
@@ -308,7 +357,7 @@ async fn send_open(
             in_flight.end();
         });
     }
-    Ok(())
+    Ok(pacer.into_margin())
 }
 
 /// The target is not answering: counts the request of slot `index` rather than hold it.
@@ -453,6 +502,7 @@ struct Running {
     spec: WorkerSpec,
     clock: RunClock,
     requests: Requests,
+    poll: AnswerPoll,
 }
 
 /// Runs one exchange under the request timeout and records it.
@@ -477,13 +527,19 @@ async fn one(
         due_ns,
         dispatched_ns,
     };
+    let awaited = ctx.poll.sent(dispatched_ns);
     let result = tokio::time::timeout(
         plan.timeout,
         pool.exchange(&sendable.template, &sendable.request, &ctx.clock, slot),
     )
     .await
     .unwrap_or(Err(ErrorKind::Timeout));
+    drop(awaited);
     std::mem::forget(unrecorded);
+    if let Ok(x) = &result {
+        let first = x.first_byte_ns.unwrap_or(x.done_ns);
+        ctx.poll.answered_after(first.saturating_sub(dispatched_ns));
+    }
     let mut recorder = recorder.borrow_mut();
     match result {
         Ok(mut x) => {

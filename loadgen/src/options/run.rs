@@ -104,11 +104,20 @@ pub struct RunArgs {
     /// `backlog`, so the run goes on with bounded memory. Default 1000000.
     #[arg(long)]
     pub max_pending: Option<u64>,
-    /// How long before each send the worker stops sleeping and spins (yielding to its own I/O),
-    /// like 50us; longer is more precise on machines slow to wake, at the cost of CPU (1s spins
-    /// all the time). Default 50us.
+    /// How long before each send the worker stops sleeping and spins (yielding to its own I/O):
+    /// auto (learned from this machine's own wake-ups: a high percentile of how late its timer
+    /// fires, measured at start and through the run), or a fixed margin like 50us (0: never
+    /// spin; 1s: spin all the time, a core busy). Default auto.
     #[arg(long)]
     pub spin: Option<String>,
+    /// Most CPU, in cores, the workers may spend polling for answers that are due (instead of
+    /// sleeping until the kernel wakes them), like 0.5; 0 turns polling off. Default 1.
+    #[arg(long)]
+    #[serde(
+        default,
+        deserialize_with = "gatebench_shared::settings::text_or_number"
+    )]
+    pub poll_budget: Option<String>,
     /// Send shard I of N of the schedule, like 2/4 (indexes from 0): every N-th slot from slot I,
     /// at rate/N, so N processes (on N hosts) with the same plan send the plan's schedule
     /// together. Merge their results with `loadgen merge`. Needs one --target and a rate.

@@ -1,7 +1,8 @@
 //! Reports of results, each rendered from the result type itself (`results`): one module per
 //! kind of result (`run`, `compare`, `overhead`, `sweep`, `ladder`, `capacity`, `perf` for
 //! `loadgen profile` and `perf_diff` for its `--diff`, and `merge` for a merged run) with its tables, terminal report, CSV and Markdown; the disclosure
-//! section every write-up ends with (`disclosure`); self-contained HTML pages with SVG plots
+//! section every write-up ends with (`disclosure`); the line on how a run's workers waited
+//! (`waiting`); self-contained HTML pages with SVG plots
 //! (`html`, `svg`); HdrHistogram percentile files and interval logs (`hgrm`, `hlog`); flame
 //! graphs; the combined table of several comparisons (`leaderboard`); a result file read back
 //! and rendered again (`render`, for `loadgen report`) or written whole (`output`).
@@ -28,3 +29,4 @@ pub mod svg;
 pub mod sweep;
 pub mod table;
 pub mod terminal;
+pub mod waiting;

@@ -151,6 +151,14 @@ pub fn markdown(view: &RunResult) -> String {
             ));
         }
     }
+    for run in &view.runs {
+        if let Some(line) = super::waiting::waiting_line(run) {
+            out.push_str(&format!(
+                "\n- {} ({}): {line}\n",
+                run.target.url, run.scenario
+            ));
+        }
+    }
     for (title, table) in groups_tables(view) {
         out.push_str(&format!("\n## {title}\n\n{}", table.to_markdown()));
     }

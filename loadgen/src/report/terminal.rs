@@ -100,6 +100,9 @@ fn run_block(out: &mut String, run: &TargetRun) {
         run.connections_opened, run.connections_reused, run.generator_cpu_cores
     );
     let _ = writeln!(out, "  {}", connect_line(&run.connect));
+    if let Some(line) = super::waiting::waiting_line(run) {
+        let _ = writeln!(out, "  {line}");
+    }
     metrics_block(out, run);
     groups_block(out, "class", &run.classes);
     groups_block(out, "stage", &run.stages);

@@ -13,6 +13,7 @@ pub mod hdr_codec;
 pub mod ladder;
 pub mod metric;
 pub mod overhead;
+pub mod pacing;
 pub mod perf;
 pub mod plan;
 pub mod resources;

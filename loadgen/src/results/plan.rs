@@ -43,8 +43,16 @@ pub struct PlanRecord {
     pub grace_us: Option<u64>,
     /// Most requests the open loop holds waiting at once, across its workers.
     pub max_pending: u64,
-    /// Spin window of the pacer.
-    pub spin_us: u64,
+    /// The pacer's fixed spin margin in µs; `None` with `--spin auto` (see `spin`).
+    pub spin_us: Option<u64>,
+    /// How the pacer chose its margin: `auto`, or the fixed margin (`50us`); `None` in results
+    /// written before `auto`, whose margin is `spin_us`.
+    #[serde(default)]
+    pub spin: Option<String>,
+    /// Most cores the workers could spend polling for due answers (0: none); `None` in results
+    /// written before answers were polled for.
+    #[serde(default)]
+    pub poll_budget_cores: Option<f64>,
     pub seed: u64,
     /// The part of the schedule this process sent (`0/1`: all of it).
     #[serde(default)]

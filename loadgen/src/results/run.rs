@@ -115,6 +115,14 @@ pub struct TargetRun {
     /// CPU the generator's workers used, in cores (1.0 = one core busy), over the run.
     #[serde(default)]
     pub generator_cpu_cores: f64,
+    /// The pacer's margin, the lateness of its wake-ups and the time it spun, over the
+    /// workers (`None`: a closed loop, or a result from before `--spin auto`).
+    #[serde(default)]
+    pub pacer: Option<crate::results::pacing::WakeReport>,
+    /// The time the workers spent polling for due answers, and their budget (`None`: a result
+    /// from before answers were polled for).
+    #[serde(default)]
+    pub answer_poll: Option<crate::results::pacing::AnswerPollReport>,
     #[serde(default)]
     pub interrupted: bool,
     pub metrics: BTreeMap<String, Summary>,

@@ -233,6 +233,11 @@ fn left_to_the_shards(run: &mut TargetRun, notes: &mut Vec<String>) {
     if timed {
         dropped.push("connection timings");
     }
+    // Each host's own timer and answers: one shard's margin is not the others'.
+    let paced = run.pacer.take().is_some();
+    if run.answer_poll.take().is_some() || paced {
+        dropped.push("pacer's margins and answer polling");
+    }
     if !dropped.is_empty() {
         notes.push(format!(
             "the {} are in each shard's own result, not added here",

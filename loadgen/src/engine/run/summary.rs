@@ -154,6 +154,8 @@ pub(super) fn summarise(
         connect: crate::results::run::ConnectFacts::default(),
         pinned_cores: plan.pin.clone(),
         generator_cpu_cores: 0.0,
+        pacer: None,
+        answer_poll: None,
         interrupted: stopped_at_ns.is_some(),
         histograms: reported(plan.request.stream)
             .map(|m| (m, recorder.histogram(m).clone()))

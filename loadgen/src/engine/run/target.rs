@@ -16,9 +16,11 @@ use crate::generator::recorder::Recorder;
 use crate::generator::start_at;
 use crate::generator::worker::{run_worker, Progress, StartLine, WorkerOutput, WorkerSpec};
 use crate::results::clock::{ClockFacts, ReferenceClock};
+use crate::results::pacing::{AnswerPollReport, WakeReport};
 use crate::results::run::{ConnectFacts, TargetRun};
 use crate::results::target::Target;
 use crate::wire::transport::Dials;
+use gatebench_shared::wake::WakeMargin;
 
 /// Runs the plan's load against one target and summarises it.
 pub(crate) fn run_target(plan: Arc<Plan>, target: Target) -> TargetRun {
@@ -57,12 +59,17 @@ pub(crate) fn run_target_watched(
     };
     let stopped_at_ns = coordinator.watch(&handles, watch);
 
-    let joined = join_workers(&plan, handles, bounds);
+    let mut joined = join_workers(&plan, handles, bounds);
     let mut run = summarise(&plan, target, joined.recorder, joined.counts, stopped_at_ns);
     run.clock = clock_facts;
     run.connect = ConnectFacts::of(&plan.transport, run.target.tls, &joined.dials);
     // The workers' whole lives: connection set-up, the run and the drain of the last responses.
-    run.generator_cpu_cores = joined.cpu_s / (clock.now_ns() as f64 / 1e9).max(1e-9);
+    let lived_s = (clock.now_ns() as f64 / 1e9).max(1e-9);
+    run.generator_cpu_cores = joined.cpu_s / lived_s;
+    let margins: Vec<_> = joined.pacers.iter().collect();
+    run.pacer = WakeReport::merged(&margins);
+    joined.answer_poll.polled_cores = joined.answer_poll.polled_s / lived_s;
+    run.answer_poll = Some(joined.answer_poll);
     let seen_after = requests_seen(&plan);
     if let (Some(before), Some(after)) = (seen_before, seen_after) {
         run.upstream = Some(upstream_check(&run, before, after));
@@ -142,6 +149,8 @@ struct Joined {
     counts: Counts,
     dials: Dials,
     cpu_s: f64,
+    pacers: Vec<WakeMargin>,
+    answer_poll: AnswerPollReport,
 }
 
 /// Waits for every worker and merges their outputs; a worker that panicked is a setup error.
@@ -153,6 +162,8 @@ fn join_workers(plan: &Plan, handles: Vec<JoinHandle<WorkerOutput>>, bounds: Bou
         counts: Counts::default(),
         dials: Dials::default(),
         cpu_s: 0.0,
+        pacers: Vec::new(),
+        answer_poll: AnswerPollReport::default(),
     };
     for handle in handles {
         match handle.join() {
@@ -162,6 +173,8 @@ fn join_workers(plan: &Plan, handles: Vec<JoinHandle<WorkerOutput>>, bounds: Bou
                 joined.counts.reused += out.connections_reused;
                 joined.dials.merge(&out.dials);
                 joined.cpu_s += out.cpu_s;
+                joined.pacers.extend(out.pacer);
+                joined.answer_poll.add(&out.answer_poll);
                 joined.counts.setup_errors.extend(out.setup_error);
             }
             Err(_) => joined.counts.setup_errors.push("a worker panicked".into()),

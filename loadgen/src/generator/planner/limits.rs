@@ -1,7 +1,10 @@
 //! The bounds and checks of a run beyond its load: the shard and the start instant, the
-//! pending-request bound, the spin, the thresholds, the cores, threads and connections.
+//! pending-request bound, the spin and the answer-polling budget, the thresholds, the cores,
+//! threads and connections.
 
 use std::time::{Duration, SystemTime};
+
+use gatebench_shared::wake::Spin;
 
 use crate::generator::plan::{count, positive_duration, MAX_CONNECTIONS, MAX_PENDING, MAX_THREADS};
 use crate::generator::plan_error::PlanError;
@@ -9,15 +12,14 @@ use crate::options::RunArgs;
 use crate::results::plan::Load;
 use crate::results::plan::Shard;
 
-use super::load::any_duration;
-
 /// A run's bounds, checked.
 #[derive(Debug)]
 pub(super) struct Limits {
     pub shard: Shard,
     pub start_at: Option<SystemTime>,
     pub max_pending: u64,
-    pub spin: Duration,
+    pub spin: Spin,
+    pub poll_budget: f64,
     pub max_p99: Option<Duration>,
     pub pin: Vec<usize>,
     pub threads: usize,
@@ -40,9 +42,16 @@ pub(super) fn limits(args: &RunArgs, load: &Load) -> Result<Limits, PlanError> {
         None => MAX_PENDING,
     };
     let spin = match args.spin.as_deref() {
-        Some(text) => any_duration("--spin", text)?,
-        None => Duration::from_micros(50),
+        Some(text) => Spin::parse(text).ok_or_else(|| {
+            PlanError::Named(
+                "--spin",
+                text.to_string(),
+                "auto, 0 (never spin) or a duration like 50us or 1ms",
+            )
+        })?,
+        None => Spin::Auto,
     };
+    let poll_budget = poll_budget(args.poll_budget.as_deref())?;
     let max_p99 = args
         .max_p99
         .as_deref()
@@ -64,6 +73,7 @@ pub(super) fn limits(args: &RunArgs, load: &Load) -> Result<Limits, PlanError> {
         start_at,
         max_pending,
         spin,
+        poll_budget,
         max_p99,
         pin,
         threads: count("--threads", args.threads.unwrap_or(1), MAX_THREADS)?,
@@ -73,6 +83,26 @@ pub(super) fn limits(args: &RunArgs, load: &Load) -> Result<Limits, PlanError> {
             MAX_CONNECTIONS,
         )?,
     })
+}
+
+/// Most cores a run may spend polling for due answers when `--poll-budget` is not given.
+pub(crate) const DEFAULT_POLL_BUDGET: f64 = 1.0;
+/// Most cores `--poll-budget` may name.
+const MAX_POLL_BUDGET: f64 = crate::generator::plan::MAX_THREADS as f64;
+
+/// `--poll-budget`: a number of cores, 0 (no polling) or more.
+fn poll_budget(text: Option<&str>) -> Result<f64, PlanError> {
+    let Some(text) = text else {
+        return Ok(DEFAULT_POLL_BUDGET);
+    };
+    match text.trim().parse::<f64>() {
+        Ok(cores) if (0.0..=MAX_POLL_BUDGET).contains(&cores) => Ok(cores),
+        _ => Err(PlanError::Named(
+            "--poll-budget",
+            text.to_string(),
+            "a number of cores like 0.5 or 1 (0: never poll for answers)",
+        )),
+    }
 }
 
 /// `--shard`, checked against what a shard cannot go with.

@@ -94,6 +94,8 @@ impl RunArgs {
             grace: timing.grace,
             max_pending: limits.max_pending,
             spin: limits.spin,
+            spin_us: crate::generator::plan::spin_us(limits.spin),
+            poll_budget: limits.poll_budget,
             seed: self.request.seed.unwrap_or(0),
             shard: limits.shard,
             start_at: limits.start_at,

@@ -57,7 +57,8 @@ impl RunArgs {
             insecure: plan.transport.insecure,
             grace: plan.grace.map(micros),
             max_pending: Some(plan.max_pending),
-            spin: Some(micros(plan.spin)),
+            spin: Some(plan.spin.describe()),
+            poll_budget: Some(plan.poll_budget.to_string()),
             shard: (plan.shard.count > 1).then(|| plan.shard.to_string()),
             request: self.resolved_request(plan),
             ..self.clone()

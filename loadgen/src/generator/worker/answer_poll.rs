@@ -1,0 +1,347 @@
+//! Polling for answers that are due, instead of sleeping through them.
+//!
+//! A worker that sleeps in epoll while a request is in flight reads its answer only once the
+//! kernel wakes the thread, tens of microseconds after the answer arrived on a small VM. While
+//! an answer is due, the worker's poller task yields in a loop instead, so the current-thread
+//! runtime polls its sockets with a zero timeout and reads the answer the moment it arrives, as
+//! `overhead` does for its calls.
+//!
+//! "Due" comes from the worker's own recent answers: the times from dispatch to first byte of
+//! the last [`RECENT`] successful requests give a low and a high quantile, and the earliest
+//! request in flight is polled for from [`LEAD_NS`] before its low quantile to [`LEAD_NS`] past
+//! its high one; then the poller sleeps again (on a timerfd armed a learned wake-up margin
+//! before the next window, or until a request is sent). Streams are polled for their first
+//! byte. A token bucket keeps the polling within the worker's share of `--poll-budget`; a
+//! window it cannot afford is slept through and counted.
+
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeSet;
+use std::io;
+
+use gatebench_shared::timerfd::TimerFd;
+use gatebench_shared::wake::{Spin, WakeMargin};
+use tokio::io::unix::AsyncFd;
+use tokio::io::Interest;
+use tokio::sync::Notify;
+
+use crate::results::pacing::AnswerPollReport;
+use crate::wire::clock::RunClock;
+
+/// How many recent answers the expected times are drawn from.
+const RECENT: usize = 64;
+/// Answers needed before any polling.
+const MIN_SAMPLES: usize = 8;
+/// The quantiles of recent answers the window spans.
+const LOW: f64 = 0.05;
+const HIGH: f64 = 0.95;
+/// How far before the low quantile and past the high one a window reaches.
+pub(super) const LEAD_NS: u64 = 20_000;
+/// Most polling time the budget saves up, in ns of one core.
+const MAX_CREDIT_NS: f64 = 10_000_000.0;
+
+/// One worker's requests in flight, its recent answers and its account of polling.
+#[derive(Debug)]
+pub(super) struct AnswerPoll {
+    clock: RunClock,
+    /// This worker's share of the budget, in cores (at most 1).
+    budget: f64,
+    /// Requests in flight: (dispatch time, id).
+    pending: RefCell<BTreeSet<(u64, u64)>>,
+    next_id: Cell<u64>,
+    recent: RefCell<Recent>,
+    /// Told when a request is sent while the poller has nothing to wait for.
+    sent: Notify,
+    account: RefCell<Account>,
+}
+
+/// A request the poller waits for, until it is answered or dropped.
+pub(super) struct Awaited<'a> {
+    poll: &'a AnswerPoll,
+    key: (u64, u64),
+}
+
+impl Drop for Awaited<'_> {
+    fn drop(&mut self) {
+        self.poll.pending.borrow_mut().remove(&self.key);
+    }
+}
+
+impl AnswerPoll {
+    /// A poller on `clock` with `budget` cores (0: it never polls).
+    pub(super) fn new(clock: RunClock, budget: f64) -> AnswerPoll {
+        AnswerPoll {
+            clock,
+            budget: budget.clamp(0.0, 1.0),
+            pending: RefCell::default(),
+            next_id: Cell::new(0),
+            recent: RefCell::default(),
+            sent: Notify::new(),
+            account: RefCell::default(),
+        }
+    }
+
+    /// A request dispatched at `dispatched_ns`, waited for while the guard lives.
+    pub(super) fn sent(&self, dispatched_ns: u64) -> Awaited<'_> {
+        let id = self.next_id.get();
+        self.next_id.set(id + 1);
+        let key = (dispatched_ns, id);
+        self.pending.borrow_mut().insert(key);
+        self.sent.notify_one();
+        Awaited { poll: self, key }
+    }
+
+    /// An answer's first byte came `ns` after its dispatch.
+    pub(super) fn answered_after(&self, ns: u64) {
+        self.recent.borrow_mut().add(ns);
+    }
+
+    /// The account so far.
+    pub(super) fn report(&self) -> AnswerPollReport {
+        let account = self.account.borrow();
+        let (from, to) = self.recent.borrow().expected().unwrap_or((0, 0));
+        AnswerPollReport {
+            budget_cores: self.budget,
+            polled_s: account.polled_ns as f64 / 1e9,
+            polled_cores: 0.0,
+            windows: account.windows,
+            over_budget: account.over_budget,
+            expected_from_us: from as f64 / 1e3,
+            expected_to_us: to as f64 / 1e3,
+        }
+    }
+
+    /// The next window to poll in at `now`: the earliest request in flight whose window has
+    /// not ended, as (start, end); `None` with nothing to poll for.
+    fn next_window(&self, now: u64) -> Option<(u64, u64)> {
+        let (low, high) = self.recent.borrow().expected()?;
+        let reach = high + LEAD_NS;
+        let oldest_open = now.saturating_sub(reach);
+        let pending = self.pending.borrow();
+        let &(dispatched, _) = pending.range((oldest_open, 0)..).next()?;
+        Some((
+            (dispatched + low).saturating_sub(LEAD_NS),
+            dispatched + reach,
+        ))
+    }
+
+    /// The poller: runs for the worker's life (dropped with its tasks).
+    pub(super) async fn run(&self) -> io::Result<()> {
+        if self.budget <= 0.0 {
+            return Ok(());
+        }
+        let mut timer = PollTimer::new()?;
+        let mut last = self.clock.now_ns();
+        loop {
+            let now = self.clock.now_ns();
+            self.account.borrow_mut().earn(now - last, self.budget);
+            last = now;
+            let Some((start, end)) = self.next_window(now) else {
+                self.sent.notified().await;
+                continue;
+            };
+            let wake_at = start.saturating_sub(timer.margin.margin_ns());
+            if now < wake_at {
+                timer.sleep_until(&self.clock, wake_at).await?;
+                continue;
+            }
+            if !self.account.borrow_mut().afford() {
+                timer.sleep_until(&self.clock, end).await?;
+                continue;
+            }
+            self.poll_once(now).await;
+        }
+    }
+
+    /// One turn of polling: yields so the runtime polls its sockets (and runs what they woke).
+    async fn poll_once(&self, from: u64) {
+        {
+            let mut account = self.account.borrow_mut();
+            if !account.polling {
+                account.polling = true;
+                account.windows += 1;
+            }
+        }
+        tokio::task::yield_now().await;
+        let spent = self.clock.now_ns().saturating_sub(from);
+        let mut account = self.account.borrow_mut();
+        account.spend(spent);
+        let now = from + spent;
+        drop(account);
+        if self.next_window(now).is_none_or(|(start, _)| start > now) {
+            self.account.borrow_mut().polling = false;
+        }
+    }
+}
+
+/// What polling has cost, and what the budget still allows.
+#[derive(Debug, Default)]
+struct Account {
+    polled_ns: u64,
+    windows: u64,
+    over_budget: u64,
+    /// Polling time the budget allows now, in ns of one core (negative: overspent).
+    credit_ns: f64,
+    polling: bool,
+}
+
+impl Account {
+    /// `elapsed_ns` passed at `budget` cores.
+    fn earn(&mut self, elapsed_ns: u64, budget: f64) {
+        self.credit_ns = (self.credit_ns + elapsed_ns as f64 * budget).min(MAX_CREDIT_NS);
+    }
+
+    fn spend(&mut self, ns: u64) {
+        self.polled_ns += ns;
+        self.credit_ns -= ns as f64;
+    }
+
+    /// Whether the budget allows polling now; counts a window given up when it does not.
+    fn afford(&mut self) -> bool {
+        if self.credit_ns > 0.0 {
+            return true;
+        }
+        self.over_budget += 1;
+        self.polling = false;
+        false
+    }
+}
+
+/// The last [`RECENT`] times from dispatch to first byte.
+#[derive(Debug, Default)]
+struct Recent {
+    ring: Vec<u64>,
+    next: usize,
+    /// The quantiles, recomputed every few answers.
+    expected: Option<(u64, u64)>,
+    since: usize,
+}
+
+impl Recent {
+    fn add(&mut self, ns: u64) {
+        if self.ring.len() < RECENT {
+            self.ring.push(ns);
+        } else {
+            self.ring[self.next] = ns;
+            self.next = (self.next + 1) % RECENT;
+        }
+        self.since += 1;
+        if self.ring.len() >= MIN_SAMPLES && (self.expected.is_none() || self.since >= 8) {
+            self.since = 0;
+            let mut sorted = self.ring.clone();
+            sorted.sort_unstable();
+            let at = |q: f64| sorted[((sorted.len() - 1) as f64 * q).round() as usize];
+            self.expected = Some((at(LOW), at(HIGH)));
+        }
+    }
+
+    /// From how long after dispatch to how long an answer is expected.
+    fn expected(&self) -> Option<(u64, u64)> {
+        self.expected
+    }
+}
+
+/// The poller's timer: a timerfd armed a learned margin early.
+struct PollTimer {
+    timer: AsyncFd<TimerFd>,
+    margin: WakeMargin,
+}
+
+impl PollTimer {
+    fn new() -> io::Result<PollTimer> {
+        // SAFETY: the TimerFd moves into the AsyncFd, which keeps it open (and the same
+        // descriptor) for as long as it lives.
+        let timer = unsafe { AsyncFd::register_with_interest(TimerFd::new()?, Interest::READABLE) }
+            .map_err(|e| e.into_parts().1)?;
+        Ok(PollTimer {
+            timer,
+            margin: WakeMargin::new(Spin::Auto),
+        })
+    }
+
+    /// Sleeps until `at_ns` of `clock`, and learns how late the timer woke.
+    async fn sleep_until(&mut self, clock: &RunClock, at_ns: u64) -> io::Result<()> {
+        let mono = clock.start_mono_ns + at_ns;
+        let timer = self.timer.get_ref();
+        timer.arm_at(mono)?;
+        loop {
+            let mut guard = self.timer.readable().await?;
+            if timer.take_expiry()? {
+                let late = gatebench_shared::clock::monotonic_ns().saturating_sub(mono);
+                self.margin.observe(late);
+                return Ok(());
+            }
+            guard.clear_ready();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn the_expected_window_follows_recent_answers() {
+        let mut recent = Recent::default();
+        for _ in 0..MIN_SAMPLES - 1 {
+            recent.add(100_000);
+        }
+        assert_eq!(
+            recent.expected(),
+            None,
+            "too few answers to expect anything"
+        );
+        recent.add(100_000);
+        assert_eq!(recent.expected(), Some((100_000, 100_000)));
+        // A new regime replaces the old within the ring.
+        for i in 0..RECENT as u64 {
+            recent.add(3_000_000 + i * 1_000);
+        }
+        let (low, high) = recent.expected().unwrap();
+        assert!((3_000_000..3_010_000).contains(&low), "{low}");
+        assert!((3_050_000..=3_063_000).contains(&high), "{high}");
+    }
+
+    #[test]
+    fn the_window_is_the_earliest_open_request_s() {
+        let poll = AnswerPoll::new(RunClock::starting_in(Duration::ZERO), 1.0);
+        for _ in 0..MIN_SAMPLES {
+            poll.answered_after(100_000);
+        }
+        assert_eq!(poll.next_window(0), None, "nothing in flight");
+        let a = poll.sent(1_000_000);
+        let _b = poll.sent(2_000_000);
+        let w = |d: u64| (d + 100_000 - LEAD_NS, d + 100_000 + LEAD_NS);
+        assert_eq!(poll.next_window(1_000_000), Some(w(1_000_000)));
+        // Past a's window, b's is next; once a is answered, b's too.
+        assert_eq!(poll.next_window(1_200_000), Some(w(2_000_000)));
+        drop(a);
+        assert_eq!(poll.next_window(1_000_000), Some(w(2_000_000)));
+        assert_eq!(poll.next_window(2_200_000), None, "b's window is over");
+    }
+
+    #[test]
+    fn the_budget_bounds_the_polling() {
+        let mut account = Account::default();
+        assert!(!account.afford(), "nothing earned yet");
+        account.earn(1_000_000, 0.1);
+        assert!(account.afford());
+        account.spend(150_000);
+        assert!(!account.afford(), "0.1 of 1 ms is 100 µs, 150 spent");
+        assert_eq!(account.over_budget, 2);
+        account.earn(u64::MAX / 2, 1.0);
+        assert!(account.credit_ns <= MAX_CREDIT_NS);
+    }
+
+    #[tokio::test]
+    async fn a_zero_budget_never_polls() {
+        let poll = AnswerPoll::new(RunClock::starting_in(Duration::ZERO), 0.0);
+        for _ in 0..MIN_SAMPLES {
+            poll.answered_after(10_000);
+        }
+        let _a = poll.sent(0);
+        poll.run().await.unwrap();
+        let r = poll.report();
+        assert_eq!((r.windows, r.polled_s, r.budget_cores), (0, 0.0, 0.0));
+    }
+}
