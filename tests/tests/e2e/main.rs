@@ -23,6 +23,7 @@ mod load;
 mod messages;
 mod omission;
 mod overhead;
+mod pacing;
 mod packaging;
 mod profiles;
 mod profiling;
