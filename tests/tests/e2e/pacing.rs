@@ -45,7 +45,10 @@ fn the_default_pacer_learns_its_margin_and_polls_for_answers() {
     assert!(a.polled_cores <= 1.05, "{a:?}");
     // The report says it in one line.
     let line = loadgen::report::waiting::waiting_line(r).unwrap();
-    assert!(line.contains("--spin auto") && line.contains("polled"), "{line}");
+    assert!(
+        line.contains("--spin auto") && line.contains("polled"),
+        "{line}"
+    );
 }
 
 #[test]
@@ -71,7 +74,11 @@ fn zero_turns_spinning_and_polling_off() {
     // Still measured: every wait slept on the timer.
     assert!(p.wakeups >= 100, "{p:?}");
     let a = r.answer_poll.as_ref().unwrap();
-    assert_eq!((a.budget_cores, a.windows, a.polled_s), (0.0, 0, 0.0), "{a:?}");
+    assert_eq!(
+        (a.budget_cores, a.windows, a.polled_s),
+        (0.0, 0, 0.0),
+        "{a:?}"
+    );
 }
 
 #[test]

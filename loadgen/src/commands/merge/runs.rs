@@ -233,16 +233,19 @@ fn left_to_the_shards(run: &mut TargetRun, notes: &mut Vec<String>) {
     if timed {
         dropped.push("connection timings");
     }
-    // Each host's own timer and answers: one shard's margin is not the others'.
-    let paced = run.pacer.take().is_some();
-    if run.answer_poll.take().is_some() || paced {
-        dropped.push("pacer's margins and answer polling");
-    }
     if !dropped.is_empty() {
         notes.push(format!(
             "the {} are in each shard's own result, not added here",
             dropped.join(" and ")
         ));
+    }
+    // Each host's own timer and answers: one shard's margin is not another's.
+    let paced = run.pacer.take().is_some();
+    if run.answer_poll.take().is_some() || paced {
+        notes.push(
+            "each shard's pacer (its margin and wake-ups) and answer polling are in its own result"
+                .into(),
+        );
     }
 }
 
@@ -505,15 +508,27 @@ mod tests {
             run["connect"] = json!({"protocol": "HTTP/2", "tls": true,
                 "tcp_connect_us": summary(40), "tls_handshake_us": summary(700)});
         }
+        for shard in &mut shards {
+            let run = &mut shard.value["runs"][0];
+            run["pacer"] = json!({"spin": "auto", "margin_us": 60.0, "widest_margin_us": 80.0,
+                "wakeups": 10, "lateness_p50_us": 30.0, "lateness_p99_us": 50.0,
+                "lateness_max_us": 70.0, "late_wakeups": 0, "spun_s": 0.1});
+            run["answer_poll"] = json!({"budget_cores": 1.0, "polled_s": 0.1});
+        }
         let merged = merge_of(&shards);
         let run = &merged["runs"][0];
         assert!(run.get("classes").is_none());
+        assert!(
+            run["pacer"].is_null() && run["answer_poll"].is_null(),
+            "{run}"
+        );
         assert_eq!(run["connect"], json!({"protocol": "HTTP/2", "tls": true}));
         let notes = merged["shards"]["notes"].to_string();
         assert!(
             notes.contains("per-class table and connection timings are in each shard's own result"),
             "{notes}"
         );
+        assert!(notes.contains("pacer (its margin"), "{notes}");
     }
 
     #[test]
