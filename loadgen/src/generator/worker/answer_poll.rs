@@ -9,17 +9,20 @@
 //! "Due" comes from the worker's own recent answers: the times from dispatch to first byte of
 //! the last [`RECENT`] successful requests give a low and a high quantile, and the earliest
 //! request in flight is polled for from [`LEAD_NS`] before its low quantile to [`LEAD_NS`] past
-//! its high one; then the poller sleeps again (on a timerfd armed a learned wake-up margin
-//! before the next window, or until a request is sent). Streams are polled for their first
+//! its high one; then the poller sleeps again (on a timerfd armed before the next window by the
+//! median lateness of its own wake-ups, or until a request is sent). A poller that wakes late
+//! is no worse off than one that never polled: the answer wakes the thread as it would have, so
+//! its margin covers the typical wake-up, not the pacer's rare late one. Streams are polled for their first
 //! byte. A token bucket keeps the polling within the worker's share of `--poll-budget`; a
 //! window it cannot afford is slept through and counted.
 
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeSet;
 use std::io;
+use std::time::Duration;
 
 use gatebench_shared::timerfd::TimerFd;
-use gatebench_shared::wake::{Spin, WakeMargin};
+use gatebench_shared::wake::{Spin, WakeMargin, PAD_NS, RECOMPUTE_EVERY, START_MARGIN_NS};
 use tokio::io::unix::AsyncFd;
 use tokio::io::Interest;
 use tokio::sync::Notify;
@@ -136,11 +139,13 @@ impl AnswerPoll {
             self.account.borrow_mut().earn(now - last, self.budget);
             last = now;
             let Some((start, end)) = self.next_window(now) else {
+                self.account.borrow_mut().polling = false;
                 self.sent.notified().await;
                 continue;
             };
-            let wake_at = start.saturating_sub(timer.margin.margin_ns());
+            let wake_at = start.saturating_sub(timer.margin_ns);
             if now < wake_at {
+                self.account.borrow_mut().polling = false;
                 timer.sleep_until(&self.clock, wake_at).await?;
                 continue;
             }
@@ -163,13 +168,7 @@ impl AnswerPoll {
         }
         tokio::task::yield_now().await;
         let spent = self.clock.now_ns().saturating_sub(from);
-        let mut account = self.account.borrow_mut();
-        account.spend(spent);
-        let now = from + spent;
-        drop(account);
-        if self.next_window(now).is_none_or(|(start, _)| start > now) {
-            self.account.borrow_mut().polling = false;
-        }
+        self.account.borrow_mut().spend(spent);
     }
 }
 
@@ -240,10 +239,12 @@ impl Recent {
     }
 }
 
-/// The poller's timer: a timerfd armed a learned margin early.
+/// The poller's timer: a timerfd armed early by the median lateness of its wake-ups.
 struct PollTimer {
     timer: AsyncFd<TimerFd>,
-    margin: WakeMargin,
+    /// The lateness of its wake-ups (a margin of 0: only the tally is used).
+    seen: WakeMargin,
+    margin_ns: u64,
 }
 
 impl PollTimer {
@@ -254,7 +255,8 @@ impl PollTimer {
             .map_err(|e| e.into_parts().1)?;
         Ok(PollTimer {
             timer,
-            margin: WakeMargin::new(Spin::Auto),
+            seen: WakeMargin::new(Spin::Fixed(Duration::ZERO)),
+            margin_ns: START_MARGIN_NS,
         })
     }
 
@@ -267,7 +269,11 @@ impl PollTimer {
             let mut guard = self.timer.readable().await?;
             if timer.take_expiry()? {
                 let late = gatebench_shared::clock::monotonic_ns().saturating_sub(mono);
-                self.margin.observe(late);
+                self.seen.observe(late);
+                let tally = self.seen.tally();
+                if tally.total() % u64::from(RECOMPUTE_EVERY) == 0 {
+                    self.margin_ns = tally.quantile_ns(0.5) + PAD_NS;
+                }
                 return Ok(());
             }
             guard.clear_ready();
@@ -278,7 +284,6 @@ impl PollTimer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Duration;
 
     #[test]
     fn the_expected_window_follows_recent_answers() {
