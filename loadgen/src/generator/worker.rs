@@ -226,8 +226,8 @@ async fn drive(
     let ctx = Rc::new(running);
     let spec = &ctx.spec;
     let poller = ctx.clone();
-    // The poller runs until the worker's tasks are dropped; without a timerfd it cannot
-    // sleep precisely between windows, and the worker sleeps on epoll as before.
+    // The poller runs until the worker's tasks are dropped (should its timerfd fail, it stops,
+    // and the worker sleeps on epoll between answers as it would with --poll-budget 0).
     tokio::task::spawn_local(async move { poller.poll.run().await });
     let in_flight = Rc::new(InFlight::default());
     let mut pacer = None;
