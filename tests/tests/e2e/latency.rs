@@ -140,6 +140,11 @@ fn a_default_mock_answers_on_time_by_its_own_account() {
                 r.head_after
             );
         }
+        let config = client
+            .send(hyper::Method::GET, "/v1/gatebench/config", &[], b"")
+            .await
+            .text();
+        assert!(config.contains("spin = \"auto\""), "{config}");
         let get = hyper::Method::GET;
         client.send(get, "/metrics", &[], b"").await.text()
     });
