@@ -39,8 +39,8 @@ pub(super) struct Queue {
     /// When the driver will look at the queue next at the latest: the time the timerfd is armed
     /// at, or now while it spins (`u64::MAX` when nothing waits).
     armed_ns: u64,
-    /// When the timerfd was last armed: a deadline already past then fires at once, and only
-    /// the time since counts as lateness.
+    /// When the timerfd was last armed: one armed for an instant already past fires at once,
+    /// which says nothing of how late a sleep ends.
     armed_when_ns: u64,
     /// When the current spin began (`None`: not spinning).
     spin_from_ns: Option<u64>,
@@ -79,16 +79,17 @@ impl Queue {
         self.margin.margin_ns().min(MAX_WINDOW_NS)
     }
 
-    /// Feeds the margin one kernel wake-up read at `now_ns`. A wake-up before the instant the
-    /// timer was armed for is a readiness left from an earlier expiry, not a wake-up.
+    /// Feeds the margin one kernel wake-up read at `now_ns`: how late after the instant the
+    /// timer was armed for. Not a sleep, so not fed: a timer armed for an instant already past
+    /// (it fired at once, as for a deadline nearer than the margin), and a wake-up before the
+    /// instant (a readiness left from an earlier expiry).
     #[inline]
     fn observe(&mut self, now_ns: u64) {
-        if self.armed_ns == u64::MAX {
+        if self.armed_ns == u64::MAX || self.armed_when_ns >= self.armed_ns {
             return;
         }
-        let armed_for = self.armed_ns.max(self.armed_when_ns);
-        if now_ns >= armed_for {
-            self.margin.observe(now_ns - armed_for);
+        if now_ns >= self.armed_ns {
+            self.margin.observe(now_ns - self.armed_ns);
         }
     }
 

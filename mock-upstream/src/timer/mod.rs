@@ -302,6 +302,23 @@ mod tests {
     }
 
     #[test]
+    fn a_deadline_nearer_than_the_margin_is_spun_not_learned_from() {
+        let timers = Timers::default();
+        runtime().block_on(async {
+            install(Spin::Fixed(Duration::from_micros(500)), Some(&timers)).unwrap();
+            for _ in 0..10 {
+                // Armed for an instant already past: the timer fires at once, no sleep.
+                let due = monotonic_ns() + 100_000;
+                assert!(sleep_until(due).await >= due);
+            }
+        });
+        let r = timers.report().unwrap();
+        assert_eq!(r.wakeups, 0, "{r:?}");
+        // Ten spins of up to 100 µs each (less the time the at-once expiry took).
+        assert!(r.spun_s > 0.000_2 && r.spun_s < 0.05, "{r:?}");
+    }
+
+    #[test]
     fn a_past_deadline_is_ready_at_once() {
         runtime().block_on(async {
             let due = monotonic_ns();
