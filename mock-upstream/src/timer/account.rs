@@ -61,25 +61,6 @@ impl Timers {
              # TYPE mock_timer_spin_info gauge\nmock_timer_spin_info{{spin=\"{}\"}} 1",
             r.spin
         );
-        let s = |us: f64| us / 1e6;
-        let gauges = [
-            (
-                "mock_timer_margin_seconds",
-                "How long before a deadline the timer wakes and spins the rest (the widest worker's).",
-                s(r.margin_us),
-            ),
-            (
-                "mock_timer_margin_widest_seconds",
-                "The widest margin used since start.",
-                s(r.widest_margin_us),
-            ),
-        ];
-        for (name, help, value) in gauges {
-            let _ = writeln!(
-                out,
-                "# HELP {name} {help}\n# TYPE {name} gauge\n{name} {value}"
-            );
-        }
         let _ = writeln!(
             out,
             "# HELP mock_timer_wakeup_lateness_seconds How late the kernel woke the timer after \
@@ -89,35 +70,54 @@ impl Timers {
              mock_timer_wakeup_lateness_seconds{{quantile=\"0.99\"}} {}\n\
              mock_timer_wakeup_lateness_seconds{{quantile=\"1\"}} {}\n\
              mock_timer_wakeup_lateness_seconds_count {}",
-            s(r.lateness_p50_us),
-            s(r.lateness_p99_us),
-            s(r.lateness_max_us),
+            r.lateness_p50_us / 1e6,
+            r.lateness_p99_us / 1e6,
+            r.lateness_max_us / 1e6,
             r.wakeups
         );
-        let counters = [
-            (
-                "mock_timer_wakeups_total",
-                "Kernel wake-ups of the timer (the calibration at start included).",
-                r.wakeups as f64,
-            ),
-            (
-                "mock_timer_late_wakeups_total",
-                "Wake-ups later than the margin: the waits that ended late.",
-                r.late_wakeups as f64,
-            ),
-            (
-                "mock_timer_spun_seconds_total",
-                "Time the workers spun (yielding to their other work) before deadlines, in seconds of one core.",
-                r.spun_s,
-            ),
-        ];
-        for (name, help, value) in counters {
+        for (name, kind, help, value) in series(&r) {
             let _ = writeln!(
                 out,
-                "# HELP {name} {help}\n# TYPE {name} counter\n{name} {value}"
+                "# HELP {name} {help}\n# TYPE {name} {kind}\n{name} {value}"
             );
         }
     }
+}
+
+/// The timer's series of one value each: name, type, help, value.
+fn series(r: &WakeReport) -> [(&'static str, &'static str, &'static str, f64); 5] {
+    [
+        (
+            "mock_timer_margin_seconds",
+            "gauge",
+            "How long before a deadline the timer wakes and spins the rest (the widest worker's).",
+            r.margin_us / 1e6,
+        ),
+        (
+            "mock_timer_margin_widest_seconds",
+            "gauge",
+            "The widest margin used since start.",
+            r.widest_margin_us / 1e6,
+        ),
+        (
+            "mock_timer_wakeups_total",
+            "counter",
+            "Kernel wake-ups of the timer (the calibration at start included).",
+            r.wakeups as f64,
+        ),
+        (
+            "mock_timer_late_wakeups_total",
+            "counter",
+            "Wake-ups later than the margin: the waits that ended late.",
+            r.late_wakeups as f64,
+        ),
+        (
+            "mock_timer_spun_seconds_total",
+            "counter",
+            "Time the workers spun (yielding to their other work) before deadlines, in seconds of one core.",
+            r.spun_s,
+        ),
+    ]
 }
 
 /// The timer's facts in one phrase, for the shutdown summary.
