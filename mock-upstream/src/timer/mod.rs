@@ -5,17 +5,18 @@
 //! kernel timer instead: a `timerfd` on `CLOCK_MONOTONIC`, armed at the earliest absolute deadline
 //! of a queue (a binary heap of deadlines and wakers) and driven by one task through tokio's
 //! `AsyncFd`. At each expiry that task wakes every waiter whose deadline has passed, all in that
-//! one wake-up, and re-arms at the next deadline. The kernel wakes it late (tens of microseconds on a
-//! VM), so the timer fires a margin before the earliest deadline and the task then yields in a
-//! loop (the worker's other tasks and I/O still run) until each deadline within that spin window
-//! has passed, for a lateness of a microsecond or two. By default (`--spin auto`) the margin is
-//! learned ([`gatebench_shared::wake`]): calibrated on the timerfd when the timer is installed,
-//! then fed the lateness of every kernel wake-up; `--spin DURATION` fixes it, and `--spin 0`
-//! never spins (an idle worker sleeps in `epoll_wait` until the kernel fires, an event late by
-//! the kernel's wake-up). Either way nothing spins outside the window before a deadline, so an
-//! idle worker, or one whose deadlines are all far off, sleeps. A waiter
-//! costs a heap push (no allocation once the heap has grown), so 10,000 open streams cost 10,000
-//! entries of 32 bytes.
+//! one wake-up, and re-arms at the next deadline.
+//!
+//! The kernel wakes it late (tens of microseconds on a VM), so the timer fires a margin before
+//! the earliest deadline and the task then yields in a loop (the worker's other tasks and I/O
+//! still run) until each deadline within that spin window has passed, for a lateness of a
+//! microsecond or two. By default (`--spin auto`) the margin is learned
+//! ([`gatebench_shared::wake`]): calibrated on the timerfd when the timer is installed, then fed
+//! the lateness of every kernel wake-up; `--spin DURATION` fixes it, and `--spin 0` never spins
+//! (an event is then late by the kernel's wake-up). Either way nothing spins outside the window
+//! before a deadline: an idle worker, or one whose deadlines are all far off, sleeps in
+//! `epoll_wait` until the kernel fires. A waiter costs a heap push (no allocation once the heap
+//! has grown), so 10,000 open streams cost 10,000 entries of 32 bytes.
 //!
 //! Deadlines are nanoseconds of [`gatebench_shared::clock::monotonic_ns`], the clock the timer is
 //! armed on, so no second clock can drift against it. tokio's timer stays for the coarse limits
