@@ -106,6 +106,9 @@ fn serves_until_sigterm_then_exits_cleanly() {
     let mut rest = String::new();
     mock.stderr.read_to_string(&mut rest).unwrap();
     assert!(rest.contains("emission error"), "{rest}");
+    // The default timer's facts: its setting, margin, wake-ups (the calibration's at least).
+    assert!(rest.contains("timer spin auto: margin "), "{rest}");
+    assert!(rest.contains(" wake-ups p50 "), "{rest}");
 }
 
 #[test]
