@@ -1,5 +1,6 @@
 //! The figures of every report written as text: microseconds in the unit that reads best
-//! (`micros`), a difference with its sign (`signed`), a resolution (`resolution`).
+//! (`micros`), a difference with its sign (`signed`), a resolution (`resolution`) and how it was
+//! obtained (`resolution_from`).
 
 pub use gatebench_shared::latency::human_us as micros;
 
@@ -10,6 +11,21 @@ pub fn resolution(us: f64) -> String {
     } else {
         "-".to_string()
     }
+}
+
+/// How a result's resolution was obtained, as every report says it: `source`, or for a result
+/// written before it was recorded, the twin's disclosure.
+pub fn resolution_from(
+    source: &str,
+    targets: &[crate::results::target::Named],
+    twin: bool,
+) -> String {
+    let source = if source.is_empty() {
+        crate::results::target::resolution_source(targets, twin, crate::results::target::NO_TWIN)
+    } else {
+        source.to_string()
+    };
+    format!("Resolution from: {source}.")
 }
 
 /// A difference with its sign: `+12 µs`, `-3 µs`.
