@@ -11,6 +11,8 @@
 //! - [`host`]: facts about the machine, and the open-file limit raised for a server or client.
 //! - [`clock`] / [`timerfd`]: `CLOCK_MONOTONIC`, and the kernel timer armed on it at absolute
 //!   deadlines.
+//! - [`wake`]: how early to wake before a deadline, learned from the thread's own wake-ups
+//!   (`--spin auto` on both sides).
 //! - [`errors`]: an error and its causes as one line for people.
 //! - [`eventstream`]: AWS's binary event stream framing (Bedrock's `converse-stream`).
 
@@ -23,6 +25,7 @@ pub mod settings;
 pub mod stats;
 pub mod timerfd;
 pub mod trials;
+pub mod wake;
 pub mod wire;
 
 pub use latency::{Distribution, LatencyModel, RequestDraw, SpecError, TokenCount};
