@@ -50,6 +50,8 @@ impl MockProcess {
         };
         // Dropping `process` on an error kills what was started.
         (process.version, process.addr) = listening?;
+        // Read by now: nothing is left behind even if loadgen is killed outright.
+        let _ = std::fs::remove_file(&process.config_file);
         Ok(process)
     }
 
