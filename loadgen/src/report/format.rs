@@ -36,3 +36,42 @@ pub fn signed(us: f64) -> String {
         micros(us)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::role::Role;
+    use crate::results::target::{Named, Target, NO_TWIN, SAME_PROCESS};
+
+    fn twin(info: &str) -> Named {
+        Named {
+            name: Role::Twin,
+            target: Target {
+                url: "http://127.0.0.1:9/v1/chat/completions".into(),
+                authority: "127.0.0.1:9".into(),
+                path: "/v1/chat/completions".into(),
+                resolved: "127.0.0.1:9".parse().unwrap(),
+                tls: false,
+            },
+            info: Some(info.into()),
+            recording: None,
+        }
+    }
+
+    #[test]
+    fn the_source_is_said_and_an_older_result_takes_its_twins() {
+        let targets = [twin(SAME_PROCESS)];
+        assert_eq!(
+            resolution_from("--twin URL (x)", &targets, true),
+            "Resolution from: --twin URL (x)."
+        );
+        assert_eq!(
+            resolution_from("", &targets, true),
+            format!("Resolution from: {SAME_PROCESS}.")
+        );
+        assert_eq!(
+            resolution_from("", &targets, false),
+            format!("Resolution from: {NO_TWIN}.")
+        );
+    }
+}
