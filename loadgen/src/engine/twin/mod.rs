@@ -44,11 +44,34 @@ pub(crate) fn choose(targets: &[Named], mock: Option<&str>) -> Choice {
     if !direct.target.resolved.ip().is_loopback() {
         return Choice::SameUrl("the direct target is not on loopback");
     }
-    match mock.map(twin_config) {
-        None => Choice::SameUrl("the direct target is not a gatebench mock"),
-        Some(Err(why)) => Choice::SameUrl(why),
-        Some(Ok(config)) => Choice::Start { config },
+    let Some(mock) = mock else {
+        return Choice::SameUrl("the direct target is not a gatebench mock");
+    };
+    if !listens_on(mock, direct.target.resolved.port()) {
+        return Choice::SameUrl(
+            "the direct target is in front of a gatebench mock, not the mock itself (its \
+             configuration listens on another port)",
+        );
     }
+    match twin_config(mock) {
+        Err(why) => Choice::SameUrl(why),
+        Ok(config) => Choice::Start { config },
+    }
+}
+
+/// Whether the mock configured by `mock` can be the one on `port`: it listens there, or on a
+/// port chosen when it started (0: unknown here). A hop in front of a mock (a forwarder that
+/// passes its configuration on) is not the mock: a second mock would not have the hop.
+fn listens_on(mock: &str, port: u16) -> bool {
+    let listen = mock.parse::<toml::Table>().ok().and_then(|t| {
+        t.get("listen")?
+            .as_str()?
+            .rsplit_once(':')?
+            .1
+            .parse::<u16>()
+            .ok()
+    });
+    matches!(listen, Some(p) if p == 0 || p == port)
 }
 
 /// The direct mock's configuration with its address changed to a free port on 127.0.0.1, and
@@ -72,18 +95,14 @@ pub(crate) fn twin_config(mock: &str) -> Result<String, &'static str> {
 /// read: a started mock in its place (returned: it runs until dropped), or the direct URL
 /// again with the reason in its disclosure. Says on standard error which, either way.
 pub fn settle(targets: &mut [Named], mock: Option<&str>) -> Option<MockProcess> {
-    let why = match choose(targets, mock) {
+    // A mock binary would help only where loadgen tried to start one.
+    let (why, advice) = match choose(targets, mock) {
         Choice::Keep => return None,
-        Choice::SameUrl(why) => why.to_string(),
+        Choice::SameUrl(why) => (why.to_string(), texts::SAME_PROCESS_ADVICE_NOT_MOCK),
         Choice::Start { config } => match start(targets, &config) {
             Ok(process) => return Some(process),
-            Err(why) => why,
+            Err(why) => (why, texts::SAME_PROCESS_ADVICE),
         },
-    };
-    let advice = if why.contains("gatebench mock") || why.contains("loopback") {
-        texts::SAME_PROCESS_ADVICE_NOT_MOCK
-    } else {
-        texts::SAME_PROCESS_ADVICE
     };
     let info = format!("{}: {advice} ({why})", texts::SAME_PROCESS);
     gatebench_shared::say!("loadgen: twin: {info}");
@@ -174,6 +193,13 @@ mod tests {
             choose(&t, Some(&tls)),
             Choice::SameUrl("the direct mock serves TLS")
         );
+        let fronted = MOCK.replace("0.0.0.0:8000", "127.0.0.1:8001");
+        let Choice::SameUrl(why) = choose(&t, Some(&fronted)) else {
+            panic!("a hop in front of the mock is not the mock");
+        };
+        assert!(why.contains("in front of a gatebench mock"), "{why}");
+        let chosen = MOCK.replace("0.0.0.0:8000", "127.0.0.1:0");
+        assert!(matches!(choose(&t, Some(&chosen)), Choice::Start { .. }));
         let t = targets("http://192.0.2.1:8000/v1/chat/completions", None);
         assert_eq!(
             choose(&t, Some(MOCK)),
