@@ -135,9 +135,13 @@ impl Signals {
 fn emission_summary(server: &MockServer) -> String {
     let m = server.metrics();
     let e = &m.emission_error;
+    let timer = m
+        .timer()
+        .map(|r| format!("; {}", crate::timer::summary(&r)))
+        .unwrap_or_default();
     format!(
         "mock-upstream: {} connections; emission error over {} timed events: \
-         p50 {}us p99 {}us max {}us",
+         p50 {}us p99 {}us max {}us{timer}",
         m.connections_opened(),
         e.count(),
         e.quantile_us(0.5),

@@ -189,7 +189,7 @@ pub async fn serve(
 ) -> io::Result<()> {
     let listener = TcpListener::from_std(listener)?;
     // Before any connection can take the last descriptor.
-    crate::timer::install(state.config.spin)?;
+    crate::timer::install(state.config.spin, Some(state.metrics.timers()))?;
     let graceful = GracefulShutdown::new();
     let protocols = Protocols::new(&state, stop.clone());
 

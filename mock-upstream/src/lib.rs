@@ -23,7 +23,8 @@
 //!   by `--tokenizer`.
 //! - `sse` / `body` / `peer`: the streamed body on absolute deadlines, the one body type, and
 //!   the watch that frees a stalled stream when its client leaves.
-//! - `timer`: each worker's kernel timer (timerfd) that every delayed answer and event waits on.
+//! - `timer`: each worker's kernel timer (timerfd) that every delayed answer and event waits on,
+//!   woken a margin early (learned by default, `--spin auto`) and spinning the rest.
 //! - `metrics` / `state` / `healthcheck`: lock-free counters and the mock's own emission error
 //!   as Prometheus text, what every request shares, and the container health probe.
 

@@ -2,12 +2,17 @@
 //!
 //! The emission error (actual − scheduled time of each delayed response or stream event) is the
 //! mock's own error as an instrument; it is kept in a log-linear atomic histogram (relative
-//! error of a bucket at most 12.5%) with exact count, sum and maximum.
+//! error of a bucket at most 12.5%) with exact count, sum and maximum. Beside it, the precise
+//! timer's own account (`crate::timer::Timers`): its margin, how late the kernel woke it, and
+//! the time it spun.
 
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed};
 
+use gatebench_shared::wake::WakeReport;
+
 use crate::config::{Api, StreamFaultKind};
+use crate::timer::Timers;
 
 /// What a request was, for the per-route counters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -171,6 +176,8 @@ pub struct Metrics {
     content_filtered: AtomicU64,
     /// Emission error of delayed responses and stream events, in microseconds.
     pub emission_error: AtomicHistogram,
+    /// The workers' precise timers: their margins, wake-ups and time spun.
+    timers: Timers,
 }
 
 impl Metrics {
@@ -284,12 +291,24 @@ impl Metrics {
         self.connections_open.load(Relaxed)
     }
 
+    /// The workers' timers merged: margin, wake-up lateness, late wake-ups, time spun (`None`
+    /// before a worker installed its timer).
+    pub fn timer(&self) -> Option<WakeReport> {
+        self.timers.report()
+    }
+
+    /// Where each worker's timer registers.
+    pub(crate) fn timers(&self) -> &Timers {
+        &self.timers
+    }
+
     /// The Prometheus text exposition of every counter.
     pub fn to_prometheus(&self) -> String {
         let mut out = String::with_capacity(2048);
         self.labelled(&mut out);
         self.totals(&mut out);
         self.emission(&mut out);
+        self.timers.to_prometheus(&mut out);
         out
     }
 

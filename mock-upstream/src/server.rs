@@ -39,7 +39,8 @@ pub struct MockServer {
 }
 
 impl MockServer {
-    /// Binds the listeners and starts the worker threads.
+    /// Binds the listeners and starts the worker threads; returns once each has its timer
+    /// (calibrated, with `--spin auto`), so the first request does not wait for a calibration.
     pub fn start(config: Config) -> Result<MockServer, StartError> {
         let listeners = bind(config.listen, config.threads)?;
         let addr = listeners[0]
@@ -55,17 +56,27 @@ impl MockServer {
         };
         let state = Arc::new(State::new(config));
         let (stop, stopped) = watch::channel(false);
+        let (ready, timed) = std::sync::mpsc::channel();
         let mut workers = Vec::with_capacity(listeners.len());
         for (i, listener) in listeners.into_iter().enumerate() {
             let core = (!pin.is_empty()).then(|| pin[i % pin.len()]);
             let state = state.clone();
             let stopped = stopped.clone();
             let tls = tls.clone();
+            let ready = ready.clone();
             let worker = std::thread::Builder::new()
                 .name(format!("mock-worker-{i}"))
-                .spawn(move || run_worker(listener, state, tls, stopped, core))
+                .spawn(move || run_worker(listener, state, tls, stopped, core, ready))
                 .map_err(StartError::Thread)?;
             workers.push(worker);
+        }
+        drop(ready);
+        // Ends early when every worker left has stopped before installing its timer (each
+        // has said why).
+        for _ in 0..workers.len() {
+            if timed.recv().is_err() {
+                break;
+            }
         }
         Ok(MockServer {
             addr,
@@ -107,6 +118,7 @@ fn run_worker(
     tls: Option<TlsAcceptor>,
     stopped: watch::Receiver<bool>,
     core: Option<usize>,
+    ready: std::sync::mpsc::Sender<()>,
 ) {
     if let Some(id) = core {
         core_affinity::set_for_current(core_affinity::CoreId { id });
@@ -116,7 +128,16 @@ fn run_worker(
         .build();
     match runtime {
         Ok(runtime) => {
-            if let Err(err) = runtime.block_on(serve(listener, state, tls, stopped)) {
+            let served = runtime.block_on(async move {
+                // Calibrated (`--spin auto`) before the server counts this worker as started.
+                let installed =
+                    crate::timer::install(state.config.spin, Some(state.metrics.timers()));
+                let _ = ready.send(());
+                drop(ready);
+                installed?;
+                serve(listener, state, tls, stopped).await
+            });
+            if let Err(err) = served {
                 gatebench_shared::say!("mock-upstream: worker stopped: {err}");
             }
         }

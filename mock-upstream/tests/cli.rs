@@ -37,6 +37,11 @@ fn defaults_then_file_then_environment_then_flags() {
     assert_eq!(defaults["ttft"].as_str(), Some("0"));
     assert_eq!(defaults["tokens"].as_str(), Some("16"));
     assert_eq!(defaults["max-body"].as_str(), Some("16777216"));
+    assert_eq!(defaults["spin"].as_str(), Some("auto"));
+    let spin_env = printed(mock().env("MOCK_SPIN", "0"));
+    assert_eq!(spin_env["spin"].as_str(), Some("0"));
+    let spin_flag = printed(mock().env("MOCK_SPIN", "0").args(["--spin", "50us"]));
+    assert_eq!(spin_flag["spin"].as_str(), Some("50us"));
 
     let from_file = printed(mock().arg("--config").arg(&file));
     assert_eq!(from_file["ttft"].as_str(), Some("200ms"));
@@ -101,6 +106,9 @@ fn serves_until_sigterm_then_exits_cleanly() {
     let mut rest = String::new();
     mock.stderr.read_to_string(&mut rest).unwrap();
     assert!(rest.contains("emission error"), "{rest}");
+    // The default timer's facts: its setting, margin, wake-ups (the calibration's at least).
+    assert!(rest.contains("timer spin auto: margin "), "{rest}");
+    assert!(rest.contains(" wake-ups p50 "), "{rest}");
 }
 
 #[test]

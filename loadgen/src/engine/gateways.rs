@@ -2,7 +2,7 @@
 //! the user disclosed about it (`--direct`, `--gateway NAME=URL`, `--gateway-info NAME=TEXT`,
 //! `--gateway-recording NAME=LEVEL`).
 
-use crate::results::target::Named;
+use crate::results::target::{Named, SAME_PROCESS, TWIN_GIVEN};
 
 use crate::generator::plan_error::PlanError;
 use crate::results::role::Role;
@@ -16,8 +16,9 @@ pub struct Disclosed<'a> {
     pub recordings: &'a [String],
 }
 
-/// Puts the twin (`--twin URL`, or by default the direct URL again, on its own connections;
-/// `none` for no twin) second in `targets`. Returns whether there is one.
+/// Puts the twin (`--twin URL`, or by default the direct URL again, on its own connections,
+/// which `engine::twin::settle` replaces with a second mock process when it can; `none` for
+/// no twin) second in `targets`. Returns whether there is one.
 pub fn with_twin(
     targets: &mut Vec<Named>,
     twin: Option<&str>,
@@ -26,8 +27,8 @@ pub fn with_twin(
 ) -> Result<bool, PlanError> {
     let twin = match twin {
         Some("none") => None,
-        Some(url) => Some((url, "a second upstream (--twin)")),
-        None => direct.map(|url| (url, "the direct URL again, on its own connections")),
+        Some(url) => Some((url, TWIN_GIVEN)),
+        None => direct.map(|url| (url, SAME_PROCESS)),
     };
     let Some((url, info)) = twin else {
         return Ok(false);

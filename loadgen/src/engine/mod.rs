@@ -2,7 +2,7 @@
 //! (`run`: its windows, stop and exit handling, setup errors), reaching and naming the targets
 //! (`gateways`), sampling a process's CPU and memory (`sampler`), what a result discloses about
 //! its targets and host (`disclose`), the upstream's own count of requests (`upstream`), and the
-//! demo's in-process mock (`embedded`).
+//! demo's in-process mock (`embedded`), the twin loadgen starts when none is named (`twin`).
 //! What every comparison is made of (its targets, twin, trials): `comparison`.
 
 pub(crate) mod comparison;
@@ -12,4 +12,5 @@ pub(crate) mod gateways;
 pub(crate) mod judge;
 pub mod run;
 pub(crate) mod sampler;
+pub(crate) mod twin;
 pub(crate) mod upstream;

@@ -45,11 +45,13 @@ pub struct GatewayFlags {
 pub struct JudgeFlags {
     /// The A/A control, measured as a target of its own (compare: in every trial; overhead: in
     /// the same rounds): a second upstream that should be identical to direct (another mock
-    /// process, or the upstream through a no-op hop), or `none`. Default for `compare` and
-    /// `overhead`: the direct URL again, on its own connections; `sweep` runs one only when
-    /// given, `profile` only with --direct. A gateway is called different (at a percentile)
-    /// only when it differs from the twin there; the twin's interval is the resolution of the
-    /// setup.
+    /// process, or the upstream through a no-op hop), or `none`. Default for `compare`,
+    /// `overhead` and `profile` with --direct: when direct is a gatebench mock on loopback, a
+    /// second mock process loadgen starts with its configuration (the `mock-upstream` beside
+    /// loadgen, else on PATH) and stops at the end; otherwise the direct URL again (the same
+    /// process, no spread between processes), said in the result. `sweep` runs one only when
+    /// given. A gateway is called different (at a percentile) only when it differs from the
+    /// twin there; the twin's interval is the resolution of the setup.
     #[arg(long)]
     pub twin: Option<String>,
     /// Differences smaller than this are not resolved, like 20us (with `--twin none`, the only

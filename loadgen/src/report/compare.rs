@@ -82,12 +82,12 @@ pub fn terminal(result: &CompareResult) -> String {
     out.push('\n');
     out.push_str(&delta_table(&result.deltas).to_text());
     out.push_str(if result.twin {
-        "\nVerdicts against the twin (the direct URL or --twin, trials of its own): a gateway \
-         differs only beyond the twin's interval at that percentile; Holm over every row.\n"
+        "\nVerdicts against the twin (trials of its own): a gateway differs only beyond the \
+         twin's interval at that percentile; Holm over every row.\n"
     } else {
-        "\nNo twin (--twin none): verdicts against zero, widened by --min-effect; Holm over \
-         every row.\n"
+        "\nNo twin: verdicts against zero, widened by --min-effect; Holm over every row.\n"
     });
+    out.push_str(&format!("{}\n", source(result)));
     out.push_str(&super::terminal::closing(
         &result.resources,
         result.valid,
@@ -154,6 +154,11 @@ pub fn trials_csv(view: &CompareResult) -> String {
     table.to_csv()
 }
 
+/// How the resolution was obtained, in one sentence.
+pub fn source(view: &CompareResult) -> String {
+    super::format::resolution_from(&view.resolution_source, &view.targets, view.twin)
+}
+
 /// How the verdicts are reached, in one paragraph.
 pub fn method(view: &CompareResult) -> String {
     let control = if view.twin {
@@ -198,6 +203,7 @@ pub fn markdown(view: &CompareResult) -> String {
     out.push_str(&summary_table(&view.summary).to_markdown());
     out.push_str("\n## Added latency\n\n");
     out.push_str(&delta_table(&view.deltas).to_markdown());
+    out.push_str(&format!("\n{}\n", source(view)));
     if !view.resources.is_empty() {
         out.push_str("\n## Sampled processes (`--sample-pid`)\n\n");
         out.push_str(&crate::report::resources::table(&view.resources).to_markdown());

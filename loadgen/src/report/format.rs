@@ -1,5 +1,6 @@
 //! The figures of every report written as text: microseconds in the unit that reads best
-//! (`micros`), a difference with its sign (`signed`), a resolution (`resolution`).
+//! (`micros`), a difference with its sign (`signed`), a resolution (`resolution`) and how it was
+//! obtained (`resolution_from`).
 
 pub use gatebench_shared::latency::human_us as micros;
 
@@ -12,11 +13,65 @@ pub fn resolution(us: f64) -> String {
     }
 }
 
+/// How a result's resolution was obtained, as every report says it: `source`, or for a result
+/// written before it was recorded, the twin's disclosure.
+pub fn resolution_from(
+    source: &str,
+    targets: &[crate::results::target::Named],
+    twin: bool,
+) -> String {
+    let source = if source.is_empty() {
+        crate::results::target::resolution_source(targets, twin, crate::results::target::NO_TWIN)
+    } else {
+        source.to_string()
+    };
+    format!("Resolution from: {source}.")
+}
+
 /// A difference with its sign: `+12 µs`, `-3 µs`.
 pub fn signed(us: f64) -> String {
     if us >= 0.0 {
         format!("+{}", micros(us))
     } else {
         micros(us)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::role::Role;
+    use crate::results::target::{Named, Target, NO_TWIN, SAME_PROCESS};
+
+    fn twin(info: &str) -> Named {
+        Named {
+            name: Role::Twin,
+            target: Target {
+                url: "http://127.0.0.1:9/v1/chat/completions".into(),
+                authority: "127.0.0.1:9".into(),
+                path: "/v1/chat/completions".into(),
+                resolved: "127.0.0.1:9".parse().unwrap(),
+                tls: false,
+            },
+            info: Some(info.into()),
+            recording: None,
+        }
+    }
+
+    #[test]
+    fn the_source_is_said_and_an_older_result_takes_its_twins() {
+        let targets = [twin(SAME_PROCESS)];
+        assert_eq!(
+            resolution_from("--twin URL (x)", &targets, true),
+            "Resolution from: --twin URL (x)."
+        );
+        assert_eq!(
+            resolution_from("", &targets, true),
+            format!("Resolution from: {SAME_PROCESS}.")
+        );
+        assert_eq!(
+            resolution_from("", &targets, false),
+            format!("Resolution from: {NO_TWIN}.")
+        );
     }
 }

@@ -172,11 +172,16 @@ fn notes(views: &[(String, CompareResult)]) -> Vec<String> {
         let direct = view.summary.iter().find(|s| s.name.is_direct());
         let plan = &view.envelope;
         notes.push(format!(
-            "{file}: {} trial(s), started {}, direct P50 {} P99 {}{}",
+            "{file}: {} trial(s), started {}, direct P50 {} P99 {}; {}{}",
             view.trials,
             plan.started_at,
             direct.map_or_else(|| "-".into(), |d| micros(d.p50_us)),
             direct.map_or_else(|| "-".into(), |d| micros(d.p99_us)),
+            super::compare::source(view).trim_end_matches('.').replacen(
+                "Resolution",
+                "resolution",
+                1
+            ),
             if view.valid {
                 String::new()
             } else {

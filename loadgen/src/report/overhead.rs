@@ -96,6 +96,12 @@ pub fn between_table(result: &OverheadResult) -> Table {
     table
 }
 
+/// How the resolution was obtained, in one sentence.
+pub fn source(result: &OverheadResult) -> String {
+    let plan = &result.plan;
+    super::format::resolution_from(&result.resolution_source, &plan.targets, plan.twin)
+}
+
 /// How the verdicts are reached, in one paragraph for the reports.
 pub fn method(result: &OverheadResult) -> String {
     let plan = &result.plan;
@@ -238,6 +244,7 @@ pub fn terminal(result: &OverheadResult) -> String {
     out.push_str(&delta_table(result).to_text());
     out.push_str("\nacross trials (the verdicts):\n");
     out.push_str(&combined_table(result).to_text());
+    out.push_str(&format!("{}\n", source(result)));
     if !result.between.is_empty() {
         out.push_str("\ngateways against each other:\n");
         out.push_str(&between_table(result).to_text());
@@ -273,6 +280,7 @@ pub fn markdown(result: &OverheadResult) -> String {
     out.push_str(&method(result));
     out.push_str("\n\n");
     out.push_str(&combined_table(result).to_markdown());
+    out.push_str(&format!("\n{}\n", source(result)));
     if !result.between.is_empty() {
         out.push_str("\n## Gateways against each other\n\n");
         out.push_str(

@@ -81,12 +81,18 @@ pub fn terminal(result: &SweepResult) -> String {
     }
     out.push_str(&levels_table(&result.levels).to_text());
     out.push_str(&headline_text(&result.headline));
+    out.push_str(&format!("{}\n", source(result)));
     out.push_str(&super::terminal::closing(
         &result.resources,
         result.valid,
         &result.invalid_reasons,
     ));
     out
+}
+
+/// How the resolution was obtained, in one sentence.
+pub fn source(view: &SweepResult) -> String {
+    super::format::resolution_from(&view.resolution_source, &view.targets, view.twin)
 }
 
 /// The headline in words.
@@ -118,6 +124,7 @@ pub fn sweep_markdown(view: &SweepResult) -> String {
     }
     out.push_str(&levels_table(&view.levels).to_markdown());
     out.push_str(&headline_text(&view.headline));
+    out.push_str(&format!("\n{}\n", source(view)));
     out.push_str(&disclosure(
         &view.envelope,
         &view.targets,

@@ -21,6 +21,10 @@ pub struct OverheadResult {
     #[serde(flatten)]
     pub envelope: crate::results::envelope::Envelope,
     pub plan: OverheadPlan,
+    /// How the resolution was obtained: the twin's disclosure (`--twin URL`, a second mock
+    /// process started by loadgen, the direct URL again and why), or why there is none.
+    #[serde(default)]
+    pub resolution_source: String,
     /// The direct target's configuration (TOML) when it is a gatebench mock.
     #[serde(default)]
     pub mock: Option<String>,

@@ -47,6 +47,10 @@ pub struct SweepResult {
     /// True when the second target is the twin (`--twin URL`), the A/A control.
     #[serde(default)]
     pub twin: bool,
+    /// How the resolution was obtained: the twin's disclosure (`--twin URL`, a second mock
+    /// process started by loadgen, the direct URL again and why), or why there is none.
+    #[serde(default)]
+    pub resolution_source: String,
     /// `--min-effect`, µs (0 when not given).
     #[serde(default)]
     pub min_effect_us: f64,

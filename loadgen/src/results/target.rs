@@ -1,5 +1,6 @@
 //! The targets a result names: a target as resolved (`Target`), and a target with its role
-//! (which names it in reports) and what the user disclosed about it (`Named`, `Recording`).
+//! (which names it in reports) and what the user disclosed about it (`Named`, `Recording`);
+//! how a result's resolution was obtained, in the words every report uses (`resolution_source`).
 
 use std::fmt;
 use std::net::SocketAddr;
@@ -85,3 +86,42 @@ impl fmt::Display for Recording {
         })
     }
 }
+
+/// The twin's disclosure for `--twin URL`.
+pub const TWIN_GIVEN: &str = "--twin URL (a second upstream, named by the user)";
+
+/// The twin's disclosure when it is the direct URL again, before the reason is added.
+pub const SAME_PROCESS: &str = "the direct URL again (same process)";
+
+/// What the same-process twin misses, and how to get a twin with it, for a direct mock.
+pub const SAME_PROCESS_ADVICE: &str = "this resolution holds no spread between processes; pass \
+    --twin URL or put mock-upstream beside loadgen";
+
+/// The same, when the direct target is not a local gatebench mock.
+pub const SAME_PROCESS_ADVICE_NOT_MOCK: &str = "this resolution holds no spread between \
+    processes; pass --twin URL (a second instance of the direct upstream) for one that does";
+
+/// The twin's disclosure when loadgen started a second mock itself.
+pub fn started_mock(binary: &str, version: &str, pid: u32, addr: &str) -> String {
+    format!(
+        "a second mock process started by loadgen ({binary} {version}, pid {pid}, on {addr}, \
+         with the direct mock's configuration)"
+    )
+}
+
+/// How the resolution of a result with `targets` was obtained: the twin's disclosure when
+/// `twin`, else `none` (the reason there is no twin).
+pub fn resolution_source(targets: &[Named], twin: bool, none: &str) -> String {
+    let info = targets
+        .iter()
+        .find(|t| t.name.is_twin())
+        .and_then(|t| t.info.clone());
+    match (twin, info) {
+        (true, Some(info)) => info,
+        (true, None) => "a twin".to_string(),
+        (false, _) => none.to_string(),
+    }
+}
+
+/// `resolution_source` for a result without twin given `--twin none`.
+pub const NO_TWIN: &str = "none (--twin none): verdicts against zero, widened by --min-effect";

@@ -21,6 +21,7 @@ use std::net::{SocketAddr, ToSocketAddrs};
 use std::time::Duration;
 
 use gatebench_shared::latency::format_us;
+use gatebench_shared::wake::Spin;
 use gatebench_shared::{LatencyModel, SpecError};
 
 pub use api::{Api, Provider};
@@ -34,6 +35,9 @@ pub use tokenizer::{Tokenizer, TokenizerError};
 
 /// Most dimensions an embedding vector may have.
 pub const MAX_DIMENSIONS: u32 = 8_192;
+
+/// The widest spin window, fixed (`--spin 1ms`) or learned (`--spin auto` is clamped to it).
+pub const MAX_SPIN: Duration = Duration::from_millis(1);
 
 /// A setting the mock cannot use. Each message says what was expected.
 #[derive(Debug, thiserror::Error)]
@@ -50,7 +54,10 @@ pub enum ConfigError {
     Spec(#[from] SpecError),
     #[error("invalid {0} '{1}': expected a duration like 500ms, 10s or 2m")]
     Duration(&'static str, String),
-    #[error("invalid --spin '{0}': expected a duration of at most 1ms, like 20us or 0")]
+    #[error(
+        "invalid --spin '{0}': expected auto (the default: a margin learned from the timer's own \
+         wake-ups), 0 (never spin) or a duration of at most 1ms, like 50us"
+    )]
     Spin(String),
     #[error("invalid --http1 '{0}': expected own (the mock's own HTTP/1.1 server) or hyper")]
     Http1(String),
@@ -114,8 +121,9 @@ pub struct Config {
     pub max_connections: Option<usize>,
     /// Time in-flight responses may take to finish after shutdown is asked. Default 5 s.
     pub shutdown_grace: Duration,
-    /// How long before each deadline a worker spins instead of sleeping. Default 0 (never).
-    pub spin: Duration,
+    /// How long before each deadline a worker spins instead of sleeping: learned from its own
+    /// wake-ups (`auto`), or fixed (at most 1 ms; 0: never). Default `auto`.
+    pub spin: Spin,
     /// The server of clear-text HTTP/1.1 connections. Default the mock's own.
     pub http1: Http1Server,
     /// Error statuses and mid-stream faults at seeded rates. Default: none.
@@ -171,7 +179,7 @@ impl Default for Config {
             send_timeout: Duration::from_secs(60),
             max_connections: None,
             shutdown_grace: Duration::from_secs(5),
-            spin: Duration::ZERO,
+            spin: Spin::Auto,
             http1: Http1Server::Own,
             faults: FaultRates::default(),
             embedding_dimensions: 1536,
@@ -226,7 +234,10 @@ impl Config {
             send_timeout: Some(format_us(self.send_timeout.as_micros() as u64)),
             max_connections: self.max_connections,
             shutdown_grace: Some(format_us(self.shutdown_grace.as_micros() as u64)),
-            spin: Some(format_us(self.spin.as_micros() as u64)),
+            spin: Some(match self.spin {
+                Spin::Auto => "auto".to_string(),
+                Spin::Fixed(d) => format_us(d.as_micros() as u64),
+            }),
             http1: Some(
                 match self.http1 {
                     Http1Server::Own => "own",
@@ -399,6 +410,13 @@ mod tests {
             ),
             (
                 RawSettings {
+                    spin: Some("soon".into()),
+                    ..Default::default()
+                },
+                "expected auto",
+            ),
+            (
+                RawSettings {
                     http1: Some("nginx".into()),
                     ..Default::default()
                 },
@@ -445,6 +463,40 @@ mod tests {
             assert!(err.contains(expected), "{err}");
         }
         assert!(toml::from_str::<RawSettings>("colour = \"red\"").is_err());
+    }
+
+    #[test]
+    fn spin_is_auto_by_default_and_takes_auto_zero_or_a_duration() {
+        let spin = |text: Option<&str>| {
+            RawSettings {
+                spin: text.map(str::to_string),
+                ..RawSettings::default()
+            }
+            .validate()
+            .map(|c| c.spin)
+        };
+        assert_eq!(spin(None).unwrap(), Spin::Auto);
+        assert_eq!(spin(Some("auto")).unwrap(), Spin::Auto);
+        assert_eq!(spin(Some("AUTO")).unwrap(), Spin::Auto);
+        assert_eq!(spin(Some("0")).unwrap(), Spin::Fixed(Duration::ZERO));
+        assert_eq!(
+            spin(Some("50us")).unwrap(),
+            Spin::Fixed(Duration::from_micros(50))
+        );
+        assert_eq!(spin(Some("1ms")).unwrap(), Spin::Fixed(MAX_SPIN));
+        for over in ["1001us", "2ms", "1s"] {
+            let err = spin(Some(over)).unwrap_err().to_string();
+            assert!(err.contains("at most 1ms") && err.contains("auto"), "{err}");
+        }
+        // The file and the disclosure say `auto`, and read back.
+        let file: RawSettings = toml::from_str("spin = \"auto\"\n").unwrap();
+        assert_eq!(file.validate().unwrap().spin, Spin::Auto);
+        assert!(Config::default().to_toml().contains("spin = \"auto\""));
+        let fixed = Config {
+            spin: Spin::Fixed(Duration::from_micros(50)),
+            ..Config::default()
+        };
+        assert!(fixed.to_toml().contains("spin = \"50us\""));
     }
 
     #[test]

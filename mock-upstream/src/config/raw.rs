@@ -6,12 +6,13 @@ use std::time::Duration;
 
 use clap::Args;
 use gatebench_shared::latency::parse_duration_us;
+use gatebench_shared::wake::Spin;
 use gatebench_shared::{Distribution, LatencyModel, TokenCount};
 use serde::{Deserialize, Serialize};
 
 use super::{
     parse_listen, parse_models, parse_share, parse_size, Config, ConfigError, ContextWindow,
-    FaultRates, Http1Server, RateLimit, TlsSettings, Tokenizer, MAX_DIMENSIONS,
+    FaultRates, Http1Server, RateLimit, TlsSettings, Tokenizer, MAX_DIMENSIONS, MAX_SPIN,
 };
 
 /// Settings as given, before validation. Each field is a flag, a `MOCK_*` variable and a key of
@@ -88,7 +89,8 @@ pub struct RawSettings {
     /// Spin (yielding to the worker's other work) for the last SPIN before each deadline of a
     /// delayed answer or stream event instead of leaving it to the kernel's wake-up: an
     /// emission error of a microsecond or two instead of tens, for up to SPIN of CPU per
-    /// deadline. For paired, low-rate measurements. At most 1ms. Default 0 (no spin).
+    /// deadline. auto: a margin learned from the timer's own wake-ups (a high quantile of their
+    /// lateness, at most 1ms); 0: never spin; or a fixed duration of at most 1ms. Default auto.
     #[arg(long, env = "MOCK_SPIN")]
     pub spin: Option<String>,
     /// Which server answers clear-text HTTP/1.1: `own`, the mock's own (httparse, one write
@@ -281,14 +283,19 @@ fn dimensions(v: Option<u32>, default: u32) -> Result<u32, ConfigError> {
     Ok(dimensions)
 }
 
-/// `--spin`: a duration of at most 1 ms.
-fn spin(v: Option<String>, default: Duration) -> Result<Duration, ConfigError> {
-    match v {
-        Some(text) => match parse_duration_us(&text) {
-            Some(us) if us <= 1_000 => Ok(Duration::from_micros(us)),
-            _ => Err(ConfigError::Spin(text)),
-        },
-        None => Ok(default),
+/// `--spin`: `auto`, or a duration of at most 1 ms.
+fn spin(v: Option<String>, default: Spin) -> Result<Spin, ConfigError> {
+    let Some(text) = v else {
+        return Ok(default);
+    };
+    let parsed = match parse_duration_us(&text) {
+        Some(us) => Some(Spin::Fixed(Duration::from_micros(us))),
+        None => Spin::parse(&text),
+    };
+    match parsed {
+        Some(Spin::Fixed(d)) if d > MAX_SPIN => Err(ConfigError::Spin(text)),
+        Some(spin) => Ok(spin),
+        None => Err(ConfigError::Spin(text)),
     }
 }
 

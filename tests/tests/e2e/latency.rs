@@ -115,3 +115,70 @@ async fn a_slow_stream_does_not_hold_up_other_requests() {
     );
     assert!(slow.await.unwrap() >= Duration::from_millis(950));
 }
+
+/// A default mock (`--spin auto`) answers a 3 ms latency never early, and on time by its own
+/// account: its emission error is a spin's, not the kernel's wake-up (tens of µs on a VM), and
+/// `/metrics` shows the margin it learned and the wake-ups it learned from.
+#[test]
+fn a_default_mock_answers_on_time_by_its_own_account() {
+    let _alone = gatebench_tests::timing_sensitive();
+    let mut config = model("0", "0", "4");
+    config.latency.latency = Some("3ms".parse().unwrap());
+    let mock = start_mock(config);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let metrics = runtime.block_on(async {
+        let mut client = Client::connect(mock.local_addr()).await;
+        for _ in 0..40 {
+            let r = client.chat(&chat_body(false, json!({})), &[]).await;
+            assert_eq!(r.status, 200);
+            assert!(
+                r.head_after >= Duration::from_millis(3),
+                "{:?}",
+                r.head_after
+            );
+        }
+        let config = client
+            .send(hyper::Method::GET, "/v1/gatebench/config", &[], b"")
+            .await
+            .text();
+        assert!(config.contains("spin = \"auto\""), "{config}");
+        let get = hyper::Method::GET;
+        client.send(get, "/metrics", &[], b"").await.text()
+    });
+    let timer = mock
+        .metrics()
+        .timer()
+        .expect("the worker installed its timer");
+    assert_eq!(timer.spin, "auto", "{timer:?}");
+    // The calibration's 40 sleeps, then at least one kernel wake-up per answer.
+    assert!(timer.wakeups >= 80, "{timer:?}");
+    assert!(
+        timer.margin_us >= timer.lateness_p50_us && timer.margin_us <= 1_000.0,
+        "the margin covers a typical wake-up: {timer:?}"
+    );
+    assert!(timer.spun_s > 0.0, "{timer:?}");
+    let emission = &mock.metrics().emission_error;
+    assert!(emission.count() >= 40);
+    let p50 = emission.quantile_us(0.5) as f64;
+    // Within 25 µs, or at most half the kernel's own wake-up lateness on a machine so loaded
+    // that its wake-ups are later than that; a timer left to the kernel (`--spin 0`) is late by
+    // about its wake-up's lateness (+40 µs on a VM) and fails both.
+    assert!(
+        p50 <= 25.0 || p50 * 2.0 <= timer.lateness_p50_us,
+        "emission error p50 {p50} µs with a wake-up lateness p50 of {} µs: {timer:?}",
+        timer.lateness_p50_us
+    );
+    for series in [
+        "mock_emission_error_seconds_count",
+        "mock_timer_spin_info{spin=\"auto\"} 1",
+        "mock_timer_margin_seconds",
+        "mock_timer_wakeup_lateness_seconds{quantile=\"0.99\"}",
+        "mock_timer_late_wakeups_total",
+        "mock_timer_spun_seconds_total",
+    ] {
+        assert!(metrics.contains(series), "{series} missing:\n{metrics}");
+    }
+}

@@ -34,4 +34,5 @@ mod sdk;
 mod secure;
 mod stream;
 mod transport;
+mod twin;
 mod workloads;

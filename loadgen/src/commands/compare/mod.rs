@@ -10,9 +10,9 @@ use super::{written, Command};
 
 use crate::engine::comparison::{analyse, run_trials, Comparison, Ran};
 use crate::engine::comparison::{resolved, stand_in_targets};
-use crate::engine::gateways::reach;
 use crate::engine::run::{stop_flag, SetupError, EXIT_FAILED, EXIT_OK};
 use crate::engine::sampler::Sampling;
+use crate::engine::twin::reach;
 use crate::generator::plan::Plan;
 use crate::options::CompareArgs;
 use crate::options::COMPARE_TRIALS as DEFAULT_TRIALS;
@@ -93,10 +93,13 @@ pub fn run_compare(args: CompareArgs, command: Vec<String>) -> anyhow::Result<(C
 fn execute(plan: ComparePlan, command: Vec<String>) -> anyhow::Result<(CompareResult, u8)> {
     let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
     let ComparePlan {
-        comparison, plan, ..
+        mut comparison,
+        plan,
+        ..
     } = plan;
+    // The twin loadgen starts, if any, runs until this returns.
+    let (mock, _twin) = reach(&mut comparison.targets, plan.timeout)?;
     let c = &comparison;
-    let mock = reach(&c.targets, plan.timeout)?;
     let open_files = raise_open_file_limit().ok();
     crate::engine::run::check_open_files(&plan, open_files.as_ref())?;
     let stop = stop_flag();

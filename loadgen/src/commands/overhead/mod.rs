@@ -44,10 +44,11 @@ pub fn run_overhead(
 /// Runs `checked` and returns the result with the exit code it earns.
 fn execute(checked: Overhead, command: Vec<String>) -> anyhow::Result<(OverheadResult, u8)> {
     let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
-    let Overhead { args, plan } = checked;
+    let Overhead { args, mut plan } = checked;
     let args_sample = args.targets.sample.clone();
     let open_files = raise_open_file_limit().ok();
-    let mock = crate::engine::gateways::reach(&plan.targets, plan.timeout)?;
+    // The twin loadgen starts, if any, runs until this returns.
+    let (mock, _twin) = crate::engine::twin::reach(&mut plan.targets, plan.timeout)?;
     let samples = crate::engine::sampler::sample_specs(&args_sample)?;
     if let Some(core) = plan.pin {
         core_affinity::set_for_current(core_affinity::CoreId { id: core });
@@ -71,7 +72,13 @@ fn execute(checked: Overhead, command: Vec<String>) -> anyhow::Result<(OverheadR
     let interrupted = stop.stop.load(Relaxed);
     let invalid_reasons = judge(&plan, &trials, interrupted);
     let valid = invalid_reasons.is_empty();
+    let resolution_source = crate::results::target::resolution_source(
+        &plan.targets,
+        plan.twin,
+        crate::results::target::NO_TWIN,
+    );
     let result = OverheadResult {
+        resolution_source,
         envelope: crate::results::envelope::Envelope::new(SCHEMA, command, started_at, open_files),
         plan: plan.recorded(|r| crate::results::plan::RequestRecord::from(r)),
         mock,

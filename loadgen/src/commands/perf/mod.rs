@@ -25,9 +25,9 @@ use std::path::{Path, PathBuf};
 
 use crate::engine::comparison::analysis;
 use crate::engine::comparison::{figures_of, run_trials_watched, Ran};
-use crate::engine::gateways::reach;
 use crate::engine::run::{stop_flag, SetupError, EXIT_FAILED, EXIT_OK};
 use crate::engine::sampler::Sampling;
+use crate::engine::twin::reach;
 use crate::options::{CallGraph, ProfileArgs};
 use crate::report::flame;
 use crate::results::compare::{CompareResult, TrialRun};
@@ -53,7 +53,8 @@ fn run_plan(p: ProfilePlan, command: Vec<String>) -> anyhow::Result<(ProfileResu
     let program = p.args.perf.clone().unwrap_or_else(|| PathBuf::from("perf"));
     let mut comparison = p.comparison;
     let plan = p.plan;
-    let mock = reach(&comparison.targets, plan.timeout)?;
+    // The twin loadgen starts, if any, runs until this returns.
+    let (mock, _twin) = reach(&mut comparison.targets, plan.timeout)?;
     let open_files = gatebench_shared::host::raise_open_file_limit().ok();
     crate::engine::run::check_open_files(&plan, open_files.as_ref())?;
 

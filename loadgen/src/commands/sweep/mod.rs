@@ -233,7 +233,14 @@ fn execute(plan: SweepPlan, command: Vec<String>) -> anyhow::Result<(SweepResult
     let interrupted = stopped();
     let invalid_reasons = sweep_invalid_reasons(&done, interrupted);
     let valid = invalid_reasons.is_empty();
+    let resolution_source = crate::results::target::resolution_source(
+        &c.targets,
+        c.twin,
+        "none (a sweep runs a twin only with --twin URL): verdicts against zero, widened by \
+         --min-effect",
+    );
     let result = SweepResult {
+        resolution_source,
         envelope: crate::results::envelope::Envelope::new(SCHEMA, command, started_at, open_files),
         plan: (&plans[0]).into(),
         headline: headline(&c.targets, &done),

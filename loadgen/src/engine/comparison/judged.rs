@@ -31,8 +31,14 @@ impl CompareResult {
         if ran.interrupted {
             invalid_reasons.push("interrupted before every trial ran".into());
         }
+        let resolution_source = crate::results::target::resolution_source(
+            &comparison.targets,
+            comparison.twin,
+            crate::results::target::NO_TWIN,
+        );
         CompareResult {
             envelope,
+            resolution_source,
             plan: (&plan).into(),
             targets: comparison.targets,
             twin: comparison.twin,

@@ -22,6 +22,10 @@ pub(crate) fn compare_body(view: &CompareResult) -> String {
         &verdict(view.valid, &view.invalid_reasons),
     );
     body.push_str(&format!("<p>{}</p>", escape(&method(view))));
+    body.push_str(&format!(
+        "<p>{}</p>",
+        escape(&crate::report::compare::source(view))
+    ));
     body.push_str(&table_html(&summary_table(&view.summary)));
     body.push_str("<h2>Added latency</h2>");
     body.push_str(&added_figure(view));

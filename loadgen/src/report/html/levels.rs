@@ -31,6 +31,10 @@ pub fn sweep_page(view: &SweepResult) -> String {
         "<pre>{}</pre>",
         escape(crate::report::sweep::headline_text(&view.headline).trim())
     ));
+    body.push_str(&format!(
+        "<p>{}</p>",
+        escape(&crate::report::sweep::source(view))
+    ));
     body.push_str(&resources_html(&view.resources));
     body.push_str(&upstream_html(view.mock.as_deref()));
     page("Load sweep", &body)

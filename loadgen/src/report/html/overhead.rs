@@ -22,6 +22,10 @@ pub fn overhead_page(result: &OverheadResult) -> String {
     );
     body.push_str("<h2>Added latency across trials (the verdicts)</h2>");
     body.push_str(&format!("<p>{}</p>", escape(&method(result))));
+    body.push_str(&format!(
+        "<p>{}</p>",
+        escape(&crate::report::overhead::source(result))
+    ));
     body.push_str(&table_html(&combined_table(result)));
     if !result.between.is_empty() {
         body.push_str("<h2>Gateways against each other</h2>");

@@ -1,0 +1,11 @@
+//! `loadgen` as a binary of this crate, so the end-to-end tests can run it as a process of its
+//! own, with an environment of its own (`CARGO_BIN_EXE_e2e-loadgen`; another package's binary
+//! has no such path). The same `main` as loadgen's.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    ExitCode::from(loadgen::commands::execute(loadgen::Cli::parse()))
+}
