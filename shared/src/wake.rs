@@ -10,6 +10,9 @@
 //! plus a pad, widened at once by a wake-up later than the margin and narrowed again when late ones
 //! stay rare (under 1%) or age out. [`Spin::Fixed`] keeps a margin as given (0: never spin).
 //!
+//! A wake-up later than the widest margin is a thread that was not running at all (preempted, or
+//! its virtual CPU descheduled): no spinning covers it, so it is counted, never learned from.
+//!
 //! Lateness is counted in 2 µs buckets up to 2 ms (later ones in the last bucket), twice: a window
 //! that halves itself as it fills, from which the margin is taken, and a tally of the whole run,
 //! from which the report is drawn. Feeding a wake-up costs an add and a compare; the margin is
@@ -217,7 +220,10 @@ impl WakeMargin {
         self.run.add(lateness_ns);
         let late = lateness_ns >= self.margin_ns;
         self.late += u64::from(late);
-        if self.spin != Spin::Auto {
+        if self.spin != Spin::Auto || lateness_ns > MAX_MARGIN_NS {
+            // Later than any margin: the thread was not running (preempted, or its virtual CPU
+            // descheduled), which no spinning covers; counted, not learned from, or one stall
+            // would pin the margin at its widest for a thousand wake-ups.
             return;
         }
         self.window.add(lateness_ns);
@@ -517,9 +523,21 @@ mod tests {
     }
 
     #[test]
+    fn a_stall_no_margin_covers_is_counted_not_learned() {
+        let mut m = fed(Spin::Auto, (0..500).map(|_| 20));
+        let before = m.margin_ns();
+        m.observe(12_000_000);
+        assert_eq!(m.margin_ns(), before);
+        let r = m.report();
+        assert_eq!((r.late_wakeups, r.wakeups), (1, 501), "{r:?}");
+        assert!(r.lateness_max_us >= 12_000.0, "{r:?}");
+    }
+
+    #[test]
     fn the_margin_never_leaves_its_bounds() {
-        let m = fed(Spin::Auto, (0..100).map(|_| 50_000));
-        assert_eq!(m.margin_ns(), MAX_MARGIN_NS);
+        let m = fed(Spin::Auto, (0..100).map(|_| 2_040));
+        assert!(m.margin_ns() > 2_040_000, "{} ns", m.margin_ns());
+        assert!(m.margin_ns() <= MAX_MARGIN_NS, "{} ns", m.margin_ns());
         let m = fed(Spin::Auto, (0..100).map(|_| 0));
         assert_eq!(m.margin_ns(), MIN_MARGIN_NS);
     }

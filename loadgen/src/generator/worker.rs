@@ -55,8 +55,10 @@ pub struct WorkerOutput {
     pub connections_reused: u64,
     /// How long opening each connection took.
     pub dials: Dials,
-    /// CPU time the worker thread used (user + system), in seconds.
+    /// CPU time the worker thread used (user + system), in seconds, in all.
     pub cpu_s: f64,
+    /// Of which before the start line: opening connections and calibrating the pacer.
+    pub setup_cpu_s: f64,
     /// The pacer's margin and what it saw (`None`: a closed loop, or no run).
     pub pacer: Option<WakeMargin>,
     /// How the worker polled for due answers.
@@ -127,6 +129,7 @@ pub fn run_worker(spec: WorkerSpec) -> WorkerOutput {
         connections_reused,
         dials,
         cpu_s: thread_cpu_s(),
+        setup_cpu_s: accounts.setup_cpu_s,
         pacer: accounts.pacer,
         answer_poll: accounts.answer_poll,
         setup_error,
@@ -136,6 +139,7 @@ pub fn run_worker(spec: WorkerSpec) -> WorkerOutput {
 /// What a worker's waits cost and saw: its pacer's and its answer poller's accounts.
 #[derive(Debug, Default)]
 struct Accounts {
+    setup_cpu_s: f64,
     pacer: Option<WakeMargin>,
     answer_poll: AnswerPollReport,
 }
@@ -255,6 +259,7 @@ async fn drive(
         _ = abandoned(&spec.progress) => {}
     }
     Ok(Accounts {
+        setup_cpu_s: ctx.setup_cpu_s,
         pacer,
         answer_poll: ctx.poll.report(),
     })
@@ -286,6 +291,7 @@ async fn prepare(spec: WorkerSpec, pool: &Client) -> Result<(Running, Option<Wak
         },
         Load::Closed { .. } => None,
     };
+    let setup_cpu_s = thread_cpu_s();
     let clock = spec.start.ready();
     let requests = Requests::new(&spec.target, &spec.plan);
     let budget = spec.plan.poll_budget / spec.plan.threads as f64;
@@ -295,6 +301,7 @@ async fn prepare(spec: WorkerSpec, pool: &Client) -> Result<(Running, Option<Wak
         clock,
         requests,
         poll,
+        setup_cpu_s,
     };
     Ok((running, margin))
 }
@@ -503,6 +510,8 @@ struct Running {
     clock: RunClock,
     requests: Requests,
     poll: AnswerPoll,
+    /// The thread's CPU before the start line, in seconds.
+    setup_cpu_s: f64,
 }
 
 /// Runs one exchange under the request timeout and records it.

@@ -94,9 +94,12 @@ fn run_block(out: &mut String, run: &TargetRun) {
             run.throughput, run.completion_window_s, steady
         );
     }
+    let setup = run
+        .generator_setup_cpu_s
+        .map_or(String::new(), |s| format!(" + {s:.2} s set-up"));
     let _ = writeln!(
         out,
-        "  connections opened {}, requests on an open connection {}, generator CPU {:.2} cores",
+        "  connections opened {}, requests on an open connection {}, generator CPU {:.2} cores{setup}",
         run.connections_opened, run.connections_reused, run.generator_cpu_cores
     );
     let _ = writeln!(out, "  {}", connect_line(&run.connect));

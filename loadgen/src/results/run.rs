@@ -112,9 +112,14 @@ pub struct TargetRun {
     pub connect: ConnectFacts,
     #[serde(default)]
     pub pinned_cores: Vec<usize>,
-    /// CPU the generator's workers used, in cores (1.0 = one core busy), over the run.
+    /// CPU the generator's workers used, in cores (1.0 = one core busy), from the start line
+    /// to the end of the drain.
     #[serde(default)]
     pub generator_cpu_cores: f64,
+    /// CPU the workers used before the start line (opening connections, calibrating their
+    /// pacers), in seconds of one core; `None` in results from before it was counted apart.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generator_setup_cpu_s: Option<f64>,
     /// The pacer's margin, the lateness of its wake-ups and the time it spun, over the
     /// workers (`None`: a closed loop, or a result from before `--spin auto`).
     #[serde(default)]

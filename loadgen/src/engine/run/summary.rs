@@ -154,6 +154,7 @@ pub(super) fn summarise(
         connect: crate::results::run::ConnectFacts::default(),
         pinned_cores: plan.pin.clone(),
         generator_cpu_cores: 0.0,
+        generator_setup_cpu_s: None,
         pacer: None,
         answer_poll: None,
         interrupted: stopped_at_ns.is_some(),

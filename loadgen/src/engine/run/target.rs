@@ -63,9 +63,11 @@ pub(crate) fn run_target_watched(
     let mut run = summarise(&plan, target, joined.recorder, joined.counts, stopped_at_ns);
     run.clock = clock_facts;
     run.connect = ConnectFacts::of(&plan.transport, run.target.tls, &joined.dials);
-    // The workers' whole lives: connection set-up, the run and the drain of the last responses.
+    // From the start line: the run and the drain of the last responses; what the workers spent
+    // before it (opening connections, calibrating their pacers) is reported on its own.
     let lived_s = (clock.now_ns() as f64 / 1e9).max(1e-9);
-    run.generator_cpu_cores = joined.cpu_s / lived_s;
+    run.generator_cpu_cores = (joined.cpu_s - joined.setup_cpu_s).max(0.0) / lived_s;
+    run.generator_setup_cpu_s = Some(joined.setup_cpu_s);
     let margins: Vec<_> = joined.pacers.iter().collect();
     run.pacer = WakeReport::merged(&margins);
     joined.answer_poll.polled_cores = joined.answer_poll.polled_s / lived_s;
@@ -149,6 +151,7 @@ struct Joined {
     counts: Counts,
     dials: Dials,
     cpu_s: f64,
+    setup_cpu_s: f64,
     pacers: Vec<WakeMargin>,
     answer_poll: AnswerPollReport,
 }
@@ -162,6 +165,7 @@ fn join_workers(plan: &Plan, handles: Vec<JoinHandle<WorkerOutput>>, bounds: Bou
         counts: Counts::default(),
         dials: Dials::default(),
         cpu_s: 0.0,
+        setup_cpu_s: 0.0,
         pacers: Vec::new(),
         answer_poll: AnswerPollReport::default(),
     };
@@ -173,6 +177,7 @@ fn join_workers(plan: &Plan, handles: Vec<JoinHandle<WorkerOutput>>, bounds: Bou
                 joined.counts.reused += out.connections_reused;
                 joined.dials.merge(&out.dials);
                 joined.cpu_s += out.cpu_s;
+                joined.setup_cpu_s += out.setup_cpu_s;
                 joined.pacers.extend(out.pacer);
                 joined.answer_poll.add(&out.answer_poll);
                 joined.counts.setup_errors.extend(out.setup_error);
