@@ -51,6 +51,14 @@ pub const RECOMPUTE_EVERY: u32 = 16;
 /// otherwise never see another wake-up and spin for the rest of the run. Many late wake-ups take
 /// as many rounds to forget, so a machine that is often late keeps its margin.
 pub const BLIND_WAITS: u32 = 64;
+/// A spin that ends later than this past its deadline lost the CPU while it spun (preempted by
+/// another thread, or its runtime busy elsewhere).
+pub const OVERSHOOT_NS: u64 = 20_000;
+/// Spins per verdict on whether spinning pays: when more than a quarter of a block's spins
+/// overshot, the thread is contended, and its margin is held at [`START_MARGIN_NS`] for the
+/// next block (a spinning thread on a busy core is the one the kernel preempts, so a wide
+/// margin there only makes the deadline later); a block with fewer lets it learn again.
+pub const SPIN_BLOCK: u32 = 64;
 
 /// How a waiter chooses its margin.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -181,6 +189,14 @@ pub struct WakeMargin {
     since_recompute: u32,
     /// Waits spun whole since the last wake-up.
     blind: u32,
+    /// This block's spins, and those that overshot their deadline.
+    block_spins: u32,
+    block_overshot: u32,
+    /// The last block overshot too often: the margin is held at the start margin.
+    contended: bool,
+    /// Spins that overshot, and blocks found contended, over the run.
+    overshot: u64,
+    contended_blocks: u64,
     /// Wake-ups later than the margin they were armed with.
     late: u64,
     spun_ns: u64,
@@ -201,6 +217,11 @@ impl WakeMargin {
             run: Tally::default(),
             since_recompute: 0,
             blind: 0,
+            block_spins: 0,
+            block_overshot: 0,
+            contended: false,
+            overshot: 0,
+            contended_blocks: 0,
             late: 0,
             spun_ns: 0,
         }
@@ -209,7 +230,31 @@ impl WakeMargin {
     /// How long before a deadline to wake.
     #[inline]
     pub fn margin_ns(&self) -> u64 {
-        self.margin_ns
+        if self.contended {
+            self.margin_ns.min(START_MARGIN_NS)
+        } else {
+            self.margin_ns
+        }
+    }
+
+    /// A wait that spun ended `overshoot_ns` past its deadline (0: on time). Counted; with
+    /// `auto`, a block of [`SPIN_BLOCK`] spins of which more than a quarter overshot by over
+    /// [`OVERSHOOT_NS`] holds the margin at the start margin for the next block.
+    #[inline]
+    pub fn spin_ended(&mut self, overshoot_ns: u64) {
+        let overshot = overshoot_ns > OVERSHOOT_NS;
+        self.overshot += u64::from(overshot);
+        if self.spin != Spin::Auto {
+            return;
+        }
+        self.block_spins += 1;
+        self.block_overshot += u32::from(overshot);
+        if self.block_spins >= SPIN_BLOCK {
+            self.contended = self.block_overshot * 4 > self.block_spins;
+            self.contended_blocks += u64::from(self.contended);
+            self.block_spins = 0;
+            self.block_overshot = 0;
+        }
     }
 
     /// Feeds the lateness of one wake-up: how long after the instant the timer was armed for
@@ -218,7 +263,7 @@ impl WakeMargin {
     pub fn observe(&mut self, lateness_ns: u64) {
         self.blind = 0;
         self.run.add(lateness_ns);
-        let late = lateness_ns >= self.margin_ns;
+        let late = lateness_ns >= self.margin_ns();
         self.late += u64::from(late);
         if self.spin != Spin::Auto || lateness_ns > MAX_MARGIN_NS {
             // Later than any margin: the thread was not running (preempted, or its virtual CPU
@@ -279,14 +324,17 @@ impl WakeMargin {
 
     /// What the margin was and what it saw, for a result.
     pub fn report(&self) -> WakeReport {
-        WakeReport::of(
+        let mut report = WakeReport::of(
             self.spin,
-            self.margin_ns,
+            self.margin_ns(),
             self.widest_ns,
             &self.run,
             self.late,
             self.spun_ns,
-        )
+        );
+        report.overshot_spins = self.overshot;
+        report.contended_blocks = self.contended_blocks;
+        report
     }
 }
 
@@ -308,6 +356,13 @@ pub struct WakeReport {
     pub late_wakeups: u64,
     /// Time spent spinning, in seconds of one core.
     pub spun_s: f64,
+    /// Spins that ended more than [`OVERSHOOT_NS`] past their deadline (the thread lost the
+    /// CPU while it spun), and blocks of [`SPIN_BLOCK`] spins in which so many did that the
+    /// margin was held at the start margin.
+    #[serde(default)]
+    pub overshot_spins: u64,
+    #[serde(default)]
+    pub contended_blocks: u64,
 }
 
 impl WakeReport {
@@ -331,6 +386,8 @@ impl WakeReport {
             lateness_max_us: us(run.max_ns),
             late_wakeups: late,
             spun_s: spun_ns as f64 / 1e9,
+            overshot_spins: 0,
+            contended_blocks: 0,
         }
     }
 
@@ -339,14 +396,20 @@ impl WakeReport {
         let first = margins.first()?;
         let mut run = Tally::default();
         let (mut late, mut spun, mut margin, mut widest) = (0, 0, 0, 0);
+        let (mut overshot, mut contended) = (0, 0);
         for m in margins {
             run.merge(&m.run);
             late += m.late;
             spun += m.spun_ns;
-            margin = margin.max(m.margin_ns);
+            margin = margin.max(m.margin_ns());
             widest = widest.max(m.widest_ns);
+            overshot += m.overshot;
+            contended += m.contended_blocks;
         }
-        Some(WakeReport::of(first.spin, margin, widest, &run, late, spun))
+        let mut report = WakeReport::of(first.spin, margin, widest, &run, late, spun);
+        report.overshot_spins = overshot;
+        report.contended_blocks = contended;
+        Some(report)
     }
 }
 
@@ -520,6 +583,34 @@ mod tests {
         assert_eq!(r.spin, "50us");
         assert_eq!(r.wakeups, 100);
         assert_eq!(r.late_wakeups, 50, "{r:?}");
+    }
+
+    #[test]
+    fn spins_that_keep_losing_the_cpu_hold_the_margin_at_the_start_margin() {
+        // A busy machine: wake-ups 300 µs late, so the margin widens past them.
+        let mut m = fed(Spin::Auto, (0..100).map(|_| 300));
+        assert!(m.margin_ns() > 300_000, "{} ns", m.margin_ns());
+        // Most of a block's spins end 80 µs past their deadline: spinning does not pay.
+        for i in 0..SPIN_BLOCK {
+            m.spin_ended(if i % 2 == 0 { 80_000 } else { 0 });
+        }
+        assert_eq!(m.margin_ns(), START_MARGIN_NS);
+        let r = m.report();
+        assert_eq!(
+            (r.overshot_spins, r.contended_blocks),
+            (u64::from(SPIN_BLOCK) / 2, 1),
+            "{r:?}"
+        );
+        // A block of spins on time lets it learn again.
+        for _ in 0..SPIN_BLOCK {
+            m.spin_ended(1_000);
+        }
+        assert!(m.margin_ns() > 300_000, "{} ns", m.margin_ns());
+        // A few overshoots in a block are a busy moment, not a contended thread.
+        for i in 0..SPIN_BLOCK {
+            m.spin_ended(if i % 8 == 0 { 80_000 } else { 0 });
+        }
+        assert!(m.margin_ns() > 300_000, "{} ns", m.margin_ns());
     }
 
     #[test]

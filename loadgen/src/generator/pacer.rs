@@ -80,7 +80,9 @@ impl Pacer {
             let now = self.clock.now_ns();
             if now >= deadline_ns {
                 if let Some(from) = spin_from {
-                    self.margin.borrow_mut().spun(now - from);
+                    let mut margin = self.margin.borrow_mut();
+                    margin.spun(now - from);
+                    margin.spin_ended(now - deadline_ns);
                 }
                 return Ok(());
             }

@@ -20,6 +20,12 @@ pub fn waiting_line(run: &TargetRun) -> Option<String> {
             p.late_wakeups,
             p.spun_s
         ));
+        if p.contended_blocks > 0 {
+            parts.push(format!(
+                "{} spins lost the CPU before their deadline, so the margin was held at 50 µs                  in {} blocks of 64 (a busy machine: spinning there only made sends later)",
+                p.overshot_spins, p.contended_blocks
+            ));
+        }
     }
     if let Some(a) = &run.answer_poll {
         if a.budget_cores > 0.0 {
@@ -66,6 +72,8 @@ mod tests {
             lateness_max_us: 116.0,
             late_wakeups: 2,
             spun_s: 0.012,
+            overshot_spins: 0,
+            contended_blocks: 0,
         });
         run.answer_poll = Some(AnswerPollReport {
             budget_cores: 1.0,
