@@ -547,7 +547,10 @@ async fn one(
     std::mem::forget(unrecorded);
     if let Ok(x) = &result {
         let first = x.first_byte_ns.unwrap_or(x.done_ns);
-        ctx.poll.answered_after(first.saturating_sub(dispatched_ns));
+        ctx.poll.answered(
+            first.saturating_sub(dispatched_ns),
+            x.done_ns.saturating_sub(dispatched_ns),
+        );
     }
     let mut recorder = recorder.borrow_mut();
     match result {

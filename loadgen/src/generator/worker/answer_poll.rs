@@ -6,15 +6,18 @@
 //! runtime polls its sockets with a zero timeout and reads the answer the moment it arrives, as
 //! `overhead` does for its calls.
 //!
-//! "Due" comes from the worker's own recent answers: the times from dispatch to first byte of
-//! the last [`RECENT`] successful requests give a low and a high quantile, and the earliest
-//! request in flight is polled for from [`LEAD_NS`] before its low quantile to [`LEAD_NS`] past
-//! its high one; then the poller sleeps again (on a timerfd armed before the next window by the
-//! median lateness of its own wake-ups, or until a request is sent). A poller that wakes late
-//! is no worse off than one that never polled: the answer wakes the thread as it would have, so
-//! its margin covers the typical wake-up, not the pacer's rare late one. Streams are polled for their first
-//! byte. A token bucket keeps the polling within the worker's share of `--poll-budget`; a
-//! window it cannot afford is slept through and counted.
+//! "Due" comes from the worker's own recent answers: of the last [`RECENT`] successful requests,
+//! the low quantile of their times from dispatch to first byte and the high quantile of their
+//! times to the end of the answer (a stream's last event), and the earliest request in flight is
+//! polled for from [`LEAD_NS`] before the first to [`LEAD_NS`] past the second, so a stream's
+//! every event is read as it arrives, not only its first; then the poller sleeps again (on a
+//! timerfd armed before the next window by the median lateness of its own wake-ups, or until a
+//! request is sent). A poller that wakes late is no worse off than one that never polled: the
+//! answer wakes the thread as it would have, so its margin covers the typical wake-up, not the
+//! pacer's rare late one. A token bucket keeps the polling within the worker's share of
+//! `--poll-budget`; a window it cannot afford is slept through and counted. Streams in flight
+//! most of the time therefore cost up to the budget (one core by default): the price of reading
+//! each event the moment it comes, reported as `answer_poll.polled_cores`.
 
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeSet;
@@ -51,7 +54,9 @@ pub(super) struct AnswerPoll {
     /// Requests in flight: (dispatch time, id).
     pending: RefCell<BTreeSet<(u64, u64)>>,
     next_id: Cell<u64>,
+    /// Recent times from dispatch to first byte, and to the whole answer.
     recent: RefCell<Recent>,
+    recent_done: RefCell<Recent>,
     /// Told when a request is sent while the poller has nothing to wait for.
     sent: Notify,
     account: RefCell<Account>,
@@ -78,6 +83,7 @@ impl AnswerPoll {
             pending: RefCell::default(),
             next_id: Cell::new(0),
             recent: RefCell::default(),
+            recent_done: RefCell::default(),
             sent: Notify::new(),
             account: RefCell::default(),
         }
@@ -93,15 +99,30 @@ impl AnswerPoll {
         Awaited { poll: self, key }
     }
 
-    /// An answer's first byte came `ns` after its dispatch.
-    pub(super) fn answered_after(&self, ns: u64) {
-        self.recent.borrow_mut().add(ns);
+    /// An answer's first byte came `first_ns` after its dispatch, its end `done_ns` after it.
+    pub(super) fn answered(&self, first_ns: u64, done_ns: u64) {
+        self.recent.borrow_mut().add(first_ns);
+        self.recent_done.borrow_mut().add(done_ns.max(first_ns));
+    }
+
+    /// An answer whose first byte was its end, `ns` after its dispatch.
+    #[cfg(test)]
+    fn answered_after(&self, ns: u64) {
+        self.answered(ns, ns);
+    }
+
+    /// From how long after dispatch to how long an answer is being read: from the low quantile
+    /// of first bytes to the high quantile of ends (for a stream, its last event).
+    fn expected(&self) -> Option<(u64, u64)> {
+        let (low, _) = self.recent.borrow().expected()?;
+        let (_, high) = self.recent_done.borrow().expected()?;
+        Some((low, high.max(low)))
     }
 
     /// The account so far.
     pub(super) fn report(&self) -> AnswerPollReport {
         let account = self.account.borrow();
-        let (from, to) = self.recent.borrow().expected().unwrap_or((0, 0));
+        let (from, to) = self.expected().unwrap_or((0, 0));
         AnswerPollReport {
             budget_cores: self.budget,
             polled_s: account.polled_ns as f64 / 1e9,
@@ -116,7 +137,7 @@ impl AnswerPoll {
     /// The next window to poll in at `now`: the earliest request in flight whose window has
     /// not ended, as (start, end); `None` with nothing to poll for.
     fn next_window(&self, now: u64) -> Option<(u64, u64)> {
-        let (low, high) = self.recent.borrow().expected()?;
+        let (low, high) = self.expected()?;
         let reach = high + LEAD_NS;
         let oldest_open = now.saturating_sub(reach);
         let pending = self.pending.borrow();
@@ -305,6 +326,26 @@ mod tests {
         let (low, high) = recent.expected().unwrap();
         assert!((3_000_000..3_010_000).contains(&low), "{low}");
         assert!((3_050_000..=3_063_000).contains(&high), "{high}");
+    }
+
+    #[test]
+    fn a_streams_window_lasts_from_its_first_byte_to_its_last_event() {
+        let poll = AnswerPoll::new(RunClock::starting_in(Duration::ZERO), 1.0);
+        // Streams: first byte 100 µs after dispatch, the last event 5 ms after it.
+        for _ in 0..MIN_SAMPLES {
+            poll.answered(100_000, 5_000_000);
+        }
+        let _a = poll.sent(1_000_000);
+        assert_eq!(
+            poll.next_window(1_000_000),
+            Some((
+                1_000_000 + 100_000 - LEAD_NS,
+                1_000_000 + 5_000_000 + LEAD_NS
+            ))
+        );
+        // Halfway through the stream it is still being read.
+        assert!(poll.next_window(3_500_000).is_some());
+        assert_eq!(poll.next_window(6_100_000), None, "past its end");
     }
 
     #[test]
