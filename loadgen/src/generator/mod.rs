@@ -7,6 +7,7 @@
 //! the load options validated into a plan (`planner`), and what a result records of a plan and of a
 //! run's connections (`record`).
 
+pub(crate) mod alarm;
 pub(crate) mod breakdown;
 pub(crate) mod clock_ref;
 pub mod corpus;

@@ -21,9 +21,8 @@ use std::io;
 
 use gatebench_shared::timerfd::{lower_timer_slack, TimerFd};
 use gatebench_shared::wake::{calibrate, calibration_sleeps, Spin, WakeMargin};
-use tokio::io::unix::AsyncFd;
-use tokio::io::Interest;
 
+use crate::generator::alarm::Alarm;
 use crate::wire::clock::RunClock;
 
 /// A margin chosen as `spin` says, measured against this thread's timer (its slack lowered)
@@ -40,7 +39,7 @@ pub fn calibrated(spin: Spin) -> io::Result<WakeMargin> {
 #[derive(Debug)]
 pub struct Pacer {
     clock: RunClock,
-    timer: AsyncFd<TimerFd>,
+    alarm: Alarm,
     /// How long before a deadline the timerfd fires (the rest is spun, yielding to other
     /// tasks), and what the wake-ups were like.
     margin: RefCell<WakeMargin>,
@@ -51,13 +50,9 @@ impl Pacer {
     /// Needs a tokio runtime.
     pub fn new(clock: RunClock, margin: WakeMargin) -> io::Result<Pacer> {
         lower_timer_slack();
-        // SAFETY: the TimerFd moves into the AsyncFd, which keeps it open (and the same
-        // descriptor) for as long as it lives.
-        let timer = unsafe { AsyncFd::register_with_interest(TimerFd::new()?, Interest::READABLE) }
-            .map_err(|e| e.into_parts().1)?;
         Ok(Pacer {
             clock,
-            timer,
+            alarm: Alarm::new()?,
             margin: RefCell::new(margin),
         })
     }
@@ -99,18 +94,9 @@ impl Pacer {
 
     /// Sleeps on the timerfd until `offset_ns` of the run clock, and counts how late it woke.
     async fn sleep_until(&self, offset_ns: u64) -> io::Result<()> {
-        let mono = self.clock.start_mono_ns + offset_ns;
-        let timer = self.timer.get_ref();
-        timer.arm_at(mono)?;
-        loop {
-            let mut guard = self.timer.readable().await?;
-            if timer.take_expiry()? {
-                let late = gatebench_shared::clock::monotonic_ns().saturating_sub(mono);
-                self.margin.borrow_mut().observe(late);
-                return Ok(());
-            }
-            guard.clear_ready();
-        }
+        let late = self.alarm.sleep_until(&self.clock, offset_ns).await?;
+        self.margin.borrow_mut().observe(late);
+        Ok(())
     }
 }
 

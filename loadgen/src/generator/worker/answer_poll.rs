@@ -19,17 +19,15 @@
 //! most of the time therefore cost up to the budget (one core by default): the price of reading
 //! each event the moment it comes, reported as `answer_poll.polled_cores`.
 
-use std::cell::{Cell, RefCell};
-use std::collections::BTreeSet;
+use std::cell::RefCell;
+use std::collections::VecDeque;
 use std::io;
 use std::time::Duration;
 
-use gatebench_shared::timerfd::TimerFd;
 use gatebench_shared::wake::{Spin, WakeMargin, PAD_NS, RECOMPUTE_EVERY, START_MARGIN_NS};
-use tokio::io::unix::AsyncFd;
-use tokio::io::Interest;
 use tokio::sync::Notify;
 
+use crate::generator::alarm::Alarm;
 use crate::results::pacing::AnswerPollReport;
 use crate::wire::clock::RunClock;
 
@@ -51,9 +49,8 @@ pub(super) struct AnswerPoll {
     clock: RunClock,
     /// This worker's share of the budget, in cores (at most 1).
     budget: f64,
-    /// Requests in flight: (dispatch time, id).
-    pending: RefCell<BTreeSet<(u64, u64)>>,
-    next_id: Cell<u64>,
+    /// Requests in flight, in the order they were sent.
+    pending: RefCell<Pending>,
     /// Recent times from dispatch to first byte, and to the whole answer.
     recent: RefCell<Recent>,
     recent_done: RefCell<Recent>,
@@ -65,12 +62,12 @@ pub(super) struct AnswerPoll {
 /// A request the poller waits for, until it is answered or dropped.
 pub(super) struct Awaited<'a> {
     poll: &'a AnswerPoll,
-    key: (u64, u64),
+    id: u64,
 }
 
 impl Drop for Awaited<'_> {
     fn drop(&mut self) {
-        self.poll.pending.borrow_mut().remove(&self.key);
+        self.poll.pending.borrow_mut().answered(self.id);
     }
 }
 
@@ -81,7 +78,6 @@ impl AnswerPoll {
             clock,
             budget: budget.clamp(0.0, 1.0),
             pending: RefCell::default(),
-            next_id: Cell::new(0),
             recent: RefCell::default(),
             recent_done: RefCell::default(),
             sent: Notify::new(),
@@ -91,12 +87,9 @@ impl AnswerPoll {
 
     /// A request dispatched at `dispatched_ns`, waited for while the guard lives.
     pub(super) fn sent(&self, dispatched_ns: u64) -> Awaited<'_> {
-        let id = self.next_id.get();
-        self.next_id.set(id + 1);
-        let key = (dispatched_ns, id);
-        self.pending.borrow_mut().insert(key);
+        let id = self.pending.borrow_mut().sent(dispatched_ns);
         self.sent.notify_one();
-        Awaited { poll: self, key }
+        Awaited { poll: self, id }
     }
 
     /// An answer's first byte came `first_ns` after its dispatch, its end `done_ns` after it.
@@ -140,8 +133,7 @@ impl AnswerPoll {
         let (low, high) = self.expected()?;
         let reach = high + LEAD_NS;
         let oldest_open = now.saturating_sub(reach);
-        let pending = self.pending.borrow();
-        let &(dispatched, _) = pending.range((oldest_open, 0)..).next()?;
+        let dispatched = self.pending.borrow().earliest_since(oldest_open)?;
         Some((
             (dispatched + low).saturating_sub(LEAD_NS),
             dispatched + reach,
@@ -190,6 +182,40 @@ impl AnswerPoll {
         tokio::task::yield_now().await;
         let spent = self.clock.now_ns().saturating_sub(from);
         self.account.borrow_mut().spend(spent);
+    }
+}
+
+/// Requests in flight, in the order they were sent (a worker sends on one thread, so by
+/// dispatch time): a ring that grows to the most ever in flight and then allocates no more.
+#[derive(Debug, Default)]
+struct Pending {
+    /// (dispatch time, answered), the first being request `first_id`.
+    ring: VecDeque<(u64, bool)>,
+    first_id: u64,
+}
+
+impl Pending {
+    /// A request sent at `dispatched_ns`; its id.
+    fn sent(&mut self, dispatched_ns: u64) -> u64 {
+        self.ring.push_back((dispatched_ns, false));
+        self.first_id + self.ring.len() as u64 - 1
+    }
+
+    /// Request `id` is answered (or dropped).
+    fn answered(&mut self, id: u64) {
+        if let Some(entry) = self.ring.get_mut((id - self.first_id) as usize) {
+            entry.1 = true;
+        }
+        while self.ring.front().is_some_and(|e| e.1) {
+            self.ring.pop_front();
+            self.first_id += 1;
+        }
+    }
+
+    /// The dispatch time of the earliest request in flight sent at or after `since_ns`.
+    fn earliest_since(&self, since_ns: u64) -> Option<u64> {
+        let from = self.ring.partition_point(|e| e.0 < since_ns);
+        self.ring.range(from..).find(|e| !e.1).map(|e| e.0)
     }
 }
 
@@ -260,9 +286,9 @@ impl Recent {
     }
 }
 
-/// The poller's timer: a timerfd armed early by the median lateness of its wake-ups.
+/// The poller's timer: armed early by the median lateness of its wake-ups.
 struct PollTimer {
-    timer: AsyncFd<TimerFd>,
+    alarm: Alarm,
     /// The lateness of its wake-ups (a margin of 0: only the tally is used).
     seen: WakeMargin,
     margin_ns: u64,
@@ -270,12 +296,8 @@ struct PollTimer {
 
 impl PollTimer {
     fn new() -> io::Result<PollTimer> {
-        // SAFETY: the TimerFd moves into the AsyncFd, which keeps it open (and the same
-        // descriptor) for as long as it lives.
-        let timer = unsafe { AsyncFd::register_with_interest(TimerFd::new()?, Interest::READABLE) }
-            .map_err(|e| e.into_parts().1)?;
         Ok(PollTimer {
-            timer,
+            alarm: Alarm::new()?,
             seen: WakeMargin::new(Spin::Fixed(Duration::ZERO)),
             margin_ns: START_MARGIN_NS,
         })
@@ -283,22 +305,13 @@ impl PollTimer {
 
     /// Sleeps until `at_ns` of `clock`, and learns how late the timer woke.
     async fn sleep_until(&mut self, clock: &RunClock, at_ns: u64) -> io::Result<()> {
-        let mono = clock.start_mono_ns + at_ns;
-        let timer = self.timer.get_ref();
-        timer.arm_at(mono)?;
-        loop {
-            let mut guard = self.timer.readable().await?;
-            if timer.take_expiry()? {
-                let late = gatebench_shared::clock::monotonic_ns().saturating_sub(mono);
-                self.seen.observe(late);
-                let tally = self.seen.tally();
-                if tally.total() % u64::from(RECOMPUTE_EVERY) == 0 {
-                    self.margin_ns = tally.quantile_ns(0.5) + PAD_NS;
-                }
-                return Ok(());
-            }
-            guard.clear_ready();
+        let late = self.alarm.sleep_until(clock, at_ns).await?;
+        self.seen.observe(late);
+        let tally = self.seen.tally();
+        if tally.total() % u64::from(RECOMPUTE_EVERY) == 0 {
+            self.margin_ns = tally.quantile_ns(0.5) + PAD_NS;
         }
+        Ok(())
     }
 }
 
@@ -346,6 +359,21 @@ mod tests {
         // Halfway through the stream it is still being read.
         assert!(poll.next_window(3_500_000).is_some());
         assert_eq!(poll.next_window(6_100_000), None, "past its end");
+    }
+
+    #[test]
+    fn requests_answered_out_of_order_leave_the_ring_once_those_before_them_have() {
+        let mut pending = Pending::default();
+        let (a, b, c) = (pending.sent(10), pending.sent(20), pending.sent(30));
+        pending.answered(b);
+        assert_eq!(pending.earliest_since(0), Some(10));
+        assert_eq!(pending.earliest_since(11), Some(30), "b is answered");
+        pending.answered(a);
+        assert_eq!((pending.ring.len(), pending.first_id), (1, 2));
+        pending.answered(c);
+        assert!(pending.ring.is_empty());
+        assert_eq!(pending.earliest_since(0), None);
+        assert_eq!(pending.sent(40), 3, "ids go on where they were");
     }
 
     #[test]
