@@ -162,12 +162,7 @@ pub fn source(view: &CompareResult) -> String {
 /// How the verdicts are reached, in one paragraph.
 pub fn method(view: &CompareResult) -> String {
     let control = if view.twin {
-        let twin = view
-            .targets
-            .iter()
-            .find(|t| t.name.is_twin())
-            .and_then(|t| t.info.clone())
-            .unwrap_or_default();
+        let twin = crate::results::target::twin_info(&view.targets);
         format!(
             "against the twin ({twin}), an A/A control with trials of its own, by Welch's t test \
              at the same percentile; the resolution is the farthest end of the twin's interval \

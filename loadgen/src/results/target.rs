@@ -52,6 +52,18 @@ impl Named {
     }
 }
 
+/// What was said of the twin among `targets` (empty when there is none or nothing was said).
+pub fn twin_info(targets: &[Named]) -> String {
+    said_of_twin(targets).unwrap_or_default()
+}
+
+fn said_of_twin(targets: &[Named]) -> Option<String> {
+    targets
+        .iter()
+        .find(|t| t.name.is_twin())
+        .and_then(|t| t.info.clone())
+}
+
 /// A gateway's recording level (`--gateway-recording NAME=LEVEL`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -112,11 +124,7 @@ pub fn started_mock(binary: &str, version: &str, pid: u32, addr: &str) -> String
 /// How the resolution of a result with `targets` was obtained: the twin's disclosure when
 /// `twin`, else `none` (the reason there is no twin).
 pub fn resolution_source(targets: &[Named], twin: bool, none: &str) -> String {
-    let info = targets
-        .iter()
-        .find(|t| t.name.is_twin())
-        .and_then(|t| t.info.clone());
-    match (twin, info) {
+    match (twin, said_of_twin(targets)) {
         (true, Some(info)) => info,
         (true, None) => "a twin".to_string(),
         (false, _) => none.to_string(),
