@@ -22,7 +22,7 @@ pub fn waiting_line(run: &TargetRun) -> Option<String> {
         ));
         if p.contended_blocks > 0 {
             parts.push(format!(
-                "{} spins lost the CPU before their deadline, so the margin was held at 50 µs                  in {} blocks of 64 (a busy machine: spinning there only made sends later)",
+                "{} spins lost the CPU before their deadline, so the margin was held at 50 µs in {} blocks of 64 (a busy machine: spinning there only made sends later)",
                 p.overshot_spins, p.contended_blocks
             ));
         }
