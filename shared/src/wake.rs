@@ -338,6 +338,10 @@ impl WakeMargin {
     }
 }
 
+/// Share of wake-ups past the margin from which the timer is said to set a run's tail: one in
+/// 200 reaches the p99.5 of what was waited for.
+pub const TIMER_TAIL_SHARE: f64 = 0.005;
+
 /// A margin's account, as results carry it (times in µs).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WakeReport {
@@ -389,6 +393,22 @@ impl WakeReport {
             overshot_spins: 0,
             contended_blocks: 0,
         }
+    }
+
+    /// Share of wake-ups that came later than their margin: about that share of the waits
+    /// ended late by the timer, not by the load.
+    pub fn late_share(&self) -> f64 {
+        if self.wakeups == 0 {
+            return 0.0;
+        }
+        self.late_wakeups as f64 / self.wakeups as f64
+    }
+
+    /// Whether enough wake-ups came past the margin ([`TIMER_TAIL_SHARE`] of them) that the
+    /// machine's timer, not the load, set the tail of what was waited for (a pacer's schedule
+    /// lag from about its p99.5 up).
+    pub fn timer_set_the_tail(&self) -> bool {
+        self.late_share() >= TIMER_TAIL_SHARE
     }
 
     /// Several waiters' margins as one: margins the widest, tallies merged, counts added.

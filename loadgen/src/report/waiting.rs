@@ -20,6 +20,12 @@ pub fn waiting_line(run: &TargetRun) -> Option<String> {
             p.late_wakeups,
             p.spun_s
         ));
+        if p.timer_set_the_tail() {
+            parts.push(format!(
+                "{:.1}% of the wake-ups came later than the margin, so about that share of sends left late by this machine's timer, not by the target: the schedule lag's tail is the timer's (`--spin 1s` sends on time at about one core)",
+                p.late_share() * 100.0
+            ));
+        }
         if p.contended_blocks > 0 {
             parts.push(format!(
                 "{} spins lost the CPU before their deadline, so the margin was held at 50 µs in {} blocks of 64 (a busy machine: spinning there only made sends later)",
@@ -91,6 +97,19 @@ mod tests {
         ] {
             assert!(line.contains(part), "{part} in {line}");
         }
+        assert!(
+            line.contains("0.8% of the wake-ups"),
+            "2 of 240 set a p99: {line}"
+        );
+        run.pacer.as_mut().unwrap().late_wakeups = 1;
+        let line = waiting_line(&run).unwrap();
+        assert!(
+            !line.contains("timer's"),
+            "1 of 240 is under the share: {line}"
+        );
+        run.pacer.as_mut().unwrap().late_wakeups = 11;
+        let line = waiting_line(&run).unwrap();
+        assert!(line.contains("4.6% of the wake-ups"), "{line}");
         run.answer_poll.as_mut().unwrap().budget_cores = 0.0;
         assert!(waiting_line(&run).unwrap().contains("--poll-budget 0"));
     }
