@@ -8,6 +8,7 @@ pub mod breakdown;
 pub mod capacity;
 pub mod clock;
 pub mod compare;
+pub mod cost;
 pub(crate) mod envelope;
 pub mod hdr_codec;
 pub mod ladder;

@@ -14,6 +14,7 @@
 //! - `diff`: `loadgen profile --diff BEFORE.folded AFTER.folded`.
 
 mod command;
+pub mod memory;
 pub mod diff;
 
 pub mod fold;

@@ -1,0 +1,1 @@
+//! Go (placeholder: filled in with the runtime counters reader).

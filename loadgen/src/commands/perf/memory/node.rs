@@ -1,0 +1,1 @@
+//! Node.js (placeholder: filled in with the V8 sampling profile reader).

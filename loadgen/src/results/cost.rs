@@ -1,0 +1,1 @@
+//! A modeled cost (placeholder: filled in with `--price`).
