@@ -113,7 +113,12 @@ pub fn get_limited(
                     "{url}: the answer is larger than {max_bytes} bytes"
                 ))
             }
-            Ok(n) => bytes.extend_from_slice(&buf[..n]),
+            Ok(n) => {
+                bytes.extend_from_slice(&buf[..n]);
+                if is_whole(&bytes) {
+                    break;
+                }
+            }
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(e) if bytes.is_empty() => return Err(format!("{url}: no answer: {e}")),
             Err(e) => return Err(format!("{url}: the answer broke off: {e}")),
@@ -128,7 +133,24 @@ pub fn get_limited(
     String::from_utf8(body).map_err(|_| format!("{url}: the answer is not UTF-8 text"))
 }
 
-/// The body of a whole response read until the server closed, when its status is 200.
+/// True once `bytes` hold a whole response, so a server that keeps the connection open
+/// despite `connection: close` is not waited for.
+fn is_whole(bytes: &[u8]) -> bool {
+    let Ok(Some((head, used))) = head::parse(bytes) else {
+        return false;
+    };
+    match head.framing {
+        _ if head.status != 200 => true,
+        Framing::Empty => true,
+        Framing::Length(n) => (bytes.len() - used) as u64 >= n,
+        // Decoded once the last chunk is in sight, not on every read.
+        Framing::Chunked(_) => bytes.ends_with(b"0\r\n\r\n") && body_of(bytes).is_ok(),
+        Framing::UntilClose => false,
+    }
+}
+
+/// The body of a whole response (read until the server closed, or whole), when its status is
+/// 200.
 fn body_of(bytes: &[u8]) -> Result<Vec<u8>, String> {
     let (head, used) = match head::parse(bytes) {
         Ok(Some(parsed)) => parsed,
@@ -174,6 +196,9 @@ mod tests {
         assert_eq!(body_of(sized).unwrap(), b"xyz");
         let closed = b"HTTP/1.0 200 OK\r\n\r\nuntil close";
         assert_eq!(body_of(closed).unwrap(), b"until close");
+        assert!(is_whole(chunked) && is_whole(sized) && !is_whole(closed));
+        assert!(!is_whole(&chunked[..chunked.len() - 2]));
+        assert!(!is_whole(&sized[..sized.len() - 1]));
     }
 
     #[test]

@@ -4,7 +4,8 @@
 //!
 //! The counters are the runtime's own, not samples: every heap object allocated and freed and
 //! every byte, since the process started (to within the free slots each P holds in its cache,
-//! which the runtime counts when it takes a span). The heap profile is sampled (one allocation
+//! which the runtime counts when it takes a span). Objects include tiny ones (under 16 bytes,
+//! without pointers), several of which share one 16-byte block: the bytes count the blocks. The heap profile is sampled (one allocation
 //! per `runtime.MemProfileRate` bytes on average, 512 KiB by default) and is scaled back here as
 //! pprof does; the runtime publishes it at each completed garbage collection, so a window's
 //! stacks lag its counters by up to a cycle.
