@@ -78,7 +78,7 @@ pub(crate) fn dispatch(
         C::Sweep(args) => act(args, action, line),
         C::Capacity(args) => act(args, action, line),
         C::Ladder(args) => act(args, action, line),
-        C::Profile(args) => act(args, action, line),
+        C::Profile(args) => act(*args, action, line),
         C::Merge(args) => act(args, action, line),
         C::Corpus(args) => act(args, action, line),
         C::Report(args) => act(args, action, line),

@@ -189,7 +189,7 @@ fn report(spec: &SampleSpec, samples: Vec<Sample>, load_started_s: f64) -> Resou
 }
 
 /// CPU seconds and resident bytes of a source now; `None` when it is gone.
-fn read(source: &Source) -> Option<(f64, u64)> {
+pub(crate) fn read(source: &Source) -> Option<(f64, u64)> {
     match source {
         Source::Pid(pid) => {
             let mut total = (0.0, 0);

@@ -17,6 +17,7 @@ mod compare;
 mod corpus;
 mod gateways;
 mod ladder;
+mod memory;
 mod merge;
 mod overhead;
 mod perf;
@@ -30,6 +31,7 @@ pub use compare::{CompareArgs, DEFAULT_TRIALS as COMPARE_TRIALS};
 pub use corpus::CorpusArgs;
 pub use gateways::{GatewayFlags, JudgeFlags, SettleFlag};
 pub use ladder::{LadderArgs, DEFAULT_LEVELS as LADDER_LEVELS};
+pub use memory::{MemoryArgs, DEFAULT_REST as MEMORY_REST};
 pub use merge::MergeArgs;
 pub use overhead::OverheadArgs;
 pub use perf::{
@@ -77,7 +79,7 @@ pub enum CommandArgs {
     /// Hold a steady load on one gateway and sample its process with perf after the warm-up:
     /// on-CPU and off-CPU flame graphs beside its latency, its CPU and memory, and (with
     /// --direct) what it adds and what the sampling itself cost; or --diff two folded stacks.
-    Profile(ProfileArgs),
+    Profile(Box<ProfileArgs>),
     /// Add the results (or interval logs) of the shards of one plan (`run --shard I/N`) into
     /// one result and report, exactly: histograms are added, never averaged.
     Merge(MergeArgs),

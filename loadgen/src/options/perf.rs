@@ -47,6 +47,9 @@ pub struct ProfileArgs {
     pub perf: Option<PathBuf>,
     #[command(flatten)]
     #[serde(flatten)]
+    pub memory: super::MemoryArgs,
+    #[command(flatten)]
+    #[serde(flatten)]
     pub compare: CompareArgs,
 }
 

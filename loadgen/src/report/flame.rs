@@ -15,6 +15,8 @@ pub enum Kind {
     OnCpu,
     /// Microseconds threads spent off a CPU, by the stack they left from.
     OffCpu,
+    /// Bytes allocated (or still live), by the stack that allocated them.
+    Bytes,
 }
 
 fn options(title: &str, subtitle: &str, kind: Kind) -> Options<'static> {
@@ -31,6 +33,7 @@ fn options(title: &str, subtitle: &str, kind: Kind) -> Options<'static> {
     let (palette, unit) = match kind {
         Kind::OnCpu => (BasicPalette::Hot, "samples"),
         Kind::OffCpu => (BasicPalette::Io, "µs"),
+        Kind::Bytes => (BasicPalette::Mem, "bytes"),
     };
     options.colors = Palette::Basic(palette);
     options.count_name = unit.to_string();
@@ -53,6 +56,7 @@ pub fn flame_graph(folded: &Folded, title: &str, subtitle: &str, kind: Kind) -> 
 pub fn of_profile(profile: &Profile, kind: Kind) -> Option<String> {
     let folded = profile.stacks(kind)?;
     let (title, what) = match kind {
+        Kind::Bytes => return None,
         Kind::OnCpu => ("on-CPU", "samples of the stacks running on a CPU"),
         Kind::OffCpu => (
             "off-CPU",

@@ -17,6 +17,7 @@ pub mod hlog;
 pub mod html;
 pub mod ladder;
 pub mod leaderboard;
+pub mod memory;
 pub mod merge;
 pub mod output;
 pub mod overhead;

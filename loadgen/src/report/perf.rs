@@ -109,7 +109,7 @@ pub fn cost_warning(cost: &[PercentileDelta]) -> Option<String> {
         format!(
             "Sampling added latency beyond the resolution ({}): the sampled runs' percentiles \
              are not the gateway's own (its unsampled runs are). --off-cpu off or a lower \
-             --frequency costs less.",
+             --frequency costs less (with --memory: --live off).",
             moved.join(", ")
         )
     })
@@ -162,6 +162,10 @@ pub fn terminal(result: &ProfileResult) -> String {
     if let Some(warning) = cost_warning(&result.profiler_cost) {
         out.push_str(&format!("{warning}\n"));
     }
+    if let Some(m) = &result.memory {
+        out.push_str(&super::memory::terminal(m, result.cost_model.as_ref()));
+        return out;
+    }
     out.push_str(&format!("\n{}\n", sampled_line(p)));
     for reason in &p.unavailable {
         out.push_str(&format!("  {reason}\n"));
@@ -192,11 +196,18 @@ pub fn terminal(result: &ProfileResult) -> String {
 /// A Markdown write-up: the profile's top functions, the cost, then the comparison's tables.
 pub fn markdown(view: &ProfileResult) -> String {
     let p = &view.profile;
-    let mut out = format!(
-        "# Profile of {} under load\n\n{}.\n\n",
-        p.gateway,
-        sampled_line(p)
-    );
+    let mut out = match &view.memory {
+        Some(m) => format!(
+            "# Memory of {} under load\n\n{}",
+            p.gateway,
+            super::memory::markdown(m, view.cost_model.as_ref())
+        ),
+        None => format!(
+            "# Profile of {} under load\n\n{}.\n\n",
+            p.gateway,
+            sampled_line(p)
+        ),
+    };
     for reason in &p.unavailable {
         out.push_str(&format!("- **{reason}**\n"));
     }
@@ -226,7 +237,10 @@ pub fn markdown(view: &ProfileResult) -> String {
 /// comparison's page (latency, added latency, CPU and memory, disclosure).
 pub fn html(view: &ProfileResult) -> String {
     let p = &view.profile;
-    let mut body = format!("<p>{}.</p>", crate::report::svg::escape(&sampled_line(p)));
+    let mut body = match &view.memory {
+        Some(m) => super::memory::html(m, view.cost_model.as_ref()),
+        None => format!("<p>{}.</p>", crate::report::svg::escape(&sampled_line(p))),
+    };
     for reason in &p.unavailable {
         body.push_str(&format!(
             "<p><b>{}</b></p>",
@@ -251,6 +265,7 @@ pub fn html(view: &ProfileResult) -> String {
                 body.push_str(&table_html(&match kind {
                     Kind::OnCpu => top_table(folded, TOP),
                     Kind::OffCpu => waits_table(folded, TOP),
+                    Kind::Bytes => top_table(folded, TOP),
                 }));
             }
             None => body.push_str("<p>No stacks were recorded.</p>"),

@@ -111,6 +111,7 @@ pub fn render(b: &Side, a: &Side, kind: Kind, svg_only: bool) -> anyhow::Result<
     let what = match kind {
         Kind::OnCpu => "on-CPU samples",
         Kind::OffCpu => "off-CPU µs",
+        Kind::Bytes => "bytes",
     };
     let subtitle = format!(
         "widths: after ({} {what}); red grew, blue shrank against before ({} {what}, scaled to after)",

@@ -12,6 +12,7 @@ pub mod cost;
 pub(crate) mod envelope;
 pub mod hdr_codec;
 pub mod ladder;
+pub mod memory;
 pub mod metric;
 pub mod overhead;
 pub mod pacing;

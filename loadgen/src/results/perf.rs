@@ -24,6 +24,13 @@ pub struct ProfileResult {
     /// percentile: what the profiler added (judged against the twin when there is one).
     #[serde(default)]
     pub profiler_cost: Vec<PercentileDelta>,
+    /// With `--memory`: the allocations counted in the probed runs (`NAME+memory`), whose cost
+    /// `profiler_cost` then is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<crate::results::memory::MemoryProfile>,
+    /// With `--price`: a cost modeled from the measured CPU, memory and throughput.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_model: Option<crate::results::cost::CostModel>,
 }
 
 /// What was sampled and what it showed.

@@ -20,6 +20,7 @@ mod latency;
 mod levels;
 mod lifecycle;
 mod load;
+mod memory;
 mod messages;
 mod omission;
 mod overhead;

@@ -37,7 +37,9 @@ fn result_beside(folded: &Path) -> Option<PathBuf> {
     let name = folded.to_str()?;
     let stem = name
         .strip_suffix(".on-cpu.folded")
-        .or_else(|| name.strip_suffix(".off-cpu.folded"))?;
+        .or_else(|| name.strip_suffix(".off-cpu.folded"))
+        .or_else(|| name.strip_suffix(".allocated.folded"))
+        .or_else(|| name.strip_suffix(".live.folded"))?;
     let json = PathBuf::from(format!("{stem}.json"));
     json.exists().then_some(json)
 }
@@ -46,6 +48,9 @@ fn result_beside(folded: &Path) -> Option<PathBuf> {
 fn kind_of(path: &Path) -> Kind {
     match path.to_str() {
         Some(name) if name.ends_with(".off-cpu.folded") => Kind::OffCpu,
+        Some(name) if name.ends_with(".allocated.folded") || name.ends_with(".live.folded") => {
+            Kind::Bytes
+        }
         _ => Kind::OnCpu,
     }
 }
@@ -58,6 +63,7 @@ mod tests {
     fn folded_files_find_their_results_by_name() {
         assert_eq!(kind_of(Path::new("x/a.off-cpu.folded")), Kind::OffCpu);
         assert_eq!(kind_of(Path::new("x/a.folded")), Kind::OnCpu);
+        assert_eq!(kind_of(Path::new("x/a.allocated.folded")), Kind::Bytes);
         assert_eq!(
             result_beside(Path::new("/nonexistent/a.on-cpu.folded")),
             None

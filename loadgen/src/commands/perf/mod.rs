@@ -14,8 +14,8 @@
 //! - `diff`: `loadgen profile --diff BEFORE.folded AFTER.folded`.
 
 mod command;
-pub mod memory;
 pub mod diff;
+pub mod memory;
 
 pub mod fold;
 mod plan;
@@ -36,6 +36,7 @@ use crate::results::compare::{PercentileDelta, TrialFigures};
 use crate::results::role::Role;
 use crate::results::target::Named;
 
+use crate::results::memory::PROBED;
 use crate::results::perf::Folded;
 use crate::results::perf::{Profile, ProfileResult, SAMPLED, SCHEMA};
 pub use plan::ProfilePlan;
@@ -49,7 +50,10 @@ pub fn run_profile(args: ProfileArgs, command: Vec<String>) -> anyhow::Result<(P
 }
 
 /// Runs `p` and returns the result with the exit code it earns.
-fn run_plan(p: ProfilePlan, command: Vec<String>) -> anyhow::Result<(ProfileResult, u8)> {
+fn run_plan(mut p: ProfilePlan, command: Vec<String>) -> anyhow::Result<(ProfileResult, u8)> {
+    if let Some(memory) = p.memory.take() {
+        return memory::run(p, memory, command);
+    }
     let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
     let program = p.args.perf.clone().unwrap_or_else(|| PathBuf::from("perf"));
     let mut comparison = p.comparison;
@@ -106,6 +110,8 @@ fn run_plan(p: ProfilePlan, command: Vec<String>) -> anyhow::Result<(ProfileResu
         compare: CompareResult::judged(envelope, plan, comparison, mock, ran),
         profile,
         profiler_cost,
+        memory: None,
+        cost_model: None,
     };
     let code = if result.compare.valid {
         EXIT_OK
@@ -257,6 +263,7 @@ impl Profile {
         match kind {
             flame::Kind::OnCpu => self.on_cpu.as_ref(),
             flame::Kind::OffCpu => self.off_cpu.as_ref(),
+            flame::Kind::Bytes => None,
         }
     }
 }
@@ -294,7 +301,7 @@ fn analyse(
         return (summary, deltas, cost);
     };
     let (sampled, unsampled) = (&sampled.name, &unsampled.name);
-    if !sampled.as_str().ends_with(SAMPLED) {
+    if !sampled.as_str().ends_with(SAMPLED) && !sampled.as_str().ends_with(PROBED) {
         return (summary, deltas, cost);
     }
     if twin {

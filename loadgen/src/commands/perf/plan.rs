@@ -15,6 +15,7 @@ use crate::options::{CallGraph, CompareArgs, ProfileArgs, PROFILE_FREQUENCY, PRO
 use crate::results::role::Role;
 
 use super::SAMPLED;
+use crate::results::memory::PROBED;
 
 /// A validated `loadgen profile`: the comparison (targets, trials, resources) and the load.
 #[derive(Debug)]
@@ -27,6 +28,8 @@ pub struct ProfilePlan {
     pub frequency: u32,
     pub call_graph: CallGraph,
     pub off_cpu: bool,
+    /// With `--memory`: the probed runs count allocations instead of sampling the CPU.
+    pub memory: Option<super::memory::MemoryPlan>,
 }
 
 impl ProfilePlan {
@@ -41,7 +44,9 @@ impl ProfilePlan {
         }
         let (frequency, call_graph, off_cpu) = sampling(&args)?;
         let c = &args.compare;
-        let (comparison, gateway) = comparison(c, pid)?;
+        let memory = super::memory::MemoryPlan::new(&args.memory, pid)?;
+        let suffix = if memory.is_some() { PROBED } else { SAMPLED };
+        let (comparison, gateway) = comparison(c, pid, suffix)?;
         let plan = c.run.clone().plan().map_err(SetupError::from)?;
         if plan.duration.is_none() {
             return Err(
@@ -57,6 +62,7 @@ impl ProfilePlan {
             frequency,
             call_graph,
             off_cpu,
+            memory,
         })
     }
 }
@@ -82,9 +88,10 @@ fn sampling(args: &ProfileArgs) -> Result<(u32, CallGraph, bool), SetupError> {
     Ok((frequency, call_graph, off_cpu))
 }
 
-/// The targets (direct and the twin only with `--direct`; the gateway unsampled and sampled),
+/// The targets (direct and the twin only with `--direct`; the gateway unsampled and sampled,
+/// under `NAME{suffix}`),
 /// trials and resources of a profile, and the gateway's name.
-fn comparison(c: &CompareArgs, pid: u32) -> Result<(Comparison, Role), SetupError> {
+fn comparison(c: &CompareArgs, pid: u32, suffix: &str) -> Result<(Comparison, Role), SetupError> {
     let gateways = &c.targets;
     if gateways.gateways.len() != 1 {
         return Err(SetupError::Other(format!(
@@ -110,7 +117,7 @@ fn comparison(c: &CompareArgs, pid: u32) -> Result<(Comparison, Role), SetupErro
         )?,
     };
     let mut sampled = named[named.len() - 1].clone();
-    sampled.name = Role::Gateway(format!("{}{SAMPLED}", sampled.name));
+    sampled.name = Role::Gateway(format!("{}{suffix}", sampled.name));
     named.push(sampled);
     let mut samples = crate::engine::sampler::sample_specs(&gateways.sample)?;
     if samples.is_empty() {

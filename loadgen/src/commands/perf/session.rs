@@ -76,6 +76,7 @@ impl Session {
         match window {
             Window::Opened => self.start(),
             Window::Closed => self.stop(),
+            Window::Starting | Window::Finished => {}
         }
     }
 

@@ -44,7 +44,9 @@ pub(crate) fn run_trials_watched(
             if !plan.quiet {
                 gatebench_shared::say!("loadgen: {label}trial {}/{trials}, {}", trial + 1, t.name);
             }
+            watch(t, Window::Starting);
             let run = run_target_watched(shared.clone(), t.target.clone(), &mut |w| watch(t, w));
+            watch(t, Window::Finished);
             runs.push(TrialRun {
                 trial: trial + 1,
                 name: t.name.clone(),

@@ -14,8 +14,13 @@ use crate::wire::clock::RunClock;
 /// exactly this window.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Window {
+    /// Before the run sends anything (before its connections open): a probe that takes time
+    /// to attach attaches here, and the run waits for it.
+    Starting,
     Opened,
     Closed,
+    /// After the run has drained and its result is summed.
+    Finished,
 }
 
 /// The measured window's bounds on the run's clock, ns: it opens at the warm-up's end and, when

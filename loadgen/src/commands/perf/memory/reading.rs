@@ -41,10 +41,7 @@ impl Reading {
         Reading {
             allocs: (self.allocs - before.allocs).max(0.0),
             bytes: (self.bytes - before.bytes).max(0.0),
-            frees: self
-                .frees
-                .zip(before.frees)
-                .map(|(a, b)| (a - b).max(0.0)),
+            frees: self.frees.zip(before.frees).map(|(a, b)| (a - b).max(0.0)),
             live_heap_bytes: self.live_heap_bytes,
             stacks,
         }

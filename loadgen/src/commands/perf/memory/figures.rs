@@ -1,0 +1,92 @@
+//! The probed windows' counts as the result's figures: allocations, bytes and frees per
+//! request with a 95% interval across trials, the stacks of every window added, growth at rest,
+//! and the modeled cost of the gateway's own runs.
+
+use gatebench_shared::stats::Interval;
+use gatebench_shared::trials::AcrossTrials;
+
+use crate::results::compare::TrialRun;
+use crate::results::cost::{model, CostModel, Price};
+use crate::results::memory::{MemoryProfile, TrialMemory};
+use crate::results::resources::ResourceReport;
+use crate::results::role::Role;
+
+use super::rest;
+use super::run::{runs_of, GatewayCpu};
+use super::session::MemorySession;
+
+/// Fills `memory` from the session and the probed runs (`probed`), trial by trial.
+pub fn figures(memory: &mut MemoryProfile, s: MemorySession, runs: &[TrialRun], probed: &Role) {
+    let mut trials = s.trials;
+    for (t, run) in trials.iter_mut().zip(runs_of(runs, probed)) {
+        t.requests = run.run.requests;
+    }
+    let counted: Vec<&TrialMemory> = trials
+        .iter()
+        .filter(|t| t.counted && t.requests > 0)
+        .collect();
+    let per = |f: &dyn Fn(&TrialMemory) -> Option<f64>| -> Option<Interval> {
+        let values: Vec<f64> = counted
+            .iter()
+            .filter_map(|t| f(t).map(|v| v / t.requests as f64))
+            .collect();
+        interval(&values)
+    };
+    memory.allocs_per_request = per(&|t| Some(t.allocs));
+    memory.bytes_per_request = per(&|t| Some(t.bytes));
+    memory.frees_per_request = per(&|t| t.frees);
+    memory.loadgen_allocs_per_request = per(&|t| t.loadgen_allocs.map(|n| n as f64));
+    memory.growth = rest::growth(&trials);
+    memory.allocated = s.had_stacks.then_some(s.allocated);
+    memory.live = s.had_live.then_some(s.live);
+    memory.processes = s.processes;
+    if let Some(described) = s.described {
+        memory.tool = Some(described);
+    }
+    memory.unavailable.extend(s.problems);
+    if counted.len() < 2 && !trials.is_empty() {
+        memory.unavailable.push(format!(
+            "{} of {} probed windows counted: an interval needs two (--trials)",
+            counted.len(),
+            trials.len()
+        ));
+    }
+    memory.trials = trials;
+}
+
+/// The mean with its 95% interval across trials; one trial gives its figure as a point.
+fn interval(values: &[f64]) -> Option<Interval> {
+    match values {
+        [] => None,
+        [one] => Some(Interval {
+            estimate: *one,
+            low: *one,
+            high: *one,
+            confidence: 0.0,
+        }),
+        _ => AcrossTrials::of_estimates(values).map(|a| a.interval(0.95)),
+    }
+}
+
+/// The cost modeled on the gateway's own runs (`unprobed`): its CPU in their windows, its peak
+/// resident memory, their mean throughput.
+pub fn cost_of(
+    price: &Price,
+    cpu: &GatewayCpu,
+    resources: &[ResourceReport],
+    runs: &[TrialRun],
+    unprobed: &Role,
+) -> Option<CostModel> {
+    let cores = cpu.cores()?;
+    let peak = resources
+        .iter()
+        .find(|r| r.name == unprobed.as_str())
+        .or(resources.first())
+        .map_or(0, |r| r.load_rss_peak_bytes);
+    let own: Vec<f64> = runs_of(runs, unprobed).map(|r| r.run.throughput).collect();
+    if own.is_empty() {
+        return None;
+    }
+    let throughput = own.iter().sum::<f64>() / own.len() as f64;
+    model(price, cores, peak, throughput)
+}

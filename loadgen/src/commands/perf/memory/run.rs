@@ -1,0 +1,183 @@
+//! `loadgen profile --memory`: every trial runs direct and its twin (with `--direct`), the
+//! gateway as itself, then the gateway probed (`NAME+memory`); the probed windows' counts become
+//! figures per request with an interval across trials, and the gateway's own runs give the CPU
+//! that a modeled cost is drawn from.
+
+use std::time::Instant;
+
+use crate::engine::comparison::{run_trials_watched, Ran};
+use crate::engine::run::{stop_flag, Window, EXIT_FAILED, EXIT_OK};
+use crate::engine::sampler::{self, Sampling};
+use crate::engine::twin::reach;
+use crate::results::compare::{CompareResult, TrialRun};
+use crate::results::memory::MemoryProfile;
+use crate::results::perf::{ProfileResult, SCHEMA};
+use crate::results::role::Role;
+
+use super::super::{analyse, empty_profile, ProfilePlan};
+use super::figures::{cost_of, figures};
+use super::session::{MemorySession, Settings};
+use super::MemoryPlan;
+
+/// Runs the profile with its memory plan and returns the result with the exit code it earns.
+pub fn run(
+    p: ProfilePlan,
+    m: MemoryPlan,
+    command: Vec<String>,
+) -> anyhow::Result<(ProfileResult, u8)> {
+    let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
+    let mut comparison = p.comparison;
+    let plan = p.plan;
+    let (mock, _twin) = reach(&mut comparison.targets, plan.timeout)?;
+    let open_files = gatebench_shared::host::raise_open_file_limit().ok();
+    crate::engine::run::check_open_files(&plan, open_files.as_ref())?;
+
+    let n = comparison.targets.len();
+    let probed = comparison.targets[n - 1].name.clone();
+    let unprobed = comparison.targets[n - 2].name.clone();
+    let mut unavailable = Vec::new();
+    let mut session = match &m.source {
+        Ok(source) => Some(MemorySession::new(Settings {
+            pid: p.pid,
+            source: source.clone(),
+            bpftrace: m.bpftrace.clone(),
+            rest: m.rest,
+            live: m.live,
+        })),
+        Err(reason) => {
+            gatebench_shared::say!("loadgen: no memory counts: {reason}; the load still runs");
+            unavailable.push(format!("no memory counts: {reason}"));
+            comparison.targets.pop();
+            None
+        }
+    };
+
+    let stop = stop_flag();
+    let sampling = Sampling::start(comparison.samples.clone());
+    let mut cpu = GatewayCpu::new(p.pid);
+    let c = &comparison;
+    let runs = run_trials_watched(&plan, &c.targets, c.trials, c.settle, "", &mut |t, w| {
+        if t.name == probed {
+            if let Some(s) = session.as_mut() {
+                s.window(w);
+            }
+        } else if t.name == unprobed {
+            cpu.window(w);
+        }
+    });
+    let resources = sampling.finish();
+    let interrupted = stop.stop.load(std::sync::atomic::Ordering::Relaxed);
+
+    let mut memory = MemoryProfile {
+        source: m.source.as_ref().ok().map(|s| s.name().to_string()),
+        counts: m
+            .source
+            .as_ref()
+            .map_or(String::new(), |s| s.counts().to_string()),
+        tool: m
+            .tool
+            .clone()
+            .or_else(|| m.source.as_ref().ok().map(describe_tool)),
+        ..Default::default()
+    };
+    if let Some(s) = session {
+        figures(&mut memory, s, &runs, &probed);
+    }
+    memory.unavailable.splice(0..0, unavailable);
+    let mut profile = empty_profile(&p.gateway, &probed, p.pid, p.frequency, p.call_graph);
+    profile.unavailable.push(
+        "CPU not sampled: --memory counts allocations in the probed runs instead (the two \
+         probes' costs would mix)"
+            .into(),
+    );
+    profile.processes = memory.processes.clone();
+    if let Some(out) = plan.out.as_deref().filter(|o| o.as_os_str() != "-") {
+        memory.files = super::files::write_beside(&memory, out)?;
+    }
+    let (summary, deltas, profiler_cost) = analyse(&c.targets, &runs, c.twin, c.min_effect_us);
+    let cost = m
+        .price
+        .as_ref()
+        .and_then(|price| cost_of(price, &cpu, &resources, &runs, &unprobed));
+    let envelope = crate::results::envelope::Envelope::new(SCHEMA, command, started_at, open_files);
+    let ran = Ran {
+        runs,
+        summary,
+        deltas,
+        resources,
+        interrupted,
+    };
+    let result = ProfileResult {
+        compare: CompareResult::judged(envelope, plan, comparison, mock, ran),
+        profile,
+        profiler_cost,
+        memory: Some(memory),
+        cost_model: cost,
+    };
+    let code = if result.compare.valid {
+        EXIT_OK
+    } else {
+        EXIT_FAILED
+    };
+    Ok((result, code))
+}
+
+/// What a runtime source read, for the result.
+fn describe_tool(source: &super::source::Source) -> String {
+    use super::source::Source;
+    match source {
+        Source::Go { metrics, pprof } => format!(
+            "{}{}",
+            metrics.url,
+            pprof.as_ref().map_or(String::new(), |p| format!(
+                ", heap profile {}/allocs",
+                p.url
+            ))
+        ),
+        Source::Node { endpoint } => format!("V8 sampling heap profiler at {}", endpoint.url),
+        Source::CAllocator { .. } => "bpftrace".into(),
+    }
+}
+
+/// The gateway's CPU in its own (unprobed) measured windows: seconds used over seconds elapsed.
+pub struct GatewayCpu {
+    pid: u32,
+    open: Option<(Instant, f64)>,
+    pub cpu_s: f64,
+    pub wall_s: f64,
+}
+
+impl GatewayCpu {
+    fn new(pid: u32) -> GatewayCpu {
+        GatewayCpu {
+            pid,
+            open: None,
+            cpu_s: 0.0,
+            wall_s: 0.0,
+        }
+    }
+
+    fn window(&mut self, w: Window) {
+        let now = || sampler::read(&sampler::Source::Pid(self.pid)).map(|(cpu, _)| cpu);
+        match w {
+            Window::Opened => self.open = now().map(|cpu| (Instant::now(), cpu)),
+            Window::Closed => {
+                if let (Some((at, before)), Some(after)) = (self.open.take(), now()) {
+                    self.cpu_s += after - before;
+                    self.wall_s += at.elapsed().as_secs_f64();
+                }
+            }
+            Window::Starting | Window::Finished => {}
+        }
+    }
+
+    /// Mean cores over the windows; `None` before any.
+    pub fn cores(&self) -> Option<f64> {
+        (self.wall_s > 0.0).then(|| self.cpu_s / self.wall_s)
+    }
+}
+
+/// The runs of target `name`.
+pub fn runs_of<'a>(runs: &'a [TrialRun], name: &'a Role) -> impl Iterator<Item = &'a TrialRun> {
+    runs.iter().filter(move |r| r.name == *name)
+}
