@@ -43,7 +43,7 @@ impl Reading {
             x,
             status,
             sse: SseReader::new(),
-            body: Vec::new(),
+            body: body_buffers::take(),
             done: false,
             invalid: false,
             last_output_ns: 0,
@@ -117,17 +117,59 @@ impl Reading {
         } else if self.invalid || !is_completion(&self.body) {
             return Err(ErrorKind::Invalid);
         }
-        Ok(self.x)
+        Ok(std::mem::take(&mut self.x))
+    }
+}
+
+impl Drop for Reading {
+    fn drop(&mut self) {
+        body_buffers::give_back(std::mem::take(&mut self.body));
+    }
+}
+
+/// The buffers whole bodies are read into, kept per thread from one exchange to the next, so
+/// reading a body allocates only while the pool grows to the worker's requests in flight.
+mod body_buffers {
+    use std::cell::RefCell;
+
+    /// Most buffers kept, and the largest one kept (a rare large body is not held on to).
+    const MOST: usize = 1024;
+    const LARGEST: usize = 256 << 10;
+
+    thread_local! {
+        static FREE: RefCell<Vec<Vec<u8>>> = const { RefCell::new(Vec::new()) };
+    }
+
+    pub(super) fn take() -> Vec<u8> {
+        FREE.with(|f| f.borrow_mut().pop()).unwrap_or_default()
+    }
+
+    pub(super) fn give_back(mut buffer: Vec<u8>) {
+        if buffer.capacity() == 0 || buffer.capacity() > LARGEST {
+            return;
+        }
+        buffer.clear();
+        FREE.with(|f| {
+            let mut free = f.borrow_mut();
+            if free.len() < MOST {
+                free.push(buffer);
+            }
+        });
     }
 }
 
 /// True for a JSON object with a `choices`, `content` or `output` array (chat, messages,
 /// responses), or any JSON object for other routes' bodies.
 pub(crate) fn is_completion(body: &[u8]) -> bool {
+    // A choice is read as a struct with no fields, not skipped whole: serde_json skips each
+    // of its fields (objects one level deep) without the nesting stack it allocates to skip a
+    // deeper value, and a `Vec` of a zero-sized type never allocates.
+    #[derive(serde::Deserialize)]
+    struct Choice {}
     #[derive(serde::Deserialize)]
     struct Shape {
         #[serde(default)]
-        choices: Option<Vec<serde::de::IgnoredAny>>,
+        choices: Option<Vec<Choice>>,
         #[serde(default)]
         error: Option<serde::de::IgnoredAny>,
     }

@@ -256,6 +256,8 @@ impl Account {
 #[derive(Debug, Default)]
 struct Recent {
     ring: Vec<u64>,
+    /// The ring sorted for its quantiles; kept so sorting allocates only once.
+    sorted: Vec<u64>,
     next: usize,
     /// The quantiles, recomputed every few answers.
     expected: Option<(u64, u64)>,
@@ -273,8 +275,10 @@ impl Recent {
         self.since += 1;
         if self.ring.len() >= MIN_SAMPLES && (self.expected.is_none() || self.since >= 8) {
             self.since = 0;
-            let mut sorted = self.ring.clone();
-            sorted.sort_unstable();
+            self.sorted.clear();
+            self.sorted.extend_from_slice(&self.ring);
+            self.sorted.sort_unstable();
+            let sorted = &self.sorted;
             let at = |q: f64| sorted[((sorted.len() - 1) as f64 * q).round() as usize];
             self.expected = Some((at(LOW), at(HIGH)));
         }
