@@ -4,7 +4,8 @@
 # what the tests need: rustfmt and clippy, and the official OpenAI and Anthropic Python SDKs that
 # judge the mock's wire formats, HdrHistogram's Python library that reads loadgen's interval logs,
 # kubernetes-validate (the Kubernetes API's schemas, for scripts/k8s), libfaketime (Debian's
-# faketime), perf (Debian's linux-perf, which `loadgen profile` runs), and the openai npm
+# faketime), perf (Debian's linux-perf, which `loadgen profile` runs), bpftrace (which
+# `loadgen profile --memory` runs) and the openai npm
 # package (skipped when GATEBENCH_SKIP_SDK is set). Last, the
 # container images are built and run (scripts/docker/check.sh) where a Docker daemon answers.
 set -euo pipefail
@@ -31,6 +32,14 @@ fi
 # that the run says why).
 if [ -z "${GATEBENCH_SKIP_SDK:-}" ] && ! perf --version >/dev/null 2>&1; then
   apt_install linux-perf
+fi
+# bpftrace counts the C allocator's calls in the `profile --memory` tests (where the kernel does
+# not allow it, they check that the run says why); cc builds the test's C server.
+if [ -z "${GATEBENCH_SKIP_SDK:-}" ] && ! command -v bpftrace >/dev/null 2>&1; then
+  apt_install bpftrace
+fi
+if ! command -v cc >/dev/null 2>&1; then
+  apt_install gcc
 fi
 # The openai npm package judges one streaming case (tests/sdk-node, versions locked).
 if [ -z "${GATEBENCH_SKIP_SDK:-}" ]; then

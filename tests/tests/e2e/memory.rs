@@ -184,6 +184,7 @@ fn the_c_allocator_counts_exactly_k_allocations_of_size_bytes_per_request() {
         .collect();
     assert_eq!(names, ["alloc", "alloc+memory"]);
     nothing_left();
+    crate::schema::assert_matches(&result, "profile.schema.json");
     if !bpftrace_counted(&result) {
         return;
     }
@@ -220,10 +221,7 @@ fn the_c_allocator_counts_exactly_k_allocations_of_size_bytes_per_request() {
     );
     // The stacks name the server's own function; the flame graph is written beside the result.
     let allocated = m.allocated.as_ref().unwrap();
-    assert!(
-        allocated.share_containing("serve") > 0.9,
-        "{allocated:?}"
-    );
+    assert!(allocated.share_containing("serve") > 0.9, "{allocated:?}");
     assert!(
         m.files.iter().any(|f| f.ends_with(".allocated.svg")),
         "{:?}",
@@ -349,6 +347,7 @@ fn a_price_is_modeled_and_labelled_as_a_model() {
         },
     ));
     nothing_left();
+    crate::schema::assert_matches(&result, "profile.schema.json");
     let cost = result.cost_model.as_ref().expect("a modeled cost");
     assert!(cost.modeled);
     assert!(
