@@ -11,7 +11,15 @@
 # Python with -X perf, and run only the profile method unless METHODS says otherwise),
 # PROFILE_RATE (the profile method's rate, default the profile's 200 req/s), CALL_GRAPH (its
 # stack walking: fp or dwarf, default the profile's fp), PROFILE_FLAGS (more options for
-# `loadgen profile`, like "--off-cpu off --frequency 99").
+# `loadgen profile`, like "--off-cpu off --frequency 99"; with MEMORY=1, "--rest 5s" or
+# "--price 0.166/h,4cpu,16GiB"), MEMORY=1 (the profile method counts the gateway's allocations
+# instead of sampling its CPU: `loadgen profile --memory` with the source the gateway script
+# names in memory_args, the gateway started so that source works; the profile method only
+# unless METHODS says otherwise; writes profile-memory.json, and profile-memory-logging.json for
+# the run with logging on), MEMORY_LOGGING (off, on or both, default both where the gateway has
+# an access-log setting: the gateway started with its access log off, then restarted with it on,
+# writing to a file in the scratch folder, so the two results can be diffed with `loadgen
+# report --diff`; a gateway without such a setting runs with it off only, and says so).
 
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -24,9 +32,18 @@ work=$(mktemp -d)
 started=()
 # Options every loadgen command of a gateway script gets (headers a gateway needs, …).
 extra_args=()
-if [ "${PROFILE:-}" = 1 ]; then
+# How `loadgen profile --memory` reads the gateway's allocations (--memory-source, --memory-url,
+# --pprof-url): set by the function that starts the gateway.
+memory_args=()
+# Appended to every result's file name: "-logging" for the run with the access log on.
+result_suffix=""
+if [ "${PROFILE:-}" = 1 ] || [ "${MEMORY:-}" = 1 ]; then
   METHODS=${METHODS:-profile}
 fi
+case ${MEMORY_LOGGING:-both} in
+  off | on | both) ;;
+  *) echo "gateways: MEMORY_LOGGING is off, on or both, not $MEMORY_LOGGING" >&2; exit 2 ;;
+esac
 
 cleanup() {
   for pid in "${started[@]:-}"; do
@@ -75,6 +92,42 @@ start_mock() { # extra MOCK flags...
 
 direct_url() { echo "http://127.0.0.1:$mock_port/v1/chat/completions"; }
 
+# logging_modes yes|no: the access-log settings to run the gateway with, in order, given whether
+# it has such a setting: off alone unless MEMORY=1; with it, MEMORY_LOGGING's (both: off, then
+# on).
+logging_modes() {
+  if [ "${MEMORY:-}" != 1 ]; then
+    echo off
+  elif [ "$1" != yes ]; then
+    if [ "${MEMORY_LOGGING:-off}" != off ]; then
+      echo "gateways: this gateway has no access-log setting: logging off only" >&2
+    fi
+    echo off
+  elif [ "${MEMORY_LOGGING:-both}" = both ]; then
+    echo off on
+  else
+    echo "$MEMORY_LOGGING"
+  fi
+}
+
+# for_logging MODE: sets result_suffix and recording (the level declared for the gateway: an
+# access log line per request is "defaults", no log "off") for the access-log setting MODE.
+for_logging() {
+  if [ "$1" = on ]; then
+    result_suffix=-logging
+    recording=defaults
+  else
+    result_suffix=""
+    recording=off
+  fi
+}
+
+# stop_gateway PID: stops a gateway before it is started again with other settings.
+stop_gateway() {
+  kill "$1" 2>/dev/null || true
+  wait "$1" 2>/dev/null || true
+}
+
 # run_methods NAME URL INFO RECORDING PID: the profiles direct and through the gateway at URL;
 # RECORDING is what it records per call: off, defaults or full.
 run_methods() {
@@ -89,20 +142,26 @@ run_methods() {
       paired)
         "$loadgen_bin" overhead --profile "$root/profiles/paired-latency.toml" "${common[@]}" \
           --twin "http://127.0.0.1:$twin_port/v1/chat/completions" \
-          --pin 0 --quiet --out "$out/paired.json" || true ;;
+          --pin 0 --quiet --out "$out/paired$result_suffix.json" || true ;;
       constant)
         "$loadgen_bin" compare --profile "$root/profiles/constant-5000rps.toml" "${common[@]}" \
           --twin "http://127.0.0.1:$twin_port/v1/chat/completions" \
-          ${DURATION:+--duration "$DURATION"} ${SETTLE:+--settle "$SETTLE"} --pin 0 --quiet --out "$out/constant.json" || true ;;
+          ${DURATION:+--duration "$DURATION"} ${SETTLE:+--settle "$SETTLE"} --pin 0 --quiet --out "$out/constant$result_suffix.json" || true ;;
       profile)
+        local memory=() file=profile
+        if [ "${MEMORY:-}" = 1 ]; then
+          memory=(--memory "${memory_args[@]}")
+          file=profile-memory
+        fi
+        # shellcheck disable=SC2086 # PROFILE_FLAGS is split into options on purpose
         "$loadgen_bin" profile --profile "$root/profiles/gateway-profile.toml" "${common[@]}" \
           --twin "http://127.0.0.1:$twin_port/v1/chat/completions" --pid "$pid" \
           ${PROFILE_RATE:+--rate "$PROFILE_RATE"} ${CALL_GRAPH:+--call-graph "$CALL_GRAPH"} \
-          ${PROFILE_FLAGS:-} \
-          --pin 0 --quiet --out "$out/profile.json" || true ;;
+          "${memory[@]}" ${PROFILE_FLAGS:-} \
+          --pin 0 --quiet --out "$out/$file$result_suffix.json" || true ;;
       ladder)
         "$loadgen_bin" ladder --profile "$root/profiles/streams-ladder.toml" "${common[@]}" \
-          --pin 0 --quiet --out "$out/ladder.json" || true ;;
+          --pin 0 --quiet --out "$out/ladder$result_suffix.json" || true ;;
       *) echo "gateways: unknown method $method" >&2; exit 2 ;;
     esac
   done

@@ -24,6 +24,17 @@
 #        PYTHONPERFSUPPORT=1 like -X perf, so the flame graphs name Python functions; the venv
 #        is bench-out/gateways/litellm-venv-perf, made with PYTHON_PERF, default the first
 #        python3.13 or python3.12 on PATH or under pyenv)
+#        MEMORY=1 scripts/gateways/litellm.sh   (its allocations per request, counted by uprobes
+#        on libc's allocator: the proxy runs with PYTHONMALLOC=malloc, so that every allocation
+#        of the interpreter, small objects included, is a call to malloc the probes see; MODES
+#        defaults to off, and MEMORY_LOGGING=off|on|both runs it with uvicorn's access log off
+#        (a --log_config that silences uvicorn.access), then on (its default, one line per
+#        request to stdout, redirected to a file); the profile method at PROFILE_RATE, default
+#        10 req/s)
+# PYTHONMALLOC=malloc changes the gateway: CPython's small-object allocator (pymalloc) is off and
+# every object is a malloc and a free, so the MEMORY=1 figures are of that changed proxy. The
+# profile's run without probes measures its latency and CPU as changed; set against a PROFILE=1
+# or paired run without MEMORY=1, that is what the change costs.
 # The proxy handles tens of requests a second per core, so METHODS defaults to the paired rounds
 # and the ladder here; METHODS="paired constant ladder" runs the 5,000 req/s table as well.
 . "$(dirname "$0")/lib.sh"
@@ -47,6 +58,24 @@ if [ "${PROFILE:-}" = 1 ]; then
   fi
   perf_env=(PYTHONPERFSUPPORT=1)
   PROFILE_RATE=${PROFILE_RATE:-20}
+fi
+# --log_config for the runs with uvicorn's access log off (MEMORY=1 only; otherwise the proxy
+# keeps uvicorn's default logging, its access log into the log file in the scratch folder).
+quiet_access_log=""
+if [ "${MEMORY:-}" = 1 ]; then
+  perf_env+=(PYTHONMALLOC=malloc)
+  memory_args=(--memory-source python)
+  PROFILE_RATE=${PROFILE_RATE:-10}
+  MODES=${MODES:-off}
+  quiet_access_log="$work/uvicorn-quiet-access.json"
+  cat >"$quiet_access_log" <<'JSON'
+{"version": 1, "disable_existing_loggers": false,
+ "formatters": {"default": {"()": "uvicorn.logging.DefaultFormatter", "fmt": "%(levelprefix)s %(message)s"}},
+ "handlers": {"default": {"formatter": "default", "class": "logging.StreamHandler", "stream": "ext://sys.stderr"}},
+ "loggers": {"uvicorn": {"handlers": ["default"], "level": "INFO", "propagate": false},
+             "uvicorn.error": {"level": "INFO"},
+             "uvicorn.access": {"handlers": [], "level": "WARNING", "propagate": false}}}
+JSON
 fi
 METHODS=${METHODS:-paired ladder}
 PROVIDER=${PROVIDER:-openai}
@@ -74,10 +103,14 @@ litellm_params() {
   esac
 }
 
-# start_litellm NAME PROVIDER MODE PORT: starts one proxy; sets $pid.
+# start_litellm NAME PROVIDER MODE PORT [ACCESS_LOG]: starts one proxy; sets $pid. ACCESS_LOG
+# off (MEMORY=1 only) silences uvicorn's access log.
 start_litellm() {
-  local name=$1 provider=$2 mode=$3 port=$4
-  local config="$work/$name.yaml"
+  local name=$1 provider=$2 mode=$3 port=$4 access_log=${5:-on}
+  local config="$work/$name.yaml" log_args=()
+  if [ "$access_log" = off ] && [ -n "$quiet_access_log" ]; then
+    log_args=(--log_config "$quiet_access_log")
+  fi
   {
     printf 'model_list:\n  - model_name: gpt-4o-mini\n    litellm_params:\n'
     litellm_params "$provider"
@@ -88,7 +121,7 @@ start_litellm() {
     fi
   } >"$config"
   env "${perf_env[@]}" taskset -c 1 "$venv/bin/litellm" --config "$config" --host 127.0.0.1 --port "$port" \
-    --num_workers 1 >"$work/$name.log" 2>&1 &
+    --num_workers 1 "${log_args[@]}" >"$work/$name.log" 2>&1 &
   pid=$!
   started+=("$pid")
   wait_answers "http://127.0.0.1:$port/health/liveliness" 600 0.1 ||
@@ -101,15 +134,24 @@ if [ "${#providers[@]}" -eq 1 ]; then
   for mode in ${MODES:-off defaults}; do
     name="litellm-$mode"
     [ "$PROVIDER" = openai ] || name="$name-$PROVIDER"
-    start_litellm "$name" "$PROVIDER" "$mode" "$port"
-    run_methods "$name" "http://127.0.0.1:$port/v1/chat/completions" \
-      "litellm[proxy] $version, 1 worker, no database, calls the mock as $PROVIDER" "$mode" "$pid"
-    kill "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
+    for logging in $(logging_modes yes); do
+      for_logging "$logging"
+      info="litellm[proxy] $version, 1 worker, no database, calls the mock as $PROVIDER"
+      if [ "${MEMORY:-}" = 1 ]; then
+        info="$info, PYTHONMALLOC=malloc, uvicorn access log $logging"
+      fi
+      start_litellm "$name" "$PROVIDER" "$mode" "$port" "$logging"
+      run_methods "$name" "http://127.0.0.1:$port/v1/chat/completions" "$info" "$mode" "$pid"
+      stop_gateway "$pid"
+    done
   done
   exit 0
 fi
 
+if [ "${MEMORY:-}" = 1 ]; then
+  echo "litellm: MEMORY=1 profiles one provider at a time (PROVIDER=openai, …)" >&2
+  exit 2
+fi
 # Several providers: one proxy each, all in the same paired rounds.
 out=${OUT:-$root/bench-out/gateways/litellm-providers}
 mkdir -p "$out"
