@@ -48,7 +48,7 @@ def row(path):
 
 header = ["gateway", "allocs/request", "bytes/request", "RSS at rest before (MiB)",
           "RSS at rest after (MiB)", "RSS peak (MiB)", "rest trial to trial", "probes' cost p50",
-          "loadgen's allocs/request", "source (counts differ: see below)"]
+          "loadgen's workers' allocs/request", "source (counts differ: see below)"]
 print("| " + " | ".join(header) + " |")
 print("|" + "---|" * len(header))
 sources = {}

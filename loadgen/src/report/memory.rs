@@ -56,7 +56,7 @@ pub fn figures_table(m: &MemoryProfile) -> Table {
     }
     if m.loadgen_allocs_per_request.is_some() {
         t.push(vec![
-            "loadgen's own allocs (it shares the probes)".into(),
+            "loadgen's workers' allocs (they share the probes)".into(),
             interval(&m.loadgen_allocs_per_request, 1),
         ]);
     }

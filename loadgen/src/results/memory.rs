@@ -28,8 +28,8 @@ pub struct MemoryProfile {
     pub bytes_per_request: Option<Interval>,
     /// Frees per request, where the source counts them.
     pub frees_per_request: Option<Interval>,
-    /// loadgen's own calls to the C allocator per request in the probed windows (C allocator
-    /// only): what the generator paid for the probes it shares.
+    /// loadgen's worker threads' calls to the C allocator per request in the probed windows
+    /// (C allocator only): what the generator paid for the probes it shares.
     pub loadgen_allocs_per_request: Option<Interval>,
     /// Every probed window.
     pub trials: Vec<TrialMemory>,
@@ -62,8 +62,8 @@ pub struct TrialMemory {
     /// allocator.
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub calls: std::collections::BTreeMap<String, u64>,
-    /// loadgen's own calls to the C allocator in the window (the probes sit in every process
-    /// that maps the gateway's libc, so the generator pays a trap for each).
+    /// loadgen's worker threads' calls to the C allocator in the window (the probes sit in
+    /// every process that maps the gateway's libc, so a worker pays a trap for each).
     pub loadgen_allocs: Option<u64>,
     /// Bytes allocated in the window and not freed by its end, where the source tracks them.
     pub live_at_end_bytes: Option<f64>,

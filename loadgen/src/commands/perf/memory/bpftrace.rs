@@ -20,6 +20,9 @@ use std::time::Duration;
 const OPEN: libc::c_int = 0x4742_0001;
 const CLOSE: libc::c_int = 0x4742_0002;
 
+/// The name loadgen's worker threads start with.
+const WORKER: &str = "loadgen-worker";
+
 /// What bpftrace prints once every probe is attached.
 const READY: &str = "gatebench-ready";
 
@@ -53,6 +56,18 @@ pub struct Attached {
     token: u64,
 }
 
+/// The allocator's entry points that allocate: name, the size in bytes from its arguments, and
+/// whether its return value is the block (for the live count; `posix_memalign` writes it
+/// through its first argument instead, so its blocks are counted but not followed).
+const ALLOCATING: [(&str, &str, bool); 6] = [
+    ("malloc", "arg0", true),
+    ("calloc", "arg0 * arg1", true),
+    ("realloc", "arg1", true),
+    ("posix_memalign", "arg2", false),
+    ("aligned_alloc", "arg1", true),
+    ("memalign", "arg1", true),
+];
+
 /// The script for `probe`, counting only in processes `probe.pids`, between loadgen's marks
 /// that carry `token`.
 pub fn script(probe: &Probe, loadgen_pid: u32, token: u64) -> String {
@@ -64,43 +79,49 @@ pub fn script(probe: &Probe, loadgen_pid: u32, token: u64) -> String {
         .collect::<Vec<_>>()
         .join(" || ");
     let on = format!("@on && ({who})");
-    let mut s = format!(
-        "BEGIN {{ printf(\"{READY}\\n\"); }}\n\
-         tracepoint:syscalls:sys_enter_prctl /pid == {loadgen_pid} && args->option == {OPEN} && args->arg2 == {token}/ {{ @on = 1; }}\n\
-         tracepoint:syscalls:sys_enter_prctl /pid == {loadgen_pid} && args->option == {CLOSE} && args->arg2 == {token}/ {{ @on = 0; exit(); }}\n\
-         uprobe:{libc}:malloc /{on}/ {{ @calls[\"malloc\"] = count(); @bytes = sum(arg0); @stacks[comm, ustack(perf)] = sum(arg0);{m} }}\n\
-         uprobe:{libc}:calloc /{on}/ {{ @calls[\"calloc\"] = count(); @bytes = sum(arg0 * arg1); @stacks[comm, ustack(perf)] = sum(arg0 * arg1);{c} }}\n\
-         uprobe:{libc}:realloc /{on}/ {{ @calls[\"realloc\"] = count(); @bytes = sum(arg1); @stacks[comm, ustack(perf)] = sum(arg1);{r} }}\n\
-         uprobe:{libc}:free /{on} && arg0 != 0/ {{ @calls[\"free\"] = count();{f} }}\n",
-        m = if probe.live { " @size[tid] = arg0;" } else { "" },
-        c = if probe.live { " @size[tid] = arg0 * arg1;" } else { "" },
-        r = if probe.live {
-            " delete(@live[arg0]); delete(@where[arg0]); @size[tid] = arg1;"
-        } else {
-            ""
-        },
-        f = if probe.live {
-            " delete(@live[arg0]); delete(@where[arg0]);"
-        } else {
-            ""
-        },
-    );
-    if probe.live {
-        for entry in ["malloc", "calloc", "realloc"] {
+    let mark = |option: libc::c_int, then: &str| {
+        format!(
+            "tracepoint:syscalls:sys_enter_prctl /pid == {loadgen_pid} && args->option == \
+             {option} && args->arg2 == {token}/ {{ {then} }}\n"
+        )
+    };
+    let mut s = format!("BEGIN {{ printf(\"{READY}\\n\"); }}\n");
+    s.push_str(&mark(OPEN, "@on = 1;"));
+    s.push_str(&mark(CLOSE, "@on = 0; exit();"));
+    let forget = if probe.live {
+        " delete(@live[arg0]); delete(@where[arg0]);"
+    } else {
+        ""
+    };
+    for (entry, size, returns) in ALLOCATING {
+        let follow = match (probe.live, returns) {
+            (true, true) => format!(" @size[tid] = {size};"),
+            _ => String::new(),
+        };
+        let moved = if entry == "realloc" { forget } else { "" };
+        s.push_str(&format!(
+            "uprobe:{libc}:{entry} /{on}/ {{ @calls[\"{entry}\"] = count(); @bytes = sum({size}); \
+             @stacks[comm, ustack(perf)] = sum({size});{moved}{follow} }}\n"
+        ));
+        if probe.live && returns {
             s.push_str(&format!(
-                "uretprobe:{libc}:{entry} /{on} && @size[tid]/ {{ @live[retval] = @size[tid]; @where[retval] = (comm, ustack(perf)); delete(@size[tid]); }}\n"
+                "uretprobe:{libc}:{entry} /{on} && @size[tid]/ {{ @live[retval] = @size[tid]; \
+                 @where[retval] = (comm, ustack(perf)); delete(@size[tid]); }}\n"
             ));
         }
+        // loadgen's workers' own calls: the probes sit in every process that maps this libc,
+        // so a worker pays a trap for each of its allocations while they are attached.
+        s.push_str(&format!(
+            "uprobe:{libc}:{entry} /@on && pid == {loadgen_pid} && \
+             strncmp(comm, \"{WORKER}\", {len}) == 0/ {{ @own = count(); }}\n",
+            len = WORKER.len()
+        ));
     }
+    s.push_str(&format!(
+        "uprobe:{libc}:free /{on} && arg0 != 0/ {{ @calls[\"free\"] = count();{forget} }}\n"
+    ));
     if probe.live {
         s.push_str("END { clear(@size); }\n");
-    }
-    // loadgen's own calls: the probes sit in every process mapping this libc, so the
-    // generator pays for each of its own allocations while they are attached.
-    for entry in ["malloc", "calloc", "realloc"] {
-        s.push_str(&format!(
-            "uprobe:{libc}:{entry} /@on && pid == {loadgen_pid}/ {{ @own = count(); }}\n"
-        ));
     }
     s
 }
@@ -265,14 +286,26 @@ mod tests {
             "{s}"
         );
         assert!(s.contains("@on && (pid == 10 || pid == 11)"), "{s}");
-        for entry in ["malloc", "calloc", "realloc", "free"] {
+        for entry in [
+            "malloc",
+            "calloc",
+            "realloc",
+            "free",
+            "aligned_alloc",
+            "memalign",
+        ] {
             assert!(s.contains(&format!("libc.so.6:{entry} /")), "{entry}: {s}");
         }
         assert!(
             !s.contains("uretprobe"),
             "no return probes unless live: {s}"
         );
-        assert!(script(&probe(true), 99, 5).matches("uretprobe").count() == 3);
+        assert_eq!(script(&probe(true), 99, 5).matches("uretprobe").count(), 5);
+        assert!(
+            s.contains("libc.so.6:posix_memalign /"),
+            "nginx's pools: {s}"
+        );
+        assert!(s.contains("strncmp(comm, \"loadgen-worker\", 14)"), "{s}");
     }
 
     #[test]

@@ -149,10 +149,15 @@ impl MemorySession {
     }
 
     fn counted(&mut self, maps: bt_maps::Maps) {
-        let calls = |name: &str| maps.calls.get(name).copied().unwrap_or(0);
-        self.current.allocs = (calls("malloc") + calls("calloc") + calls("realloc")) as f64;
+        let frees = maps.calls.get("free").copied().unwrap_or(0);
+        self.current.allocs = maps
+            .calls
+            .iter()
+            .filter(|(name, _)| name.as_str() != "free")
+            .map(|(_, n)| *n)
+            .sum::<u64>() as f64;
         self.current.bytes = maps.bytes as f64;
-        self.current.frees = Some(calls("free") as f64);
+        self.current.frees = Some(frees as f64);
         self.current.calls = maps.calls.clone();
         self.current.loadgen_allocs = Some(maps.own);
         self.current.counted = true;

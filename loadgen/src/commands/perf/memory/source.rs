@@ -147,9 +147,10 @@ impl Source {
     pub fn counts(&self) -> &'static str {
         match self {
             Source::CAllocator { python: false, .. } => {
-                "calls to the C allocator (malloc, calloc, realloc; bytes asked for), exact; a \
-                 gateway that serves requests from its own pools (nginx, HAProxy) calls it only \
-                 when a pool grows, so this is not every object it makes"
+                "calls to the C allocator (malloc, calloc, realloc, posix_memalign, aligned_alloc, \
+                 memalign; bytes asked for), exact; a gateway that serves requests from its own \
+                 pools (nginx, HAProxy) calls it only for a pool, so this is not every object it \
+                 makes"
             }
             Source::CAllocator { python: true, .. } => {
                 "calls to the C allocator by CPython under PYTHONMALLOC=malloc (every object, \
@@ -160,8 +161,10 @@ impl Source {
                  stacks from the heap profile, sampled"
             }
             Source::Node { .. } => {
-                "V8 heap allocations estimated from its sampling heap profiler (one sample per \
-                 sampling interval of bytes), collected objects included: estimates, not counts"
+                "V8 heap bytes estimated from its sampling heap profiler (one sample per sampling \
+                 interval of bytes), collected objects included: estimates, not counts (within \
+                 about 30% of the GC's own count in a check, high); its object count is not \
+                 meaningful for objects much smaller than the interval"
             }
         }
     }
