@@ -22,8 +22,8 @@ pub struct MemoryProfile {
     pub tool: Option<String>,
     /// The processes counted.
     pub processes: Vec<u32>,
-    /// Allocations per request completed in the window: the mean over trials with its 95%
-    /// interval (none with fewer than two trials: see `trials`).
+    /// Allocations per request completed (answered 200) in the window: the mean over trials
+    /// with its 95% interval (one trial: its figure as a point, `confidence` 0).
     pub allocs_per_request: Option<Interval>,
     pub bytes_per_request: Option<Interval>,
     /// Frees per request, where the source counts them.
@@ -31,6 +31,8 @@ pub struct MemoryProfile {
     /// loadgen's worker threads' calls to the C allocator per request in the probed windows
     /// (C allocator only): what the generator paid for the probes it shares.
     pub loadgen_allocs_per_request: Option<Interval>,
+    /// Resident memory at rest before any load of the profile (before its first run).
+    pub rest_before_load: Option<RestMemory>,
     /// Every probed window.
     pub trials: Vec<TrialMemory>,
     /// Bytes allocated in every window, by stack (root first); none when the source has none.
@@ -53,7 +55,7 @@ pub struct TrialMemory {
     pub trial: usize,
     /// Whether the window was counted (false: see the profile's `unavailable`).
     pub counted: bool,
-    /// Requests the window completed (the run's measured requests).
+    /// Requests the window completed (answered 200); failed ones are left out, and said.
     pub requests: u64,
     pub allocs: f64,
     pub bytes: f64,
@@ -91,10 +93,10 @@ pub const GROWTH_FLOOR_BYTES: u64 = 64 * 1024;
 /// Memory at rest from the first trial to the last.
 #[derive(Debug, Clone, Copy, Default, Serialize, Deserialize)]
 pub struct Growth {
-    /// At rest after the last trial minus at rest after the first (medians): the first
-    /// trial's own growth is the gateway warming (pools, caches) and is left out.
+    /// At rest after the last probed run minus at rest after the first (medians): the first
+    /// trial's growth is the gateway warming (pools, caches) and is told apart.
     pub rest_growth_bytes: i64,
-    /// At rest after the first trial minus at rest before it.
+    /// At rest after the first probed run minus at rest before any load.
     pub first_trial_growth_bytes: i64,
     /// What growth is noise: the widest spread (max − min) of any rest sampling, and never
     /// under [`GROWTH_FLOOR_BYTES`] (resident memory moves by pages as allocators trim).
@@ -102,6 +104,7 @@ pub struct Growth {
     /// Whether memory at rest grew from one trial to the next (after the first) by more than
     /// the noise.
     pub flagged: bool,
-    /// `rest_growth_bytes` over the requests of the trials after the first.
+    /// `rest_growth_bytes` over every request the gateway served in between (its own and its
+    /// probed runs of the later trials, warm-ups included).
     pub bytes_per_request: f64,
 }

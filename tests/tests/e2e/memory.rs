@@ -253,7 +253,8 @@ fn python_under_pythonmalloc_counts_the_objects_a_request_adds() {
     let (a, b) = (none.memory.unwrap(), ten.memory.unwrap());
     assert_eq!(b.source.as_deref(), Some("python"));
     let added = b.allocs_per_request.unwrap().estimate - a.allocs_per_request.unwrap().estimate;
-    // Ten bytearrays are ten objects and ten buffers: 10 to 20 calls more, never fewer.
+    // Ten bytes objects of SIZE are ten calls to malloc more (each object and its bytes in one
+    // block); the range leaves room for the interpreter's own bookkeeping.
     assert!(
         (9.0..=25.0).contains(&added),
         "{added} more allocations per request"
@@ -362,24 +363,11 @@ fn a_price_is_modeled_and_labelled_as_a_model() {
 fn a_stopped_run_leaves_no_bpftrace_behind() {
     const LOADGEN: &str = env!("CARGO_BIN_EXE_e2e-loadgen");
     let server = c_server(1, 16);
+    // One trial: the gateway's own run (4 s), then its probed run, during which it is stopped.
     let mut child = Command::new(LOADGEN)
-        .args([
-            "profile",
-            "--memory",
-            "--rest",
-            "100ms",
-            "--rate",
-            "100",
-            "--duration",
-            "30s",
-        ])
-        .args([
-            "--pid",
-            &server.child.id().to_string(),
-            "--trials",
-            "2",
-            "--quiet",
-        ])
+        .args(["profile", "--memory", "--rest", "100ms", "--rate", "100"])
+        .args(["--duration", "4s", "--trials", "1", "--quiet"])
+        .args(["--pid", &server.child.id().to_string()])
         .arg("--gateway")
         .arg(format!("alloc={}", server.url))
         .stdout(Stdio::null())
@@ -391,19 +379,27 @@ fn a_stopped_run_leaves_no_bpftrace_behind() {
         let out = Command::new("pgrep").args(["-f", &mine]).output().unwrap();
         !out.stdout.is_empty()
     };
-    // Wait (at most 30 s) for the probed run's bpftrace, then stop loadgen as Ctrl-C does.
     let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
     while !running() && std::time::Instant::now() < until && child.try_wait().unwrap().is_none() {
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
     let attached = running();
+    // Into the probed run's window, then stopped as Ctrl-C does.
+    std::thread::sleep(std::time::Duration::from_millis(1500));
     let _ = Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status();
-    let _ = child.wait();
-    std::thread::sleep(std::time::Duration::from_millis(300));
-    assert!(!running(), "bpftrace outlived a stopped loadgen");
-    if !attached {
-        eprintln!("bpftrace never attached here, so only its absence is checked");
+    let status = child.wait().unwrap();
+    // bpftrace dies with loadgen (it is killed at the window's close, and by the kernel when
+    // loadgen ends), so it is gone by the time loadgen's exit is seen; allow it a moment.
+    let gone = (0..20).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        !running()
+    });
+    assert!(gone, "bpftrace outlived a stopped loadgen ({status})");
+    match std::env::var_os("GATEBENCH_REQUIRE_BPFTRACE") {
+        Some(_) => assert!(attached, "bpftrace never attached"),
+        None if !attached => eprintln!("bpftrace never attached here: only its absence is checked"),
+        None => {}
     }
 }

@@ -1,6 +1,7 @@
-//! The C allocator's calls counted by bpftrace: uprobes on the gateway's libc (`malloc`,
-//! `calloc`, `realloc`, `free`, with their sizes), attached before a probed run starts and
-//! counting only between two marks loadgen makes at the measured window's edges.
+//! bpftrace run for a probed window: started before the run and asked until its probes answer
+//! (the program, `bt_script`, counts the C allocator's calls between two marks loadgen makes at
+//! the measured window's edges), then ended at the window's close, with what it printed and
+//! what it complained of.
 //!
 //! The marks are `prctl` calls with an option no kernel knows (they fail with EINVAL and change
 //! nothing), seen by a tracepoint filtered on loadgen's own pid: the window opens and closes in
@@ -16,15 +17,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-/// `prctl` options marking the window: "GB" and 1 (open) or 2 (close).
-const OPEN: libc::c_int = 0x4742_0001;
-const CLOSE: libc::c_int = 0x4742_0002;
-
-/// The name loadgen's worker threads start with.
-const WORKER: &str = "loadgen-worker";
-
-/// What bpftrace prints once every probe is attached.
-const READY: &str = "gatebench-ready";
+use super::bt_script::{script, CLOSE, CLOSED, OPEN, OPENED, PING, READY};
 
 /// Longest wait for bpftrace to compile and attach its probes (about 2 s here).
 const ATTACH_TIMEOUT: Duration = Duration::from_secs(30);
@@ -54,76 +47,15 @@ pub struct Attached {
     /// Its marks' second argument: another session in the same process (or another run of
     /// this one) never opens or closes its window.
     token: u64,
+    /// What it says on its standard error, whole once it ends.
+    errors: Option<std::thread::JoinHandle<String>>,
 }
 
-/// The allocator's entry points that allocate: name, the size in bytes from its arguments, and
-/// whether its return value is the block (for the live count; `posix_memalign` writes it
-/// through its first argument instead, so its blocks are counted but not followed).
-const ALLOCATING: [(&str, &str, bool); 6] = [
-    ("malloc", "arg0", true),
-    ("calloc", "arg0 * arg1", true),
-    ("realloc", "arg1", true),
-    ("posix_memalign", "arg2", false),
-    ("aligned_alloc", "arg1", true),
-    ("memalign", "arg1", true),
-];
-
-/// The script for `probe`, counting only in processes `probe.pids`, between loadgen's marks
-/// that carry `token`.
-pub fn script(probe: &Probe, loadgen_pid: u32, token: u64) -> String {
-    let libc = probe.libc.display();
-    let who = probe
-        .pids
-        .iter()
-        .map(|p| format!("pid == {p}"))
-        .collect::<Vec<_>>()
-        .join(" || ");
-    let on = format!("@on && ({who})");
-    let mark = |option: libc::c_int, then: &str| {
-        format!(
-            "tracepoint:syscalls:sys_enter_prctl /pid == {loadgen_pid} && args->option == \
-             {option} && args->arg2 == {token}/ {{ {then} }}\n"
-        )
-    };
-    let mut s = format!("BEGIN {{ printf(\"{READY}\\n\"); }}\n");
-    s.push_str(&mark(OPEN, "@on = 1;"));
-    s.push_str(&mark(CLOSE, "@on = 0; exit();"));
-    let forget = if probe.live {
-        " delete(@live[arg0]); delete(@where[arg0]);"
-    } else {
-        ""
-    };
-    for (entry, size, returns) in ALLOCATING {
-        let follow = match (probe.live, returns) {
-            (true, true) => format!(" @size[tid] = {size};"),
-            _ => String::new(),
-        };
-        let moved = if entry == "realloc" { forget } else { "" };
-        s.push_str(&format!(
-            "uprobe:{libc}:{entry} /{on}/ {{ @calls[\"{entry}\"] = count(); @bytes = sum({size}); \
-             @stacks[comm, ustack(perf)] = sum({size});{moved}{follow} }}\n"
-        ));
-        if probe.live && returns {
-            s.push_str(&format!(
-                "uretprobe:{libc}:{entry} /{on} && @size[tid]/ {{ @live[retval] = @size[tid]; \
-                 @where[retval] = (comm, ustack(perf)); delete(@size[tid]); }}\n"
-            ));
-        }
-        // loadgen's workers' own calls: the probes sit in every process that maps this libc,
-        // so a worker pays a trap for each of its allocations while they are attached.
-        s.push_str(&format!(
-            "uprobe:{libc}:{entry} /@on && pid == {loadgen_pid} && \
-             strncmp(comm, \"{WORKER}\", {len}) == 0/ {{ @own = count(); }}\n",
-            len = WORKER.len()
-        ));
-    }
-    s.push_str(&format!(
-        "uprobe:{libc}:free /{on} && arg0 != 0/ {{ @calls[\"free\"] = count();{forget} }}\n"
-    ));
-    if probe.live {
-        s.push_str("END { clear(@size); }\n");
-    }
-    s
+/// What bpftrace printed for a window, and what it complained of.
+pub struct Printed {
+    pub text: String,
+    /// Its warnings (a map full, events lost), each a problem of the window.
+    pub warnings: Vec<String>,
 }
 
 /// Starts bpftrace on `probe` and waits until its probes are attached.
@@ -150,31 +82,49 @@ pub fn attach(probe: &Probe) -> Result<Attached, String> {
         .stderr(Stdio::piped())
         .spawn()
         .map_err(|e| format!("cannot run {}: {e}", probe.program.display()))?;
+    // Invariant: both were piped just above.
     let stdout = child.stdout.take().expect("piped");
     let stderr = child.stderr.take().expect("piped");
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || read_until_ready(stdout, tx));
     let errors = std::thread::spawn(move || {
-        let mut text = String::new();
-        let _ = BufReader::new(stderr).read_to_string(&mut text);
-        text
+        let mut bytes = Vec::new();
+        let _ = BufReader::new(stderr).read_to_end(&mut bytes);
+        String::from_utf8_lossy(&bytes).into_owned()
     });
-    match rx.recv_timeout(ATTACH_TIMEOUT) {
-        Ok(line) if line == READY => Ok(Attached {
+    if wait_ready(&rx, token, &mut child) {
+        return Ok(Attached {
             child,
             output: rx,
             token,
-        }),
-        _ => {
-            let _ = child.kill();
-            let _ = child.wait();
-            let said = errors.join().unwrap_or_default();
-            Err(format!(
-                "bpftrace did not attach its probes: {}",
-                last_error(&said).unwrap_or("it ended without a word")
-            ))
+            errors: Some(errors),
+        });
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    let said = errors.join().unwrap_or_default();
+    Err(format!(
+        "bpftrace did not attach its probes: {}",
+        last_error(&said).unwrap_or("it ended without a word")
+    ))
+}
+
+/// Pings until the program's last probe answers (every probe before it is then attached), it
+/// ends, or [`ATTACH_TIMEOUT`] passes.
+fn wait_ready(rx: &mpsc::Receiver<String>, token: u64, child: &mut Child) -> bool {
+    let until = std::time::Instant::now() + ATTACH_TIMEOUT;
+    while std::time::Instant::now() < until {
+        mark(PING, token);
+        match rx.recv_timeout(Duration::from_millis(50)) {
+            Ok(line) if line == READY => return true,
+            Ok(_) | Err(mpsc::RecvTimeoutError::Disconnected) => return false,
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+        }
+        if child.try_wait().ok().flatten().is_some() {
+            return false;
         }
     }
+    false
 }
 
 /// Sends the ready line, then the rest of the output whole once bpftrace ends.
@@ -184,9 +134,9 @@ fn read_until_ready(stdout: impl Read, tx: mpsc::Sender<String>) {
     while reader.read_line(&mut line).unwrap_or(0) > 0 {
         if line.trim_end() == READY {
             let _ = tx.send(READY.to_string());
-            let mut rest = String::new();
-            let _ = reader.read_to_string(&mut rest);
-            let _ = tx.send(rest);
+            let mut rest = Vec::new();
+            let _ = reader.read_to_end(&mut rest);
+            let _ = tx.send(String::from_utf8_lossy(&rest).into_owned());
             return;
         }
         line.clear();
@@ -200,7 +150,7 @@ fn last_error(said: &str) -> Option<&str> {
         .rfind(|l| !l.is_empty() && !l.contains("RLIMIT_MEMLOCK"))
 }
 
-fn mark(option: libc::c_int, token: u64) {
+fn mark(option: i32, token: u64) {
     // SAFETY: prctl with an unknown option reads no pointer and fails with EINVAL.
     unsafe {
         libc::prctl(option, token as libc::c_ulong, 0, 0, 0);
@@ -213,13 +163,36 @@ impl Attached {
         mark(OPEN, self.token);
     }
 
-    /// Marks the window closed and returns what bpftrace printed as it ended.
-    pub fn close(mut self) -> Result<String, String> {
+    /// Marks the window closed and returns what bpftrace printed as it ended; an error when it
+    /// printed nothing, or never saw the window open or close (its counts would be zeros).
+    pub fn close(mut self) -> Result<Printed, String> {
         mark(CLOSE, self.token);
         let text = self.output.recv_timeout(PRINT_TIMEOUT);
         let _ = self.child.kill();
         let _ = self.child.wait();
-        text.map_err(|_| "bpftrace printed nothing within 30 s of the window's end".to_string())
+        let said = self
+            .errors
+            .take()
+            .and_then(|e| e.join().ok())
+            .unwrap_or_default();
+        let text = text
+            .map_err(|_| "bpftrace printed nothing within 30 s of the window's end".to_string())?;
+        if !text.contains(OPENED) || !text.contains(CLOSED) {
+            return Err(format!(
+                "bpftrace never saw the window {} (loadgen's marks did not reach it), so nothing \
+                 was counted{}",
+                if text.contains(OPENED) {
+                    "close"
+                } else {
+                    "open"
+                },
+                last_error(&said).map_or(String::new(), |e| format!("; it said: {e}"))
+            ));
+        }
+        Ok(Printed {
+            text,
+            warnings: warnings(&said),
+        })
     }
 
     /// Ends bpftrace without a window (an error or a stop before it opened).
@@ -234,6 +207,31 @@ impl Drop for Attached {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// bpftrace's warnings: what it said beyond attaching and its memlock complaint.
+fn warnings(said: &str) -> Vec<String> {
+    said.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.contains("RLIMIT_MEMLOCK") && !l.starts_with("Attaching"))
+        .map(|l| format!("bpftrace said: {l}"))
+        .collect()
+}
+
+/// Whether bpftrace may attach probes here: a program that only begins and ends, run once.
+pub fn may_attach(program: &Path) -> Result<(), String> {
+    let out = Command::new(program)
+        .args(["-e", "BEGIN { exit(); }"])
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", program.display()))?;
+    if out.status.success() {
+        return Ok(());
+    }
+    let said = String::from_utf8_lossy(&out.stderr);
+    Err(format!(
+        "bpftrace may not attach probes here: {}",
+        last_error(&said).unwrap_or("it failed without a word")
+    ))
 }
 
 /// The libc mapped by process `pid`, from its memory map.
@@ -269,48 +267,16 @@ pub fn version(program: &Path) -> Result<String, String> {
 mod tests {
     use super::*;
 
-    fn probe(live: bool) -> Probe {
-        Probe {
-            program: "bpftrace".into(),
-            libc: "/lib/x86_64-linux-gnu/libc.so.6".into(),
-            pids: vec![10, 11],
-            live,
-        }
-    }
-
-    #[test]
-    fn the_script_counts_only_the_gateway_between_the_marks() {
-        let s = script(&probe(false), 99, 5);
-        assert!(
-            s.contains("pid == 99 && args->option == 1195507713 && args->arg2 == 5"),
-            "{s}"
-        );
-        assert!(s.contains("@on && (pid == 10 || pid == 11)"), "{s}");
-        for entry in [
-            "malloc",
-            "calloc",
-            "realloc",
-            "free",
-            "aligned_alloc",
-            "memalign",
-        ] {
-            assert!(s.contains(&format!("libc.so.6:{entry} /")), "{entry}: {s}");
-        }
-        assert!(
-            !s.contains("uretprobe"),
-            "no return probes unless live: {s}"
-        );
-        assert_eq!(script(&probe(true), 99, 5).matches("uretprobe").count(), 5);
-        assert!(
-            s.contains("libc.so.6:posix_memalign /"),
-            "nginx's pools: {s}"
-        );
-        assert!(s.contains("strncmp(comm, \"loadgen-worker\", 14)"), "{s}");
-    }
-
     #[test]
     fn its_memlock_warning_is_not_the_error() {
         let said = "ERROR: couldn't set RLIMIT_MEMLOCK for bpftrace\nERROR: No probes\n";
         assert_eq!(last_error(said), Some("ERROR: No probes"));
+        let said = "Attaching 30 probes...\nWARNING: map full\n";
+        assert_eq!(warnings(said), ["bpftrace said: WARNING: map full"]);
+    }
+
+    #[test]
+    fn this_process_maps_a_libc() {
+        assert!(libc_of(std::process::id()).is_some());
     }
 }

@@ -15,11 +15,24 @@ use super::rest;
 use super::run::{runs_of, GatewayCpu};
 use super::session::MemorySession;
 
-/// Fills `memory` from the session and the probed runs (`probed`), trial by trial.
-pub fn figures(memory: &mut MemoryProfile, s: MemorySession, runs: &[TrialRun], probed: &Role) {
+/// Fills `memory` from the session and the runs; `gateway` names the gateway's own and its
+/// probed target.
+pub fn figures(
+    memory: &mut MemoryProfile,
+    s: MemorySession,
+    runs: &[TrialRun],
+    gateway: [&Role; 2],
+) {
+    let [own, probed] = gateway;
     let mut trials = s.trials;
     for (t, run) in trials.iter_mut().zip(runs_of(runs, probed)) {
-        t.requests = run.run.requests;
+        t.requests = run.run.ok;
+        if run.run.failed > 0 {
+            memory.unavailable.push(format!(
+                "window {}: {} failed requests are not in the per-request figures' denominator",
+                t.trial, run.run.failed
+            ));
+        }
     }
     let counted: Vec<&TrialMemory> = trials
         .iter()
@@ -36,7 +49,13 @@ pub fn figures(memory: &mut MemoryProfile, s: MemorySession, runs: &[TrialRun], 
     memory.bytes_per_request = per(&|t| Some(t.bytes));
     memory.frees_per_request = per(&|t| t.frees);
     memory.loadgen_allocs_per_request = per(&|t| t.loadgen_allocs.map(|n| n as f64));
-    memory.growth = rest::growth(&trials);
+    // What the gateway served between the first probed run's rest and the last's.
+    let served: u64 = runs
+        .iter()
+        .filter(|r| r.trial >= 2 && (r.name == *own || r.name == *probed))
+        .map(|r| r.run.requests + r.run.warmup_requests)
+        .sum();
+    memory.growth = rest::growth(memory.rest_before_load, &trials, served);
     memory.allocated = s.had_stacks.then_some(s.allocated);
     memory.live = s.had_live.then_some(s.live);
     memory.processes = s.processes;
@@ -69,24 +88,36 @@ fn interval(values: &[f64]) -> Option<Interval> {
 }
 
 /// The cost modeled on the gateway's own runs (`unprobed`): its CPU in their windows, its peak
-/// resident memory, their mean throughput.
+/// resident memory (the resource sampler's, over the whole profile: the probes are in the
+/// kernel and add none to it), their mean throughput. `None`, with the reason in `problems`,
+/// when an input is missing.
 pub fn cost_of(
     price: &Price,
     cpu: &GatewayCpu,
     resources: &[ResourceReport],
     runs: &[TrialRun],
     unprobed: &Role,
+    problems: &mut Vec<String>,
 ) -> Option<CostModel> {
-    let cores = cpu.cores()?;
-    let peak = resources
+    let mut missing = |what: &str| {
+        problems.push(format!("no modeled cost: {what}"));
+        None
+    };
+    let Some(cores) = cpu.cores() else {
+        return missing("the gateway's CPU was not read in any of its windows");
+    };
+    let Some(peak) = resources
         .iter()
         .find(|r| r.name == unprobed.as_str())
-        .or(resources.first())
-        .map_or(0, |r| r.load_rss_peak_bytes);
+        .map(|r| r.load_rss_peak_bytes)
+        .filter(|&b| b > 0)
+    else {
+        return missing("the gateway's resident memory was not sampled");
+    };
     let own: Vec<f64> = runs_of(runs, unprobed).map(|r| r.run.throughput).collect();
     if own.is_empty() {
-        return None;
+        return missing("the gateway's own runs did not run");
     }
     let throughput = own.iter().sum::<f64>() / own.len() as f64;
-    model(price, cores, peak, throughput)
+    model(price, cores, peak, throughput).or_else(|| missing("no throughput"))
 }

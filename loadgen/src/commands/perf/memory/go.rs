@@ -51,7 +51,15 @@ pub struct GoReading {
 /// base of `net/http/pprof`, like `http://127.0.0.1:2019/debug/pprof`) the stacks of
 /// `<base>/allocs?debug=1`. Fails only when the counters cannot be read; a profile that
 /// cannot be read leaves `stacks` empty and says why in `problems`.
-pub fn read(metrics: &Target, pprof: Option<&Target>) -> Result<GoReading, String> {
+///
+/// `opening`: the reading opens a window, so the profile is read first and the counters
+/// last; at a window's close the counters first. Rendering the profile allocates in the
+/// gateway, and either way that stays outside the window.
+pub fn read(metrics: &Target, pprof: Option<&Target>, opening: bool) -> Result<GoReading, String> {
+    let mut stacks = None;
+    if opening {
+        stacks = pprof.map(profile_of);
+    }
     let page = get_limited(metrics, &metrics.path, METRICS_MAX_BYTES, METRICS_TIMEOUT)?;
     let url = format!("http://{}{}", metrics.authority, metrics.path);
     let mut out = GoReading {
@@ -59,20 +67,26 @@ pub fn read(metrics: &Target, pprof: Option<&Target>) -> Result<GoReading, Strin
         profile_rate_bytes: None,
         problems: Vec::new(),
     };
-    if let Some(base) = pprof {
-        let path = profile_path(&base.path);
-        let url = format!("http://{}{path}", base.authority);
-        let profile = get_limited(base, &path, PROFILE_MAX_BYTES, PROFILE_TIMEOUT)
-            .and_then(|text| heap_profile(&text).map_err(|why| format!("{url}: {why}")));
-        match profile {
-            Ok(profile) => {
-                out.reading.stacks = Some(profile.stacks);
-                out.profile_rate_bytes = Some(profile.rate_bytes);
-            }
-            Err(why) => out.problems.push(format!("no allocation stacks: {why}")),
+    if !opening {
+        stacks = pprof.map(profile_of);
+    }
+    match stacks {
+        Some(Ok(profile)) => {
+            out.reading.stacks = Some(profile.stacks);
+            out.profile_rate_bytes = Some(profile.rate_bytes);
         }
+        Some(Err(why)) => out.problems.push(format!("no allocation stacks: {why}")),
+        None => {}
     }
     Ok(out)
+}
+
+/// The heap profile under the pprof base `base`, or why it cannot be read.
+fn profile_of(base: &Target) -> Result<HeapProfile, String> {
+    let path = profile_path(&base.path);
+    let url = format!("http://{}{path}", base.authority);
+    get_limited(base, &path, PROFILE_MAX_BYTES, PROFILE_TIMEOUT)
+        .and_then(|text| heap_profile(&text).map_err(|why| format!("{url}: {why}")))
 }
 
 /// The heap profile's path under the pprof base (which may name `allocs` or `heap` already).
@@ -453,7 +467,7 @@ go_memstats_mallocs_total_extra 5
         let parse = |url: String| crate::wire::target::parse_target(&url).unwrap();
         let metrics = parse(format!("http://{addr}/metrics"));
         let pprof = parse(format!("http://{addr}/debug/pprof"));
-        let got = read(&metrics, Some(&pprof)).unwrap();
+        let got = read(&metrics, Some(&pprof), false).unwrap();
         assert_eq!(got.reading.allocs, 1_000_123.0);
         assert_eq!(got.reading.stacks, None);
         assert_eq!(got.profile_rate_bytes, None);
@@ -464,7 +478,7 @@ go_memstats_mallocs_total_extra 5
             "{why}"
         );
         let elsewhere = parse(format!("http://{addr}/other"));
-        let err = read(&elsewhere, None).unwrap_err();
+        let err = read(&elsewhere, None, true).unwrap_err();
         assert!(err.contains("/other") && err.contains("404"), "{err}");
     }
 

@@ -4,6 +4,7 @@
 //! memory at rest before and after the load.
 //!
 //! - `bpftrace`: the C allocator's calls counted by uprobes between loadgen's marks.
+//! - `bt_script`: the bpftrace program, each allocator call counted once.
 //! - `bt_maps`: what bpftrace printed, read back into counts and stacks.
 //! - `source`: which source a gateway's runtime has, checked before any load.
 //! - `plan`: `--memory` and its flags checked into one plan.
@@ -19,6 +20,7 @@
 
 mod bpftrace;
 mod bt_maps;
+mod bt_script;
 mod figures;
 mod files;
 pub mod go;

@@ -31,9 +31,20 @@ impl MemoryPlan {
     /// The plan, `None` without `--memory`; a bad flag is an error.
     pub fn new(args: &MemoryArgs, pid: u32) -> Result<Option<MemoryPlan>, SetupError> {
         if !args.memory {
-            if args.price.is_some() || args.memory_source.is_some() || args.memory_url.is_some() {
+            let given = [
+                args.price.is_some(),
+                args.memory_source.is_some(),
+                args.memory_url.is_some(),
+                args.pprof_url.is_some(),
+                args.live.is_some(),
+                args.rest.is_some(),
+                args.bpftrace.is_some(),
+            ];
+            if given.contains(&true) {
                 return Err(SetupError::Other(
-                    "--memory-source, --memory-url and --price go with --memory".into(),
+                    "--memory-source, --memory-url, --pprof-url, --live, --rest, --price and \
+                     --bpftrace go with --memory"
+                        .into(),
                 ));
             }
             return Ok(None);
@@ -103,7 +114,9 @@ fn may_trace(program: &std::path::Path) -> Result<String, String> {
                 .into(),
         );
     }
-    bpftrace::version(program)
+    let version = bpftrace::version(program)?;
+    bpftrace::may_attach(program)?;
+    Ok(version)
 }
 
 fn url(

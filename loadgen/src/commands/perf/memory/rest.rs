@@ -57,18 +57,24 @@ fn of(samples: &mut [u64]) -> Option<RestMemory> {
     })
 }
 
-/// Growth at rest over `trials`. The first trial's own growth (before it to after it) is the
-/// gateway warming and is reported apart; from then on, memory at rest after one trial against
-/// after the next, flagged when any step exceeds the noise: the widest spread of any sampling
-/// at rest, and never under [`GROWTH_FLOOR_BYTES`].
-pub fn growth(trials: &[TrialMemory]) -> Option<Growth> {
-    let first = trials.first()?;
-    let before = first.rest_before?;
+/// Growth at rest over `trials`, `served` the requests the gateway answered between the first
+/// probed run's rest and the last's. The first trial's growth (from before any load, or before
+/// its probed run when that was not sampled) is the gateway warming and is reported apart; from
+/// then on, memory at rest after one probed run against after the next, flagged when any step
+/// exceeds the noise: the widest spread of any sampling at rest, and never under
+/// [`GROWTH_FLOOR_BYTES`].
+pub fn growth(
+    before_load: Option<RestMemory>,
+    trials: &[TrialMemory],
+    served: u64,
+) -> Option<Growth> {
+    let before = before_load.or(trials.first()?.rest_before)?;
     let afters: Vec<RestMemory> = trials.iter().filter_map(|t| t.rest_after).collect();
     let after_first = *afters.first()?;
     let noise = trials
         .iter()
         .flat_map(|t| [t.rest_before, t.rest_after])
+        .chain([before_load])
         .flatten()
         .map(|r| r.max_rss_bytes - r.min_rss_bytes)
         .max()
@@ -79,16 +85,15 @@ pub fn growth(trials: &[TrialMemory]) -> Option<Growth> {
         .windows(2)
         .any(|w| median(&w[1]) - median(&w[0]) > noise as i64);
     let rest_growth_bytes = median(&afters[afters.len() - 1]) - median(&after_first);
-    let requests: u64 = trials.iter().skip(1).map(|t| t.requests).sum();
     Some(Growth {
         rest_growth_bytes,
         first_trial_growth_bytes: median(&after_first) - median(&before),
         noise_bytes: noise,
         flagged,
-        bytes_per_request: if requests == 0 {
+        bytes_per_request: if served == 0 {
             0.0
         } else {
-            rest_growth_bytes as f64 / requests as f64
+            rest_growth_bytes as f64 / served as f64
         },
     })
 }
@@ -117,7 +122,12 @@ mod tests {
 
     #[test]
     fn memory_that_stays_within_its_spread_is_not_flagged() {
-        let g = growth(&[trial(100_000, 900_000), trial(900_000, 900_400)]).unwrap();
+        let g = growth(
+            None,
+            &[trial(100_000, 900_000), trial(900_000, 900_400)],
+            2000,
+        )
+        .unwrap();
         assert!(!g.flagged, "a first trial's warming is not growth: {g:?}");
         assert_eq!(
             (g.first_trial_growth_bytes, g.rest_growth_bytes),
@@ -131,12 +141,12 @@ mod tests {
 
     #[test]
     fn memory_that_grows_past_its_spread_is_flagged_with_the_growth_per_request() {
-        let g = growth(&[
+        let trials = [
             trial(100_000, 150_000),
             trial(150_000, 250_000),
             trial(250_000, 350_000),
-        ])
-        .unwrap();
+        ];
+        let g = growth(None, &trials, 2000).unwrap();
         assert!(g.flagged, "{g:?}");
         assert_eq!(g.rest_growth_bytes, 200_000);
         assert_eq!(

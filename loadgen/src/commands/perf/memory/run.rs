@@ -35,22 +35,12 @@ pub fn run(
     let n = comparison.targets.len();
     let probed = comparison.targets[n - 1].name.clone();
     let unprobed = comparison.targets[n - 2].name.clone();
-    let mut unavailable = Vec::new();
-    let mut session = match &m.source {
-        Ok(source) => Some(MemorySession::new(Settings {
-            pid: p.pid,
-            source: source.clone(),
-            bpftrace: m.bpftrace.clone(),
-            rest: m.rest,
-            live: m.live,
-        })),
-        Err(reason) => {
-            gatebench_shared::say!("loadgen: no memory counts: {reason}; the load still runs");
-            unavailable.push(format!("no memory counts: {reason}"));
-            comparison.targets.pop();
-            None
-        }
-    };
+    let (mut session, unavailable) = session_of(p.pid, &m, &mut comparison.targets);
+    // Memory at rest before any load (the first trial's warming is told from later growth).
+    let pids = crate::engine::sampler::with_descendants(p.pid);
+    let before_load = session
+        .as_ref()
+        .and_then(|_| super::rest::sample(&pids, m.rest));
 
     let stop = stop_flag();
     let sampling = Sampling::start(comparison.samples.clone());
@@ -78,10 +68,11 @@ pub fn run(
             .tool
             .clone()
             .or_else(|| m.source.as_ref().ok().map(describe_tool)),
+        rest_before_load: before_load,
         ..Default::default()
     };
     if let Some(s) = session {
-        figures(&mut memory, s, &runs, &probed);
+        figures(&mut memory, s, &runs, [&unprobed, &probed]);
     }
     memory.unavailable.splice(0..0, unavailable);
     let mut profile = empty_profile(&p.gateway, &probed, p.pid, p.frequency, p.call_graph);
@@ -95,10 +86,16 @@ pub fn run(
         memory.files = super::files::write_beside(&memory, out)?;
     }
     let (summary, deltas, profiler_cost) = analyse(&c.targets, &runs, c.twin, c.min_effect_us);
-    let cost = m
-        .price
-        .as_ref()
-        .and_then(|price| cost_of(price, &cpu, &resources, &runs, &unprobed));
+    let cost = m.price.as_ref().and_then(|price| {
+        cost_of(
+            price,
+            &cpu,
+            &resources,
+            &runs,
+            &unprobed,
+            &mut memory.unavailable,
+        )
+    });
     let envelope = crate::results::envelope::Envelope::new(SCHEMA, command, started_at, open_files);
     let ran = Ran {
         runs,
@@ -120,6 +117,32 @@ pub fn run(
         EXIT_FAILED
     };
     Ok((result, code))
+}
+
+/// The session for the plan's source; without one, the reason (said now, before any load)
+/// and the probed target left out of `targets`.
+fn session_of(
+    pid: u32,
+    m: &MemoryPlan,
+    targets: &mut Vec<crate::results::target::Named>,
+) -> (Option<MemorySession>, Vec<String>) {
+    match &m.source {
+        Ok(source) => (
+            Some(MemorySession::new(Settings {
+                pid,
+                source: source.clone(),
+                bpftrace: m.bpftrace.clone(),
+                rest: m.rest,
+                live: m.live,
+            })),
+            Vec::new(),
+        ),
+        Err(reason) => {
+            gatebench_shared::say!("loadgen: no memory counts: {reason}; the load still runs");
+            targets.pop();
+            (None, vec![format!("no memory counts: {reason}")])
+        }
+    }
 }
 
 /// What a runtime source read, for the result.

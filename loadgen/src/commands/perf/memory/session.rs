@@ -103,7 +103,7 @@ impl MemorySession {
                 }
             }
             _ => {
-                self.current.heap_before_bytes = self.read().and_then(|r| r.live_heap_bytes);
+                self.current.heap_before_bytes = self.read(true).and_then(|r| r.live_heap_bytes);
             }
         }
     }
@@ -115,24 +115,40 @@ impl MemorySession {
                     a.open_window();
                 }
             }
-            _ => self.before = self.read(),
+            _ => self.before = self.read(true),
         }
     }
 
     fn closed(&mut self) {
         let n = self.current.trial;
+        let gone: Vec<u32> = self
+            .pids
+            .iter()
+            .copied()
+            .filter(|p| !std::path::Path::new(&format!("/proc/{p}")).exists())
+            .collect();
+        if !gone.is_empty() {
+            self.problem(format!(
+                "window {n}: process(es) {gone:?} ended during the window: its counts stop there"
+            ));
+        }
         match &self.settings.source {
             Source::CAllocator { .. } => {
                 let Some(attached) = self.attached.take() else {
                     return;
                 };
                 match attached.close() {
-                    Ok(text) => self.counted(bt_maps::parse(&text)),
+                    Ok(printed) => {
+                        for w in printed.warnings {
+                            self.problem(format!("window {n}: {w}"));
+                        }
+                        self.counted(bt_maps::parse(&printed.text));
+                    }
                     Err(e) => self.problem(format!("window {n}: {e}")),
                 }
             }
             _ => {
-                let (Some(before), Some(after)) = (self.before.take(), self.read()) else {
+                let (Some(before), Some(after)) = (self.before.take(), self.read(false)) else {
                     return;
                 };
                 let w = after.since(&before);
@@ -179,22 +195,25 @@ impl MemorySession {
         }
         self.current.rest_after = rest::sample(&self.pids, self.settings.rest);
         if !matches!(self.settings.source, Source::CAllocator { .. }) {
-            self.current.heap_after_bytes = self.read().and_then(|r| r.live_heap_bytes);
+            self.current.heap_after_bytes = self.read(false).and_then(|r| r.live_heap_bytes);
         }
         let trial = std::mem::take(&mut self.current);
         self.trials.push(trial);
     }
 
-    /// The runtime source's reading now, or `None` with the problem kept.
-    fn read(&mut self) -> Option<Reading> {
+    /// The runtime source's reading now (`opening` a window: see `go::read`), or `None` with
+    /// the problem kept.
+    fn read(&mut self, opening: bool) -> Option<Reading> {
         let n = self.trials.len() + 1;
         let read = match &self.settings.source {
-            Source::Go { metrics, pprof } => super::go::read(metrics, pprof.as_ref()).map(|g| {
-                for p in g.problems {
-                    self.problems.push(format!("window {n}: {p}"));
-                }
-                g.reading
-            }),
+            Source::Go { metrics, pprof } => {
+                super::go::read(metrics, pprof.as_ref(), opening).map(|g| {
+                    for p in g.problems {
+                        self.problems.push(format!("window {n}: {p}"));
+                    }
+                    g.reading
+                })
+            }
             Source::Node { endpoint } => super::node::read(endpoint).map(|r| {
                 self.described = Some(r.describe());
                 r.reading
