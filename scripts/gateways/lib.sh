@@ -19,7 +19,7 @@
 # the run with logging on), MEMORY_LOGGING (off, on or both, default both where the gateway has
 # an access-log setting: the gateway started with its access log off, then restarted with it on,
 # writing to a file in the scratch folder, so the two results can be diffed with `loadgen
-# report --diff`; a gateway without such a setting runs with it off only, and says so).
+# profile --diff`; a gateway without such a setting runs with it off only, and says so).
 
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)

@@ -145,9 +145,16 @@ fn read_until_ready(stdout: impl Read, tx: mpsc::Sender<String>) {
 
 /// The first line of bpftrace's complaint that is an error, not its memlock warning.
 fn last_error(said: &str) -> Option<&str> {
-    said.lines()
-        .map(str::trim)
-        .rfind(|l| !l.is_empty() && !l.contains("RLIMIT_MEMLOCK"))
+    let lines = || {
+        said.lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.contains("RLIMIT_MEMLOCK"))
+    };
+    // A compile error is a line starting `stdin:` or holding `ERROR`, then the source and a
+    // line of carets under it.
+    lines()
+        .rfind(|l| l.contains("ERROR") || l.contains("rror:"))
+        .or_else(|| lines().rfind(|l| !l.chars().all(|c| c == '~' || c == '^')))
 }
 
 fn mark(option: i32, token: u64) {
@@ -271,6 +278,11 @@ mod tests {
     fn its_memlock_warning_is_not_the_error() {
         let said = "ERROR: couldn't set RLIMIT_MEMLOCK for bpftrace\nERROR: No probes\n";
         assert_eq!(last_error(said), Some("ERROR: No probes"));
+        let said = "stdin:1:1-5: ERROR: Undefined map: @size\nEND { clear(@size); }\n~~~~~\n";
+        assert_eq!(
+            last_error(said),
+            Some("stdin:1:1-5: ERROR: Undefined map: @size")
+        );
         let said = "Attaching 30 probes...\nWARNING: map full\n";
         assert_eq!(warnings(said), ["bpftrace said: WARNING: map full"]);
     }

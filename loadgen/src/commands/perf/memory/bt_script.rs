@@ -97,7 +97,12 @@ pub fn script(probe: &Probe, loadgen_pid: u32, token: u64) -> String {
     s.push_str(&format!(
         "uprobe:{libc}:free /{outer} && arg0 != 0/ {{ @calls[\"free\"] = count();{forget} }}\n"
     ));
-    s.push_str("END { clear(@size); clear(@in); }\n");
+    // A map the program never writes would not compile: @size exists only when following.
+    s.push_str(if probe.live {
+        "END { clear(@size); clear(@in); }\n"
+    } else {
+        "END { clear(@in); }\n"
+    });
     s.push_str(&mark(PING, &format!("printf(\"{READY}\\n\");")));
     s
 }
@@ -152,6 +157,7 @@ mod tests {
         // and free skip while it is set.
         assert_eq!(s.matches("@in[tid] = 1;").count(), 4, "{s}");
         assert_eq!(s.matches("uretprobe").count(), 4, "{s}");
+        assert!(!s.contains("@size"), "no map left unwritten: {s}");
         let live = script(&probe(true), 99, 5);
         assert_eq!(live.matches("uretprobe").count(), 6, "{live}");
     }

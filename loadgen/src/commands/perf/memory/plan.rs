@@ -119,12 +119,21 @@ fn may_trace(program: &std::path::Path) -> Result<String, String> {
     Ok(version)
 }
 
+/// A URL of the gateway's own pages, its path as written (`/` when none: a target's path would
+/// default to the chat route).
 fn url(
     text: Option<&str>,
     flag: &'static str,
 ) -> Result<Option<crate::results::target::Target>, SetupError> {
-    text.map(|t| parse_target(t).map_err(|e| SetupError::Other(format!("{flag} {t}: {e}"))))
-        .transpose()
+    let Some(t) = text else {
+        return Ok(None);
+    };
+    let mut target = parse_target(t).map_err(|e| SetupError::Other(format!("{flag} {t}: {e}")))?;
+    let rest = t.split_once("://").map_or(t, |(_, rest)| rest);
+    target.path = rest
+        .find('/')
+        .map_or("/".into(), |at| rest[at..].to_string());
+    Ok(Some(target))
 }
 
 fn url_pprof(text: Option<&str>) -> Result<Option<crate::results::target::Target>, SetupError> {
@@ -133,4 +142,25 @@ fn url_pprof(text: Option<&str>) -> Result<Option<crate::results::target::Target
 
 fn bad(flag: &'static str, text: &str, expected: &'static str) -> SetupError {
     SetupError::from(PlanError::Named(flag, text.to_string(), expected))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_page_keeps_its_own_path() {
+        let root = url(Some("http://127.0.0.1:9/"), "--memory-url")
+            .unwrap()
+            .unwrap();
+        assert_eq!(root.path, "/");
+        let bare = url(Some("http://127.0.0.1:9"), "--memory-url")
+            .unwrap()
+            .unwrap();
+        assert_eq!(bare.path, "/", "not the chat route");
+        let pprof = url(Some("http://127.0.0.1:9/debug/pprof"), "--pprof-url")
+            .unwrap()
+            .unwrap();
+        assert_eq!(pprof.path, "/debug/pprof");
+    }
 }
