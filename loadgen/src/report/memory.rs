@@ -147,7 +147,7 @@ pub fn terminal(m: &MemoryProfile, cost: Option<&CostModel>) -> String {
     if let Some(a) = m.allocated.as_ref().filter(|f| !f.is_empty()) {
         out.push_str(&format!(
             "\nWhere the bytes go (allocated in the windows):\n{}",
-            super::perf::top_table(a, 10).to_text()
+            super::stacks::top_table(a, 10).to_text()
         ));
     }
     if let Some(c) = cost {
@@ -173,7 +173,7 @@ pub fn markdown(m: &MemoryProfile, cost: Option<&CostModel>) -> String {
     }
     if let Some(a) = &m.allocated {
         out.push_str("\n### Where the bytes go (allocated)\n\n");
-        out.push_str(&super::perf::top_table(a, TOP).to_markdown());
+        out.push_str(&super::stacks::top_table(a, TOP).to_markdown());
     }
     if let Some(c) = cost {
         out.push_str(&format!("\n**Cost, modeled:** {}\n", c.describe()));
@@ -211,7 +211,7 @@ pub fn html(m: &MemoryProfile, cost: Option<&CostModel>) -> String {
                 flame::inline(&svg)
             ));
         }
-        body.push_str(&super::html::table_html(&super::perf::top_table(
+        body.push_str(&super::html::table_html(&super::stacks::top_table(
             folded, TOP,
         )));
     }

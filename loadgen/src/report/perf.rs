@@ -5,10 +5,9 @@
 use super::compare::delta_table;
 use super::format::signed;
 use super::html::{compare_body, page, table_html};
-use super::table::Table;
+pub use super::stacks::{top_table, waits_table};
 use crate::report::flame::{self, Kind};
 use crate::results::compare::PercentileDelta;
-use crate::results::perf::Folded;
 use crate::results::perf::{Profile, ProfileResult};
 
 /// Functions listed under each flame graph.
@@ -70,31 +69,6 @@ fn added(
 pub fn read(path: &std::path::Path) -> anyhow::Result<ProfileResult> {
     let text = std::fs::read(path)?;
     Ok(serde_json::from_slice(&text)?)
-}
-
-/// The functions holding the most of `folded`: self and total share.
-pub fn top_table(folded: &Folded, n: usize) -> Table {
-    rows_table(folded, folded.top(n), "self")
-}
-
-/// Where the threads asked to wait: the functions under the kernel's frames and the reason,
-/// with their share of the time off a CPU.
-pub fn waits_table(folded: &Folded, n: usize) -> Table {
-    let kernel_or_reason = |f: &str| f.ends_with("_[k]") || f.starts_with("[off-cpu");
-    rows_table(folded, folded.top_above(n, kernel_or_reason), "waits here")
-}
-
-fn rows_table(folded: &Folded, rows: Vec<(String, u64, u64)>, own: &str) -> Table {
-    let total = folded.total().max(1) as f64;
-    let mut table = Table::new(&["function", own, "total"]);
-    for (name, own, all) in rows {
-        table.push(vec![
-            name,
-            format!("{:.1}%", own as f64 / total * 100.0),
-            format!("{:.1}%", all as f64 / total * 100.0),
-        ]);
-    }
-    table
 }
 
 /// When sampling changed the gateway's latency beyond the resolution, a sentence saying so:

@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::results::perf::Folded;
+use crate::results::folded::Folded;
 use gatebench_shared::stats::Interval;
 
 /// The suffix of the probed runs' target name.

@@ -10,6 +10,7 @@ pub mod clock;
 pub mod compare;
 pub mod cost;
 pub(crate) mod envelope;
+pub mod folded;
 pub mod hdr_codec;
 pub mod ladder;
 pub mod memory;

@@ -5,7 +5,8 @@ use crate::options::CallGraph;
 use crate::results::compare::CompareResult;
 use crate::results::compare::PercentileDelta;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+
+pub use crate::results::folded::Folded;
 
 /// Identifies the result format; bumped when a field changes meaning or goes away.
 pub const SCHEMA: &str = "gatebench.loadgen.profile/1";
@@ -60,8 +61,3 @@ pub struct Profile {
     /// The folded stacks (`.folded`) and flame graphs (`.svg`) written beside the result.
     pub files: Vec<String>,
 }
-
-/// Stacks, root first, with their weight: samples on-CPU, microseconds off-CPU.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(transparent)]
-pub struct Folded(pub BTreeMap<String, u64>);
