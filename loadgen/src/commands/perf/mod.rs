@@ -113,12 +113,17 @@ fn run_plan(mut p: ProfilePlan, command: Vec<String>) -> anyhow::Result<(Profile
         memory: None,
         cost_model: None,
     };
+    Ok(earned(result))
+}
+
+/// The result with the exit code it earns: a failure when any run was invalid.
+fn earned(result: ProfileResult) -> (ProfileResult, u8) {
     let code = if result.compare.valid {
         EXIT_OK
     } else {
         EXIT_FAILED
     };
-    Ok((result, code))
+    (result, code)
 }
 
 /// Every trial of every target, the sampled target's measured windows handed to the perf

@@ -17,6 +17,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
+pub use super::bt_script::Probe;
 use super::bt_script::{script, CLOSE, CLOSED, OPEN, OPENED, PING, READY};
 
 /// Longest wait for bpftrace to compile and attach its probes (about 2 s here).
@@ -27,18 +28,6 @@ const PRINT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Entries a map may hold: the live allocations of a window and its distinct stacks.
 const MAP_KEYS: &str = "65536";
-
-/// What to probe.
-#[derive(Debug, Clone)]
-pub struct Probe {
-    pub program: PathBuf,
-    /// The libc the gateway maps (from `/proc/PID/maps`).
-    pub libc: PathBuf,
-    pub pids: Vec<u32>,
-    /// Track each allocation until it is freed, for the bytes still live at the window's end
-    /// (return probes: about twice the cost per call).
-    pub live: bool,
-}
 
 /// A bpftrace attached and waiting for the window to open.
 pub struct Attached {

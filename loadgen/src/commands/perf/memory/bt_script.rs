@@ -6,7 +6,19 @@
 //! on; a flag per thread, set from such a call's entry to its return, keeps the inner call from
 //! being counted a second time.
 
-use super::bpftrace::Probe;
+use std::path::PathBuf;
+
+/// What to probe.
+#[derive(Debug, Clone)]
+pub struct Probe {
+    pub program: PathBuf,
+    /// The libc the gateway maps (from `/proc/PID/maps`).
+    pub libc: PathBuf,
+    pub pids: Vec<u32>,
+    /// Track each allocation until it is freed, for the bytes still live at the window's end
+    /// (return probes: about twice the cost per call).
+    pub live: bool,
+}
 
 /// `prctl` options loadgen's marks use: "GB" and 1 (open), 2 (close), 3 (are you attached?).
 pub const OPEN: i32 = 0x4742_0001;

@@ -11,8 +11,8 @@ use crate::results::memory::{MemoryProfile, TrialMemory};
 use crate::results::resources::ResourceReport;
 use crate::results::role::Role;
 
+use super::cpu::GatewayCpu;
 use super::rest;
-use super::run::{runs_of, GatewayCpu};
 use super::session::MemorySession;
 
 /// Fills `memory` from the session and the runs; `gateway` names the gateway's own and its
@@ -120,4 +120,9 @@ pub fn cost_of(
     }
     let throughput = own.iter().sum::<f64>() / own.len() as f64;
     model(price, cores, peak, throughput).or_else(|| missing("no throughput"))
+}
+
+/// The runs of target `name`.
+pub fn runs_of<'a>(runs: &'a [TrialRun], name: &'a Role) -> impl Iterator<Item = &'a TrialRun> {
+    runs.iter().filter(move |r| r.name == *name)
 }

@@ -10,6 +10,7 @@
 //! - `plan`: `--memory` and its flags checked into one plan.
 //! - `session`: the source attached or read at each probed run's edges; memory at rest.
 //! - `rest`: resident memory sampled at rest, and growth across trials.
+//! - `cpu`: the gateway's CPU in its own runs' windows.
 //! - `figures`: counts per request with intervals, and the modeled cost.
 //! - `files`: the stacks and their flame graphs written beside the result.
 //! - `run`: the command's flow.
@@ -21,6 +22,7 @@
 mod bpftrace;
 mod bt_maps;
 mod bt_script;
+mod cpu;
 mod figures;
 mod files;
 pub mod go;

@@ -3,18 +3,16 @@
 //! figures per request with an interval across trials, and the gateway's own runs give the CPU
 //! that a modeled cost is drawn from.
 
-use std::time::Instant;
-
 use crate::engine::comparison::{run_trials_watched, Ran};
-use crate::engine::run::{stop_flag, Window, EXIT_FAILED, EXIT_OK};
-use crate::engine::sampler::{self, Sampling};
+use crate::engine::run::stop_flag;
+use crate::engine::sampler::Sampling;
 use crate::engine::twin::reach;
-use crate::results::compare::{CompareResult, TrialRun};
+use crate::results::compare::CompareResult;
 use crate::results::memory::MemoryProfile;
 use crate::results::perf::{ProfileResult, SCHEMA};
-use crate::results::role::Role;
 
-use super::super::{analyse, empty_profile, ProfilePlan};
+use super::super::{analyse, earned, empty_profile, ProfilePlan};
+use super::cpu::GatewayCpu;
 use super::figures::{cost_of, figures};
 use super::session::{MemorySession, Settings};
 use super::MemoryPlan;
@@ -111,12 +109,7 @@ pub fn run(
         memory: Some(memory),
         cost_model: cost,
     };
-    let code = if result.compare.valid {
-        EXIT_OK
-    } else {
-        EXIT_FAILED
-    };
-    Ok((result, code))
+    Ok(earned(result))
 }
 
 /// The session for the plan's source; without one, the reason (said now, before any load)
@@ -160,47 +153,4 @@ fn describe_tool(source: &super::source::Source) -> String {
         Source::Node { endpoint } => format!("V8 sampling heap profiler at {}", endpoint.url),
         Source::CAllocator { .. } => "bpftrace".into(),
     }
-}
-
-/// The gateway's CPU in its own (unprobed) measured windows: seconds used over seconds elapsed.
-pub struct GatewayCpu {
-    pid: u32,
-    open: Option<(Instant, f64)>,
-    pub cpu_s: f64,
-    pub wall_s: f64,
-}
-
-impl GatewayCpu {
-    fn new(pid: u32) -> GatewayCpu {
-        GatewayCpu {
-            pid,
-            open: None,
-            cpu_s: 0.0,
-            wall_s: 0.0,
-        }
-    }
-
-    fn window(&mut self, w: Window) {
-        let now = || sampler::read(&sampler::Source::Pid(self.pid)).map(|(cpu, _)| cpu);
-        match w {
-            Window::Opened => self.open = now().map(|cpu| (Instant::now(), cpu)),
-            Window::Closed => {
-                if let (Some((at, before)), Some(after)) = (self.open.take(), now()) {
-                    self.cpu_s += after - before;
-                    self.wall_s += at.elapsed().as_secs_f64();
-                }
-            }
-            Window::Starting | Window::Finished => {}
-        }
-    }
-
-    /// Mean cores over the windows; `None` before any.
-    pub fn cores(&self) -> Option<f64> {
-        (self.wall_s > 0.0).then(|| self.cpu_s / self.wall_s)
-    }
-}
-
-/// The runs of target `name`.
-pub fn runs_of<'a>(runs: &'a [TrialRun], name: &'a Role) -> impl Iterator<Item = &'a TrialRun> {
-    runs.iter().filter(move |r| r.name == *name)
 }
