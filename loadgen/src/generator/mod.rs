@@ -3,7 +3,7 @@
 //! each request is due), the rate of an open loop over time (`rate_curve`: steady, stages, a
 //! trace), waiting for a due time precisely (`pacer`), a shard's part of the schedule and a start
 //! by the wall clock, per-core workers and their connection pools, the recorder and its per-second
-//! intervals and breakdowns by class and stage, the histograms they start from, the request corpus,
+//! intervals and breakdowns by class and stage, the histograms they start from, the request corpus, conversations (`sessions`),
 //! the load options validated into a plan (`planner`), and what a result records of a plan and of a
 //! run's connections (`record`).
 
@@ -22,6 +22,7 @@ pub mod rate_curve;
 pub(crate) mod record;
 pub mod recorder;
 pub(crate) mod schedule;
+pub mod sessions;
 pub(crate) mod shard;
 pub(crate) mod start_at;
 pub(crate) mod worker;
