@@ -99,6 +99,10 @@ pub const MAX_TOOL_ROUNDS: u32 = 64;
 impl SessionSet {
     /// Turns in the longest session.
     pub fn most_turns(&self) -> usize {
-        self.sessions.iter().map(|s| s.turns.len()).max().unwrap_or(0)
+        self.sessions
+            .iter()
+            .map(|s| s.turns.len())
+            .max()
+            .unwrap_or(0)
     }
 }
