@@ -34,6 +34,7 @@ mod schema;
 mod sdk;
 mod secure;
 mod stream;
+mod tool_rounds;
 mod transport;
 mod twin;
 mod workloads;
