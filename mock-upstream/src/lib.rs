@@ -44,6 +44,7 @@ mod inbound;
 mod metrics;
 mod payload;
 mod peer;
+mod prompt_cache;
 mod ratelimit;
 mod rejection;
 mod request;

@@ -22,6 +22,8 @@ pub struct State {
     pub limiter: Limiter,
     /// The BPE of `--tokenizer`; `None` for the estimate.
     pub tokens: Option<Counter>,
+    /// The prompt cache of `--prompt-cache on`; `None` when off.
+    pub prompt_cache: Option<crate::prompt_cache::PromptCache>,
     /// Ordinal of the next request that carries no `x-gatebench-seq`.
     next_ordinal: AtomicU64,
 }
@@ -34,6 +36,7 @@ impl State {
             timed: !config.latency.is_instant(),
             limiter: Limiter::new(config.rate_limit),
             tokens: Counter::new(config.tokenizer),
+            prompt_cache: crate::prompt_cache::PromptCache::new(&config.prompt_cache),
             config_toml: config.to_toml_redacted().into(),
             config,
             metrics: Metrics::default(),

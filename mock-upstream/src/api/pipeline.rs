@@ -9,9 +9,11 @@ use hyper::{Request, Response};
 use super::{ApiRoute, Drawn, Ending};
 use crate::body::MockBody;
 use crate::catalog::FixedHeaders;
-use crate::config::Provider;
-use crate::inbound::{receive, Arrival, Ask};
+use crate::config::{Api, Provider};
+use crate::inbound::{receive, Arrival, Ask, Inbound};
 use crate::metrics::RouteKind;
+use crate::payload::Payload;
+use crate::prompt_cache::{CacheUsage, PromptCache};
 use crate::rejection::Rejection;
 use crate::request::RequestBody;
 use crate::sse::{SseStream, StreamPlan};
@@ -79,6 +81,10 @@ pub async fn answer<A: ApiRoute>(
         Ok(admitted) => admitted,
         Err(fault) => return Ok(*fault),
     };
+    let cache = state
+        .prompt_cache
+        .as_ref()
+        .and_then(|cache| looked_up::<A>(state, cache, &inbound, &asked));
     let mut draw = admitted.draw;
     let drawn = draw.tokens();
     let (tokens, truncated) = capped(A::OUTPUT, asked.cap, drawn);
@@ -110,6 +116,7 @@ pub async fn answer<A: ApiRoute>(
                 fault: admitted.stream_fault,
                 socket: inbound.socket,
                 tool,
+                cache,
             };
             let stream = SseStream::new(state.clone(), plan, draw, inbound.start);
             let headers = fixed_headers(provider, None);
@@ -128,10 +135,49 @@ pub async fn answer<A: ApiRoute>(
         tool,
     };
     let headers = fixed_headers(provider, Some(delay_us / 1000));
-    let payload = A::whole(state, &asked, &drawn);
+    let mut payload = A::whole(state, &asked, &drawn);
+    if let Some(usage) = &cache {
+        payload = reported(A::API, &payload, usage, asked.prompt_tokens);
+    }
     let mut response = Response::new(MockBody::whole(payload).with_headers(headers));
     admitted.limits.stamp(&mut response, state);
     Ok(response)
+}
+
+/// What the prompt cache read and wrote for this request (`None` for the APIs it does not
+/// serve). Out of line: the opt-in path.
+#[cold]
+#[inline(never)]
+fn looked_up<A: ApiRoute>(
+    state: &State,
+    cache: &PromptCache,
+    inbound: &Inbound,
+    asked: &super::Asked<A::Extra>,
+) -> Option<Box<CacheUsage>> {
+    if matches!(A::API, Api::Completions | Api::Embeddings) {
+        return None;
+    }
+    let model = String::from_utf8_lossy(&asked.model);
+    let usage = cache.serve(
+        A::API,
+        inbound.key(),
+        &model,
+        &inbound.body,
+        asked.prompt_tokens,
+        state.tokens.as_ref(),
+    );
+    Some(Box::new(usage))
+}
+
+/// A whole answer with the prompt cache's figures in its usage.
+#[cold]
+#[inline(never)]
+fn reported(api: Api, payload: &Payload, usage: &CacheUsage, prompt_tokens: u64) -> Payload {
+    let plain = payload.to_vec();
+    let body = crate::prompt_cache::report(api, &plain, usage, prompt_tokens).unwrap_or(plain);
+    let mut out = Payload::new();
+    out.push_bytes(&bytes::Bytes::from(body));
+    out
 }
 
 /// Output tokens: the latency model's `drawn`, cut to the request's cap (for an API with

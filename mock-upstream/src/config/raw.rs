@@ -12,7 +12,8 @@ use serde::{Deserialize, Serialize};
 
 use super::{
     parse_listen, parse_models, parse_share, parse_size, Config, ConfigError, ContextWindow,
-    FaultRates, Http1Server, RateLimit, TlsSettings, Tokenizer, MAX_DIMENSIONS, MAX_SPIN,
+    FaultRates, Http1Server, PromptCacheSettings, RateLimit, TlsSettings, Tokenizer,
+    MAX_DIMENSIONS, MAX_SPIN,
 };
 
 /// Settings as given, before validation. Each field is a flag, a `MOCK_*` variable and a key of
@@ -131,6 +132,17 @@ pub struct RawSettings {
     /// cl100k or o200k (OpenAI's BPE, exact, tens of microseconds a request). Default estimate.
     #[arg(long, env = "MOCK_TOKENIZER")]
     pub tokenizer: Option<String>,
+    /// A prompt cache per API key, as each provider reports one (on|off): prompts whose
+    /// prefix was seen within its TTL report cached tokens where the API does. Default off.
+    #[arg(long, env = "MOCK_PROMPT_CACHE")]
+    pub prompt_cache: Option<String>,
+    /// How long an automatic cache entry (OpenAI, Gemini) lives unused. Default 5m.
+    #[arg(long, env = "MOCK_PROMPT_CACHE_TTL")]
+    pub prompt_cache_ttl: Option<String>,
+    /// Entries the prompt cache keeps across every key; past it, the least recently used
+    /// goes. Default 100000.
+    #[arg(long, env = "MOCK_PROMPT_CACHE_ENTRIES")]
+    pub prompt_cache_entries: Option<usize>,
     /// Serve TLS (HTTP/1.1 and HTTP/2 by ALPN) with a certificate generated at start for these
     /// names, like api.openai.com,localhost. Default: plain HTTP (HTTP/1.1 and h2c).
     #[arg(long, env = "MOCK_TLS_NAMES")]
@@ -180,6 +192,9 @@ impl RawSettings {
             tool_calls: self.tool_calls.or(file.tool_calls),
             context_window: self.context_window.or(file.context_window),
             tokenizer: self.tokenizer.or(file.tokenizer),
+            prompt_cache: self.prompt_cache.or(file.prompt_cache),
+            prompt_cache_ttl: self.prompt_cache_ttl.or(file.prompt_cache_ttl),
+            prompt_cache_entries: self.prompt_cache_entries.or(file.prompt_cache_entries),
             tls_names: self.tls_names.or(file.tls_names),
             tls_ca_file: self.tls_ca_file.or(file.tls_ca_file),
             fault: if self.fault.is_empty() {
@@ -208,7 +223,13 @@ impl RawSettings {
         let context_window = ContextWindow::parse(self.context_window.as_deref().unwrap_or(""))?;
         let tokenizer = given(self.tokenizer, |t| Tokenizer::parse(&t), defaults.tokenizer)?;
         let tls = tls(self.tls_names, self.tls_ca_file)?;
+        let prompt_cache = PromptCacheSettings::parse(
+            self.prompt_cache.as_deref(),
+            self.prompt_cache_ttl.as_deref(),
+            self.prompt_cache_entries,
+        )?;
         Ok(Config {
+            prompt_cache,
             context_window,
             tokenizer,
             listen,

@@ -28,6 +28,7 @@ mod pacing;
 mod packaging;
 mod profiles;
 mod profiling;
+mod prompt_cache;
 mod ratelimit;
 mod responses;
 mod schema;
