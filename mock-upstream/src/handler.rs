@@ -154,6 +154,9 @@ fn service(state: &State, route: Route<'_>, req: &Request<RequestBody>) -> Respo
             if let Some(cache) = &state.prompt_cache {
                 cache.to_prometheus(&mut text);
             }
+            if let Some(prefill) = &state.prefill {
+                prefill.to_prometheus(&mut text);
+            }
             let body = MockBody::owned(text.into());
             typed(body, "text/plain; version=0.0.4")
         }

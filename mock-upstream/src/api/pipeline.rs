@@ -86,6 +86,19 @@ pub async fn answer<A: ApiRoute>(
         .as_ref()
         .and_then(|cache| looked_up::<A>(state, cache, &inbound, &asked));
     let mut draw = admitted.draw;
+    let running = match &state.prefill {
+        None => None,
+        Some(prefill) => {
+            let read = cache.as_ref().map_or(0, |c| c.read);
+            let uncached = asked.prompt_tokens.saturating_sub(read);
+            match prefilled(prefill, &mut draw, uncached, asked.streaming).await {
+                Ok(running) => Some(running),
+                Err(crate::prefill::QueueFull) => {
+                    return Ok(crate::faults::response(429, provider))
+                }
+            }
+        }
+    };
     let drawn = draw.tokens();
     let (tokens, truncated) = capped(A::OUTPUT, asked.cap, drawn);
     if admitted.content_filter && A::OUTPUT {
@@ -117,6 +130,7 @@ pub async fn answer<A: ApiRoute>(
                 socket: inbound.socket,
                 tool,
                 cache,
+                _running: running,
             };
             let stream = SseStream::new(state.clone(), plan, draw, inbound.start);
             let headers = fixed_headers(provider, None);
@@ -128,6 +142,9 @@ pub async fn answer<A: ApiRoute>(
 
     state.metrics.request(RouteKind::of(A::API, false));
     let delay_us = draw.response_us(tokens);
+    if let Some(prefill) = &state.prefill {
+        prefill.record_ttft(delay_us);
+    }
     inbound.wait(state, delay_us).await;
     let drawn = Drawn {
         tokens,
@@ -141,7 +158,29 @@ pub async fn answer<A: ApiRoute>(
     }
     let mut response = Response::new(MockBody::whole(payload).with_headers(headers));
     admitted.limits.stamp(&mut response, state);
+    drop(running);
     Ok(response)
+}
+
+/// A running slot for the request (after its wait in the queue), and its prefill time added
+/// to its draw: `uncached` prompt tokens at the per-token time, slowed by the requests running,
+/// plus the wait. Out of line: the opt-in path.
+#[cold]
+#[inline(never)]
+async fn prefilled(
+    prefill: &crate::prefill::Prefill,
+    draw: &mut gatebench_shared::latency::RequestDraw,
+    uncached: u64,
+    streaming: bool,
+) -> Result<crate::prefill::Running, crate::prefill::QueueFull> {
+    let queued = gatebench_shared::clock::monotonic_ns();
+    let running = prefill.run().await?;
+    let waited_us = (gatebench_shared::clock::monotonic_ns() - queued) / 1000;
+    draw.add_before_first_token(waited_us + prefill.prefill_us(uncached, running.at_admission));
+    if streaming {
+        prefill.record_ttft(draw.planned_ttft_us());
+    }
+    Ok(running)
 }
 
 /// What the prompt cache read and wrote for this request (`None` for the APIs it does not

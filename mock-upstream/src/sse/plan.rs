@@ -33,6 +33,9 @@ pub struct StreamPlan {
     pub tool: Option<Box<ToolAnswer>>,
     /// What the prompt cache read and wrote (`--prompt-cache on`), for the usage events.
     pub cache: Option<Box<CacheUsage>>,
+    /// The request's running slot (`--max-running`, `--prefill-per-token`), freed with the
+    /// stream.
+    pub _running: Option<crate::prefill::Running>,
 }
 
 /// The API whose events a stream sends.

@@ -26,6 +26,7 @@ mod omission;
 mod overhead;
 mod pacing;
 mod packaging;
+mod prefill;
 mod profiles;
 mod profiling;
 mod prompt_cache;
