@@ -535,6 +535,7 @@ async fn one(
         index,
         due_ns,
         dispatched_ns,
+        keep_answer: false,
     };
     let awaited = ctx.poll.sent(dispatched_ns);
     let result = tokio::time::timeout(

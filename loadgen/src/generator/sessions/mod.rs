@@ -9,6 +9,10 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+pub mod answer;
+pub mod body;
+pub mod record;
+
 /// The sessions a run sends, in order: session `i` is the schedule's `i`-th arrival.
 #[derive(Debug, Clone)]
 pub struct SessionSet {
@@ -99,6 +103,10 @@ pub const MAX_TOOL_ROUNDS: u32 = 64;
 impl SessionSet {
     /// Turns in the longest session.
     pub fn most_turns(&self) -> usize {
-        self.sessions.iter().map(|s| s.turns.len()).max().unwrap_or(0)
+        self.sessions
+            .iter()
+            .map(|s| s.turns.len())
+            .max()
+            .unwrap_or(0)
     }
 }
