@@ -45,6 +45,10 @@ impl Conversation {
             _ => Map::new(),
         };
         base.remove("messages");
+        if dialect == Dialect::Messages {
+            // OpenAI's; Anthropic's API takes no such field.
+            base.remove("stream_options");
+        }
         if let Some(model) = &session.model {
             base.insert("model".into(), model.clone().into());
         }

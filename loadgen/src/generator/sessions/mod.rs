@@ -10,7 +10,10 @@ use std::sync::Arc;
 use serde_json::Value;
 
 pub mod answer;
+mod interim;
+pub use interim::load;
 pub mod body;
+pub mod plan;
 pub mod record;
 
 /// The sessions a run sends, in order: session `i` is the schedule's `i`-th arrival.
