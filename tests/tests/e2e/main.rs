@@ -33,6 +33,7 @@ mod responses;
 mod schema;
 mod sdk;
 mod secure;
+mod sessions;
 mod stream;
 mod transport;
 mod twin;
