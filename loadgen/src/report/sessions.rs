@@ -60,14 +60,14 @@ pub fn turns_table(s: &SessionsResult) -> Table {
     };
     let pct = |v: Option<f64>| v.map_or_else(|| "-".into(), |v| format!("{:.0}%", v * 100.0));
     for row in &s.turns {
-        let upstream = (row.usage_answers > 0)
-            .then(|| {
-                format!(
-                    "{:.0}",
-                    row.usage_prompt_tokens as f64 / row.usage_answers as f64
-                )
-            })
-            .unwrap_or_else(|| "-".into());
+        let upstream = if row.usage_answers > 0 {
+            format!(
+                "{:.0}",
+                row.usage_prompt_tokens as f64 / row.usage_answers as f64
+            )
+        } else {
+            "-".into()
+        };
         table.push(vec![
             row.turn.to_string(),
             row.all.requests.to_string(),
