@@ -9,6 +9,18 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+mod fields;
+mod line;
+mod read;
+#[cfg(test)]
+mod tests;
+mod text;
+mod turn;
+mod vllm;
+
+pub use line::DEFAULT_TOOL_RESULT_TOKENS;
+pub use read::load;
+
 /// The sessions a run sends, in order: session `i` is the schedule's `i`-th arrival.
 #[derive(Debug, Clone)]
 pub struct SessionSet {
@@ -99,6 +111,10 @@ pub const MAX_TOOL_ROUNDS: u32 = 64;
 impl SessionSet {
     /// Turns in the longest session.
     pub fn most_turns(&self) -> usize {
-        self.sessions.iter().map(|s| s.turns.len()).max().unwrap_or(0)
+        self.sessions
+            .iter()
+            .map(|s| s.turns.len())
+            .max()
+            .unwrap_or(0)
     }
 }
