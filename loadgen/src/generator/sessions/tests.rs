@@ -12,9 +12,14 @@ fn fixture(name: &str) -> PathBuf {
         .join(name)
 }
 
-/// Writes `text` to a file of its own and reads it.
+/// Writes `text` to a file of its own (tests run at once) and reads it.
 pub(super) fn load_text(name: &str, text: &str) -> Result<SessionSet, PlanError> {
-    let path = std::env::temp_dir().join(format!("loadgen-sessions-{}-{name}", std::process::id()));
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let path = std::env::temp_dir().join(format!(
+        "loadgen-sessions-{}-{n}-{name}",
+        std::process::id()
+    ));
     std::fs::write(&path, text).unwrap();
     let read = load(&path);
     std::fs::remove_file(&path).unwrap();
