@@ -52,6 +52,8 @@ pub enum PlanError {
     File(&'static str, String, String),
     #[error("{0} excludes {1}: {2}")]
     Excludes(&'static str, &'static str, &'static str),
+    #[error("{0} needs {1}")]
+    Needs(&'static str, &'static str),
     /// A sessions file's line that cannot be used: where, which field, and why.
     #[error("cannot use --sessions {file}: line {line}{}: {reason}", field_part(.field))]
     SessionLine {

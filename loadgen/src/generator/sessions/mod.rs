@@ -12,6 +12,7 @@ use serde_json::Value;
 mod fields;
 mod line;
 mod read;
+pub mod synth;
 #[cfg(test)]
 mod tests;
 mod text;
