@@ -24,6 +24,7 @@ mod perf;
 pub mod profile;
 mod request;
 mod run;
+mod sessions;
 mod sweep;
 
 pub use capacity::{CapacityArgs, DEFAULT_MAX_RUNS, DEFAULT_PRECISION};
@@ -40,6 +41,7 @@ pub use perf::{
 };
 pub use request::RequestFlags;
 pub use run::RunArgs;
+pub use sessions::SessionFlags;
 pub use sweep::{
     LevelKind, SweepArgs, DEFAULT_LEVELS as SWEEP_LEVELS, DEFAULT_TRIALS as SWEEP_TRIALS,
 };

@@ -363,6 +363,7 @@ mod tests {
             stream: true,
             mock_times: None,
             tag: Default::default(),
+            ..Exchange::default()
         }
     }
 

@@ -9,9 +9,13 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+pub mod answer;
+pub mod body;
 mod fields;
 mod line;
+pub mod plan;
 mod read;
+pub mod record;
 pub mod synth;
 #[cfg(test)]
 mod tests;
