@@ -29,7 +29,7 @@ mod sweep;
 
 pub use capacity::{CapacityArgs, DEFAULT_MAX_RUNS, DEFAULT_PRECISION};
 pub use compare::{CompareArgs, DEFAULT_TRIALS as COMPARE_TRIALS};
-pub use corpus::CorpusArgs;
+pub use corpus::{CorpusArgs, DEFAULT_MODELS as CORPUS_MODELS};
 pub use gateways::{GatewayFlags, JudgeFlags, SettleFlag};
 pub use ladder::{LadderArgs, DEFAULT_LEVELS as LADDER_LEVELS};
 pub use memory::{MemoryArgs, DEFAULT_REST as MEMORY_REST};
