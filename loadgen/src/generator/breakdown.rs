@@ -37,12 +37,12 @@ impl Default for Group {
 }
 
 impl Group {
-    fn sent(&mut self, tag: Tag) {
+    pub(crate) fn sent(&mut self, tag: Tag) {
         self.body_bytes += u64::from(tag.body_bytes);
         self.prompt_tokens += u64::from(tag.prompt_tokens);
     }
 
-    fn success(&mut self, x: &Exchange, response_us: u64) {
+    pub(crate) fn success(&mut self, x: &Exchange, response_us: u64) {
         self.ok += 1;
         self.sent(x.tag);
         self.response_time.saturating_record(response_us);
@@ -55,12 +55,12 @@ impl Group {
         }
     }
 
-    fn failure(&mut self, tag: Tag) {
+    pub(crate) fn failure(&mut self, tag: Tag) {
         self.errors += 1;
         self.sent(tag);
     }
 
-    fn merge(&mut self, other: &Group) {
+    pub(crate) fn merge(&mut self, other: &Group) {
         self.ok += other.ok;
         self.errors += other.errors;
         // Invariant: every group's histograms are made by `new_histogram(2)`.
@@ -161,6 +161,8 @@ mod tests {
             output_events: 4,
             stream,
             tag: Tag {
+                turn: 0,
+                tool: false,
                 class,
                 body_bytes: 100,
                 prompt_tokens: 20,
@@ -176,6 +178,8 @@ mod tests {
         b.success(&x(1_500, 1, true), 5_000);
         b.failure(
             Tag {
+                turn: 0,
+                tool: false,
                 class: 1,
                 body_bytes: 300,
                 prompt_tokens: 60,

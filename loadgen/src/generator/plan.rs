@@ -40,6 +40,12 @@ pub struct Plan {
     /// Many requests instead of `request` (`--requests-file`, or a trace's rows).
     #[serde(serialize_with = "crate::generator::corpus::as_summary")]
     pub corpus: Option<Arc<Corpus>>,
+    /// Conversations instead of single requests (`--sessions`).
+    #[serde(
+        serialize_with = "crate::generator::sessions::plan::as_summary",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub sessions: Option<Arc<crate::generator::sessions::plan::SessionPlan>>,
     /// How the open loop's rate goes over time (steady, `--stages`, `--trace`).
     pub pace: RateCurve,
     /// HTTP/1.1 or HTTP/2, the TLS settings and `--connect-to`.

@@ -52,4 +52,24 @@ pub enum PlanError {
     File(&'static str, String, String),
     #[error("{0} excludes {1}: {2}")]
     Excludes(&'static str, &'static str, &'static str),
+    #[error("{0} needs {1}")]
+    Needs(&'static str, &'static str),
+    /// A sessions file's line that cannot be used: where, which field, and why.
+    #[error("cannot use --sessions {file}: line {line}{}: {reason}", field_part(.field))]
+    SessionLine {
+        file: String,
+        line: usize,
+        /// The field at fault, as a path like `turns[2].text`; empty for the whole line.
+        field: String,
+        reason: String,
+    },
+}
+
+/// `, field F` when a field is named.
+fn field_part(field: &str) -> String {
+    if field.is_empty() {
+        String::new()
+    } else {
+        format!(", field {field}")
+    }
 }

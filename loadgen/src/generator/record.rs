@@ -24,6 +24,7 @@ impl From<&Plan> for PlanRecord {
             pin: plan.pin.clone(),
             request: RequestRecord::from(&plan.request),
             corpus: plan.corpus.as_ref().map(|c| c.summary()),
+            sessions: plan.sessions.as_ref().map(|s| s.summary()),
             pace: PaceRecord::from(&plan.pace),
             transport: TransportRecord::from(&plan.transport),
             timeout_us: us(plan.timeout),

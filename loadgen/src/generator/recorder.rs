@@ -8,6 +8,7 @@ use hdrhistogram::Histogram;
 
 use crate::generator::breakdown::Breakdown;
 use crate::generator::intervals::PerSecond;
+use crate::generator::sessions::record::SessionTally;
 use crate::results::series::Series;
 use crate::wire::outcome::{ErrorKind, Exchange, Tag};
 
@@ -38,6 +39,8 @@ pub struct Recorder {
     seconds: PerSecond,
     /// By class and by stage, when the plan has either.
     pub breakdown: Breakdown,
+    /// By turn and by session, when the plan sends sessions.
+    pub sessions: Option<Box<SessionTally>>,
 }
 
 impl Recorder {
@@ -60,6 +63,15 @@ impl Recorder {
             window_start_ns,
             seconds: PerSecond::new(window_start_ns, logged),
             breakdown: Breakdown::default(),
+            sessions: None,
+        }
+    }
+
+    /// This recorder, also recording sessions by turn.
+    pub fn with_sessions(self) -> Recorder {
+        Recorder {
+            sessions: Some(Box::default()),
+            ..self
         }
     }
 
@@ -143,6 +155,9 @@ impl Recorder {
             self.count(Metric::OutputTokens, tokens);
         }
         self.breakdown.success(x, response_us.clamp(1, MAX_US));
+        if let Some(sessions) = self.sessions.as_mut().filter(|_| x.tag.turn > 0) {
+            sessions.success(x, response_us.clamp(1, MAX_US));
+        }
         self.seconds.outcome(Some(response_us.clamp(1, MAX_US)));
     }
 
@@ -154,6 +169,9 @@ impl Recorder {
         }
         *self.errors.entry(kind).or_default() += 1;
         self.breakdown.failure(tag, due_ns);
+        if let Some(sessions) = self.sessions.as_mut().filter(|_| tag.turn > 0) {
+            sessions.failure(tag);
+        }
         self.ended(done_ns);
         self.seconds.roll_to(done_ns);
         self.seconds.outcome(None);
@@ -185,6 +203,11 @@ impl Recorder {
             *self.errors.entry(kind).or_default() += n;
         }
         self.breakdown.merge(&other.breakdown);
+        match (&mut self.sessions, other.sessions.take()) {
+            (Some(mine), Some(theirs)) => mine.merge(&theirs),
+            (mine @ None, theirs) => *mine = theirs,
+            _ => {}
+        }
         self.seconds.finish();
         other.seconds.finish();
         self.seconds.merge(&other.seconds);
@@ -258,6 +281,7 @@ mod tests {
             stream: true,
             mock_times: None,
             tag: Tag::default(),
+            ..Exchange::default()
         };
         r.success(&x);
         let v = |m| r.histogram(m).max();

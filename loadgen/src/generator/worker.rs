@@ -14,6 +14,7 @@ use tokio::task::LocalSet;
 
 mod answer_poll;
 mod client;
+mod conversation;
 mod requests;
 
 use gatebench_shared::wake::WakeMargin;
@@ -33,7 +34,7 @@ use crate::wire::exchange::Slot;
 use crate::wire::outcome::{ErrorKind, Tag};
 use crate::wire::transport::Dials;
 use answer_poll::AnswerPoll;
-use client::Client;
+use client::{Client, Template};
 use requests::Requests;
 
 /// Counters every worker updates for the live progress line.
@@ -95,6 +96,10 @@ pub fn run_worker(spec: WorkerSpec) -> WorkerOutput {
         )
         .grouped(breakdown(&spec.plan)),
     ));
+    if spec.plan.sessions.is_some() {
+        let plain = std::mem::replace(&mut *recorder.borrow_mut(), Recorder::new(0));
+        *recorder.borrow_mut() = plain.with_sessions();
+    }
     let workers = spec.plan.threads;
     let cap = spec.plan.connections.div_ceil(workers).max(1);
     let client = Rc::new(Client::new(&spec.target, &spec.plan, cap));
@@ -238,8 +243,13 @@ async fn drive(
     match spec.plan.load {
         Load::Open { rate, arrival } => {
             let margin = margin.unwrap_or_else(|| WakeMargin::new(spec.plan.spin));
-            let sent = send_open(&ctx, &recorder, &pool, &in_flight, (rate, arrival), margin);
-            pacer = Some(sent.await?);
+            let load = (rate, arrival);
+            pacer = Some(if spec.plan.sessions.is_some() {
+                conversation::send_sessions(&ctx, &recorder, &pool, &in_flight, load, margin)
+                    .await?
+            } else {
+                send_open(&ctx, &recorder, &pool, &in_flight, load, margin).await?
+            });
         }
         Load::Closed { concurrency } => {
             start_closed(&ctx, &recorder, &pool, &in_flight, concurrency);
@@ -523,7 +533,6 @@ async fn one(
     due_ns: u64,
     dispatched_ns: u64,
 ) {
-    let (spec, plan) = (&ctx.spec, &ctx.spec.plan);
     let sendable = ctx.requests.of(index);
     let unrecorded = Unrecorded {
         recorder,
@@ -535,33 +544,59 @@ async fn one(
         index,
         due_ns,
         dispatched_ns,
+        keep_answer: false,
     };
-    let awaited = ctx.poll.sent(dispatched_ns);
+    let result = timed(ctx, pool, &sendable.template, &sendable.request, slot).await;
+    std::mem::forget(unrecorded);
+    record(ctx, recorder, result, due_ns, sendable.tag);
+}
+
+/// Runs one exchange under the request timeout, telling the answer poller when it was sent and
+/// how long it took.
+async fn timed(
+    ctx: &Running,
+    pool: &Client,
+    template: &Template,
+    request: &crate::wire::target::RequestSpec,
+    slot: Slot,
+) -> Result<crate::wire::outcome::Exchange, ErrorKind> {
+    let awaited = ctx.poll.sent(slot.dispatched_ns);
     let result = tokio::time::timeout(
-        plan.timeout,
-        pool.exchange(&sendable.template, &sendable.request, &ctx.clock, slot),
+        ctx.spec.plan.timeout,
+        pool.exchange(template, request, &ctx.clock, slot),
     )
     .await
     .unwrap_or(Err(ErrorKind::Timeout));
     drop(awaited);
-    std::mem::forget(unrecorded);
     if let Ok(x) = &result {
         let first = x.first_byte_ns.unwrap_or(x.done_ns);
         ctx.poll.answered(
-            first.saturating_sub(dispatched_ns),
-            x.done_ns.saturating_sub(dispatched_ns),
+            first.saturating_sub(slot.dispatched_ns),
+            x.done_ns.saturating_sub(slot.dispatched_ns),
         );
     }
+    result
+}
+
+/// Records an exchange's outcome, the request having carried `tag`.
+fn record(
+    ctx: &Running,
+    recorder: &RefCell<Recorder>,
+    result: Result<crate::wire::outcome::Exchange, ErrorKind>,
+    due_ns: u64,
+    tag: Tag,
+) {
+    let progress = &ctx.spec.progress;
     let mut recorder = recorder.borrow_mut();
     match result {
         Ok(mut x) => {
-            x.tag = sendable.tag;
+            x.tag = tag;
             recorder.success(&x);
-            spec.progress.ok.fetch_add(1, Relaxed);
+            progress.ok.fetch_add(1, Relaxed);
         }
         Err(kind) => {
-            recorder.failure(kind, due_ns, ctx.clock.now_ns(), sendable.tag);
-            spec.progress.failed.fetch_add(1, Relaxed);
+            recorder.failure(kind, due_ns, ctx.clock.now_ns(), tag);
+            progress.failed.fetch_add(1, Relaxed);
         }
     }
 }

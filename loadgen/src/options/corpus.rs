@@ -1,4 +1,5 @@
-//! Options of `loadgen corpus`: a seeded synthetic request corpus for `--requests-file`.
+//! Options of `loadgen corpus`: a seeded synthetic request corpus for `--requests-file`, or with
+//! `--sessions N` seeded sessions for `run --sessions`.
 
 use std::path::PathBuf;
 
@@ -33,8 +34,9 @@ pub struct CorpusArgs {
     /// Output tokens are cut to this many. Default 4096.
     #[arg(long, default_value_t = 4_096)]
     pub max_output_tokens: u64,
-    /// Models and their shares, like gpt-4o-mini=0.7,gpt-4o=0.3. Default gpt-4o-mini.
-    #[arg(long, default_value = "gpt-4o-mini=1")]
+    /// Models and their shares, like gpt-4o-mini=0.7,gpt-4o=0.3. Default gpt-4o-mini (with
+    /// --sessions: none written, the run's).
+    #[arg(long, default_value = DEFAULT_MODELS)]
     pub models: String,
     /// Share of requests that stream, 0 to 1. Default 0.
     #[arg(long, default_value_t = 0.0)]
@@ -46,4 +48,37 @@ pub struct CorpusArgs {
     /// byte (what an exact cache hits). Default 1.
     #[arg(long, default_value_t = 1.0)]
     pub distinct: f64,
+    /// Write this many sessions (conversations, for `run --sessions`) instead of requests:
+    /// user messages follow --prompt-tokens, each turn's max_tokens --output-tokens. Default:
+    /// requests.
+    #[arg(long, value_name = "N")]
+    pub sessions: Option<usize>,
+    /// Turns per session: N, uniform:LO-HI or lognormal:MEDIAN,SIGMA. Default 5.
+    #[arg(long)]
+    pub turns: Option<String>,
+    /// Tokens of the system prompt every session of a prefix group shares. Default 0 (none).
+    #[arg(long)]
+    pub system_tokens: Option<u64>,
+    /// Prefix groups: session i shares the system prompt of group i mod N. Default 1.
+    #[arg(long)]
+    pub prefix_groups: Option<usize>,
+    /// Tokens of each session's own context, a second system message. Default 0 (none).
+    #[arg(long)]
+    pub context_tokens: Option<u64>,
+    /// Tool definitions every session offers (the same in all). Default 0.
+    #[arg(long)]
+    pub tools: Option<usize>,
+    /// Most tool rounds a turn takes (needs --tools). Default 0.
+    #[arg(long)]
+    pub tool_rounds: Option<u32>,
+    /// Tokens of each tool result sent back. Default 64.
+    #[arg(long)]
+    pub tool_result_tokens: Option<u32>,
+    /// Think time before each turn after the first: a duration or a distribution like
+    /// lognormal:2s,0.5, drawn seeded. Default: none written (the run's --think).
+    #[arg(long)]
+    pub think: Option<String>,
 }
+
+/// `--models` when not given.
+pub const DEFAULT_MODELS: &str = "gpt-4o-mini=1";

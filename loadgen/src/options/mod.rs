@@ -24,11 +24,12 @@ mod perf;
 pub mod profile;
 mod request;
 mod run;
+mod sessions;
 mod sweep;
 
 pub use capacity::{CapacityArgs, DEFAULT_MAX_RUNS, DEFAULT_PRECISION};
 pub use compare::{CompareArgs, DEFAULT_TRIALS as COMPARE_TRIALS};
-pub use corpus::CorpusArgs;
+pub use corpus::{CorpusArgs, DEFAULT_MODELS as CORPUS_MODELS};
 pub use gateways::{GatewayFlags, JudgeFlags, SettleFlag};
 pub use ladder::{LadderArgs, DEFAULT_LEVELS as LADDER_LEVELS};
 pub use memory::{MemoryArgs, DEFAULT_REST as MEMORY_REST};
@@ -40,6 +41,7 @@ pub use perf::{
 };
 pub use request::RequestFlags;
 pub use run::RunArgs;
+pub use sessions::SessionFlags;
 pub use sweep::{
     LevelKind, SweepArgs, DEFAULT_LEVELS as SWEEP_LEVELS, DEFAULT_TRIALS as SWEEP_TRIALS,
 };

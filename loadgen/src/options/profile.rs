@@ -17,7 +17,7 @@ pub struct ProfileError(pub String);
 
 /// The profile keys that name files: a relative path is found beside the profile, so a profile
 /// and its corpus move together.
-const FILE_KEYS: [&str; 3] = ["requests-file", "trace", "cacert"];
+const FILE_KEYS: [&str; 4] = ["requests-file", "trace", "cacert", "sessions"];
 
 /// `flags` with those of the profile at `path` under them.
 pub fn merged<T: Serialize + DeserializeOwned>(flags: T, path: &Path) -> anyhow::Result<T> {

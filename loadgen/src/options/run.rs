@@ -160,4 +160,7 @@ pub struct RunArgs {
     #[command(flatten)]
     #[serde(flatten)]
     pub request: RequestFlags,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub conversations: super::SessionFlags,
 }

@@ -84,7 +84,7 @@ impl Metric {
 }
 
 /// A histogram's summary. Times in microseconds (counts for output_chunks and output_tokens).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
     pub count: u64,
     #[serde(default)]

@@ -23,6 +23,7 @@ pub mod resources;
 pub mod role;
 pub mod run;
 pub mod series;
+pub mod sessions;
 pub mod shards;
 pub mod sweep;
 pub mod target;

@@ -31,6 +31,9 @@ pub struct PlanRecord {
     /// Many requests instead of `request` (`--requests-file`, or a trace's rows).
     #[serde(default)]
     pub corpus: Option<CorpusSummary>,
+    /// Conversations instead of single requests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sessions: Option<crate::results::sessions::SessionPlanRecord>,
     /// How the open loop's rate goes over time (steady, `--stages`, `--trace`).
     pub pace: PaceRecord,
     /// HTTP/1.1 or HTTP/2, the TLS settings and `--connect-to`.

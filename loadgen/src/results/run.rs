@@ -153,6 +153,9 @@ pub struct TargetRun {
     /// Per stage of `--stages`, by each request's intended start.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stages: Vec<GroupSummary>,
+    /// Per turn and per session, when the run sent sessions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sessions: Option<crate::results::sessions::SessionsResult>,
 }
 
 impl TargetRun {

@@ -21,6 +21,9 @@ pub struct Slot {
     pub due_ns: u64,
     /// When the generator got to it, ns from the start of the run.
     pub dispatched_ns: u64,
+    /// The answer's body is kept in the exchange (`Exchange::answer`): a session's turn resends
+    /// it. Single requests keep nothing.
+    pub keep_answer: bool,
 }
 
 /// What is read of one response's body as it arrives, and its checks once it ended.
@@ -29,6 +32,8 @@ pub(crate) struct Reading {
     status: u16,
     /// A stream's events are read (a 200 to a streaming request); else the body is kept.
     streamed: bool,
+    /// A 200's whole body, streamed or not, is kept for the caller.
+    keep: bool,
     sse: SseReader,
     body: Vec<u8>,
     done: bool,
@@ -37,9 +42,10 @@ pub(crate) struct Reading {
 }
 
 impl Reading {
-    pub(crate) fn new(x: Exchange, status: u16) -> Reading {
+    pub(crate) fn new(x: Exchange, status: u16, keep: bool) -> Reading {
         Reading {
             streamed: x.stream && status == 200,
+            keep: keep && status == 200,
             x,
             status,
             sse: SseReader::new(),
@@ -54,6 +60,13 @@ impl Reading {
     pub(crate) fn feed(&mut self, data: &[u8], now: u64) {
         let x = &mut self.x;
         x.first_byte_ns.get_or_insert(now);
+        if self.keep && self.streamed {
+            if self.body.len() + data.len() <= MAX_BODY {
+                self.body.extend_from_slice(data);
+            } else {
+                self.invalid = true;
+            }
+        }
         if !self.streamed {
             // Only a 200's body is validated; an error's status says enough.
             if self.status == 200 {
@@ -116,6 +129,9 @@ impl Reading {
             }
         } else if self.invalid || !is_completion(&self.body) {
             return Err(ErrorKind::Invalid);
+        }
+        if self.keep {
+            self.x.answer = Some(std::mem::take(&mut self.body));
         }
         Ok(std::mem::take(&mut self.x))
     }

@@ -78,12 +78,40 @@ pub struct Exchange {
     pub mock_times: Option<MockTimes>,
     /// The request's class and size, for the breakdown.
     pub tag: Tag,
+    /// The answer's body (a stream's raw events), when the slot asked to keep it.
+    pub answer: Option<Vec<u8>>,
+    /// The prompt cache as the upstream reported it, for a session's turn.
+    pub cache: Option<CacheUsage>,
+}
+
+/// What the upstream said of a prompt and its cache, in its own usage fields.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CacheUsage {
+    /// The whole prompt in tokens, cached or not.
+    pub prompt_tokens: u64,
+    /// Of which read from the cache.
+    pub cached_tokens: u64,
+    /// Of which written to the cache.
+    pub written_tokens: u64,
+    /// The usage had the API's cache fields (a hit or a miss can be told).
+    pub reported: bool,
+}
+
+impl CacheUsage {
+    /// A hit: any of the prompt came from the cache.
+    pub fn hit(&self) -> bool {
+        self.cached_tokens > 0
+    }
 }
 
 /// What a request carried, for the breakdown: its class and its size.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Tag {
     pub class: u16,
+    /// A session's turn, from 1 (0: not a session's request).
+    pub turn: u16,
+    /// A session's request that sends tool results (a round of an agent loop).
+    pub tool: bool,
     pub body_bytes: u32,
     pub prompt_tokens: u32,
 }

@@ -35,6 +35,7 @@ mod responses;
 mod schema;
 mod sdk;
 mod secure;
+mod sessions;
 mod stream;
 mod tool_rounds;
 mod transport;

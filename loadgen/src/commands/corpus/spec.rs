@@ -6,26 +6,7 @@ use crate::options::CorpusArgs;
 
 /// The validated spec of `args`.
 pub(crate) fn spec(args: &CorpusArgs) -> Result<Spec, PlanError> {
-    let preset = PRESETS
-        .iter()
-        .find(|p| p.name == args.preset)
-        .ok_or_else(|| {
-            PlanError::Named(
-                "--preset",
-                args.preset.clone(),
-                "sharegpt, azure-conversation or azure-code",
-            )
-        })?;
-    let dist = |name: &'static str, text: &Option<String>, default: Dist| match text {
-        None => Ok(default),
-        Some(t) => Dist::parse(t).ok_or_else(|| {
-            PlanError::Named(
-                name,
-                t.clone(),
-                "fixed:N, uniform:LO-HI or lognormal:MEDIAN,SIGMA (counts from 1)",
-            )
-        }),
-    };
+    let (prompt, output) = lengths(args)?;
     let share = |name: &'static str, v: f64| {
         if (0.0..=1.0).contains(&v) {
             Ok(v)
@@ -40,8 +21,8 @@ pub(crate) fn spec(args: &CorpusArgs) -> Result<Spec, PlanError> {
     Ok(Spec {
         count: args.count,
         seed: args.seed,
-        prompt: dist("--prompt-tokens", &args.prompt_tokens, preset.prompt)?,
-        output: dist("--output-tokens", &args.output_tokens, preset.output)?,
+        prompt,
+        output,
         max_prompt_tokens: args.max_prompt_tokens.max(1),
         max_output_tokens: args.max_output_tokens.max(1),
         models,
@@ -51,8 +32,39 @@ pub(crate) fn spec(args: &CorpusArgs) -> Result<Spec, PlanError> {
     })
 }
 
+/// The prompt and output lengths: the preset's, each overridden by its flag.
+pub(super) fn lengths(args: &CorpusArgs) -> Result<(Dist, Dist), PlanError> {
+    let preset = PRESETS
+        .iter()
+        .find(|p| p.name == args.preset)
+        .ok_or_else(|| {
+            PlanError::Named(
+                "--preset",
+                args.preset.clone(),
+                "sharegpt, azure-conversation or azure-code",
+            )
+        })?;
+    let prompt = dist("--prompt-tokens", &args.prompt_tokens, preset.prompt)?;
+    let output = dist("--output-tokens", &args.output_tokens, preset.output)?;
+    Ok((prompt, output))
+}
+
+/// The distribution flag `name` gives, or `default`.
+fn dist(name: &'static str, text: &Option<String>, default: Dist) -> Result<Dist, PlanError> {
+    match text {
+        None => Ok(default),
+        Some(t) => Dist::parse(t).ok_or_else(|| {
+            PlanError::Named(
+                name,
+                t.clone(),
+                "fixed:N, uniform:LO-HI or lognormal:MEDIAN,SIGMA (counts from 1)",
+            )
+        }),
+    }
+}
+
 /// `--models`: names and their shares, like gpt-4o-mini=0.7,gpt-4o=0.3.
-fn models(text: &str) -> Result<Vec<(String, f64)>, PlanError> {
+pub(super) fn models(text: &str) -> Result<Vec<(String, f64)>, PlanError> {
     text.split(',')
         .map(|m| {
             let (name, share) = m.split_once('=').unwrap_or((m, "1"));

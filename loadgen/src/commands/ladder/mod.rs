@@ -276,6 +276,7 @@ fn climb(target: &Target, plan: &Plan, n: usize) -> Result<Climb, String> {
                     index: i as u64,
                     due_ns: 0,
                     dispatched_ns: 0,
+                    keep_answer: false,
                 };
                 let x = tokio::time::timeout(
                     timeout,

@@ -148,6 +148,7 @@ async fn call(
         index: seq,
         due_ns: now,
         dispatched_ns: now,
+        keep_answer: false,
     };
     let x = tokio::time::timeout(
         plan.timeout,

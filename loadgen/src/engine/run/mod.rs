@@ -5,6 +5,7 @@
 
 mod exit;
 mod preflight;
+mod sessions;
 mod stop;
 mod summary;
 mod target;

@@ -173,6 +173,7 @@ pub(super) fn summarise(
         upstream: None,
         classes,
         stages,
+        sessions: recorder.sessions.as_deref().map(super::sessions::result),
     }
 }
 

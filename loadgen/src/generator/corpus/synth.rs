@@ -190,7 +190,7 @@ pub fn generate(spec: &Spec, out: &mut impl std::io::Write) -> std::io::Result<W
 
 /// Three-letter words: each with its space is 4 bytes, one token by the estimate and about one
 /// by OpenAI's BPE.
-const WORDS: [&str; 32] = [
+pub(crate) const WORDS: [&str; 32] = [
     "the", "one", "two", "map", "row", "key", "set", "log", "run", "bit", "net", "api", "low",
     "end", "far", "new", "old", "big", "red", "sky", "sea", "sun", "day", "way", "man", "cat",
     "dog", "car", "box", "pen", "cup", "hat",

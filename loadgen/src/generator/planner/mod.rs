@@ -3,6 +3,7 @@
 //! beyond one body at one rate (`workload`), and the targets, requests and transport here; and
 //! back: the options a plan resolved (`resolved`).
 
+mod conversations;
 mod limits;
 mod load;
 mod resolved;
@@ -71,7 +72,14 @@ impl RunArgs {
             .iter()
             .map(|h| parse_header(h))
             .collect::<Result<Vec<_>, _>>()?;
-        let workload = workload::resolve(&self, &timing, given, &headers)?;
+        let mut workload = workload::resolve(&self, &timing, given, &headers)?;
+        let sessions = match conversations::resolve(&self, workload.load)? {
+            Some((sessions, load)) => {
+                workload.load = load;
+                Some(sessions)
+            }
+            None => None,
+        };
         let request = match &workload.corpus {
             Some(corpus) => corpus_request(corpus, &workload.pace, headers),
             None => self.request_spec(self.request.scenario.as_deref())?,
@@ -88,6 +96,7 @@ impl RunArgs {
             pin: limits.pin,
             request,
             corpus: workload.corpus,
+            sessions,
             pace: workload.pace,
             transport,
             timeout: timing.timeout,

@@ -9,6 +9,23 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
+pub mod answer;
+pub mod body;
+mod fields;
+mod line;
+pub mod plan;
+mod read;
+pub mod record;
+pub mod synth;
+#[cfg(test)]
+mod tests;
+mod text;
+mod turn;
+mod vllm;
+
+pub use line::DEFAULT_TOOL_RESULT_TOKENS;
+pub use read::load;
+
 /// The sessions a run sends, in order: session `i` is the schedule's `i`-th arrival.
 #[derive(Debug, Clone)]
 pub struct SessionSet {

@@ -20,6 +20,7 @@ pub async fn exchange(
         index,
         due_ns,
         dispatched_ns,
+        keep_answer,
     } = slot;
     let mut lease = pool.acquire().await?;
     let target_wait_ns = lease.target_wait_ns;
@@ -39,7 +40,7 @@ pub async fn exchange(
         mock_times: response.mock_times,
         ..Exchange::default()
     };
-    let mut reading = Reading::new(x, response.status);
+    let mut reading = Reading::new(x, response.status, keep_answer);
     connection
         .read_body(response, |data, at| reading.feed(data, clock.ns_of(at)))
         .await

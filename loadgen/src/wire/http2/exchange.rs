@@ -36,7 +36,7 @@ pub async fn exchange(
         mock_times: mock_times(response.headers()),
         ..Exchange::default()
     };
-    let mut reading = Reading::new(x, response.status().as_u16());
+    let mut reading = Reading::new(x, response.status().as_u16(), slot.keep_answer);
     let mut body = response.into_body();
     let mut last = None;
     while let Some(frame) = body.frame().await {

@@ -1,0 +1,255 @@
+//! What a turn's answer said, read back from its body so the next turn can resend it: the text,
+//! the tool calls, and the prompt cache as the upstream reported it. Whole bodies and streams
+//! (their raw events) of OpenAI's chat completions and Anthropic's messages are read; this is
+//! the session path, read once a turn, after its timings were taken.
+
+use serde_json::Value;
+
+use crate::wire::outcome::CacheUsage;
+
+/// A turn's answer, as a client keeps it for the next turn.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Answer {
+    /// The answer's text, exactly as the upstream sent it (a stream's deltas joined).
+    pub text: String,
+    pub calls: Vec<ToolCall>,
+    /// The prompt and its cache in the upstream's usage fields, when it reported them.
+    pub cache: Option<CacheUsage>,
+}
+
+/// One tool call of an answer.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ToolCall {
+    pub id: String,
+    pub name: String,
+    /// The arguments as JSON text (OpenAI sends them so; Anthropic's `input` is written so).
+    pub arguments: String,
+}
+
+/// Reads an answer's body: a stream's raw events when `streamed`, else one JSON object.
+/// `None` when the body is not an answer of either API.
+pub fn read(body: &[u8], streamed: bool) -> Option<Answer> {
+    let mut answer = Answer::default();
+    if streamed {
+        for data in events(body) {
+            let Ok(event) = serde_json::from_slice::<Value>(data) else {
+                continue;
+            };
+            chunk(&mut answer, &event);
+        }
+    } else {
+        let whole: Value = serde_json::from_slice(body).ok()?;
+        if !whole.is_object() {
+            return None;
+        }
+        complete(&mut answer, &whole);
+    }
+    Some(answer)
+}
+
+/// The `data:` payloads of a stream's events, `[DONE]` left out.
+fn events(body: &[u8]) -> impl Iterator<Item = &[u8]> {
+    body.split(|b| *b == b'\n').filter_map(|line| {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let data = line.strip_prefix(b"data:")?;
+        let data = data.strip_prefix(b" ").unwrap_or(data);
+        (data != b"[DONE]" && !data.is_empty()).then_some(data)
+    })
+}
+
+/// A whole answer: a chat completion's first choice, or a message's content blocks.
+fn complete(answer: &mut Answer, body: &Value) {
+    if let Some(message) = body.pointer("/choices/0/message") {
+        if let Some(text) = message.get("content").and_then(Value::as_str) {
+            answer.text.push_str(text);
+        }
+        for call in message
+            .get("tool_calls")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            answer.calls.push(ToolCall {
+                id: text_of(call, "/id"),
+                name: text_of(call, "/function/name"),
+                arguments: text_of(call, "/function/arguments"),
+            });
+        }
+    }
+    for block in body
+        .get("content")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        match block.get("type").and_then(Value::as_str) {
+            Some("text") => answer.text.push_str(&text_of(block, "/text")),
+            Some("tool_use") => answer.calls.push(ToolCall {
+                id: text_of(block, "/id"),
+                name: text_of(block, "/name"),
+                arguments: block
+                    .get("input")
+                    .map_or_else(|| "{}".into(), Value::to_string),
+            }),
+            _ => {}
+        }
+    }
+    usage(answer, body.get("usage"));
+}
+
+/// One event of a stream: a chat chunk, or an Anthropic event.
+fn chunk(answer: &mut Answer, event: &Value) {
+    if let Some(delta) = event.pointer("/choices/0/delta") {
+        if let Some(text) = delta.get("content").and_then(Value::as_str) {
+            answer.text.push_str(text);
+        }
+        for part in delta
+            .get("tool_calls")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            let at = part.get("index").and_then(Value::as_u64).unwrap_or(0) as usize;
+            while answer.calls.len() <= at {
+                answer.calls.push(ToolCall::default());
+            }
+            let call = &mut answer.calls[at];
+            call.id.push_str(&text_of(part, "/id"));
+            call.name.push_str(&text_of(part, "/function/name"));
+            call.arguments
+                .push_str(&text_of(part, "/function/arguments"));
+        }
+    }
+    match event.get("type").and_then(Value::as_str) {
+        Some("message_start") => usage(answer, event.pointer("/message/usage")),
+        Some("content_block_start") => {
+            let block = event.get("content_block");
+            if block.and_then(|b| b.get("type")).and_then(Value::as_str) == Some("tool_use") {
+                let block = block.unwrap_or(&Value::Null);
+                answer.calls.push(ToolCall {
+                    id: text_of(block, "/id"),
+                    name: text_of(block, "/name"),
+                    arguments: String::new(),
+                });
+            }
+        }
+        Some("content_block_delta") => match event.pointer("/delta/type").and_then(Value::as_str) {
+            Some("text_delta") => answer.text.push_str(&text_of(event, "/delta/text")),
+            Some("input_json_delta") => {
+                if let Some(call) = answer.calls.last_mut() {
+                    call.arguments
+                        .push_str(&text_of(event, "/delta/partial_json"));
+                }
+            }
+            _ => {}
+        },
+        Some("message_delta") => usage(answer, event.get("usage")),
+        _ => {}
+    }
+    if event.get("choices").is_some() {
+        usage(answer, event.get("usage"));
+    }
+}
+
+/// Takes the prompt's cache figures from a usage object, in either API's fields: OpenAI counts
+/// cached tokens inside `prompt_tokens`, Anthropic beside `input_tokens`. A later usage
+/// (Anthropic's `message_delta`) adds what the earlier one lacked.
+fn usage(answer: &mut Answer, usage: Option<&Value>) {
+    let Some(usage) = usage.filter(|u| u.is_object()) else {
+        return;
+    };
+    let n = |path: &str| usage.pointer(path).and_then(Value::as_u64);
+    let cache = answer.cache.get_or_insert_with(CacheUsage::default);
+    if let Some(prompt) = n("/prompt_tokens") {
+        cache.prompt_tokens = prompt;
+        let cached = n("/prompt_tokens_details/cached_tokens");
+        cache.reported = cached.is_some();
+        cache.cached_tokens = cached.unwrap_or(0);
+        cache.written_tokens = n("/prompt_tokens_details/cache_write_tokens").unwrap_or(0);
+        return;
+    }
+    let read = n("/cache_read_input_tokens");
+    let written = n("/cache_creation_input_tokens");
+    if let Some(input) = n("/input_tokens") {
+        cache.reported = read.is_some() || written.is_some();
+        let (read, written) = (read.unwrap_or(0), written.unwrap_or(0));
+        cache.prompt_tokens = input + read + written;
+        cache.cached_tokens = read;
+        cache.written_tokens = written;
+    }
+}
+
+fn text_of(value: &Value, path: &str) -> String {
+    value
+        .pointer(path)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_whole_chat_answer_gives_its_text_calls_and_cache() {
+        let body = br#"{"choices":[{"index":0,"message":{"role":"assistant","content":"Hi \"there\"",
+            "tool_calls":[{"id":"call_1","type":"function","function":{"name":"f","arguments":"{\"a\":1}"}}]}}],
+            "usage":{"prompt_tokens":1200,"completion_tokens":3,"prompt_tokens_details":{"cached_tokens":1024}}}"#;
+        let a = read(body, false).unwrap();
+        assert_eq!(a.text, "Hi \"there\"");
+        assert_eq!(a.calls.len(), 1);
+        assert_eq!(a.calls[0].name, "f");
+        assert_eq!(a.calls[0].arguments, r#"{"a":1}"#);
+        let cache = a.cache.unwrap();
+        assert_eq!((cache.prompt_tokens, cache.cached_tokens), (1200, 1024));
+        assert!(cache.hit());
+    }
+
+    #[test]
+    fn a_chat_stream_joins_its_deltas_and_takes_the_usage_chunk() {
+        let body = b"data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"}}]}\n\n\
+            data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hel\"}}]}\n\n\
+            data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"lo\"}}]}\n\n\
+            data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c\",\"function\":{\"name\":\"g\",\"arguments\":\"{\\\"x\"}}]}}]}\n\n\
+            data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\"\\\":2}\"}}]}}]}\n\n\
+            data: {\"choices\":[],\"usage\":{\"prompt_tokens\":50,\"completion_tokens\":2}}\n\n\
+            data: [DONE]\n\n";
+        let a = read(body, true).unwrap();
+        assert_eq!(a.text, "Hello");
+        assert_eq!(a.calls[0].arguments, r#"{"x":2}"#);
+        assert_eq!(a.calls[0].id, "c");
+        let cache = a.cache.unwrap();
+        assert_eq!((cache.prompt_tokens, cache.cached_tokens), (50, 0));
+        assert!(
+            !cache.hit() && !cache.reported,
+            "no cache field: neither hit nor miss"
+        );
+    }
+
+    #[test]
+    fn anthropic_answers_count_cache_reads_beside_the_input() {
+        let whole = br#"{"type":"message","content":[{"type":"text","text":"ok"},
+            {"type":"tool_use","id":"toolu_1","name":"f","input":{"q":"x"}}],
+            "usage":{"input_tokens":10,"cache_read_input_tokens":2048,"cache_creation_input_tokens":100,"output_tokens":2}}"#;
+        let a = read(whole, false).unwrap();
+        assert_eq!(a.text, "ok");
+        assert_eq!(a.calls[0].arguments, r#"{"q":"x"}"#);
+        let cache = a.cache.unwrap();
+        assert_eq!(cache.prompt_tokens, 2158);
+        assert_eq!((cache.cached_tokens, cache.written_tokens), (2048, 100));
+        let stream = b"event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":7,\"cache_read_input_tokens\":0}}}\n\n\
+            event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n\
+            event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Yes\"}}\n\n\
+            event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
+        let a = read(stream, true).unwrap();
+        assert_eq!(a.text, "Yes");
+        assert_eq!(a.cache.unwrap().prompt_tokens, 7);
+    }
+
+    #[test]
+    fn a_body_that_is_not_an_answer_is_refused() {
+        assert!(read(b"[1,2]", false).is_none());
+        assert!(read(b"not json", false).is_none());
+    }
+}

@@ -1,0 +1,284 @@
+//! A conversation's request bodies, built when each turn is due: the run's body (model,
+//! `stream`, `stream_options`, whatever else it sets) with its messages replaced by the history
+//! so far and the turn's new message, in OpenAI chat's shape or Anthropic messages' (the system
+//! prompt in `system`, tool calls as `tool_use` blocks and their results as `tool_result`).
+
+use serde_json::{json, Map, Value};
+
+use crate::generator::sessions::answer::{Answer, ToolCall};
+use crate::generator::sessions::{Role, Session};
+
+/// The API whose shape the bodies take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    /// OpenAI chat completions (also Azure's, and what most gateways take).
+    Chat,
+    /// Anthropic messages.
+    Messages,
+}
+
+impl Dialect {
+    /// The dialect of a target's route: Anthropic's `/v1/messages`, else chat.
+    pub fn of_path(path: &str) -> Dialect {
+        if path.trim_end_matches('/').ends_with("/messages") {
+            Dialect::Messages
+        } else {
+            Dialect::Chat
+        }
+    }
+}
+
+/// One session's history, and the body of its next request.
+#[derive(Debug, Clone)]
+pub struct Conversation {
+    dialect: Dialect,
+    /// The run's body without its messages.
+    base: Map<String, Value>,
+    messages: Vec<Value>,
+}
+
+impl Conversation {
+    /// A conversation of `session` on `base_body` (the run's request body, a JSON object).
+    pub fn new(dialect: Dialect, base_body: &[u8], session: &Session) -> Conversation {
+        let mut base = match serde_json::from_slice::<Value>(base_body) {
+            Ok(Value::Object(map)) => map,
+            _ => Map::new(),
+        };
+        base.remove("messages");
+        if dialect == Dialect::Messages {
+            // OpenAI's; Anthropic's API takes no such field.
+            base.remove("stream_options");
+        }
+        if let Some(model) = &session.model {
+            base.insert("model".into(), model.clone().into());
+        }
+        if let Some(tools) = &session.tools {
+            let tools = match dialect {
+                Dialect::Chat => (**tools).clone(),
+                Dialect::Messages => anthropic_tools(tools),
+            };
+            base.insert("tools".into(), tools);
+        }
+        let mut messages = Vec::new();
+        let mut system = Vec::new();
+        for m in &session.preamble {
+            match (dialect, m.role) {
+                (Dialect::Messages, Role::System) => system.push(m.content.as_str()),
+                _ => messages.push(json!({"role": m.role.as_str(), "content": m.content})),
+            }
+        }
+        if !system.is_empty() {
+            base.insert("system".into(), system.join("\n\n").into());
+        }
+        Conversation {
+            dialect,
+            base,
+            messages,
+        }
+    }
+
+    /// Adds the user's new message.
+    pub fn user(&mut self, text: &str) {
+        self.messages.push(json!({"role": "user", "content": text}));
+    }
+
+    /// Adds the upstream's answer as the client resends it: its text byte for byte, its tool
+    /// calls as they came.
+    pub fn answered(&mut self, answer: &Answer) {
+        let message = match self.dialect {
+            Dialect::Chat if answer.calls.is_empty() => {
+                json!({"role": "assistant", "content": answer.text})
+            }
+            Dialect::Chat => {
+                let calls: Vec<Value> = answer.calls.iter().map(chat_call).collect();
+                let content = if answer.text.is_empty() {
+                    Value::Null
+                } else {
+                    answer.text.clone().into()
+                };
+                json!({"role": "assistant", "content": content, "tool_calls": calls})
+            }
+            Dialect::Messages => {
+                let mut blocks = Vec::new();
+                if !answer.text.is_empty() {
+                    blocks.push(json!({"type": "text", "text": answer.text}));
+                }
+                for call in &answer.calls {
+                    let input = serde_json::from_str::<Value>(&call.arguments)
+                        .unwrap_or_else(|_| json!({}));
+                    blocks.push(json!({"type": "tool_use", "id": call.id, "name": call.name,
+                        "input": input}));
+                }
+                json!({"role": "assistant", "content": blocks})
+            }
+        };
+        self.messages.push(message);
+    }
+
+    /// Adds a result of `tokens` tokens for each of `calls`, as an agent loop sends them back.
+    pub fn tool_results(&mut self, calls: &[ToolCall], tokens: u32) {
+        let result = tool_result_text(tokens);
+        match self.dialect {
+            Dialect::Chat => {
+                for call in calls {
+                    self.messages
+                        .push(json!({"role": "tool", "tool_call_id": call.id, "content": result}));
+                }
+            }
+            Dialect::Messages => {
+                let blocks: Vec<Value> = calls
+                    .iter()
+                    .map(|c| json!({"type": "tool_result", "tool_use_id": c.id, "content": result}))
+                    .collect();
+                self.messages
+                    .push(json!({"role": "user", "content": blocks}));
+            }
+        }
+    }
+
+    /// The body of the next request, asking for `max_tokens` when given.
+    pub fn body(&self, max_tokens: Option<u32>) -> Vec<u8> {
+        let mut body = self.base.clone();
+        if let Some(n) = max_tokens {
+            let key = if body.contains_key("max_completion_tokens") {
+                "max_completion_tokens"
+            } else {
+                "max_tokens"
+            };
+            body.insert(key.into(), n.into());
+        }
+        body.insert("messages".into(), Value::Array(self.messages.clone()));
+        // Invariant: a map of JSON values always serializes.
+        serde_json::to_vec(&body).expect("a JSON object serializes")
+    }
+
+    /// Messages so far.
+    pub fn len(&self) -> usize {
+        self.messages.len()
+    }
+
+    /// True before any message.
+    pub fn is_empty(&self) -> bool {
+        self.messages.is_empty()
+    }
+}
+
+fn chat_call(call: &ToolCall) -> Value {
+    json!({"id": call.id, "type": "function",
+        "function": {"name": call.name, "arguments": call.arguments}})
+}
+
+/// OpenAI's `tools` array in Anthropic's form (`name`, `description`, `input_schema`).
+fn anthropic_tools(tools: &Value) -> Value {
+    let converted: Vec<Value> = tools
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|tool| {
+            let f = tool.get("function").unwrap_or(tool);
+            json!({
+                "name": f.get("name").cloned().unwrap_or_else(|| "tool".into()),
+                "description": f.get("description").cloned().unwrap_or_else(|| "".into()),
+                "input_schema": f.get("parameters").or_else(|| f.get("input_schema")).cloned()
+                    .unwrap_or_else(|| json!({"type": "object"})),
+            })
+        })
+        .collect();
+    Value::Array(converted)
+}
+
+/// A tool's result of `tokens` tokens by the 4-bytes-a-token estimate, the same every time.
+pub fn tool_result_text(tokens: u32) -> String {
+    "ok. ".repeat(tokens.max(1) as usize).trim_end().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::generator::sessions::{Message, Turn};
+
+    fn session() -> Session {
+        Session {
+            id: "s".into(),
+            preamble: vec![Message {
+                role: Role::System,
+                content: "Be brief.".into(),
+            }],
+            tools: Some(std::sync::Arc::new(json!([{"type": "function",
+                "function": {"name": "look", "parameters": {"type": "object"}}}]))),
+            model: None,
+            turns: vec![Turn {
+                user: "Hi".into(),
+                think_us: None,
+                max_tokens: None,
+                tool_rounds: 1,
+                tool_result_tokens: 2,
+            }],
+        }
+    }
+
+    fn parsed(c: &Conversation) -> Value {
+        serde_json::from_slice(&c.body(Some(8))).unwrap()
+    }
+
+    #[test]
+    fn a_chat_history_holds_the_answers_and_the_tool_results() {
+        let base = br#"{"model":"m","messages":[{"role":"user","content":"x"}],"stream":true,"max_tokens":4}"#;
+        let mut c = Conversation::new(Dialect::Chat, base, &session());
+        c.user("Hi");
+        let call = ToolCall {
+            id: "call_1".into(),
+            name: "look".into(),
+            arguments: "{\"input\":\"a\"}".into(),
+        };
+        c.answered(&Answer {
+            text: String::new(),
+            calls: vec![call.clone()],
+            cache: None,
+        });
+        c.tool_results(&[call], 2);
+        let body = parsed(&c);
+        assert_eq!(body["stream"], true);
+        assert_eq!(body["max_tokens"], 8);
+        let m = body["messages"].as_array().unwrap();
+        assert_eq!(m.len(), 4);
+        assert_eq!(m[0]["role"], "system");
+        assert_eq!(
+            m[2]["tool_calls"][0]["function"]["arguments"],
+            "{\"input\":\"a\"}"
+        );
+        assert_eq!(m[3]["role"], "tool");
+        assert_eq!(m[3]["content"], "ok. ok.");
+        assert_eq!(body["tools"][0]["function"]["name"], "look");
+    }
+
+    #[test]
+    fn an_anthropic_history_puts_the_system_prompt_and_tool_use_in_their_places() {
+        let mut c = Conversation::new(Dialect::Messages, br#"{"model":"claude"}"#, &session());
+        c.user("Hi");
+        c.answered(&Answer {
+            text: "Let me look.".into(),
+            calls: vec![ToolCall {
+                id: "toolu_1".into(),
+                name: "look".into(),
+                arguments: "{\"q\":1}".into(),
+            }],
+            cache: None,
+        });
+        c.tool_results(
+            &[ToolCall {
+                id: "toolu_1".into(),
+                ..ToolCall::default()
+            }],
+            1,
+        );
+        let body = parsed(&c);
+        assert_eq!(body["system"], "Be brief.");
+        assert_eq!(body["tools"][0]["input_schema"]["type"], "object");
+        let m = body["messages"].as_array().unwrap();
+        assert_eq!(m[1]["content"][1]["input"]["q"], 1);
+        assert_eq!(m[2]["content"][0]["type"], "tool_result");
+        assert_eq!(Dialect::of_path("/v1/messages"), Dialect::Messages);
+        assert_eq!(Dialect::of_path("/v1/chat/completions"), Dialect::Chat);
+    }
+}

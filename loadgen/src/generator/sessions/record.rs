@@ -1,0 +1,284 @@
+//! What a worker records of its sessions: per turn number, every turn's times and sizes, split
+//! by whether the upstream reported a cache hit; per session, how long it took, how many turns
+//! it completed, and the turns it never sent, by reason.
+
+use std::collections::BTreeMap;
+
+use hdrhistogram::Histogram;
+
+use crate::generator::breakdown::Group;
+use crate::generator::histogram::new_histogram;
+use crate::wire::outcome::{Exchange, Tag};
+
+/// Turn numbers past this share the last row.
+pub const MOST_TURN_ROWS: usize = 256;
+
+/// One turn number's record.
+#[derive(Debug, Clone)]
+pub struct TurnGroup {
+    /// Every request of this turn number.
+    pub all: Group,
+    /// Of which the upstream reported any cached prompt tokens …
+    pub hit: Group,
+    /// … and reported none.
+    pub miss: Group,
+    /// Inter-token gaps of this turn's streams.
+    pub itl: Histogram<u64>,
+    /// Requests that sent tool results (an agent loop's rounds).
+    pub tool_requests: u64,
+    /// Answers whose usage gave the prompt's size, and that size in the upstream's tokens.
+    pub usage_answers: u64,
+    pub usage_prompt_tokens: u64,
+    /// Answers whose usage had the cache fields (the hit and miss groups' requests).
+    pub reported: u64,
+    /// The prompt in tokens as the upstream counted it, and how much of it came from the cache
+    /// and was written to it, over the reported answers.
+    pub upstream_prompt_tokens: u64,
+    pub cached_tokens: u64,
+    pub written_tokens: u64,
+}
+
+impl Default for TurnGroup {
+    fn default() -> TurnGroup {
+        TurnGroup {
+            all: Group::default(),
+            hit: Group::default(),
+            miss: Group::default(),
+            itl: new_histogram(2),
+            tool_requests: 0,
+            usage_answers: 0,
+            usage_prompt_tokens: 0,
+            reported: 0,
+            upstream_prompt_tokens: 0,
+            cached_tokens: 0,
+            written_tokens: 0,
+        }
+    }
+}
+
+impl TurnGroup {
+    fn success(&mut self, x: &Exchange, response_us: u64) {
+        self.all.success(x, response_us);
+        for gap in &x.output_gaps_ns {
+            self.itl.saturating_record((gap / 1_000).max(1));
+        }
+        self.tool_requests += u64::from(x.tag.tool);
+        if let Some(cache) = x.cache {
+            self.usage_answers += 1;
+            self.usage_prompt_tokens += cache.prompt_tokens;
+        }
+        if let Some(cache) = x.cache.filter(|c| c.reported) {
+            self.reported += 1;
+            self.upstream_prompt_tokens += cache.prompt_tokens;
+            self.cached_tokens += cache.cached_tokens;
+            self.written_tokens += cache.written_tokens;
+            let group = if cache.hit() {
+                &mut self.hit
+            } else {
+                &mut self.miss
+            };
+            group.success(x, response_us);
+        }
+    }
+
+    fn failure(&mut self, tag: Tag) {
+        self.all.failure(tag);
+        self.tool_requests += u64::from(tag.tool);
+    }
+
+    fn merge(&mut self, other: &TurnGroup) {
+        self.all.merge(&other.all);
+        self.hit.merge(&other.hit);
+        self.miss.merge(&other.miss);
+        // Invariant: every turn group's histograms are made by `new_histogram(2)`.
+        self.itl.add(&other.itl).expect("same bounds");
+        self.tool_requests += other.tool_requests;
+        self.usage_answers += other.usage_answers;
+        self.usage_prompt_tokens += other.usage_prompt_tokens;
+        self.reported += other.reported;
+        self.upstream_prompt_tokens += other.upstream_prompt_tokens;
+        self.cached_tokens += other.cached_tokens;
+        self.written_tokens += other.written_tokens;
+    }
+}
+
+/// Why a session's turn was not sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum NotSent {
+    /// An earlier turn of its session failed.
+    EarlierTurnFailed,
+    /// The run was stopped (Ctrl-C) or its grace ran out before the turn was due.
+    Stopped,
+}
+
+impl NotSent {
+    pub fn key(self) -> &'static str {
+        match self {
+            NotSent::EarlierTurnFailed => "earlier_turn_failed",
+            NotSent::Stopped => "stopped",
+        }
+    }
+}
+
+/// A worker's sessions.
+#[derive(Debug, Clone)]
+pub struct SessionTally {
+    pub turns: Vec<TurnGroup>,
+    /// Sessions whose start fell in the measured window.
+    pub started: u64,
+    /// Of which every turn was answered …
+    pub completed: u64,
+    /// … and a turn failed.
+    pub failed: u64,
+    /// Sessions that waited for a place (`--max-sessions`) past their intended start.
+    pub waited: u64,
+    /// Sessions that started in the warm-up (not recorded).
+    pub warmup: u64,
+    /// From a session's intended start to the end of its last answered turn, µs.
+    pub duration: Histogram<u64>,
+    /// Turns answered per session.
+    pub turns_done: Histogram<u64>,
+    pub not_sent: BTreeMap<NotSent, u64>,
+}
+
+impl Default for SessionTally {
+    fn default() -> SessionTally {
+        SessionTally {
+            turns: Vec::new(),
+            started: 0,
+            completed: 0,
+            failed: 0,
+            waited: 0,
+            warmup: 0,
+            duration: new_histogram(3),
+            turns_done: new_histogram(3),
+            not_sent: BTreeMap::new(),
+        }
+    }
+}
+
+impl SessionTally {
+    fn row(&mut self, turn: u16) -> &mut TurnGroup {
+        let at = usize::from(turn.max(1) - 1).min(MOST_TURN_ROWS - 1);
+        if self.turns.len() <= at {
+            self.turns.resize_with(at + 1, TurnGroup::default);
+        }
+        &mut self.turns[at]
+    }
+
+    /// Records an answered turn (its tag says which).
+    pub fn success(&mut self, x: &Exchange, response_us: u64) {
+        self.row(x.tag.turn).success(x, response_us);
+    }
+
+    /// Records a failed turn.
+    pub fn failure(&mut self, tag: Tag) {
+        self.row(tag.turn).failure(tag);
+    }
+
+    /// Records a session that ended after `turns_done` answered turns, `duration_us` after its
+    /// intended start; `failed` when a turn failed; `unsent` turns left, for `why`.
+    pub fn ended(
+        &mut self,
+        turns_done: u64,
+        duration_us: u64,
+        failed: bool,
+        unsent: (u64, NotSent),
+    ) {
+        if failed {
+            self.failed += 1;
+        } else if unsent.0 == 0 {
+            self.completed += 1;
+        }
+        self.turns_done.saturating_record(turns_done);
+        if turns_done > 0 {
+            self.duration.saturating_record(duration_us.max(1));
+        }
+        if unsent.0 > 0 {
+            *self.not_sent.entry(unsent.1).or_default() += unsent.0;
+        }
+    }
+
+    /// Adds another worker's sessions.
+    pub fn merge(&mut self, other: &SessionTally) {
+        if self.turns.len() < other.turns.len() {
+            self.turns
+                .resize_with(other.turns.len(), TurnGroup::default);
+        }
+        for (mine, theirs) in self.turns.iter_mut().zip(&other.turns) {
+            mine.merge(theirs);
+        }
+        self.started += other.started;
+        self.completed += other.completed;
+        self.failed += other.failed;
+        self.waited += other.waited;
+        self.warmup += other.warmup;
+        // Invariant: both tallies' histograms are made by `new_histogram(3)`.
+        self.duration.add(&other.duration).expect("same bounds");
+        self.turns_done.add(&other.turns_done).expect("same bounds");
+        for (why, n) in &other.not_sent {
+            *self.not_sent.entry(*why).or_default() += n;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::outcome::CacheUsage;
+
+    fn turn(turn: u16, cached: u64) -> Exchange {
+        Exchange {
+            due_ns: 0,
+            done_ns: 4_000_000,
+            first_output_ns: Some(1_000_000),
+            output_gaps_ns: vec![100_000, 200_000],
+            output_events: 3,
+            stream: true,
+            cache: Some(CacheUsage {
+                prompt_tokens: 2_000,
+                cached_tokens: cached,
+                written_tokens: 0,
+                reported: true,
+            }),
+            tag: Tag {
+                turn,
+                ..Tag::default()
+            },
+            ..Exchange::default()
+        }
+    }
+
+    #[test]
+    fn turns_land_in_their_row_split_by_hit_and_miss() {
+        let mut t = SessionTally::default();
+        t.success(&turn(1, 0), 4_000);
+        t.success(&turn(2, 1_920), 4_000);
+        t.failure(Tag {
+            turn: 3,
+            ..Tag::default()
+        });
+        t.ended(2, 9_000, true, (5, NotSent::EarlierTurnFailed));
+        let mut other = SessionTally::default();
+        other.success(&turn(2, 0), 4_000);
+        t.merge(&other);
+        assert_eq!(t.turns.len(), 3);
+        let two = &t.turns[1];
+        assert_eq!(
+            (two.all.ok, two.hit.ok, two.miss.ok, two.reported),
+            (2, 1, 1, 2)
+        );
+        assert_eq!(two.cached_tokens, 1_920);
+        assert_eq!(two.itl.len(), 4);
+        assert_eq!(t.turns[2].all.errors, 1);
+        assert_eq!((t.failed, t.completed), (1, 0));
+        assert_eq!(t.not_sent[&NotSent::EarlierTurnFailed], 5);
+    }
+
+    #[test]
+    fn a_turn_past_the_last_row_shares_it() {
+        let mut t = SessionTally::default();
+        t.success(&turn(u16::MAX, 0), 10);
+        assert_eq!(t.turns.len(), MOST_TURN_ROWS);
+    }
+}
