@@ -29,7 +29,11 @@ impl Alarm {
 
     /// Sleeps until `offset_ns` of `clock`; returns how late it woke, in ns.
     pub(crate) async fn sleep_until(&self, clock: &RunClock, offset_ns: u64) -> io::Result<u64> {
-        let mono = clock.start_mono_ns + offset_ns;
+        self.sleep_until_mono(clock.start_mono_ns + offset_ns).await
+    }
+
+    /// Sleeps until `mono` on `CLOCK_MONOTONIC` (ns); returns how late it woke, in ns.
+    pub(crate) async fn sleep_until_mono(&self, mono: u64) -> io::Result<u64> {
         let timer = self.timer.get_ref();
         timer.arm_at(mono)?;
         loop {

@@ -72,6 +72,20 @@ impl Pacer {
     pub async fn wait_until(&self, deadline_ns: u64) -> io::Result<()> {
         let mut spin_from = None;
         loop {
+            // Before the run's zero every reading is 0: wait for the zero itself first, or
+            // the first slot (due at 0) would leave before the run started.
+            let before_start = self.clock.until_start_ns();
+            if before_start > 0 {
+                let margin = self.margin.borrow().margin_ns();
+                if before_start > margin {
+                    let at = self.clock.start_mono_ns - margin;
+                    let late = self.alarm.sleep_until_mono(at).await?;
+                    self.margin.borrow_mut().observe(late);
+                } else {
+                    tokio::task::yield_now().await;
+                }
+                continue;
+            }
             let now = self.clock.now_ns();
             if now >= deadline_ns {
                 if let Some(from) = spin_from {
@@ -132,6 +146,15 @@ mod tests {
         }
         late.sort_unstable();
         late
+    }
+
+    #[tokio::test]
+    async fn the_first_slot_waits_for_the_start_of_the_run() {
+        let clock = RunClock::starting_in(Duration::from_millis(20));
+        let margin = WakeMargin::new(Spin::Fixed(Duration::from_micros(50)));
+        let pacer = Pacer::new(clock.clone(), margin).unwrap();
+        pacer.wait_until(0).await.unwrap();
+        assert_eq!(clock.until_start_ns(), 0, "woke before the run's zero");
     }
 
     #[tokio::test]

@@ -25,6 +25,11 @@ impl RunClock {
         self.ns_of(monotonic_ns())
     }
 
+    /// Nanoseconds until the start of the run (0 once it started).
+    pub fn until_start_ns(&self) -> u64 {
+        self.start_mono_ns.saturating_sub(monotonic_ns())
+    }
+
     /// A `CLOCK_MONOTONIC` reading (ns) as nanoseconds since the start of the run (0 before it).
     pub fn ns_of(&self, mono_ns: u64) -> u64 {
         mono_ns.saturating_sub(self.start_mono_ns)

@@ -36,11 +36,19 @@ struct Alarms {
     next_id: Cell<u64>,
     /// An earlier due time, or a session that ended, for the pacer to look again.
     changed: Notify,
+    /// The run stopped: no turn waits any more.
+    stopped: Cell<bool>,
 }
 
 impl Alarms {
     /// Resolves at `due_ns` with when the pacer got to it; `Err` when the run stopped first.
     async fn at(&self, due_ns: u64) -> Result<u64, oneshot::error::RecvError> {
+        if self.stopped.get() {
+            // A dropped sender: the same answer as a turn that was waiting when the run stopped.
+            let (tx, rx) = oneshot::channel::<u64>();
+            drop(tx);
+            return rx.await;
+        }
         let id = self.next_id.get();
         self.next_id.set(id + 1);
         let (tx, rx) = oneshot::channel();
@@ -70,6 +78,7 @@ impl Alarms {
 
     /// Wakes no one again: every waiting turn learns the run stopped.
     fn stop(&self) {
+        self.stopped.set(true);
         self.due.borrow_mut().clear();
         self.waiting.borrow_mut().clear();
     }
@@ -130,8 +139,14 @@ pub(super) async fn send_sessions(
         .max_sessions
         .map_or(usize::MAX, |n| n.div_ceil(spec.plan.threads).max(1));
     let mut queued: VecDeque<Start> = VecDeque::new();
+    // Sessions started in the window run to their end, or until the grace after it.
+    let give_up_ns = spec
+        .end_ns
+        .zip(spec.plan.grace)
+        .map(|(end, grace)| end + grace.as_nanos() as u64);
     loop {
-        if spec.progress.stop.load(Relaxed) {
+        let over = give_up_ns.is_some_and(|at| ctx.clock.now_ns() >= at);
+        if spec.progress.stop.load(Relaxed) || over {
             shared.alarms.stop();
             break;
         }
@@ -158,9 +173,11 @@ pub(super) async fn send_sessions(
                 continue;
             }
         };
+        let next = give_up_ns.map_or(next, |at| next.min(at));
         tokio::select! {
             waited = pacer.wait_until(next) => waited.map_err(|e| format!("timerfd: {e}"))?,
             _ = shared.alarms.changed.notified() => continue,
+            _ = stop_asked(&spec.progress) => continue,
         }
         let now = ctx.clock.now_ns();
         shared.alarms.fire(now);
@@ -176,6 +193,13 @@ pub(super) async fn send_sessions(
         }
     }
     Ok(pacer.into_margin())
+}
+
+/// Resolves once a stop is asked (Ctrl-C, SIGTERM), looking every 50 ms.
+async fn stop_asked(progress: &super::Progress) {
+    while !progress.stop.load(Relaxed) {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
 }
 
 impl Start {
