@@ -24,6 +24,7 @@ fn mock() -> SocketAddr {
             tool_calls: Some("50%".into()),
             fault: vec!["429:1%".into(), "chat:reset@2:1%".into()],
             rate_limit: Some("rpm=100000000,tpm=1000000000".into()),
+            prompt_cache: Some("on".into()),
             ..RawSettings::default()
         };
         let config: Config = settings.validate().expect("valid settings");

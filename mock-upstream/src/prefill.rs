@@ -3,7 +3,8 @@
 //! server: time to first token = the drawn time + uncached prompt tokens × the per-token
 //! time, that prefill time scaled from 1 (one request running) up to the slowdown factor (the
 //! bound running) in proportion; requests past the bound wait in a queue for a slot, and past
-//! the queue's bound get 429. A request runs from its admission to the end of its answer.
+//! the queue's bound get 429. A request takes its slot on arrival, before its body is read,
+//! and runs to the end of its answer.
 //! `vllm:num_requests_running`, `vllm:num_requests_waiting` and
 //! `vllm:time_to_first_token_seconds` go on `/metrics`.
 
@@ -39,6 +40,8 @@ pub struct Running {
     _slot: Option<OwnedSemaphorePermit>,
     /// Requests running when this one was admitted, itself included.
     pub at_admission: u64,
+    /// Time it waited in the queue, in µs.
+    pub waited_us: u64,
 }
 
 impl Drop for Running {
@@ -66,6 +69,7 @@ impl Prefill {
 
     /// A running slot: at once, after a wait in the queue, or [`QueueFull`].
     pub async fn run(&self) -> Result<Running, QueueFull> {
+        let queued = gatebench_shared::clock::monotonic_ns();
         let slot = match &self.slots {
             None => None,
             Some(slots) => Some(match slots.clone().try_acquire_owned() {
@@ -78,6 +82,7 @@ impl Prefill {
             running: self.running.clone(),
             _slot: slot,
             at_admission,
+            waited_us: (gatebench_shared::clock::monotonic_ns() - queued) / 1000,
         })
     }
 

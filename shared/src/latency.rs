@@ -282,7 +282,7 @@ impl LatencyModel {
             rng,
             tokens,
             added_us: 0,
-            ttft: None,
+            ttft_ahead: NOT_DRAWN,
         }
     }
 }
@@ -305,6 +305,9 @@ fn mix(seed: u64, ordinal: u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// [`RequestDraw`]'s time to first token not drawn ahead.
+const NOT_DRAWN: u64 = u64::MAX;
+
 /// The random draws of one request, taken in a fixed order: tokens, then (for a stream) the
 /// time to first token and each inter-token gap, or (non-streaming) the whole latency.
 #[derive(Debug, Clone)]
@@ -314,8 +317,10 @@ pub struct RequestDraw {
     tokens: u32,
     /// Time added before the first token (a prefill model's), beyond the draw.
     added_us: u64,
-    /// The time to first token, once drawn ahead by [`RequestDraw::planned_ttft_us`].
-    ttft: Option<u64>,
+    /// The time to first token, once drawn ahead by [`RequestDraw::planned_ttft_us`]
+    /// ([`NOT_DRAWN`] until then; a plain number keeps the draw, moved a few times a request,
+    /// small).
+    ttft_ahead: u64,
 }
 
 impl RequestDraw {
@@ -326,10 +331,10 @@ impl RequestDraw {
 
     /// Time to first token, in microseconds. Call once, before [`RequestDraw::itl_us`].
     pub fn ttft_us(&mut self) -> u64 {
-        match self.ttft.take() {
-            Some(us) => us,
-            None => self.model.ttft.sample_us(&mut self.rng) + self.added_us,
+        if self.ttft_ahead != NOT_DRAWN {
+            return std::mem::replace(&mut self.ttft_ahead, NOT_DRAWN);
         }
+        self.model.ttft.sample_us(&mut self.rng) + self.added_us
     }
 
     /// Adds `us` before the first token (and to a whole answer's time).
@@ -341,7 +346,7 @@ impl RequestDraw {
     /// draws in the same order as without the look ahead.
     pub fn planned_ttft_us(&mut self) -> u64 {
         let us = self.ttft_us();
-        self.ttft = Some(us);
+        self.ttft_ahead = us;
         us
     }
 

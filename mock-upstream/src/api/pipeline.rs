@@ -47,6 +47,15 @@ pub async fn answer<A: ApiRoute>(
     arrival: Arrival<'_>,
     provider: Provider,
 ) -> Result<Response<MockBody>, Rejection> {
+    // A running slot first, while the future holds little (`--max-running`); boxed, so
+    // its state does not enlarge every request's future.
+    let running = match &state.prefill {
+        None => None,
+        Some(prefill) => match Box::pin(prefill.run()).await {
+            Ok(running) => Some(Box::new(running)),
+            Err(crate::prefill::QueueFull) => return Ok(crate::faults::response(429, provider)),
+        },
+    };
     if provider == Provider::Azure {
         super::azure::check_version(req.uri())?;
     }
@@ -86,19 +95,11 @@ pub async fn answer<A: ApiRoute>(
         .as_ref()
         .and_then(|cache| looked_up::<A>(state, cache, &inbound, &asked));
     let mut draw = admitted.draw;
-    let running = match &state.prefill {
-        None => None,
-        Some(prefill) => {
-            let read = cache.as_ref().map_or(0, |c| c.read);
-            let uncached = asked.prompt_tokens.saturating_sub(read);
-            match prefilled(prefill, &mut draw, uncached, asked.streaming).await {
-                Ok(running) => Some(running),
-                Err(crate::prefill::QueueFull) => {
-                    return Ok(crate::faults::response(429, provider))
-                }
-            }
-        }
-    };
+    if let (Some(prefill), Some(running)) = (&state.prefill, &running) {
+        let read = cache.as_ref().map_or(0, |c| c.read);
+        let uncached = asked.prompt_tokens.saturating_sub(read);
+        prefilled(prefill, running, &mut draw, uncached, asked.streaming);
+    }
     let drawn = draw.tokens();
     let (tokens, truncated) = capped(A::OUTPUT, asked.cap, drawn);
     if admitted.content_filter && A::OUTPUT {
@@ -162,25 +163,23 @@ pub async fn answer<A: ApiRoute>(
     Ok(response)
 }
 
-/// A running slot for the request (after its wait in the queue), and its prefill time added
-/// to its draw: `uncached` prompt tokens at the per-token time, slowed by the requests running,
-/// plus the wait. Out of line: the opt-in path.
+/// The request's prefill time added to its draw: `uncached` prompt tokens at the per-token
+/// time, slowed by the requests running, plus its wait for a slot. Out of line: the opt-in
+/// path.
 #[cold]
 #[inline(never)]
-async fn prefilled(
+fn prefilled(
     prefill: &crate::prefill::Prefill,
+    running: &crate::prefill::Running,
     draw: &mut gatebench_shared::latency::RequestDraw,
     uncached: u64,
     streaming: bool,
-) -> Result<crate::prefill::Running, crate::prefill::QueueFull> {
-    let queued = gatebench_shared::clock::monotonic_ns();
-    let running = prefill.run().await?;
-    let waited_us = (gatebench_shared::clock::monotonic_ns() - queued) / 1000;
-    draw.add_before_first_token(waited_us + prefill.prefill_us(uncached, running.at_admission));
+) {
+    let prefill_us = prefill.prefill_us(uncached, running.at_admission);
+    draw.add_before_first_token(running.waited_us + prefill_us);
     if streaming {
         prefill.record_ttft(draw.planned_ttft_us());
     }
-    Ok(running)
 }
 
 /// What the prompt cache read and wrote for this request (`None` for the APIs it does not

@@ -35,7 +35,7 @@ pub struct StreamPlan {
     pub cache: Option<Box<CacheUsage>>,
     /// The request's running slot (`--max-running`, `--prefill-per-token`), freed with the
     /// stream.
-    pub _running: Option<crate::prefill::Running>,
+    pub _running: Option<Box<crate::prefill::Running>>,
 }
 
 /// The API whose events a stream sends.

@@ -72,3 +72,18 @@ async fn past_the_running_bound_requests_wait_and_past_the_queue_get_429() {
     // The second waited for the first's slot, then had its own 300 ms.
     assert!(t2 >= Duration::from_millis(500), "{t2:?}");
 }
+
+#[tokio::test]
+async fn cached_prompt_tokens_take_no_prefill_time() {
+    let mock = mock(mock_upstream::RawSettings {
+        prefill_per_token: Some("100us".into()),
+        prompt_cache: Some("on".into()),
+        ..Default::default()
+    });
+    let (_, cold) = chat(mock.local_addr(), 4000).await;
+    let (_, warm) = chat(mock.local_addr(), 4000).await;
+    assert!(cold >= Duration::from_millis(450), "{cold:?}");
+    // All but the last partial step of 128 tokens is read from the cache: under 13 ms of
+    // prefill, well under the cold half second even on a loaded machine.
+    assert!(warm < Duration::from_millis(250), "{warm:?}");
+}
