@@ -150,7 +150,14 @@ fn service(state: &State, route: Route<'_>, req: &Request<RequestBody>) -> Respo
         }
         Route::Metrics => {
             state.metrics.request(RouteKind::Metrics);
-            let body = MockBody::owned(state.metrics.to_prometheus().into());
+            let mut text = state.metrics.to_prometheus();
+            if let Some(cache) = &state.prompt_cache {
+                cache.to_prometheus(&mut text);
+            }
+            if let Some(prefill) = &state.prefill {
+                prefill.to_prometheus(&mut text);
+            }
+            let body = MockBody::owned(text.into());
             typed(body, "text/plain; version=0.0.4")
         }
         Route::Config => {

@@ -46,7 +46,8 @@ pub struct Inbound {
     /// answer wait.
     pub start: Option<u64>,
     pub socket: Option<RawFd>,
-    /// The API key, kept only when `--rate-limit` needs it (`""` for none).
+    /// The API key, kept only when `--rate-limit` or `--prompt-cache` needs it (`""` for
+    /// none).
     key: Option<Box<str>>,
     pub body: Bytes,
     /// Whose endpoint the request came in on.
@@ -121,7 +122,8 @@ pub async fn receive(
         req.headers(),
         provider,
     )?;
-    let key = state.config.rate_limit.is_set().then(|| {
+    let keyed = state.config.rate_limit.is_set() || state.prompt_cache.is_some();
+    let key = keyed.then(|| {
         crate::auth::key(req.headers(), provider)
             .unwrap_or("")
             .into()
@@ -286,6 +288,11 @@ impl Inbound {
             Some(Cow::Owned(name)) => Some(Bytes::from(json_escaped(name))),
             None => self.path_model.as_deref().cloned(),
         }
+    }
+
+    /// The request's API key as the prompt cache scopes it (`""` for none).
+    pub fn key(&self) -> &str {
+        self.key.as_deref().unwrap_or("")
     }
 
     /// Waits until a whole answer delayed by `delay_us` is due, recording the timer's lateness.

@@ -25,6 +25,8 @@
 //!   the watch that frees a stalled stream when its client leaves.
 //! - `timer`: each worker's kernel timer (timerfd) that every delayed answer and event waits on,
 //!   woken a margin early (learned by default, `--spin auto`) and spinning the rest.
+//! - `prompt_cache` / `prefill`: `--prompt-cache on`, the per-key prefix cache reported where
+//!   each API reports it; the prefill model and the bound on running requests with its queue.
 //! - `metrics` / `state` / `healthcheck`: lock-free counters and the mock's own emission error
 //!   as Prometheus text, what every request shares, and the container health probe.
 
@@ -44,6 +46,8 @@ mod inbound;
 mod metrics;
 mod payload;
 mod peer;
+mod prefill;
+mod prompt_cache;
 mod ratelimit;
 mod rejection;
 mod request;

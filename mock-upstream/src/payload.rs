@@ -194,7 +194,6 @@ impl Payload {
     }
 
     /// The payload as one contiguous vector.
-    #[cfg(test)]
     pub fn to_vec(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(self.remaining);
         for piece in &self.pieces[self.next..self.count] {

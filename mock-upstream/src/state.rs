@@ -22,6 +22,10 @@ pub struct State {
     pub limiter: Limiter,
     /// The BPE of `--tokenizer`; `None` for the estimate.
     pub tokens: Option<Counter>,
+    /// The prompt cache of `--prompt-cache on`; `None` when off.
+    pub prompt_cache: Option<crate::prompt_cache::PromptCache>,
+    /// The prefill model and running bound; `None` when off.
+    pub prefill: Option<crate::prefill::Prefill>,
     /// Ordinal of the next request that carries no `x-gatebench-seq`.
     next_ordinal: AtomicU64,
 }
@@ -31,9 +35,11 @@ impl State {
     pub fn new(config: Config) -> State {
         State {
             catalog: Catalog::build(&config),
-            timed: !config.latency.is_instant(),
+            timed: !config.latency.is_instant() || config.prefill.is_on(),
             limiter: Limiter::new(config.rate_limit),
             tokens: Counter::new(config.tokenizer),
+            prompt_cache: crate::prompt_cache::PromptCache::new(&config.prompt_cache),
+            prefill: crate::prefill::Prefill::new(&config.prefill),
             config_toml: config.to_toml_redacted().into(),
             config,
             metrics: Metrics::default(),

@@ -31,6 +31,11 @@ impl Counter {
         Some(Counter(bpe.expect("embedded BPE ranks load")))
     }
 
+    /// The tokens of one piece of text (the prompt cache counts its parts with this).
+    pub fn text_tokens(&self, text: &str) -> u64 {
+        self.0.encode_ordinary(text).len() as u64
+    }
+
     /// The prompt tokens of a request to `api` (a body that parsed as the API's request).
     pub fn prompt_tokens(&self, api: Api, body: &[u8]) -> u64 {
         let Ok(Value::Object(request)) = serde_json::from_slice::<Value>(body) else {

@@ -239,7 +239,7 @@ impl ToolAnswer {
                 let completion = u64::from(self.tokens);
                 let usage = json!({
                     "input_tokens": self.prompt_tokens,
-                    "input_tokens_details": {"cached_tokens": 0},
+                    "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
                     "output_tokens": completion,
                     "output_tokens_details": {"reasoning_tokens": 0},
                     "total_tokens": self.prompt_tokens + completion,

@@ -281,6 +281,8 @@ impl LatencyModel {
             model: *self,
             rng,
             tokens,
+            added_us: 0,
+            ttft: None,
         }
     }
 }
@@ -310,6 +312,10 @@ pub struct RequestDraw {
     model: LatencyModel,
     rng: Pcg64Mcg,
     tokens: u32,
+    /// Time added before the first token (a prefill model's), beyond the draw.
+    added_us: u64,
+    /// The time to first token, once drawn ahead by [`RequestDraw::planned_ttft_us`].
+    ttft: Option<u64>,
 }
 
 impl RequestDraw {
@@ -320,7 +326,23 @@ impl RequestDraw {
 
     /// Time to first token, in microseconds. Call once, before [`RequestDraw::itl_us`].
     pub fn ttft_us(&mut self) -> u64 {
-        self.model.ttft.sample_us(&mut self.rng)
+        match self.ttft.take() {
+            Some(us) => us,
+            None => self.model.ttft.sample_us(&mut self.rng) + self.added_us,
+        }
+    }
+
+    /// Adds `us` before the first token (and to a whole answer's time).
+    pub fn add_before_first_token(&mut self, us: u64) {
+        self.added_us += us;
+    }
+
+    /// The time to first token, drawn now and kept for [`RequestDraw::ttft_us`]: the same
+    /// draws in the same order as without the look ahead.
+    pub fn planned_ttft_us(&mut self) -> u64 {
+        let us = self.ttft_us();
+        self.ttft = Some(us);
+        us
     }
 
     /// The next inter-token gap, in microseconds.
@@ -331,7 +353,7 @@ impl RequestDraw {
     /// Time to a whole non-streaming response producing `tokens` tokens, in microseconds.
     pub fn response_us(&mut self, tokens: u32) -> u64 {
         if let Some(latency) = self.model.latency {
-            return latency.sample_us(&mut self.rng);
+            return latency.sample_us(&mut self.rng) + self.added_us;
         }
         let mut total = self.ttft_us();
         if let Distribution::Fixed { us } = self.model.itl {

@@ -20,6 +20,12 @@ text = response.output_text
 assert text.startswith("Hello from the gatebench mock"), text
 assert response.usage.output_tokens == 32, response.usage
 assert response.usage.total_tokens == response.usage.input_tokens + 32
+# Validated, not just constructed: the SDK's types require every usage detail.
+strict = openai.types.responses.Response.model_validate(
+    client.responses.with_raw_response.create(model="gpt-4o-mini", input="Say hello.").http_response.json()
+)
+assert strict.usage.input_tokens_details.cached_tokens == 0, strict.usage
+assert strict.usage.input_tokens_details.cache_write_tokens == 0, strict.usage
 
 # Non-streaming, cut by max_output_tokens.
 cut = client.responses.create(
@@ -54,6 +60,8 @@ assert all(d.output_index == 0 and d.content_index == 0 and d.item_id == deltas[
 assert "".join(d.delta for d in deltas) == text
 assert events[-1].response.output_text == text
 assert events[-1].response.usage.output_tokens == 32
+completed = openai.types.responses.Response.model_validate(events[-1].response.model_dump(exclude_unset=True))
+assert completed.usage.input_tokens_details.cache_write_tokens == 0, completed.usage
 
 # The SDK's stream helper.
 with client.responses.stream(model="gpt-4o", input="Say hello.") as stream:

@@ -24,9 +24,20 @@ pub type Log = Arc<Mutex<Vec<Seen>>>;
 const ANSWER: &str = "{\"id\":\"r\",\"object\":\"chat.completion\",\"choices\":[{\"index\":0,\
     \"message\":{\"role\":\"assistant\",\"content\":\"ok\"},\"finish_reason\":\"stop\"}]}";
 
+/// How the upstream answers a request: after how long, and with what chat completion text.
+pub type Answering = Arc<dyn Fn(&Seen) -> (std::time::Duration, String) + Send + Sync>;
+
 /// Starts the recording upstream on `127.0.0.1:0`, a thread per connection; it lives until the
 /// test process ends.
 pub fn start_recording() -> (SocketAddr, Log) {
+    start_recording_answering(Arc::new(|_| {
+        (std::time::Duration::ZERO, ANSWER.to_string())
+    }))
+}
+
+/// A recording upstream whose answer to each request `answer` picks (the delay, then the
+/// whole JSON body).
+pub fn start_recording_answering(answer: Answering) -> (SocketAddr, Log) {
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
     let addr = listener.local_addr().expect("local addr");
     let log: Log = Arc::default();
@@ -34,6 +45,7 @@ pub fn start_recording() -> (SocketAddr, Log) {
     std::thread::spawn(move || {
         for stream in listener.incoming().flatten() {
             let record = record.clone();
+            let answer = answer.clone();
             std::thread::spawn(move || {
                 let _ = stream.set_nodelay(true);
                 let Ok(mut writer) = stream.try_clone() else {
@@ -41,11 +53,13 @@ pub fn start_recording() -> (SocketAddr, Log) {
                 };
                 let mut reader = BufReader::new(stream);
                 while let Some(seen) = read_request(&mut reader) {
+                    let (delay, body) = answer(&seen);
                     record.lock().expect("log").push(seen);
+                    std::thread::sleep(delay);
                     let response = format!(
                         "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: \
-                         {}\r\n\r\n{ANSWER}",
-                        ANSWER.len()
+                         {}\r\n\r\n{body}",
+                        body.len()
                     );
                     if writer.write_all(response.as_bytes()).is_err() {
                         return;

@@ -26,6 +26,7 @@ pub mod perf_diff;
 pub mod render;
 pub mod resources;
 pub mod run;
+pub mod sessions;
 pub mod stacks;
 pub mod svg;
 pub mod sweep;

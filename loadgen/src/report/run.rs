@@ -162,6 +162,18 @@ pub fn markdown(view: &RunResult) -> String {
     for (title, table) in groups_tables(view) {
         out.push_str(&format!("\n## {title}\n\n{}", table.to_markdown()));
     }
+    for run in &view.runs {
+        if let Some(sessions) = &run.sessions {
+            let table = super::sessions::turns_table(sessions);
+            out.push_str(&format!(
+                "\n## {} ({}) by turn\n\n{}\n\n{}",
+                run.target.url,
+                run.scenario,
+                super::sessions::summary_line(sessions),
+                table.to_markdown()
+            ));
+        }
+    }
     if let Some(shards) = &view.shards {
         out.push_str(&shards_markdown(shards));
     }

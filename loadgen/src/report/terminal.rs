@@ -109,6 +109,12 @@ fn run_block(out: &mut String, run: &TargetRun) {
     metrics_block(out, run);
     groups_block(out, "class", &run.classes);
     groups_block(out, "stage", &run.stages);
+    if let Some(sessions) = &run.sessions {
+        let _ = writeln!(out, "  {}", super::sessions::summary_line(sessions));
+        for line in super::sessions::turns_table(sessions).to_text().lines() {
+            let _ = writeln!(out, "  {line}");
+        }
+    }
     outcome_block(out, run);
 }
 

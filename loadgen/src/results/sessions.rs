@@ -110,7 +110,12 @@ pub struct TurnRow {
     pub prompt_tokens: u64,
     pub mean_body_bytes: f64,
     pub mean_prompt_tokens: f64,
-    /// Answers whose usage reported the prompt, and the prompt in the upstream's own tokens,
+    /// Answers whose usage gave the prompt's size, and that size in the upstream's tokens.
+    #[serde(default)]
+    pub usage_answers: u64,
+    #[serde(default)]
+    pub usage_prompt_tokens: u64,
+    /// Answers whose usage had the API's cache fields, their prompt in the upstream's tokens,
     /// of which read from and written to its cache.
     pub reported: u64,
     pub upstream_prompt_tokens: u64,
@@ -143,6 +148,8 @@ impl TurnRow {
         self.tool_requests += other.tool_requests;
         self.body_bytes += other.body_bytes;
         self.prompt_tokens += other.prompt_tokens;
+        self.usage_answers += other.usage_answers;
+        self.usage_prompt_tokens += other.usage_prompt_tokens;
         self.reported += other.reported;
         self.upstream_prompt_tokens += other.upstream_prompt_tokens;
         self.cached_tokens += other.cached_tokens;

@@ -93,6 +93,8 @@ pub struct CacheUsage {
     pub cached_tokens: u64,
     /// Of which written to the cache.
     pub written_tokens: u64,
+    /// The usage had the API's cache fields (a hit or a miss can be told).
+    pub reported: bool,
 }
 
 impl CacheUsage {

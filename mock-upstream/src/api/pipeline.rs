@@ -9,9 +9,11 @@ use hyper::{Request, Response};
 use super::{ApiRoute, Drawn, Ending};
 use crate::body::MockBody;
 use crate::catalog::FixedHeaders;
-use crate::config::Provider;
-use crate::inbound::{receive, Arrival, Ask};
+use crate::config::{Api, Provider};
+use crate::inbound::{receive, Arrival, Ask, Inbound};
 use crate::metrics::RouteKind;
+use crate::payload::Payload;
+use crate::prompt_cache::{CacheUsage, PromptCache};
 use crate::rejection::Rejection;
 use crate::request::RequestBody;
 use crate::sse::{SseStream, StreamPlan};
@@ -79,7 +81,24 @@ pub async fn answer<A: ApiRoute>(
         Ok(admitted) => admitted,
         Err(fault) => return Ok(*fault),
     };
+    let cache = state
+        .prompt_cache
+        .as_ref()
+        .and_then(|cache| looked_up::<A>(state, cache, &inbound, &asked));
     let mut draw = admitted.draw;
+    let running = match &state.prefill {
+        None => None,
+        Some(prefill) => {
+            let read = cache.as_ref().map_or(0, |c| c.read);
+            let uncached = asked.prompt_tokens.saturating_sub(read);
+            match prefilled(prefill, &mut draw, uncached, asked.streaming).await {
+                Ok(running) => Some(running),
+                Err(crate::prefill::QueueFull) => {
+                    return Ok(crate::faults::response(429, provider))
+                }
+            }
+        }
+    };
     let drawn = draw.tokens();
     let (tokens, truncated) = capped(A::OUTPUT, asked.cap, drawn);
     if admitted.content_filter && A::OUTPUT {
@@ -110,6 +129,8 @@ pub async fn answer<A: ApiRoute>(
                 fault: admitted.stream_fault,
                 socket: inbound.socket,
                 tool,
+                cache,
+                _running: running,
             };
             let stream = SseStream::new(state.clone(), plan, draw, inbound.start);
             let headers = fixed_headers(provider, None);
@@ -121,6 +142,9 @@ pub async fn answer<A: ApiRoute>(
 
     state.metrics.request(RouteKind::of(A::API, false));
     let delay_us = draw.response_us(tokens);
+    if let Some(prefill) = &state.prefill {
+        prefill.record_ttft(delay_us);
+    }
     inbound.wait(state, delay_us).await;
     let drawn = Drawn {
         tokens,
@@ -128,10 +152,71 @@ pub async fn answer<A: ApiRoute>(
         tool,
     };
     let headers = fixed_headers(provider, Some(delay_us / 1000));
-    let payload = A::whole(state, &asked, &drawn);
+    let mut payload = A::whole(state, &asked, &drawn);
+    if let Some(usage) = &cache {
+        payload = reported(A::API, &payload, usage, asked.prompt_tokens);
+    }
     let mut response = Response::new(MockBody::whole(payload).with_headers(headers));
     admitted.limits.stamp(&mut response, state);
+    drop(running);
     Ok(response)
+}
+
+/// A running slot for the request (after its wait in the queue), and its prefill time added
+/// to its draw: `uncached` prompt tokens at the per-token time, slowed by the requests running,
+/// plus the wait. Out of line: the opt-in path.
+#[cold]
+#[inline(never)]
+async fn prefilled(
+    prefill: &crate::prefill::Prefill,
+    draw: &mut gatebench_shared::latency::RequestDraw,
+    uncached: u64,
+    streaming: bool,
+) -> Result<crate::prefill::Running, crate::prefill::QueueFull> {
+    let queued = gatebench_shared::clock::monotonic_ns();
+    let running = prefill.run().await?;
+    let waited_us = (gatebench_shared::clock::monotonic_ns() - queued) / 1000;
+    draw.add_before_first_token(waited_us + prefill.prefill_us(uncached, running.at_admission));
+    if streaming {
+        prefill.record_ttft(draw.planned_ttft_us());
+    }
+    Ok(running)
+}
+
+/// What the prompt cache read and wrote for this request (`None` for the APIs it does not
+/// serve). Out of line: the opt-in path.
+#[cold]
+#[inline(never)]
+fn looked_up<A: ApiRoute>(
+    state: &State,
+    cache: &PromptCache,
+    inbound: &Inbound,
+    asked: &super::Asked<A::Extra>,
+) -> Option<Box<CacheUsage>> {
+    if matches!(A::API, Api::Completions | Api::Embeddings) {
+        return None;
+    }
+    let model = String::from_utf8_lossy(&asked.model);
+    let usage = cache.serve(
+        A::API,
+        inbound.key(),
+        &model,
+        &inbound.body,
+        asked.prompt_tokens,
+        state.tokens.as_ref(),
+    );
+    Some(Box::new(usage))
+}
+
+/// A whole answer with the prompt cache's figures in its usage.
+#[cold]
+#[inline(never)]
+fn reported(api: Api, payload: &Payload, usage: &CacheUsage, prompt_tokens: u64) -> Payload {
+    let plain = payload.to_vec();
+    let body = crate::prompt_cache::report(api, &plain, usage, prompt_tokens).unwrap_or(plain);
+    let mut out = Payload::new();
+    out.push_bytes(&bytes::Bytes::from(body));
+    out
 }
 
 /// Output tokens: the latency model's `drawn`, cut to the request's cap (for an API with

@@ -115,6 +115,29 @@ impl BedrockCatalog {
 
     /// `metadata`, the stream's last event: the usage, framed for this stream.
     pub fn metadata(&self, input_tokens: u64, output_tokens: u64) -> Bytes {
+        Bytes::from(eventstream::event(
+            "metadata",
+            &metadata_json(input_tokens, output_tokens),
+        ))
+    }
+
+    /// [`Self::metadata`] with the prompt cache's figures in its usage.
+    pub fn metadata_reported(
+        &self,
+        input_tokens: u64,
+        output_tokens: u64,
+        usage: &crate::prompt_cache::CacheUsage,
+    ) -> Bytes {
+        let json = metadata_json(input_tokens, output_tokens);
+        let reported =
+            crate::prompt_cache::report(crate::config::Api::Bedrock, &json, usage, input_tokens);
+        Bytes::from(eventstream::event("metadata", &reported.unwrap_or(json)))
+    }
+}
+
+/// The `metadata` event's JSON.
+fn metadata_json(input_tokens: u64, output_tokens: u64) -> Vec<u8> {
+    {
         let metadata = StreamMetadata {
             usage: Usage {
                 input_tokens,
@@ -124,8 +147,7 @@ impl BedrockCatalog {
             metrics: Metrics { latency_ms: 0 },
         };
         // Invariant: the wire types always serialise.
-        let json = serde_json::to_vec(&metadata).expect("metadata serialises");
-        Bytes::from(eventstream::event("metadata", &json))
+        serde_json::to_vec(&metadata).expect("metadata serialises")
     }
 }
 

@@ -282,11 +282,13 @@ fn response(
             input_tokens: Slot::PROMPT_SENTINEL,
             input_tokens_details: TokensDetails {
                 cached_tokens: Some(0),
+                cache_write_tokens: Some(0),
                 reasoning_tokens: None,
             },
             output_tokens: Slot::COMPLETION_SENTINEL,
             output_tokens_details: TokensDetails {
                 cached_tokens: None,
+                cache_write_tokens: None,
                 reasoning_tokens: Some(0),
             },
             total_tokens: Slot::TOTAL_SENTINEL,

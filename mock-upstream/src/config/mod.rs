@@ -8,11 +8,15 @@
 //! - `raw`: the settings as given, their precedence and their validation.
 //! - `api`: the APIs and providers settings, metrics and routes name.
 //! - `fault_settings`: `--fault` rates; `rate_limit_settings`: `--rate-limit`;
-//!   `context_window`: `--context-window`; `tokenizer`: `--tokenizer`.
+//!   `context_window`: `--context-window`; `tokenizer`: `--tokenizer`;
+//!   `prompt_cache_settings`: `--prompt-cache` and its bounds; `prefill_settings`: the
+//!   prefill model and the running bound.
 
 mod api;
 mod context_window;
 mod fault_settings;
+mod prefill_settings;
+mod prompt_cache_settings;
 mod rate_limit_settings;
 mod raw;
 mod tokenizer;
@@ -29,6 +33,8 @@ pub use context_window::{ContextWindow, ContextWindowError};
 pub use fault_settings::{
     FaultError, FaultKind, FaultRates, StreamFault, StreamFaultKind, CONTENT_FILTER, STATUSES,
 };
+pub use prefill_settings::{PrefillError, PrefillSettings};
+pub use prompt_cache_settings::{PromptCacheError, PromptCacheSettings};
 pub use rate_limit_settings::{RateLimit, RateLimitError};
 pub use raw::RawSettings;
 pub use tokenizer::{Tokenizer, TokenizerError};
@@ -73,6 +79,10 @@ pub enum ConfigError {
     ContextWindow(#[from] ContextWindowError),
     #[error(transparent)]
     Tokenizer(#[from] TokenizerError),
+    #[error(transparent)]
+    PromptCache(#[from] PromptCacheError),
+    #[error(transparent)]
+    Prefill(#[from] PrefillError),
     #[error("invalid --tool-calls '{0}': expected a share of requests with tools, like 100%, 25% or 0.5")]
     ToolCalls(String),
     #[error(
@@ -140,6 +150,10 @@ pub struct Config {
     pub context_window: ContextWindow,
     /// How prompt tokens are counted. Default: the 4-bytes-a-token estimate.
     pub tokenizer: Tokenizer,
+    /// The prompt cache, per API key. Default: off.
+    pub prompt_cache: PromptCacheSettings,
+    /// Prefill time per uncached prompt token, and the bound on running requests. Default: off.
+    pub prefill: PrefillSettings,
     /// TLS with a generated certificate. Default: plain HTTP.
     pub tls: Option<TlsSettings>,
 }
@@ -188,6 +202,8 @@ impl Default for Config {
             tool_calls: 0.0,
             context_window: ContextWindow::default(),
             tokenizer: Tokenizer::Estimate,
+            prompt_cache: PromptCacheSettings::default(),
+            prefill: PrefillSettings::default(),
             tls: None,
         }
     }
@@ -258,6 +274,13 @@ impl Config {
                 .is_set()
                 .then(|| self.context_window.to_setting()),
             tokenizer: Some(self.tokenizer.name().to_string()),
+            prompt_cache: Some(self.prompt_cache.on_setting().to_string()),
+            prompt_cache_ttl: Some(format_us(self.prompt_cache.ttl.as_micros() as u64)),
+            prompt_cache_entries: Some(self.prompt_cache.entries),
+            prefill_per_token: Some(format_us(self.prefill.per_token.as_micros() as u64)),
+            prefill_slowdown: Some(self.prefill.slowdown.to_string()),
+            max_running: self.prefill.max_running,
+            max_waiting: self.prefill.max_waiting,
             tls_names: self.tls.as_ref().map(|t| t.names.join(",")),
             tls_ca_file: self.tls.as_ref().map(|t| t.ca_file.display().to_string()),
         };

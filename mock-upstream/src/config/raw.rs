@@ -12,7 +12,8 @@ use serde::{Deserialize, Serialize};
 
 use super::{
     parse_listen, parse_models, parse_share, parse_size, Config, ConfigError, ContextWindow,
-    FaultRates, Http1Server, RateLimit, TlsSettings, Tokenizer, MAX_DIMENSIONS, MAX_SPIN,
+    FaultRates, Http1Server, PrefillSettings, PromptCacheSettings, RateLimit, TlsSettings,
+    Tokenizer, MAX_DIMENSIONS, MAX_SPIN,
 };
 
 /// Settings as given, before validation. Each field is a flag, a `MOCK_*` variable and a key of
@@ -131,6 +132,36 @@ pub struct RawSettings {
     /// cl100k or o200k (OpenAI's BPE, exact, tens of microseconds a request). Default estimate.
     #[arg(long, env = "MOCK_TOKENIZER")]
     pub tokenizer: Option<String>,
+    /// A prompt cache per API key, as each provider reports one (on|off): prompts whose
+    /// prefix was seen within its TTL report cached tokens where the API does. Default off.
+    #[arg(long, env = "MOCK_PROMPT_CACHE")]
+    pub prompt_cache: Option<String>,
+    /// How long an automatic cache entry (OpenAI, Gemini) lives unused. Default 5m.
+    #[arg(long, env = "MOCK_PROMPT_CACHE_TTL")]
+    pub prompt_cache_ttl: Option<String>,
+    /// Entries the prompt cache keeps across every key; past it, the least recently used
+    /// goes. Default 100000.
+    #[arg(long, env = "MOCK_PROMPT_CACHE_ENTRIES")]
+    pub prompt_cache_entries: Option<usize>,
+    /// Prefill time per uncached prompt token, added to the time to first token (and to a
+    /// whole answer's time), like 100us. Default 0: off.
+    #[arg(long, env = "MOCK_PREFILL_PER_TOKEN")]
+    pub prefill_per_token: Option<String>,
+    /// The factor on the prefill time when --max-running requests run (1 at one, in
+    /// proportion between), like 2. Default 1.
+    #[arg(long, env = "MOCK_PREFILL_SLOWDOWN")]
+    #[serde(
+        default,
+        deserialize_with = "gatebench_shared::settings::text_or_number"
+    )]
+    pub prefill_slowdown: Option<String>,
+    /// Requests running at once; past it, a request waits for a slot. Default: no bound.
+    #[arg(long, env = "MOCK_MAX_RUNNING")]
+    pub max_running: Option<usize>,
+    /// Requests waiting for a running slot; past it, 429 in the provider's shape.
+    /// Default: no bound.
+    #[arg(long, env = "MOCK_MAX_WAITING")]
+    pub max_waiting: Option<usize>,
     /// Serve TLS (HTTP/1.1 and HTTP/2 by ALPN) with a certificate generated at start for these
     /// names, like api.openai.com,localhost. Default: plain HTTP (HTTP/1.1 and h2c).
     #[arg(long, env = "MOCK_TLS_NAMES")]
@@ -180,6 +211,13 @@ impl RawSettings {
             tool_calls: self.tool_calls.or(file.tool_calls),
             context_window: self.context_window.or(file.context_window),
             tokenizer: self.tokenizer.or(file.tokenizer),
+            prompt_cache: self.prompt_cache.or(file.prompt_cache),
+            prompt_cache_ttl: self.prompt_cache_ttl.or(file.prompt_cache_ttl),
+            prompt_cache_entries: self.prompt_cache_entries.or(file.prompt_cache_entries),
+            prefill_per_token: self.prefill_per_token.or(file.prefill_per_token),
+            prefill_slowdown: self.prefill_slowdown.or(file.prefill_slowdown),
+            max_running: self.max_running.or(file.max_running),
+            max_waiting: self.max_waiting.or(file.max_waiting),
             tls_names: self.tls_names.or(file.tls_names),
             tls_ca_file: self.tls_ca_file.or(file.tls_ca_file),
             fault: if self.fault.is_empty() {
@@ -208,7 +246,20 @@ impl RawSettings {
         let context_window = ContextWindow::parse(self.context_window.as_deref().unwrap_or(""))?;
         let tokenizer = given(self.tokenizer, |t| Tokenizer::parse(&t), defaults.tokenizer)?;
         let tls = tls(self.tls_names, self.tls_ca_file)?;
+        let prompt_cache = PromptCacheSettings::parse(
+            self.prompt_cache.as_deref(),
+            self.prompt_cache_ttl.as_deref(),
+            self.prompt_cache_entries,
+        )?;
+        let prefill = PrefillSettings::parse(
+            self.prefill_per_token.as_deref(),
+            self.prefill_slowdown.as_deref(),
+            self.max_running,
+            self.max_waiting,
+        )?;
         Ok(Config {
+            prefill,
+            prompt_cache,
             context_window,
             tokenizer,
             listen,

@@ -11,8 +11,9 @@ use gatebench_shared::wire::openai::FinishReason;
 
 use super::Layout;
 use crate::catalog::{Dialect, EventText, Outcome, UsageKey};
-use crate::config::StreamFault;
+use crate::config::{Api, StreamFault};
 use crate::payload::{Payload, Sink};
+use crate::prompt_cache::CacheUsage;
 use crate::state::State;
 use crate::template::{Fill, EMPTY};
 use crate::tools::ToolAnswer;
@@ -30,6 +31,11 @@ pub struct StreamPlan {
     pub socket: Option<RawFd>,
     /// A tool call instead of text (`--tool-calls`; chat and messages streams).
     pub tool: Option<Box<ToolAnswer>>,
+    /// What the prompt cache read and wrote (`--prompt-cache on`), for the usage events.
+    pub cache: Option<Box<CacheUsage>>,
+    /// The request's running slot (`--max-running`, `--prefill-per-token`), freed with the
+    /// stream.
+    pub _running: Option<crate::prefill::Running>,
 }
 
 /// The API whose events a stream sends.
@@ -150,6 +156,46 @@ impl StreamPlan {
 
     /// Appends event `event` of this stream to `sink`.
     pub(super) fn encode<S: Sink>(&self, state: &State, event: u32, sink: &mut S) {
+        if let Some(usage) = &self.cache {
+            return self.encode_reported(state, event, usage, sink);
+        }
+        self.encode_event(state, event, sink);
+    }
+
+    /// Event `event` with the prompt cache's figures in its usage, if it carries usage
+    /// (kept out of line: the opt-in path).
+    #[cold]
+    #[inline(never)]
+    fn encode_reported<S: Sink>(
+        &self,
+        state: &State,
+        event: u32,
+        usage: &CacheUsage,
+        sink: &mut S,
+    ) {
+        let api = match self.api {
+            StreamApi::Chat { .. } | StreamApi::AzureChat { .. } => Api::Chat,
+            StreamApi::Messages { .. } => Api::Messages,
+            StreamApi::Responses { .. } => Api::Responses,
+            StreamApi::Gemini { .. } => Api::Gemini,
+            StreamApi::Bedrock { .. } if event + 1 == self.events() => {
+                let catalog = &state.catalog.bedrock;
+                let tokens = u64::from(self.tokens);
+                return sink.put(&catalog.metadata_reported(self.prompt_tokens, tokens, usage));
+            }
+            StreamApi::Bedrock { .. } | StreamApi::Completions { .. } => {
+                return self.encode_event(state, event, sink);
+            }
+        };
+        let mut plain = bytes::BytesMut::new();
+        self.encode_event(state, event, &mut plain);
+        match crate::prompt_cache::report(api, &plain, usage, self.prompt_tokens) {
+            Some(reported) => sink.put(&Bytes::from(reported)),
+            None => sink.put(&plain.freeze()),
+        }
+    }
+
+    fn encode_event<S: Sink>(&self, state: &State, event: u32, sink: &mut S) {
         if let Some(tool) = &self.tool {
             if let Some(payload) = self.encode_tool(tool, state, event) {
                 sink.put_payload(payload);

@@ -15,7 +15,8 @@ pub const SEQ_HEADER: &str = "x-gatebench-seq";
 pub mod tools {
     //! The `tools` a request offers, as far as a mock answering with a tool call needs them:
     //! the first tool's name (OpenAI's `{"type":"function","function":{"name"}}` or
-    //! Anthropic's `{"name"}`), and whether `tool_choice` forbids calls.
+    //! Anthropic's `{"name"}`), whether `tool_choice` forbids calls, and whether the request
+    //! ends with a tool's result (the turn an agent loop ends on: answered with text).
 
     use std::borrow::Cow;
 
@@ -49,12 +50,69 @@ pub mod tools {
         pub tools: Option<Vec<Tool<'a>>>,
         #[serde(borrow, default)]
         pub tool_choice: Option<&'a RawValue>,
+        /// Chat's and Anthropic's messages, unread until the last is looked at.
+        #[serde(borrow, default)]
+        pub messages: Option<Vec<&'a RawValue>>,
+        /// The Responses API's input: a string or items.
+        #[serde(borrow, default)]
+        pub input: Option<&'a RawValue>,
+    }
+
+    /// What says whether a message or input item is a tool's result.
+    #[derive(Debug, Deserialize)]
+    struct Turn<'a> {
+        #[serde(borrow, default, deserialize_with = "borrowed_str")]
+        role: Option<Cow<'a, str>>,
+        #[serde(borrow, default, rename = "type", deserialize_with = "borrowed_str")]
+        kind: Option<Cow<'a, str>>,
+        #[serde(borrow, default)]
+        content: Option<&'a RawValue>,
+    }
+
+    /// A content block's `type`.
+    #[derive(Debug, Deserialize)]
+    struct Block<'a> {
+        #[serde(borrow, default, rename = "type", deserialize_with = "borrowed_str")]
+        kind: Option<Cow<'a, str>>,
     }
 
     impl ToolsRequest<'_> {
-        /// The tool an answer would call, if the request offers one and allows calls.
+        /// The tool an answer would call, if the request offers one, allows calls and does
+        /// not end with a tool's result.
         pub fn callable(&self) -> Option<&str> {
+            if self.ends_with_tool_result() {
+                return None;
+            }
             first_callable(self.tools.as_deref(), self.tool_choice)
+        }
+
+        /// Whether the last message is a tool's result: chat's `role: "tool"`, a Responses
+        /// `function_call_output` item, or an Anthropic user message with a `tool_result`
+        /// block.
+        pub fn ends_with_tool_result(&self) -> bool {
+            let items: Vec<&RawValue>;
+            let last = match (&self.messages, self.input) {
+                (Some(messages), _) => messages.last().copied(),
+                (None, Some(input)) => {
+                    items = serde_json::from_str(input.get()).unwrap_or_default();
+                    items.last().copied()
+                }
+                (None, None) => None,
+            };
+            let Some(turn) = last.and_then(|m| serde_json::from_str::<Turn>(m.get()).ok()) else {
+                return false;
+            };
+            match (turn.role.as_deref(), turn.kind.as_deref()) {
+                (Some("tool"), _) | (_, Some("function_call_output")) => true,
+                (Some("user"), _) => turn.content.is_some_and(|content| {
+                    serde_json::from_str::<Vec<Block>>(content.get()).is_ok_and(|blocks| {
+                        blocks
+                            .iter()
+                            .any(|b| b.kind.as_deref() == Some("tool_result"))
+                    })
+                }),
+                _ => false,
+            }
         }
     }
 
@@ -105,6 +163,37 @@ pub mod tools {
                 Some("get_weather")
             );
             assert_eq!(first_callable(None, None), None);
+        }
+
+        fn ends(body: &str) -> bool {
+            let request: ToolsRequest = serde_json::from_str(body).unwrap();
+            request.ends_with_tool_result()
+        }
+
+        #[test]
+        fn a_request_ending_with_a_tool_result_is_told_in_every_shape() {
+            let tools = r#""tools":[{"name":"f"}]"#;
+            let chat = format!(
+                r#"{{{tools},"messages":[{{"role":"user","content":"x"}},{{"role":"assistant","tool_calls":[]}},{{"role":"tool","tool_call_id":"c","content":"42"}}]}}"#
+            );
+            assert!(ends(&chat));
+            let request: ToolsRequest = serde_json::from_str(&chat).unwrap();
+            assert_eq!(request.callable(), None);
+            assert!(!ends(&format!(
+                r#"{{{tools},"messages":[{{"role":"tool","content":"42"}},{{"role":"user","content":"again"}}]}}"#
+            )));
+            assert!(ends(
+                r#"{"input":[{"role":"user","content":"x"},{"type":"function_call","call_id":"c"},{"type":"function_call_output","call_id":"c","output":"42"}]}"#
+            ));
+            assert!(!ends(r#"{"input":"a tool_result, in words"}"#));
+            assert!(ends(
+                r#"{"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":"42"}]}]}"#
+            ));
+            assert!(!ends(
+                r#"{"messages":[{"role":"user","content":[{"type":"text","text":"tool_result"}]}]}"#
+            ));
+            assert!(!ends(r#"{"messages":[{"role":"user","content":"x"}]}"#));
+            assert!(!ends(r#"{}"#));
         }
     }
 }

@@ -283,3 +283,16 @@ fn hdrhistograms_python_library_reads_the_interval_log_and_the_results_histogram
         }
     }
 }
+
+#[test]
+fn every_sdk_parses_every_prompt_cache_field_whole_and_streamed() {
+    let mock = mock_with(mock_upstream::RawSettings {
+        prompt_cache: Some("on".into()),
+        ..Default::default()
+    });
+    run_python(
+        "prompt_cache.py",
+        &format!("http://{}", mock.local_addr()),
+        "prompt cache sdks: ok",
+    );
+}

@@ -18,6 +18,7 @@ use crate::results::metric::Metric;
 use crate::results::metric::Summary;
 use crate::results::plan::{Arrival, Load, Shard};
 use crate::results::run::{steady_throughput, RunResult, TargetRun};
+use crate::results::sessions::SessionsResult;
 use crate::results::shards::{ShardRow, Shards};
 use crate::results::validity::{generator_reasons, GeneratorTiming, RateTarget, Validity};
 
@@ -35,6 +36,7 @@ pub fn merged_result(shards: &[ShardResult], command: Vec<String>) -> anyhow::Re
     let histograms = add_histograms(shards, &runs)?;
     let timeline = add_timelines(shards, &runs)?;
     let mut notes = Vec::new();
+    let sessions = add_sessions(&runs)?;
     let mut added = added_run(&runs, histograms, timeline);
     let reasons = judged(shards, &results, &added, &mut notes);
     added.validity = Validity {
@@ -52,6 +54,7 @@ pub fn merged_result(shards: &[ShardResult], command: Vec<String>) -> anyhow::Re
     let mut run = merged.runs.swap_remove(0);
     left_to_the_shards(&mut run, &mut notes);
     carry(&mut run, added);
+    run.sessions = sessions;
     merged.envelope.command = command;
     merged.envelope.started_at = started_at;
     merged.plan.shard = Shard::WHOLE;
@@ -63,6 +66,24 @@ pub fn merged_result(shards: &[ShardResult], command: Vec<String>) -> anyhow::Re
         merged: listed,
     });
     Ok(merged)
+}
+
+/// The shards' session tables added (each shard's sessions are its own: session i went to
+/// shard i mod N), from their histograms.
+fn add_sessions(runs: &[&TargetRun]) -> anyhow::Result<Option<SessionsResult>> {
+    let mut sum: Option<SessionsResult> = None;
+    for run in runs {
+        let Some(theirs) = &run.sessions else {
+            continue;
+        };
+        match &mut sum {
+            Some(mine) => mine
+                .add(theirs)
+                .map_err(|e| anyhow::anyhow!("a shard's session table: {e}"))?,
+            None => sum = Some(theirs.clone()),
+        }
+    }
+    Ok(sum)
 }
 
 /// What the shards' runs add up to: the figures a merged run replaces of the first shard's.

@@ -57,6 +57,8 @@ fn row(turn: u64, t: &TurnGroup) -> TurnRow {
         tool_requests: t.tool_requests,
         body_bytes: t.all.body_bytes,
         prompt_tokens: t.all.prompt_tokens,
+        usage_answers: t.usage_answers,
+        usage_prompt_tokens: t.usage_prompt_tokens,
         reported: t.reported,
         upstream_prompt_tokens: t.upstream_prompt_tokens,
         cached_tokens: t.cached_tokens,

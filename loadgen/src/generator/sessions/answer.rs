@@ -162,13 +162,16 @@ fn usage(answer: &mut Answer, usage: Option<&Value>) {
     let cache = answer.cache.get_or_insert_with(CacheUsage::default);
     if let Some(prompt) = n("/prompt_tokens") {
         cache.prompt_tokens = prompt;
-        cache.cached_tokens = n("/prompt_tokens_details/cached_tokens").unwrap_or(0);
+        let cached = n("/prompt_tokens_details/cached_tokens");
+        cache.reported = cached.is_some();
+        cache.cached_tokens = cached.unwrap_or(0);
         cache.written_tokens = n("/prompt_tokens_details/cache_write_tokens").unwrap_or(0);
         return;
     }
     let read = n("/cache_read_input_tokens");
     let written = n("/cache_creation_input_tokens");
     if let Some(input) = n("/input_tokens") {
+        cache.reported = read.is_some() || written.is_some();
         let (read, written) = (read.unwrap_or(0), written.unwrap_or(0));
         cache.prompt_tokens = input + read + written;
         cache.cached_tokens = read;
@@ -218,7 +221,10 @@ mod tests {
         assert_eq!(a.calls[0].id, "c");
         let cache = a.cache.unwrap();
         assert_eq!((cache.prompt_tokens, cache.cached_tokens), (50, 0));
-        assert!(!cache.hit());
+        assert!(
+            !cache.hit() && !cache.reported,
+            "no cache field: neither hit nor miss"
+        );
     }
 
     #[test]

@@ -26,7 +26,10 @@ pub struct TurnGroup {
     pub itl: Histogram<u64>,
     /// Requests that sent tool results (an agent loop's rounds).
     pub tool_requests: u64,
-    /// Answers whose usage reported the prompt (the hit and miss groups' requests).
+    /// Answers whose usage gave the prompt's size, and that size in the upstream's tokens.
+    pub usage_answers: u64,
+    pub usage_prompt_tokens: u64,
+    /// Answers whose usage had the cache fields (the hit and miss groups' requests).
     pub reported: u64,
     /// The prompt in tokens as the upstream counted it, and how much of it came from the cache
     /// and was written to it, over the reported answers.
@@ -43,6 +46,8 @@ impl Default for TurnGroup {
             miss: Group::default(),
             itl: new_histogram(2),
             tool_requests: 0,
+            usage_answers: 0,
+            usage_prompt_tokens: 0,
             reported: 0,
             upstream_prompt_tokens: 0,
             cached_tokens: 0,
@@ -59,6 +64,10 @@ impl TurnGroup {
         }
         self.tool_requests += u64::from(x.tag.tool);
         if let Some(cache) = x.cache {
+            self.usage_answers += 1;
+            self.usage_prompt_tokens += cache.prompt_tokens;
+        }
+        if let Some(cache) = x.cache.filter(|c| c.reported) {
             self.reported += 1;
             self.upstream_prompt_tokens += cache.prompt_tokens;
             self.cached_tokens += cache.cached_tokens;
@@ -84,6 +93,8 @@ impl TurnGroup {
         // Invariant: every turn group's histograms are made by `new_histogram(2)`.
         self.itl.add(&other.itl).expect("same bounds");
         self.tool_requests += other.tool_requests;
+        self.usage_answers += other.usage_answers;
+        self.usage_prompt_tokens += other.usage_prompt_tokens;
         self.reported += other.reported;
         self.upstream_prompt_tokens += other.upstream_prompt_tokens;
         self.cached_tokens += other.cached_tokens;
@@ -228,6 +239,7 @@ mod tests {
                 prompt_tokens: 2_000,
                 cached_tokens: cached,
                 written_tokens: 0,
+                reported: true,
             }),
             tag: Tag {
                 turn,

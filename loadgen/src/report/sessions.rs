@@ -1,0 +1,90 @@
+//! A run's sessions as text: one line of how the sessions went, and the per-turn table (times,
+//! prompt growth, the cache as the upstream reported it, hits against misses).
+
+use super::format::micros;
+use super::table::Table;
+use crate::results::metric::Summary;
+use crate::results::sessions::SessionsResult;
+
+/// How the sessions went, in one line.
+pub fn summary_line(s: &SessionsResult) -> String {
+    let not_sent = if s.not_sent.is_empty() {
+        String::new()
+    } else {
+        let parts: Vec<String> = s.not_sent.iter().map(|(k, n)| format!("{n} {k}")).collect();
+        format!("; turns not sent: {}", parts.join(", "))
+    };
+    let waited = if s.waited > 0 {
+        format!(", {} waited for a place", s.waited)
+    } else {
+        String::new()
+    };
+    let share =
+        |v: Option<f64>| v.map_or_else(|| "not reported".into(), |v| format!("{:.1}%", v * 100.0));
+    format!(
+        "sessions {} started, {} completed, {} failed{waited} (+{} in the warm-up); duration p50 {} p99 {}; \
+         turns per session p50 {}; cache hit rate {}, cached share of the prompt {}{not_sent}",
+        s.started,
+        s.completed,
+        s.failed,
+        s.warmup,
+        micros(s.duration.p50 as f64),
+        micros(s.duration.p99 as f64),
+        s.turns_completed.p50,
+        share(s.hit_rate),
+        share(s.cached_share),
+    )
+}
+
+/// One row per turn number.
+pub fn turns_table(s: &SessionsResult) -> Table {
+    let mut table = Table::new(&[
+        "turn",
+        "requests",
+        "failed",
+        "tool",
+        "prompt (tokens)",
+        "upstream prompt",
+        "hit rate",
+        "cached",
+        "P50",
+        "P99",
+        "TTFT P50",
+        "TTFT P99",
+        "ITL P50",
+        "TTFT P50 hit",
+        "TTFT P50 miss",
+    ]);
+    let t = |s: Option<&Summary>, f: fn(&Summary) -> u64| {
+        s.map_or_else(|| "-".into(), |s| micros(f(s) as f64))
+    };
+    let pct = |v: Option<f64>| v.map_or_else(|| "-".into(), |v| format!("{:.0}%", v * 100.0));
+    for row in &s.turns {
+        let upstream = if row.usage_answers > 0 {
+            format!(
+                "{:.0}",
+                row.usage_prompt_tokens as f64 / row.usage_answers as f64
+            )
+        } else {
+            "-".into()
+        };
+        table.push(vec![
+            row.turn.to_string(),
+            row.all.requests.to_string(),
+            row.all.errors.to_string(),
+            row.tool_requests.to_string(),
+            format!("{:.0}", row.mean_prompt_tokens),
+            upstream,
+            pct(row.hit_rate),
+            pct(row.cached_share),
+            t(Some(&row.all.response_time), |s| s.p50),
+            t(Some(&row.all.response_time), |s| s.p99),
+            t(row.all.ttft.as_ref(), |s| s.p50),
+            t(row.all.ttft.as_ref(), |s| s.p99),
+            t(row.itl.as_ref(), |s| s.p50),
+            t(row.hit.ttft.as_ref(), |s| s.p50),
+            t(row.miss.ttft.as_ref(), |s| s.p50),
+        ]);
+    }
+    table
+}

@@ -1,0 +1,226 @@
+//! Conversations (`--sessions`): against an upstream loadgen's authors did not write into
+//! loadgen, every turn carries the exact history (the earlier answers byte for byte), leaves at
+//! its intended time (the end of the last turn plus the think time), and a turn that could only
+//! leave late is measured from when it was due.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use gatebench_tests::recording::{start_recording_answering, Seen};
+use loadgen::commands::run::run;
+use loadgen::options::SessionFlags;
+use loadgen::RunArgs;
+use serde_json::{json, Value};
+
+use crate::load::args;
+
+/// A chat completion whose text names the request it answers, with characters JSON escapes.
+fn answer_to(seen: &Seen) -> String {
+    let text = format!("answer to {} \"quoted\" é\n", seen.seq.unwrap_or(0));
+    json!({"id": "r", "object": "chat.completion", "choices": [{"index": 0,
+        "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 3, "total_tokens": 13}})
+    .to_string()
+}
+
+/// A sessions file of `sessions` sessions of `turns` turns, `think_ms` before each.
+fn sessions_file(name: &str, sessions: usize, turns: usize, think_ms: u64) -> PathBuf {
+    let path = std::env::temp_dir().join(format!("gatebench-{name}-{}.jsonl", std::process::id()));
+    let lines: Vec<String> = (0..sessions)
+        .map(|s| {
+            let turns: Vec<Value> = (0..turns)
+                .map(|t| json!({"text": format!("s{s} t{t}"), "think_ms": think_ms}))
+                .collect();
+            json!({"session_id": format!("s{s}"), "system": "Be brief.", "turns": turns})
+                .to_string()
+        })
+        .collect();
+    std::fs::write(&path, lines.join("\n")).unwrap();
+    path
+}
+
+fn session_args(url: String, file: PathBuf, flags: SessionFlags) -> RunArgs {
+    RunArgs {
+        duration: Some("1s".into()),
+        conversations: SessionFlags {
+            sessions: Some(file),
+            ..flags
+        },
+        ..args(url)
+    }
+}
+
+#[test]
+fn every_turn_resends_the_exact_history_at_its_intended_time() {
+    let _quiet = gatebench_tests::timing_sensitive();
+    let (addr, log) = start_recording_answering(Arc::new(|s| (Duration::ZERO, answer_to(s))));
+    let file = sessions_file("history", 3, 3, 150);
+    let (result, _) = run(
+        RunArgs {
+            rate: Some("2".into()),
+            ..session_args(
+                format!("http://{addr}/v1/chat/completions"),
+                file,
+                SessionFlags::default(),
+            )
+        },
+        vec![],
+    )
+    .unwrap();
+    let r = &result.runs[0];
+    let sessions = r.sessions.as_ref().expect("a session table");
+    assert_eq!(
+        (sessions.started, sessions.completed),
+        (2, 2),
+        "{sessions:?}"
+    );
+    assert_eq!(sessions.turns.len(), 3);
+    let mut seen = log.lock().unwrap().clone();
+    // The check of the target before the run is not a session's.
+    seen.retain(|s| String::from_utf8_lossy(&s.body).contains("Be brief."));
+    assert_eq!(seen.len(), 6, "two sessions of three turns");
+    // Each request's answer text, by its sequence number.
+    let text_of = |s: &Seen| format!("answer to {} \"quoted\" é\n", s.seq.unwrap());
+    for session in 0..2u64 {
+        let mut turns: Vec<&Seen> = seen
+            .iter()
+            .filter(|s| s.seq.unwrap() >> 16 == session)
+            .collect();
+        turns.sort_by_key(|s| s.seq);
+        assert_eq!(turns.len(), 3);
+        for (k, turn) in turns.iter().enumerate() {
+            let body: Value = serde_json::from_slice(&turn.body).unwrap();
+            let messages = body["messages"].as_array().unwrap();
+            assert_eq!(messages.len(), 2 + 2 * k, "turn {k}: {messages:?}");
+            assert_eq!(
+                messages[0],
+                json!({"role": "system", "content": "Be brief."})
+            );
+            for j in 0..=k {
+                let user = &messages[1 + 2 * j];
+                assert_eq!(user["content"], format!("s{session} t{j}"));
+                if j < k {
+                    // The earlier answer, byte for byte as the upstream sent it.
+                    assert_eq!(messages[2 + 2 * j]["role"], "assistant");
+                    assert_eq!(messages[2 + 2 * j]["content"], text_of(turns[j]));
+                }
+            }
+            if k > 0 {
+                // Due 150 ms after the last answer ended (it answered at once).
+                let gap = turn.at.duration_since(turns[k - 1].at);
+                assert!(
+                    gap >= Duration::from_millis(149) && gap < Duration::from_millis(200),
+                    "turn {k} left {gap:?} after the last"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_turn_sent_late_is_measured_from_when_it_was_due() {
+    let _quiet = gatebench_tests::timing_sensitive();
+    // Every first turn is answered in 300 ms; later turns at once.
+    let (addr, _log) = start_recording_answering(Arc::new(|s| {
+        let first = s.seq.unwrap_or(0) & 0xffff == 1;
+        let delay = Duration::from_millis(if first { 300 } else { 0 });
+        (delay, answer_to(s))
+    }));
+    let file = sessions_file("late", 1, 3, 0);
+    // One user, one turn every 100 ms: turn 2 is due 100 ms after turn 1, which answers at
+    // 300 ms, so turn 2 leaves about 200 ms late.
+    let (result, _) = run(
+        RunArgs {
+            duration: Some("250ms".into()),
+            ..session_args(
+                format!("http://{addr}/v1/chat/completions"),
+                file,
+                SessionFlags {
+                    users: Some(1),
+                    turn_gap: Some("100ms".into()),
+                    ..SessionFlags::default()
+                },
+            )
+        },
+        vec![],
+    )
+    .unwrap();
+    let s = result.runs[0].sessions.as_ref().expect("a session table");
+    assert_eq!(s.turns.len(), 3, "{s:?}");
+    let second = &s.turns[1].all.response_time;
+    assert!(
+        second.p50 >= 190_000 && second.p50 < 260_000,
+        "turn 2 measured {} us from when it was due",
+        second.p50
+    );
+    // Its service time, from the actual send, hides that wait.
+    let service = &result.runs[0].metrics["service_time"];
+    assert!(service.p50 < 50_000, "{service:?}");
+}
+
+#[test]
+fn a_session_bound_makes_late_sessions_wait_and_counts_them() {
+    let _quiet = gatebench_tests::timing_sensitive();
+    let (addr, _log) =
+        start_recording_answering(Arc::new(|s| (Duration::from_millis(200), answer_to(s))));
+    let file = sessions_file("bound", 4, 1, 0);
+    let (result, _) = run(
+        RunArgs {
+            rate: Some("20".into()),
+            duration: Some("200ms".into()),
+            ..session_args(
+                format!("http://{addr}/v1/chat/completions"),
+                file,
+                SessionFlags {
+                    max_sessions: Some(1),
+                    ..SessionFlags::default()
+                },
+            )
+        },
+        vec![],
+    )
+    .unwrap();
+    let s = result.runs[0].sessions.as_ref().unwrap();
+    assert_eq!((s.started, s.completed, s.waited), (4, 4, 3), "{s:?}");
+    // The fourth waited for three answers of 200 ms from a start 150 ms in: about 450 ms.
+    let rt = &s.turns[0].all.response_time;
+    assert!(rt.max >= 400_000, "{rt:?}");
+}
+
+#[test]
+fn session_options_without_sessions_or_with_what_they_exclude_are_refused() {
+    let bare = RunArgs {
+        conversations: SessionFlags {
+            think: Some("1s".into()),
+            ..SessionFlags::default()
+        },
+        ..args("http://127.0.0.1:9/v1/chat/completions".into())
+    };
+    let err = run(bare, vec![]).unwrap_err().to_string();
+    assert!(
+        err.contains("--think") && err.contains("--sessions"),
+        "{err}"
+    );
+    let file = sessions_file("refused", 1, 1, 0);
+    let with_corpus = RunArgs {
+        requests_file: Some(file.clone()),
+        ..session_args(
+            "http://127.0.0.1:9/v1/chat/completions".into(),
+            file.clone(),
+            SessionFlags::default(),
+        )
+    };
+    let err = run(with_corpus, vec![]).unwrap_err().to_string();
+    assert!(err.contains("--requests-file"), "{err}");
+    let gapless = session_args(
+        "http://127.0.0.1:9/v1/chat/completions".into(),
+        file,
+        SessionFlags {
+            users: Some(2),
+            ..SessionFlags::default()
+        },
+    );
+    let err = run(gapless, vec![]).unwrap_err().to_string();
+    assert!(err.contains("--turn-gap"), "{err}");
+}
