@@ -235,3 +235,62 @@ impl SessionsResult {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn histogram(values: &[u64]) -> Histogram<u64> {
+        let mut h = Histogram::new_with_bounds(1, 3_600_000_000, 2).unwrap();
+        for v in values {
+            h.record(*v).unwrap();
+        }
+        h
+    }
+
+    fn shard(times: &[u64], hits: u64) -> SessionsResult {
+        let h = histogram(times);
+        let split = Split::of(times.len() as u64, 0, &h, &h);
+        let mut row = TurnRow {
+            turn: 1,
+            all: split.clone(),
+            itl_histogram: encode(&histogram(&[])),
+            reported: times.len() as u64,
+            upstream_prompt_tokens: 1_000 * times.len() as u64,
+            cached_tokens: 500 * hits,
+            hit: Split::of(hits, 0, &h, &h),
+            miss: Split::default(),
+            ..TurnRow::default()
+        };
+        row.derive();
+        let mut s = SessionsResult {
+            started: times.len() as u64,
+            completed: times.len() as u64,
+            duration_histogram: encode(&h),
+            turns_completed_histogram: encode(&histogram(&[1])),
+            hit: row.hit.clone(),
+            turns: vec![row],
+            ..SessionsResult::default()
+        };
+        s.derive();
+        s
+    }
+
+    #[test]
+    fn shards_add_into_the_table_one_process_would_have_written() {
+        let mut a = shard(&[100, 200, 300], 1);
+        let b = shard(&[400, 500], 2);
+        a.add(&b).unwrap();
+        let whole = shard(&[100, 200, 300, 400, 500], 3);
+        let (row, want) = (&a.turns[0], &whole.turns[0]);
+        assert_eq!(row.all.requests, 5);
+        assert_eq!(row.all.response_time.p50, want.all.response_time.p50);
+        assert_eq!(row.all.response_time.max, want.all.response_time.max);
+        assert_eq!(
+            (row.hit_rate, row.cached_share),
+            (want.hit_rate, want.cached_share)
+        );
+        assert_eq!(a.started, 5);
+        assert_eq!(a.duration.count, 5);
+    }
+}

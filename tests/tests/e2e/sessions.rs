@@ -270,11 +270,7 @@ fn overhead_pairs_each_turn_of_a_conversation_and_a_slow_hop_shows_on_every_turn
         scenarios.into_iter().collect::<Vec<_>>(),
         ["chat turn 1", "chat turn 2", "chat turn 3"]
     );
-    for row in result
-        .combined
-        .iter()
-        .filter(|c| c.gateway == "slow")
-    {
+    for row in result.combined.iter().filter(|c| c.gateway == "slow") {
         let added = row.added_us;
         assert!(
             added.estimate > 1_500.0 && added.estimate < 6_000.0,
