@@ -546,9 +546,9 @@ async fn one(
         dispatched_ns,
         keep_answer: false,
     };
-    let result = timed(ctx, pool, &sendable.template, &sendable.request, slot).await;
+    let mut result = timed(ctx, pool, &sendable.template, &sendable.request, slot).await;
     std::mem::forget(unrecorded);
-    record(ctx, recorder, result, due_ns, sendable.tag);
+    record(ctx, recorder, &mut result, due_ns, sendable.tag);
 }
 
 /// Runs one exchange under the request timeout, telling the answer poller when it was sent and
@@ -582,20 +582,20 @@ async fn timed(
 fn record(
     ctx: &Running,
     recorder: &RefCell<Recorder>,
-    result: Result<crate::wire::outcome::Exchange, ErrorKind>,
+    result: &mut Result<crate::wire::outcome::Exchange, ErrorKind>,
     due_ns: u64,
     tag: Tag,
 ) {
     let progress = &ctx.spec.progress;
     let mut recorder = recorder.borrow_mut();
     match result {
-        Ok(mut x) => {
+        Ok(x) => {
             x.tag = tag;
-            recorder.success(&x);
+            recorder.success(x);
             progress.ok.fetch_add(1, Relaxed);
         }
         Err(kind) => {
-            recorder.failure(kind, due_ns, ctx.clock.now_ns(), tag);
+            recorder.failure(*kind, due_ns, ctx.clock.now_ns(), tag);
             progress.failed.fetch_add(1, Relaxed);
         }
     }

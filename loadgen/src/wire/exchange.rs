@@ -131,7 +131,10 @@ impl Reading {
             return Err(ErrorKind::Invalid);
         }
         if self.keep {
-            self.x.answer = Some(std::mem::take(&mut self.body));
+            self.x.kept = Some(Box::new(crate::wire::outcome::Kept {
+                answer: std::mem::take(&mut self.body),
+                cache: None,
+            }));
         }
         Ok(std::mem::take(&mut self.x))
     }

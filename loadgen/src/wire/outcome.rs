@@ -78,10 +78,23 @@ pub struct Exchange {
     pub mock_times: Option<MockTimes>,
     /// The request's class and size, for the breakdown.
     pub tag: Tag,
-    /// The answer's body (a stream's raw events), when the slot asked to keep it.
-    pub answer: Option<Vec<u8>>,
-    /// The prompt cache as the upstream reported it, for a session's turn.
+    /// What a session's turn keeps of its answer (boxed: single requests carry one pointer).
+    pub kept: Option<Box<Kept>>,
+}
+
+/// A kept answer: its body, and the prompt cache as the upstream reported it.
+#[derive(Debug, Clone, Default)]
+pub struct Kept {
+    /// The answer's body (a stream's raw events).
+    pub answer: Vec<u8>,
     pub cache: Option<CacheUsage>,
+}
+
+impl Exchange {
+    /// The prompt cache the upstream reported, for a session's turn.
+    pub fn cache(&self) -> Option<CacheUsage> {
+        self.kept.as_ref().and_then(|k| k.cache)
+    }
 }
 
 /// What the upstream said of a prompt and its cache, in its own usage fields.

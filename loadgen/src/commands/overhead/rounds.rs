@@ -193,7 +193,7 @@ async fn timed_call(
         let response = (sent_mono + e2e_ns) as f64 - t.started_ns as f64;
         (request / 1e3, response / 1e3)
     });
-    let answer = x.answer.take();
+    let answer = x.kept.take().map(|k| k.answer);
     let call = Call {
         e2e_us: e2e_ns as f64 / 1e3,
         ttft_us: x

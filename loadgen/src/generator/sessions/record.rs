@@ -63,11 +63,11 @@ impl TurnGroup {
             self.itl.saturating_record((gap / 1_000).max(1));
         }
         self.tool_requests += u64::from(x.tag.tool);
-        if let Some(cache) = x.cache {
+        if let Some(cache) = x.cache() {
             self.usage_answers += 1;
             self.usage_prompt_tokens += cache.prompt_tokens;
         }
-        if let Some(cache) = x.cache.filter(|c| c.reported) {
+        if let Some(cache) = x.cache().filter(|c| c.reported) {
             self.reported += 1;
             self.upstream_prompt_tokens += cache.prompt_tokens;
             self.cached_tokens += cache.cached_tokens;
@@ -225,7 +225,7 @@ impl SessionTally {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wire::outcome::CacheUsage;
+    use crate::wire::outcome::{CacheUsage, Kept};
 
     fn turn(turn: u16, cached: u64) -> Exchange {
         Exchange {
@@ -235,12 +235,15 @@ mod tests {
             output_gaps_ns: vec![100_000, 200_000],
             output_events: 3,
             stream: true,
-            cache: Some(CacheUsage {
-                prompt_tokens: 2_000,
-                cached_tokens: cached,
-                written_tokens: 0,
-                reported: true,
-            }),
+            kept: Some(Box::new(Kept {
+                answer: Vec::new(),
+                cache: Some(CacheUsage {
+                    prompt_tokens: 2_000,
+                    cached_tokens: cached,
+                    written_tokens: 0,
+                    reported: true,
+                }),
+            })),
             tag: Tag {
                 turn,
                 ..Tag::default()

@@ -492,11 +492,12 @@ async fn send(
     .await;
     std::mem::forget(unrecorded);
     let read = match &mut result {
-        Ok(x) => match x.answer.take().and_then(|b| answer::read(&b, x.stream)) {
-            Some(a) => {
-                x.cache = a.cache;
-                Some((a, x.done_ns))
-            }
+        Ok(x) => match x.kept.as_mut().and_then(|k| {
+            let read = answer::read(&std::mem::take(&mut k.answer), x.stream);
+            k.cache = read.as_ref().and_then(|a| a.cache);
+            read
+        }) {
+            Some(a) => Some((a, x.done_ns)),
             None => {
                 result = Err(ErrorKind::Invalid);
                 None
@@ -505,7 +506,7 @@ async fn send(
         Err(_) => None,
     };
     if measured {
-        record(ctx, &shared.recorder, result, due_ns, tag);
+        record(ctx, &shared.recorder, &mut result, due_ns, tag);
     } else if result.is_ok() {
         shared.recorder.borrow_mut().warmup += 1;
         ctx.spec.progress.ok.fetch_add(1, Relaxed);
