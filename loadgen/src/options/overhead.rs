@@ -58,4 +58,7 @@ pub struct OverheadArgs {
     #[command(flatten)]
     #[serde(flatten)]
     pub request: RequestFlags,
+    #[command(flatten)]
+    #[serde(flatten)]
+    pub conversations: super::SessionFlags,
 }

@@ -81,6 +81,10 @@ pub fn terminal(result: &CompareResult) -> String {
     out.push_str(&summary_table(&result.summary).to_text());
     out.push('\n');
     out.push_str(&delta_table(&result.deltas).to_text());
+    if !result.turn_deltas.is_empty() {
+        out.push_str("\nAdded per turn of the conversations (median of each trial's turn):\n");
+        out.push_str(&delta_table(&result.turn_deltas).to_text());
+    }
     out.push_str(if result.twin {
         "\nVerdicts against the twin (trials of its own): a gateway differs only beyond the \
          twin's interval at that percentile; Holm over every row.\n"
@@ -198,6 +202,10 @@ pub fn markdown(view: &CompareResult) -> String {
     out.push_str(&summary_table(&view.summary).to_markdown());
     out.push_str("\n## Added latency\n\n");
     out.push_str(&delta_table(&view.deltas).to_markdown());
+    if !view.turn_deltas.is_empty() {
+        out.push_str("\n## Added per turn of the conversations\n\n");
+        out.push_str(&delta_table(&view.turn_deltas).to_markdown());
+    }
     out.push_str(&format!("\n{}\n", source(view)));
     if !view.resources.is_empty() {
         out.push_str("\n## Sampled processes (`--sample-pid`)\n\n");

@@ -42,6 +42,10 @@ pub struct CompareResult {
     pub runs: Vec<TrialRun>,
     pub summary: Vec<TargetSummary>,
     pub deltas: Vec<PercentileDelta>,
+    /// With sessions: what each gateway adds to each turn number's median TTFT and response
+    /// time (`percentile` names the turn and the metric), judged with `deltas` as one family.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub turn_deltas: Vec<PercentileDelta>,
     /// Processes sampled with --sample-pid: idle before the load, mean and peak under it.
     #[serde(default)]
     pub resources: Vec<ResourceReport>,

@@ -224,3 +224,62 @@ fn session_options_without_sessions_or_with_what_they_exclude_are_refused() {
     let err = run(gapless, vec![]).unwrap_err().to_string();
     assert!(err.contains("--turn-gap"), "{err}");
 }
+
+#[test]
+fn overhead_pairs_each_turn_of_a_conversation_and_a_slow_hop_shows_on_every_turn() {
+    let _quiet = gatebench_tests::timing_sensitive();
+    let direct = gatebench_tests::start_mock(mock_upstream::Config::default());
+    let slow = gatebench_tests::gateway::start_delay_gateway(
+        direct.local_addr(),
+        Duration::from_millis(2),
+    );
+    let file = sessions_file("overhead", 4, 3, 0);
+    let url = |a: std::net::SocketAddr| format!("http://{a}/v1/chat/completions");
+    let (result, _) = loadgen::commands::overhead::run_overhead(
+        loadgen::options::OverheadArgs {
+            judge: loadgen::options::JudgeFlags {
+                trials: Some(3),
+                ..Default::default()
+            },
+            rounds: Some(12),
+            quiet: true,
+            targets: loadgen::options::GatewayFlags {
+                direct: Some(url(direct.local_addr())),
+                gateways: vec![format!("slow={}", url(slow))],
+                ..Default::default()
+            },
+            request: loadgen::options::RequestFlags {
+                scenario: Some("chat".into()),
+                ..Default::default()
+            },
+            conversations: SessionFlags {
+                sessions: Some(file),
+                ..SessionFlags::default()
+            },
+            ..Default::default()
+        },
+        vec![],
+    )
+    .unwrap();
+    let scenarios: std::collections::BTreeSet<&str> = result
+        .combined
+        .iter()
+        .map(|c| c.scenario.as_str())
+        .collect();
+    assert_eq!(
+        scenarios.into_iter().collect::<Vec<_>>(),
+        ["chat turn 1", "chat turn 2", "chat turn 3"]
+    );
+    for row in result
+        .combined
+        .iter()
+        .filter(|c| c.gateway == "slow")
+    {
+        let added = row.added_us;
+        assert!(
+            added.estimate > 1_500.0 && added.estimate < 6_000.0,
+            "{}: {added:?}",
+            row.scenario
+        );
+    }
+}

@@ -8,7 +8,7 @@ use gatebench_shared::host::raise_open_file_limit;
 use super::command::{over_profile, table};
 use super::{written, Command};
 
-use crate::engine::comparison::{analyse, run_trials, Comparison, Ran};
+use crate::engine::comparison::{analyse_with_turns, run_trials, Comparison, Ran};
 use crate::engine::comparison::{resolved, stand_in_targets};
 use crate::engine::run::{stop_flag, SetupError, EXIT_FAILED, EXIT_OK};
 use crate::engine::sampler::Sampling;
@@ -107,12 +107,14 @@ fn execute(plan: ComparePlan, command: Vec<String>) -> anyhow::Result<(CompareRe
     let runs = run_trials(&plan, &c.targets, c.trials, c.settle, "");
     let resources = sampling.finish();
     let interrupted = stop.stop.load(std::sync::atomic::Ordering::Relaxed);
-    let (summary, deltas) = analyse(&c.targets, &runs, c.twin, c.min_effect_us);
+    let (summary, deltas, turn_deltas) =
+        analyse_with_turns(&c.targets, &runs, c.twin, c.min_effect_us);
     let envelope = crate::results::envelope::Envelope::new(SCHEMA, command, started_at, open_files);
     let ran = Ran {
         runs,
         summary,
         deltas,
+        turn_deltas,
         resources,
         interrupted,
     };

@@ -17,6 +17,8 @@ use crate::options::{JudgeFlags, OverheadArgs, RequestFlags};
 pub struct Overhead {
     pub args: OverheadArgs,
     pub plan: OverheadPlan,
+    /// Conversations in place of single requests (`--sessions`).
+    pub sessions: Option<std::sync::Arc<crate::generator::sessions::plan::SessionPlan>>,
 }
 
 impl Command for OverheadArgs {
@@ -34,7 +36,12 @@ impl Command for OverheadArgs {
 
     fn plan(self) -> anyhow::Result<Overhead> {
         let plan = OverheadArgs::plan(self.clone()).map_err(SetupError::from)?;
-        Ok(Overhead { args: self, plan })
+        let sessions = super::sessions_of(&self, &plan).map_err(SetupError::from)?;
+        Ok(Overhead {
+            args: self,
+            plan,
+            sessions,
+        })
     }
 
     fn execute(checked: Overhead, command_line: Vec<String>) -> anyhow::Result<u8> {

@@ -8,6 +8,7 @@
 //! - `command`: the command: its plan, its execution, its options printed as a profile.
 
 pub mod analysis;
+pub mod conversation_rounds;
 pub mod plan;
 pub mod rounds;
 pub mod verdict;
@@ -44,7 +45,11 @@ pub fn run_overhead(
 /// Runs `checked` and returns the result with the exit code it earns.
 fn execute(checked: Overhead, command: Vec<String>) -> anyhow::Result<(OverheadResult, u8)> {
     let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
-    let Overhead { args, mut plan } = checked;
+    let Overhead {
+        args,
+        mut plan,
+        sessions,
+    } = checked;
     let args_sample = args.targets.sample.clone();
     let open_files = raise_open_file_limit().ok();
     // The twin loadgen starts, if any, runs until this returns.
@@ -60,6 +65,17 @@ fn execute(checked: Overhead, command: Vec<String>) -> anyhow::Result<(OverheadR
         for request in &plan.requests {
             if stop.stop.load(Relaxed) {
                 break 'trials;
+            }
+            if let Some(sessions) = &sessions {
+                let turns =
+                    conversation_rounds::run_trial(&plan, request, sessions, trial, &stop.stop)
+                        .map_err(SetupError::Other)?;
+                for (k, calls) in turns.into_iter().enumerate() {
+                    let mut turn = request.clone();
+                    turn.scenario = format!("{} turn {}", request.scenario, k + 1);
+                    trials.push(summarise(&plan, trial, &turn, calls));
+                }
+                continue;
             }
             let calls =
                 rounds::run_trial(&plan, request, trial, &stop.stop).map_err(SetupError::Other)?;
@@ -91,6 +107,47 @@ fn execute(checked: Overhead, command: Vec<String>) -> anyhow::Result<(OverheadR
         interrupted,
     };
     Ok((result, if valid { EXIT_OK } else { EXIT_FAILED }))
+}
+
+/// The sessions of `--sessions`, for paired rounds of conversations: only the file is taken
+/// (think times are not waited, and the rounds set the pace).
+fn sessions_of(
+    args: &OverheadArgs,
+    plan: &OverheadPlan,
+) -> Result<
+    Option<std::sync::Arc<crate::generator::sessions::plan::SessionPlan>>,
+    crate::generator::plan_error::PlanError,
+> {
+    use crate::generator::plan_error::PlanError;
+    let flags = &args.conversations;
+    let paced = [
+        ("--think", flags.think.is_some()),
+        ("--max-sessions", flags.max_sessions.is_some()),
+        ("--users", flags.users.is_some()),
+        ("--turn-gap", flags.turn_gap.is_some()),
+        ("--body", args.request.body.is_some()),
+    ];
+    if let Some((flag, _)) = paced.iter().find(|(_, given)| *given) {
+        return Err(PlanError::Excludes(
+            "overhead",
+            flag,
+            "its paired rounds send each session's turns back to back, one call a target at a time; use compare --sessions for paced conversations",
+        ));
+    }
+    let Some(path) = &flags.sessions else {
+        return Ok(None);
+    };
+    let set = crate::generator::sessions::load(path)?;
+    Ok(Some(std::sync::Arc::new(
+        crate::generator::sessions::plan::SessionPlan {
+            set: std::sync::Arc::new(set),
+            think: gatebench_shared::latency::Distribution::ZERO,
+            max_sessions: None,
+            users: None,
+            dialect: conversation_rounds::dialect(plan),
+            salt: None,
+        },
+    )))
 }
 
 fn summarise(

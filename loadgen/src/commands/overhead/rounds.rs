@@ -115,7 +115,7 @@ async fn rounds(
 }
 
 /// One connection to each target, opened before the first round.
-async fn open_pools(plan: &OverheadPlan) -> Vec<Rc<Http1Pool>> {
+pub(super) async fn open_pools(plan: &OverheadPlan) -> Vec<Rc<Http1Pool>> {
     let pools: Vec<Rc<Http1Pool>> = plan
         .targets
         .iter()
@@ -142,15 +142,44 @@ async fn call(
     clock: &RunClock,
     seq: u64,
 ) -> Result<Call, ErrorKind> {
+    timed_call(plan, pool, template, request, clock, seq, false)
+        .await
+        .map(|(call, _)| call)
+}
+
+/// [`call`], keeping the answer's body (a session's turn resends it).
+pub(super) async fn call_keeping(
+    plan: &OverheadPlan,
+    pool: &Http1Pool,
+    template: &RequestTemplate,
+    request: &RequestSpec,
+    clock: &RunClock,
+    seq: u64,
+) -> Result<(Call, Vec<u8>), ErrorKind> {
+    timed_call(plan, pool, template, request, clock, seq, true)
+        .await
+        .map(|(call, body)| (call, body.unwrap_or_default()))
+}
+
+/// One call of round `seq` to one target, timed from its send.
+async fn timed_call(
+    plan: &OverheadPlan,
+    pool: &Http1Pool,
+    template: &RequestTemplate,
+    request: &RequestSpec,
+    clock: &RunClock,
+    seq: u64,
+    keep_answer: bool,
+) -> Result<(Call, Option<Vec<u8>>), ErrorKind> {
     let sent_mono = gatebench_shared::clock::monotonic_ns();
     let now = clock.now_ns();
     let slot = Slot {
         index: seq,
         due_ns: now,
         dispatched_ns: now,
-        keep_answer: false,
+        keep_answer,
     };
-    let x = tokio::time::timeout(
+    let mut x = tokio::time::timeout(
         plan.timeout,
         spinning(plan.spin, exchange(pool, template, request, clock, slot)),
     )
@@ -164,14 +193,16 @@ async fn call(
         let response = (sent_mono + e2e_ns) as f64 - t.started_ns as f64;
         (request / 1e3, response / 1e3)
     });
-    Ok(Call {
+    let answer = x.answer.take();
+    let call = Call {
         e2e_us: e2e_ns as f64 / 1e3,
         ttft_us: x
             .first_output_ns
             .map(|t| t.saturating_sub(x.sent_ns) as f64 / 1e3),
         request_leg_us: legs.map(|l| l.0),
         response_leg_us: legs.map(|l| l.1),
-    })
+    };
+    Ok((call, answer))
 }
 
 /// A measured round's calls, one per target: the successes kept, the failures counted.

@@ -100,6 +100,7 @@ fn run_plan(mut p: ProfilePlan, command: Vec<String>) -> anyhow::Result<(Profile
     let (summary, deltas, profiler_cost) = analyse(&c.targets, &runs, c.twin, c.min_effect_us);
     let envelope = crate::results::envelope::Envelope::new(SCHEMA, command, started_at, open_files);
     let ran = Ran {
+        turn_deltas: Vec::new(),
         runs,
         summary,
         deltas,

@@ -163,6 +163,82 @@ pub(crate) fn analyse(
     (summary, deltas)
 }
 
+/// [`analyse`], and when the runs sent sessions, what each gateway (and the twin) adds to each
+/// turn number's median TTFT and response time, judged in one family with the percentiles.
+pub(crate) fn analyse_with_turns(
+    targets: &[Named],
+    runs: &[TrialRun],
+    twin: bool,
+    min_effect_us: f64,
+) -> (
+    Vec<TargetSummary>,
+    Vec<PercentileDelta>,
+    Vec<PercentileDelta>,
+) {
+    let (summary, mut deltas) = analyse(targets, runs, twin, min_effect_us);
+    let turns: Vec<PercentileDelta> = targets[1..]
+        .iter()
+        .flat_map(|t| turn_deltas(&t.name, runs))
+        .collect();
+    if turns.is_empty() {
+        return (summary, deltas, turns);
+    }
+    let split = deltas.len();
+    deltas.extend(turns);
+    judge(&mut deltas, twin, min_effect_us);
+    let turns = deltas.split_off(split);
+    (summary, deltas, turns)
+}
+
+/// A figure of a turn row.
+type TurnFigure = fn(&crate::results::sessions::TurnRow) -> Option<u64>;
+
+/// The metrics compared per turn: (name in results, the figure of a turn row).
+const TURN_FIGURES: [(&str, TurnFigure); 2] = [
+    ("ttft_p50", |t| t.all.ttft.map(|s| s.p50)),
+    ("response_time_p50", |t| Some(t.all.response_time.p50)),
+];
+
+/// `gateway`'s per-turn deltas against direct, trial by trial, for every turn number both
+/// answered in every trial (a row named like `turn 3 ttft_p50`).
+fn turn_deltas(gateway: &Role, runs: &[TrialRun]) -> Vec<PercentileDelta> {
+    let tables = |name: &Role| -> Vec<&crate::results::sessions::SessionsResult> {
+        runs.iter()
+            .filter(|r| r.name == *name)
+            .filter_map(|r| r.run.sessions.as_ref())
+            .collect()
+    };
+    let (direct, theirs) = (tables(&Role::Direct), tables(gateway));
+    let most = direct.iter().map(|s| s.turns.len()).max().unwrap_or(0);
+    let mut out = Vec::new();
+    for turn in 1..=most as u64 {
+        for (metric, figure) in TURN_FIGURES {
+            let at = |s: &crate::results::sessions::SessionsResult| {
+                s.turns.iter().find(|t| t.turn == turn).and_then(figure)
+            };
+            let per_trial: Option<Vec<f64>> = direct
+                .iter()
+                .zip(&theirs)
+                .map(|(d, g)| Some(at(g)? as f64 - at(d)? as f64))
+                .collect();
+            let Some(per_trial) = per_trial.filter(|v| !v.is_empty()) else {
+                continue;
+            };
+            out.push(PercentileDelta {
+                gateway: gateway.clone(),
+                percentile: format!("turn {turn} {metric}"),
+                added_us: AcrossTrials::of_estimates(&per_trial).map(|a| a.interval(0.95)),
+                per_trial_us: per_trial,
+                p_adjusted: None,
+                resolution_us: 0.0,
+                control: false,
+                verdict: String::new(),
+            });
+        }
+    }
+    out
+}
+
 /// The figures of one run that a comparison analyses.
 pub(crate) fn figures_of(run: &TargetRun) -> TrialFigures {
     let rt = run.metrics.get("response_time");

@@ -13,6 +13,8 @@ pub(crate) struct Ran {
     pub runs: Vec<TrialRun>,
     pub summary: Vec<TargetSummary>,
     pub deltas: Vec<PercentileDelta>,
+    /// Per turn number, with sessions (empty otherwise).
+    pub turn_deltas: Vec<PercentileDelta>,
     pub resources: Vec<ResourceReport>,
     pub interrupted: bool,
 }
@@ -49,6 +51,7 @@ impl CompareResult {
             runs: ran.runs,
             summary: ran.summary,
             deltas: ran.deltas,
+            turn_deltas: ran.turn_deltas,
             resources: ran.resources,
             valid: invalid_reasons.is_empty(),
             invalid_reasons,

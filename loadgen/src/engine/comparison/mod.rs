@@ -7,7 +7,7 @@ pub(crate) mod analysis;
 mod judged;
 mod trials;
 
-pub(crate) use analysis::{analyse, figures_of};
+pub(crate) use analysis::{analyse, analyse_with_turns, figures_of};
 pub(crate) use judged::{invalid_reasons, Ran};
 pub(crate) use trials::{pause, run_trials, run_trials_watched};
 

@@ -34,7 +34,7 @@ pub(crate) fn run_trials_watched(
     let shared = Arc::new(plan.clone());
     let mut runs = Vec::new();
     'trials: for trial in 0..trials {
-        for t in targets {
+        for (i, t) in targets.iter().enumerate() {
             if !runs.is_empty() {
                 pause(settle);
             }
@@ -45,7 +45,8 @@ pub(crate) fn run_trials_watched(
                 gatebench_shared::say!("loadgen: {label}trial {}/{trials}, {}", trial + 1, t.name);
             }
             watch(t, Window::Starting);
-            let run = run_target_watched(shared.clone(), t.target.clone(), &mut |w| watch(t, w));
+            let plan = salted(&shared, trial, i);
+            let run = run_target_watched(plan, t.target.clone(), &mut |w| watch(t, w));
             watch(t, Window::Finished);
             runs.push(TrialRun {
                 trial: trial + 1,
@@ -55,6 +56,19 @@ pub(crate) fn run_trials_watched(
         }
     }
     runs
+}
+
+/// `plan` for run `run` of trial `trial`: with sessions, salted so that no run reads a prompt
+/// cache entry another run warmed (the direct runs would warm the gateway's otherwise).
+fn salted(plan: &Arc<Plan>, trial: usize, run: usize) -> Arc<Plan> {
+    match &plan.sessions {
+        Some(sessions) => {
+            let mut own = (**plan).clone();
+            own.sessions = Some(Arc::new(sessions.salted(trial, run)));
+            Arc::new(own)
+        }
+        None => plan.clone(),
+    }
 }
 
 /// Sleeps for `settle`, waking early when the run is stopped.

@@ -55,6 +55,7 @@ pub(super) fn resolve(
         max_sessions,
         users,
         dialect,
+        salt: None,
     };
     Ok(Some((Arc::new(plan), load)))
 }

@@ -35,11 +35,19 @@ pub struct Conversation {
     /// The run's body without its messages.
     base: Map<String, Value>,
     messages: Vec<Value>,
+    /// Not yet put before a message.
+    salt: Option<String>,
 }
 
 impl Conversation {
-    /// A conversation of `session` on `base_body` (the run's request body, a JSON object).
-    pub fn new(dialect: Dialect, base_body: &[u8], session: &Session) -> Conversation {
+    /// A conversation of `session` on `base_body` (the run's request body, a JSON object),
+    /// `salt` before its first message.
+    pub fn new(
+        dialect: Dialect,
+        base_body: &[u8],
+        session: &Session,
+        salt: Option<&str>,
+    ) -> Conversation {
         let mut base = match serde_json::from_slice::<Value>(base_body) {
             Ok(Value::Object(map)) => map,
             _ => Map::new(),
@@ -67,18 +75,34 @@ impl Conversation {
                 _ => messages.push(json!({"role": m.role.as_str(), "content": m.content})),
             }
         }
-        if !system.is_empty() {
-            base.insert("system".into(), system.join("\n\n").into());
-        }
-        Conversation {
+        let mut conversation = Conversation {
             dialect,
             base,
             messages,
+            salt: salt.map(str::to_string),
+        };
+        if !system.is_empty() {
+            let system = conversation.salted(system.join("\n\n"));
+            conversation.base.insert("system".into(), system.into());
+        } else if let Some(first) = conversation.messages.first_mut() {
+            let text = first["content"].as_str().unwrap_or_default().to_string();
+            let salt = conversation.salt.take().unwrap_or_default();
+            first["content"] = format!("{salt}{text}").into();
+        }
+        conversation
+    }
+
+    /// `text` after the salt, which goes before the first message only.
+    fn salted(&mut self, text: String) -> String {
+        match self.salt.take() {
+            Some(salt) => salt + &text,
+            None => text,
         }
     }
 
     /// Adds the user's new message.
     pub fn user(&mut self, text: &str) {
+        let text = self.salted(text.to_string());
         self.messages.push(json!({"role": "user", "content": text}));
     }
 
@@ -224,7 +248,7 @@ mod tests {
     #[test]
     fn a_chat_history_holds_the_answers_and_the_tool_results() {
         let base = br#"{"model":"m","messages":[{"role":"user","content":"x"}],"stream":true,"max_tokens":4}"#;
-        let mut c = Conversation::new(Dialect::Chat, base, &session());
+        let mut c = Conversation::new(Dialect::Chat, base, &session(), Some("[s] "));
         c.user("Hi");
         let call = ToolCall {
             id: "call_1".into(),
@@ -244,6 +268,11 @@ mod tests {
         assert_eq!(m.len(), 4);
         assert_eq!(m[0]["role"], "system");
         assert_eq!(
+            m[0]["content"], "[s] Be brief.",
+            "the salt before the first message"
+        );
+        assert_eq!(m[1]["content"], "Hi", "and only there");
+        assert_eq!(
             m[2]["tool_calls"][0]["function"]["arguments"],
             "{\"input\":\"a\"}"
         );
@@ -254,7 +283,12 @@ mod tests {
 
     #[test]
     fn an_anthropic_history_puts_the_system_prompt_and_tool_use_in_their_places() {
-        let mut c = Conversation::new(Dialect::Messages, br#"{"model":"claude"}"#, &session());
+        let mut c = Conversation::new(
+            Dialect::Messages,
+            br#"{"model":"claude"}"#,
+            &session(),
+            None,
+        );
         c.user("Hi");
         c.answered(&Answer {
             text: "Let me look.".into(),

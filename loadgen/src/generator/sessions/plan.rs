@@ -22,6 +22,10 @@ pub struct SessionPlan {
     pub users: Option<Users>,
     /// The API the bodies are written for (from the target's route).
     pub dialect: Dialect,
+    /// Text put before every session's first message, so one run's prompts share no prefix
+    /// with another's: a comparison salts each trial of each target, so no run reads the
+    /// prompt cache another warmed, whatever key a gateway swaps in.
+    pub salt: Option<String>,
 }
 
 /// User-centric pacing: `count` users, each sending one turn every `gap_ns`.
@@ -32,6 +36,15 @@ pub struct Users {
 }
 
 impl SessionPlan {
+    /// These sessions salted for run `run` of trial `trial` (both from 0): the salts have one
+    /// length, so every run's prompts are the same size.
+    pub fn salted(&self, trial: usize, run: usize) -> SessionPlan {
+        SessionPlan {
+            salt: Some(format!("[run {:04}.{:03}] ", trial % 10_000, run % 1_000)),
+            ..self.clone()
+        }
+    }
+
     /// The think time before turn `turn` (from 0) of session `session`: the session's own, else
     /// a draw of `--think` seeded by the run's seed, the session and the turn.
     pub fn think_us(&self, seed: u64, session: u64, turn: usize, given: Option<u64>) -> u64 {

@@ -338,7 +338,7 @@ async fn run_session(
     let set = &plan.set.sessions;
     let session = &set[(index % set.len() as u64) as usize];
     let base = &shared.ctx.spec.plan.request.body;
-    let mut conversation = Conversation::new(plan.dialect, base, session);
+    let mut conversation = Conversation::new(plan.dialect, base, session, plan.salt.as_deref());
     let mut progress = Progress {
         answered: 0,
         last_done_ns: start_ns,

@@ -96,6 +96,7 @@ pub fn run(
     });
     let envelope = crate::results::envelope::Envelope::new(SCHEMA, command, started_at, open_files);
     let ran = Ran {
+        turn_deltas: Vec::new(),
         runs,
         summary,
         deltas,
