@@ -119,6 +119,8 @@ fn results_of_both_scenarios_match_the_committed_schema() {
         )
         .unwrap();
         assert_matches(&result, "result.schema.json");
+        let page = loadgen::report::html::run_page(&result);
+        assert!(!page.contains("id=\"sessions\""), "no sessions, no section");
     }
 }
 
@@ -158,6 +160,83 @@ fn shard_results_and_their_merge_match_the_committed_schema() {
     );
     assert_matches(&value, "result.schema.json");
     assert_eq!(value["runs"][0]["requests"], 100);
+}
+
+#[test]
+fn a_result_with_sessions_matches_the_committed_schema() {
+    let settings = mock_upstream::RawSettings {
+        prompt_cache: Some("on".into()),
+        ..Default::default()
+    };
+    let mock = start_mock(settings.validate().unwrap());
+    let path = std::env::temp_dir().join(format!("gatebench-schema-{}.jsonl", std::process::id()));
+    let system = "You are a careful assistant who answers briefly. ".repeat(60);
+    let lines: Vec<String> = (0..4)
+        .map(|s| {
+            serde_json::json!({"session_id": format!("s{s}"), "system": system,
+                "turns": [{"text": format!("s{s} first")}, {"text": "and then?"}]})
+            .to_string()
+        })
+        .collect();
+    std::fs::write(&path, lines.join("\n")).unwrap();
+    let (result, _) = run(
+        RunArgs {
+            rate: Some("20".into()),
+            duration: Some("500ms".into()),
+            request: loadgen::options::RequestFlags {
+                scenario: Some("chat-stream".into()),
+                ..Default::default()
+            },
+            conversations: loadgen::options::SessionFlags {
+                sessions: Some(path.clone()),
+                think: Some("10ms".into()),
+                max_sessions: Some(8),
+                ..Default::default()
+            },
+            ..args(url(&mock))
+        },
+        vec!["loadgen".into(), "run".into()],
+    )
+    .unwrap();
+    let _ = std::fs::remove_file(&path);
+    let value = serde_json::to_value(&result).unwrap();
+    assert!(value["plan"]["sessions"].is_object(), "{}", value["plan"]);
+    let turns = &value["runs"][0]["sessions"]["turns"];
+    assert!(
+        turns.as_array().is_some_and(|t| !t.is_empty()),
+        "{}",
+        value["runs"][0]["sessions"]
+    );
+    assert_matches(&result, "result.schema.json");
+    // Its page has the sessions section: the table and the TTFT, prompt, cache and timeline plots.
+    let page = loadgen::report::html::run_page(&result);
+    let section = &page[page
+        .find("<h2 id=\"sessions\">Sessions</h2>")
+        .expect("a section")..];
+    for title in [
+        "TTFT by turn",
+        "Prompt size by turn",
+        "Prompt cache by turn",
+        "Session timeline",
+    ] {
+        assert!(section.contains(title), "{title} missing");
+    }
+    assert!(section.matches("<svg").count() >= 4 && section.contains("<table>"));
+    // A field the schema does not know is caught inside the sessions too.
+    let schema = schema();
+    let mut wrong = value.clone();
+    wrong["runs"][0]["sessions"]["turns"][0]["extra"] = 1.into();
+    wrong["plan"]["sessions"]["users"] = "many".into();
+    let mut errors = Vec::new();
+    check(&wrong, &schema, &schema, "$", &mut errors);
+    assert!(
+        errors.iter().any(|e| e.contains("turns[0].extra")),
+        "{errors:?}"
+    );
+    assert!(
+        errors.iter().any(|e| e.contains("sessions.users")),
+        "{errors:?}"
+    );
 }
 
 #[test]

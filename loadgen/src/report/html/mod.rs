@@ -1,13 +1,14 @@
 //! Self-contained HTML reports: tables and inline SVG plots in one file, with no script and no
 //! external resource, so the page opens anywhere, offline. One module per kind of result's page
-//! (`run`, `compare`, `overhead`, and `levels` for sweep, ladder and capacity); here the page
-//! itself and the parts every page shares: tables, figures, axes, the line atop, the sampled
-//! processes and the upstream.
+//! (`run` with its `sessions`, `compare`, `overhead`, and `levels` for sweep, ladder and
+//! capacity); here the page itself and the parts every page shares: tables, figures, axes, the
+//! line atop, the sampled processes and the upstream.
 
 mod compare;
 mod levels;
 mod overhead;
 mod run;
+mod sessions;
 
 pub(crate) use compare::compare_body;
 pub use compare::compare_page;
@@ -25,7 +26,7 @@ use crate::results::envelope::Envelope;
 const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#222}\
 table{border-collapse:collapse;margin:1em 0;font-size:13px}td,th{border:1px solid #ccc;padding:3px 8px}\
 td{text-align:right}td:first-child{text-align:left}th{background:#f3f3f3}\
-.figure{margin:1.5em 0}.meta{color:#555;font-size:13px}code{background:#f3f3f3;padding:1px 3px}";
+.figure{margin:1.5em 0}.pair{display:flex;gap:1em}.pair .figure{flex:1}.pair svg{width:100%;height:auto}.meta{color:#555;font-size:13px}code{background:#f3f3f3;padding:1px 3px}";
 
 /// Percentiles plotted on a "nines" axis: x = −log10(1 − p).
 const PERCENTILES: [f64; 6] = [0.5, 0.75, 0.9, 0.99, 0.999, 0.9999];

@@ -1,5 +1,5 @@
 //! The page of a `loadgen run` result (merged or not): the table, classes and stages, the
-//! shards, latency by percentile per run, and each run's per-second timeline.
+//! shards, latency by percentile per run, each run's per-second timeline, and its sessions.
 
 use super::{figure, latency_axis, meta, nines, page, percentile_axis, table_html, upstream_html};
 use crate::report::run::{groups_tables, runs_table, shards_intro, shards_table};
@@ -31,6 +31,7 @@ pub fn run_page(view: &RunResult) -> String {
     for run in &view.runs {
         body.push_str(&timeline_figure(view, run));
     }
+    body.push_str(&super::sessions::sessions_html(view));
     body.push_str(&upstream_html(view.mock.as_deref()));
     page("Load run", &body)
 }
