@@ -68,5 +68,5 @@ taskset -c 0 "$loadgen_bin" compare --direct "$(direct_url)" \
   --sessions "$out/sessions.jsonl" --rate "$rate" --duration "$duration" --trials "$trials" \
   --settle 2s --scenario chat-stream --header "authorization: Bearer $master_key" \
   --out "$out/compare.json" || true
-"$loadgen_bin" report "$out/compare.json" --format markdown >"$out/compare.md"
+"$loadgen_bin" report "$out/compare.json" --format md >"$out/compare.md"
 echo "bench-sessions: $out/compare.md"

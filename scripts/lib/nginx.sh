@@ -40,6 +40,10 @@ events { worker_connections $connections; }
 http {
   access_log off;
   keepalive_requests 10000000;
+  # Bodies up to 1 MB stay in memory: past the default 16 KB nginx writes them to a temporary
+  # file, which its worker (user nobody) cannot create in a scratch folder of mode 0700, and
+  # answers 500 (a conversation's history crosses 16 KB within a few turns).
+  client_body_buffer_size 1m;
   client_body_temp_path $work/nginx;
   proxy_temp_path $work/nginx;
   fastcgi_temp_path $work/nginx;
