@@ -10,13 +10,10 @@ use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
-use super::fields::{check_keys, count, id, text, At, Bad};
+use super::fields::{check_keys, count, id, no_tools, rounds, text, At, Bad, MAX_TEXT_TOKENS};
 use super::text::{rng_of, words};
 use super::turn::{turn, Defaults};
-use super::{Message, Role, Session, MAX_TOOL_ROUNDS, MAX_TURNS};
-
-/// Most tokens one message (or one tool result) may hold: about 4 MB of text.
-pub(crate) const MAX_TEXT_TOKENS: u64 = 1_000_000;
+use super::{Message, Role, Session, MAX_TURNS};
 
 /// Size of a tool result when a file names none, in tokens.
 pub const DEFAULT_TOOL_RESULT_TOKENS: u32 = 64;
@@ -182,29 +179,4 @@ fn tools(obj: &Map<String, Value>) -> Result<Option<Arc<Value>>, Bad> {
         ));
     }
     Ok(Some(Arc::new(value.clone())))
-}
-
-/// `tool_rounds`, if present: a whole number up to the bound, since a tool loop needs one.
-pub(crate) fn rounds(obj: &Map<String, Value>, at: At) -> Result<Option<u32>, Bad> {
-    let Some(v) = obj.get("tool_rounds").filter(|v| !v.is_null()) else {
-        return Ok(None);
-    };
-    match v.as_u64() {
-        Some(n) if n <= u64::from(MAX_TOOL_ROUNDS) => Ok(Some(n as u32)),
-        _ => Err(Bad::new(
-            at.path("tool_rounds"),
-            format!(
-                "{v}: a tool loop needs a bound, a whole number of rounds from 0 to \
-                 {MAX_TOOL_ROUNDS}"
-            ),
-        )),
-    }
-}
-
-/// Tool rounds asked for (at `field`) in a session that offers no tools.
-pub(crate) fn no_tools(field: String) -> Bad {
-    Bad::new(
-        field,
-        "tool rounds need tools: an upstream calls only the tools a request offers",
-    )
 }

@@ -4,8 +4,9 @@
 
 use serde_json::{Map, Value};
 
-use super::fields::{check_keys, count, millis_us, text, At, Bad};
-use super::line::{no_tools, rounds, MAX_TEXT_TOKENS};
+use super::fields::{
+    check_keys, count, millis_us, no_tools, rounds, text, At, Bad, MAX_TEXT_TOKENS,
+};
 use super::Turn;
 
 /// What a turn takes from its session when it names nothing.
