@@ -116,6 +116,34 @@ pub(crate) fn id(obj: &Map<String, Value>, key: &str) -> Result<Option<String>, 
     }
 }
 
+/// Most tokens one message (or one tool result) may hold: about 4 MB of text.
+pub(crate) const MAX_TEXT_TOKENS: u64 = 1_000_000;
+
+/// `tool_rounds`, if present: a whole number up to the bound, since a tool loop needs one.
+pub(crate) fn rounds(obj: &Map<String, Value>, at: At) -> Result<Option<u32>, Bad> {
+    let Some(v) = obj.get("tool_rounds").filter(|v| !v.is_null()) else {
+        return Ok(None);
+    };
+    match v.as_u64() {
+        Some(n) if n <= u64::from(MAX_TOOL_ROUNDS) => Ok(Some(n as u32)),
+        _ => Err(Bad::new(
+            at.path("tool_rounds"),
+            format!(
+                "{v}: a tool loop needs a bound, a whole number of rounds from 0 to \
+                 {MAX_TOOL_ROUNDS}"
+            ),
+        )),
+    }
+}
+
+/// Tool rounds asked for (at `field`) in a session that offers no tools.
+pub(crate) fn no_tools(field: String) -> Bad {
+    Bad::new(
+        field,
+        "tool rounds need tools: an upstream calls only the tools a request offers",
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -153,32 +181,4 @@ mod tests {
         assert_eq!(id(&o, "n"), Ok(Some("5".into())));
         assert!(id(&o, "s").is_err());
     }
-}
-
-/// Most tokens one message (or one tool result) may hold: about 4 MB of text.
-pub(crate) const MAX_TEXT_TOKENS: u64 = 1_000_000;
-
-/// `tool_rounds`, if present: a whole number up to the bound, since a tool loop needs one.
-pub(crate) fn rounds(obj: &Map<String, Value>, at: At) -> Result<Option<u32>, Bad> {
-    let Some(v) = obj.get("tool_rounds").filter(|v| !v.is_null()) else {
-        return Ok(None);
-    };
-    match v.as_u64() {
-        Some(n) if n <= u64::from(MAX_TOOL_ROUNDS) => Ok(Some(n as u32)),
-        _ => Err(Bad::new(
-            at.path("tool_rounds"),
-            format!(
-                "{v}: a tool loop needs a bound, a whole number of rounds from 0 to \
-                 {MAX_TOOL_ROUNDS}"
-            ),
-        )),
-    }
-}
-
-/// Tool rounds asked for (at `field`) in a session that offers no tools.
-pub(crate) fn no_tools(field: String) -> Bad {
-    Bad::new(
-        field,
-        "tool rounds need tools: an upstream calls only the tools a request offers",
-    )
 }
