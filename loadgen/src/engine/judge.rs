@@ -54,6 +54,13 @@ pub fn judge(
     let call = match (found, added.estimate > 0.0) {
         (true, true) if added.low > resolution_us => "adds latency".to_string(),
         (true, false) if added.high < -resolution_us => "faster than direct".to_string(),
+        // The interval alone lies beyond the resolution, but the test, adjusted for every row
+        // of the table, is not significant: saying "within the resolution" would contradict
+        // the interval printed beside it.
+        (false, _) if added.low > resolution_us || added.high < -resolution_us => format!(
+            "unresolved: its interval is beyond the resolution{resolution}, but not significant \
+             once adjusted for the whole table; more trials decide"
+        ),
         _ if resolution.is_empty() => "not distinguishable from direct".to_string(),
         _ => format!("within the resolution{resolution}"),
     };
@@ -62,3 +69,27 @@ pub fn judge(
 
 /// The family-wise error rate of the verdicts.
 pub const ALPHA: f64 = 0.05;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn interval(estimate: f64, low: f64, high: f64) -> Interval {
+        Interval {
+            estimate,
+            low,
+            high,
+            confidence: 0.95,
+        }
+    }
+
+    #[test]
+    fn an_interval_beyond_the_resolution_is_never_called_within_it() {
+        let wide = interval(17_000.0, 1_800.0, 33_000.0);
+        let verdict = judge(0.2, wide, 119.0, 3, false);
+        assert!(verdict.starts_with("unresolved"), "{verdict}");
+        assert_eq!(judge(0.001, wide, 119.0, 3, false), "adds latency");
+        let across = interval(50.0, -30.0, 130.0);
+        assert!(judge(0.2, across, 119.0, 3, false).starts_with("within the resolution"));
+    }
+}
