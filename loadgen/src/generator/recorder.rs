@@ -69,8 +69,12 @@ impl Recorder {
 
     /// This recorder, also recording sessions by turn.
     pub fn with_sessions(self) -> Recorder {
+        let tally = SessionTally {
+            window_start_ns: self.window_start_ns,
+            ..SessionTally::default()
+        };
         Recorder {
-            sessions: Some(Box::default()),
+            sessions: Some(Box::new(tally)),
             ..self
         }
     }

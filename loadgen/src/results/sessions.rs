@@ -190,6 +190,38 @@ pub struct SessionsResult {
     pub hit: Split,
     pub miss: Split,
     pub turns: Vec<TurnRow>,
+    /// Per second of the measured window: sessions started (by intended start), ended (by
+    /// last answer) and active at the second's end.
+    #[serde(default)]
+    pub timeline: Vec<SessionSecond>,
+}
+
+/// One second of the session timeline.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionSecond {
+    pub second: u64,
+    pub started: u64,
+    pub ended: u64,
+    pub active: u64,
+}
+
+/// The timeline of `(started, ended)` counts per second, with the sessions active at each
+/// second's end.
+pub fn timeline_of(seconds: &[(u64, u64)]) -> Vec<SessionSecond> {
+    let mut active: u64 = 0;
+    seconds
+        .iter()
+        .enumerate()
+        .map(|(i, (started, ended))| {
+            active = (active + started).saturating_sub(*ended);
+            SessionSecond {
+                second: i as u64,
+                started: *started,
+                ended: *ended,
+                active,
+            }
+        })
+        .collect()
 }
 
 impl SessionsResult {
@@ -231,6 +263,14 @@ impl SessionsResult {
             }
         }
         self.turns.sort_by_key(|t| t.turn);
+        let len = self.timeline.len().max(other.timeline.len());
+        let mut seconds = vec![(0, 0); len];
+        for s in self.timeline.iter().chain(&other.timeline) {
+            let at = &mut seconds[s.second as usize];
+            at.0 += s.started;
+            at.1 += s.ended;
+        }
+        self.timeline = timeline_of(&seconds);
         self.derive();
         Ok(())
     }

@@ -39,6 +39,7 @@ pub(super) fn result(tally: &SessionTally) -> SessionsResult {
             .filter(|(_, t)| t.all.ok + t.all.errors > 0)
             .map(|(i, t)| row(i as u64 + 1, t))
             .collect(),
+        timeline: crate::results::sessions::timeline_of(&tally.seconds),
     };
     result.derive();
     result

@@ -139,7 +139,15 @@ pub struct SessionTally {
     /// Turns answered per session.
     pub turns_done: Histogram<u64>,
     pub not_sent: BTreeMap<NotSent, u64>,
+    /// Sessions started and ended in each second of the measured window (by a session's
+    /// intended start and its last answer).
+    pub seconds: Vec<(u64, u64)>,
+    /// Start of the measured window, ns from the start of the run.
+    pub window_start_ns: u64,
 }
+
+/// Seconds of the session timeline kept (a longer run's later sessions share the last).
+const MOST_SECONDS: usize = 1_000_000;
 
 impl Default for SessionTally {
     fn default() -> SessionTally {
@@ -153,6 +161,8 @@ impl Default for SessionTally {
             duration: new_histogram(3),
             turns_done: new_histogram(3),
             not_sent: BTreeMap::new(),
+            seconds: Vec::new(),
+            window_start_ns: 0,
         }
     }
 }
@@ -166,6 +176,21 @@ impl SessionTally {
         &mut self.turns[at]
     }
 
+    fn second(&mut self, at_ns: u64) -> &mut (u64, u64) {
+        let at = (at_ns.saturating_sub(self.window_start_ns) / 1_000_000_000) as usize;
+        let at = at.min(MOST_SECONDS - 1);
+        if self.seconds.len() <= at {
+            self.seconds.resize(at + 1, (0, 0));
+        }
+        &mut self.seconds[at]
+    }
+
+    /// Counts a session of the measured window that was due at `due_ns`.
+    pub fn session_started(&mut self, due_ns: u64) {
+        self.started += 1;
+        self.second(due_ns).0 += 1;
+    }
+
     /// Records an answered turn (its tag says which).
     pub fn success(&mut self, x: &Exchange, response_us: u64) {
         self.row(x.tag.turn).success(x, response_us);
@@ -176,15 +201,18 @@ impl SessionTally {
         self.row(tag.turn).failure(tag);
     }
 
-    /// Records a session that ended after `turns_done` answered turns, `duration_us` after its
-    /// intended start; `failed` when a turn failed; `unsent` turns left, for `why`.
+    /// Records a session that ended after `turns_done` answered turns, from its intended start
+    /// to its last answer (`start_ns`, `end_ns`); `failed` when a turn failed; `unsent` turns
+    /// left, for `why`.
     pub fn ended(
         &mut self,
         turns_done: u64,
-        duration_us: u64,
+        (start_ns, end_ns): (u64, u64),
         failed: bool,
         unsent: (u64, NotSent),
     ) {
+        self.second(end_ns.max(start_ns)).1 += 1;
+        let duration_us = end_ns.saturating_sub(start_ns) / 1_000;
         if failed {
             self.failed += 1;
         } else if unsent.0 == 0 {
@@ -218,6 +246,13 @@ impl SessionTally {
         self.turns_done.add(&other.turns_done).expect("same bounds");
         for (why, n) in &other.not_sent {
             *self.not_sent.entry(*why).or_default() += n;
+        }
+        if self.seconds.len() < other.seconds.len() {
+            self.seconds.resize(other.seconds.len(), (0, 0));
+        }
+        for (mine, theirs) in self.seconds.iter_mut().zip(&other.seconds) {
+            mine.0 += theirs.0;
+            mine.1 += theirs.1;
         }
     }
 }
@@ -261,7 +296,8 @@ mod tests {
             turn: 3,
             ..Tag::default()
         });
-        t.ended(2, 9_000, true, (5, NotSent::EarlierTurnFailed));
+        t.session_started(0);
+        t.ended(2, (0, 1_500_000_000), true, (5, NotSent::EarlierTurnFailed));
         let mut other = SessionTally::default();
         other.success(&turn(2, 0), 4_000);
         t.merge(&other);
@@ -276,6 +312,11 @@ mod tests {
         assert_eq!(t.turns[2].all.errors, 1);
         assert_eq!((t.failed, t.completed), (1, 0));
         assert_eq!(t.not_sent[&NotSent::EarlierTurnFailed], 5);
+        assert_eq!(
+            t.seconds,
+            [(1, 0), (0, 1)],
+            "started in second 0, ended in second 1"
+        );
     }
 
     #[test]

@@ -251,8 +251,8 @@ fn launch(shared: &Rc<Shared>, in_flight: &Rc<InFlight>, start: Start, waited: b
                 let measured = !shared.recorder.borrow().in_warmup(due_ns);
                 warmed(&shared, measured);
                 tally(&shared, measured, |t| {
-                    t.started += u64::from(measured);
-                    t.waited += u64::from(waited && measured);
+                    t.session_started(due_ns);
+                    t.waited += u64::from(waited);
                 });
                 let mut pace = Pace::Think;
                 run_session(&shared, index, due_ns, &mut pace, measured).await;
@@ -286,7 +286,7 @@ async fn run_user(shared: &Shared, user: u64, first_due_ns: u64) {
             .recorder
             .borrow_mut()
             .dispatch(due_ns, shared.ctx.clock.now_ns());
-        tally(shared, measured, |t| t.started += u64::from(measured));
+        tally(shared, measured, |t| t.session_started(due_ns));
         if !run_session(shared, index, due_ns, &mut pace, measured).await {
             break;
         }
@@ -423,14 +423,9 @@ async fn run_session(
         } else {
             NotSent::Stopped
         };
-        let duration_us = progress.last_done_ns.saturating_sub(start_ns) / 1_000;
+        let span = (start_ns, progress.last_done_ns);
         tally(shared, true, |t| {
-            t.ended(
-                progress.answered,
-                duration_us,
-                progress.failed,
-                (turns_left, why),
-            )
+            t.ended(progress.answered, span, progress.failed, (turns_left, why))
         });
     }
     !stopped

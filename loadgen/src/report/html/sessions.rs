@@ -148,7 +148,8 @@ fn cache_figure(s: &SessionsResult) -> String {
     )
 }
 
-/// Turns answered and failed per second of the measured window, with the session counts.
+/// Per second of the measured window: sessions started and active (the result's session
+/// timeline), beside the turns answered and failed (the run's timeline).
 fn timeline_figure(timeline: &[SecondSummary], s: &SessionsResult) -> String {
     let pick = |f: fn(&SecondSummary) -> u64| {
         timeline
@@ -156,33 +157,55 @@ fn timeline_figure(timeline: &[SecondSummary], s: &SessionsResult) -> String {
             .map(|t| (t.second as f64, f(t) as f64))
             .collect::<Vec<_>>()
     };
+    let sessions = |f: fn(&crate::results::sessions::SessionSecond) -> u64| {
+        s.timeline
+            .iter()
+            .map(|t| (t.second as f64, f(t) as f64))
+            .collect::<Vec<_>>()
+    };
+    let mut series = vec![
+        Series {
+            name: "turns answered".into(),
+            points: pick(|t| t.ok),
+        },
+        Series {
+            name: "turns failed".into(),
+            points: pick(|t| t.errors),
+        },
+    ];
+    if !s.timeline.is_empty() {
+        series.push(Series {
+            name: "sessions started".into(),
+            points: sessions(|t| t.started),
+        });
+        series.push(Series {
+            name: "sessions active".into(),
+            points: sessions(|t| t.active),
+        });
+    }
     let plot = LinePlot {
         marks: Vec::new(),
-        title: "Session timeline: turns per second".into(),
+        title: "Session timeline: sessions and turns per second".into(),
         x: Axis {
             label: "second of the measured window".into(),
             ..Axis::default()
         },
         y: Axis {
-            label: "turns".into(),
+            label: "per second".into(),
             ..Axis::default()
         },
-        series: vec![
-            Series {
-                name: "answered".into(),
-                points: pick(|t| t.ok),
-            },
-            Series {
-                name: "failed".into(),
-                points: pick(|t| t.errors),
-            },
-        ],
+        series,
+    };
+    let sessions_note = if s.timeline.is_empty() {
+        " This result has no session timeline (written before it was recorded): only the turns are drawn."
+    } else {
+        " Sessions started are counted at their intended start, active ones at each second's end."
     };
     format!(
-        "{}<p class=\"meta\">Turns answered and failed in each second of the measured window (the run's \
-         timeline: every request of this run is a turn). The result keeps no count of sessions per \
-         second; over the window {} sessions started, {} completed every turn, {} had a turn fail and \
-         {} waited for a place (+{} started in the warm-up).</p>",
+        "{}<p class=\"meta\">Turns answered and failed in each second of the measured window (by \
+         completion), and sessions started and active.{sessions_note} Over the window {} sessions \
+         started, {} completed every turn, {} had a turn fail and {} waited for a place (+{} \
+         started in the warm-up).</p>",
         figure(plot.to_svg()),
         s.started,
         s.completed,
