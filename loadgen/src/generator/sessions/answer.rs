@@ -1,6 +1,7 @@
 //! What a turn's answer said, read back from its body so the next turn can resend it: the text,
 //! the tool calls, and the prompt cache as the upstream reported it. Whole bodies and streams
-//! (their raw events) of OpenAI's chat completions and Anthropic's messages are read; this is
+//! (their raw events) of OpenAI's chat completions and Responses, and of Anthropic's messages,
+//! are read; this is
 //! the session path, read once a turn, after its timings were taken.
 
 use serde_json::Value;
@@ -94,7 +95,44 @@ fn complete(answer: &mut Answer, body: &Value) {
             _ => {}
         }
     }
+    for item in body
+        .get("output")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        responses_item(answer, item, true);
+    }
     usage(answer, body.get("usage"));
+}
+
+/// A Responses API output item: a message's text (when `with_text`: a stream sends it as
+/// deltas), or a function call.
+fn responses_item(answer: &mut Answer, item: &Value, with_text: bool) {
+    match item.get("type").and_then(Value::as_str) {
+        Some("message") if with_text => {
+            for part in item
+                .get("content")
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                if part.get("type").and_then(Value::as_str) == Some("output_text") {
+                    answer.text.push_str(&text_of(part, "/text"));
+                }
+            }
+        }
+        Some("function_call") => answer.calls.push(ToolCall {
+            id: text_of(item, "/call_id"),
+            name: text_of(item, "/name"),
+            arguments: if with_text {
+                text_of(item, "/arguments")
+            } else {
+                String::new()
+            },
+        }),
+        _ => {}
+    }
 }
 
 /// One event of a stream: a chat chunk, or an Anthropic event.
@@ -144,6 +182,16 @@ fn chunk(answer: &mut Answer, event: &Value) {
             _ => {}
         },
         Some("message_delta") => usage(answer, event.get("usage")),
+        Some("response.output_text.delta") => answer.text.push_str(&text_of(event, "/delta")),
+        Some("response.output_item.added") => {
+            responses_item(answer, event.get("item").unwrap_or(&Value::Null), false);
+        }
+        Some("response.function_call_arguments.delta") => {
+            if let Some(call) = answer.calls.last_mut() {
+                call.arguments.push_str(&text_of(event, "/delta"));
+            }
+        }
+        Some("response.completed") => usage(answer, event.pointer("/response/usage")),
         _ => {}
     }
     if event.get("choices").is_some() {
@@ -166,6 +214,15 @@ fn usage(answer: &mut Answer, usage: Option<&Value>) {
         cache.reported = cached.is_some();
         cache.cached_tokens = cached.unwrap_or(0);
         cache.written_tokens = n("/prompt_tokens_details/cache_write_tokens").unwrap_or(0);
+        return;
+    }
+    if let (Some(input), Some(details)) = (n("/input_tokens"), usage.get("input_tokens_details")) {
+        // The Responses API counts cached tokens inside `input_tokens`, as chat does.
+        let cached = details.get("cached_tokens").and_then(Value::as_u64);
+        cache.prompt_tokens = input;
+        cache.reported = cached.is_some();
+        cache.cached_tokens = cached.unwrap_or(0);
+        cache.written_tokens = n("/input_tokens_details/cache_write_tokens").unwrap_or(0);
         return;
     }
     let read = n("/cache_read_input_tokens");
@@ -245,6 +302,30 @@ mod tests {
         let a = read(stream, true).unwrap();
         assert_eq!(a.text, "Yes");
         assert_eq!(a.cache.unwrap().prompt_tokens, 7);
+    }
+
+    #[test]
+    fn responses_answers_give_their_text_calls_and_cache_inside_the_input() {
+        let whole = br#"{"object":"response","output":[{"type":"message","role":"assistant",
+            "content":[{"type":"output_text","text":"Hi.","annotations":[]}]},
+            {"type":"function_call","call_id":"call_9","name":"f","arguments":"{}"}],
+            "usage":{"input_tokens":1300,"input_tokens_details":{"cached_tokens":1280,"cache_write_tokens":0},"output_tokens":2}}"#;
+        let a = read(whole, false).unwrap();
+        assert_eq!((a.text.as_str(), a.calls[0].id.as_str()), ("Hi.", "call_9"));
+        let cache = a.cache.unwrap();
+        assert_eq!((cache.prompt_tokens, cache.cached_tokens), (1300, 1280));
+        assert!(cache.reported && cache.hit());
+        let stream = b"data: {\"type\":\"response.output_text.delta\",\"delta\":\"He\"}\n\n\
+            data: {\"type\":\"response.output_text.delta\",\"delta\":\"y\"}\n\n\
+            data: {\"type\":\"response.output_item.added\",\"item\":{\"type\":\"function_call\",\"call_id\":\"c1\",\"name\":\"g\",\"arguments\":\"\"}}\n\n\
+            data: {\"type\":\"response.function_call_arguments.delta\",\"delta\":\"{}\"}\n\n\
+            data: {\"type\":\"response.completed\",\"response\":{\"usage\":{\"input_tokens\":9,\"input_tokens_details\":{\"cached_tokens\":0}}}}\n\n";
+        let a = read(stream, true).unwrap();
+        assert_eq!(
+            (a.text.as_str(), a.calls[0].arguments.as_str()),
+            ("Hey", "{}")
+        );
+        assert_eq!(a.cache.unwrap().prompt_tokens, 9);
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! A conversation's request bodies, built when each turn is due: the run's body (model,
 //! `stream`, `stream_options`, whatever else it sets) with its messages replaced by the history
-//! so far and the turn's new message, in OpenAI chat's shape or Anthropic messages' (the system
+//! so far and the turn's new message, in OpenAI chat's shape, the Responses API's (`input`
+//! items, function calls and `function_call_output` items) or Anthropic messages' (the system
 //! prompt in `system`, tool calls as `tool_use` blocks and their results as `tool_result`).
 
 use serde_json::{json, Map, Value};
@@ -15,15 +16,28 @@ pub enum Dialect {
     Chat,
     /// Anthropic messages.
     Messages,
+    /// OpenAI's Responses API (`input` items, function calls and their outputs as items).
+    Responses,
 }
 
 impl Dialect {
     /// The dialect of a target's route: Anthropic's `/v1/messages`, else chat.
     pub fn of_path(path: &str) -> Dialect {
-        if path.trim_end_matches('/').ends_with("/messages") {
+        let path = path.trim_end_matches('/');
+        if path.ends_with("/messages") {
             Dialect::Messages
+        } else if path.ends_with("/responses") {
+            Dialect::Responses
         } else {
             Dialect::Chat
+        }
+    }
+
+    /// The body's key of the conversation.
+    fn key(self) -> &'static str {
+        match self {
+            Dialect::Responses => "input",
+            _ => "messages",
         }
     }
 }
@@ -53,9 +67,15 @@ impl Conversation {
             _ => Map::new(),
         };
         base.remove("messages");
-        if dialect == Dialect::Messages {
-            // OpenAI's; Anthropic's API takes no such field.
+        base.remove("input");
+        if dialect != Dialect::Chat {
+            // Chat's; Anthropic's and the Responses API take no such field.
             base.remove("stream_options");
+        }
+        if dialect == Dialect::Responses {
+            if let Some(n) = base.remove("max_tokens") {
+                base.insert("max_output_tokens".into(), n);
+            }
         }
         if let Some(model) = &session.model {
             base.insert("model".into(), model.clone().into());
@@ -64,6 +84,7 @@ impl Conversation {
             let tools = match dialect {
                 Dialect::Chat => (**tools).clone(),
                 Dialect::Messages => anthropic_tools(tools),
+                Dialect::Responses => responses_tools(tools),
             };
             base.insert("tools".into(), tools);
         }
@@ -122,6 +143,18 @@ impl Conversation {
                 };
                 json!({"role": "assistant", "content": content, "tool_calls": calls})
             }
+            Dialect::Responses => {
+                if !answer.text.is_empty() {
+                    self.messages
+                        .push(json!({"role": "assistant", "content": answer.text}));
+                }
+                for call in &answer.calls {
+                    self.messages
+                        .push(json!({"type": "function_call", "call_id": call.id,
+                        "name": call.name, "arguments": call.arguments}));
+                }
+                return;
+            }
             Dialect::Messages => {
                 let mut blocks = Vec::new();
                 if !answer.text.is_empty() {
@@ -149,6 +182,12 @@ impl Conversation {
                         .push(json!({"role": "tool", "tool_call_id": call.id, "content": result}));
                 }
             }
+            Dialect::Responses => {
+                for call in calls {
+                    self.messages.push(json!({"type": "function_call_output",
+                        "call_id": call.id, "output": result}));
+                }
+            }
             Dialect::Messages => {
                 let blocks: Vec<Value> = calls
                     .iter()
@@ -164,14 +203,19 @@ impl Conversation {
     pub fn body(&self, max_tokens: Option<u32>) -> Vec<u8> {
         let mut body = self.base.clone();
         if let Some(n) = max_tokens {
-            let key = if body.contains_key("max_completion_tokens") {
+            let key = if self.dialect == Dialect::Responses {
+                "max_output_tokens"
+            } else if body.contains_key("max_completion_tokens") {
                 "max_completion_tokens"
             } else {
                 "max_tokens"
             };
             body.insert(key.into(), n.into());
         }
-        body.insert("messages".into(), Value::Array(self.messages.clone()));
+        body.insert(
+            self.dialect.key().into(),
+            Value::Array(self.messages.clone()),
+        );
         // Invariant: a map of JSON values always serializes.
         serde_json::to_vec(&body).expect("a JSON object serializes")
     }
@@ -206,6 +250,27 @@ fn anthropic_tools(tools: &Value) -> Value {
                 "input_schema": f.get("parameters").or_else(|| f.get("input_schema")).cloned()
                     .unwrap_or_else(|| json!({"type": "object"})),
             })
+        })
+        .collect();
+    Value::Array(converted)
+}
+
+/// OpenAI's chat `tools` array in the Responses API's form (the function's fields at the top).
+fn responses_tools(tools: &Value) -> Value {
+    let converted: Vec<Value> = tools
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|tool| {
+            let f = tool.get("function").unwrap_or(tool);
+            let mut out = json!({"type": "function",
+                "name": f.get("name").cloned().unwrap_or_else(|| "tool".into()),
+                "parameters": f.get("parameters").cloned()
+                    .unwrap_or_else(|| json!({"type": "object"}))});
+            if let Some(d) = f.get("description") {
+                out["description"] = d.clone();
+            }
+            out
         })
         .collect();
     Value::Array(converted)
@@ -314,5 +379,45 @@ mod tests {
         assert_eq!(m[2]["content"][0]["type"], "tool_result");
         assert_eq!(Dialect::of_path("/v1/messages"), Dialect::Messages);
         assert_eq!(Dialect::of_path("/v1/chat/completions"), Dialect::Chat);
+    }
+
+    #[test]
+    fn a_responses_history_is_input_items_with_calls_and_their_outputs() {
+        let base = br#"{"model":"m","messages":[],"max_tokens":16,"stream":true,"stream_options":{"include_usage":true}}"#;
+        let mut c = Conversation::new(Dialect::Responses, base, &session(), None);
+        c.user("Hi");
+        let call = ToolCall {
+            id: "call_1".into(),
+            name: "look".into(),
+            arguments: "{}".into(),
+        };
+        c.answered(&Answer {
+            text: "Looking.".into(),
+            calls: vec![call.clone()],
+            cache: None,
+        });
+        c.tool_results(&[call], 1);
+        let body: Value = serde_json::from_slice(&c.body(Some(32))).unwrap();
+        assert!(body.get("messages").is_none() && body.get("stream_options").is_none());
+        assert_eq!(
+            (
+                body["max_output_tokens"].clone(),
+                body["max_tokens"].clone()
+            ),
+            (json!(32), Value::Null)
+        );
+        assert_eq!(body["tools"][0]["name"], "look");
+        let input = body["input"].as_array().unwrap();
+        assert_eq!(input[0]["role"], "system");
+        assert_eq!(
+            input[2],
+            json!({"role": "assistant", "content": "Looking."})
+        );
+        assert_eq!(input[3]["type"], "function_call");
+        assert_eq!(
+            input[4],
+            json!({"type": "function_call_output", "call_id": "call_1", "output": "ok."})
+        );
+        assert_eq!(Dialect::of_path("/v1/responses"), Dialect::Responses);
     }
 }
