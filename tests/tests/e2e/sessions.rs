@@ -279,3 +279,63 @@ fn overhead_pairs_each_turn_of_a_conversation_and_a_slow_hop_shows_on_every_turn
         );
     }
 }
+
+#[test]
+fn the_mocks_cache_hits_show_per_turn_on_chat_and_responses() {
+    let settings = mock_upstream::RawSettings {
+        prompt_cache: Some("on".into()),
+        ..Default::default()
+    };
+    let mock = gatebench_tests::start_mock(settings.validate().unwrap());
+    // One session whose 2,000-token system prompt (past every API's minimum) every turn resends.
+    let path = std::env::temp_dir().join(format!("gatebench-cache-{}.jsonl", std::process::id()));
+    let turns: Vec<Value> = (0..3)
+        .map(|t| json!({"text": format!("turn {t}")}))
+        .collect();
+    std::fs::write(
+        &path,
+        json!({"session_id": "s", "system": "rules ".repeat(1_400), "turns": turns}).to_string(),
+    )
+    .unwrap();
+    for (route, model) in [
+        ("/v1/chat/completions", "gpt-4o-mini"),
+        ("/v1/responses", "gpt-4o-mini"),
+    ] {
+        for stream in ["chat", "chat-stream"] {
+            let (result, _) = run(
+                RunArgs {
+                    rate: Some("1".into()),
+                    request: loadgen::options::RequestFlags {
+                        scenario: Some(stream.into()),
+                        model: Some(model.into()),
+                        ..Default::default()
+                    },
+                    ..session_args(
+                        format!("http://{}{route}", mock.local_addr()),
+                        path.clone(),
+                        SessionFlags::default(),
+                    )
+                },
+                vec![],
+            )
+            .unwrap();
+            let s = result.runs[0].sessions.as_ref().expect("a session table");
+            assert_eq!(
+                s.completed, 1,
+                "{route} {stream}: {:?}",
+                result.runs[0].errors
+            );
+            // Turn 1 of the first run on a route writes; later turns (and later runs) read.
+            let later = &s.turns[2];
+            assert_eq!(
+                later.reported, 1,
+                "{route} {stream}: the cache fields were read"
+            );
+            assert_eq!(later.hit_rate, Some(1.0), "{route} {stream}: {later:?}");
+            assert!(
+                later.cached_share.unwrap() > 0.5,
+                "{route} {stream}: {later:?}"
+            );
+        }
+    }
+}
