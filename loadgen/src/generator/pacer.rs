@@ -72,9 +72,15 @@ impl Pacer {
     pub async fn wait_until(&self, deadline_ns: u64) -> io::Result<()> {
         let mut spin_from = None;
         loop {
+            let now = self.clock.now_ns();
             // Before the run's zero every reading is 0: wait for the zero itself first, or
-            // the first slot (due at 0) would leave before the run started.
-            let before_start = self.clock.until_start_ns();
+            // the first slot (due at 0) would leave before the run started. Only a reading
+            // of 0 asks how far the zero is, so a wait after the start reads the clock once.
+            let before_start = if now == 0 {
+                self.clock.until_start_ns()
+            } else {
+                0
+            };
             if before_start > 0 {
                 let margin = self.margin.borrow().margin_ns();
                 if before_start > margin {
@@ -86,7 +92,6 @@ impl Pacer {
                 }
                 continue;
             }
-            let now = self.clock.now_ns();
             if now >= deadline_ns {
                 if let Some(from) = spin_from {
                     let mut margin = self.margin.borrow_mut();

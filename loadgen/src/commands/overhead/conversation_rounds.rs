@@ -20,7 +20,7 @@ use crate::wire::http1::RequestTemplate;
 use crate::wire::target::RequestSpec;
 
 use super::plan::OverheadPlan;
-use super::rounds::{call_keeping, open_pools, TargetCalls};
+use super::rounds::{call, open_pools, TargetCalls};
 
 /// Turn numbers past this are not measured (a round's session stops there).
 pub const MOST_TURNS: usize = 64;
@@ -89,8 +89,9 @@ async fn rounds(
                 spec.body = Bytes::from(talks[i].body(turn.max_tokens));
                 let template = RequestTemplate::post(&plan.targets[i].target, &spec);
                 let seq = (index as u64) << 16 | (k as u64 + 1);
-                let got = call_keeping(plan, &pools[i], &template, &spec, &clock, seq).await;
-                match got.map(|(c, body)| (c, answer::read(&body, spec.stream))) {
+                let got = call(plan, &pools[i], &template, &spec, &clock, seq, true).await;
+                match got.map(|(c, body)| (c, answer::read(&body.unwrap_or_default(), spec.stream)))
+                {
                     Ok((c, Some(a))) => {
                         talks[i].answered(&a);
                         if !a.calls.is_empty() {

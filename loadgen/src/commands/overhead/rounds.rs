@@ -86,7 +86,9 @@ async fn rounds(
         order.shuffle(&mut rng);
         let mut results = vec![Err(ErrorKind::Timeout); n];
         for &i in &order {
-            results[i] = call(plan, &pools[i], &templates[i], request, &clock, seq).await;
+            results[i] = call(plan, &pools[i], &templates[i], request, &clock, seq, false)
+                .await
+                .map(|(call, _)| call);
         }
         if round >= plan.warmup_rounds {
             keep(&mut out, &results);
@@ -133,36 +135,9 @@ pub(super) async fn open_pools(plan: &OverheadPlan) -> Vec<Rc<Http1Pool>> {
     pools
 }
 
-/// One call of round `seq` to one target, timed from its send.
-async fn call(
-    plan: &OverheadPlan,
-    pool: &Http1Pool,
-    template: &RequestTemplate,
-    request: &RequestSpec,
-    clock: &RunClock,
-    seq: u64,
-) -> Result<Call, ErrorKind> {
-    timed_call(plan, pool, template, request, clock, seq, false)
-        .await
-        .map(|(call, _)| call)
-}
-
-/// [`call`], keeping the answer's body (a session's turn resends it).
-pub(super) async fn call_keeping(
-    plan: &OverheadPlan,
-    pool: &Http1Pool,
-    template: &RequestTemplate,
-    request: &RequestSpec,
-    clock: &RunClock,
-    seq: u64,
-) -> Result<(Call, Vec<u8>), ErrorKind> {
-    timed_call(plan, pool, template, request, clock, seq, true)
-        .await
-        .map(|(call, body)| (call, body.unwrap_or_default()))
-}
-
-/// One call of round `seq` to one target, timed from its send.
-async fn timed_call(
+/// One call of round `seq` to one target, timed from its send; with `keep_answer`, the
+/// answer's body too (a session's turn resends it).
+pub(super) async fn call(
     plan: &OverheadPlan,
     pool: &Http1Pool,
     template: &RequestTemplate,

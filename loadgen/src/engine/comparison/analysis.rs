@@ -37,6 +37,21 @@ impl PercentileDelta {
         }
     }
 
+    /// The row of `gateway` at `percentile` from its per-trial differences, not yet judged.
+    fn unjudged(gateway: &Role, percentile: String, per_trial_us: Vec<f64>) -> PercentileDelta {
+        PercentileDelta {
+            gateway: gateway.clone(),
+            percentile,
+            // The same interval the twin's resolution is read from.
+            added_us: AcrossTrials::of_estimates(&per_trial_us).map(|a| a.interval(0.95)),
+            per_trial_us,
+            p_adjusted: None,
+            resolution_us: 0.0,
+            control: false,
+            verdict: String::new(),
+        }
+    }
+
     fn across(&self) -> Option<AcrossTrials> {
         AcrossTrials::of_estimates(&self.per_trial_us)
     }
@@ -121,17 +136,7 @@ pub fn deltas(
                 .zip(theirs)
                 .map(|(d, g)| g.percentiles_us[i] - d.percentiles_us[i])
                 .collect();
-            PercentileDelta {
-                gateway: gateway.clone(),
-                percentile: name.to_string(),
-                // The same interval the twin's resolution is read from.
-                added_us: AcrossTrials::of_estimates(&per_trial).map(|a| a.interval(0.95)),
-                per_trial_us: per_trial,
-                p_adjusted: None,
-                resolution_us: 0.0,
-                control: false,
-                verdict: String::new(),
-            }
+            PercentileDelta::unjudged(gateway, name.to_string(), per_trial)
         })
         .collect()
 }
@@ -224,16 +229,11 @@ fn turn_deltas(gateway: &Role, runs: &[TrialRun]) -> Vec<PercentileDelta> {
             let Some(per_trial) = per_trial.filter(|v| !v.is_empty()) else {
                 continue;
             };
-            out.push(PercentileDelta {
-                gateway: gateway.clone(),
-                percentile: format!("turn {turn} {metric}"),
-                added_us: AcrossTrials::of_estimates(&per_trial).map(|a| a.interval(0.95)),
-                per_trial_us: per_trial,
-                p_adjusted: None,
-                resolution_us: 0.0,
-                control: false,
-                verdict: String::new(),
-            });
+            out.push(PercentileDelta::unjudged(
+                gateway,
+                format!("turn {turn} {metric}"),
+                per_trial,
+            ));
         }
     }
     out

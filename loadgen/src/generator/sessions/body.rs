@@ -83,8 +83,8 @@ impl Conversation {
         if let Some(tools) = &session.tools {
             let tools = match dialect {
                 Dialect::Chat => (**tools).clone(),
-                Dialect::Messages => anthropic_tools(tools),
-                Dialect::Responses => responses_tools(tools),
+                Dialect::Messages => tools_as(tools, anthropic_tool),
+                Dialect::Responses => tools_as(tools, responses_tool),
             };
             base.insert("tools".into(), tools);
         }
@@ -236,44 +236,35 @@ fn chat_call(call: &ToolCall) -> Value {
         "function": {"name": call.name, "arguments": call.arguments}})
 }
 
-/// OpenAI's `tools` array in Anthropic's form (`name`, `description`, `input_schema`).
-fn anthropic_tools(tools: &Value) -> Value {
-    let converted: Vec<Value> = tools
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|tool| {
-            let f = tool.get("function").unwrap_or(tool);
-            json!({
-                "name": f.get("name").cloned().unwrap_or_else(|| "tool".into()),
-                "description": f.get("description").cloned().unwrap_or_else(|| "".into()),
-                "input_schema": f.get("parameters").or_else(|| f.get("input_schema")).cloned()
-                    .unwrap_or_else(|| json!({"type": "object"})),
-            })
-        })
-        .collect();
-    Value::Array(converted)
+/// Each function of an OpenAI `tools` array (its `function` object, or the entry itself when
+/// it has none), in `shape`'s form.
+fn tools_as(tools: &Value, shape: fn(&Value) -> Value) -> Value {
+    let each = tools.as_array().into_iter().flatten();
+    Value::Array(
+        each.map(|t| shape(t.get("function").unwrap_or(t)))
+            .collect(),
+    )
 }
 
-/// OpenAI's chat `tools` array in the Responses API's form (the function's fields at the top).
-fn responses_tools(tools: &Value) -> Value {
-    let converted: Vec<Value> = tools
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|tool| {
-            let f = tool.get("function").unwrap_or(tool);
-            let mut out = json!({"type": "function",
-                "name": f.get("name").cloned().unwrap_or_else(|| "tool".into()),
-                "parameters": f.get("parameters").cloned()
-                    .unwrap_or_else(|| json!({"type": "object"}))});
-            if let Some(d) = f.get("description") {
-                out["description"] = d.clone();
-            }
-            out
-        })
-        .collect();
-    Value::Array(converted)
+/// A function in Anthropic's form (`name`, `description`, `input_schema`).
+fn anthropic_tool(f: &Value) -> Value {
+    json!({
+        "name": f.get("name").cloned().unwrap_or_else(|| "tool".into()),
+        "description": f.get("description").cloned().unwrap_or_else(|| "".into()),
+        "input_schema": f.get("parameters").or_else(|| f.get("input_schema")).cloned()
+            .unwrap_or_else(|| json!({"type": "object"})),
+    })
+}
+
+/// A function in the Responses API's form (its fields at the top of the tool).
+fn responses_tool(f: &Value) -> Value {
+    let mut out = json!({"type": "function",
+        "name": f.get("name").cloned().unwrap_or_else(|| "tool".into()),
+        "parameters": f.get("parameters").cloned().unwrap_or_else(|| json!({"type": "object"}))});
+    if let Some(d) = f.get("description") {
+        out["description"] = d.clone();
+    }
+    out
 }
 
 /// A tool's result of `tokens` tokens by the 4-bytes-a-token estimate, the same every time.
