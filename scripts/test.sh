@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The project's test command: formatting, lints, and every test of the workspace, closing with
 # one line that sums the test results of every test binary. On a fresh machine it first installs
-# what the tests need: rustfmt and clippy, and the official OpenAI and Anthropic Python SDKs that
+# what the tests need: rustfmt and clippy, and the official OpenAI, Anthropic, google-genai and
+# boto3 Python SDKs that
 # judge the mock's wire formats, HdrHistogram's Python library that reads loadgen's interval logs,
 # kubernetes-validate (the Kubernetes API's schemas, for scripts/k8s), libfaketime (Debian's
 # faketime), perf (Debian's linux-perf, which `loadgen profile` runs), bpftrace (which
