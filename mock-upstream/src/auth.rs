@@ -1,4 +1,5 @@
-//! `--require-api-key`: requests without a key, or with another, get each provider's 401.
+//! `--require-api-key`: requests without a key, or with another, get each provider's 401; and
+//! the hash of a request's key that `--record` keeps.
 
 use hyper::header::{HeaderMap, AUTHORIZATION};
 use hyper::StatusCode;
@@ -39,6 +40,30 @@ pub fn key(headers: &HeaderMap, provider: Provider) -> Option<&str> {
             .and_then(|v| v.to_str().ok())
             .or_else(bearer),
     }
+}
+
+/// The top 32 bits of the FNV-1a 64 hash of the request's API key (`authorization: Bearer`,
+/// `x-api-key`, `x-goog-api-key`, Azure's `api-key`, or as `provider` carries it), if it
+/// has one.
+pub fn key_hash(headers: &HeaderMap, provider: Provider) -> Option<u32> {
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    let key = key(headers, provider)
+        .or_else(|| {
+            header(AUTHORIZATION.as_str())
+                .and_then(|v| v.strip_prefix("Bearer "))
+                .map(str::trim)
+        })
+        .or_else(|| header("x-api-key"))
+        .or_else(|| header("x-goog-api-key"))
+        .or_else(|| header("api-key"))
+        .filter(|k| !k.is_empty())?;
+    Some((fnv1a_64(key.as_bytes()) >> 32) as u32)
+}
+
+fn fnv1a_64(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, b| {
+        (hash ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
 }
 
 /// Checks the request's key against `required`, one key or several separated by commas
@@ -160,5 +185,17 @@ mod tests {
         // Several keys: any one of them will do.
         assert!(check(Some("sk-a, sk-good"), &h, Provider::Anthropic).is_ok());
         assert!(check(Some("sk-a,sk-b"), &h, Provider::Anthropic).is_err());
+    }
+
+    #[test]
+    fn keys_hash_to_the_top_of_fnv1a_64() {
+        // FNV-1a 64 of "a" is af63dc4c8601ec8c.
+        assert_eq!(fnv1a_64(b"a"), 0xaf63_dc4c_8601_ec8c);
+        let mut headers = HeaderMap::new();
+        assert_eq!(key_hash(&headers, Provider::OpenAi), None);
+        headers.insert("x-api-key", HeaderValue::from_static("a"));
+        assert_eq!(key_hash(&headers, Provider::OpenAi), Some(0xaf63_dc4c));
+        headers.insert(AUTHORIZATION, HeaderValue::from_static("Bearer a"));
+        assert_eq!(key_hash(&headers, Provider::Gemini), Some(0xaf63_dc4c));
     }
 }

@@ -73,6 +73,14 @@ impl MockBody {
         self.fixed
     }
 
+    /// True for a stream set to break with a mid-stream fault.
+    pub fn breaks(&self) -> bool {
+        match &self.kind {
+            Kind::Whole { .. } => false,
+            Kind::Stream { stream } => stream.breaks(),
+        }
+    }
+
     /// Takes the fixed header set out (it is then in the header map).
     pub fn take_fixed_headers(&mut self) -> Option<FixedHeaders> {
         self.fixed.take()
@@ -125,5 +133,19 @@ impl Body for MockBody {
             }
             Kind::Stream { .. } => SizeHint::default(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// Every answer is moved several times between the route that builds it and the socket (a
+    /// chat completion's `Response<MockBody>` eight times in the own server alone), so its size
+    /// is what each move copies. A whole payload (504 bytes on x86_64) sets the floor; a stream
+    /// keeps its rare second frame boxed to stay under it (inline, 864 bytes).
+    #[test]
+    fn a_body_is_no_larger_than_a_whole_payload_and_its_kind() {
+        let payload = std::mem::size_of::<crate::payload::Payload>();
+        assert!(std::mem::size_of::<crate::sse::SseStream>() <= payload);
+        assert!(std::mem::size_of::<super::MockBody>() <= payload + 32);
     }
 }

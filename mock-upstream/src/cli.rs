@@ -74,6 +74,9 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
         env!("CARGO_PKG_VERSION"),
         server.local_addr()
     );
+    if let Some(control) = server.control_addr() {
+        gatebench_shared::say!("mock-upstream: control listener on http://{control}");
+    }
     if let Some(tls) = &tls {
         gatebench_shared::say!(
             "mock-upstream: TLS certificate for {} signed by the CA in {} (trust that file)",

@@ -1,8 +1,11 @@
 //! One worker's accept loop, and the serving of each connection it accepts: HTTP/1.1 or
 //! HTTP/2 (told apart by a peek at the h2 preface, so h2c with prior knowledge works on the
 //! same port), in the clear or, with `--tls-names`, over TLS (HTTP/2 when ALPN chose it).
+//! While the control listener steers the mock to refuse, the worker closes its listener (new
+//! connections are refused by the kernel) and binds it again on the same address after.
 
 use std::io;
+use std::net::SocketAddr;
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::Arc;
 use std::time::Duration;
@@ -11,6 +14,7 @@ use hyper::server::conn::{http1, http2};
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use hyper_util::server::graceful::{GracefulShutdown, Watcher};
+use socket2::{Domain, Protocol, Socket, Type};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use tokio_rustls::TlsAcceptor;
@@ -142,14 +146,18 @@ impl OverCap {
     async fn answer(
         self,
         req: hyper::Request<hyper::body::Incoming>,
-    ) -> Result<hyper::Response<crate::body::MockBody>, std::convert::Infallible> {
+    ) -> Result<hyper::Response<crate::body::MockBody>, crate::control::Refused> {
+        if self.state.control.refusing() {
+            return Err(crate::control::Refused);
+        }
         self.state.metrics.over_capacity();
         let rejection = crate::rejection::Rejection::over_capacity(self.cap);
-        let response = if req.uri().path() == "/v1/messages" {
+        let mut response = if req.uri().path() == "/v1/messages" {
             rejection.anthropic().into_response()
         } else {
             rejection.into_response()
         };
+        crate::stamp::Stamp::of(req.headers()).insert(&self.state, response.headers_mut());
         self.state.metrics.response(response.status().as_u16());
         Ok(response)
     }
@@ -179,19 +187,60 @@ async fn opens_with_h2_preface(stream: &TcpStream) -> bool {
     }
 }
 
+/// What a worker needs to close its listener and bind it again (`refuse` on the control
+/// listener).
+#[derive(Debug)]
+pub struct Reopen {
+    /// The address bound, with its real port.
+    pub addr: SocketAddr,
+    pub reuse_port: bool,
+    /// False while the listener is to stay closed.
+    pub listening: watch::Receiver<bool>,
+}
+
+/// Accepts on `listener`, or waits for ever while it is closed.
+async fn accept(listener: &Option<TcpListener>) -> io::Result<(TcpStream, SocketAddr)> {
+    match listener {
+        Some(listener) => listener.accept().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Binds the worker's listener again, after a refusal; says why not (and is asked again
+/// shortly) when the address is taken.
+fn rebind(reopen: &Reopen) -> Option<TcpListener> {
+    let bound = bind_one(reopen.addr, reopen.reuse_port).and_then(TcpListener::from_std);
+    match bound {
+        Ok(listener) => Some(listener),
+        Err(err) => {
+            gatebench_shared::say!(
+                "mock-upstream: cannot listen on {} again: {err}; retrying",
+                reopen.addr
+            );
+            None
+        }
+    }
+}
+
 /// Accepts and serves connections until `stop` turns true (or its sender is dropped), then
-/// stops accepting and gives open connections the configured grace to finish.
+/// stops accepting and gives open connections the configured grace to finish. While
+/// `reopen.listening` is false the listener is closed.
 pub async fn serve(
     listener: std::net::TcpListener,
+    mut reopen: Reopen,
     state: Arc<State>,
     tls: Option<TlsAcceptor>,
     mut stop: watch::Receiver<bool>,
 ) -> io::Result<()> {
-    let listener = TcpListener::from_std(listener)?;
+    let mut listener = Some(TcpListener::from_std(listener)?);
     // Before any connection can take the last descriptor.
     crate::timer::install(state.config.spin, Some(state.metrics.timers()))?;
     let graceful = GracefulShutdown::new();
     let protocols = Protocols::new(&state, stop.clone());
+    let mut retry = false;
+    // The sender lives in the state this loop holds, so the watch never closes; were it to,
+    // its branch is left out rather than polled again at once.
+    let mut watched = true;
 
     loop {
         tokio::select! {
@@ -201,7 +250,26 @@ pub async fn serve(
                     break;
                 }
             }
-            accepted = listener.accept() => match accepted {
+            changed = reopen.listening.changed(), if watched => {
+                if changed.is_err() {
+                    watched = false;
+                    continue;
+                }
+                let open = *reopen.listening.borrow_and_update();
+                if !open {
+                    listener = None;
+                } else if listener.is_none() {
+                    listener = rebind(&reopen);
+                    retry = listener.is_none();
+                }
+            }
+            _ = tokio::time::sleep(Duration::from_millis(100)), if retry => {
+                if *reopen.listening.borrow() && listener.is_none() {
+                    listener = rebind(&reopen);
+                }
+                retry = listener.is_none() && *reopen.listening.borrow();
+            }
+            accepted = accept(&listener) => match accepted {
                 Ok((stream, _)) => {
                     // Small SSE events must not wait for Nagle.
                     let _ = stream.set_nodelay(true);
@@ -273,6 +341,19 @@ async fn serve_connection(
             protocols.serve(stream, h2, watcher, socket, open).await;
         }
     }
+}
+
+/// One listener on `addr` (with `SO_REUSEPORT` when the workers share the address).
+pub fn bind_one(addr: SocketAddr, reuse_port: bool) -> io::Result<std::net::TcpListener> {
+    let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
+    socket.set_reuse_address(true)?;
+    if reuse_port {
+        socket.set_reuse_port(true)?;
+    }
+    socket.set_nonblocking(true)?;
+    socket.bind(&addr.into())?;
+    socket.listen(4096)?;
+    Ok(socket.into())
 }
 
 fn accept_backoff(err: &io::Error) -> Duration {

@@ -13,6 +13,7 @@ use hyper::{Response, StatusCode};
 
 use crate::body::MockBody;
 use crate::config::{Api, FaultKind, Provider, StreamFault, CONTENT_FILTER, STATUSES};
+use crate::control::Steer;
 use crate::error_body;
 use crate::rejection::Rejection;
 use crate::state::State;
@@ -92,11 +93,12 @@ pub enum Flaw {
 }
 
 /// The fault request `ordinal` on `api` gets, forced by its headers or drawn from the
-/// configured rates: `Err` with the error answer (counted), or the flaw its answer is to
-/// have (`None` for a normal answer).
+/// configured rates (or those of the steered state in force, `steer`): `Err` with the error
+/// answer (counted), or the flaw its answer is to have (`None` for a normal answer).
 pub fn check(
     state: &State,
     overrides: &Overrides,
+    steer: Option<&Steer>,
     ordinal: u64,
     provider: Provider,
     api: Api,
@@ -109,7 +111,10 @@ pub fn check(
         _ => None,
     };
     let seed = state.config.latency.seed;
-    match forced.or_else(|| state.config.faults.pick(seed, ordinal, api, streaming)) {
+    let rates = steer
+        .and_then(|s| s.faults.as_ref())
+        .unwrap_or(&state.config.faults);
+    match forced.or_else(|| rates.pick(seed, ordinal, api, streaming)) {
         Some(FaultKind::Status(status)) => {
             state.metrics.fault(status);
             Err(Box::new(response(status, provider)))
@@ -120,12 +125,17 @@ pub fn check(
     }
 }
 
-/// The latency model of one request: the configured one, with its headers' overrides.
-pub fn latency(state: &State, overrides: &Overrides) -> LatencyModel {
+/// The latency model of one request: the configured one (or as the steered state in force,
+/// `steer`, replaces it), with its headers' overrides.
+pub fn latency(state: &State, overrides: &Overrides, steer: Option<&Steer>) -> LatencyModel {
+    let model = match steer {
+        None => state.config.latency,
+        Some(steer) => crate::control::steered_latency(&state.config.latency, steer),
+    };
     if overrides.changes_latency() {
-        overrides.apply(&state.config.latency)
+        overrides.apply(&model)
     } else {
-        state.config.latency
+        model
     }
 }
 

@@ -5,6 +5,8 @@ use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 
+use std::sync::Mutex;
+
 use crate::request::RequestBody;
 use bytes::Bytes;
 use gatebench_shared::clock;
@@ -14,25 +16,36 @@ use hyper::{Request, Response};
 
 use crate::api;
 use crate::body::MockBody;
+use crate::config::Provider;
+use crate::control::Refused;
 use crate::inbound::Arrival;
 use crate::metrics::RouteKind;
+use crate::record::{Arrived, UserId};
 use crate::rejection::Rejection;
 use crate::router::{route, AzureApi, Route};
+use crate::stamp::Stamp;
 use crate::state::State;
 
 /// [`handle`] as hyper's servers call it: the answer's fixed header set goes into its header
-/// map, ahead of the headers the route added.
+/// map, ahead of the headers the route added, with the stamp (`crate::stamp`). While the mock
+/// is steered to refuse, the request is not answered: the error makes hyper drop the
+/// connection (HTTP/2: the stream).
 pub async fn handle_for_hyper(
     state: Arc<State>,
     req: Request<Incoming>,
     socket: RawFd,
-) -> Result<Response<MockBody>, Infallible> {
+) -> Result<Response<MockBody>, Refused> {
+    if state.control.refusing() {
+        return Err(Refused);
+    }
     let catalog_of = state.clone();
+    let stamp = Stamp::of(req.headers());
     let Ok(mut response) = handle(state, req.map(RequestBody::Incoming), socket).await;
     if let Some(fixed) = response.body().fixed_headers() {
         let added = std::mem::replace(response.headers_mut(), catalog_of.catalog.fixed_map(fixed));
         response.headers_mut().extend(added);
     }
+    stamp.insert(&catalog_of, response.headers_mut());
     Ok(response)
 }
 
@@ -45,11 +58,15 @@ pub async fn handle(
     let h2 = req.version() == hyper::Version::HTTP_2;
     // Set when the request asks for timestamps (loadgen's attribution).
     let received_ns = AtomicU64::new(0);
-    let arrival = arrival(&state, h2, socket, &received_ns);
     // One call site per API type: each `answer::<A>` is inlined where it is called, and a
     // second call site (Azure's paths) would keep it out of line for every API.
     let routed = route(req.method(), req.uri().path());
     let p = routed.provider();
+    // `--record`: the body's user, set once the body is read.
+    let user = Mutex::new(UserId::NONE);
+    let recorded_as = state.recorder.as_ref().and(routed.api_name());
+    let arrival = arrival(&state, h2, socket, &received_ns, recorded_as.map(|_| &user));
+    let noted = recorded_as.map(|route| Noted::of(&req, p, route, arrival.start));
     let mut response = match routed {
         Route::ChatCompletions | Route::Azure(AzureApi::Chat) => {
             api::answer::<api::Chat>(&state, req, arrival, p)
@@ -95,17 +112,65 @@ pub async fn handle(
         other => service(&state, other, &req),
     };
     finish(&state, &mut response, received_ns.load(Relaxed), h2);
+    if let (Some(recorder), Some(noted)) = (&state.recorder, noted) {
+        recorder.push(noted.answered(&user, &response));
+    }
     Ok(response)
 }
 
 /// What a request's answer needs of its arrival: when it came (only a latency model that
-/// waits needs the time; the clock read is skipped otherwise) and its socket (HTTP/1.1 only).
+/// waits needs the time, or one the control listener may steer; the clock read is skipped
+/// otherwise), its socket (HTTP/1.1 only) and, when recording, where its user goes.
 #[inline]
-fn arrival<'a>(state: &State, h2: bool, socket: RawFd, received_ns: &'a AtomicU64) -> Arrival<'a> {
+fn arrival<'a>(
+    state: &State,
+    h2: bool,
+    socket: RawFd,
+    received_ns: &'a AtomicU64,
+    user: Option<&'a Mutex<UserId>>,
+) -> Arrival<'a> {
     Arrival {
-        start: state.timed.then(clock::monotonic_ns),
+        start: (state.timed || state.control.active()).then(clock::monotonic_ns),
         socket: (!h2).then_some(socket),
         received_ns,
+        user,
+    }
+}
+
+/// What `--record` keeps of a request before it is answered.
+struct Noted {
+    t_ns: u64,
+    seq: Option<u64>,
+    key: Option<u32>,
+    route: &'static str,
+}
+
+impl Noted {
+    fn of(
+        req: &Request<RequestBody>,
+        provider: Provider,
+        route: &'static str,
+        start: Option<u64>,
+    ) -> Noted {
+        Noted {
+            t_ns: start.unwrap_or_else(clock::monotonic_ns),
+            seq: crate::request::seq(req.headers()).ok().flatten(),
+            key: crate::auth::key_hash(req.headers(), provider),
+            route,
+        }
+    }
+
+    /// The arrival as recorded, with its answer's status.
+    fn answered(self, user: &Mutex<UserId>, response: &Response<MockBody>) -> Arrived {
+        Arrived {
+            t_ns: self.t_ns,
+            seq: self.seq,
+            user: *user.lock().unwrap_or_else(|e| e.into_inner()),
+            key: self.key,
+            route: self.route,
+            status: response.status().as_u16(),
+            cut: response.body().breaks(),
+        }
     }
 }
 
@@ -134,7 +199,7 @@ fn finish(state: &State, response: &mut Response<MockBody>, received_ns: u64, h2
 
 /// The routes that are not an API: models, health, metrics, the mock's own configuration and
 /// clock, and the answers to unknown paths and methods.
-fn service(state: &State, route: Route<'_>, req: &Request<RequestBody>) -> Response<MockBody> {
+pub fn service(state: &State, route: Route<'_>, req: &Request<RequestBody>) -> Response<MockBody> {
     match route {
         Route::Models => {
             state.metrics.request(RouteKind::Models);
@@ -157,6 +222,7 @@ fn service(state: &State, route: Route<'_>, req: &Request<RequestBody>) -> Respo
             if let Some(prefill) = &state.prefill {
                 prefill.to_prometheus(&mut text);
             }
+            state.control.to_prometheus(&mut text);
             let body = MockBody::owned(text.into());
             typed(body, "text/plain; version=0.0.4")
         }
@@ -172,6 +238,14 @@ fn service(state: &State, route: Route<'_>, req: &Request<RequestBody>) -> Respo
                 .map_or(0, |d| d.as_micros());
             let body = MockBody::owned(format!("{{\"unix_us\":{unix_us}}}").into_bytes());
             typed(body, "application/json")
+        }
+        Route::Record => {
+            state.metrics.request(RouteKind::Other);
+            record(state, req.uri().query())
+        }
+        Route::Control => {
+            state.metrics.request(RouteKind::Other);
+            Rejection::control_elsewhere().into_response()
         }
         Route::MethodNotAllowed { allow } => {
             state.metrics.request(RouteKind::Other);
@@ -201,12 +275,36 @@ fn service(state: &State, route: Route<'_>, req: &Request<RequestBody>) -> Respo
     }
 }
 
-fn json(body: &Bytes) -> Response<MockBody> {
+/// The answer to `GET /v1/gatebench/record?since=K` (on the main and the control listener):
+/// the record as JSON, a 400 for a bad `since`, or a 409 when the mock does not record.
+pub fn record(state: &State, query: Option<&str>) -> Response<MockBody> {
+    let Some(recorder) = &state.recorder else {
+        return Rejection::recording_off().into_response();
+    };
+    match crate::record::since_of(query) {
+        Ok(since) => {
+            let now_ns = clock::monotonic_ns();
+            let name = state.config.name.as_deref();
+            let body = crate::record::record_json(recorder, since, name, now_ns);
+            typed(MockBody::owned(body), "application/json")
+        }
+        Err(value) => Rejection::bad_param(
+            format!(
+                "Invalid since '{value}': expected the index of an arrival, a whole number \
+                 like 0 or 120."
+            ),
+            "since",
+        )
+        .into_response(),
+    }
+}
+
+pub fn json(body: &Bytes) -> Response<MockBody> {
     typed(MockBody::bytes(body), "application/json")
 }
 
 /// A response of `body` with its `content-type`.
-fn typed(body: MockBody, content_type: &'static str) -> Response<MockBody> {
+pub fn typed(body: MockBody, content_type: &'static str) -> Response<MockBody> {
     let mut response = Response::new(body);
     response
         .headers_mut()

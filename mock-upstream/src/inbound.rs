@@ -35,6 +35,8 @@ pub struct Arrival<'a> {
     /// (`x-mock-timestamps`); the handler stamps the answer with it. 0 when not asked. (An
     /// atomic only because HTTP/2 needs the handler's future to be `Send`.)
     pub received_ns: &'a AtomicU64,
+    /// With `--record`: where the body's user goes once the body is read.
+    pub user: Option<&'a std::sync::Mutex<crate::record::UserId>>,
 }
 
 /// A request read, checked and ready for its route.
@@ -146,6 +148,9 @@ pub async fn receive(
         .await
         .map_err(|e| body_refused(e, limit, timeout))?;
     state.metrics.bytes_in(body.len());
+    if let Some(user) = arrival.user {
+        *user.lock().unwrap_or_else(|e| e.into_inner()) = crate::record::user_in_body(&body);
+    }
     Ok(Inbound {
         seq,
         overrides,
@@ -240,15 +245,18 @@ impl Inbound {
     fn admit_or_fault(&self, state: &State, ask: Ask) -> Result<Admitted, Box<Response<MockBody>>> {
         let ordinal = self.seq.unwrap_or_else(|| state.next_ordinal());
         let provider = self.provider;
+        let steer = state.control.in_force();
+        let steer = steer.as_deref();
         let flaw = faults::check(
             state,
             &self.overrides,
+            steer,
             ordinal,
             provider,
             ask.api,
             ask.streaming,
         )?;
-        let draw = faults::latency(state, &self.overrides).request(ordinal);
+        let draw = faults::latency(state, &self.overrides, steer).request(ordinal);
         let quota = match &self.key {
             Some(key) => {
                 let output = u64::from(draw.tokens()).min(ask.max_output.unwrap_or(u64::MAX));

@@ -29,6 +29,10 @@
 //!   each API reports it; the prefill model and the bound on running requests with its queue.
 //! - `metrics` / `state` / `healthcheck`: lock-free counters and the mock's own emission error
 //!   as Prometheus text, what every request shares, and the container health probe.
+//! - `stamp` / `record` / `control`: `--name` and the echoed `x-gatebench-seq` on every answer;
+//!   `--record N`, the ring of the last arrivals; `--control ADDR`, the steered state and
+//!   (`control_listener`) the loopback listener that steers faults, latency and refusals
+//!   during a run.
 
 mod api;
 mod auth;
@@ -37,6 +41,8 @@ mod catalog;
 mod cli;
 mod config;
 mod connection;
+mod control;
+mod control_listener;
 mod error_body;
 mod faults;
 mod h1;
@@ -49,11 +55,13 @@ mod peer;
 mod prefill;
 mod prompt_cache;
 mod ratelimit;
+mod record;
 mod rejection;
 mod request;
 mod router;
 mod server;
 mod sse;
+mod stamp;
 mod state;
 mod template;
 mod timer;

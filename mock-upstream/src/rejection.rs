@@ -81,6 +81,34 @@ impl Rejection {
             .and_then(|v| v.to_str().ok())
     }
 
+    /// The 409 of `GET /v1/gatebench/record` on a mock started without `--record`.
+    pub fn recording_off() -> Rejection {
+        Rejection::with_status(
+            StatusCode::CONFLICT,
+            "The mock records no arrivals: start the mock with --record N to keep the last N.",
+            "invalid_request_error",
+            Some("recording_off"),
+        )
+    }
+
+    /// The 409 the main listener answers the control routes with.
+    pub fn control_elsewhere() -> Rejection {
+        Rejection::with_status(
+            StatusCode::CONFLICT,
+            "The control routes are served on the control listener only: start the mock with \
+             --control 127.0.0.1:PORT and send them there.",
+            "invalid_request_error",
+            Some("control_off"),
+        )
+    }
+
+    /// A 400 naming the parameter `param` (read from a query or a body).
+    pub fn bad_param(message: impl Into<String>, param: &str) -> Rejection {
+        let mut rejection = Rejection::bad_request(message, None, None);
+        rejection.param = Some(param.into());
+        rejection
+    }
+
     /// A provider's own error (a fault's, a rate limit's) in its shape.
     pub fn in_words(status: StatusCode, words: Words) -> Rejection {
         Rejection {

@@ -41,6 +41,11 @@ pub enum Route<'a> {
     /// `GET /v1/gatebench/clock`: the mock's wall clock, for load generators on several hosts
     /// to measure their clocks' offsets against one reference.
     Clock,
+    /// `GET /v1/gatebench/record`: the last arrivals (`--record N`).
+    Record,
+    /// `/v1/gatebench/control` and `/v1/gatebench/control/reset`, any method: answered on the
+    /// control listener only (`--control`); here, a 409 that says so.
+    Control,
     /// A known path with the wrong method; `allow` is the method it takes.
     MethodNotAllowed { allow: &'static str },
     /// Anything else.
@@ -48,6 +53,22 @@ pub enum Route<'a> {
 }
 
 impl Route<'_> {
+    /// The short name an arrival on an API route is recorded under (`None` for the routes
+    /// that are no API).
+    pub fn api_name(&self) -> Option<&'static str> {
+        Some(match self {
+            Route::ChatCompletions => "chat",
+            Route::Responses => "responses",
+            Route::Messages => "messages",
+            Route::Embeddings => "embeddings",
+            Route::Completions => "completions",
+            Route::Gemini { .. } => "gemini",
+            Route::Bedrock { .. } => "bedrock",
+            Route::Azure(_) => "azure",
+            _ => return None,
+        })
+    }
+
     /// Whose shapes the route answers in (OpenAI's for the routes that are no API).
     pub fn provider(&self) -> Provider {
         match self {
@@ -140,6 +161,8 @@ pub fn route<'a>(method: &Method, path: &'a str) -> Route<'a> {
         "/metrics" => (Method::GET, Route::Metrics),
         "/v1/gatebench/config" => (Method::GET, Route::Config),
         "/v1/gatebench/clock" => (Method::GET, Route::Clock),
+        "/v1/gatebench/record" => (Method::GET, Route::Record),
+        "/v1/gatebench/control" | "/v1/gatebench/control/reset" => return Route::Control,
         _ => {
             let gemini_method = path.strip_prefix("/v1beta/models/").or_else(|| {
                 path.strip_prefix("/v1/models/")
@@ -208,6 +231,20 @@ mod tests {
         assert_eq!(route(&Method::POST, "/v1/responses"), Route::Responses);
         assert_eq!(route(&Method::GET, "/v1/gatebench/config"), Route::Config);
         assert_eq!(route(&Method::GET, "/v1/gatebench/clock"), Route::Clock);
+        assert_eq!(route(&Method::GET, "/v1/gatebench/record"), Route::Record);
+        assert_eq!(
+            route(&Method::POST, "/v1/gatebench/control"),
+            Route::Control
+        );
+        assert_eq!(
+            route(&Method::POST, "/v1/gatebench/control/reset"),
+            Route::Control
+        );
+        assert_eq!(
+            route(&Method::POST, "/v1/chat/completions").api_name(),
+            Some("chat")
+        );
+        assert_eq!(route(&Method::GET, "/health").api_name(), None);
         assert_eq!(route(&Method::POST, "/v1/nothing"), Route::NotFound);
         let azure = |path| route(&Method::POST, path);
         assert_eq!(

@@ -9,12 +9,11 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
-use socket2::{Domain, Protocol, Socket, Type};
 use tokio::sync::watch;
 use tokio_rustls::TlsAcceptor;
 
 use crate::config::Config;
-use crate::connection::serve;
+use crate::connection::{bind_one, serve, Reopen};
 use crate::metrics::Metrics;
 use crate::state::State;
 
@@ -33,6 +32,7 @@ pub enum StartError {
 #[derive(Debug)]
 pub struct MockServer {
     addr: SocketAddr,
+    control: Option<SocketAddr>,
     state: Arc<State>,
     stop: watch::Sender<bool>,
     workers: Vec<JoinHandle<()>>,
@@ -49,6 +49,18 @@ impl MockServer {
                 addr: config.listen,
                 source,
             })?;
+        let control = match config.control {
+            Some(addr) => {
+                let listener = crate::control_listener::bind(addr)
+                    .map_err(|source| StartError::Bind { addr, source })?;
+                let bound = listener
+                    .local_addr()
+                    .map_err(|source| StartError::Bind { addr, source })?;
+                Some((listener, bound))
+            }
+            None => None,
+        };
+        let reuse_port = config.threads > 1;
         let pin = config.pin.clone();
         let tls = match &config.tls {
             Some(settings) => Some(crate::tls::acceptor(settings)?),
@@ -64,13 +76,28 @@ impl MockServer {
             let stopped = stopped.clone();
             let tls = tls.clone();
             let ready = ready.clone();
+            let reopen = Reopen {
+                addr,
+                reuse_port,
+                listening: state.control.listening(),
+            };
             let worker = std::thread::Builder::new()
                 .name(format!("mock-worker-{i}"))
-                .spawn(move || run_worker(listener, state, tls, stopped, core, ready))
+                .spawn(move || run_worker(listener, reopen, state, tls, stopped, core, ready))
                 .map_err(StartError::Thread)?;
             workers.push(worker);
         }
         drop(ready);
+        let control_addr = control.as_ref().map(|(_, bound)| *bound);
+        if let Some((listener, _)) = control {
+            let state = state.clone();
+            let stopped = stopped.clone();
+            let thread = std::thread::Builder::new()
+                .name("mock-control".to_string())
+                .spawn(move || run_control(listener, state, stopped))
+                .map_err(StartError::Thread)?;
+            workers.push(thread);
+        }
         // Ends early when every worker left has stopped before installing its timer (each
         // has said why).
         for _ in 0..workers.len() {
@@ -80,6 +107,7 @@ impl MockServer {
         }
         Ok(MockServer {
             addr,
+            control: control_addr,
             state,
             stop,
             workers,
@@ -89,6 +117,11 @@ impl MockServer {
     /// The address the server listens on (with the real port when the config asked for 0).
     pub fn local_addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// The address of the control listener (`--control`), with its real port.
+    pub fn control_addr(&self) -> Option<SocketAddr> {
+        self.control
     }
 
     /// The server's counters.
@@ -112,8 +145,27 @@ impl Drop for MockServer {
     }
 }
 
+/// The control listener's thread: a runtime of its own, so steering a busy mock does not wait
+/// for the workers.
+fn run_control(listener: std::net::TcpListener, state: Arc<State>, stopped: watch::Receiver<bool>) {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build();
+    match runtime {
+        Ok(runtime) => {
+            if let Err(err) =
+                runtime.block_on(crate::control_listener::serve(listener, state, stopped))
+            {
+                gatebench_shared::say!("mock-upstream: control listener stopped: {err}");
+            }
+        }
+        Err(err) => gatebench_shared::say!("mock-upstream: cannot build runtime: {err}"),
+    }
+}
+
 fn run_worker(
     listener: std::net::TcpListener,
+    reopen: Reopen,
     state: Arc<State>,
     tls: Option<TlsAcceptor>,
     stopped: watch::Receiver<bool>,
@@ -135,7 +187,7 @@ fn run_worker(
                 let _ = ready.send(());
                 drop(ready);
                 installed?;
-                serve(listener, state, tls, stopped).await
+                serve(listener, reopen, state, tls, stopped).await
             });
             if let Err(err) = served {
                 gatebench_shared::say!("mock-upstream: worker stopped: {err}");
@@ -160,16 +212,4 @@ fn bind(addr: SocketAddr, threads: usize) -> Result<Vec<std::net::TcpListener>, 
         listeners.push(listener);
     }
     Ok(listeners)
-}
-
-fn bind_one(addr: SocketAddr, reuse_port: bool) -> io::Result<std::net::TcpListener> {
-    let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP))?;
-    socket.set_reuse_address(true)?;
-    if reuse_port {
-        socket.set_reuse_port(true)?;
-    }
-    socket.set_nonblocking(true)?;
-    socket.bind(&addr.into())?;
-    socket.listen(4096)?;
-    Ok(socket.into())
 }

@@ -1,4 +1,5 @@
-//! What every worker thread shares: the configuration, the catalog and the counters.
+//! What every worker thread shares: the configuration, the catalog, the counters, the record
+//! of arrivals and the steered state.
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
@@ -26,6 +27,12 @@ pub struct State {
     pub prompt_cache: Option<crate::prompt_cache::PromptCache>,
     /// The prefill model and running bound; `None` when off.
     pub prefill: Option<crate::prefill::Prefill>,
+    /// `x-gatebench-upstream` of every answer (`--name`), encoded once.
+    pub upstream: Option<hyper::header::HeaderValue>,
+    /// The last arrivals (`--record N`); `None` when off.
+    pub recorder: Option<crate::record::Recorder>,
+    /// What the control listener steers (`--control`); nothing steered without it.
+    pub control: std::sync::Arc<crate::control::Control>,
     /// Ordinal of the next request that carries no `x-gatebench-seq`.
     next_ordinal: AtomicU64,
 }
@@ -41,6 +48,15 @@ impl State {
             prompt_cache: crate::prompt_cache::PromptCache::new(&config.prompt_cache),
             prefill: crate::prefill::Prefill::new(&config.prefill),
             config_toml: config.to_toml_redacted().into(),
+            // Invariant: `--name` is validated as visible ASCII, a valid header value.
+            upstream: config.name.as_deref().map(|name| {
+                hyper::header::HeaderValue::from_str(name).expect("--name is a header value")
+            }),
+            recorder: crate::record::Recorder::new(
+                config.record,
+                gatebench_shared::clock::monotonic_ns(),
+            ),
+            control: std::sync::Arc::default(),
             config,
             metrics: Metrics::default(),
             next_ordinal: AtomicU64::new(0),

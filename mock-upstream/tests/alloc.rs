@@ -118,12 +118,17 @@ fn per_request(addr: SocketAddr, request: &[u8], n: u64) -> f64 {
 }
 
 fn chat_request(extra: &str) -> Vec<u8> {
+    chat_request_with("", extra)
+}
+
+/// A chat request with `header` lines (each ending in CRLF) besides the usual ones.
+fn chat_request_with(header: &str, extra: &str) -> Vec<u8> {
     let body = format!(
         r#"{{"model":"gpt-4o-mini","messages":[{{"role":"user","content":"Say hello."}}]{extra}}}"#
     );
     format!(
         "POST /v1/chat/completions HTTP/1.1\r\nhost: mock\r\ncontent-type: application/json\r\n\
-         content-length: {}\r\n\r\n{body}",
+         {header}content-length: {}\r\n\r\n{body}",
         body.len()
     )
     .into_bytes()
@@ -265,5 +270,32 @@ fn allocations_per_request_stay_at_hypers_floor() {
         "a timed stream allocates more ({:.2}) than an instant one ({:.2})",
         rows[6].1,
         rows[3].1
+    );
+
+    // --name and --record add nothing: the name is encoded once, the seq echoed by sharing
+    // its bytes, the record a ring allocated at start-up.
+    let named = MockServer::start(Config {
+        name: Some("upstream-a".into()),
+        record: 1000,
+        ..Config::loopback()
+    })
+    .expect("mock starts");
+    let seq = chat_request_with(
+        "x-gatebench-seq: 7\r\nauthorization: Bearer sk-a\r\n",
+        r#","max_tokens":16,"user":"u-1""#,
+    );
+    let plain = per_request(addr, &seq, n);
+    let recorded = per_request(named.local_addr(), &seq, n);
+    println!(
+        "  {:<44} {plain:>6.2}",
+        "mock chat with x-gatebench-seq and a key"
+    );
+    println!(
+        "  {:<44} {recorded:>6.2}",
+        "  the same with --name and --record 1000"
+    );
+    assert!(
+        recorded <= plain + NOISE,
+        "--name and --record allocate: {recorded:.2} against {plain:.2} per request"
     );
 }

@@ -10,10 +10,12 @@
 //! - `fault_settings`: `--fault` rates; `rate_limit_settings`: `--rate-limit`;
 //!   `context_window`: `--context-window`; `tokenizer`: `--tokenizer`;
 //!   `prompt_cache_settings`: `--prompt-cache` and its bounds; `prefill_settings`: the
-//!   prefill model and the running bound.
+//!   prefill model and the running bound; `control_settings`: `--name`, `--record` and
+//!   `--control`.
 
 mod api;
 mod context_window;
+mod control_settings;
 mod fault_settings;
 mod prefill_settings;
 mod prompt_cache_settings;
@@ -93,6 +95,14 @@ pub enum ConfigError {
     MaxConnections,
     #[error("invalid --embedding-dimensions {0}: expected a whole number from 1 to 8192")]
     Dimensions(u32),
+    #[error("invalid --name '{0}': expected 1 to 128 visible ASCII characters (it is sent as a header value)")]
+    Name(String),
+    #[error(
+        "invalid --record {0}: expected a number of arrivals to keep, from 0 (off) to 1000000"
+    )]
+    Record(usize),
+    #[error("invalid --control '{0}': expected a loopback address like 127.0.0.1:9090 or [::1]:9090 (the control listener changes how the mock answers, so it listens on loopback only)")]
+    Control(String),
     #[error("cannot read config file {path}: {source}")]
     Read {
         path: String,
@@ -156,6 +166,12 @@ pub struct Config {
     pub prefill: PrefillSettings,
     /// TLS with a generated certificate. Default: plain HTTP.
     pub tls: Option<TlsSettings>,
+    /// Sent on every answer as `x-gatebench-upstream`. Default: none.
+    pub name: Option<String>,
+    /// Arrivals kept for `GET /v1/gatebench/record`. Default 0: not recorded.
+    pub record: usize,
+    /// The loopback address of the control listener. Default: none.
+    pub control: Option<SocketAddr>,
 }
 
 /// `--http1`: which server answers clear-text HTTP/1.1.
@@ -205,6 +221,9 @@ impl Default for Config {
             prompt_cache: PromptCacheSettings::default(),
             prefill: PrefillSettings::default(),
             tls: None,
+            name: None,
+            record: 0,
+            control: None,
         }
     }
 }
@@ -283,6 +302,9 @@ impl Config {
             max_waiting: self.prefill.max_waiting,
             tls_names: self.tls.as_ref().map(|t| t.names.join(",")),
             tls_ca_file: self.tls.as_ref().map(|t| t.ca_file.display().to_string()),
+            name: self.name.clone(),
+            record: Some(self.record),
+            control: self.control.map(|a| a.to_string()),
         };
         // Invariant: a struct of strings and integers always serialises to TOML.
         toml::to_string(&raw).expect("settings serialise")
@@ -386,6 +408,9 @@ mod tests {
             tool_calls: Some("25%".into()),
             tls_names: Some("api.openai.com,127.0.0.1".into()),
             tls_ca_file: Some("/tmp/ca.pem".into()),
+            name: Some("upstream-a".into()),
+            record: Some(1000),
+            control: Some("127.0.0.1:9090".into()),
             ..RawSettings::default()
         };
         let config = raw.validate().unwrap();
@@ -479,6 +504,20 @@ mod tests {
                     ..Default::default()
                 },
                 "[ROUTE:]FAULT:RATE",
+            ),
+            (
+                RawSettings {
+                    control: Some("0.0.0.0:9090".into()),
+                    ..Default::default()
+                },
+                "expected a loopback address",
+            ),
+            (
+                RawSettings {
+                    name: Some("a b\n".into()),
+                    ..Default::default()
+                },
+                "visible ASCII",
             ),
         ];
         for (raw, expected) in cases {

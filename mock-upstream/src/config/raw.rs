@@ -170,6 +170,20 @@ pub struct RawSettings {
     /// clients to trust. Default: mock-ca.pem in the working directory.
     #[arg(long, env = "MOCK_TLS_CA_FILE")]
     pub tls_ca_file: Option<String>,
+    /// A name for this mock, sent on every answer as `x-gatebench-upstream: NAME` (a gateway's
+    /// upstreams told apart by what they answer). Default: none.
+    #[arg(long, env = "MOCK_NAME")]
+    pub name: Option<String>,
+    /// Keep the last N arrivals on the API routes (time, x-gatebench-seq, user, key hash,
+    /// route, status) and counts by status per second, served at GET /v1/gatebench/record.
+    /// Default 0: off.
+    #[arg(long, env = "MOCK_RECORD")]
+    pub record: Option<usize>,
+    /// A second listener, on a loopback address like 127.0.0.1:9090, that serves
+    /// /v1/gatebench/control (steering faults, latency and refusals during a run) and
+    /// /v1/gatebench/record. Default: none.
+    #[arg(long, env = "MOCK_CONTROL")]
+    pub control: Option<String>,
 }
 
 impl RawSettings {
@@ -220,6 +234,9 @@ impl RawSettings {
             max_waiting: self.max_waiting.or(file.max_waiting),
             tls_names: self.tls_names.or(file.tls_names),
             tls_ca_file: self.tls_ca_file.or(file.tls_ca_file),
+            name: self.name.or(file.name),
+            record: self.record.or(file.record),
+            control: self.control.or(file.control),
             fault: if self.fault.is_empty() {
                 file.fault
             } else {
@@ -257,7 +274,13 @@ impl RawSettings {
             self.max_running,
             self.max_waiting,
         )?;
+        let name = super::control_settings::name(self.name)?;
+        let record = super::control_settings::record(self.record)?;
+        let control = super::control_settings::control(self.control.as_deref())?;
         Ok(Config {
+            name,
+            record,
+            control,
             prefill,
             prompt_cache,
             context_window,

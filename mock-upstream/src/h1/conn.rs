@@ -27,9 +27,9 @@ use tokio::time::{Instant, Sleep};
 use super::encode::{self, Framing};
 use super::head::{self, Parsed};
 use super::replay::Replay;
-use crate::catalog::Catalog;
 use crate::handler::handle;
 use crate::request::{BodyError, RequestBody};
+use crate::stamp::Stamp;
 use crate::state::State;
 
 /// A connection's read buffer starts this large (hyper's too) and grows for a larger body.
@@ -107,6 +107,11 @@ pub async fn serve(stream: TcpStream, state: &Arc<State>, stop: watch::Receiver<
             }
         };
 
+        // Steered to refuse: the connection closes without an answer.
+        if state.control.refusing() {
+            return Served::Done;
+        }
+
         // Its body, within the body timeout of the head.
         let whole = head.len + head.body_len;
         let failed = conn.read_body(whole, config.body_timeout).await;
@@ -129,9 +134,10 @@ pub async fn serve(stream: TcpStream, state: &Arc<State>, stop: watch::Receiver<
             let _ = conn.flush().await;
             return Served::Done;
         };
-        let Ok(response) = handle(state.clone(), request, socket).await;
+        let stamp = Stamp::of(request.headers());
+        let Ok(mut response) = handle(state.clone(), request, socket).await;
         match conn
-            .answer(&state.catalog, response, keep_alive, head_only)
+            .answer(state, &stamp, &mut response, keep_alive, head_only)
             .await
         {
             Ok(true) => {}
@@ -230,22 +236,25 @@ impl Conn {
         Poll::Pending
     }
 
-    /// Writes `response`. Returns whether the connection stays open.
+    /// Writes `response`. Returns whether the connection stays open. The answer is borrowed,
+    /// not moved: it is 640 bytes, and each move copies all of them.
     async fn answer(
         &mut self,
-        catalog: &Catalog,
-        response: hyper::Response<crate::body::MockBody>,
+        state: &State,
+        stamp: &Stamp,
+        response: &mut hyper::Response<crate::body::MockBody>,
         keep_alive: bool,
         head_only: bool,
     ) -> io::Result<bool> {
-        let (parts, body) = response.into_parts();
-        let framing = encode::framing(parts.status, body.size_hint().exact());
-        let fixed = body.fixed_headers().map(|f| (catalog, f));
+        let status = response.status();
+        let framing = encode::framing(status, response.body().size_hint().exact());
+        let fixed = response.body().fixed_headers().map(|f| (&state.catalog, f));
         let keep_alive = encode::head(
             &mut self.out,
-            parts.status,
+            status,
             fixed,
-            &parts.headers,
+            |out| stamp.put(state, out),
+            response.headers(),
             framing,
             keep_alive,
         );
@@ -256,7 +265,7 @@ impl Conn {
         // Each event of a stream is a chunk of its own, as hyper sends it: written into the
         // buffer from `open` on, then framed.
         let chunked = framing == Framing::Chunked;
-        let mut body = pin!(body);
+        let mut body = Pin::new(response.body_mut());
         loop {
             let mut open = self.out.len();
             let now = poll_fn(|cx| Poll::Ready(body.as_mut().poll_write(cx, &mut self.out))).await;

@@ -35,12 +35,13 @@ pub fn framing(status: StatusCode, exact: Option<u64>) -> Framing {
 }
 
 /// Appends the status line and headers to `out`: the fixed set `fixed` (pre-encoded) first,
-/// then `headers`. Returns whether the connection stays open: `keep_alive`, unless the answer
-/// itself says `connection: close`.
+/// then what `stamp` writes, then `headers`. Returns whether the connection stays open:
+/// `keep_alive`, unless the answer itself says `connection: close`.
 pub fn head(
     out: &mut BytesMut,
     status: StatusCode,
     fixed: Option<(&Catalog, FixedHeaders)>,
+    stamp: impl FnOnce(&mut BytesMut),
     headers: &HeaderMap,
     framing: Framing,
     keep_alive: bool,
@@ -53,6 +54,7 @@ pub fn head(
     if let Some((catalog, fixed)) = fixed {
         catalog.put_fixed(fixed, out);
     }
+    stamp(out);
     // Closing anyway: the answer's own `connection` headers give way to one `close`.
     let close_anyway = !keep_alive;
     let mut keep_alive = keep_alive;
@@ -170,6 +172,7 @@ mod tests {
             &mut out,
             StatusCode::OK,
             None,
+            |out| out.put_slice(b"x-gatebench-upstream: a\r\n"),
             &headers,
             Framing::Length(434),
             true,
@@ -177,7 +180,7 @@ mod tests {
         assert!(keep);
         let text = text(&out);
         assert!(text.starts_with(
-            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 434\r\ndate: "
+            "HTTP/1.1 200 OK\r\nx-gatebench-upstream: a\r\ncontent-type: application/json\r\ncontent-length: 434\r\ndate: "
         ));
         assert!(text.ends_with(" GMT\r\n\r\n"), "{text}");
         assert!(!text.contains("connection"));
@@ -190,6 +193,7 @@ mod tests {
             &mut out,
             StatusCode::TOO_MANY_REQUESTS,
             None,
+            |_| {},
             &HeaderMap::new(),
             Framing::Chunked,
             false,
@@ -210,6 +214,7 @@ mod tests {
             &mut out,
             StatusCode::PAYLOAD_TOO_LARGE,
             None,
+            |_| {},
             &headers,
             Framing::Length(0),
             true

@@ -53,6 +53,7 @@ pub fn parts(api: Api, body: &[u8], counter: Option<&Counter>) -> Vec<Part> {
             out.each(get("tools"));
             match get("system") {
                 Some(Value::Array(_)) => out.each(get("system")),
+                Some(Value::String(text)) => out.one(Some(&text_block(text))),
                 system => out.one(system),
             }
             out.messages(get("messages"), "content");
@@ -116,7 +117,10 @@ impl Parts<'_> {
                         self.push(block, role.clone());
                     }
                 }
-                Some(text) => self.push(text, role),
+                // A string is one text block (Anthropic's equivalence), so a client that
+                // writes one form one turn and the other the next still hits.
+                Some(Value::String(text)) => self.push(&text_block(text), role),
+                Some(other) => self.push(other, role),
                 None => {}
             }
         }
@@ -153,6 +157,11 @@ impl Parts<'_> {
                 .div_ceil(4),
         }
     }
+}
+
+/// A string content as the text block it stands for.
+fn text_block(text: &str) -> Value {
+    serde_json::json!({"type": "text", "text": text})
 }
 
 /// Bedrock's `{"cachePoint":{"type":"default"}}` block, which marks the part before it.
@@ -223,6 +232,13 @@ mod tests {
         assert_eq!(p[0].mark, None);
         assert_eq!(m[0].text, p[0].text);
         assert_eq!(m[1].text, b"user\0{\"text\":\"hi\",\"type\":\"text\"}");
+
+        let strings = br#"{"system":"rules","messages":[{"role":"user","content":"hi"}]}"#;
+        assert_eq!(
+            parts(Api::Messages, strings, None),
+            p,
+            "a string is its one text block"
+        );
     }
 
     #[test]

@@ -69,8 +69,11 @@ pin_project! {
         // no latency.
         due: Option<u64>,
         alarm: Alarm,
-        // The second frame of an event too large for one, sent next.
-        overflow: Option<Payload>,
+        // The second frame of an event too large for one, sent next (hyper's path only, the
+        // Responses API's last event). Boxed: inline, it would make every stream and every
+        // whole answer (`MockBody` holds either) 500 bytes larger, and each is moved several
+        // times on its way to the socket.
+        overflow: Option<Box<Payload>>,
         // True once a reset has yielded, so hyper flushed the events before it.
         reset_armed: bool,
         // While a stall holds the stream: the watch on its client (boxed: rare).
@@ -126,6 +129,11 @@ impl SseStream {
             reset_armed: false,
             stall: None,
         }
+    }
+
+    /// True when a mid-stream fault is to break it (one within its events).
+    pub fn breaks(&self) -> bool {
+        self.plan.fault.is_some_and(|f| f.at < self.layout.events)
     }
 
     /// True once every event has been yielded.
@@ -213,7 +221,7 @@ impl http_body::Body for SseStream {
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<http_body::Frame<Payload>, Self::Error>>> {
         if let Some(rest) = self.as_mut().project().overflow.take() {
-            return Poll::Ready(Some(Ok(http_body::Frame::data(rest))));
+            return Poll::Ready(Some(Ok(http_body::Frame::data(*rest))));
         }
         match self.as_mut().step(cx) {
             Step::Event(event) => {
@@ -221,7 +229,7 @@ impl http_body::Body for SseStream {
                 let mut frames = Frames::default();
                 this.plan.encode(&this.open.0, event, &mut frames);
                 this.open.1 += frames.first.len() + frames.second.as_ref().map_or(0, Payload::len);
-                *this.overflow = frames.second;
+                *this.overflow = frames.second.map(Box::new);
                 Poll::Ready(Some(Ok(http_body::Frame::data(frames.first))))
             }
             Step::Pending => Poll::Pending,
