@@ -9,6 +9,8 @@
 # validates each body).
 #
 # Usage: scripts/bench-tls.sh [ROUNDS] [SECONDS]   (defaults: 3, 10)
+#   LOADGEN_B=path: a second loadgen binary in the HTTP/2 rows, beside this checkout's (what a
+#   change to the HTTP/2 client bought, in the same rounds); ONLY=h2: the HTTP/2 rows alone.
 # Needs: wrk, nginx, curl, openssl, nghttp2-client (h2load) (apt), oha (cargo install oha
 # --locked), python3.
 set -euo pipefail
@@ -29,14 +31,10 @@ url="https://localhost:$port/v1/chat/completions"
 body='{"model":"gpt-4o-mini","messages":[{"role":"user","content":"Say hello."}],"max_tokens":16}'
 printf '%s' "$body" >"$work/body.json"
 
-openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 \
-  -keyout "$work/key.pem" -out "$work/cert.pem" -subj /CN=localhost \
-  -addext subjectAltName=DNS:localhost,IP:127.0.0.1 2>/dev/null
-
 . "$root/scripts/lib/nginx.sh"
 . "$root/scripts/lib/stats.sh"
-printf '%s' '{"id":"chatcmpl-1","object":"chat.completion","created":1767225600,"model":"gpt-4o-mini","choices":[{"index":0,"message":{"role":"assistant","content":"Hello from nginx."},"logprobs":null,"finish_reason":"stop"}],"usage":{"prompt_tokens":9,"completion_tokens":4,"total_tokens":13}}' \
-  >"$work/completion.json"
+self_signed_cert "$work"
+printf '%s' "$NGINX_COMPLETION" >"$work/completion.json"
 mkdir -p "$work/nginx"
 cat >"$work/nginx.conf" <<NGINX
 $(nginx_preamble "$work" 4096)
@@ -60,8 +58,8 @@ wrk.body = '$body'
 wrk.headers["Content-Type"] = "application/json"
 LUA
 
-lg() { # loadgen options... -> its throughput (ok/s)
-  "$loadgen" run --target "$url" --cacert "$work/cert.pem" --duration "${seconds}s" --pin 0 --quiet \
+lg() { # loadgen options... -> its throughput (ok/s); LG=path runs another binary
+  "${LG:-$loadgen}" run --target "$url" --cacert "$work/cert.pem" --duration "${seconds}s" --pin 0 --quiet \
     --out "$work/lg.json" "$@" >/dev/null || true
   python3 -c "import json; r=json.load(open('$work/lg.json'))['runs'][0]; print(round(r['throughput'],1))"
 }
@@ -78,6 +76,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.3f", a / b}'; }
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), kernel $(uname -r)"
 echo "nginx $(nginx -v 2>&1 | cut -d/ -f2) (OpenSSL $(openssl version | awk '{print $2}')) on CPU 1; clients on CPU 0"
 echo "$(oha --version); wrk $(wrk --version 2>&1 | head -1 | awk '{print $2}'); $(h2load --version | head -1)"
+if [[ ${ONLY:-} != h2 ]]; then
 echo
 echo "## HTTP/1.1 over TLS, closed loop, 64 connections, ${seconds}s (successful requests/s)"
 printf "%-6s %10s %10s %10s %9s %9s %14s\n" round wrk oha loadgen "lg/wrk" "lg/oha" "handshake p50"
@@ -92,11 +91,14 @@ for round in $(seq "$rounds"); do
   printf "%-6s %10s %10s %10s %9s %9s %14s\n" "$round" "$w" "$o" "$l" "$a" "$b" "${hs}"
 done
 echo "median loadgen/wrk $(median "${r_wrk[@]}"), loadgen/oha $(median "${r_oha[@]}")"
+fi
 
 echo
 echo "## HTTP/2 over TLS (ALPN h2), closed loop, 4 connections x 16 streams, ${seconds}s (successful requests/s)"
-printf "%-6s %10s %10s %10s %9s %9s\n" round h2load oha loadgen "lg/oha" "lg/h2load"
-r_h2=(); r_h2load=()
+printf "%-6s %10s %10s %10s %9s %9s" round h2load oha loadgen "lg/oha" "lg/h2load"
+[[ -n ${LOADGEN_B:-} ]] && printf " %10s %9s" "B" "B/h2load"
+echo
+r_h2=(); r_h2load=(); r_b=()
 for round in $(seq "$rounds"); do
   h=$(taskset -c 0 h2load -t1 -c4 -m16 -D "$seconds" -d "$work/body.json" -H 'content-type: application/json' "$url" 2>/dev/null \
       | awk '/^finished in/ {gsub(",", "", $4); print $4}')
@@ -105,6 +107,13 @@ for round in $(seq "$rounds"); do
   hs=$(lg_handshake)
   a=$(ratio "$l" "$o"); b=$(ratio "$l" "$h")
   r_h2+=("$a"); r_h2load+=("$b")
-  printf "%-6s %10s %10s %10s %9s %9s   (%s)\n" "$round" "$h" "$o" "$l" "$a" "$b" "$hs"
+  printf "%-6s %10s %10s %10s %9s %9s" "$round" "$h" "$o" "$l" "$a" "$b"
+  if [[ -n ${LOADGEN_B:-} ]]; then
+    lb=$(LG=$LOADGEN_B lg --http2 --concurrency 64 --connections 4)
+    c=$(ratio "$lb" "$h"); r_b+=("$c")
+    printf " %10s %9s" "$lb" "$c"
+  fi
+  printf "   (%s)\n" "$hs"
 done
 echo "median loadgen/oha $(median "${r_h2[@]}"), loadgen/h2load $(median "${r_h2load[@]}")"
+[[ -n ${LOADGEN_B:-} ]] && echo "median B/h2load $(median "${r_b[@]}") (B: $LOADGEN_B)"

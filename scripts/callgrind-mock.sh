@@ -8,7 +8,9 @@
 # Usage: scripts/callgrind-mock.sh [chat|stream|messages|messages-stream|azure|azure-stream|
 #          gemini|gemini-stream|bedrock|bedrock-stream] [N] [mock flags...]
 #   default: chat, N = 1000. MOCK=PATH counts that binary (say, an older commit's build)
-#   instead of this checkout's release build.
+#   instead of this checkout's release build. HELLO=1 counts the floor instead: the repository's
+#   bare hyper server (examples/hyper_hello.rs) returning the very bytes the mock answers to the
+#   same request, which it neither parses nor reads.
 # Needs: valgrind (apt-get install valgrind), oha (cargo install oha --locked), curl.
 set -euo pipefail
 
@@ -26,6 +28,7 @@ require_tool callgrind-mock valgrind callgrind_annotate oha curl
 if [[ -z ${MOCK:-} ]]; then
   build_release -p mock-upstream --bin mock-upstream
 fi
+[[ -n ${HELLO:-} ]] && build_release -p mock-upstream --example hyper_hello
 mock=${MOCK:-$root/target/release/mock-upstream}
 . "$root/scripts/lib/ports.sh"
 require_free_ports callgrind-mock "$port"
@@ -62,10 +65,26 @@ case $kind in
   *) echo "callgrind-mock: unknown kind $kind (chat, stream, messages, messages-stream, azure, azure-stream, gemini, gemini-stream, bedrock, bedrock-stream)" >&2; exit 2 ;;
 esac
 
-# Runs the mock under callgrind for `count` requests; prints the total instructions.
+stop=INT
+server=("$mock" --listen "127.0.0.1:$port" --threads 1 "${mock_flags[@]}")
+if [[ -n ${HELLO:-} ]]; then
+  # The mock's answer body to this request, taken once from the mock itself.
+  "${server[@]}" 2>"$work/mock.log" &
+  mock_pid=$!
+  wait_answers "http://127.0.0.1:$port/health" || { echo "callgrind-mock: the mock did not start" >&2; exit 2; }
+  curl -sf -X POST -H 'content-type: application/json' "${header[@]}" -d "$body" \
+    "http://127.0.0.1:$port$path" -o "$work/answer"
+  kill "$mock_pid"
+  wait "$mock_pid" 2>/dev/null || true
+  server=("$root/target/release/examples/hyper_hello" "127.0.0.1:$port" "$work/answer")
+  # A background job of a script ignores SIGINT, and hyper_hello sets no handler of its own.
+  stop=TERM
+  kind="$kind (hyper_hello, the mock's $(wc -c <"$work/answer")-byte answer)"
+fi
+
+# Runs the server under callgrind for `count` requests; prints the total instructions.
 run() { # count out
-  valgrind --tool=callgrind --callgrind-out-file="$2" \
-    "$mock" --listen "127.0.0.1:$port" --threads 1 "${mock_flags[@]}" \
+  valgrind --tool=callgrind --callgrind-out-file="$2" "${server[@]}" \
     2>"$work/valgrind.log" &
   local pid=$!
   # valgrind starts slowly: up to 20 s.
@@ -73,7 +92,7 @@ run() { # count out
   oha -n "$1" -c 1 --no-tui -m POST -T application/json "${header[@]}" -d "$body" \
     "http://127.0.0.1:$port$path" >"$work/oha.txt"
   grep -q "\[200\] $1 responses" "$work/oha.txt" || { echo "callgrind-mock: not every request got 200" >&2; cat "$work/oha.txt" >&2; exit 2; }
-  kill -INT "$pid"
+  kill "-$stop" "$pid"
   wait "$pid" 2>/dev/null || true
   callgrind_annotate "$2" 2>/dev/null | awk '/PROGRAM TOTALS/ && !done { gsub(",", "", $1); print $1; done = 1 }'
 }
@@ -81,6 +100,26 @@ one=$(run "$n" "$work/one.out")
 two=$(run "$((2 * n))" "$work/two.out")
 echo "callgrind-mock: $kind, $n and $((2 * n)) requests: $one and $two instructions"
 echo "instructions per request: $(((two - one) / n))"
+echo
+echo "## Most instructions per request, self (the two runs' difference over $n)"
+# Start-up and shutdown cancel in the difference, so what is left is what a request costs.
+python3 - "$n" <(callgrind_annotate --auto=no --threshold=100 "$work/one.out" 2>/dev/null) \
+  <(callgrind_annotate --auto=no --threshold=100 "$work/two.out" 2>/dev/null) <<'PY'
+import re, sys
+def costs(path):
+    out = {}
+    for line in open(path):
+        m = re.match(r"\s*([\d,]+) \([ \d.]+%\)\s+(.*)", line)
+        if m and "PROGRAM TOTALS" not in line and not m.group(2).startswith("=>"):
+            name = re.sub(r" \[.*\]$", "", m.group(2))
+            out[name] = out.get(name, 0) + int(m.group(1).replace(",", ""))
+    return out
+n = int(sys.argv[1])
+one, two = costs(sys.argv[2]), costs(sys.argv[3])
+rows = sorted(((two.get(k, 0) - one.get(k, 0)) / n, k) for k in set(one) | set(two))
+for per, name in reversed(rows[-30:]):
+    print(f"{per:9.1f}  {name[:150]}")
+PY
 echo
 echo "## Most instructions, inclusive ($((2 * n)) requests)"
 callgrind_annotate --inclusive=yes "$work/two.out" 2>/dev/null | sed -n '/^Ir/,$p' | head -40 || true

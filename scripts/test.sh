@@ -7,8 +7,11 @@
 # kubernetes-validate (the Kubernetes API's schemas, for scripts/k8s), libfaketime (Debian's
 # faketime), perf (Debian's linux-perf, which `loadgen profile` runs), bpftrace (which
 # `loadgen profile --memory` runs) and the openai npm
-# package (skipped when GATEBENCH_SKIP_SDK is set). Last, the
-# container images are built and run (scripts/docker/check.sh) where a Docker daemon answers.
+# package (skipped when GATEBENCH_SKIP_SDK is set), docker.io and docker-compose (a daemon is
+# started when none answers), Prometheus, and Slurm with munge. Last, the container images are
+# built and run (scripts/docker/check.sh), four shards run on a two-node swarm of the check's
+# own (scripts/swarm/check.sh) and on a one-node Slurm of its own (scripts/slurm/check.sh),
+# each skipped with the reason where its engine cannot start.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if ! cargo fmt --version >/dev/null 2>&1 || ! cargo clippy --version >/dev/null 2>&1; then
@@ -42,6 +45,18 @@ fi
 if ! command -v cc >/dev/null 2>&1; then
   apt_install gcc
 fi
+# Docker runs the container check and the swarm of shards; Prometheus scrapes shards in a test.
+if [ -z "${GATEBENCH_SKIP_SDK:-}" ]; then
+  command -v dockerd >/dev/null 2>&1 && command -v docker-compose >/dev/null 2>&1 \
+    || apt_install docker.io docker-compose || true
+  command -v prometheus >/dev/null 2>&1 || apt_install prometheus || true
+  command -v slurmctld >/dev/null 2>&1 || apt_install slurm-wlm munge || true
+  if command -v dockerd >/dev/null 2>&1 && ! docker info >/dev/null 2>&1; then
+    # Started for this run and left to end with the machine; its log beside the others.
+    nohup dockerd >/tmp/gatebench-dockerd.log 2>&1 &
+    for _ in $(seq 100); do docker info >/dev/null 2>&1 && break; sleep 0.2; done
+  fi
+fi
 # The openai npm package judges one streaming case (tests/sdk-node, versions locked).
 if [ -z "${GATEBENCH_SKIP_SDK:-}" ]; then
   if ! command -v npm >/dev/null 2>&1; then
@@ -55,9 +70,16 @@ cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -- -D warnings
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-cargo test --workspace 2>&1 | tee "$log"
+# Every test but the timed ones, two at a time; then the timed ones (`::timed_`: a capacity
+# found, a known delay measured, a stall seen on time), one at a time with nothing beside them,
+# so their figures judge the code, not what a neighbouring test made this machine do.
+cargo test --workspace -- --skip ::timed_ 2>&1 | tee "$log"
+cargo test -p gatebench-tests --test e2e -- ::timed_ --test-threads=1 2>&1 | tee -a "$log"
 awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i } }
      END { printf "tests: %d passed, %d failed\n", p, f }' "$log"
-# The container images, run for real where a Docker daemon answers (skipped with the reason
+# The container images, run for real where a Docker daemon answers, and shards on a swarm of
+# two daemons of the check's own and on a Slurm of its own (each skipped with the reason
 # otherwise).
 scripts/docker/check.sh
+scripts/swarm/check.sh
+scripts/slurm/check.sh

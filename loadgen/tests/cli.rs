@@ -336,3 +336,48 @@ fn requests_past_max_pending_are_counted_as_backlog_not_held() {
         "{errors}"
     );
 }
+
+#[test]
+fn flags_only_run_acts_on_are_refused_by_the_commands_that_would_ignore_them() {
+    let target = ["--gateway", "gw=http://127.0.0.1:1/v1/chat/completions"];
+    let commands: [&[&str]; 5] = [
+        &["compare"],
+        &["sweep", "--levels", "1,2"],
+        &["capacity"],
+        &["ladder", "--levels", "1,2"],
+        &["profile"],
+    ];
+    let flags: [(&[&str], &str); 4] = [
+        (&["--metrics-listen", "127.0.0.1:9464"], "--metrics-listen"),
+        (&["--shard", "0/2"], "--shard"),
+        (&["--hgrm", "/tmp/x"], "--hgrm"),
+        (&["--hdr-log", "/tmp/x"], "--hdr-log"),
+    ];
+    for command in commands {
+        for (flag, name) in flags {
+            let out = loadgen()
+                .args(command)
+                .args(target)
+                .args(flag)
+                .output()
+                .unwrap();
+            let said = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(2), "{command:?} {flag:?}: {said}");
+            let expected = format!("{name} ");
+            assert!(
+                said.contains(&expected) && said.contains("only `loadgen run` takes it"),
+                "{command:?} {flag:?}: {said}"
+            );
+        }
+    }
+    // From the environment too, naming the variable.
+    let out = loadgen()
+        .args(["compare"])
+        .args(target)
+        .env("LOADGEN_METRICS_LINGER", "3s")
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(said.contains("is LOADGEN_METRICS_LINGER set?"), "{said}");
+}

@@ -150,6 +150,7 @@ fn shards_started_together_merge_into_the_whole_plan_without_loss() {
         .output()
         .unwrap();
     assert!(matches!(out.status.code(), Some(0 | 1)), "{out:?}");
+    let plain_exit = out.status.code();
     let report = String::from_utf8_lossy(&out.stdout);
     assert!(report.contains("## Shards"), "{report}");
     let merged = json(&merged_path);
@@ -250,7 +251,50 @@ fn shards_started_together_merge_into_the_whole_plan_without_loss() {
         "{starts:?}"
     );
 
+    thresholds(&dir, plain_exit);
     refusals(&dir);
+}
+
+/// Thresholds on the merged run: met ones change nothing, one the whole run fails exits 1 and
+/// names it, bad ones are refused before any file is read, and logs take none.
+fn thresholds(dir: &Path, plain_exit: Option<i32>) {
+    let merge = |extra: &[&str]| {
+        loadgen()
+            .arg("merge")
+            .args(shard_files(dir))
+            .args(["--out", "-"])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let met = merge(&["--slo", "p99<60s,errors<100%", "--max-p99", "60s"]);
+    assert_eq!(met.status.code(), plain_exit, "{met:?}");
+    let merged: Value = serde_json::from_slice(&met.stdout).unwrap();
+    let judged = merged["shards"]["thresholds"].as_array().unwrap();
+    assert_eq!(judged.len(), 3, "{judged:?}");
+    assert!(judged.iter().all(|j| j["met"] == true), "{judged:?}");
+    assert!(!String::from_utf8_lossy(&met.stderr).contains("loadgen: merge:"));
+
+    let failed = merge(&["--max-p99", "1us"]);
+    assert_eq!(failed.status.code(), Some(1), "{failed:?}");
+    let err = String::from_utf8_lossy(&failed.stderr);
+    assert!(
+        err.contains("response_time p99 <= 1us (--max-p99)"),
+        "{err}"
+    );
+    assert!(err.contains("Thresholds on the merged run"), "{err}");
+
+    let bad = merge(&["--max-p99", "soon"]);
+    assert_eq!(bad.status.code(), Some(2), "{bad:?}");
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--max-p99"));
+    let logs = loadgen()
+        .arg("merge")
+        .arg(dir.join("logs-0/1-chat-stream.ttft.hlog"))
+        .args(["--slo", "p99<1s"])
+        .output()
+        .unwrap();
+    assert_eq!(logs.status.code(), Some(2), "{logs:?}");
+    assert!(String::from_utf8_lossy(&logs.stderr).contains("not interval logs"));
 }
 
 /// Each shard's result file: JSON, but the last one's is its container log.

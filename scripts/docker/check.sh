@@ -3,34 +3,28 @@
 # (build-local.sh), then checks that
 #   1. the mock runs read-only, as a non-root user, with every capability dropped, and its
 #      HEALTHCHECK reports it healthy;
-#   2. loadgen's image, on a user-defined network, sends chat and streaming requests to it by
-#      name, every one answered, and MOCK_* variables are honoured (MOCK_TOKENS: the tokens
-#      each stream carries);
+#   2. loadgen's image sends chat and streaming requests to it, every one answered, and MOCK_*
+#      variables are honoured (MOCK_TOKENS: the tokens each stream carries);
 #   3. `docker stop` ends the mock (PID 1) cleanly within its grace: exit code 0, in under 5 s;
 #   4. the project's compose file (scripts/docker/compose.yml, with these images) brings the mock
 #      up healthy with Debian's docker-compose, its loadgen service runs through it, and it
 #      comes down (its LiteLLM service needs a registry image, so it is not started).
-# Skipped, with the reason and exit 0, where docker cannot run containers (SKIP_DOCKER_CHECK=0
-# makes that a failure instead). Every container and network it makes is removed at the end.
+# Every container uses the host's network and the mock listens on 127.0.0.1 only, so every
+# request the check sends is addressed to loopback (MOCK_PORT, default 18580). Skipped, with the
+# reason and exit 0, where docker cannot run containers (SKIP_DOCKER_CHECK=0 makes that a
+# failure instead). Every container it makes is removed at the end.
 #
 # Usage: scripts/docker/check.sh
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 prefix=gatebench-check-$$
-skip() {
-  if [ "${SKIP_DOCKER_CHECK:-1}" = 0 ]; then
-    echo "docker check: $1" >&2
-    exit 1
-  fi
-  echo "docker check skipped: $1"
-  exit 0
-}
+. "$root/scripts/lib/tools.sh"
+skip() { skip_check docker SKIP_DOCKER_CHECK "$1"; }
 command -v docker >/dev/null || skip "docker is not installed (apt-get install docker.io, then start dockerd)"
 docker info >/dev/null 2>&1 || skip "the docker daemon does not answer (start dockerd)"
 
 cleanup() {
-  docker rm -f "$prefix-mock" "$prefix-hostnet" >/dev/null 2>&1 || true
-  docker network rm "$prefix-net" >/dev/null 2>&1 || true
+  docker rm -f "$prefix-mock" >/dev/null 2>&1 || true
   if [ -n "${compose_file:-}" ]; then
     docker-compose -p "$prefix" -f "$root/scripts/docker/compose.yml" -f "$compose_file" \
       down -v >/dev/null 2>&1 || true
@@ -45,12 +39,14 @@ fail() { echo "docker check FAILED: $*" >&2; exit 1; }
 "$root/scripts/docker/build-local.sh"
 mock_image=gatebench/mock-upstream:local
 loadgen_image=gatebench/loadgen:local
+port=${MOCK_PORT:-18580}
+. "$root/scripts/lib/ports.sh"
+require_free_ports "docker check" "$port"
 
 # 1. Locked down, healthy.
-docker network create "$prefix-net" >/dev/null
-docker run -d --name "$prefix-mock" --network "$prefix-net" --read-only --user 65532:65532 \
+docker run -d --name "$prefix-mock" --network host --read-only --user 65532:65532 \
   --cap-drop ALL --security-opt no-new-privileges --stop-timeout 10 \
-  -e MOCK_TOKENS=7 -e MOCK_SEED=3 "$mock_image" >/dev/null
+  -e MOCK_LISTEN="127.0.0.1:$port" -e MOCK_TOKENS=7 -e MOCK_SEED=3 "$mock_image" >/dev/null
 for _ in $(seq 60); do
   status=$(docker inspect -f '{{.State.Health.Status}}' "$prefix-mock")
   [ "$status" = healthy ] && break
@@ -61,10 +57,10 @@ user=$(docker inspect -f '{{.Config.User}}' "$prefix-mock")
 [ "$user" = 65532:65532 ] || fail "the mock runs as '$user'"
 echo "ok: the mock is healthy, read-only, user $user, no capabilities"
 
-# 2. loadgen's image, by name on the network; MOCK_TOKENS honoured.
+# 2. loadgen's image, on the host's network to the mock's loopback port; MOCK_TOKENS honoured.
 for scenario in chat chat-stream; do
-  out=$(docker run --rm --network "$prefix-net" --read-only --cap-drop ALL "$loadgen_image" run \
-    --target "http://$prefix-mock:8080/v1/chat/completions" --scenario "$scenario" \
+  out=$(docker run --rm --network host --read-only --cap-drop ALL "$loadgen_image" run \
+    --target "http://127.0.0.1:$port/v1/chat/completions" --scenario "$scenario" \
     --max-tokens 100 --rate 100 --duration 2s --connections 4 --quiet --out - 2>"$report") \
     || true
   # Exit 1 is a run judged invalid (on a loaded machine, the generator's own lag): the
@@ -78,7 +74,7 @@ assert run["ok"] == 200 and run["failed"] == 0, (run["ok"], run["errors"])
 if scenario == "chat-stream":
     tokens = run["metrics"]["output_tokens"]["p50"]
     assert tokens == 7, f"MOCK_TOKENS=7 but streams carried {tokens} tokens"
-print(f"ok: loadgen's image sent 200 {scenario} requests by name, all answered")
+print(f"ok: loadgen's image sent 200 {scenario} requests to the mock's container, all answered")
 PY
 done
 
@@ -92,9 +88,10 @@ awk -v t="$took" 'BEGIN {exit !(t < 5)}' || fail "docker stop took ${took} s (SI
 echo "ok: docker stop ended the mock with exit code 0 in ${took} s"
 
 # 4. The project's compose file (scripts/docker/compose.yml), its images taken from the local
-#    build: the mock service comes up healthy with Debian's docker-compose, loadgen's one-shot
-#    service runs through it by name, and everything comes down. (Its LiteLLM service needs
-#    ghcr.io, which is not reachable here: it is not started.)
+#    build, on the host's network with the mock on 127.0.0.1: the mock service comes up healthy
+#    with Debian's docker-compose, loadgen's one-shot service runs through it, and everything
+#    comes down. (Its LiteLLM service needs ghcr.io, which is not reachable here: it is not
+#    started.)
 if command -v docker-compose >/dev/null; then
   compose_file=$(mktemp --suffix=.yml)
   # compose.yml raises the open-file limit to 65,536, which a container cannot do past the
@@ -105,12 +102,16 @@ if command -v docker-compose >/dev/null; then
 services:
   mock:
     image: $mock_image
+    network_mode: host
+    environment:
+      MOCK_LISTEN: "127.0.0.1:$port"
     read_only: true
     cap_drop: [ALL]
     ulimits:
       nofile: {soft: $nofile, hard: $nofile}
   loadgen:
     image: $loadgen_image
+    network_mode: host
     ulimits:
       nofile: {soft: $nofile, hard: $nofile}
 YAML
@@ -123,7 +124,7 @@ YAML
   done
   [ "$status" = healthy ] || fail "the compose mock says '$status'"
   said=$("${compose[@]}" run --rm --no-deps loadgen run \
-    --target http://mock:8080/v1/chat/completions --rate 50 --duration 1s --quiet 2>&1) || true
+    --target "http://127.0.0.1:$port/v1/chat/completions" --rate 50 --duration 1s --quiet 2>&1) || true
   echo "$said" | grep -q "ok 50 (100.00%)" || fail "the compose run: $said"
   "${compose[@]}" down -v >/dev/null 2>&1 || fail "docker-compose down failed"
   echo "ok: docker-compose brought up compose.yml's mock, ran its loadgen service through it, and took it down"

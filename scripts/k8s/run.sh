@@ -6,13 +6,16 @@
 # Applies the profile ConfigMap and the gateway (with the mock sidecar), waits for the gateway,
 # creates the Indexed Job with START_AT = now + LEAD seconds (by this machine's clock; the
 # shards start by their nodes' clocks, so those must be synchronised), waits for every shard,
-# saves each pod's log as OUT/POD.log and merges them into OUT/merged.json.
+# saves each pod's log as OUT/shard-I.log (I its completion index) and merges them into
+# OUT/merged.json, naming every shard without a result (its pod failed, or never ran), as
+# scripts/swarm/run.sh and scripts/slurm/run.sh do (scripts/lib/shards.sh).
 #
 # Settings: NAMESPACE (default: kubectl's current one), LEAD (seconds, default 60: enough for
 # every shard's image to be pulled and its pod started), OUT (default k8s-results), LOADGEN
 # (the loadgen binary that merges, default `loadgen` on PATH).
 set -euo pipefail
 cd "$(dirname "$0")"
+. ../lib/shards.sh
 
 # The Job for SHARDS shards starting at START_AT (also `run.sh --render SHARDS START_AT`, which
 # prints it and does nothing else).
@@ -51,10 +54,23 @@ while :; do
 done
 
 mkdir -p "$out"
-logs=()
-for pod in $("${kubectl[@]}" get pods -l "job-name=${job}" -o name); do
-  log="${out}/${pod#pod/}.log"
-  "${kubectl[@]}" logs "$pod" > "$log"
-  logs+=("$log")
+rm -f "$out"/shard-*.log "$out/merged.json" "$out/merged.md"
+read -r -a merge_flags <<<"${MERGE_FLAGS:-}"
+# Each completion index's pod (name, index, phase), its log as shard-I.log.
+pods=$("${kubectl[@]}" get pods -l "job-name=${job}" -o \
+  jsonpath='{range .items[*]}{.metadata.name} {.metadata.annotations.batch\.kubernetes\.io/job-completion-index} {.status.phase}{"\n"}{end}')
+for i in $(seq 0 $((shards - 1))); do
+  line=$(awk -v i="$i" '$2 == i' <<<"$pods" | head -n 1)
+  if [ -z "$line" ]; then
+    shards_absent "$i" "no pod ran for completion index $i"
+    continue
+  fi
+  read -r pod _ phase <<<"$line"
+  "${kubectl[@]}" logs "$pod" >"$out/shard-$i.log" 2>&1 || true
+  shards_has_result "$out/shard-$i.log" \
+    || shards_absent "$i" "pod $pod $phase; its log ends: $(tail -n 1 "$out/shard-$i.log")"
 done
-"$loadgen" merge "${logs[@]}" --out "${out}/merged.json" | tee "${out}/merged.md"
+code=0
+shards_merge "$loadgen" "$out" "$shards" "${merge_flags[@]}" || code=$?
+echo "$out/merged.json"
+exit "$code"

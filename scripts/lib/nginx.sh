@@ -52,13 +52,24 @@ http {
 NGINX
 }
 
+# The fixed chat completion the bench scripts' nginx answers with.
+# shellcheck disable=SC2034 # used by the scripts that source this file
+NGINX_COMPLETION='{"id":"chatcmpl-1","object":"chat.completion","created":1767225600,"model":"gpt-4o-mini","choices":[{"index":0,"message":{"role":"assistant","content":"Hello from nginx."},"logprobs":null,"finish_reason":"stop"}],"usage":{"prompt_tokens":9,"completion_tokens":4,"total_tokens":13}}'
+
+# self_signed_cert WORK: a throwaway P-256 certificate for localhost and 127.0.0.1, valid for a
+# day, as WORK/cert.pem with its key WORK/key.pem. Needs openssl.
+self_signed_cert() {
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 1 \
+    -keyout "$1/key.pem" -out "$1/cert.pem" -subj /CN=localhost \
+    -addext subjectAltName=DNS:localhost,IP:127.0.0.1 2>/dev/null
+}
+
 # start_completion_nginx WORK PORT CPU: nginx answering every request with a fixed chat
 # completion, one worker pinned to CPU, as a background job of the calling shell (its EXIT trap
 # kills it); returns once it answers.
 start_completion_nginx() {
   local work=$1 port=$2 cpu=$3
-  printf '%s' '{"id":"chatcmpl-1","object":"chat.completion","created":1767225600,"model":"gpt-4o-mini","choices":[{"index":0,"message":{"role":"assistant","content":"Hello from nginx."},"logprobs":null,"finish_reason":"stop"}],"usage":{"prompt_tokens":9,"completion_tokens":4,"total_tokens":13}}' \
-    >"$work/completion.json"
+  printf '%s' "$NGINX_COMPLETION" >"$work/completion.json"
   write_nginx_conf "$work" "$port" "$work/completion.json"
   taskset -c "$cpu" nginx -c "$work/nginx.conf" -p "$work/nginx" &
   wait_answers "http://127.0.0.1:$port/" && return 0

@@ -5,6 +5,8 @@
 #   install_tool TOOL...               installs each TOOL not on PATH (Debian package or cargo
 #                                      crate; apt needs root)
 #   install_hint TOOL                  the command that installs TOOL
+#   skip_check NAME VARIABLE WHY       ends a check that cannot run here: skipped (exit 0), or
+#                                      failed (exit 1) where VARIABLE is 0
 
 # tool_source TOOL: where TOOL comes from, "apt PACKAGE" or "cargo CRATE" (a tool not named
 # here is the Debian package of its own name).
@@ -53,4 +55,17 @@ install_tool() {
       *) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$what" >/dev/null ;;
     esac
   done
+}
+
+# skip_check NAME VARIABLE WHY: ends the check NAME, which cannot run here, with "NAME check
+# skipped: WHY" (exit 0); where the variable VARIABLE is 0, with "NAME check: WHY" on standard
+# error (exit 1), for a machine that must run it.
+skip_check() {
+  local name=$1 variable=$2 why=$3
+  if [ "${!variable:-1}" = 0 ]; then
+    echo "$name check: $why" >&2
+    exit 1
+  fi
+  echo "$name check skipped: $why"
+  exit 0
 }

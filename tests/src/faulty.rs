@@ -117,6 +117,14 @@ fn serve(mut stream: TcpStream, fault: Fault) {
             _ => None,
         };
         if let Some((reply, close)) = odd {
+            // A reply that ends with the close is corked, so the kernel sends it and the FIN
+            // together when the stream drops: a client never sees the answer of a connection
+            // that still looks open. Uncorked, this thread may be held between the write and
+            // the close on a loaded machine, the client sends its next request meanwhile, and
+            // the close resets it: a race no client can win, not a fault of the client.
+            if close {
+                let _ = socket2::SockRef::from(&stream).set_tcp_cork(true);
+            }
             if stream.write_all(&reply).is_err() || close {
                 return;
             }

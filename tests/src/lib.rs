@@ -2,8 +2,10 @@
 //! client that keeps one connection and records when each body frame arrived, and servers that
 //! misbehave on purpose (`faulty`).
 
+pub mod behaving;
 pub mod faulty;
 pub mod gateway;
+pub mod h2c;
 pub mod recording;
 
 use std::net::SocketAddr;
@@ -180,8 +182,16 @@ pub fn chat_body(stream: bool, extra: serde_json::Value) -> serde_json::Value {
 /// Held for their whole length by the tests whose figures depend on this machine's timing (a
 /// capacity found, a known delay measured), so no two of them run at once: on a 2-core machine
 /// each would make the other's generator late, and the run would judge the machine, not the
-/// code.
+/// code. Their names start with `timed_`, so `scripts/test.sh` runs them in a pass of their own,
+/// one at a time, after every other test.
 pub fn timing_sensitive() -> std::sync::MutexGuard<'static, ()> {
+    // The test harness names each test's thread after the test.
+    if let Some(test) = std::thread::current().name().filter(|n| n.contains("::")) {
+        assert!(
+            test.contains("::timed_"),
+            "{test} holds the timing lock, so its name must start with `timed_`"
+        );
+    }
     static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
     LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }

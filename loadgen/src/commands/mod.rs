@@ -5,6 +5,7 @@
 //! (`dispatch`) runs a command, prints its configuration (`print_config`) or checks a profile
 //! for it (`check_profile`). `main.rs` only parses and calls [`execute`].
 
+pub mod behaviour;
 pub mod capacity;
 pub mod check_profile;
 mod command;
@@ -74,16 +75,55 @@ pub(crate) fn dispatch(
     match command {
         C::Run(args) => act(args, action, line),
         C::Overhead(args) => act(args, action, line),
-        C::Compare(args) => act(args, action, line),
-        C::Sweep(args) => act(args, action, line),
-        C::Capacity(args) => act(args, action, line),
-        C::Ladder(args) => act(args, action, line),
-        C::Profile(args) => act(*args, action, line),
+        C::Compare(args) => {
+            refuse_run_only_flags(&args.run, "compare").and_then(|()| act(args, action, line))
+        }
+        C::Sweep(args) => {
+            refuse_run_only_flags(&args.compare.run, "sweep").and_then(|()| act(args, action, line))
+        }
+        C::Capacity(args) => {
+            refuse_run_only_flags(&args.run, "capacity").and_then(|()| act(args, action, line))
+        }
+        C::Ladder(args) => {
+            refuse_run_only_flags(&args.run, "ladder").and_then(|()| act(args, action, line))
+        }
+        C::Profile(args) => refuse_run_only_flags(&args.compare.run, "profile")
+            .and_then(|()| act(*args, action, line)),
         C::Merge(args) => act(args, action, line),
         C::Corpus(args) => act(args, action, line),
+        C::Behaviour(args) => act(args, action, line),
         C::Report(args) => act(args, action, line),
         C::CheckProfile(args) => act(args, action, line),
     }
+}
+
+/// Refuses, on the commands that take `run`'s flags, the ones only `run` acts on: its live
+/// metrics, a shard's schedule and start (also set by LOADGEN_* variables, which a stray
+/// environment could carry into them), and the HdrHistogram files only `run` writes. Taken
+/// silently, each would be a setting the user believes in and the command ignores.
+fn refuse_run_only_flags(run: &crate::options::RunArgs, command: &str) -> anyhow::Result<()> {
+    let path = |p: &Option<std::path::PathBuf>| p.as_ref().map(|p| p.display().to_string());
+    let given = [
+        (
+            "--metrics-listen",
+            Some("LOADGEN_METRICS_LISTEN"),
+            run.metrics_listen.clone(),
+        ),
+        (
+            "--metrics-linger",
+            Some("LOADGEN_METRICS_LINGER"),
+            run.metrics_linger.clone(),
+        ),
+        ("--shard", Some("LOADGEN_SHARD"), run.shard.clone()),
+        ("--start-at", Some("LOADGEN_START_AT"), run.start_at.clone()),
+        ("--hgrm", None, path(&run.hgrm)),
+        ("--hdr-log", None, path(&run.hdr_log)),
+    ];
+    if let Some((flag, variable, Some(value))) = given.into_iter().find(|(_, _, v)| v.is_some()) {
+        let set = variable.map_or(String::new(), |v| format!(" (is {v} set?)"));
+        anyhow::bail!("{flag} {value}: only `loadgen run` takes it, not `loadgen {command}`{set}");
+    }
+    Ok(())
 }
 
 /// `action` on one command's options.

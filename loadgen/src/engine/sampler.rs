@@ -296,11 +296,17 @@ mod tests {
         assert!(SampleSpec::parse("x=cgroup:/nonexistent").is_err());
     }
 
+    /// What a sampled child does: waits for a line on stdin, touches 64 MiB and keeps one
+    /// thread busy for 600 ms, says `busy-done`, and holds all of it until stdin closes. Run
+    /// only by [`a_process_is_sampled_busy_and_resident`], as a process of its own, so the
+    /// memory other tests of this binary take and give back is not in its readings.
     #[test]
-    fn this_process_is_sampled_busy_and_resident() {
-        let spec = SampleSpec::parse(&format!("self={}", std::process::id())).unwrap();
-        let sampling = Sampling::start(vec![spec]);
-        // Half a second of one busy thread, and 64 MiB touched.
+    #[ignore = "a child of a_process_is_sampled_busy_and_resident"]
+    fn busy_and_resident_child() {
+        use std::io::{BufRead, Write};
+        let mut line = String::new();
+        let mut stdin = std::io::stdin().lock();
+        stdin.read_line(&mut line).unwrap();
         let until = Instant::now() + Duration::from_millis(600);
         let mut block = vec![0u8; 64 << 20];
         for i in (0..block.len()).step_by(4096) {
@@ -310,8 +316,38 @@ mod tests {
         while Instant::now() < until {
             x = x.wrapping_add(std::hint::black_box(1));
         }
+        println!("busy-done");
+        std::io::stdout().flush().unwrap();
+        while stdin.read_line(&mut line).is_ok_and(|n| n > 0) {}
         std::hint::black_box((x, &block));
+    }
+
+    #[test]
+    fn a_process_is_sampled_busy_and_resident() {
+        use std::io::{BufRead, BufReader, Write};
+        use std::process::{Command, Stdio};
+        let mut child = Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", "engine::sampler::tests::busy_and_resident_child"])
+            .args(["--ignored", "--nocapture", "--test-threads=1"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let spec = SampleSpec::parse(&format!("child={}", child.id())).unwrap();
+        let sampling = Sampling::start(vec![spec]);
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(b"go\n").unwrap();
+        let mut lines = BufReader::new(child.stdout.take().unwrap())
+            .lines()
+            .map_while(Result::ok);
+        // The child's harness prints the test's name first, on the same line.
+        let said = lines.any(|l| l.ends_with("busy-done"));
         let reports = sampling.finish();
+        drop(stdin);
+        // The rest of what the harness prints is read, so it never writes to a closed pipe.
+        lines.for_each(drop);
+        let status = child.wait().unwrap();
+        assert!(said && status.success(), "the child: {status}");
         let r = &reports[0];
         assert!(r.samples.len() >= 6, "{}", r.samples.len());
         assert!(r.load_cpu_cores_peak > 0.25, "{r:?}");

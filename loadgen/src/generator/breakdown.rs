@@ -161,11 +161,10 @@ mod tests {
             output_events: 4,
             stream,
             tag: Tag {
-                turn: 0,
-                tool: false,
                 class,
                 body_bytes: 100,
                 prompt_tokens: 20,
+                ..Tag::default()
             },
             ..Exchange::default()
         }
@@ -178,11 +177,10 @@ mod tests {
         b.success(&x(1_500, 1, true), 5_000);
         b.failure(
             Tag {
-                turn: 0,
-                tool: false,
                 class: 1,
                 body_bytes: 300,
                 prompt_tokens: 60,
+                ..Tag::default()
             },
             2_999_000_000,
         );

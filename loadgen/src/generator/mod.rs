@@ -3,7 +3,7 @@
 //! each request is due), the rate of an open loop over time (`rate_curve`: steady, stages, a
 //! trace), waiting for a due time precisely (`pacer`), a shard's part of the schedule and a start
 //! by the wall clock, per-core workers and their connection pools, the recorder and its per-second
-//! intervals and breakdowns by class and stage, the histograms they start from, the request corpus, conversations (`sessions`),
+//! intervals and breakdowns by class and stage, the live counters a metrics endpoint serves (`live`), the histograms they start from, the request corpus, conversations (`sessions`),
 //! the load options validated into a plan (`planner`), and what a result records of a plan and of a
 //! run's connections (`record`).
 
@@ -13,10 +13,11 @@ pub(crate) mod clock_ref;
 pub mod corpus;
 pub mod histogram;
 pub mod intervals;
+pub(crate) mod live;
 pub(crate) mod pacer;
 pub(crate) mod plan;
 pub(crate) mod plan_error;
-mod planner;
+pub(crate) mod planner;
 pub(crate) mod quantity;
 pub mod rate_curve;
 pub(crate) mod record;

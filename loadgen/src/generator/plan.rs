@@ -89,6 +89,9 @@ pub struct Plan {
     pub quiet: bool,
     /// The upstream's `/metrics`, for the request count check.
     pub upstream_metrics: Option<Target>,
+    /// Where each target's run adds its live counters, when a metrics endpoint serves them.
+    #[serde(skip)]
+    pub live: Option<Arc<crate::generator::live::Registry>>,
 }
 
 fn opt_instant<S: serde::Serializer>(t: &Option<SystemTime>, s: S) -> Result<S::Ok, S::Error> {

@@ -31,7 +31,7 @@ pub enum PlanError {
     #[error(transparent)]
     Tls(#[from] crate::wire::transport::TlsSetupError),
     #[error(
-        "invalid --shard '{0}': expected I/N with 0 <= I < N <= 10000, like 2/4 (indexes from 0)"
+        "invalid --shard '{0}': expected I/N with 0 <= I < N <= 10000, like 2/4 (indexes from 0), or slot:S/N with 1 <= S <= N (Docker Swarm's task slot)"
     )]
     Shard(String),
     #[error("--shard splits an open-loop schedule; a closed loop (--concurrency) has none: give each host its own --concurrency instead")]

@@ -3,11 +3,14 @@
 //! never by the number of requests.
 
 use std::collections::BTreeMap;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::Arc;
 
 use hdrhistogram::Histogram;
 
 use crate::generator::breakdown::Breakdown;
 use crate::generator::intervals::PerSecond;
+use crate::generator::live::Live;
 use crate::generator::sessions::record::SessionTally;
 use crate::results::series::Series;
 use crate::wire::outcome::{ErrorKind, Exchange, Tag};
@@ -41,6 +44,9 @@ pub struct Recorder {
     pub breakdown: Breakdown,
     /// By turn and by session, when the plan sends sessions.
     pub sessions: Option<Box<SessionTally>>,
+    /// The live counters a metrics endpoint serves (`--metrics-listen`), updated as this
+    /// record is.
+    live: Option<Arc<Live>>,
 }
 
 impl Recorder {
@@ -64,7 +70,13 @@ impl Recorder {
             seconds: PerSecond::new(window_start_ns, logged),
             breakdown: Breakdown::default(),
             sessions: None,
+            live: None,
         }
+    }
+
+    /// This recorder, also counting into `live` when there is one.
+    pub fn live(self, live: Option<Arc<Live>>) -> Recorder {
+        Recorder { live, ..self }
     }
 
     /// This recorder, also recording sessions by turn.
@@ -111,6 +123,9 @@ impl Recorder {
         if !self.in_warmup(due_ns) {
             self.dispatched += 1;
             self.last_dispatch_ns = self.last_dispatch_ns.max(dispatched_ns);
+            if let Some(live) = &self.live {
+                live.sent.fetch_add(1, Relaxed);
+            }
         }
     }
 
@@ -127,10 +142,8 @@ impl Recorder {
         let response_us = us(x.done_ns.saturating_sub(x.due_ns));
         self.record(Metric::ResponseTime, response_us);
         self.record(Metric::ServiceTime, us(x.done_ns.saturating_sub(x.sent_ns)));
-        self.record(
-            Metric::ScheduleLag,
-            us(x.dispatched_ns.saturating_sub(x.due_ns)),
-        );
+        let lag_us = us(x.dispatched_ns.saturating_sub(x.due_ns));
+        self.record(Metric::ScheduleLag, lag_us);
         let wait_ns = x.sent_ns.saturating_sub(x.dispatched_ns);
         self.record(Metric::ConnectionWait, us(wait_ns));
         self.record(
@@ -141,9 +154,12 @@ impl Recorder {
             self.record(Metric::Ttfb, us(first.saturating_sub(x.due_ns)));
             self.record(Metric::TtfbService, us(first.saturating_sub(x.sent_ns)));
         }
+        let mut ttft_us = None;
         if x.stream {
             if let Some(first) = x.first_output_ns {
-                self.record(Metric::Ttft, us(first.saturating_sub(x.due_ns)));
+                let ttft = us(first.saturating_sub(x.due_ns));
+                ttft_us = Some(ttft);
+                self.record(Metric::Ttft, ttft);
                 self.record(Metric::TtftService, us(first.saturating_sub(x.sent_ns)));
                 let tokens = x.usage_tokens.unwrap_or(x.output_events);
                 if tokens > 1 {
@@ -157,6 +173,9 @@ impl Recorder {
             self.count(Metric::OutputChunks, x.output_events);
             let tokens = x.usage_tokens.unwrap_or(x.output_events);
             self.count(Metric::OutputTokens, tokens);
+        }
+        if let Some(live) = &self.live {
+            live.success(response_us, lag_us, ttft_us);
         }
         self.breakdown.success(x, response_us.clamp(1, MAX_US));
         if let Some(sessions) = self.sessions.as_mut().filter(|_| x.tag.turn > 0) {
@@ -172,6 +191,9 @@ impl Recorder {
             return;
         }
         *self.errors.entry(kind).or_default() += 1;
+        if let Some(live) = &self.live {
+            live.failure(kind);
+        }
         self.breakdown.failure(tag, due_ns);
         if let Some(sessions) = self.sessions.as_mut().filter(|_| tag.turn > 0) {
             sessions.failure(tag);

@@ -10,10 +10,17 @@ use crate::results::plan::Shard;
 pub const MAX_SHARDS: u64 = 10_000;
 
 impl Shard {
-    /// Parses `I/N`, like `2/4` (shard indexes count from 0, as Kubernetes' completion index).
+    /// Parses `I/N`, like `2/4` (shard indexes count from 0, as Kubernetes' completion index and
+    /// a Slurm array from 0), or `slot:S/N` with `S` from 1 to N, as Docker Swarm numbers the
+    /// tasks of a replicated service (`{{.Task.Slot}}`): `slot:1/4` is shard `0/4`.
     pub fn parse(text: &str) -> Option<Shard> {
-        let (index, count) = text.trim().split_once('/')?;
-        let index: u64 = index.trim().parse().ok()?;
+        let text = text.trim();
+        let (from, text) = match text.strip_prefix("slot:") {
+            Some(rest) => (1, rest),
+            None => (0, text),
+        };
+        let (index, count) = text.split_once('/')?;
+        let index = index.trim().parse::<u64>().ok()?.checked_sub(from)?;
         let count: u64 = count.trim().parse().ok()?;
         ((1..=MAX_SHARDS).contains(&count) && index < count).then_some(Shard { index, count })
     }
@@ -34,7 +41,11 @@ mod tests {
     fn shards_parse_from_index_and_count() {
         assert_eq!(Shard::parse("2/4"), Some(Shard { index: 2, count: 4 }));
         assert_eq!(Shard::parse(" 0/1 "), Some(Shard::WHOLE));
-        for bad in ["4/4", "1", "-1/2", "a/2", "1/0", "0/10001", ""] {
+        assert_eq!(Shard::parse("slot:1/4"), Some(Shard { index: 0, count: 4 }));
+        assert_eq!(Shard::parse("slot:4/4"), Some(Shard { index: 3, count: 4 }));
+        for bad in [
+            "4/4", "1", "-1/2", "a/2", "1/0", "0/10001", "", "slot:0/4", "slot:5/4", "slot:",
+        ] {
             assert_eq!(Shard::parse(bad), None, "{bad}");
         }
     }

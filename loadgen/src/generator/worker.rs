@@ -12,14 +12,17 @@ use std::time::{Duration, SystemTime};
 use tokio::sync::Notify;
 use tokio::task::LocalSet;
 
+mod alarms;
 mod answer_poll;
 mod client;
 mod conversation;
 mod requests;
+mod turns;
 
 use gatebench_shared::wake::WakeMargin;
 
 use crate::generator::breakdown::Breakdown;
+use crate::generator::live::Live;
 use crate::generator::pacer::{calibrated, Pacer};
 use crate::generator::plan::Plan;
 use crate::generator::rate_curve::RateCurve;
@@ -46,6 +49,8 @@ pub struct Progress {
     pub stop: AtomicBool,
     /// Set to stop waiting for the requests in flight (a second Ctrl-C).
     pub abandon: AtomicBool,
+    /// The counters a metrics endpoint serves, when the run has one (`--metrics-listen`).
+    pub live: Option<Arc<Live>>,
 }
 
 /// What a worker gives back.
@@ -94,7 +99,8 @@ pub fn run_worker(spec: WorkerSpec) -> WorkerOutput {
             spec.window_start_ns,
             &crate::generator::intervals::logged(&spec.plan),
         )
-        .grouped(breakdown(&spec.plan)),
+        .grouped(breakdown(&spec.plan))
+        .live(spec.progress.live.clone()),
     ));
     if spec.plan.sessions.is_some() {
         let plain = std::mem::replace(&mut *recorder.borrow_mut(), Recorder::new(0));

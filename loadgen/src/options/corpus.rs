@@ -78,6 +78,14 @@ pub struct CorpusArgs {
     /// lognormal:2s,0.5, drawn seeded. Default: none written (the run's --think).
     #[arg(long)]
     pub think: Option<String>,
+    /// Branches (sub-agents) each session of two or more turns forks: each starts when a
+    /// seeded turn is answered, with a history of its own, and the next turn waits for it and
+    /// carries its last exchange. Default 0.
+    #[arg(long)]
+    pub branches: Option<usize>,
+    /// Turns per branch: N, uniform:LO-HI or lognormal:MEDIAN,SIGMA. Default 3.
+    #[arg(long)]
+    pub branch_turns: Option<String>,
 }
 
 /// `--models` when not given.

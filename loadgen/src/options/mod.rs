@@ -12,6 +12,7 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+mod behaviour;
 mod capacity;
 mod compare;
 mod corpus;
@@ -27,6 +28,7 @@ mod run;
 mod sessions;
 mod sweep;
 
+pub use behaviour::BehaviourArgs;
 pub use capacity::{CapacityArgs, DEFAULT_MAX_RUNS, DEFAULT_PRECISION};
 pub use compare::{CompareArgs, DEFAULT_TRIALS as COMPARE_TRIALS};
 pub use corpus::{CorpusArgs, DEFAULT_MODELS as CORPUS_MODELS};
@@ -89,6 +91,10 @@ pub enum CommandArgs {
     /// and output lengths from a published workload's statistics or your own distributions,
     /// a models mix, shares of streaming, tool-carrying and repeated requests.
     Corpus(CorpusArgs),
+    /// Measure what gateways do when their upstreams fail, throttle, repeat or differ:
+    /// failover, retries, caches, rate limits and balance, steering gatebench mocks through
+    /// their control routes and joining each request with what every upstream recorded.
+    Behaviour(BehaviourArgs),
     /// Render a result file again: Markdown, CSV, JSON, or a self-contained HTML page with plots.
     Report(ReportArgs),
     /// Check a profile file for a command (run, overhead, compare, sweep, ladder, capacity,

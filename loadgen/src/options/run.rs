@@ -120,13 +120,16 @@ pub struct RunArgs {
     pub poll_budget: Option<String>,
     /// Send shard I of N of the schedule, like 2/4 (indexes from 0): every N-th slot from slot I,
     /// at rate/N, so N processes (on N hosts) with the same plan send the plan's schedule
-    /// together. Merge their results with `loadgen merge`. Needs one --target and a rate.
-    #[arg(long)]
+    /// together. `slot:S/N` counts from 1, as Docker Swarm numbers a service's tasks. Merge
+    /// their results with `loadgen merge`. Needs one --target and a rate. Also read from
+    /// LOADGEN_SHARD (where an orchestrator templates only the environment).
+    #[arg(long, env = "LOADGEN_SHARD")]
     pub shard: Option<String>,
     /// Start the schedule at this wall-clock instant, RFC 3339 in UTC like
     /// 2026-11-30T08:00:00Z, so shards on several hosts start together (by their own clocks;
-    /// the result records what the kernel says of this host's clock). Needs one --target.
-    #[arg(long)]
+    /// the result records what the kernel says of this host's clock). Needs one --target. Also
+    /// read from LOADGEN_START_AT.
+    #[arg(long, env = "LOADGEN_START_AT")]
     pub start_at: Option<String>,
     /// A gatebench mock (http://HOST:PORT) whose clock this host's is measured against just
     /// before the start (its /v1/gatebench/clock, the shortest of 8 round trips): give every
@@ -153,6 +156,18 @@ pub struct RunArgs {
     /// upstream saw exactly the requests sent (a gateway that retries or caches shows).
     #[arg(long)]
     pub upstream_metrics: Option<String>,
+    /// Serve the run's live counters and histograms for Prometheus at http://ADDR/metrics
+    /// while it runs (requests, answers, errors by kind, response time, schedule lag, TTFT, per
+    /// target and shard), like 127.0.0.1:9464; HOST:PORT+shard listens on the port plus the
+    /// shard's index. Off by default. Also read from LOADGEN_METRICS_LISTEN.
+    #[arg(long, env = "LOADGEN_METRICS_LISTEN")]
+    pub metrics_listen: Option<String>,
+    /// Keep serving the live metrics this long after the run ends, like 3s (three scrapes at
+    /// a 1 s interval), so Prometheus also scrapes the final counts; the result is written
+    /// after it. 0 (the default) stops the endpoint with the run. Also read from
+    /// LOADGEN_METRICS_LINGER.
+    #[arg(long, env = "LOADGEN_METRICS_LINGER")]
+    pub metrics_linger: Option<String>,
     /// No live progress line, even on a terminal.
     #[arg(long)]
     #[serde(default)]

@@ -33,4 +33,11 @@ pub struct SessionFlags {
     /// later is sent at once and measured from when it was due.
     #[arg(long)]
     pub turn_gap: Option<String>,
+    /// Where a session's bodies mark an explicit prompt cache (`cache_control` to Anthropic's
+    /// /v1/messages, `cachePoint` blocks to Bedrock's /converse routes): none, system (after
+    /// the system prompt, or the last tool), or history (there and after the newest message,
+    /// moved forward each turn, as Anthropic advises for conversations); `:1h` asks for the
+    /// one-hour life. Default history.
+    #[arg(long)]
+    pub cache_marks: Option<String>,
 }

@@ -7,6 +7,7 @@
 //! graphs; the combined table of several comparisons (`leaderboard`); a result file read back
 //! and rendered again (`render`, for `loadgen report`) or written whole (`output`).
 
+pub mod behaviour;
 pub mod capacity;
 pub mod compare;
 pub mod disclosure;

@@ -2,6 +2,7 @@
 
 use anyhow::{bail, Context as _};
 
+use crate::results::behaviour::{BehaviourResult, SCHEMA as BEHAVIOUR};
 use crate::results::capacity::SCHEMA as CAPACITY;
 use crate::results::compare::SCHEMA as COMPARE;
 use crate::results::ladder::SCHEMA as LADDER;
@@ -30,6 +31,7 @@ pub(crate) enum Result {
     Ladder(Box<LadderResult>, serde_json::Value),
     Capacity(Box<CapacityResult>, serde_json::Value),
     Profile(Box<ProfileResult>, serde_json::Value),
+    Behaviour(Box<BehaviourResult>),
 }
 
 /// The JSON of the result file at `path`, and its schema (empty when it names none).
@@ -83,8 +85,11 @@ pub(crate) fn read(path: &std::path::Path) -> anyhow::Result<Result> {
             Box::new(serde_json::from_value(value.clone()).map_err(invalid)?),
             value,
         )),
+        BEHAVIOUR => Ok(Result::Behaviour(Box::new(
+            serde_json::from_value(value).map_err(invalid)?,
+        ))),
         other => bail!(
-            "{} has schema '{other}': expected one of {RUN}, {OVERHEAD}, {COMPARE}, {SWEEP}, {LADDER}, {CAPACITY}, {PROFILE}",
+            "{} has schema '{other}': expected one of {RUN}, {OVERHEAD}, {COMPARE}, {SWEEP}, {LADDER}, {CAPACITY}, {PROFILE}, {BEHAVIOUR}",
             path.display()
         ),
     }
@@ -111,6 +116,10 @@ pub fn render(path: &std::path::Path, format: Format) -> anyhow::Result<String> 
         (Result::Ladder(view, _), Format::Md) => super::ladder::ladder_markdown(&view),
         (Result::Ladder(view, _), Format::Csv) => super::ladder::ladder_csv(&view),
         (Result::Ladder(view, _), Format::Html) => html::ladder_page(&view),
+        (Result::Behaviour(r), Format::Md) => super::behaviour::markdown(&r),
+        (Result::Behaviour(r), Format::Csv) => super::behaviour::csv(&r),
+        (Result::Behaviour(r), Format::Json) => serde_json::to_string_pretty(&r)? + "\n",
+        (Result::Behaviour(r), Format::Html) => html::behaviour_page(&r),
         (Result::Capacity(view, _), Format::Md) => super::capacity::markdown(&view),
         (Result::Capacity(view, _), Format::Csv) => super::capacity::steps_table(&view).to_csv(),
         (Result::Capacity(view, _), Format::Html) => html::capacity_page(&view),

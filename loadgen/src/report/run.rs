@@ -172,6 +172,12 @@ pub fn markdown(view: &RunResult) -> String {
                 super::sessions::summary_line(sessions),
                 table.to_markdown()
             ));
+            if let Some(table) = super::sessions::branch_table(sessions) {
+                out.push_str(&format!(
+                    "\n\nBranches (sub-agents):\n\n{}",
+                    table.to_markdown()
+                ));
+            }
         }
     }
     if let Some(shards) = &view.shards {

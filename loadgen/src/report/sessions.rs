@@ -4,7 +4,7 @@
 use super::format::micros;
 use super::table::Table;
 use crate::results::metric::Summary;
-use crate::results::sessions::SessionsResult;
+use crate::results::sessions::{SessionsResult, TurnRow};
 
 /// How the sessions went, in one line.
 pub fn summary_line(s: &SessionsResult) -> String {
@@ -14,6 +14,12 @@ pub fn summary_line(s: &SessionsResult) -> String {
         let parts: Vec<String> = s.not_sent.iter().map(|(k, n)| format!("{n} {k}")).collect();
         format!("; turns not sent: {}", parts.join(", "))
     };
+    let branches = if s.branches > 0 {
+        let requests: u64 = s.branch_turns.iter().map(|t| t.all.requests).sum();
+        format!(", {} branches ({requests} requests)", s.branches)
+    } else {
+        String::new()
+    };
     let waited = if s.waited > 0 {
         format!(", {} waited for a place", s.waited)
     } else {
@@ -22,7 +28,7 @@ pub fn summary_line(s: &SessionsResult) -> String {
     let share =
         |v: Option<f64>| v.map_or_else(|| "not reported".into(), |v| format!("{:.1}%", v * 100.0));
     format!(
-        "sessions {} started, {} completed, {} failed{waited} (+{} in the warm-up); duration p50 {} p99 {}; \
+        "sessions {} started, {} completed, {} failed{waited}{branches} (+{} in the warm-up); duration p50 {} p99 {}; \
          turns per session p50 {}; cache hit rate {}, cached share of the prompt {}{not_sent}",
         s.started,
         s.completed,
@@ -38,8 +44,18 @@ pub fn summary_line(s: &SessionsResult) -> String {
 
 /// One row per turn number.
 pub fn turns_table(s: &SessionsResult) -> Table {
+    rows_table("turn", &s.turns)
+}
+
+/// One row per turn number of the branches (sub-agents), counted in each branch from 1;
+/// `None` without branches.
+pub fn branch_table(s: &SessionsResult) -> Option<Table> {
+    (!s.branch_turns.is_empty()).then(|| rows_table("branch turn", &s.branch_turns))
+}
+
+fn rows_table(first: &str, rows: &[TurnRow]) -> Table {
     let mut table = Table::new(&[
-        "turn",
+        first,
         "requests",
         "failed",
         "tool",
@@ -59,7 +75,7 @@ pub fn turns_table(s: &SessionsResult) -> Table {
         s.map_or_else(|| "-".into(), |s| micros(f(s) as f64))
     };
     let pct = |v: Option<f64>| v.map_or_else(|| "-".into(), |v| format!("{:.0}%", v * 100.0));
-    for row in &s.turns {
+    for row in rows {
         let upstream = if row.usage_answers > 0 {
             format!(
                 "{:.0}",

@@ -111,8 +111,12 @@ fn run_block(out: &mut String, run: &TargetRun) {
     groups_block(out, "stage", &run.stages);
     if let Some(sessions) = &run.sessions {
         let _ = writeln!(out, "  {}", super::sessions::summary_line(sessions));
-        for line in super::sessions::turns_table(sessions).to_text().lines() {
-            let _ = writeln!(out, "  {line}");
+        let branches = super::sessions::branch_table(sessions);
+        let tables = std::iter::once(super::sessions::turns_table(sessions)).chain(branches);
+        for table in tables {
+            for line in table.to_text().lines() {
+                let _ = writeln!(out, "  {line}");
+            }
         }
     }
     outcome_block(out, run);

@@ -4,6 +4,7 @@
 //! plans, metrics and summaries, clocks, resources). The commands fill them; `report` renders
 //! them. Nothing here imports a layer above: the layers above build these types.
 
+pub mod behaviour;
 pub mod breakdown;
 pub mod capacity;
 pub mod clock;

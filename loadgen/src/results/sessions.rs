@@ -26,6 +26,10 @@ pub struct SessionPlanRecord {
     /// The user-centric mode's users and their turn gap.
     pub users: Option<usize>,
     pub turn_gap_us: Option<u64>,
+    /// Where the bodies mark an explicit prompt cache (`none`, `system`, `history`, `:1h`):
+    /// routes of an API with one only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_marks: Option<String>,
 }
 
 /// Requests of one kind: their counts, response times and TTFTs.
@@ -190,6 +194,12 @@ pub struct SessionsResult {
     pub hit: Split,
     pub miss: Split,
     pub turns: Vec<TurnRow>,
+    /// Branches (sub-agents) started, and their requests by the branch's own turn numbers
+    /// (not in `turns`; in the run-wide hit and miss splits).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub branches: u64,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub branch_turns: Vec<TurnRow>,
     /// Per second of the measured window: sessions started (by intended start), ended (by
     /// last answer) and active at the second's end.
     #[serde(default)]
@@ -256,13 +266,9 @@ impl SessionsResult {
         )?;
         self.hit.add(&other.hit)?;
         self.miss.add(&other.miss)?;
-        for theirs in &other.turns {
-            match self.turns.iter_mut().find(|t| t.turn == theirs.turn) {
-                Some(mine) => mine.add(theirs)?,
-                None => self.turns.push(theirs.clone()),
-            }
-        }
-        self.turns.sort_by_key(|t| t.turn);
+        add_rows(&mut self.turns, &other.turns)?;
+        add_rows(&mut self.branch_turns, &other.branch_turns)?;
+        self.branches += other.branches;
         let len = self.timeline.len().max(other.timeline.len());
         let mut seconds = vec![(0, 0); len];
         for s in self.timeline.iter().chain(&other.timeline) {
@@ -274,6 +280,22 @@ impl SessionsResult {
         self.derive();
         Ok(())
     }
+}
+
+/// Adds another's rows to `mine`, turn number by turn number.
+fn add_rows(mine: &mut Vec<TurnRow>, theirs: &[TurnRow]) -> Result<(), String> {
+    for row in theirs {
+        match mine.iter_mut().find(|t| t.turn == row.turn) {
+            Some(m) => m.add(row)?,
+            None => mine.push(row.clone()),
+        }
+    }
+    mine.sort_by_key(|t| t.turn);
+    Ok(())
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 use gatebench_shared::host::HostFacts;
 use serde::{Deserialize, Serialize};
 
+use crate::results::capacity::Judged;
 use crate::results::clock::ClockFacts;
 
 /// The shards of a merged result.
@@ -15,6 +16,21 @@ pub struct Shards {
     #[serde(default)]
     pub notes: Vec<String>,
     pub merged: Vec<ShardRow>,
+    /// The thresholds the merged run was judged by (`--max-p99`, `--max-error-rate`, `--slo`),
+    /// each with what the whole run measured.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub thresholds: Vec<Judged>,
+    /// Every shard of the plan that was not merged (`--partial`), and why, as the runner that
+    /// collected the shards said (`--absent`) or "no result given".
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub absent: Vec<AbsentShard>,
+}
+
+/// A shard the merge has no result of.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AbsentShard {
+    pub index: u64,
+    pub why: String,
 }
 
 /// One shard as the merged result lists it.

@@ -1,5 +1,5 @@
 //! The wire, the ground floor: opening connections (TCP, TLS, pinned addresses), HTTP/1.1 (our
-//! own client, which stamps every socket read) and HTTP/2 (hyper's client), one timed and
+//! own client, which stamps every socket read) and HTTP/2 (over the `h2` crate), one timed and
 //! validated exchange over either, and stream parsing (SSE, AWS event streams).
 
 pub(crate) mod clock;
@@ -9,6 +9,7 @@ pub(crate) mod http1;
 pub(crate) mod http2;
 pub mod outcome;
 pub mod pin;
+pub mod plain;
 pub(crate) mod sse;
 pub mod target;
 pub mod transport;

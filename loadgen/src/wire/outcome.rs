@@ -125,6 +125,8 @@ pub struct Tag {
     pub turn: u16,
     /// A session's request that sends tool results (a round of an agent loop).
     pub tool: bool,
+    /// A request of one of a session's branches (sub-agents); `turn` counts the branch's own.
+    pub branch: bool,
     pub body_bytes: u32,
     pub prompt_tokens: u32,
 }

@@ -84,13 +84,32 @@ fn headers_as_text<S: serde::Serializer>(
 /// body says.
 const STREAM_METHODS: [&str; 2] = [":streamGenerateContent", "/converse-stream"];
 
+/// The path methods of a Gemini and a Bedrock answer that does not stream: a target with one
+/// answers whole whatever its body says.
+const WHOLE_METHODS: [&str; 2] = [":generateContent", "/converse"];
+
 /// True for a URL or path that streams whatever its body says (Gemini, Bedrock).
 pub(crate) fn streams_by_path(url: &str) -> bool {
     STREAM_METHODS.iter().any(|m| url.contains(m))
 }
 
+/// Whether a URL's path says its answer streams (Gemini's and Bedrock's methods, whatever the
+/// body says); `None` for the other APIs, whose body says.
+fn path_streams(url: &str) -> Option<bool> {
+    let path = url.split('?').next().unwrap_or(url);
+    if STREAM_METHODS.iter().any(|m| path.ends_with(m)) {
+        Some(true)
+    } else if WHOLE_METHODS.iter().any(|m| path.ends_with(m)) {
+        Some(false)
+    } else {
+        None
+    }
+}
+
 /// What each request of a run to `urls` carries: a scenario's body, or the user's. It streams
-/// when its body says `"stream": true`, or when a URL says so in its path (Gemini, Bedrock).
+/// when its body says `"stream": true`, or when a URL says so in its path (Gemini, Bedrock);
+/// when every URL's path says (Gemini's `:generateContent`, Bedrock's `/converse` answer whole),
+/// the paths alone decide, so `--scenario chat-stream` to such a route reads a whole answer.
 pub(crate) fn request_spec(
     scenario: Option<&str>,
     body: Option<&str>,
@@ -100,7 +119,11 @@ pub(crate) fn request_spec(
     urls: &[&str],
 ) -> Result<RequestSpec, SpecError> {
     let mut spec = body_spec(scenario, body, headers, model, max_tokens)?;
-    spec.stream |= urls.iter().any(|url| streams_by_path(url));
+    let by_path: Option<Vec<bool>> = urls.iter().map(|url| path_streams(url)).collect();
+    match by_path {
+        Some(streams) if !streams.is_empty() => spec.stream = streams.contains(&true),
+        _ => spec.stream |= urls.iter().any(|url| streams_by_path(url)),
+    }
     Ok(spec)
 }
 
@@ -259,6 +282,35 @@ mod tests {
         for bad in ["127.0.0.1:80", "ftp://x", "http://", "http://[::1:80/"] {
             assert!(matches!(parse_target(bad), Err(SpecError::Url(_))), "{bad}");
         }
+    }
+
+    #[test]
+    fn gemini_and_bedrock_paths_decide_whether_the_answer_streams() {
+        let spec = |scenario: &str, urls: &[&str]| {
+            request_spec(Some(scenario), None, &[], "m", 16, urls)
+                .unwrap()
+                .stream
+        };
+        let gemini = "http://h/v1beta/models/g:generateContent";
+        let gemini_stream = "http://h/v1beta/models/g:streamGenerateContent?alt=sse";
+        let bedrock = "http://h/model/anthropic.claude-v2:1/converse";
+        let bedrock_stream = "http://h/model/m/converse-stream";
+        for url in [gemini, bedrock] {
+            assert!(
+                !spec("chat-stream", &[url]),
+                "{url}: whole whatever the body says"
+            );
+        }
+        for url in [gemini_stream, bedrock_stream] {
+            assert!(spec("chat", &[url]), "{url}");
+        }
+        assert!(spec("chat", &[gemini, gemini_stream]));
+        let chat = "http://h/v1/chat/completions";
+        assert!(spec("chat-stream", &[chat]) && !spec("chat", &[chat]));
+        assert!(
+            spec("chat-stream", &[chat, gemini]),
+            "a route of the body's"
+        );
     }
 
     #[test]

@@ -45,13 +45,19 @@ fn the_indexed_job_runs_one_shard_per_completion_index() {
     assert_eq!(spec["completionMode"].as_str(), Some("Indexed"));
     let n = spec["completions"].as_i64().unwrap();
     assert_eq!(spec["parallelism"].as_i64(), Some(n));
-    assert_eq!(spec["backoffLimit"].as_i64(), Some(0));
+    assert_eq!(spec["backoffLimitPerIndex"].as_i64(), Some(0));
+    assert!(
+        spec["backoffLimit"].is_badvalue(),
+        "a Job-wide limit fails every shard at once"
+    );
     let pod = &spec["template"]["spec"];
     assert_eq!(pod["restartPolicy"].as_str(), Some("Never"));
     let container = &pod["containers"][0];
     let args = strings(&container["args"]);
-    assert!(args.contains(&format!("--shard=$(JOB_COMPLETION_INDEX)/{n}").as_str()));
-    assert!(args.contains(&"--start-at=$(START_AT)") && args.contains(&"--out=-"));
+    assert_eq!(
+        args,
+        ["run", "--profile=/etc/gatebench/run.toml", "--out=-"]
+    );
     let env = container["env"].as_vec().unwrap();
     let var = |name: &str| {
         env.iter()
@@ -62,18 +68,62 @@ fn the_indexed_job_runs_one_shard_per_completion_index() {
         var("JOB_COMPLETION_INDEX")["valueFrom"]["fieldRef"]["fieldPath"].as_str(),
         Some("metadata.annotations['batch.kubernetes.io/job-completion-index']")
     );
-    assert_eq!(var("START_AT")["value"].as_str(), Some("__START_AT__"));
+    let shard = var("LOADGEN_SHARD")["value"].as_str().unwrap();
+    assert_eq!(shard, format!("$(JOB_COMPLETION_INDEX)/{n}"));
+    assert_eq!(
+        var("LOADGEN_START_AT")["value"].as_str(),
+        Some("__START_AT__")
+    );
+    let metrics = var("LOADGEN_METRICS_LISTEN")["value"].as_str().unwrap();
+    let annotations = &spec["template"]["metadata"]["annotations"];
+    assert_eq!(annotations["prometheus.io/scrape"].as_str(), Some("true"));
+    let port = annotations["prometheus.io/port"].as_str().unwrap();
+    assert!(
+        metrics.ends_with(&format!(":{port}")),
+        "{metrics} against port {port}"
+    );
+    assert_eq!(
+        container["ports"][0]["containerPort"]
+            .as_i64()
+            .map(|p| p.to_string()),
+        Some(port.to_string())
+    );
 
-    // What Kubernetes would pass for index N-1, with run.sh's start instant: loadgen takes it.
+    // The variables are the ones loadgen reads: what Kubernetes would put in them for index
+    // N-1, with run.sh's start instant, loadgen takes as its flags.
+    let command = <Cli as clap::CommandFactory>::command();
+    let run_command = command.find_subcommand("run").unwrap();
+    let read_from = |id: &str| {
+        run_command
+            .get_arguments()
+            .find(|a| a.get_id() == id)
+            .and_then(|a| a.get_env())
+            .and_then(|e| e.to_str())
+            .map(str::to_string)
+    };
+    assert_eq!(read_from("shard").as_deref(), Some("LOADGEN_SHARD"));
+    assert_eq!(read_from("start_at").as_deref(), Some("LOADGEN_START_AT"));
+    assert_eq!(
+        read_from("metrics_listen").as_deref(),
+        Some("LOADGEN_METRICS_LISTEN")
+    );
     let at = humantime::format_rfc3339_seconds(
         std::time::SystemTime::now() + std::time::Duration::from_secs(60),
     )
     .to_string();
     let mut argv = vec!["loadgen".to_string()];
-    argv.extend(args.iter().map(|a| {
-        a.replace("$(JOB_COMPLETION_INDEX)", &(n - 1).to_string())
-            .replace("$(START_AT)", &at)
-    }));
+    argv.extend(args.iter().map(|a| a.to_string()));
+    let index = (n - 1).to_string();
+    argv.extend([
+        "--shard".into(),
+        shard.replace("$(JOB_COMPLETION_INDEX)", &index),
+    ]);
+    argv.extend([
+        "--start-at".into(),
+        at,
+        "--metrics-listen".into(),
+        metrics.into(),
+    ]);
     let cli = Cli::try_parse_from(&argv).unwrap_or_else(|e| panic!("{argv:?}: {e}"));
     let CommandArgs::Run(run) = cli.command else {
         panic!("not a run: {argv:?}")
@@ -105,7 +155,7 @@ fn the_indexed_job_runs_one_shard_per_completion_index() {
         "no {name} in the ConfigMap"
     );
 
-    // run.sh sets N on exactly the lines marked `# shards`: both counts and the shard flag.
+    // run.sh sets N on exactly the lines marked `# shards`: both counts and the shard variable.
     let text = std::fs::read_to_string(k8s("loadgen-job.yaml")).unwrap();
     let marked: Vec<&str> = text.lines().filter(|l| l.ends_with("# shards")).collect();
     assert_eq!(marked.len(), 3, "{marked:?}");
@@ -130,14 +180,15 @@ fn run_sh_sets_the_shard_count_and_the_start_everywhere_it_appears() {
     assert_eq!(spec["completions"].as_i64(), Some(7));
     assert_eq!(spec["parallelism"].as_i64(), Some(7));
     let container = &spec["template"]["spec"]["containers"][0];
-    assert!(strings(&container["args"]).contains(&"--shard=$(JOB_COMPLETION_INDEX)/7"));
-    let start = container["env"]
-        .as_vec()
-        .unwrap()
-        .iter()
-        .find(|e| e["name"].as_str() == Some("START_AT"))
-        .unwrap();
-    assert_eq!(start["value"].as_str(), Some("2030-01-02T03:04:05Z"));
+    let env = container["env"].as_vec().unwrap();
+    let value = |name: &str| {
+        env.iter()
+            .find(|e| e["name"].as_str() == Some(name))
+            .and_then(|e| e["value"].as_str())
+            .unwrap()
+    };
+    assert_eq!(value("LOADGEN_SHARD"), "$(JOB_COMPLETION_INDEX)/7");
+    assert_eq!(value("LOADGEN_START_AT"), "2030-01-02T03:04:05Z");
     assert!(!text.contains("__START_AT__"));
 }
 
@@ -164,7 +215,8 @@ fn the_manifests_validate_against_the_kubernetes_api_schemas() {
     std::fs::write(&job, rendered(3, "2030-01-02T03:04:05Z")).unwrap();
     // The oldest Kubernetes the manifests are for (Indexed Jobs and their index label are
     // stable there), and the newest the package knows.
-    for version in ["1.28.0", "1.37.0"] {
+    // backoffLimitPerIndex is in the API from 1.29 (beta, on by default), stable in 1.33.
+    for version in ["1.33.0", "1.37.0"] {
         for file in [k8s("profile.yaml"), k8s("gateway.yaml"), job.clone()] {
             let out = validate(&file, version);
             assert!(

@@ -120,7 +120,7 @@ async fn a_slow_stream_does_not_hold_up_other_requests() {
 /// account: its emission error is a spin's, not the kernel's wake-up (tens of µs on a VM), and
 /// `/metrics` shows the margin it learned and the wake-ups it learned from.
 #[test]
-fn a_default_mock_answers_on_time_by_its_own_account() {
+fn timed_a_default_mock_answers_on_time_by_its_own_account() {
     let _alone = gatebench_tests::timing_sensitive();
     let mut config = model("0", "0", "4");
     config.latency.latency = Some("3ms".parse().unwrap());

@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used)] // test code: a panic is the failure report
 
 mod auth;
+mod behaviour;
 mod capacity;
 mod chat;
 mod compare;
@@ -15,6 +16,7 @@ mod faults;
 mod framing;
 mod hostile;
 mod http1;
+mod http2;
 mod k8s;
 mod latency;
 mod levels;
@@ -22,6 +24,7 @@ mod lifecycle;
 mod load;
 mod memory;
 mod messages;
+mod mock_control;
 mod omission;
 mod overhead;
 mod pacing;

@@ -53,12 +53,16 @@ fn started(mut child: Child, port: u16) -> Server {
     }
 }
 
-/// The C server, compiled with frame pointers into a scratch folder.
+/// The C server, compiled with frame pointers into a scratch folder once per test process:
+/// the tests that run it at the same time wait for that one build (a test that found the file
+/// while another was still writing it got "Permission denied" running it).
 fn c_server(k: u32, size: u32) -> Server {
-    let dir = std::env::temp_dir().join(format!("gatebench-memory-test-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let bin = dir.join("alloc-server");
-    if !bin.exists() {
+    static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    let bin = BUILT.get_or_init(|| {
+        let dir =
+            std::env::temp_dir().join(format!("gatebench-memory-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let bin = dir.join("alloc-server");
         let built = Command::new("cc")
             .args(["-O0", "-fno-omit-frame-pointer", "-o"])
             .arg(&bin)
@@ -66,9 +70,10 @@ fn c_server(k: u32, size: u32) -> Server {
             .status()
             .expect("a C compiler (cc)");
         assert!(built.success());
-    }
+        bin
+    });
     let port = free_port();
-    let child = Command::new(&bin)
+    let child = Command::new(bin)
         .args([port.to_string(), k.to_string(), size.to_string()])
         .stdout(Stdio::piped())
         .spawn()
@@ -166,7 +171,7 @@ fn nothing_left() {
 }
 
 #[test]
-fn the_c_allocator_counts_exactly_k_allocations_of_size_bytes_per_request() {
+fn timed_the_c_allocator_counts_exactly_k_allocations_of_size_bytes_per_request() {
     let _alone = gatebench_tests::timing_sensitive();
     let (k, size) = (7, 1000);
     let server = c_server(k, size);
@@ -237,7 +242,7 @@ fn the_c_allocator_counts_exactly_k_allocations_of_size_bytes_per_request() {
 }
 
 #[test]
-fn python_under_pythonmalloc_counts_the_objects_a_request_adds() {
+fn timed_python_under_pythonmalloc_counts_the_objects_a_request_adds() {
     let _alone = gatebench_tests::timing_sensitive();
     let size = 4096;
     let run = |k: u32| {
@@ -335,7 +340,7 @@ fn bad_memory_options_are_refused_before_any_load() {
 }
 
 #[test]
-fn a_price_is_modeled_and_labelled_as_a_model() {
+fn timed_a_price_is_modeled_and_labelled_as_a_model() {
     let _alone = gatebench_tests::timing_sensitive();
     let server = c_server(2, 64);
     let result = profile(args(

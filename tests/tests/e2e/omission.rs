@@ -35,7 +35,10 @@ fn stalled_run(connections: usize) -> TargetRun {
 
 /// Both runs in one test, one after the other: each needs the machine to itself.
 #[test]
-fn a_one_second_stall_shows_in_the_corrected_percentiles_only() {
+fn timed_a_one_second_stall_shows_in_the_corrected_percentiles_only() {
+    // Beside another timing test its 500 held answers land on a busy core, and the other
+    // test's generator goes late (seen: the cache behaviour test's loadgen 13.7 ms late).
+    let _alone = gatebench_tests::timing_sensitive();
     // Enough connections that every request is sent on time: the open-loop case.
     let r = stalled_run(600);
     let corrected = &r.metrics["response_time"];

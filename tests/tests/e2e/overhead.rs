@@ -14,7 +14,7 @@ fn url(addr: std::net::SocketAddr) -> String {
 }
 
 #[test]
-fn a_known_delay_is_found_and_no_delay_is_not_distinguishable() {
+fn timed_a_known_delay_is_found_and_no_delay_is_not_distinguishable() {
     let _alone = gatebench_tests::timing_sensitive();
     let mock = start_mock(mock_upstream::Config::default());
     let upstream = mock.local_addr();
@@ -156,7 +156,7 @@ fn a_missing_gateway_or_an_unreachable_target_is_a_setup_error() {
 }
 
 #[test]
-fn attribution_puts_a_delay_on_the_leg_it_was_added_to() {
+fn timed_attribution_puts_a_delay_on_the_leg_it_was_added_to() {
     let _alone = gatebench_tests::timing_sensitive();
     use gatebench_tests::gateway::{start_gateway, GatewayOptions};
     let mock = start_mock(mock_upstream::Config::default());

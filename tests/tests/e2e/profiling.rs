@@ -102,7 +102,7 @@ fn perf_may_sample(result: &ProfileResult) -> bool {
 }
 
 #[test]
-fn the_hot_function_leads_the_profile_and_the_report_shows_it() {
+fn timed_the_hot_function_leads_the_profile_and_the_report_shows_it() {
     let _alone = gatebench_tests::timing_sensitive();
     let mock = start_mock(mock_upstream::Config::default());
     let hot = forwarder(mock.local_addr(), 400);

@@ -150,8 +150,42 @@ fn shard_results_and_their_merge_match_the_committed_schema() {
             serde_json::to_value(&result).unwrap(),
         ));
     }
-    let merged =
-        loadgen::commands::merge::merge_results(shards, false, vec!["loadgen".into()]).unwrap();
+    let thresholds =
+        loadgen::commands::merge::Thresholds::from_args(&loadgen::options::MergeArgs {
+            inputs: Vec::new(),
+            out: None,
+            partial: false,
+            absent: Vec::new(),
+            max_p99: Some("10s".into()),
+            max_error_rate: None,
+            slo: Some("p99<10s,ttft_p99<1s,errors<1%".into()),
+        })
+        .unwrap();
+    // One shard alone, merged with --partial: the other is listed with the runner's reason.
+    let absent = loadgen::commands::merge::Absent::parse(&["1:task failed, exit 137".into()]);
+    let partial = loadgen::commands::merge::merge_results(
+        shards[..1].to_vec(),
+        true,
+        &Default::default(),
+        &absent.unwrap(),
+        vec!["loadgen".into()],
+    )
+    .unwrap();
+    let partial: Value = serde_json::from_str(&partial.output).unwrap();
+    assert_matches(&partial, "result.schema.json");
+    assert_eq!(
+        partial["shards"]["absent"],
+        serde_json::json!([{"index": 1, "why": "task failed, exit 137"}])
+    );
+    assert_eq!(partial["valid"], false);
+    let merged = loadgen::commands::merge::merge_results(
+        shards,
+        false,
+        &thresholds,
+        &Default::default(),
+        vec!["loadgen".into()],
+    )
+    .unwrap();
     let value: Value = serde_json::from_str(&merged.output).unwrap();
     assert!(
         value["shards"]["merged"][0]["clock"]["reference"]["error_us"].is_i64(),
@@ -160,6 +194,12 @@ fn shard_results_and_their_merge_match_the_committed_schema() {
     );
     assert_matches(&value, "result.schema.json");
     assert_eq!(value["runs"][0]["requests"], 100);
+    // A whole answer has no TTFT: that objective is not met, and its value is null.
+    let judged = value["shards"]["thresholds"].as_array().unwrap();
+    assert_eq!(judged.len(), 4, "{judged:?}");
+    assert_eq!(judged[2]["met"], false, "{judged:?}");
+    assert!(judged[2]["value"].is_null(), "{judged:?}");
+    assert_eq!(merged.failed.len(), 1, "{:?}", merged.failed);
 }
 
 #[test]
@@ -174,7 +214,8 @@ fn a_result_with_sessions_matches_the_committed_schema() {
     let lines: Vec<String> = (0..4)
         .map(|s| {
             serde_json::json!({"session_id": format!("s{s}"), "system": system,
-                "turns": [{"text": format!("s{s} first")}, {"text": "and then?"}]})
+                "turns": [{"text": format!("s{s} first")}, {"text": "and then?"}],
+                "branches": [{"after_turn": 1, "turns": [{"text": "look it up"}]}]})
             .to_string()
         })
         .collect();
@@ -207,6 +248,7 @@ fn a_result_with_sessions_matches_the_committed_schema() {
         "{}",
         value["runs"][0]["sessions"]
     );
+    assert!(value["runs"][0]["sessions"]["branch_turns"][0]["requests"].as_u64() > Some(0));
     assert_matches(&result, "result.schema.json");
     // Its page has the sessions section: the table and the TTFT, prompt, cache and timeline plots.
     let page = loadgen::report::html::run_page(&result);
@@ -218,6 +260,7 @@ fn a_result_with_sessions_matches_the_committed_schema() {
         "Prompt size by turn",
         "Prompt cache by turn",
         "Session timeline",
+        "Branches (sub-agents)",
     ] {
         assert!(section.contains(title), "{title} missing");
     }

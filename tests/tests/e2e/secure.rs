@@ -9,6 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
+use gatebench_tests::h2c::{serve_connections, ANSWER};
 use gatebench_tests::start_mock;
 use http_body_util::{BodyExt, Full};
 use hyper::{Request, Response, Version};
@@ -226,68 +227,47 @@ struct H2Log {
     connections: AtomicU64,
 }
 
-const ANSWER: &str = "{\"id\":\"r\",\"object\":\"chat.completion\",\"choices\":[{\"index\":0,\
-    \"message\":{\"role\":\"assistant\",\"content\":\"ok\"},\"finish_reason\":\"stop\"}]}";
-
 /// hyper's HTTP/2-only server (prior knowledge), on its own thread and runtime.
 fn start_h2c() -> (SocketAddr, Arc<H2Log>) {
     let log = Arc::new(H2Log::default());
-    let std_listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    std_listener.set_nonblocking(true).unwrap();
-    let addr = std_listener.local_addr().unwrap();
     let record = log.clone();
-    std::thread::spawn(move || {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .unwrap();
-        runtime.block_on(async move {
-            let listener = tokio::net::TcpListener::from_std(std_listener).unwrap();
-            loop {
-                let Ok((stream, _)) = listener.accept().await else {
-                    return;
-                };
-                let connection = record.connections.fetch_add(1, Relaxed);
-                let record = record.clone();
-                tokio::spawn(async move {
-                    let service = hyper::service::service_fn(
-                        move |request: Request<hyper::body::Incoming>| {
-                            let record = record.clone();
-                            async move {
-                                let version = request.version();
-                                let authority = request
-                                    .uri()
-                                    .authority()
-                                    .map(|a| a.to_string())
-                                    .unwrap_or_default();
-                                let seq = request
-                                    .headers()
-                                    .get("x-gatebench-seq")
-                                    .and_then(|v| v.to_str().ok()?.parse().ok())
-                                    .unwrap_or(u64::MAX);
-                                let body = request.into_body().collect().await.unwrap().to_bytes();
-                                record.requests.lock().unwrap().push((
-                                    connection,
-                                    version,
-                                    authority,
-                                    seq,
-                                    body.len(),
-                                ));
-                                let response = Response::builder()
-                                    .header("content-type", "application/json")
-                                    .body(Full::new(Bytes::from_static(ANSWER.as_bytes())))
-                                    .unwrap();
-                                Ok::<_, Infallible>(response)
-                            }
-                        },
-                    );
-                    let _ = hyper::server::conn::http2::Builder::new(TokioExecutor::new())
-                        .serve_connection(TokioIo::new(stream), service)
-                        .await;
-                });
+    let addr = serve_connections(move |stream| {
+        let connection = record.connections.fetch_add(1, Relaxed);
+        let record = record.clone();
+        let service = hyper::service::service_fn(move |request: Request<hyper::body::Incoming>| {
+            let record = record.clone();
+            async move {
+                let version = request.version();
+                let authority = request
+                    .uri()
+                    .authority()
+                    .map(|a| a.to_string())
+                    .unwrap_or_default();
+                let seq = request
+                    .headers()
+                    .get("x-gatebench-seq")
+                    .and_then(|v| v.to_str().ok()?.parse().ok())
+                    .unwrap_or(u64::MAX);
+                let body = request.into_body().collect().await.unwrap().to_bytes();
+                record.requests.lock().unwrap().push((
+                    connection,
+                    version,
+                    authority,
+                    seq,
+                    body.len(),
+                ));
+                let response = Response::builder()
+                    .header("content-type", "application/json")
+                    .body(Full::new(Bytes::from_static(ANSWER.as_bytes())))
+                    .unwrap();
+                Ok::<_, Infallible>(response)
             }
         });
+        async move {
+            let _ = hyper::server::conn::http2::Builder::new(TokioExecutor::new())
+                .serve_connection(TokioIo::new(stream), service)
+                .await;
+        }
     });
     (addr, log)
 }

@@ -40,6 +40,25 @@ fn sessions_file(name: &str, sessions: usize, turns: usize, think_ms: u64) -> Pa
     path
 }
 
+/// One session a second for a second, from a file of `line` alone, to `addr`'s chat route.
+fn one_session_line(
+    addr: std::net::SocketAddr,
+    name: &str,
+    line: &Value,
+) -> loadgen::results::run::RunResult {
+    let path = std::env::temp_dir().join(format!("gatebench-{name}-{}.jsonl", std::process::id()));
+    std::fs::write(&path, line.to_string()).unwrap();
+    let args = RunArgs {
+        rate: Some("1".into()),
+        ..session_args(
+            format!("http://{addr}/v1/chat/completions"),
+            path,
+            SessionFlags::default(),
+        )
+    };
+    run(args, vec![]).unwrap().0
+}
+
 fn session_args(url: String, file: PathBuf, flags: SessionFlags) -> RunArgs {
     RunArgs {
         duration: Some("1s".into()),
@@ -52,7 +71,7 @@ fn session_args(url: String, file: PathBuf, flags: SessionFlags) -> RunArgs {
 }
 
 #[test]
-fn every_turn_resends_the_exact_history_at_its_intended_time() {
+fn timed_every_turn_resends_the_exact_history_at_its_intended_time() {
     let _quiet = gatebench_tests::timing_sensitive();
     let (addr, log) = start_recording_answering(Arc::new(|s| (Duration::ZERO, answer_to(s))));
     let file = sessions_file("history", 3, 3, 150);
@@ -119,7 +138,117 @@ fn every_turn_resends_the_exact_history_at_its_intended_time() {
 }
 
 #[test]
-fn a_turn_sent_late_is_measured_from_when_it_was_due() {
+fn timed_a_branch_runs_beside_its_session_and_its_last_exchange_joins_a_later_turn() {
+    let _quiet = gatebench_tests::timing_sensitive();
+    // The sub-agent's requests take 300 ms each; the session's own are answered at once.
+    let (addr, log) = start_recording_answering(Arc::new(|s| {
+        let slow = String::from_utf8_lossy(&s.body).contains("Sub-agent.");
+        let wait = Duration::from_millis(if slow { 300 } else { 0 });
+        (wait, answer_to(s))
+    }));
+    let turns: Vec<Value> = (1..=4)
+        .map(|t| json!({"text": format!("m{t}"), "think_ms": if t == 1 { 0 } else { 200 }}))
+        .collect();
+    let branch = json!({"after_turn": 1, "join_turn": 3, "system": "Sub-agent.",
+        "turns": [{"text": "b1"}, {"text": "b2"}]});
+    let line = json!({"session_id": "s", "system": "Be brief.", "turns": turns,
+        "branches": [branch]});
+    let result = one_session_line(addr, "branch", &line);
+    let s = result.runs[0].sessions.as_ref().expect("a session table");
+    assert_eq!((s.started, s.completed, s.branches), (1, 1, 1), "{s:?}");
+    assert_eq!((s.turns.len(), s.branch_turns.len()), (4, 2));
+    assert!(s.turns.iter().chain(&s.branch_turns).all(|t| t.all.ok == 1));
+    let seen = log.lock().unwrap().clone();
+    let by_user = |text: &str| -> Seen {
+        seen.iter()
+            .find(|r| {
+                let body: Value = serde_json::from_slice(&r.body).unwrap_or_default();
+                body["messages"]
+                    .as_array()
+                    .and_then(|m| m.last())
+                    .map(|m| &m["content"])
+                    == Some(&json!(text))
+            })
+            .unwrap_or_else(|| panic!("no request ends with {text}"))
+            .clone()
+    };
+    let messages = |r: &Seen| -> Vec<Value> {
+        let body: Value = serde_json::from_slice(&r.body).unwrap();
+        body["messages"].as_array().unwrap().clone()
+    };
+    let (m1, m2, m3, b1, b2) = (
+        by_user("m1"),
+        by_user("m2"),
+        by_user("m3"),
+        by_user("b1"),
+        by_user("b2"),
+    );
+    // The branch has a history of its own: its system prompt, none of the session's.
+    assert_eq!(
+        messages(&b1),
+        [
+            json!({"role": "system", "content": "Sub-agent."}),
+            json!({"role": "user", "content": "b1"})
+        ]
+    );
+    assert_eq!(messages(&b2).len(), 4, "its own history grows");
+    // It forks when turn 1 is answered, and runs beside turn 2.
+    let since = |a: &Seen, b: &Seen| b.at.duration_since(a.at);
+    assert!(
+        since(&m1, &b1) < Duration::from_millis(100),
+        "{:?}",
+        since(&m1, &b1)
+    );
+    assert!(since(&m2, &b2) > Duration::ZERO && since(&b1, &m2) < Duration::from_millis(290));
+    // Turn 3 waits for the branch (300 + 300 ms), and carries its last exchange before its own.
+    let wait = since(&m1, &m3);
+    assert!(
+        wait >= Duration::from_millis(595) && wait < Duration::from_millis(800),
+        "{wait:?}"
+    );
+    let joined = messages(&m3);
+    assert_eq!(joined.len(), 8, "{joined:?}");
+    assert_eq!(joined[5], json!({"role": "user", "content": "b2"}));
+    assert_eq!(
+        joined[6],
+        json!({"role": "assistant", "content": format!("answer to {} \"quoted\" é\n", b2.seq.unwrap())})
+    );
+    assert_eq!(joined[7]["content"], "m3");
+    // And it stays in the history after.
+    assert_eq!(messages(&by_user("m4"))[5..8], joined[5..8]);
+}
+
+#[test]
+fn a_failed_branch_fails_its_session_and_the_turns_left_are_counted() {
+    // The sub-agent's answers are not answers.
+    let (addr, _log) = start_recording_answering(Arc::new(|s| {
+        let bad = String::from_utf8_lossy(&s.body).contains("Sub-agent.");
+        let body = if bad {
+            "nope".to_string()
+        } else {
+            answer_to(s)
+        };
+        (Duration::ZERO, body)
+    }));
+    let turns: Vec<Value> = (1..=4).map(|t| json!({"text": format!("m{t}")})).collect();
+    let branch = json!({"after_turn": 1, "join_turn": 3, "system": "Sub-agent.",
+        "turns": [{"text": "b1"}, {"text": "b2"}]});
+    let line = json!({"session_id": "s", "turns": turns, "branches": [branch]});
+    let result = one_session_line(addr, "badbranch", &line);
+    let s = result.runs[0].sessions.as_ref().expect("a session table");
+    assert_eq!((s.started, s.completed, s.failed), (1, 0, 1), "{s:?}");
+    assert_eq!(s.branch_turns[0].all.errors, 1);
+    // Turns 3 and 4 of the session, and the branch's second.
+    assert_eq!(
+        s.not_sent.get("earlier_turn_failed"),
+        Some(&3),
+        "{:?}",
+        s.not_sent
+    );
+}
+
+#[test]
+fn timed_a_turn_sent_late_is_measured_from_when_it_was_due() {
     let _quiet = gatebench_tests::timing_sensitive();
     // Every first turn is answered in 300 ms; later turns at once.
     let (addr, _log) = start_recording_answering(Arc::new(|s| {
@@ -160,7 +289,7 @@ fn a_turn_sent_late_is_measured_from_when_it_was_due() {
 }
 
 #[test]
-fn a_session_bound_makes_late_sessions_wait_and_counts_them() {
+fn timed_a_session_bound_makes_late_sessions_wait_and_counts_them() {
     let _quiet = gatebench_tests::timing_sensitive();
     let (addr, _log) =
         start_recording_answering(Arc::new(|s| (Duration::from_millis(200), answer_to(s))));
@@ -215,7 +344,7 @@ fn session_options_without_sessions_or_with_what_they_exclude_are_refused() {
     assert!(err.contains("--requests-file"), "{err}");
     let gapless = session_args(
         "http://127.0.0.1:9/v1/chat/completions".into(),
-        file,
+        file.clone(),
         SessionFlags {
             users: Some(2),
             ..SessionFlags::default()
@@ -223,10 +352,34 @@ fn session_options_without_sessions_or_with_what_they_exclude_are_refused() {
     );
     let err = run(gapless, vec![]).unwrap_err().to_string();
     assert!(err.contains("--turn-gap"), "{err}");
+    for (route, marks, needle) in [
+        ("/v1/chat/completions", "history", "/v1/messages"),
+        (
+            "/v1beta/models/g:generateContent",
+            "system",
+            "Bedrock's /converse",
+        ),
+        ("/v1/messages", "everything", "none, system or history"),
+        ("/model/m/converse", "none:1h", "none, system or history"),
+    ] {
+        let marked = session_args(
+            format!("http://127.0.0.1:9{route}"),
+            file.clone(),
+            SessionFlags {
+                cache_marks: Some(marks.into()),
+                ..SessionFlags::default()
+            },
+        );
+        let err = run(marked, vec![]).unwrap_err().to_string();
+        assert!(
+            err.contains("--cache-marks") && err.contains(needle),
+            "{err}"
+        );
+    }
 }
 
 #[test]
-fn overhead_pairs_each_turn_of_a_conversation_and_a_slow_hop_shows_on_every_turn() {
+fn timed_overhead_pairs_each_turn_of_a_conversation_and_a_slow_hop_shows_on_every_turn() {
     let _quiet = gatebench_tests::timing_sensitive();
     let direct = gatebench_tests::start_mock(mock_upstream::Config::default());
     let slow = gatebench_tests::gateway::start_delay_gateway(
@@ -281,7 +434,7 @@ fn overhead_pairs_each_turn_of_a_conversation_and_a_slow_hop_shows_on_every_turn
 }
 
 #[test]
-fn the_mocks_cache_hits_show_per_turn_on_chat_and_responses() {
+fn the_mocks_cache_hits_show_per_turn_on_every_apis_route() {
     let settings = mock_upstream::RawSettings {
         prompt_cache: Some("on".into()),
         ..Default::default()
@@ -297,17 +450,44 @@ fn the_mocks_cache_hits_show_per_turn_on_chat_and_responses() {
         json!({"session_id": "s", "system": "rules ".repeat(1_400), "turns": turns}).to_string(),
     )
     .unwrap();
-    for (route, model) in [
-        ("/v1/chat/completions", "gpt-4o-mini"),
-        ("/v1/responses", "gpt-4o-mini"),
+    let anthropic = vec!["anthropic-version: 2023-06-01".to_string()];
+    let both = ["chat", "chat-stream"].as_slice();
+    // Gemini's and Bedrock's routes say whether they stream, whatever the scenario; their
+    // model is the route's.
+    let gemini = "/v1beta/models/gemini-2.0-flash";
+    let bedrock = "/model/anthropic.claude-3-5-sonnet-20240620-v1:0";
+    for (route, model, headers, scenarios) in [
+        (
+            "/v1/chat/completions".to_string(),
+            "gpt-4o-mini",
+            vec![],
+            both,
+        ),
+        ("/v1/responses".into(), "gpt-4o-mini", vec![], both),
+        (
+            "/v1/messages".into(),
+            "claude-sonnet-4-5",
+            anthropic.clone(),
+            both,
+        ),
+        (format!("{gemini}:generateContent"), "", vec![], both),
+        (
+            format!("{gemini}:streamGenerateContent?alt=sse"),
+            "",
+            vec![],
+            &["chat"],
+        ),
+        (format!("{bedrock}/converse"), "", vec![], both),
+        (format!("{bedrock}/converse-stream"), "", vec![], &["chat"]),
     ] {
-        for stream in ["chat", "chat-stream"] {
+        for &stream in scenarios {
             let (result, _) = run(
                 RunArgs {
                     rate: Some("1".into()),
                     request: loadgen::options::RequestFlags {
                         scenario: Some(stream.into()),
-                        model: Some(model.into()),
+                        model: (!model.is_empty()).then(|| model.into()),
+                        headers: headers.clone(),
                         ..Default::default()
                     },
                     ..session_args(
@@ -319,6 +499,11 @@ fn the_mocks_cache_hits_show_per_turn_on_chat_and_responses() {
                 vec![],
             )
             .unwrap();
+            let streams = match model {
+                "" => route.contains("stream"),
+                _ => stream == "chat-stream",
+            };
+            assert_eq!(result.plan.request.stream, streams, "{route} {stream}");
             let s = result.runs[0].sessions.as_ref().expect("a session table");
             assert_eq!(
                 s.completed, 1,
@@ -338,4 +523,132 @@ fn the_mocks_cache_hits_show_per_turn_on_chat_and_responses() {
             );
         }
     }
+    // Without breakpoints Anthropic's and Bedrock's caches are never read or written: every
+    // turn is a miss.
+    for (route, model, headers) in [
+        (
+            "/v1/messages".to_string(),
+            Some("claude-sonnet-4-5"),
+            anthropic,
+        ),
+        (format!("{bedrock}/converse"), None, vec![]),
+    ] {
+        let (result, _) = run(
+            RunArgs {
+                rate: Some("1".into()),
+                request: loadgen::options::RequestFlags {
+                    scenario: Some("chat".into()),
+                    model: model.map(str::to_string),
+                    headers,
+                    ..Default::default()
+                },
+                ..session_args(
+                    format!("http://{}{route}", mock.local_addr()),
+                    path.clone(),
+                    SessionFlags {
+                        cache_marks: Some("none".into()),
+                        ..Default::default()
+                    },
+                )
+            },
+            vec![],
+        )
+        .unwrap();
+        let s = result.runs[0].sessions.as_ref().expect("a session table");
+        assert_eq!(s.completed, 1, "{route}: {:?}", result.runs[0].errors);
+        assert!(
+            s.turns
+                .iter()
+                .all(|t| t.reported == 1 && t.hit_rate == Some(0.0)),
+            "{route}: {:?}",
+            s.turns
+        );
+        let plan = result.plan.sessions.as_ref().expect("the plan's sessions");
+        assert_eq!(plan.cache_marks.as_deref(), Some("none"), "{route}");
+    }
+}
+
+#[test]
+fn a_gemini_tool_round_resends_the_call_and_its_function_response() {
+    // A Gemini upstream that calls `lookup` (with no id, as Gemini may) when asked to find,
+    // and answers text otherwise.
+    let (addr, log) = start_recording_answering(Arc::new(|s| {
+        let body: Value = serde_json::from_slice(&s.body).unwrap_or_default();
+        let last = body["contents"].as_array().and_then(|c| c.last()).cloned();
+        let asked = last.is_some_and(|c| c["parts"][0]["text"] == "find it");
+        let part = if asked {
+            json!({"functionCall": {"name": "lookup", "args": {"q": "x"}}})
+        } else {
+            json!({"text": format!("done {}", s.seq.unwrap_or(0))})
+        };
+        let answer = json!({"candidates": [{"content": {"role": "model", "parts": [part]},
+            "finishReason": "STOP", "index": 0}],
+            "usageMetadata": {"promptTokenCount": 20, "candidatesTokenCount": 2, "totalTokenCount": 22}});
+        (Duration::ZERO, answer.to_string())
+    }));
+    let path = std::env::temp_dir().join(format!("gatebench-gemini-{}.jsonl", std::process::id()));
+    std::fs::write(
+        &path,
+        json!({"session_id": "g", "system": "Be brief.", "tool_rounds": 1, "tool_result_tokens": 2,
+            "tools": [{"type": "function", "function": {"name": "lookup",
+                "parameters": {"type": "object"}}}],
+            "turns": [{"text": "find it"}, {"text": "thanks"}]})
+        .to_string(),
+    )
+    .unwrap();
+    let (result, _) = run(
+        RunArgs {
+            rate: Some("1".into()),
+            ..session_args(
+                format!("http://{addr}/v1beta/models/gemini-2.0-flash:generateContent"),
+                path,
+                SessionFlags::default(),
+            )
+        },
+        vec![],
+    )
+    .unwrap();
+    let s = result.runs[0].sessions.as_ref().expect("a session table");
+    assert_eq!(s.completed, 1, "{:?}", result.runs[0].errors);
+    assert_eq!(s.turns[1].tool_requests, 1, "{:?}", s.turns);
+    let mut seen = log.lock().unwrap().clone();
+    seen.retain(|s| String::from_utf8_lossy(&s.body).contains("Be brief."));
+    seen.sort_by_key(|s| s.seq);
+    assert_eq!(seen.len(), 3, "the call, its result, the next turn");
+    let bodies: Vec<Value> = seen
+        .iter()
+        .map(|s| serde_json::from_slice(&s.body).unwrap())
+        .collect();
+    for body in &bodies {
+        for key in ["model", "messages", "stream", "max_tokens"] {
+            assert!(body.get(key).is_none(), "{key}: {body}");
+        }
+        assert_eq!(body["systemInstruction"]["parts"][0]["text"], "Be brief.");
+        assert_eq!(
+            body["tools"][0]["functionDeclarations"][0]["name"],
+            "lookup"
+        );
+    }
+    let contents = bodies[1]["contents"].as_array().unwrap();
+    assert_eq!(
+        contents[1],
+        json!({"role": "model", "parts": [{"functionCall": {"name": "lookup", "args": {"q": "x"}}}]}),
+        "the call as it came, no id made up"
+    );
+    assert_eq!(
+        contents[2],
+        json!({"role": "user", "parts": [{"functionResponse": {"name": "lookup",
+            "response": {"output": "ok. ok."}}}]})
+    );
+    let contents = bodies[2]["contents"].as_array().unwrap();
+    assert_eq!(contents.len(), 5);
+    let answered = format!("done {}", seen[1].seq.unwrap());
+    assert_eq!(
+        contents[3],
+        json!({"role": "model", "parts": [{"text": answered}]})
+    );
+    assert_eq!(
+        contents[4],
+        json!({"role": "user", "parts": [{"text": "thanks"}]})
+    );
 }

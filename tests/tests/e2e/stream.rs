@@ -179,6 +179,8 @@ async fn events_and_answers_are_not_rounded_up_to_a_millisecond_tick() {
         let r = client.chat(&chat_body(false, json!({})), &[]).await;
         assert_eq!(r.status, 200);
         let timed = sent.elapsed();
+        // Never before it is due, however the pair's difference below falls.
+        assert!(timed >= Duration::from_micros(2300), "{timed:?}");
         let sent = std::time::Instant::now();
         let instant = [("x-mock-latency", "0ms")];
         let r = client.chat(&chat_body(false, json!({})), &instant).await;
@@ -192,8 +194,11 @@ async fn events_and_answers_are_not_rounded_up_to_a_millisecond_tick() {
     assert_eq!(errors.count(), 3 * 30 + 20);
     let median_us = errors.quantile_us(0.5);
     assert!(median_us < 250, "median emission error {median_us} µs");
+    // The pair's difference is the answer's 2.3 ms give or take the two requests' own times,
+    // which differ by tens of µs either way on a loaded machine: so it is bounded from below
+    // loosely (the latency was applied) and from above tightly (no millisecond tick).
     assert!(
-        answers[10] >= Duration::from_micros(2300) && answers[10] < Duration::from_micros(2700),
+        answers[10] >= Duration::from_micros(2000) && answers[10] < Duration::from_micros(2700),
         "median time to a 2.3 ms answer beyond an instant one: {:?}",
         answers[10]
     );

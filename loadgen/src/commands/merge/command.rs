@@ -12,6 +12,9 @@ impl Command for MergeArgs {
     type Plan = MergeArgs;
 
     fn plan(self) -> anyhow::Result<MergeArgs> {
+        // Bad thresholds are refused before any file is read.
+        super::Thresholds::from_args(&self)?;
+        super::Absent::parse(&self.absent)?;
         Ok(self)
     }
 
@@ -28,7 +31,14 @@ impl Command for MergeArgs {
             }
             None => show(&merged.report),
         }
-        Ok(if merged.valid { EXIT_OK } else { EXIT_FAILED })
+        for failed in &merged.failed {
+            gatebench_shared::say!("loadgen: merge: {failed}");
+        }
+        Ok(if merged.valid && merged.failed.is_empty() {
+            EXIT_OK
+        } else {
+            EXIT_FAILED
+        })
     }
 
     fn profile(_: &MergeArgs) -> anyhow::Result<toml::Table> {

@@ -111,6 +111,7 @@ pub fn merge(inputs: &[(PathBuf, Vec<u8>)]) -> anyhow::Result<Merged> {
         output: write_log(&header, intervals),
         report,
         valid: true,
+        failed: Vec::new(),
     })
 }
 

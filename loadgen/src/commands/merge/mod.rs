@@ -3,11 +3,13 @@
 //! Histograms are added, never averaged, so the merged percentiles are those of one process
 //! that recorded every request. Shards of different plans are refused, naming what differs.
 
+mod absent;
 mod check;
 mod clocks;
 mod command;
 pub mod logs;
 mod runs;
+mod thresholds;
 
 use std::path::{Path, PathBuf};
 
@@ -16,7 +18,9 @@ use serde_json::Value;
 
 use crate::options::MergeArgs;
 
+pub use absent::Absent;
 pub use check::MergeError;
+pub use thresholds::Thresholds;
 
 /// What `loadgen merge` made: a result (JSON) or an interval log (text), and its report.
 #[derive(Debug)]
@@ -24,6 +28,8 @@ pub struct Merged {
     pub output: String,
     pub report: String,
     pub valid: bool,
+    /// The thresholds the merged run failed, as said on stderr.
+    pub failed: Vec<String>,
 }
 
 /// Merges the inputs: results when they are JSON, interval logs otherwise.
@@ -36,14 +42,25 @@ pub fn run_merge(args: &MergeArgs, command: Vec<String>) -> anyhow::Result<Merge
     }
     let results: Vec<Option<Value>> = texts.iter().map(|(_, b)| result_in(b)).collect();
     match results.iter().filter(|r| r.is_some()).count() {
-        0 => logs::merge(&texts),
+        0 => {
+            if args.max_p99.is_some() || args.max_error_rate.is_some() || args.slo.is_some() {
+                bail!("thresholds judge results, not interval logs: merge the results");
+            }
+            logs::merge(&texts)
+        }
         n if n == texts.len() => {
             let shards = texts
                 .into_iter()
                 .zip(results)
                 .filter_map(|((path, _), r)| r.map(|r| (path, r)))
                 .collect();
-            merge_results(shards, args.partial, command)
+            merge_results(
+                shards,
+                args.partial,
+                &Thresholds::from_args(args)?,
+                &Absent::parse(&args.absent)?,
+                command,
+            )
         }
         _ => bail!("cannot merge JSON results with interval logs: give one kind"),
     }
@@ -61,18 +78,34 @@ fn result_in(bytes: &[u8]) -> Option<Value> {
         .find_map(|l| serde_json::from_str(l).ok())
 }
 
-/// Merges shard results (file, parsed JSON) into one result of the whole plan.
+/// Merges shard results (file, parsed JSON) into one result of the whole plan, judged by
+/// `thresholds`, listing the shards it has no result of with the reasons in `absent`.
 pub fn merge_results(
     shards: Vec<(PathBuf, Value)>,
     partial: bool,
+    thresholds: &Thresholds,
+    absent: &Absent,
     command: Vec<String>,
 ) -> anyhow::Result<Merged> {
     let shards = check::shards(shards, partial)?;
-    let merged = runs::merged_result(&shards, command)?;
+    let merged_indexes: Vec<u64> = shards.iter().map(|s| s.index).collect();
+    let absent = absent.list(shards[0].count, &merged_indexes)?;
+    let mut merged = runs::merged_result(&shards, command)?;
+    let judged = thresholds.judge(&merged);
+    let failed = judged
+        .iter()
+        .filter(|j| !j.met)
+        .map(|j| format!("{}: the merged run measured {}", j.objective, j.value))
+        .collect();
+    if let Some(listed) = &mut merged.shards {
+        listed.thresholds = judged;
+        listed.absent = absent;
+    }
     Ok(Merged {
         output: serde_json::to_string_pretty(&merged)? + "\n",
         report: crate::report::merge::markdown(&merged),
         valid: merged.valid,
+        failed,
     })
 }
 

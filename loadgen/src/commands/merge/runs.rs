@@ -64,6 +64,8 @@ pub fn merged_result(shards: &[ShardResult], command: Vec<String>) -> anyhow::Re
         count,
         notes,
         merged: listed,
+        thresholds: Vec::new(),
+        absent: Vec::new(),
     });
     Ok(merged)
 }

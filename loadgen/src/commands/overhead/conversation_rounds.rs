@@ -68,7 +68,7 @@ async fn rounds(
             .map(|i| {
                 let salted = sessions.salted(trial, i);
                 Conversation::new(
-                    sessions.dialect,
+                    sessions.shape,
                     &request.body,
                     session,
                     salted.salt.as_deref(),

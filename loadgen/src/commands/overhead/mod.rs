@@ -138,13 +138,26 @@ fn sessions_of(
         return Ok(None);
     };
     let set = crate::generator::sessions::load(path)?;
+    if let Some(s) = set.sessions.iter().find(|s| !s.branches.is_empty()) {
+        return Err(PlanError::File(
+            "--sessions",
+            path.display().to_string(),
+            format!(
+                "session {} has branches, which run beside its turns; overhead's paired rounds \
+                 call one turn at a time: use compare --sessions for sessions with branches",
+                s.id
+            ),
+        ));
+    }
+    let shape =
+        crate::generator::planner::conversations::shape(flags, conversation_rounds::dialect(plan))?;
     Ok(Some(std::sync::Arc::new(
         crate::generator::sessions::plan::SessionPlan {
             set: std::sync::Arc::new(set),
             think: gatebench_shared::latency::Distribution::ZERO,
             max_sessions: None,
             users: None,
-            dialect: conversation_rounds::dialect(plan),
+            shape,
             salt: None,
         },
     )))

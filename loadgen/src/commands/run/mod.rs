@@ -9,6 +9,7 @@ use std::sync::Arc;
 use gatebench_shared::host::raise_open_file_limit;
 
 use crate::engine::embedded::EmbeddedMock;
+use crate::engine::metrics_endpoint::MetricsEndpoint;
 use crate::engine::run::{check_open_files, probe, run_target, stop_requested, SetupError};
 use crate::generator::plan::Plan;
 use crate::results::run::{RunResult, TargetRun, SCHEMA};
@@ -32,6 +33,8 @@ pub fn execute(plan: RunPlan, command: Vec<String>) -> anyhow::Result<(RunResult
         mut plan,
         phases,
         demo,
+        metrics_listen,
+        metrics_linger,
         ..
     } = plan;
     let open_files = raise_open_file_limit().ok();
@@ -49,6 +52,13 @@ pub fn execute(plan: RunPlan, command: Vec<String>) -> anyhow::Result<(RunResult
         None
     };
     reach(&plan)?;
+    let endpoint = metrics_listen.map(MetricsEndpoint::start).transpose()?;
+    if let Some(endpoint) = &endpoint {
+        plan.live = Some(endpoint.registry());
+        if !plan.quiet {
+            gatebench_shared::say!("loadgen: live metrics at http://{}/metrics", endpoint.addr);
+        }
+    }
     // The embedded mock's configuration, or the first target's when it is a gatebench mock.
     let mock_config = match &mock {
         Some(m) => Some(m.config_toml.clone()),
@@ -68,8 +78,26 @@ pub fn execute(plan: RunPlan, command: Vec<String>) -> anyhow::Result<(RunResult
         shards: None,
     };
     drop(mock);
+    if let Some(endpoint) = endpoint {
+        linger(&endpoint, metrics_linger, plan.quiet);
+    }
     let code = verdict::judge(&result, &plan);
     Ok((result, code))
+}
+
+/// Keeps `endpoint` serving the final counts for `linger` (cut short by Ctrl-C), then stops it.
+fn linger(endpoint: &MetricsEndpoint, linger: std::time::Duration, quiet: bool) {
+    if linger.is_zero() {
+        return;
+    }
+    if !quiet {
+        gatebench_shared::say!(
+            "loadgen: the run is over; its final counts stay at http://{}/metrics for {}",
+            endpoint.addr,
+            humantime::format_duration(linger)
+        );
+    }
+    crate::engine::comparison::pause(linger);
 }
 
 /// Refuses targets (and a reference clock) that cannot be reached before any load is sent.
@@ -101,6 +129,7 @@ fn run_phases(plan: &Plan, phases: Vec<Plan>) -> (Vec<TargetRun>, Plan) {
             Arc::new(Plan {
                 targets: plan.targets.clone(),
                 pin: plan.pin.clone(),
+                live: plan.live.clone(),
                 ..phase
             })
         })

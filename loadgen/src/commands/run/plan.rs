@@ -2,6 +2,7 @@
 //! the demo's phases and rates when no target is given, and the runs a shard or a start instant
 //! allows.
 
+use crate::engine::metrics_endpoint::parse_listen;
 use crate::engine::run::SetupError;
 use crate::generator::plan::Plan;
 use crate::options::RunArgs;
@@ -29,6 +30,10 @@ pub struct RunPlan {
     pub demo: bool,
     /// The demo picks its own rate for each of its phases.
     pub demo_rates: bool,
+    /// Where the live metrics endpoint listens (`--metrics-listen`).
+    pub metrics_listen: Option<std::net::SocketAddr>,
+    /// How long the live endpoint outlives the run.
+    pub metrics_linger: std::time::Duration,
 }
 
 impl RunPlan {
@@ -52,12 +57,20 @@ impl RunPlan {
             vec![plan.clone()]
         };
         check_together(&plan)?;
+        let metrics_listen = args
+            .metrics_listen
+            .as_deref()
+            .map(|text| parse_listen(text, plan.shard.index))
+            .transpose()?;
+        let metrics_linger = linger(&args)?;
         Ok(RunPlan {
             args,
             plan,
             phases,
             demo,
             demo_rates,
+            metrics_listen,
+            metrics_linger,
         })
     }
 }
@@ -110,4 +123,24 @@ fn check_together(plan: &Plan) -> Result<(), SetupError> {
         }
     }
     Ok(())
+}
+
+/// `--metrics-linger`: a duration, and only beside `--metrics-listen`.
+fn linger(args: &RunArgs) -> Result<std::time::Duration, SetupError> {
+    let Some(text) = args.metrics_linger.as_deref() else {
+        return Ok(std::time::Duration::ZERO);
+    };
+    let linger = gatebench_shared::latency::parse_duration_us(text)
+        .map(std::time::Duration::from_micros)
+        .ok_or_else(|| {
+            SetupError::Other(format!(
+                "--metrics-linger {text}: expected a duration, like 3s or 500ms"
+            ))
+        })?;
+    if args.metrics_listen.is_none() && !linger.is_zero() {
+        return Err(SetupError::Other(format!(
+            "--metrics-linger {text}: there is no endpoint to keep; give --metrics-listen too"
+        )));
+    }
+    Ok(linger)
 }

@@ -9,7 +9,7 @@ use crate::results::sessions::{SessionsResult, Split, TurnRow};
 pub(super) fn result(tally: &SessionTally) -> SessionsResult {
     let mut hit = Group::default();
     let mut miss = Group::default();
-    for turn in &tally.turns {
+    for turn in tally.turns.iter().chain(&tally.branch_turns) {
         hit.merge(&turn.hit);
         miss.merge(&turn.miss);
     }
@@ -32,17 +32,23 @@ pub(super) fn result(tally: &SessionTally) -> SessionsResult {
         cached_share: None,
         hit: split(&hit),
         miss: split(&miss),
-        turns: tally
-            .turns
-            .iter()
-            .enumerate()
-            .filter(|(_, t)| t.all.ok + t.all.errors > 0)
-            .map(|(i, t)| row(i as u64 + 1, t))
-            .collect(),
+        turns: rows(&tally.turns),
+        branches: tally.branches,
+        branch_turns: rows(&tally.branch_turns),
         timeline: crate::results::sessions::timeline_of(&tally.seconds),
     };
     result.derive();
     result
+}
+
+/// The rows of the turn numbers that sent anything.
+fn rows(groups: &[TurnGroup]) -> Vec<TurnRow> {
+    groups
+        .iter()
+        .enumerate()
+        .filter(|(_, t)| t.all.ok + t.all.errors > 0)
+        .map(|(i, t)| row(i as u64 + 1, t))
+        .collect()
 }
 
 fn split(group: &Group) -> Split {

@@ -35,7 +35,13 @@ pub(crate) fn run_target_watched(
     watch: &mut dyn FnMut(Window),
 ) -> TargetRun {
     let stop = stop_flag();
-    let progress = Arc::new(Progress::default());
+    let live = plan.live.as_ref().map(|registry| {
+        registry.track(&target.url, &plan.request.scenario, &plan.shard.to_string())
+    });
+    let progress = Arc::new(Progress {
+        live,
+        ..Progress::default()
+    });
     let start = Arc::new(StartLine::new(plan.threads));
     let bounds = Bounds::of(&plan);
 

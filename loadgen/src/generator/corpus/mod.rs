@@ -395,6 +395,7 @@ pub(crate) fn prompt_tokens(body: &Map<String, Value>) -> u32 {
         "prompt",
         "contents",
         "system",
+        "systemInstruction",
         "instructions",
     ]
     .iter()

@@ -6,9 +6,10 @@ use std::sync::Arc;
 use gatebench_shared::latency::{parse_duration_us, Distribution};
 
 use crate::generator::plan_error::PlanError;
-use crate::generator::sessions::body::Dialect;
+use crate::generator::sessions::body::{Dialect, Shape};
+use crate::generator::sessions::marks::CacheMarks;
 use crate::generator::sessions::plan::{SessionPlan, Users};
-use crate::options::RunArgs;
+use crate::options::{RunArgs, SessionFlags};
 use crate::results::plan::{Arrival, Load};
 
 /// Most users of `--users`.
@@ -54,10 +55,33 @@ pub(super) fn resolve(
         think,
         max_sessions,
         users,
-        dialect,
+        shape: shape(flags, dialect)?,
         salt: None,
     };
     Ok(Some((Arc::new(plan), load)))
+}
+
+/// The bodies' shape for `dialect`, with `--cache-marks` where its API has an explicit cache
+/// (Anthropic's messages, Bedrock's Converse).
+pub(crate) fn shape(flags: &SessionFlags, dialect: Dialect) -> Result<Shape, PlanError> {
+    let Some(text) = flags.cache_marks.as_deref() else {
+        return Ok(Shape::of(dialect));
+    };
+    let marks = text.parse::<CacheMarks>().map_err(|()| {
+        PlanError::Named(
+            "--cache-marks",
+            text.to_string(),
+            "none, system or history, with :1h for the one-hour life (history:1h)",
+        )
+    })?;
+    if !dialect.takes_marks() {
+        return Err(PlanError::Excludes(
+            "--cache-marks",
+            "a route other than Anthropic's /v1/messages or Bedrock's /converse",
+            "the other APIs' caches need no marks (OpenAI's and Gemini's cache on their own)",
+        ));
+    }
+    Ok(Shape { dialect, marks })
 }
 
 /// `--users N --turn-gap D`: N users, each one turn per gap, so `N / D` turns a second.
@@ -101,6 +125,7 @@ fn refuse_orphans(args: &RunArgs) -> Result<(), PlanError> {
         ("--max-sessions", f.max_sessions.is_some()),
         ("--users", f.users.is_some()),
         ("--turn-gap", f.turn_gap.is_some()),
+        ("--cache-marks", f.cache_marks.is_some()),
     ];
     match orphan.iter().find(|(_, given)| *given) {
         Some((flag, _)) => Err(PlanError::Excludes(

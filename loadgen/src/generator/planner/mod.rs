@@ -3,7 +3,7 @@
 //! beyond one body at one rate (`workload`), and the targets, requests and transport here; and
 //! back: the options a plan resolved (`resolved`).
 
-mod conversations;
+pub(crate) mod conversations;
 mod limits;
 mod load;
 mod resolved;
@@ -120,6 +120,7 @@ impl RunArgs {
                 .as_deref()
                 .map(parse_metrics_url)
                 .transpose()?,
+            live: None,
         })
     }
 

@@ -2,7 +2,7 @@
 //! they are: the session's own fields here, its turns' in `turn`.
 //!
 //! `{"session_id", "system" | "system_tokens", "context" | "context_tokens", "model", "tools",
-//! "tool_rounds", "tool_result_tokens", "turns": [...]}`; AIPerf's lines hold only
+//! "tool_rounds", "tool_result_tokens", "turns": [...], "branches": [...]}`; AIPerf's lines hold only
 //! `session_id`, `type` and `turns`, and a file whose lines hold nothing else is labelled as
 //! AIPerf's.
 
@@ -22,7 +22,8 @@ pub const DEFAULT_TOOL_RESULT_TOKENS: u32 = 64;
 const AIPERF_KEYS: [&str; 3] = ["session_id", "type", "turns"];
 
 /// Fields only gatebench's lines hold.
-const OWN_KEYS: [&str; 8] = [
+const OWN_KEYS: [&str; 9] = [
+    "branches",
     "system",
     "system_tokens",
     "context",
@@ -84,6 +85,7 @@ pub(crate) fn session(obj: &Map<String, Value>, index: usize) -> Result<(Session
         return Err(no_tools("tool_rounds".into()));
     }
     let turns = turns(obj, &id, index, &defaults)?;
+    let branches = super::branch::branches(obj, &id, index, turns.0.len(), &defaults)?;
     let model = text(obj, "model", TOP)?;
     let own = obj.keys().any(|k| OWN_KEYS.contains(&k.as_str()));
     let session = Session {
@@ -92,6 +94,7 @@ pub(crate) fn session(obj: &Map<String, Value>, index: usize) -> Result<(Session
         tools,
         model,
         turns: turns.0,
+        branches,
     };
     Ok((session, own || turns.1))
 }

@@ -11,8 +11,10 @@ use serde_json::Value;
 
 pub mod answer;
 pub mod body;
+mod branch;
 mod fields;
 mod line;
+pub mod marks;
 pub mod plan;
 mod read;
 pub mod record;
@@ -59,6 +61,20 @@ pub struct Session {
     pub tools: Option<Arc<Value>>,
     /// The model asked for; `None`: the run's.
     pub model: Option<String>,
+    pub turns: Vec<Turn>,
+    /// Sub-agents: conversations of their own that fork off a turn and join a later one.
+    pub branches: Vec<Branch>,
+}
+
+/// A sub-agent, as GuideLLM's branches have it: when turn `after` (from 0) of its session is
+/// answered it starts with a history of its own (its preamble, none of the session's), runs
+/// its turns beside the session's, and turn `join` waits for it and carries its last exchange
+/// (its last user message and answer) before its own message.
+#[derive(Debug, Clone)]
+pub struct Branch {
+    pub after: usize,
+    pub join: usize,
+    pub preamble: Vec<Message>,
     pub turns: Vec<Turn>,
 }
 
@@ -109,6 +125,9 @@ pub const MAX_SESSIONS: usize = 1_000_000;
 
 /// Most turns one session may hold.
 pub const MAX_TURNS: usize = 10_000;
+
+/// Most branches one session may hold.
+pub const MAX_BRANCHES: usize = 64;
 
 /// Most tool rounds one turn may take.
 pub const MAX_TOOL_ROUNDS: u32 = 64;

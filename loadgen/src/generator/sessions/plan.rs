@@ -6,7 +6,7 @@ use std::sync::Arc;
 use gatebench_shared::latency::Distribution;
 use serde::Serialize;
 
-use crate::generator::sessions::body::Dialect;
+use crate::generator::sessions::body::Shape;
 use crate::generator::sessions::{SessionFormat, SessionSet};
 use crate::results::sessions::SessionPlanRecord;
 
@@ -20,8 +20,8 @@ pub struct SessionPlan {
     pub max_sessions: Option<usize>,
     /// A fixed number of users, each one turn per gap, instead of a session rate.
     pub users: Option<Users>,
-    /// The API the bodies are written for (from the target's route).
-    pub dialect: Dialect,
+    /// The API the bodies are written for (from the target's route) and their cache marks.
+    pub shape: Shape,
     /// Text put before every session's first message, so one run's prompts share no prefix
     /// with another's: a comparison salts each trial of each target, so no run reads the
     /// prompt cache another warmed, whatever key a gateway swaps in.
@@ -74,6 +74,11 @@ impl SessionPlan {
             max_sessions: self.max_sessions,
             users: self.users.map(|u| u.count),
             turn_gap_us: self.users.map(|u| u.gap_ns / 1_000),
+            cache_marks: self
+                .shape
+                .dialect
+                .takes_marks()
+                .then(|| self.shape.marks.to_string()),
         }
     }
 }

@@ -124,6 +124,10 @@ impl NotSent {
 #[derive(Debug, Clone)]
 pub struct SessionTally {
     pub turns: Vec<TurnGroup>,
+    /// The branches' (sub-agents') requests, by their own turn numbers.
+    pub branch_turns: Vec<TurnGroup>,
+    /// Branches started.
+    pub branches: u64,
     /// Sessions whose start fell in the measured window.
     pub started: u64,
     /// Of which every turn was answered …
@@ -153,6 +157,8 @@ impl Default for SessionTally {
     fn default() -> SessionTally {
         SessionTally {
             turns: Vec::new(),
+            branch_turns: Vec::new(),
+            branches: 0,
             started: 0,
             completed: 0,
             failed: 0,
@@ -168,12 +174,17 @@ impl Default for SessionTally {
 }
 
 impl SessionTally {
-    fn row(&mut self, turn: u16) -> &mut TurnGroup {
-        let at = usize::from(turn.max(1) - 1).min(MOST_TURN_ROWS - 1);
-        if self.turns.len() <= at {
-            self.turns.resize_with(at + 1, TurnGroup::default);
+    fn row(&mut self, tag: Tag) -> &mut TurnGroup {
+        let at = usize::from(tag.turn.max(1) - 1).min(MOST_TURN_ROWS - 1);
+        let rows = if tag.branch {
+            &mut self.branch_turns
+        } else {
+            &mut self.turns
+        };
+        if rows.len() <= at {
+            rows.resize_with(at + 1, TurnGroup::default);
         }
-        &mut self.turns[at]
+        &mut rows[at]
     }
 
     fn second(&mut self, at_ns: u64) -> &mut (u64, u64) {
@@ -193,12 +204,12 @@ impl SessionTally {
 
     /// Records an answered turn (its tag says which).
     pub fn success(&mut self, x: &Exchange, response_us: u64) {
-        self.row(x.tag.turn).success(x, response_us);
+        self.row(x.tag).success(x, response_us);
     }
 
     /// Records a failed turn.
     pub fn failure(&mut self, tag: Tag) {
-        self.row(tag.turn).failure(tag);
+        self.row(tag).failure(tag);
     }
 
     /// Records a session that ended after `turns_done` answered turns, from its intended start
@@ -229,13 +240,9 @@ impl SessionTally {
 
     /// Adds another worker's sessions.
     pub fn merge(&mut self, other: &SessionTally) {
-        if self.turns.len() < other.turns.len() {
-            self.turns
-                .resize_with(other.turns.len(), TurnGroup::default);
-        }
-        for (mine, theirs) in self.turns.iter_mut().zip(&other.turns) {
-            mine.merge(theirs);
-        }
+        merge_rows(&mut self.turns, &other.turns);
+        merge_rows(&mut self.branch_turns, &other.branch_turns);
+        self.branches += other.branches;
         self.started += other.started;
         self.completed += other.completed;
         self.failed += other.failed;
@@ -254,6 +261,15 @@ impl SessionTally {
             mine.0 += theirs.0;
             mine.1 += theirs.1;
         }
+    }
+}
+
+fn merge_rows(mine: &mut Vec<TurnGroup>, theirs: &[TurnGroup]) {
+    if mine.len() < theirs.len() {
+        mine.resize_with(theirs.len(), TurnGroup::default);
+    }
+    for (mine, theirs) in mine.iter_mut().zip(theirs) {
+        mine.merge(theirs);
     }
 }
 
@@ -300,8 +316,18 @@ mod tests {
         t.ended(2, (0, 1_500_000_000), true, (5, NotSent::EarlierTurnFailed));
         let mut other = SessionTally::default();
         other.success(&turn(2, 0), 4_000);
+        let mut branch = turn(1, 0);
+        branch.tag.branch = true;
+        other.success(&branch, 4_000);
+        other.branches = 1;
         t.merge(&other);
         assert_eq!(t.turns.len(), 3);
+        assert_eq!((t.branch_turns.len(), t.branch_turns[0].all.ok), (1, 1));
+        assert_eq!(
+            (t.branches, t.turns[0].all.ok),
+            (1, 1),
+            "not a turn of its own"
+        );
         let two = &t.turns[1];
         assert_eq!(
             (two.all.ok, two.hit.ok, two.miss.ok, two.reported),

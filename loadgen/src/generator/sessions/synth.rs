@@ -44,6 +44,10 @@ pub struct Spec {
     pub tool_result_tokens: u32,
     /// Think time before every turn after the first; `None`: none written (the run's).
     pub think: Option<Distribution>,
+    /// Branches (sub-agents) a session of two or more turns forks, each after a seeded turn
+    /// and joining the next, and the turns of each.
+    pub branches: usize,
+    pub branch_turns: Dist,
 }
 
 /// What was written.
@@ -60,6 +64,7 @@ pub struct Written {
 /// Seeds of the streams that are not a session's.
 const GROUP_STREAM: u64 = 0x6772_6f75_7073;
 const TOOL_STREAM: u64 = 0x0074_6f6f_6c73;
+const BRANCH_STREAM: u64 = 0x6272_616e_6368;
 
 /// Writes `spec.sessions` session lines to `out`.
 pub fn generate(spec: &Spec, out: &mut impl Write) -> std::io::Result<Written> {
@@ -106,7 +111,12 @@ pub fn generate(spec: &Spec, out: &mut impl Write) -> std::io::Result<Written> {
         written.turns += turns.len();
         written.fewest_turns = written.fewest_turns.min(turns.len());
         written.most_turns = written.most_turns.max(turns.len());
+        let count = turns.len();
         line.insert("turns".into(), Value::Array(turns));
+        if spec.branches > 0 && count > 1 {
+            let branches = branches(spec, i, count, &mut user_tokens);
+            line.insert("branches".into(), Value::Array(branches));
+        }
         let text = Value::Object(line).to_string();
         out.write_all(text.as_bytes())?;
         out.write_all(b"\n")?;
@@ -140,6 +150,31 @@ fn turns(spec: &Spec, i: usize, rng: &mut Pcg64Mcg, user_tokens: &mut u64) -> Ve
                 };
             }
             turn
+        })
+        .collect()
+}
+
+/// Session `i`'s branches, each forking after a turn drawn from 1 to `turns` − 1 and joining
+/// the next; from a stream of their own, so sessions without branches keep their bytes.
+fn branches(spec: &Spec, i: usize, turns: usize, user_tokens: &mut u64) -> Vec<Value> {
+    let mut rng = rng_of(spec.seed ^ BRANCH_STREAM, i as u64);
+    (0..spec.branches)
+        .map(|b| {
+            let after = rng.random_range(1..turns);
+            let count = spec
+                .branch_turns
+                .sample(&mut rng)
+                .clamp(1, MAX_TURNS as u64);
+            let turns: Vec<Value> = (0..count)
+                .map(|k| {
+                    let tokens = spec.user.sample(&mut rng).min(spec.max_user_tokens).max(1);
+                    *user_tokens += tokens;
+                    let head = format!("Branch {b} turn {} of s{i}. ", k + 1);
+                    let max_tokens = spec.output.sample(&mut rng).min(spec.max_output_tokens);
+                    json!({"text": words(&head, tokens, &mut rng), "max_tokens": max_tokens.max(1)})
+                })
+                .collect();
+            json!({"after_turn": after, "turns": turns})
         })
         .collect()
 }
@@ -206,6 +241,8 @@ mod tests {
             tool_rounds: 2,
             tool_result_tokens: 100,
             think: Some("lognormal:2s,0.5".parse().unwrap()),
+            branches: 0,
+            branch_turns: Dist::Fixed(3),
         }
     }
 
@@ -229,6 +266,31 @@ mod tests {
             ..spec()
         });
         assert!(a.starts_with(&fewer));
+    }
+
+    #[test]
+    fn branches_fork_off_a_turn_and_leave_the_sessions_own_bytes_alone() {
+        let plain = text_of(&spec()).0;
+        let branched = Spec {
+            branches: 2,
+            ..spec()
+        };
+        let text = text_of(&branched).0;
+        assert_eq!(text, text_of(&branched).0, "seeded");
+        let set = load_text("synth", &text).unwrap();
+        for (line, (session, plain)) in text.lines().zip(set.sessions.iter().zip(plain.lines())) {
+            let mut line: serde_json::Value = serde_json::from_str(line).unwrap();
+            line.as_object_mut().unwrap().remove("branches");
+            assert_eq!(
+                line,
+                serde_json::from_str::<serde_json::Value>(plain).unwrap()
+            );
+            assert_eq!(session.branches.len(), 2);
+            for b in &session.branches {
+                assert!(b.after + 1 == b.join && b.join < session.turns.len());
+                assert_eq!(b.turns.len(), 3);
+            }
+        }
     }
 
     #[test]

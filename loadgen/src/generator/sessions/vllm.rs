@@ -75,6 +75,7 @@ pub(crate) fn conversation(obj: &Map<String, Value>, index: usize) -> Result<Ses
         tools: None,
         model: None,
         turns,
+        branches: Vec::new(),
     })
 }
 

@@ -40,11 +40,10 @@ impl Requests {
                     ),
                     request: e.request.clone(),
                     tag: Tag {
-                        turn: 0,
-                        tool: false,
                         class: e.class,
                         body_bytes: u32::try_from(e.request.body.len()).unwrap_or(u32::MAX),
                         prompt_tokens: e.prompt_tokens,
+                        ..Tag::default()
                     },
                 })
                 .collect(),
@@ -52,12 +51,10 @@ impl Requests {
                 template: Template::new(plan, target, &target.path, &plan.request),
                 request: plan.request.clone(),
                 tag: Tag {
-                    turn: 0,
-                    tool: false,
-                    class: 0,
                     body_bytes: u32::try_from(plan.request.body.len()).unwrap_or(u32::MAX),
                     prompt_tokens: serde_json::from_slice(&plan.request.body)
                         .map_or(0, |body| crate::generator::corpus::prompt_tokens(&body)),
+                    ..Tag::default()
                 },
             }],
         };

@@ -4,12 +4,14 @@
 //! capacity); here the page itself and the parts every page shares: tables, figures, axes, the
 //! line atop, the sampled processes and the upstream.
 
+mod behaviour;
 mod compare;
 mod levels;
 mod overhead;
 mod run;
 mod sessions;
 
+pub use behaviour::behaviour_page;
 pub(crate) use compare::compare_body;
 pub use compare::compare_page;
 pub use levels::{capacity_page, ladder_page, sweep_page};

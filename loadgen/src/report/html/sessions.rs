@@ -3,7 +3,7 @@
 //! turns answered per second of the run.
 
 use super::{figure, latency_axis, table_html};
-use crate::report::sessions::{summary_line, turns_table};
+use crate::report::sessions::{branch_table, summary_line, turns_table};
 use crate::report::svg::{escape, Axis, LinePlot, Series};
 use crate::results::breakdown::SecondSummary;
 use crate::results::run::{RunResult, TargetRun};
@@ -40,10 +40,14 @@ pub(super) fn sessions_html(view: &RunResult) -> String {
 /// One run's sessions: how they went, the table and the plots.
 fn run_section(label: &str, timeline: &[SecondSummary], s: &SessionsResult) -> String {
     format!(
-        "<h3>{}</h3><p>{}</p>{}<div class=\"pair\">{}{}</div>{}{}",
+        "<h3>{}</h3><p>{}</p>{}{}<div class=\"pair\">{}{}</div>{}{}",
         escape(label),
         escape(&summary_line(s)),
         table_html(&turns_table(s)),
+        branch_table(s).map_or_else(String::new, |t| format!(
+            "<p>Branches (sub-agents), by each branch's own turns:</p>{}",
+            table_html(&t)
+        )),
         ttft_figure(s),
         prompt_figure(s),
         cache_figure(s),

@@ -11,7 +11,7 @@ mod chunked;
 mod exchange;
 pub(crate) mod head;
 pub(crate) mod pool;
-mod request;
+pub(crate) mod request;
 
 use std::pin::Pin;
 use std::task::{Context, Waker};

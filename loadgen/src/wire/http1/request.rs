@@ -17,7 +17,13 @@ pub struct RequestTemplate {
     /// Request line and headers, ending with `x-gatebench-seq: `.
     head: Vec<u8>,
     body: Bytes,
+    /// Where the body holds [`MARK_WIDTH`] digits that carry the sequence number too, for
+    /// gateways that pass the body on but not the header (`loadgen behaviour`).
+    mark: Option<usize>,
 }
+
+/// Digits of the sequence number written into a marked body: fixed, so the length is too.
+pub const MARK_WIDTH: usize = 20;
 
 impl RequestTemplate {
     /// `POST` of `spec`'s body to `target`, with the Host, a JSON content type (unless the user
@@ -53,7 +59,16 @@ impl RequestTemplate {
         RequestTemplate {
             head,
             body: spec.body.clone(),
+            mark: None,
         }
+    }
+
+    /// The same requests with the sequence number written, [`MARK_WIDTH`] digits wide, into
+    /// the body at byte `at` too (over digits the body holds there).
+    pub fn marked_at(mut self, at: usize) -> RequestTemplate {
+        assert!(at + MARK_WIDTH <= self.body.len(), "a mark inside the body");
+        self.mark = Some(at);
+        self
     }
 
     /// Writes request `seq` into `out`, replacing what it held.
@@ -64,7 +79,14 @@ impl RequestTemplate {
         // Writing into a Vec cannot fail.
         let _ = write!(out, "{seq}");
         out.extend_from_slice(b"\r\n\r\n");
-        out.extend_from_slice(&self.body);
+        match self.mark {
+            None => out.extend_from_slice(&self.body),
+            Some(at) => {
+                out.extend_from_slice(&self.body[..at]);
+                let _ = write!(out, "{seq:0width$}", width = MARK_WIDTH);
+                out.extend_from_slice(&self.body[at + MARK_WIDTH..]);
+            }
+        }
     }
 }
 
@@ -101,6 +123,23 @@ mod tests {
                 .map(|(n, v)| (HeaderName::from_static(n), HeaderValue::from_static(v)))
                 .collect(),
         }
+    }
+
+    #[test]
+    fn a_marked_body_carries_the_number_at_a_fixed_length() {
+        let mut s = spec(&[]);
+        s.body = bytes::Bytes::from_static(b"{\"user\":\"gb-00000000000000000000\"}");
+        let template = RequestTemplate::post(&target(), &s).marked_at(12);
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        template.encode(7, &mut a);
+        template.encode(123_456, &mut b);
+        assert_eq!(
+            a.len() + 5,
+            b.len(),
+            "only the header's digits change the length"
+        );
+        assert!(a.ends_with(b"{\"user\":\"gb-00000000000000000007\"}"));
+        assert!(b.ends_with(b"{\"user\":\"gb-00000000000000123456\"}"));
     }
 
     #[test]

@@ -1,7 +1,6 @@
 //! One exchange over HTTP/2, as a stream on one of the worker's connections.
 
 use gatebench_shared::clock::{monotonic_ns, RECEIVED_HEADER, STARTED_HEADER};
-use http_body_util::BodyExt;
 use hyper::HeaderMap;
 
 use crate::wire::clock::RunClock;
@@ -20,13 +19,22 @@ pub async fn exchange(
     clock: &RunClock,
     slot: Slot,
 ) -> Result<Exchange, ErrorKind> {
+    // A handle of its own, checked ready (no GOAWAY, stream ids left): h2 queues a stream
+    // over the server's limit, not the handle.
     let (mut sender, target_wait_ns) = pool.acquire().await?;
     let request = template.request(slot.index);
+    let body = template.body();
     let sent_ns = clock.now_ns();
-    let response = sender
-        .send_request(request)
-        .await
+    let (response, mut sending) = sender
+        .send_request(request, body.is_empty())
         .map_err(|e| error_kind(&e))?;
+    if !body.is_empty() {
+        // Buffered by h2 and sent as the windows allow; the last frame ends the stream.
+        sending
+            .send_data(body.clone(), true)
+            .map_err(|e| error_kind(&e))?;
+    }
+    let response = response.await.map_err(|e| error_kind(&e))?;
     let x = Exchange {
         due_ns: slot.due_ns,
         dispatched_ns: slot.dispatched_ns,
@@ -39,13 +47,13 @@ pub async fn exchange(
     let mut reading = Reading::new(x, response.status().as_u16(), slot.keep_answer);
     let mut body = response.into_body();
     let mut last = None;
-    while let Some(frame) = body.frame().await {
-        let frame = frame.map_err(|e| error_kind(&e))?;
-        if let Some(data) = frame.data_ref() {
-            let at = monotonic_ns();
-            reading.feed(data, clock.ns_of(at));
-            last = Some(at);
-        }
+    while let Some(data) = body.data().await {
+        let data = data.map_err(|e| error_kind(&e))?;
+        let at = monotonic_ns();
+        reading.feed(&data, clock.ns_of(at));
+        // The bytes are read: the server may send as many more.
+        let _ = body.flow_control().release_capacity(data.len());
+        last = Some(at);
     }
     let done_ns = last.map_or_else(|| clock.now_ns(), |at| clock.ns_of(at));
     reading.finish(done_ns)

@@ -1,12 +1,15 @@
 //! What a turn's answer said, read back from its body so the next turn can resend it: the text,
 //! the tool calls, and the prompt cache as the upstream reported it. Whole bodies and streams
-//! (their raw events) of OpenAI's chat completions and Responses, and of Anthropic's messages,
-//! are read; this is
-//! the session path, read once a turn, after its timings were taken.
+//! (their raw events) of OpenAI's chat completions and Responses and of Anthropic's messages are
+//! read here, Gemini's and Bedrock's in files of their own; this is the session path, read once
+//! a turn, after its timings were taken.
 
 use serde_json::Value;
 
 use crate::wire::outcome::CacheUsage;
+
+mod bedrock;
+mod gemini;
 
 /// A turn's answer, as a client keeps it for the next turn.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -23,27 +26,44 @@ pub struct Answer {
 pub struct ToolCall {
     pub id: String,
     pub name: String,
-    /// The arguments as JSON text (OpenAI sends them so; Anthropic's `input` is written so).
+    /// The arguments as JSON text (OpenAI sends them so; Anthropic's `input`, Gemini's `args`
+    /// and Bedrock's `input` are written so).
     pub arguments: String,
+    /// The answer gave the call no id (Gemini may not): `id` was made from the call's place in
+    /// the answer (`call_0`, …), to pair its result, and is not resent.
+    pub id_made: bool,
 }
 
-/// Reads an answer's body: a stream's raw events when `streamed`, else one JSON object.
-/// `None` when the body is not an answer of either API.
+/// Reads an answer's body: a stream's raw events when `streamed` (server-sent events, or AWS's
+/// binary event stream: a body whose first byte is 0), else one JSON object. `None` when the
+/// body is not an answer of any API.
 pub fn read(body: &[u8], streamed: bool) -> Option<Answer> {
     let mut answer = Answer::default();
-    if streamed {
+    if streamed && body.first() == Some(&0) {
+        bedrock::stream(&mut answer, body)?;
+    } else if streamed {
         for data in events(body) {
             let Ok(event) = serde_json::from_slice::<Value>(data) else {
                 continue;
             };
-            chunk(&mut answer, &event);
+            if gemini::is_response(&event) {
+                gemini::response(&mut answer, &event);
+            } else {
+                chunk(&mut answer, &event);
+            }
         }
     } else {
         let whole: Value = serde_json::from_slice(body).ok()?;
         if !whole.is_object() {
             return None;
         }
-        complete(&mut answer, &whole);
+        if gemini::is_response(&whole) {
+            gemini::response(&mut answer, &whole);
+        } else if bedrock::is_response(&whole) {
+            bedrock::response(&mut answer, &whole);
+        } else {
+            complete(&mut answer, &whole);
+        }
     }
     Some(answer)
 }
@@ -74,6 +94,7 @@ fn complete(answer: &mut Answer, body: &Value) {
                 id: text_of(call, "/id"),
                 name: text_of(call, "/function/name"),
                 arguments: text_of(call, "/function/arguments"),
+                id_made: false,
             });
         }
     }
@@ -91,6 +112,7 @@ fn complete(answer: &mut Answer, body: &Value) {
                 arguments: block
                     .get("input")
                     .map_or_else(|| "{}".into(), Value::to_string),
+                id_made: false,
             }),
             _ => {}
         }
@@ -130,6 +152,7 @@ fn responses_item(answer: &mut Answer, item: &Value, with_text: bool) {
             } else {
                 String::new()
             },
+            id_made: false,
         }),
         _ => {}
     }
@@ -168,6 +191,7 @@ fn chunk(answer: &mut Answer, event: &Value) {
                     id: text_of(block, "/id"),
                     name: text_of(block, "/name"),
                     arguments: String::new(),
+                    id_made: false,
                 });
             }
         }
@@ -191,7 +215,10 @@ fn chunk(answer: &mut Answer, event: &Value) {
                 call.arguments.push_str(&text_of(event, "/delta"));
             }
         }
-        Some("response.completed") => usage(answer, event.pointer("/response/usage")),
+        // A stream cut by `max_output_tokens` ends in `response.incomplete`, usage and all.
+        Some("response.completed" | "response.incomplete") => {
+            usage(answer, event.pointer("/response/usage"))
+        }
         _ => {}
     }
     if event.get("choices").is_some() {
@@ -236,6 +263,7 @@ fn usage(answer: &mut Answer, usage: Option<&Value>) {
     }
 }
 
+/// The text at `path` of `value`, or an empty one.
 fn text_of(value: &Value, path: &str) -> String {
     value
         .pointer(path)
@@ -326,6 +354,14 @@ mod tests {
             ("Hey", "{}")
         );
         assert_eq!(a.cache.unwrap().prompt_tokens, 9);
+        let cut = b"data: {\"type\":\"response.output_text.delta\",\"delta\":\"He\"}\n\n\
+            data: {\"type\":\"response.incomplete\",\"response\":{\"usage\":{\"input_tokens\":9,\"input_tokens_details\":{\"cached_tokens\":4}}}}\n\n";
+        let a = read(cut, true).unwrap();
+        assert_eq!(
+            a.cache.unwrap().cached_tokens,
+            4,
+            "an answer cut at its cap"
+        );
     }
 
     #[test]

@@ -1,0 +1,454 @@
+//! A conversation's request bodies, built when each turn is due: the run's body (model,
+//! `stream`, `stream_options`, whatever else it sets) with its conversation replaced by the
+//! history so far and the turn's new message, in the shape of the target's API.
+//!
+//! What is common (the preamble, the salt, the order of a turn's messages) is here; how each
+//! API writes a message, an answer, tool results, the output cap and cache marks is a [`Form`]
+//! in a file of its own: `openai` (chat completions and the Responses API), `anthropic`
+//! (messages), `gemini` (`generateContent`) and `bedrock` (Converse).
+
+use serde_json::{Map, Value};
+
+use crate::generator::sessions::answer::{Answer, ToolCall};
+use crate::generator::sessions::marks::CacheMarks;
+use crate::generator::sessions::{Role, Session};
+
+mod anthropic;
+mod bedrock;
+mod gemini;
+mod openai;
+
+/// The API whose shape the bodies take.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    /// OpenAI chat completions (also Azure's, and what most gateways take).
+    Chat,
+    /// Anthropic messages.
+    Messages,
+    /// OpenAI's Responses API (`input` items, function calls and their outputs as items).
+    Responses,
+    /// Google's Gemini API (`contents` of `parts`, the model in the route).
+    Gemini,
+    /// AWS Bedrock's Converse API (`messages` of content blocks, the model in the route).
+    Bedrock,
+}
+
+impl Dialect {
+    /// The dialect of a target's route (a path or a whole URL; a query is left out):
+    /// Gemini's `…:generateContent` and `…:streamGenerateContent`, Bedrock's
+    /// `/model/{id}/converse` and `/converse-stream`, Anthropic's `/v1/messages`, the
+    /// Responses API's `/v1/responses`, else chat.
+    pub fn of_path(path: &str) -> Dialect {
+        let path = path.split('?').next().unwrap_or(path).trim_end_matches('/');
+        let ends = |suffixes: &[&str]| suffixes.iter().any(|s| path.ends_with(s));
+        if ends(&[":generateContent", ":streamGenerateContent"]) {
+            Dialect::Gemini
+        } else if path.contains("/model/") && ends(&["/converse", "/converse-stream"]) {
+            Dialect::Bedrock
+        } else if path.ends_with("/messages") {
+            Dialect::Messages
+        } else if path.ends_with("/responses") {
+            Dialect::Responses
+        } else {
+            Dialect::Chat
+        }
+    }
+
+    /// True for the APIs whose explicit cache the bodies mark (Anthropic's `cache_control`,
+    /// Bedrock's `cachePoint`); the others cache on their own.
+    pub fn takes_marks(self) -> bool {
+        matches!(self, Dialect::Messages | Dialect::Bedrock)
+    }
+
+    fn form(self) -> &'static dyn Form {
+        match self {
+            Dialect::Chat => &openai::Chat,
+            Dialect::Responses => &openai::Responses,
+            Dialect::Messages => &anthropic::Messages,
+            Dialect::Gemini => &gemini::Gemini,
+            Dialect::Bedrock => &bedrock::Bedrock,
+        }
+    }
+}
+
+/// How one API writes a conversation.
+trait Form: Sync {
+    /// The body's key of the conversation.
+    fn key(&self) -> &'static str {
+        "messages"
+    }
+
+    /// The run's body made this API's (its conversation already taken out): the keys it does
+    /// not take removed or renamed, and the session's `model` put in where the body names it.
+    fn base(&self, base: &mut Map<String, Value>, model: Option<&str>);
+
+    /// The session's tools (an OpenAI `tools` array) put in the body.
+    fn tools(&self, tools: &Value, base: &mut Map<String, Value>);
+
+    /// The body's key of the system prompt, or `None` when it stays a message (OpenAI's).
+    fn system_key(&self) -> Option<&'static str> {
+        None
+    }
+
+    /// The system prompt as the value of [`Form::system_key`].
+    fn system(&self, text: &str) -> Value {
+        text.into()
+    }
+
+    /// A message of `role` saying `text`.
+    fn message(&self, role: Role, text: &str) -> Value;
+
+    /// Adds a message to the history.
+    fn push(&self, messages: &mut Vec<Value>, message: Value) {
+        messages.push(message);
+    }
+
+    /// Adds the upstream's answer as the client resends it.
+    fn answered(&self, answer: &Answer, messages: &mut Vec<Value>);
+
+    /// Adds `result` as the result of each of `calls`.
+    fn tool_results(&self, calls: &[ToolCall], result: &str, messages: &mut Vec<Value>);
+
+    /// Asks for `n` output tokens.
+    fn max_tokens(&self, body: &mut Map<String, Value>, n: u32);
+
+    /// Puts `marks` in a body about to be sent (an API with an explicit cache).
+    fn mark(&self, _marks: CacheMarks, _body: &mut Map<String, Value>, _messages: &mut [Value]) {}
+}
+
+/// How a conversation's bodies are written: the API's shape, and where an explicit cache is
+/// marked (Anthropic's and Bedrock's; other APIs' bodies carry no marks).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shape {
+    pub dialect: Dialect,
+    pub marks: CacheMarks,
+}
+
+impl Shape {
+    /// `dialect`'s bodies with the default marks.
+    pub fn of(dialect: Dialect) -> Shape {
+        Shape {
+            dialect,
+            marks: CacheMarks::DEFAULT,
+        }
+    }
+}
+
+/// One session's history, and the body of its next request.
+#[derive(Debug, Clone)]
+pub struct Conversation {
+    dialect: Dialect,
+    marks: CacheMarks,
+    /// The run's body without its messages.
+    base: Map<String, Value>,
+    messages: Vec<Value>,
+    /// Not yet put before a message.
+    salt: Option<String>,
+}
+
+impl Conversation {
+    /// A conversation of `session` on `base_body` (the run's request body, a JSON object),
+    /// `salt` before its first message.
+    pub fn new(
+        shape: Shape,
+        base_body: &[u8],
+        session: &Session,
+        salt: Option<&str>,
+    ) -> Conversation {
+        let form = shape.dialect.form();
+        let mut base = match serde_json::from_slice::<Value>(base_body) {
+            Ok(Value::Object(map)) => map,
+            _ => Map::new(),
+        };
+        base.remove("messages");
+        base.remove("input");
+        form.base(&mut base, session.model.as_deref());
+        if let Some(tools) = &session.tools {
+            form.tools(tools, &mut base);
+        }
+        let mut messages = Vec::new();
+        let mut system = Vec::new();
+        for m in &session.preamble {
+            match (form.system_key(), m.role) {
+                (Some(_), Role::System) => system.push(m.content.as_str()),
+                _ => form.push(&mut messages, form.message(m.role, &m.content)),
+            }
+        }
+        let mut conversation = Conversation {
+            dialect: shape.dialect,
+            marks: shape.marks,
+            base,
+            messages,
+            salt: salt.map(str::to_string),
+        };
+        match form.system_key() {
+            Some(key) if !system.is_empty() => {
+                let system = conversation.salted(system.join("\n\n"));
+                conversation.base.insert(key.into(), form.system(&system));
+            }
+            _ => conversation.salt_first_message(),
+        }
+        conversation
+    }
+
+    /// Puts the salt before the first message's text, when there is a message.
+    fn salt_first_message(&mut self) {
+        let Some(first) = self.messages.first_mut() else {
+            return;
+        };
+        let salt = self.salt.take().unwrap_or_default();
+        let at = ["/content/0/text", "/parts/0/text", "/content"]
+            .into_iter()
+            .find(|at| first.pointer(at).is_some_and(Value::is_string));
+        if let Some(text) = at.and_then(|at| first.pointer_mut(at)) {
+            *text = format!("{salt}{}", text.as_str().unwrap_or_default()).into();
+        }
+    }
+
+    /// `text` after the salt, which goes before the first message only.
+    fn salted(&mut self, text: String) -> String {
+        match self.salt.take() {
+            Some(salt) => salt + &text,
+            None => text,
+        }
+    }
+
+    /// Adds the user's new message.
+    pub fn user(&mut self, text: &str) {
+        let text = self.salted(text.to_string());
+        let form = self.dialect.form();
+        form.push(&mut self.messages, form.message(Role::User, &text));
+    }
+
+    /// Adds the upstream's answer as the client resends it: its text byte for byte, its tool
+    /// calls as they came.
+    pub fn answered(&mut self, answer: &Answer) {
+        self.dialect.form().answered(answer, &mut self.messages);
+    }
+
+    /// Adds a result of `tokens` tokens for each of `calls`, as an agent loop sends them back.
+    pub fn tool_results(&mut self, calls: &[ToolCall], tokens: u32) {
+        let result = tool_result_text(tokens);
+        self.dialect
+            .form()
+            .tool_results(calls, &result, &mut self.messages);
+    }
+
+    /// The body of the next request, asking for `max_tokens` when given.
+    pub fn body(&self, max_tokens: Option<u32>) -> Vec<u8> {
+        let form = self.dialect.form();
+        let mut body = self.base.clone();
+        if let Some(n) = max_tokens {
+            form.max_tokens(&mut body, n);
+        }
+        let mut messages = self.messages.clone();
+        form.mark(self.marks, &mut body, &mut messages);
+        body.insert(form.key().into(), Value::Array(messages));
+        // Invariant: a map of JSON values always serializes.
+        serde_json::to_vec(&body).expect("a JSON object serializes")
+    }
+
+    /// Messages so far.
+    pub fn len(&self) -> usize {
+        self.messages.len()
+    }
+
+    /// True before any message.
+    pub fn is_empty(&self) -> bool {
+        self.messages.is_empty()
+    }
+}
+
+/// Each function of an OpenAI `tools` array (its `function` object, or the entry itself when
+/// it has none), in `shape`'s form.
+fn tools_as(tools: &Value, shape: fn(&Value) -> Value) -> Vec<Value> {
+    let each = tools.as_array().into_iter().flatten();
+    each.map(|t| shape(t.get("function").unwrap_or(t)))
+        .collect()
+}
+
+/// A function's name, or `tool` when it has none.
+fn tool_name(f: &Value) -> Value {
+    f.get("name").cloned().unwrap_or_else(|| "tool".into())
+}
+
+/// `out` with the function's `description`, when it has one.
+fn described(mut out: Value, f: &Value) -> Value {
+    if let Some(d) = f.get("description") {
+        out["description"] = d.clone();
+    }
+    out
+}
+
+/// A function's parameters (or Anthropic's `input_schema`), or an empty object's schema.
+fn tool_schema(f: &Value) -> Value {
+    f.get("parameters")
+        .or_else(|| f.get("input_schema"))
+        .cloned()
+        .unwrap_or_else(|| serde_json::json!({"type": "object"}))
+}
+
+/// A tool call's arguments as the JSON object an API that takes them so wants (`{}` when
+/// they are not one).
+fn arguments_object(call: &ToolCall) -> Value {
+    serde_json::from_str::<Value>(&call.arguments)
+        .ok()
+        .filter(Value::is_object)
+        .unwrap_or_else(|| serde_json::json!({}))
+}
+
+/// Adds `message` to the history, its `blocks` (the key of its parts) joined to the last
+/// message's when both are of one role: APIs that want turns to alternate (Bedrock's) see a
+/// turn's tool results and the next user message as one user message, as a client sends them.
+fn push_joined(messages: &mut Vec<Value>, mut message: Value, blocks: &str) {
+    if let Some(last) = messages.last_mut() {
+        if last.get("role").is_some() && last.get("role") == message.get("role") {
+            let new = message.get_mut(blocks).and_then(Value::as_array_mut);
+            let old = last.get_mut(blocks).and_then(Value::as_array_mut);
+            if let (Some(new), Some(old)) = (new, old) {
+                old.append(new);
+                return;
+            }
+        }
+    }
+    messages.push(message);
+}
+
+/// The last element of an array, as an object, when there is one.
+fn last_object(value: Option<&mut Value>) -> Option<&mut Map<String, Value>> {
+    value
+        .and_then(Value::as_array_mut)
+        .and_then(|items| items.last_mut())
+        .and_then(Value::as_object_mut)
+}
+
+/// A tool's result of `tokens` tokens by the 4-bytes-a-token estimate, the same every time.
+pub fn tool_result_text(tokens: u32) -> String {
+    "ok. ".repeat(tokens.max(1) as usize).trim_end().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{json, Value};
+
+    use super::*;
+    use crate::generator::sessions::{Message, Turn};
+
+    /// A session of one system prompt, one tool and one turn of one tool round.
+    pub(super) fn session() -> Session {
+        Session {
+            id: "s".into(),
+            preamble: vec![Message {
+                role: Role::System,
+                content: "Be brief.".into(),
+            }],
+            tools: Some(std::sync::Arc::new(json!([{"type": "function",
+                "function": {"name": "look", "description": "Looks.",
+                "parameters": {"type": "object"}}}]))),
+            model: None,
+            turns: vec![Turn {
+                user: "Hi".into(),
+                think_us: None,
+                max_tokens: None,
+                tool_rounds: 1,
+                tool_result_tokens: 2,
+            }],
+            branches: Vec::new(),
+        }
+    }
+
+    /// The body asking for 8 tokens, parsed.
+    pub(super) fn parsed(c: &Conversation) -> Value {
+        serde_json::from_slice(&c.body(Some(8))).unwrap()
+    }
+
+    /// A conversation of `session` in `dialect` on the chat scenario's streamed body: one user
+    /// message, answered `first`, then the user's `two`.
+    pub(super) fn two_turns(shape: Shape, session: &Session) -> Conversation {
+        let base = br#"{"model":"m","messages":[{"role":"user","content":"x"}],"max_tokens":4,
+            "stream":true,"stream_options":{"include_usage":true}}"#;
+        let mut c = Conversation::new(shape, base, session, None);
+        c.user("one");
+        c.answered(&Answer {
+            text: "first".into(),
+            ..Answer::default()
+        });
+        c.user("two");
+        c
+    }
+
+    /// One tool round on `c`: an answer of `text` calling `look` as `id` with `arguments`,
+    /// then its result of `tokens` tokens.
+    pub(super) fn tool_round(
+        c: &mut Conversation,
+        text: &str,
+        (id, arguments): (&str, &str),
+        tokens: u32,
+    ) {
+        let call = ToolCall {
+            id: id.into(),
+            name: "look".into(),
+            arguments: arguments.into(),
+            ..ToolCall::default()
+        };
+        c.answered(&Answer {
+            text: text.into(),
+            calls: vec![call.clone()],
+            cache: None,
+        });
+        c.tool_results(&[call], tokens);
+    }
+
+    #[test]
+    fn routes_name_their_dialect() {
+        for (path, dialect) in [
+            ("/v1/chat/completions", Dialect::Chat),
+            (
+                "/openai/deployments/d/chat/completions?api-version=1",
+                Dialect::Chat,
+            ),
+            ("/v1/messages", Dialect::Messages),
+            ("http://h:1/v1/messages?beta=true", Dialect::Messages),
+            ("/v1/responses", Dialect::Responses),
+            (
+                "/v1beta/models/gemini-2.0-flash:generateContent",
+                Dialect::Gemini,
+            ),
+            (
+                "http://h:1/v1/models/g:streamGenerateContent?alt=sse",
+                Dialect::Gemini,
+            ),
+            ("/model/anthropic.claude-v2:1/converse", Dialect::Bedrock),
+            (
+                "/model/amazon.nova-lite-v1%3A0/converse-stream",
+                Dialect::Bedrock,
+            ),
+        ] {
+            assert_eq!(Dialect::of_path(path), dialect, "{path}");
+        }
+        assert!(Dialect::Bedrock.takes_marks() && Dialect::Messages.takes_marks());
+        assert!(!Dialect::Gemini.takes_marks() && !Dialect::Chat.takes_marks());
+    }
+
+    #[test]
+    fn the_salt_goes_before_the_first_text_in_every_dialect() {
+        let mut bare = session();
+        bare.preamble = vec![Message {
+            role: Role::User,
+            content: "context".into(),
+        }];
+        for dialect in [
+            Dialect::Chat,
+            Dialect::Responses,
+            Dialect::Messages,
+            Dialect::Gemini,
+            Dialect::Bedrock,
+        ] {
+            let mut c = Conversation::new(Shape::of(dialect), b"{}", &bare, Some("[s] "));
+            c.user("Hi");
+            let text = String::from_utf8(c.body(None)).unwrap();
+            assert!(text.contains("[s] context"), "{dialect:?}: {text}");
+            assert_eq!(text.matches("[s] ").count(), 1, "{dialect:?}: {text}");
+        }
+    }
+}
