@@ -11,6 +11,7 @@
 //! - [`host`]: facts about the machine, and the open-file limit raised for a server or client.
 //! - [`clock`] / [`timerfd`]: `CLOCK_MONOTONIC`, and the kernel timer armed on it at absolute
 //!   deadlines.
+//! - [`sim`]: simulated time, the clock tests give the code that decides by time.
 //! - [`wake`]: how early to wake before a deadline, learned from the thread's own wake-ups
 //!   (`--spin auto` on both sides).
 //! - [`errors`]: an error and its causes as one line for people.
@@ -22,6 +23,7 @@ pub mod eventstream;
 pub mod host;
 pub mod latency;
 pub mod settings;
+pub mod sim;
 pub mod stats;
 pub mod timerfd;
 pub mod trials;

@@ -131,17 +131,6 @@ impl Tally {
         self.total
     }
 
-    /// The lower edge of the latest bucket holding a wake-up, of those wholly below `limit_ns`
-    /// (0 when none): how late the latest wake-up a margin under `limit_ns` could cover was, to
-    /// the bucket.
-    pub fn latest_below_ns(&self, limit_ns: u64) -> u64 {
-        let below = (limit_ns / BUCKET_NS) as usize;
-        self.counts[..below.min(BUCKETS - 1)]
-            .iter()
-            .rposition(|&n| n > 0)
-            .map_or(0, |i| i as u64 * BUCKET_NS)
-    }
-
     /// The upper edge of the bucket holding quantile `q` (0 when empty).
     pub fn quantile_ns(&self, q: f64) -> u64 {
         self.quantile_at(q, self.total)
@@ -509,19 +498,6 @@ mod tests {
         assert_eq!(Spin::parse(""), None);
         assert_eq!(Spin::Fixed(Duration::from_micros(50)).describe(), "50us");
         assert_eq!(Spin::Auto.describe(), "auto");
-    }
-
-    #[test]
-    fn the_latest_wakeup_below_a_limit_is_read_to_the_bucket() {
-        let mut t = Tally::default();
-        assert_eq!(t.latest_below_ns(MAX_MARGIN_NS), 0);
-        for ns in [3_000, 401_500, 5_000_000] {
-            t.add(ns);
-        }
-        // The 5 ms stall sits in the last bucket, past any margin: not below the widest.
-        assert_eq!(t.latest_below_ns(MAX_MARGIN_NS), 400_000);
-        assert_eq!(t.latest_below_ns(400_000), 2_000);
-        assert_eq!(t.latest_below_ns(2_000), 0);
     }
 
     #[test]

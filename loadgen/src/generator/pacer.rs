@@ -50,9 +50,10 @@ impl Pacer {
     /// Needs a tokio runtime.
     pub fn new(clock: RunClock, margin: WakeMargin) -> io::Result<Pacer> {
         lower_timer_slack();
+        let alarm = Alarm::for_clock(&clock)?;
         Ok(Pacer {
             clock,
-            alarm: Alarm::new()?,
+            alarm,
             margin: RefCell::new(margin),
         })
     }
@@ -88,7 +89,7 @@ impl Pacer {
                     let late = self.alarm.sleep_until_mono(at).await?;
                     self.margin.borrow_mut().observe(late);
                 } else {
-                    tokio::task::yield_now().await;
+                    self.alarm.spin_turn().await;
                 }
                 continue;
             }
@@ -106,7 +107,7 @@ impl Pacer {
             } else {
                 spin_from.get_or_insert(now);
                 // Let the worker's responses be read while we spin.
-                tokio::task::yield_now().await;
+                self.alarm.spin_turn().await;
             }
         }
     }
@@ -122,7 +123,9 @@ impl Pacer {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use gatebench_shared::sim::SimTime;
     use gatebench_shared::wake::{MAX_MARGIN_NS, MIN_MARGIN_NS};
+    use std::sync::Arc;
     use std::time::Duration;
 
     #[test]
@@ -153,17 +156,11 @@ mod tests {
         late
     }
 
-    /// The least median lateness of up to three rounds of 200 waits 200 µs apart, stopping at
-    /// the first under 200 µs.
-    async fn best_median(pacer: &Pacer) -> u64 {
-        let mut best = u64::MAX;
-        for _ in 0..3 {
-            best = best.min(paced(pacer, 200, 200).await[100]);
-            if best < 200_000 {
-                break;
-            }
-        }
-        best
+    /// Whether this run judges the machine's precision too (`GATEBENCH_PRECISION=1`, set by
+    /// `scripts/precision.sh`): how late this host wakes is its own, so the gate asserts only
+    /// that no wait ends early.
+    fn precision_run() -> bool {
+        std::env::var_os("GATEBENCH_PRECISION").is_some_and(|v| v != "0")
     }
 
     #[tokio::test]
@@ -180,10 +177,10 @@ mod tests {
         let clock = RunClock::starting_in(Duration::from_millis(5));
         let margin = WakeMargin::new(Spin::Fixed(Duration::from_micros(50)));
         let pacer = Pacer::new(clock, margin).unwrap();
-        // On a loaded 2-core machine a few wakes are late, and a whole round may be; the
-        // median of one of three rounds must not be.
-        let median = best_median(&pacer).await;
-        assert!(median < 200_000, "median lateness {median} ns");
+        let median = paced(&pacer, 200, 200).await[100];
+        if precision_run() {
+            assert!(median < 200_000, "median lateness {median} ns");
+        }
         let r = pacer.into_margin().report();
         assert_eq!(r.spin, "50us");
         assert!((r.margin_us - 50.0).abs() < 1e-9, "{r:?}");
@@ -194,62 +191,91 @@ mod tests {
         let margin = calibrated(Spin::Auto).unwrap();
         let clock = RunClock::starting_in(Duration::from_millis(5));
         let pacer = Pacer::new(clock, margin).unwrap();
-        let median = best_median(&pacer).await;
-        assert!(median < 200_000, "median lateness {median} ns");
+        let median = paced(&pacer, 200, 200).await[100];
         let r = pacer.into_margin().report();
         assert_eq!(r.spin, "auto");
-        // The calibration's 40 sleeps, and at least some of the waits slept.
-        assert!(r.wakeups > 40, "{r:?}");
+        // The calibration's 40 sleeps at least (and, but for a host that held the thread past
+        // every deadline, some of the waits').
+        assert!(r.wakeups >= 40, "{r:?}");
         assert!(r.lateness_p50_us <= r.lateness_p99_us, "{r:?}");
         assert!(r.lateness_p99_us <= r.lateness_max_us + 2.0, "{r:?}");
         let (min, max) = (MIN_MARGIN_NS as f64 / 1e3, MAX_MARGIN_NS as f64 / 1e3);
         assert!(r.margin_us >= min && r.margin_us <= max, "{r:?}");
         assert!(r.widest_margin_us >= r.margin_us, "{r:?}");
-        // Every wait ends spinning (the margin is at least 6 µs), 200 to 600 of them.
-        assert!(r.spun_s > 0.0 && r.spun_s < 1.0, "{r:?}");
+        if precision_run() {
+            assert!(median < 200_000, "median lateness {median} ns");
+            assert!(r.wakeups > 40, "{r:?}");
+            // Every wait ends spinning (the margin is at least 6 µs), 200 to 600 of them.
+            assert!(r.spun_s > 0.0 && r.spun_s < 1.0, "{r:?}");
+        }
     }
 
-    #[tokio::test]
-    async fn an_auto_pacer_made_late_widens_its_margin() {
-        let local = tokio::task::LocalSet::new();
-        local
-            .run_until(async {
-                let clock = RunClock::starting_in(Duration::from_millis(5));
-                let pacer = Pacer::new(clock, WakeMargin::new(Spin::Auto)).unwrap();
-                // Another task on the thread holds it for 400 µs every 2 ms: a wake-up due then
-                // runs late, as on a machine slow to wake.
-                let hog = tokio::task::spawn_local(async {
-                    loop {
-                        tokio::time::sleep(Duration::from_millis(2)).await;
-                        std::thread::sleep(Duration::from_micros(400));
-                    }
-                });
-                // Rounds of 100 waits until a wake-up held back past the start margin, but not
-                // past the widest margin, was seen. A loaded machine may run a whole round late,
-                // never sleeping, or stall every wake-up past the widest margin, which is
-                // counted but not learned from; so the test waits for one it must learn from.
-                let max_us = MAX_MARGIN_NS as f64 / 1e3;
-                let mut learnable_ns = 0;
-                for _ in 0..100 {
-                    paced(&pacer, 100, 200).await;
-                    learnable_ns = pacer.margin.borrow().tally().latest_below_ns(MAX_MARGIN_NS);
-                    if learnable_ns >= 100_000 {
-                        break;
-                    }
-                }
-                hog.abort();
-                let r = pacer.margin.borrow().report();
-                assert!(learnable_ns >= 100_000, "never held back: {r:?}");
-                assert!(r.late_wakeups > 0, "{r:?}");
-                // Widened past the held-back wake-up, well past the 50 µs it started at, and
-                // never past the widest margin there is.
-                let learnable_us = learnable_ns as f64 / 1e3;
-                assert!(
-                    r.widest_margin_us >= learnable_us,
-                    "{learnable_us} µs: {r:?}"
-                );
-                assert!(r.widest_margin_us <= max_us, "{r:?}");
-            })
-            .await;
+    /// A pacer on simulated time whose run starts `lead` after its now, its kernel wake-ups
+    /// as late as `lateness` says; the time's driver spawned.
+    fn simulated(
+        lead: Duration,
+        lateness: gatebench_shared::sim::Lateness,
+    ) -> (Pacer, Arc<SimTime>) {
+        let time = SimTime::new(1_000_000_000);
+        time.set_lateness(lateness);
+        tokio::spawn(time.clone().drive());
+        let clock = RunClock::simulated(&time, lead);
+        (
+            Pacer::new(clock, WakeMargin::new(Spin::Auto)).unwrap(),
+            time,
+        )
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn slot_zero_leaves_at_the_runs_zero_not_before() {
+        // The run starts 10 ms on; slot 0 is due at its zero (a pacer that took "0 before the
+        // start" for "due" sent it 10 ms early, and recorded it on time).
+        let (pacer, time) = simulated(Duration::from_millis(10), Box::new(|_| 0));
+        let start = time.now_ns() + 10_000_000;
+        pacer.wait_until(0).await.unwrap();
+        assert_eq!(time.now_ns(), start, "slot 0 left at the run's zero");
+        pacer.wait_until(200_000).await.unwrap();
+        assert_eq!(time.now_ns(), start + 200_000);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_auto_pacer_made_late_widens_its_margin_and_is_then_on_time() {
+        // Every kernel wake-up comes 300 µs late, past the 50 µs it starts with.
+        let (pacer, _time) = simulated(Duration::from_millis(5), Box::new(|_| 300_000));
+        let late = paced(&pacer, 100, 1_000).await;
+        let r = pacer.into_margin().report();
+        // The first wake-up (before the run's zero) was late, and widened the margin past it
+        // at once: every wait of the run then woke early enough to spin to its deadline.
+        assert_eq!(r.late_wakeups, 1, "{r:?}");
+        assert!(r.widest_margin_us >= 304.0 && r.margin_us >= 304.0, "{r:?}");
+        assert!(late.iter().all(|&ns| ns == 0), "{late:?}");
+        assert_eq!(
+            r.wakeups, 101,
+            "one kernel wake-up a wait, and one before the start"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_schedule_at_200_and_at_5000_a_second_is_sent_at_its_instants() {
+        for gap_us in [5_000, 200] {
+            // Wake-ups late by a seeded 5-45 µs, within the margin the pacer starts with.
+            let mut seed = 0x9e37_79b9_u64;
+            let lateness = Box::new(move |_| {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                5_000 + seed % 40_000
+            });
+            let (pacer, _time) = simulated(Duration::from_millis(5), lateness);
+            let late = paced(&pacer, 1_000, gap_us).await;
+            // On time to within one turn of the spin, the simulation's grain.
+            let turn = crate::generator::alarm::SIM_SPIN_TURN_NS;
+            assert!(
+                late.iter().all(|&ns| ns < turn),
+                "{gap_us} µs apart: {late:?}"
+            );
+            let r = pacer.into_margin().report();
+            assert_eq!(r.late_wakeups, 0, "{r:?}");
+        }
     }
 }

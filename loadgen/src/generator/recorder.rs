@@ -270,6 +270,62 @@ mod tests {
         }
     }
 
+    /// A model target: 300 requests due every 10 ms from 0, each answered 1 ms after it is
+    /// sent, but none before 2,001 ms while the target stalls from 1 s to 2 s. With one
+    /// connection, a request is sent when it is due or when the one before it ended.
+    fn stalled(connections: usize) -> Recorder {
+        let mut r = Recorder::new(0);
+        let mut free_at = vec![0u64; connections];
+        for i in 0..300u64 {
+            let due = i * 10_000_000;
+            let slot = (i as usize) % connections;
+            let sent = due.max(free_at[slot]);
+            let stall_ends = if (1_000_000_000..2_000_000_000).contains(&sent) {
+                2_000_000_000
+            } else {
+                sent
+            };
+            let done = stall_ends + 1_000_000;
+            free_at[slot] = done;
+            r.dispatch(due, due);
+            r.success(&Exchange {
+                due_ns: due,
+                dispatched_ns: due,
+                sent_ns: sent,
+                done_ns: done,
+                ..Exchange::default()
+            });
+        }
+        r
+    }
+
+    #[test]
+    fn a_stalled_targets_latencies_count_from_the_intended_sends() {
+        let at = |r: &Recorder, metric, q| r.histogram(metric).value_at_quantile(q);
+        let same = |r: &Recorder, metric, q, want_us| {
+            let got = at(r, metric, q);
+            assert!(
+                r.histogram(metric).equivalent(got, want_us),
+                "{metric:?} at {q}: {got} us, theory {want_us} us"
+            );
+        };
+        // Open loop: 200 requests answered in 1 ms; the 100 due in the stall, at 1,000 +
+        // 10k ms, answered at 2,001 ms: 11, 21, ... 1,001 ms. Rank 200 + k is 1 + 10k ms.
+        let open = stalled(300);
+        same(&open, Metric::ResponseTime, 0.5, 1_000);
+        same(&open, Metric::ResponseTime, 0.90, 701_000);
+        same(&open, Metric::ResponseTime, 0.95, 851_000);
+        same(&open, Metric::ResponseTime, 0.99, 971_000);
+        // One connection, as a closed loop holds: the stalled request holds it, the rest queue
+        // behind it and are sent late; their service times (1 ms each) hide the stall, which
+        // counting from the intended sends shows whole.
+        let closed = stalled(1);
+        same(&closed, Metric::ServiceTime, 0.99, 1_000);
+        assert!(at(&closed, Metric::ResponseTime, 0.90) >= 701_000);
+        same(&closed, Metric::ResponseTime, 1.0, 1_001_000);
+        assert_eq!(closed.ok, 300);
+    }
+
     #[test]
     fn warmup_is_counted_apart_and_metrics_are_from_the_schedule() {
         let mut r = Recorder::new(1_000_000_000);

@@ -1,15 +1,27 @@
 //! The run's clock: one `CLOCK_MONOTONIC` for every deadline and every reading, counted from
-//! the start of the run.
+//! the start of the run; or, in tests, simulated time ([`gatebench_shared::sim`]) in its place,
+//! read and waited on through the same calls.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use gatebench_shared::clock::monotonic_ns;
+use gatebench_shared::sim::SimTime;
 
 /// The run's clock: nanoseconds since the start of the run, on `CLOCK_MONOTONIC`.
 #[derive(Debug, Clone)]
 pub struct RunClock {
     /// `CLOCK_MONOTONIC` at the start of the run, in ns.
     pub(crate) start_mono_ns: u64,
+    /// Where readings come from.
+    time: Time,
+}
+
+/// The source of a [`RunClock`]'s readings.
+#[derive(Debug, Clone)]
+enum Time {
+    Monotonic,
+    Simulated(Arc<SimTime>),
 }
 
 impl RunClock {
@@ -17,17 +29,44 @@ impl RunClock {
     pub fn starting_in(lead: Duration) -> RunClock {
         RunClock {
             start_mono_ns: monotonic_ns() + lead.as_nanos() as u64,
+            time: Time::Monotonic,
+        }
+    }
+
+    /// A clock on simulated time whose zero is `lead` from its now: for tests, whose waits
+    /// ([`crate::generator::alarm::Alarm`]) then sleep on `time` too.
+    pub fn simulated(time: &Arc<SimTime>, lead: Duration) -> RunClock {
+        RunClock {
+            start_mono_ns: time.now_ns() + lead.as_nanos() as u64,
+            time: Time::Simulated(time.clone()),
+        }
+    }
+
+    /// The simulated time this clock reads, if it is not the real one.
+    pub(crate) fn simulated_time(&self) -> Option<&Arc<SimTime>> {
+        match &self.time {
+            Time::Monotonic => None,
+            Time::Simulated(time) => Some(time),
+        }
+    }
+
+    /// A reading of this clock's `CLOCK_MONOTONIC` (or its simulation), ns.
+    #[inline]
+    pub fn mono_ns(&self) -> u64 {
+        match &self.time {
+            Time::Monotonic => monotonic_ns(),
+            Time::Simulated(time) => time.now_ns(),
         }
     }
 
     /// Nanoseconds since the start of the run (0 before it).
     pub fn now_ns(&self) -> u64 {
-        self.ns_of(monotonic_ns())
+        self.ns_of(self.mono_ns())
     }
 
     /// Nanoseconds until the start of the run (0 once it started).
     pub fn until_start_ns(&self) -> u64 {
-        self.start_mono_ns.saturating_sub(monotonic_ns())
+        self.start_mono_ns.saturating_sub(self.mono_ns())
     }
 
     /// A `CLOCK_MONOTONIC` reading (ns) as nanoseconds since the start of the run (0 before it).

@@ -2,7 +2,7 @@
 //! own client, which stamps every socket read) and HTTP/2 (over the `h2` crate), one timed and
 //! validated exchange over either, and stream parsing (SSE, AWS event streams).
 
-pub(crate) mod clock;
+pub mod clock;
 pub(crate) mod exchange;
 pub(crate) mod get;
 pub(crate) mod http1;
