@@ -70,11 +70,10 @@ cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -- -D warnings
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-# Every test but the timed ones, two at a time; then the timed ones (`::timed_`: a capacity
-# found, a known delay measured, a stall seen on time), one at a time with nothing beside them,
-# so their figures judge the code, not what a neighbouring test made this machine do.
-cargo test --workspace -- --skip ::timed_ 2>&1 | tee "$log"
-cargo test -p gatebench-tests --test e2e -- ::timed_ --test-threads=1 2>&1 | tee -a "$log"
+# Every test of the workspace, and every binary even after one fails (the closing line counts
+# them all). The gate asserts what the code decides and what physics guarantees, so it runs
+# beside anything; the machine's precision is scripts/precision.sh's (GATEBENCH_PRECISION=1).
+cargo test --workspace --no-fail-fast 2>&1 | tee "$log"
 awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i } }
      END { printf "tests: %d passed, %d failed\n", p, f }' "$log"
 # The container images, run for real where a Docker daemon answers, and shards on a swarm of

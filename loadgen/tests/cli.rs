@@ -4,7 +4,21 @@
 
 mod common;
 
-use common::{loadgen, read_result, temp_dir};
+use std::io::Read as _;
+use std::sync::atomic::{AtomicUsize, Ordering::SeqCst};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use common::{loadgen, precision_run, read_result, temp_dir};
+
+/// Whether an invalid reason is only about loadgen's own timing (its schedule lag, its send
+/// delay, a rate it did not keep up with): what a busy host makes any generator do, and so no
+/// fault of the code under test.
+fn timing_reason(reason: &str) -> bool {
+    ["schedule lag", "send delay", "did not keep up"]
+        .iter()
+        .any(|r| reason.contains(r))
+}
 
 #[test]
 fn usage_and_setup_errors_exit_2_with_the_expected_format() {
@@ -70,8 +84,11 @@ fn the_demo_runs_from_a_profile_and_writes_json_and_hgrm() {
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
+    let code = out.status.code();
+    // 0, or 1 for the generator's own timing alone (a busy host makes it late): every reason
+    // the result gives is a timing one.
     assert!(
-        out.status.code() == Some(0) || stdout.contains("invalid: schedule lag"),
+        matches!(code, Some(0 | 1)),
         "{stdout}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
@@ -79,6 +96,25 @@ fn the_demo_runs_from_a_profile_and_writes_json_and_hgrm() {
     assert!(stdout.contains("ttft"), "{stdout}");
     let result: serde_json::Value =
         serde_json::from_slice(&std::fs::read(&out_json).unwrap()).unwrap();
+    let reasons: Vec<&str> = result["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|run| run["validity"]["reasons"].as_array().unwrap())
+        .map(|reason| reason.as_str().unwrap())
+        .collect();
+    assert!(
+        code == Some(0) || (!reasons.is_empty() && reasons.iter().all(|r| timing_reason(r))),
+        "exit {code:?}: {reasons:?}"
+    );
+    // On a quiet host: valid, or late by its schedule lag at most.
+    if precision_run() {
+        assert!(
+            code == Some(0) || stdout.contains("invalid: schedule lag"),
+            "{stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
     // The flag won over the profile; the profile's scenario held.
     assert_eq!(result["plan"]["load"]["rate"], 300.0);
     assert_eq!(result["runs"][0]["requests"], 300);
@@ -110,23 +146,44 @@ fn a_failed_threshold_exits_1_and_says_so() {
     assert!(err.contains("over --max-p99"), "{err}");
 }
 
-/// A target that accepts connections and reads requests but never answers.
-fn stalled_target() -> std::net::SocketAddr {
+/// A target that accepts connections and reads requests but never answers (each connection is
+/// held until the client closes it), and the number of requests (`POST`s) it has been sent:
+/// loadgen's probe of whether a target is a gatebench mock, a `GET`, is not one.
+fn stalled_target() -> (std::net::SocketAddr, Arc<AtomicUsize>) {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
+    let posts = Arc::new(AtomicUsize::new(0));
+    let counted = posts.clone();
     std::thread::spawn(move || {
-        let mut held = Vec::new();
-        for stream in listener.incoming().flatten() {
-            held.push(stream);
+        for mut stream in listener.incoming().flatten() {
+            let counted = counted.clone();
+            std::thread::spawn(move || {
+                // One request at most per connection: its answer never comes.
+                let (mut head, mut buf) = (Vec::new(), [0u8; 4096]);
+                loop {
+                    let n = match stream.read(&mut buf) {
+                        Ok(0) | Err(_) => break,
+                        Ok(n) => n,
+                    };
+                    if head.len() < 5 {
+                        head.extend_from_slice(&buf[..n]);
+                        if head.starts_with(b"POST ") {
+                            counted.fetch_add(1, SeqCst);
+                        }
+                    }
+                }
+            });
         }
     });
-    addr
+    (addr, posts)
 }
 
-/// Starts `loadgen run` against a stalled target, writing its result to `out`.
-fn run_stalled(out: &std::path::Path, grace: &str) -> std::process::Child {
-    let target = format!("http://{}/v1/chat/completions", stalled_target());
-    loadgen()
+/// Starts `loadgen run` against a stalled target, writing its result to `out`; with the
+/// target's count of requests sent to it.
+fn run_stalled(out: &std::path::Path, grace: &str) -> (std::process::Child, Arc<AtomicUsize>) {
+    let (addr, posts) = stalled_target();
+    let target = format!("http://{addr}/v1/chat/completions");
+    let child = loadgen()
         .args([
             "run",
             "--target",
@@ -150,7 +207,8 @@ fn run_stalled(out: &std::path::Path, grace: &str) -> std::process::Child {
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .spawn()
-        .unwrap()
+        .unwrap();
+    (child, posts)
 }
 
 fn interrupt(child: &std::process::Child) {
@@ -159,14 +217,14 @@ fn interrupt(child: &std::process::Child) {
 }
 
 /// Waits for the child, at most `limit`; returns its exit code and stderr.
-fn finish(mut child: std::process::Child, limit: std::time::Duration) -> (i32, String) {
-    let started = std::time::Instant::now();
+fn finish(mut child: std::process::Child, limit: Duration) -> (i32, String) {
+    let started = Instant::now();
     while child.try_wait().unwrap().is_none() {
         if started.elapsed() > limit {
             let _ = child.kill();
             panic!("still running {limit:?} after the signal");
         }
-        std::thread::sleep(std::time::Duration::from_millis(50));
+        std::thread::sleep(Duration::from_millis(50));
     }
     let output = child.wait_with_output().unwrap();
     (
@@ -179,8 +237,22 @@ fn finish(mut child: std::process::Child, limit: std::time::Duration) -> (i32, S
 /// returns it and where it writes its result.
 fn interrupted(name: &str, grace: &str) -> (std::process::Child, std::path::PathBuf) {
     let out = temp_dir(name).join("result.json");
-    let child = run_stalled(&out, grace);
-    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let (mut child, posts) = run_stalled(&out, grace);
+    // A request reaches the target only once the run has started, and so once loadgen has
+    // taken SIGINT over: from then on the signal stops the run.
+    let limit = Duration::from_secs(30);
+    let started = Instant::now();
+    while posts.load(SeqCst) == 0 {
+        if started.elapsed() > limit || child.try_wait().unwrap().is_some() {
+            let _ = child.kill();
+            let output = child.wait_with_output().unwrap();
+            panic!(
+                "no request reached the stalled target: {}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
     interrupt(&child);
     (child, out)
 }
@@ -189,7 +261,7 @@ fn interrupted(name: &str, grace: &str) -> (std::process::Child, std::path::Path
 fn sigint_stops_sending_waits_the_grace_and_writes_an_interrupted_result() {
     let (child, out) = interrupted("sigint", "1s");
     // The grace (1 s), not the 30 s timeout, bounds the wait.
-    let (code, stderr) = finish(child, std::time::Duration::from_secs(15));
+    let (code, stderr) = finish(child, Duration::from_secs(15));
     assert_eq!(code, 130, "{stderr}");
     assert!(stderr.contains("interrupted"), "{stderr}");
     let result = read_result(&out);
@@ -209,10 +281,34 @@ fn sigint_stops_sending_waits_the_grace_and_writes_an_interrupted_result() {
 
 #[test]
 fn a_second_sigint_stops_waiting_at_once() {
-    let (child, out) = interrupted("sigint-twice", "60s");
-    std::thread::sleep(std::time::Duration::from_millis(500));
+    let (mut child, out) = interrupted("sigint-twice", "60s");
+    // The second is sent once loadgen says it took the first (one sent sooner could be merged
+    // with it, one signal being pending at a time); the 60 s grace, four times the limit,
+    // shows that the waiting was stopped.
+    let stderr = child.stderr.take().unwrap();
+    let (said, heard) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        use std::io::BufRead;
+        let mut all = String::new();
+        for line in std::io::BufReader::new(stderr)
+            .lines()
+            .map_while(Result::ok)
+        {
+            if line.starts_with("loadgen: stopping:") {
+                let _ = said.send(());
+            }
+            all.push_str(&line);
+            all.push('\n');
+        }
+        all
+    });
+    heard
+        .recv_timeout(Duration::from_secs(30))
+        .expect("loadgen says it took the first signal");
     interrupt(&child);
-    let (code, stderr) = finish(child, std::time::Duration::from_secs(15));
+    let (code, _) = finish(child, Duration::from_secs(15));
+    let stderr = reader.join().unwrap();
+    assert!(stderr.contains("stopping now"), "{stderr}");
     assert_eq!(code, 130, "{stderr}");
     let result = read_result(&out);
     assert!(result["runs"][0]["errors"]["cancelled"].as_u64().unwrap() > 0);
@@ -220,7 +316,7 @@ fn a_second_sigint_stops_waiting_at_once() {
 
 #[test]
 fn impossible_plans_are_refused_before_any_load() {
-    let target = format!("http://{}/v1/chat/completions", stalled_target());
+    let target = format!("http://{}/v1/chat/completions", stalled_target().0);
     for (args, expected) in [
         (vec!["--max-pending", "0"], "--max-pending"),
         (vec!["--duration", "0s"], "--duration"),
@@ -287,7 +383,7 @@ fn a_reader_that_goes_away_loses_no_result() {
 fn requests_past_max_pending_are_counted_as_backlog_not_held() {
     // 100k req/s with a 30 s timeout used to be refused; now the requests held at once are
     // capped, and those due past the cap are counted as their own kind.
-    let target = format!("http://{}/v1/chat/completions", stalled_target());
+    let target = format!("http://{}/v1/chat/completions", stalled_target().0);
     let out = temp_dir("backlog").join("result.json");
     let output = loadgen()
         .args([

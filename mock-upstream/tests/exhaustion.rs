@@ -27,6 +27,13 @@ fn cpu_s(pid: u32) -> f64 {
     ticks / unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64
 }
 
+/// Descriptors a process holds open.
+fn open_files(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .unwrap()
+        .count()
+}
+
 fn get(addr: &str, path: &str) -> std::io::Result<String> {
     let mut tcp = TcpStream::connect(addr)?;
     tcp.set_read_timeout(Some(Duration::from_secs(5)))?;
@@ -64,7 +71,16 @@ fn out_of_descriptors_the_accept_loop_backs_off_and_recovers() {
     let clients: Vec<TcpStream> = (0..2 * FILES)
         .map(|_| TcpStream::connect(&addr).unwrap())
         .collect();
-    std::thread::sleep(Duration::from_millis(500));
+    // Out of descriptors once every one it may open is open: from then on each accept fails.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while open_files(pid) < FILES as usize {
+        assert!(
+            Instant::now() < deadline,
+            "30 s on, the mock holds {} of its {FILES} descriptors",
+            open_files(pid)
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
     let (cpu_before, wall) = (cpu_s(pid), Instant::now());
     std::thread::sleep(Duration::from_secs(2));
     let busy = (cpu_s(pid) - cpu_before) / wall.elapsed().as_secs_f64();

@@ -15,8 +15,8 @@
 #                                  aimed at it); fails when it does not answer
 #   shards_mock_count PORT OUT     writes the chat requests the mock counted to
 #                                  OUT/mock-chat-requests
-#   shards_halfway PROFILE LEAD    sleeps until half-way through the profile's duration after
-#                                  a start LEAD seconds from when the shards were started
+#   shards_halfway PROFILE START_AT  sleeps until half-way through the profile's duration
+#                                  after the shards' common start instant
 #   shards_start_at LEAD           prints the instant LEAD seconds from now, RFC 3339 in UTC
 #   shards_absent I WHY            records why shard I has no result (for shards_merge)
 #   shards_merge LOADGEN OUT N [MERGE FLAG...]
@@ -44,10 +44,12 @@ shards_mock_count() {
     | awk '/^mock_requests_total\{route="chat"\}/ {print $2}' >"$2/mock-chat-requests" || true
 }
 
+# However long placing the shards took: counted from START_AT, not from now.
 shards_halfway() {
-  local seconds
+  local seconds wait
   seconds=$(awk -F'"' '/^duration/ {print $2}' "$1" | tr -dc '0-9')
-  sleep $(($2 + ${seconds:-10} / 2))
+  wait=$(($(date -u -d "$2" +%s) + ${seconds:-10} / 2 - $(date -u +%s)))
+  if [ "$wait" -gt 0 ]; then sleep "$wait"; fi
 }
 
 shards_start_at() {

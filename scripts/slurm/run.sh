@@ -162,7 +162,7 @@ json.dump(targets, open(sys.argv[4], 'w'), indent=1)
 # KILL=I (LOCAL only): shard I's loadgen killed half-way through its run, to see a lost shard
 # named (found by the LOADGEN_SHARD in its environment).
 if [ -n "${KILL:-}" ] && [ -n "${LOCAL:-}" ]; then
-  shards_halfway "$profile" "$lead"
+  shards_halfway "$profile" "$start_at"
   for pid in $(pgrep -x loadgen); do
     if tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qx "LOADGEN_SHARD=$KILL/$shards"; then
       kill -9 "$pid" && echo "slurm/run: killed shard $KILL (pid $pid)" >&2

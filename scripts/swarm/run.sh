@@ -204,7 +204,7 @@ PY
 
 # KILL=I (LOCAL only): shard I's container killed half-way through its run.
 if [ -n "${KILL:-}" ] && [ -n "${LOCAL:-}" ]; then
-  shards_halfway "$profile" "$lead"
+  shards_halfway "$profile" "$start_at"
   victim=$(tasks | awk -v slot=$((KILL + 1)) '$1 == slot {print $2; exit}')
   container=$(docker inspect -f '{{.Status.ContainerStatus.ContainerID}}' "$victim")
   docker -H "$manager" kill "$container" >/dev/null 2>&1 || docker -H "$worker" kill "$container" >/dev/null

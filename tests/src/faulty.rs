@@ -121,7 +121,9 @@ fn serve(mut stream: TcpStream, fault: Fault) {
             // together when the stream drops: a client never sees the answer of a connection
             // that still looks open. Uncorked, this thread may be held between the write and
             // the close on a loaded machine, the client sends its next request meanwhile, and
-            // the close resets it: a race no client can win, not a fault of the client.
+            // the close resets it: a race no client can win, not a fault of the client. The
+            // kernel holds a cork for about 200 ms only, so a hold longer than that still sends
+            // the answer first: a test that reuses connections leaves them idle for far longer.
             if close {
                 let _ = socket2::SockRef::from(&stream).set_tcp_cork(true);
             }

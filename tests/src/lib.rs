@@ -179,19 +179,51 @@ pub fn chat_body(stream: bool, extra: serde_json::Value) -> serde_json::Value {
     body
 }
 
-/// Held for their whole length by the tests whose figures depend on this machine's timing (a
-/// capacity found, a known delay measured), so no two of them run at once: on a 2-core machine
-/// each would make the other's generator late, and the run would judge the machine, not the
-/// code. Their names start with `timed_`, so `scripts/test.sh` runs them in a pass of their own,
-/// one at a time, after every other test.
-pub fn timing_sensitive() -> std::sync::MutexGuard<'static, ()> {
-    // The test harness names each test's thread after the test.
-    if let Some(test) = std::thread::current().name().filter(|n| n.contains("::")) {
+/// Whether this run judges the machine's precision too: `GATEBENCH_PRECISION=1`, which
+/// `scripts/precision.sh` sets. The gate (`scripts/test.sh`) judges only what the code decides
+/// and what physics guarantees (counts, bytes, structure, never early, done within seconds), so
+/// a busy host cannot fail it. With this set, the same tests also hold this machine's timer and
+/// scheduler to the figures the code is built for (a known delay found, a capacity bracketed, a
+/// lag or an error under its bound): a benchmark that asserts, never a landing's judge.
+pub fn precision_run() -> bool {
+    std::env::var_os("GATEBENCH_PRECISION").is_some_and(|v| v != "0")
+}
+
+/// Whether an invalid reason is only about the generator's own timing (its schedule lag, its
+/// send delay, a rate it did not keep up with, a behaviour trial sent late): what a busy host
+/// makes any generator do, and so no fault of the code under test.
+pub fn timing_reason(reason: &str) -> bool {
+    [
+        "schedule lag",
+        "send delay",
+        "did not keep up",
+        "loadgen sent late",
+    ]
+    .iter()
+    .any(|r| reason.contains(r))
+}
+
+/// A run's exit code is 0, or 1 for timing reasons alone ([`timing_reason`]); in a
+/// [`precision_run`], 0 only.
+pub fn assert_valid_but_for_timing(code: u8, reasons: &[String]) {
+    if precision_run() {
+        assert_eq!(code, 0, "{reasons:?}");
+    } else {
         assert!(
-            test.contains("::timed_"),
-            "{test} holds the timing lock, so its name must start with `timed_`"
+            code == 0
+                || (code == 1 && !reasons.is_empty() && reasons.iter().all(|r| timing_reason(r))),
+            "exit {code}: {reasons:?}"
         );
     }
-    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    LOCK.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// An upper bound on a real duration: `tight` in a [`precision_run`], else `loose`, which must
+/// be one no host can break (seconds, where the code's own answer takes milliseconds). Lower
+/// bounds need no such choice: a deadline is never early on any host.
+pub fn upper_bound(tight: std::time::Duration, loose: std::time::Duration) -> std::time::Duration {
+    if precision_run() {
+        tight
+    } else {
+        loose
+    }
 }

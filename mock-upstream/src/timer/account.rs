@@ -153,8 +153,8 @@ mod tests {
             .unwrap()
             .block_on(async {
                 super::super::install(Spin::Auto, Some(&timers)).unwrap();
-                // Beyond the widest margin, so the timer sleeps and wakes.
-                let due = monotonic_ns() + 3_000_000;
+                // Far beyond the widest margin, so the timer sleeps and wakes.
+                let due = monotonic_ns() + 20_000_000;
                 assert!(super::super::sleep_until(due).await >= due);
             });
         let mut text = String::new();
@@ -174,8 +174,10 @@ mod tests {
         }
         let r = timers.report().unwrap();
         assert!(r.wakeups > 40, "the calibration and one wake-up: {r:?}");
+        // Learned from this host's wake-ups, so no wider than the widest there is.
+        let widest_us = gatebench_shared::wake::MAX_MARGIN_NS as f64 / 1e3;
         assert!(
-            r.margin_us <= 1_000.0 && r.widest_margin_us <= 1_000.0,
+            r.margin_us <= widest_us && r.widest_margin_us <= widest_us,
             "{r:?}"
         );
         let line = summary(&r);

@@ -9,7 +9,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use gatebench_tests::behaving::{start_behaving, Behaviour};
-use gatebench_tests::{start_mock, timing_sensitive};
+use gatebench_tests::{assert_valid_but_for_timing, precision_run, start_mock};
 use loadgen::commands::behaviour::run_behaviour;
 use loadgen::options::BehaviourArgs;
 use loadgen::results::behaviour::BehaviourResult;
@@ -98,8 +98,7 @@ fn steered(mock: &MockServer) -> bool {
 }
 
 #[test]
-fn timed_failover_reports_the_references_retry_delay_switch_over_and_return() {
-    let _timing = timing_sensitive();
+fn failover_reports_the_references_retry_delay_switch_over_and_return() {
     let (a, b) = (steerable("a"), steerable("b"));
     let (gateway, tally) = failing_over(
         &a,
@@ -110,27 +109,33 @@ fn timed_failover_reports_the_references_retry_delay_switch_over_and_return() {
     );
     let (result, code) =
         run_behaviour(args("failover", gateway, &[("a", &a), ("b", &b)]), vec![]).unwrap();
-    assert_eq!(code, 0, "{:?}", result.invalid_reasons);
+    assert_valid_but_for_timing(code, &result.invalid_reasons);
+    // Each figure is never below what the reference does (a wait is never early); how near
+    // it comes is this host's precision.
+    let precise = precision_run();
     let g = &result.gateways[0];
     assert_eq!(g.source, "marks");
     // One retry after 50 ms, as the reference waits.
     let delay = figure(&result, "retry_delay_ms").unwrap();
-    assert!((45.0..100.0).contains(&delay), "retry delay {delay} ms");
+    assert!(
+        delay >= 45.0 && (!precise || delay < 100.0),
+        "retry delay {delay} ms"
+    );
     // Three failures 10 ms apart at 100 req/s take A out: the switch is the third.
     let switch = figure(&result, "switch_over_ms");
     assert!(
-        matches!(switch, Some(s) if (5.0..200.0).contains(&s)),
+        matches!(switch, Some(s) if s >= 5.0 && (!precise || s < 200.0)),
         "switch over {switch:?}"
     );
     // Back 1.5 s after the switch, which is about 0.5 s after the window closed.
     let back = figure(&result, "return_ms");
     assert!(
-        matches!(back, Some(r) if (250.0..1000.0).contains(&r)),
+        matches!(back, Some(r) if r >= 250.0 && (!precise || r < 1000.0)),
         "return {back:?}"
     );
     // 350 requests a trial and 3 retries: amplification just above 1.
     let amp = figure(&result, "amplification").unwrap();
-    assert!((1.0..1.05).contains(&amp), "amplification {amp}");
+    assert!(amp > 1.0 && (!precise || amp < 1.05), "amplification {amp}");
     // Every failed request was retried to B and answered: no client errors.
     for phase in ["before", "window", "after"] {
         let rate = figure(&result, &format!("error_rate_{phase}")).unwrap();
@@ -138,7 +143,7 @@ fn timed_failover_reports_the_references_retry_delay_switch_over_and_return() {
     }
     let penalty = figure(&result, "failover_penalty_ms").unwrap();
     assert!(
-        (40.0..150.0).contains(&penalty),
+        penalty >= 40.0 && (!precise || penalty < 150.0),
         "failover penalty {penalty} ms"
     );
     assert_eq!(tally.lock().unwrap().switches, 2, "one switch a trial");
@@ -147,19 +152,25 @@ fn timed_failover_reports_the_references_retry_delay_switch_over_and_return() {
 }
 
 #[test]
-fn timed_a_gateway_that_never_switches_is_said_so() {
-    let _timing = timing_sensitive();
+fn a_gateway_that_never_switches_is_said_so() {
     let (a, b) = (steerable("a"), steerable("b"));
     // Never takes A out: every request in the window tries A, then B.
     let (gateway, _) = failing_over(&a, &b, Duration::from_millis(5), usize::MAX, Duration::ZERO);
     let mut retries = args("retries", gateway, &[("a", &a), ("b", &b)]);
     retries.fault = Some("503".into());
     let (result, _) = run_behaviour(retries, vec![]).unwrap();
-    // 100 of 350 requests a trial went to A first: 1 + 100/350.
+    // 100 of 350 requests a trial went to A first: 1 + 100/350, where each was sent when it
+    // was due (which requests fall in the window is the host's timing).
     let amp = figure(&result, "amplification").unwrap();
-    assert!((1.24..1.33).contains(&amp), "amplification {amp}");
     let failed = figure(&result, "amplification_503").unwrap();
-    assert!((0.25..0.31).contains(&failed), "503s per request {failed}");
+    assert!(
+        amp > 1.0 && failed > 0.0,
+        "amplification {amp}, 503s {failed}"
+    );
+    if precision_run() {
+        assert!((1.24..1.33).contains(&amp), "amplification {amp}");
+        assert!((0.25..0.31).contains(&failed), "503s per request {failed}");
+    }
     let mut failover = args("failover", gateway, &[("a", &a), ("b", &b)]);
     failover.trials = Some(1);
     let (result, _) = run_behaviour(failover, vec![]).unwrap();
@@ -169,8 +180,7 @@ fn timed_a_gateway_that_never_switches_is_said_so() {
 }
 
 #[test]
-fn timed_refused_connections_fail_over_and_say_what_cannot_be_seen() {
-    let _timing = timing_sensitive();
+fn refused_connections_fail_over_and_say_what_cannot_be_seen() {
     let (a, b) = (steerable("a"), steerable("b"));
     let (gateway, tally) = failing_over(
         &a,
@@ -183,7 +193,7 @@ fn timed_refused_connections_fail_over_and_say_what_cannot_be_seen() {
     refuse.fault = Some("refuse".into());
     refuse.trials = Some(1);
     let (result, code) = run_behaviour(refuse, vec![]).unwrap();
-    assert_eq!(code, 0, "{:?}", result.invalid_reasons);
+    assert_valid_but_for_timing(code, &result.invalid_reasons);
     // The reference retried every refused request on B: no client errors.
     let errors = figure(&result, "error_rate_window").unwrap();
     assert!(errors < 0.01, "errors in the window {errors}");
@@ -200,14 +210,13 @@ fn timed_refused_connections_fail_over_and_say_what_cannot_be_seen() {
 }
 
 #[test]
-fn timed_a_cache_reports_its_hit_rate_exactly() {
-    let _timing = timing_sensitive();
+fn a_cache_reports_its_hit_rate_exactly() {
     let a = steerable("a");
     let (gateway, tally) = start_behaving(vec![a.local_addr()], Behaviour::Cache);
     let mut cache = args("cache", gateway, &[("a", &a)]);
     cache.distinct = Some(5);
     let (result, code) = run_behaviour(cache, vec![]).unwrap();
-    assert_eq!(code, 0, "{:?}", result.invalid_reasons);
+    assert_valid_but_for_timing(code, &result.invalid_reasons);
     // 350 requests of 5 prompts a trial, new prompts in each trial: 345 hits in each.
     let hits = per_trial(&result, "hit_rate");
     assert_eq!(hits, vec![Some(345.0 / 350.0); 2], "{hits:?}");
@@ -219,8 +228,7 @@ fn timed_a_cache_reports_its_hit_rate_exactly() {
 }
 
 #[test]
-fn timed_a_mock_steered_by_a_stopped_run_is_reset() {
-    let _timing = timing_sensitive();
+fn a_mock_steered_by_a_stopped_run_is_reset() {
     let (a, b) = (steerable("a"), steerable("b"));
     let (gateway, _) = failing_over(&a, &b, Duration::from_millis(5), 3, Duration::from_secs(1));
     let mut child = Command::new(LOADGEN)
@@ -243,9 +251,16 @@ fn timed_a_mock_steered_by_a_stopped_run_is_reset() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    // Into the window (2 s of load before it), then stopped as Ctrl-C does.
-    std::thread::sleep(Duration::from_millis(3000));
-    assert!(steered(&a), "the window is on");
+    // Into the window (2 s of load before it, after loadgen's set-up), then stopped as
+    // Ctrl-C does.
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while !steered(&a) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the window never began"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
     let _ = Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status();

@@ -3,7 +3,7 @@
 
 use gatebench_tests::faulty::{start_faulty, Fault};
 use gatebench_tests::gateway::{start_gateway, GatewayOptions};
-use gatebench_tests::start_mock;
+use gatebench_tests::{precision_run, start_mock};
 use loadgen::commands::ladder::run_ladder;
 use loadgen::commands::sweep::run_sweep;
 use loadgen::options::CompareArgs;
@@ -53,16 +53,38 @@ fn a_sweep_flags_the_level_where_the_baseline_saturates() {
     .unwrap();
     assert_eq!(result.levels.len(), 2);
     let (one, sixteen) = (&result.levels[0], &result.levels[1]);
+    // Every answer takes 2 ms at least, on any host; how little more is the precision run's.
+    let precise = precision_run();
     assert!(
-        (1_500.0..15_000.0).contains(&result.floor_p99_us),
+        result.floor_p99_us >= 1_500.0 && (!precise || result.floor_p99_us < 15_000.0),
         "{}",
         result.floor_p99_us
     );
+    // The floor is the first level's own p99, which is never over twice itself.
     assert!(!one.baseline_saturated);
-    assert!(sixteen.baseline_saturated, "{} µs", sixteen.direct_p99_us);
+    // A level is flagged when its p99 is over twice the floor. Whether sixteen clients' is
+    // depends on how much a stall on this host added to the floor's, so the flag itself is
+    // the precision run's.
+    assert_eq!(
+        sixteen.baseline_saturated,
+        sixteen.direct_p99_us > 2.0 * result.floor_p99_us,
+        "{} µs against a floor of {} µs",
+        sixteen.direct_p99_us,
+        result.floor_p99_us
+    );
+    assert!(
+        !precise || sixteen.baseline_saturated,
+        "{} µs",
+        sixteen.direct_p99_us
+    );
     // The headline comes from the highest level that was not saturated.
     assert_eq!(result.headline.len(), 1);
-    assert_eq!(result.headline[0].level, 1.0);
+    let unsaturated = if sixteen.baseline_saturated {
+        1.0
+    } else {
+        16.0
+    };
+    assert_eq!(result.headline[0].level, unsaturated);
     for level in &result.levels {
         assert_eq!(level.summary.len(), 2);
         assert!(level.summary.iter().all(|s| s.ok > 0 && s.ok == s.requests));

@@ -2,7 +2,7 @@
 //! mock's configured latency.
 
 use gatebench_shared::LatencyModel;
-use gatebench_tests::start_mock;
+use gatebench_tests::{assert_valid_but_for_timing, precision_run, start_mock};
 use loadgen::commands::run::run;
 use loadgen::RunArgs;
 use mock_upstream::Config;
@@ -50,8 +50,11 @@ fn open_loop_sends_the_schedule_and_accounts_for_every_request() {
     assert_eq!(r.warmup_requests, 500);
     assert_eq!(r.ok, 2000);
     assert!(r.errors.is_empty());
+    let precise = precision_run();
+    // The rate achieved is the generator's pace on this host: the counts above are the code's,
+    // the pace the precision run's (a stalled worker sends its slots late, not fewer of them).
     assert!(
-        (r.achieved_rate - 1000.0).abs() < 15.0,
+        !precise || (r.achieved_rate - 1000.0).abs() < 15.0,
         "{}",
         r.achieved_rate
     );
@@ -63,7 +66,8 @@ fn open_loop_sends_the_schedule_and_accounts_for_every_request() {
     assert!(r.connections_opened <= 32);
     // Every request found an open connection, but for those that opened one.
     assert!(r.connections_reused >= 2500 - r.connections_opened);
-    assert!(r.metrics["response_time"].p50 < 50_000);
+    let p50 = r.metrics["response_time"].p50;
+    assert!(!precise || p50 < 50_000, "response time p50 {p50} us");
     assert_eq!(code == 0, result.valid);
 }
 
@@ -88,12 +92,15 @@ fn throughput_counts_what_finished_not_what_was_planned() {
     .unwrap();
     let r = &result.runs[0];
     assert_eq!(r.ok, 400, "{:?}", r.errors);
+    // Past 100 a second the two connections cannot go (each answer takes at least 20 ms), on
+    // any host; how close to it they come is the host's pace.
     assert!(
-        r.throughput > 60.0 && r.throughput < 110.0,
+        r.throughput < 110.0 && (!precision_run() || r.throughput > 60.0),
         "throughput {} over {} s",
         r.throughput,
         r.completion_window_s
     );
+    // 400 answers, two at a time at most and each 20 ms at least, end over about 4 s at least.
     assert!(r.completion_window_s > 3.0, "{}", r.completion_window_s);
     // A target that keeps up: the throughput is the rate.
     let fast = start_mock(Config::default());
@@ -107,7 +114,11 @@ fn throughput_counts_what_finished_not_what_was_planned() {
     )
     .unwrap();
     let r = &result.runs[0];
-    assert!((r.throughput - 400.0).abs() < 10.0, "{}", r.throughput);
+    assert_eq!(r.ok, 400, "{:?}", r.errors);
+    // Keeping up with the plan is this host's pace, not the code's.
+    if precision_run() {
+        assert!((r.throughput - 400.0).abs() < 10.0, "{}", r.throughput);
+    }
 }
 
 #[test]
@@ -137,10 +148,15 @@ fn stream_metrics_match_the_mock_latency_model() {
     let r = &result.runs[0];
     assert_eq!(r.ok, 80, "{:?}", r.errors);
     let m = &r.metrics;
+    let precise = precision_run();
     let within = |name: &str, lo: u64, hi: u64| {
         let p50 = m[name].p50;
+        // The mock's deadlines are never early, so a stalled thread makes a time later, never
+        // shorter, and a late token shortens the gap after it only by what it added to the gap
+        // before, so the gaps' median holds too: the lower bound holds on any host, the upper
+        // one is the precision run's.
         assert!(
-            (lo..=hi).contains(&p50),
+            p50 >= lo && (!precise || p50 <= hi),
             "{name} p50 {p50} us not in {lo}..={hi}"
         );
     };
@@ -168,8 +184,9 @@ fn closed_loop_keeps_n_requests_in_flight() {
     )
     .unwrap();
     let r = &result.runs[0];
-    // Four loops of ~20 ms requests for a second: about 200, never more.
-    assert!((120..=204).contains(&r.ok), "{}", r.ok);
+    // Four loops of ~20 ms requests for a second: about 200, never more (each answer takes at
+    // least 20 ms on any host); how near 200 they get is the host's pace.
+    assert!(r.ok <= 204 && (!precision_run() || r.ok >= 120), "{}", r.ok);
     assert!(r.connections_opened <= 4);
     assert!(r.metrics["response_time"].p50 >= 20_000);
 }
@@ -254,7 +271,12 @@ fn a_closed_loop_run_can_send_a_fixed_count_after_its_warm_up() {
         vec![],
     )
     .unwrap();
-    assert_eq!(code, 0);
+    let reasons: Vec<String> = result
+        .runs
+        .iter()
+        .flat_map(|r| r.validity.reasons.clone())
+        .collect();
+    assert_valid_but_for_timing(code, &reasons);
     let r = &result.runs[0];
     // Exactly the measured count; the warm-up's requests come on top and are not counted.
     assert_eq!((r.requests, r.ok), (100, 100));
@@ -324,13 +346,19 @@ fn every_providers_stream_keeps_the_latency_model() {
         let r = &result.runs[0];
         assert_eq!(r.ok, 20, "{target}: {:?}", r.errors);
         let m = &r.metrics;
-        // Never early, late by a little; room for a busy machine.
+        // Never early, late by a little; room for a busy machine. As in
+        // `stream_metrics_match_the_mock_latency_model`, the lower bounds hold on any host, the
+        // upper ones are the precision run's.
         let (ttft, itl) = (m["ttft_service"].p50, m["itl"].p50);
+        let precise = precision_run();
         assert!(
-            (50_000..=65_000).contains(&ttft),
+            ttft >= 50_000 && (!precise || ttft <= 65_000),
             "{target}: ttft {ttft} us"
         );
-        assert!((8_000..=13_000).contains(&itl), "{target}: itl {itl} us");
+        assert!(
+            itl >= 8_000 && (!precise || itl <= 13_000),
+            "{target}: itl {itl} us"
+        );
         assert_eq!(m["output_chunks"].min, 6, "{target}");
         assert_eq!(m["output_tokens"].max, 6, "{target}");
     }

@@ -148,6 +148,15 @@ fn bpftrace_counted(result: &ProfileResult) -> bool {
     false
 }
 
+/// Held by every test that probes the C allocator. Its uprobes are one resource for the whole
+/// machine, and the bpftrace processes this test binary starts are all its children, so a test
+/// that checks none is left after its run ([`nothing_left`]) would see another's still at work:
+/// the tests that probe take turns (for the resource, not for each other's load).
+fn probing() -> std::sync::MutexGuard<'static, ()> {
+    static PROBES: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    PROBES.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 /// No bpftrace started by this process is still running, and no uprobe it set is left.
 fn nothing_left() {
     let me = std::process::id().to_string();
@@ -171,8 +180,8 @@ fn nothing_left() {
 }
 
 #[test]
-fn timed_the_c_allocator_counts_exactly_k_allocations_of_size_bytes_per_request() {
-    let _alone = gatebench_tests::timing_sensitive();
+fn the_c_allocator_counts_exactly_k_allocations_of_size_bytes_per_request() {
+    let _probes = probing();
     let (k, size) = (7, 1000);
     let server = c_server(k, size);
     let dir = std::env::temp_dir().join(format!("gatebench-memory-out-{}", std::process::id()));
@@ -205,11 +214,11 @@ fn timed_the_c_allocator_counts_exactly_k_allocations_of_size_bytes_per_request(
     assert!(within(frees.estimate, k as f64), "{frees:?}");
     for t in &m.trials {
         assert!(t.counted && t.requests > 200, "{t:?}");
-        // Exactly K a request, but for the requests in flight at the window's edges, whose
-        // calls fall on either side of them (even within one request's K).
+        // Exactly K a request, but for the requests in flight at the window's edges (one a
+        // connection at most, at each edge), whose calls fall on either side of them.
         let mallocs = t.calls.get("malloc").copied().unwrap_or(0) as f64;
         let want = (k as u64 * t.requests) as f64;
-        assert!((mallocs - want).abs() <= 2.0 * k as f64, "{t:?}");
+        assert!((mallocs - want).abs() <= 4.0 * k as f64, "{t:?}");
         // Everything a request allocated it freed: what stays live is at most the requests in
         // flight at the window's end.
         assert!(
@@ -242,8 +251,8 @@ fn timed_the_c_allocator_counts_exactly_k_allocations_of_size_bytes_per_request(
 }
 
 #[test]
-fn timed_python_under_pythonmalloc_counts_the_objects_a_request_adds() {
-    let _alone = gatebench_tests::timing_sensitive();
+fn python_under_pythonmalloc_counts_the_objects_a_request_adds() {
+    let _probes = probing();
     let size = 4096;
     let run = |k: u32| {
         let server = python_server(k, size, true);
@@ -258,9 +267,16 @@ fn timed_python_under_pythonmalloc_counts_the_objects_a_request_adds() {
     assert_eq!(b.source.as_deref(), Some("python"));
     let added = b.allocs_per_request.unwrap().estimate - a.allocs_per_request.unwrap().estimate;
     // Ten bytes objects of SIZE are ten calls to malloc more (each object and its bytes in one
-    // block); the range leaves room for the interpreter's own bookkeeping.
+    // block); the range leaves room for the interpreter's own bookkeeping, and, outside a
+    // precision run, for the requests in flight at a window's edges (one a connection, each
+    // about 40 calls, over some 200 requests: about one call a request either way).
+    let range = if gatebench_tests::precision_run() {
+        9.0..=25.0
+    } else {
+        7.0..=30.0
+    };
     assert!(
-        (9.0..=25.0).contains(&added),
+        range.contains(&added),
         "{added} more allocations per request"
     );
     let bytes = b.bytes_per_request.unwrap().estimate - a.bytes_per_request.unwrap().estimate;
@@ -272,6 +288,7 @@ fn timed_python_under_pythonmalloc_counts_the_objects_a_request_adds() {
 
 #[test]
 fn a_source_that_cannot_work_is_said_and_the_load_still_runs() {
+    let _probes = probing();
     // A CPython without PYTHONMALLOC=malloc: its small objects never reach the C allocator.
     let server = python_server(0, 16, false);
     let result = profile(args(&server, MemoryArgs::default()));
@@ -340,8 +357,8 @@ fn bad_memory_options_are_refused_before_any_load() {
 }
 
 #[test]
-fn timed_a_price_is_modeled_and_labelled_as_a_model() {
-    let _alone = gatebench_tests::timing_sensitive();
+fn a_price_is_modeled_and_labelled_as_a_model() {
+    let _probes = probing();
     let server = c_server(2, 64);
     let result = profile(args(
         &server,
@@ -357,7 +374,8 @@ fn timed_a_price_is_modeled_and_labelled_as_a_model() {
         // Without following frees (`--live off`) the counts are the same, the live ones none.
         let m = result.memory.as_ref().unwrap();
         let allocs = m.allocs_per_request.unwrap().estimate;
-        assert!((allocs - 2.0).abs() <= 0.06, "{allocs}");
+        // Two a request, but for the requests in flight at a window's edges.
+        assert!((allocs - 2.0).abs() <= 0.1, "{allocs}");
         assert!(m.trials.iter().all(|t| t.live_at_end_bytes.is_none()));
     }
     let cost = result.cost_model.as_ref().expect("a modeled cost");
@@ -372,6 +390,7 @@ fn timed_a_price_is_modeled_and_labelled_as_a_model() {
 
 #[test]
 fn a_stopped_run_leaves_no_bpftrace_behind() {
+    let _probes = probing();
     const LOADGEN: &str = env!("CARGO_BIN_EXE_e2e-loadgen");
     let server = c_server(1, 16);
     // One trial: the gateway's own run (4 s), then its probed run, during which it is stopped.
@@ -402,8 +421,8 @@ fn a_stopped_run_leaves_no_bpftrace_behind() {
         .status();
     let status = child.wait().unwrap();
     // bpftrace dies with loadgen (it is killed at the window's close, and by the kernel when
-    // loadgen ends), so it is gone by the time loadgen's exit is seen; allow it a moment.
-    let gone = (0..20).any(|_| {
+    // loadgen ends); the kernel may take a moment to reap it, seconds at most.
+    let gone = (0..200).any(|_| {
         std::thread::sleep(std::time::Duration::from_millis(50));
         !running()
     });

@@ -33,12 +33,12 @@ fn stalled_run(connections: usize) -> TargetRun {
     r
 }
 
-/// Both runs in one test, one after the other: each needs the machine to itself.
+/// Both runs in one test, one after the other. A late machine only adds to a corrected
+/// latency (it is counted from the intended send), so the lower bounds hold on any host; how
+/// near the arithmetic they come, and how little the service time shows, is precision.
 #[test]
-fn timed_a_one_second_stall_shows_in_the_corrected_percentiles_only() {
-    // Beside another timing test its 500 held answers land on a busy core, and the other
-    // test's generator goes late (seen: the cache behaviour test's loadgen 13.7 ms late).
-    let _alone = gatebench_tests::timing_sensitive();
+fn a_one_second_stall_shows_in_the_corrected_percentiles_only() {
+    let precise = gatebench_tests::precision_run();
     // Enough connections that every request is sent on time: the open-loop case.
     let r = stalled_run(600);
     let corrected = &r.metrics["response_time"];
@@ -50,7 +50,7 @@ fn timed_a_one_second_stall_shows_in_the_corrected_percentiles_only() {
         let got_ms = got as f64 / 1000.0;
         let allowed = (want_ms * 0.05).max(40.0);
         assert!(
-            (got_ms - want_ms).abs() <= allowed,
+            got_ms >= want_ms - allowed && (!precise || got_ms <= want_ms + allowed),
             "corrected percentile {got_ms} ms, arithmetic says {want_ms} ms: {corrected:?}"
         );
     };
@@ -78,14 +78,17 @@ fn timed_a_one_second_stall_shows_in_the_corrected_percentiles_only() {
         ("p95", service.p95),
         ("p99", service.p99),
     ] {
-        assert!(v < 100_000, "service {name} {v} us shows the stall");
+        assert!(
+            !precise || v < 100_000,
+            "service {name} {v} us shows the stall"
+        );
     }
     // The wait for a connection is where the stall went; it was the target's doing (every
     // connection held by a stalled request), not the generator's, so the send delay stays small.
     assert!(r.metrics["connection_wait"].p95 > 300_000);
     let send_delay = &r.metrics["send_delay"];
     assert!(
-        send_delay.p95 < 50_000,
+        !precise || send_delay.p95 < 50_000,
         "send delay p95 {} us",
         send_delay.p95
     );

@@ -14,8 +14,7 @@ fn url(addr: std::net::SocketAddr) -> String {
 }
 
 #[test]
-fn timed_a_known_delay_is_found_and_no_delay_is_not_distinguishable() {
-    let _alone = gatebench_tests::timing_sensitive();
+fn a_known_delay_is_found_and_no_delay_is_not_distinguishable() {
     let mock = start_mock(mock_upstream::Config::default());
     let upstream = mock.local_addr();
     let (direct, direct_held) = start_delay_gateway_recorded(upstream, Duration::ZERO);
@@ -77,42 +76,22 @@ fn timed_a_known_delay_is_found_and_no_delay_is_not_distinguishable() {
         // The twin (the direct URL again, by default), slow and same.
         assert_eq!(trial.deltas.len(), 3 * metrics);
         for d in &trial.deltas {
-            let i = d.added_us;
-            // The interval is the sampling error within a trial; between trials, and between a
-            // path idle for 2 ms and one idle for 50 µs, this machine adds a systematic 20-70 µs
-            // now and then (thread placement, wake-ups), hence 5% of the delay. Load from other
-            // processes only adds to it: a thread that slept 2 ms wakes later on a busy machine
-            // (seen: +210 µs while two builds ran), after the forwarder recorded its hold, so
-            // the estimate may exceed the known delay by more than it may fall short.
-            let slack = (0.05 * known).max(100.0);
-            let load_slack = (0.25 * known).max(500.0);
-            match d.gateway.as_str() {
-                "slow" => {
-                    assert!(
-                        i.low - load_slack <= known && known <= i.high + slack,
-                        "{} {}: {i:?}",
-                        trial.scenario,
-                        d.metric
-                    );
-                    assert!(d.distinguishable);
-                }
-                "same" | "twin" => assert!(
-                    i.low - slack <= 0.0 && 0.0 <= i.high + slack,
-                    "{} {}: {i:?}",
-                    trial.scenario,
-                    d.metric
-                ),
-                other => panic!("unexpected gateway {other}"),
-            }
             assert_eq!(d.pairs, 40);
+            if gatebench_tests::precision_run() {
+                within_known(d, known, &trial.scenario);
+            }
         }
     }
     // One verdict per target, scenario and metric across the trials.
     assert_eq!(result.combined.len(), 3 * 3);
+    // Whether 2 ms is resolved on real trials, and 0 ms not, is this machine's precision (the
+    // verdicts' rules are tested exactly on given trials in the judge's own tests).
+    let precise = gatebench_tests::precision_run();
     for c in &result.combined {
         match c.gateway.as_str() {
-            "slow" => assert_eq!(c.verdict, "adds latency", "{c:?}"),
-            "same" => assert!(c.verdict.starts_with("within the resolution"), "{c:?}"),
+            "slow" if precise => assert_eq!(c.verdict, "adds latency", "{c:?}"),
+            "same" if precise => assert!(c.verdict.starts_with("within the resolution"), "{c:?}"),
+            "slow" | "same" => assert!(!c.verdict.starts_with("control"), "{c:?}"),
             "twin" => assert!(c.verdict.starts_with("control"), "{c:?}"),
             other => panic!("unexpected target {other}"),
         }
@@ -120,8 +99,40 @@ fn timed_a_known_delay_is_found_and_no_delay_is_not_distinguishable() {
     }
     // The two gateways against each other: e2e and the stream's e2e and TTFT.
     assert_eq!(result.between.len(), 3);
-    for b in &result.between {
-        assert_eq!(b.verdict, "slow slower than same", "{b:?}");
+    if precise {
+        for b in &result.between {
+            assert_eq!(b.verdict, "slow slower than same", "{b:?}");
+        }
+    }
+}
+
+/// A trial's difference holds the known delay (slow) or none (same, twin), within what this
+/// machine's precision allows: a precision check.
+fn within_known(d: &loadgen::results::overhead::Delta, known: f64, scenario: &str) {
+    let i = d.added_us;
+    // The interval is the sampling error within a trial; between trials, and between a path
+    // idle for 2 ms and one idle for 50 µs, this machine adds a systematic 20-70 µs now and
+    // then (thread placement, wake-ups), hence 5% of the delay. Load from other processes only
+    // adds to it: a thread that slept 2 ms wakes later on a busy machine (seen: +210 µs while
+    // two builds ran), after the forwarder recorded its hold, so the estimate may exceed the
+    // known delay by more than it may fall short.
+    let slack = (0.05 * known).max(100.0);
+    let load_slack = (0.25 * known).max(500.0);
+    match d.gateway.as_str() {
+        "slow" => {
+            assert!(
+                i.low - load_slack <= known && known <= i.high + slack,
+                "{scenario} {}: {i:?}",
+                d.metric
+            );
+            assert!(d.distinguishable);
+        }
+        "same" | "twin" => assert!(
+            i.low - slack <= 0.0 && 0.0 <= i.high + slack,
+            "{scenario} {}: {i:?}",
+            d.metric
+        ),
+        other => panic!("unexpected gateway {other}"),
     }
 }
 
@@ -156,8 +167,7 @@ fn a_missing_gateway_or_an_unreachable_target_is_a_setup_error() {
 }
 
 #[test]
-fn timed_attribution_puts_a_delay_on_the_leg_it_was_added_to() {
-    let _alone = gatebench_tests::timing_sensitive();
+fn attribution_puts_a_delay_on_the_leg_it_was_added_to() {
     use gatebench_tests::gateway::{start_gateway, GatewayOptions};
     let mock = start_mock(mock_upstream::Config::default());
     let upstream = mock.local_addr();
@@ -209,19 +219,25 @@ fn timed_attribution_puts_a_delay_on_the_leg_it_was_added_to() {
             .added_us
             .estimate
     };
-    // The delayed leg carries the 2 ms (and what the sleep overshot); the other leg is untouched.
+    // The delayed leg carries the 2 ms (and what the sleep overshot); the other leg is
+    // untouched. A sleep is never early, so the delayed leg is at least 2 ms whatever the
+    // machine; how close to 2 ms, and how near 0 the other, is this machine's precision.
     for (gateway, slow, fast) in [
         ("request", "request_leg", "response_leg"),
         ("response", "response_leg", "request_leg"),
     ] {
         let (slow_us, fast_us) = (added(gateway, slow), added(gateway, fast));
+        let e2e = added(gateway, "e2e");
+        if !gatebench_tests::precision_run() {
+            assert!(slow_us.is_finite() && fast_us.is_finite() && e2e.is_finite());
+            continue;
+        }
         assert!(
             (1_900.0..3_000.0).contains(&slow_us),
             "{gateway} {slow}: {slow_us}"
         );
         assert!(fast_us.abs() < 500.0, "{gateway} {fast}: {fast_us}");
         // The legs add up to the end-to-end overhead (the mock's own time cancels).
-        let e2e = added(gateway, "e2e");
         assert!(
             (slow_us + fast_us - e2e).abs() < 300.0,
             "{gateway}: {slow_us} + {fast_us} vs {e2e}"

@@ -2,7 +2,7 @@
 //! and the polling for due answers (`--poll-budget`) are recorded in the result, `0` turns each
 //! off, and a wrong value is refused with a message naming what is expected.
 
-use gatebench_tests::start_mock;
+use gatebench_tests::{precision_run, start_mock};
 use loadgen::commands::run::run;
 use loadgen::RunArgs;
 use mock_upstream::Config;
@@ -28,21 +28,30 @@ fn the_default_pacer_learns_its_margin_and_polls_for_answers() {
     assert_eq!(r.ok, 200, "{:?}", r.errors);
     let p = r.pacer.as_ref().expect("an open loop records its pacer");
     assert_eq!(p.spin, "auto");
-    // The 40 sleeps of the calibration, then the run's own.
+    // The 40 sleeps of the calibration, then the run's own. The calibration's are counted on
+    // any host; a worker that fell behind its schedule sleeps less after them.
     assert!(p.wakeups >= 40, "{p:?}");
     assert!(p.margin_us >= 6.0 && p.margin_us <= 2_048.0, "{p:?}");
     assert!(p.widest_margin_us >= p.margin_us, "{p:?}");
     assert!(p.lateness_p50_us <= p.lateness_p99_us, "{p:?}");
     assert!(p.lateness_p99_us <= p.lateness_max_us + 2.0, "{p:?}");
-    // 200 waits each end spinning at least the narrowest margin; none spins the whole second.
-    assert!(p.spun_s > 200.0 * 1e-6 && p.spun_s < 1.5, "{p:?}");
     let a = r.answer_poll.as_ref().expect("the answer poller's account");
     assert_eq!(a.budget_cores, 1.0);
-    // After its first answers the worker expects the next, and polls for them.
-    assert!(a.windows > 0 && a.polled_s > 0.0, "{a:?}");
+    // It polls only in a window it opened.
+    assert!(a.windows > 0 || a.polled_s == 0.0, "{a:?}");
     assert!(a.expected_from_us > 0.0, "{a:?}");
     assert!(a.expected_from_us <= a.expected_to_us, "{a:?}");
-    assert!(a.polled_cores <= 1.05, "{a:?}");
+    // How long the waits spun and polled is the host's: a worker late for a send does not spin
+    // for it, one that finds its answer already read does not poll for it, and a thread that
+    // loses the CPU mid-spin or mid-poll counts the time it lost.
+    if precision_run() {
+        // 200 waits each end spinning at least the narrowest margin; none spins the whole
+        // second.
+        assert!(p.spun_s > 200.0 * 1e-6 && p.spun_s < 1.5, "{p:?}");
+        // After its first answers the worker expects the next, and polls for them.
+        assert!(a.windows > 0 && a.polled_s > 0.0, "{a:?}");
+        assert!(a.polled_cores <= 1.05, "{a:?}");
+    }
     // The report says it in one line.
     let line = loadgen::report::waiting::waiting_line(r).unwrap();
     assert!(
@@ -71,8 +80,10 @@ fn zero_turns_spinning_and_polling_off() {
     assert_eq!(r.ok, 100, "{:?}", r.errors);
     let p = r.pacer.as_ref().unwrap();
     assert_eq!((p.margin_us, p.widest_margin_us, p.spun_s), (0.0, 0.0, 0.0));
-    // Still measured: every wait slept on the timer.
-    assert!(p.wakeups >= 100, "{p:?}");
+    // Still measured: every wait slept on the timer, after the calibration's 40 sleeps. A
+    // worker late for a send has no wait to sleep, so only the calibration's count on any host.
+    assert!(p.wakeups >= 40, "{p:?}");
+    assert!(!precision_run() || p.wakeups >= 100, "{p:?}");
     let a = r.answer_poll.as_ref().unwrap();
     assert_eq!(
         (a.budget_cores, a.windows, a.polled_s),
@@ -95,13 +106,20 @@ fn a_closed_loop_has_no_pacer_but_polls_for_its_answers() {
     )
     .unwrap();
     let r = &result.runs[0];
-    assert!(r.ok > 20, "{r:?}");
+    // How many answers one loop gets in 300 ms is the host's pace; that it gets some is not.
+    assert!(r.ok > 0, "{r:?}");
     assert!(r.pacer.is_none());
     let a = r.answer_poll.as_ref().unwrap();
     assert_eq!(a.budget_cores, 0.5);
-    assert!(a.windows > 0, "{a:?}");
-    // Within the budget, with a little slack for the last turn of each window.
-    assert!(a.polled_cores <= 0.55, "{a:?}");
+    assert!(a.windows > 0 || a.polled_s == 0.0, "{a:?}");
+    // Whether an answer was still due when the poller looked, and the time a stalled thread
+    // counts as polled, are the host's.
+    if precision_run() {
+        assert!(r.ok > 20, "{r:?}");
+        assert!(a.windows > 0, "{a:?}");
+        // Within the budget, with a little slack for the last turn of each window.
+        assert!(a.polled_cores <= 0.55, "{a:?}");
+    }
 }
 
 #[test]

@@ -102,8 +102,7 @@ fn perf_may_sample(result: &ProfileResult) -> bool {
 }
 
 #[test]
-fn timed_the_hot_function_leads_the_profile_and_the_report_shows_it() {
-    let _alone = gatebench_tests::timing_sensitive();
+fn the_hot_function_leads_the_profile_and_the_report_shows_it() {
     let mock = start_mock(mock_upstream::Config::default());
     let hot = forwarder(mock.local_addr(), 400);
     let dir = scratch("hot");

@@ -71,8 +71,7 @@ fn session_args(url: String, file: PathBuf, flags: SessionFlags) -> RunArgs {
 }
 
 #[test]
-fn timed_every_turn_resends_the_exact_history_at_its_intended_time() {
-    let _quiet = gatebench_tests::timing_sensitive();
+fn every_turn_resends_the_exact_history_at_its_intended_time() {
     let (addr, log) = start_recording_answering(Arc::new(|s| (Duration::ZERO, answer_to(s))));
     let file = sessions_file("history", 3, 3, 150);
     let (result, _) = run(
@@ -128,8 +127,12 @@ fn timed_every_turn_resends_the_exact_history_at_its_intended_time() {
             if k > 0 {
                 // Due 150 ms after the last answer ended (it answered at once).
                 let gap = turn.at.duration_since(turns[k - 1].at);
+                let bound = gatebench_tests::upper_bound(
+                    Duration::from_millis(200),
+                    Duration::from_secs(5),
+                );
                 assert!(
-                    gap >= Duration::from_millis(149) && gap < Duration::from_millis(200),
+                    gap >= Duration::from_millis(149) && gap < bound,
                     "turn {k} left {gap:?} after the last"
                 );
             }
@@ -138,12 +141,12 @@ fn timed_every_turn_resends_the_exact_history_at_its_intended_time() {
 }
 
 #[test]
-fn timed_a_branch_runs_beside_its_session_and_its_last_exchange_joins_a_later_turn() {
-    let _quiet = gatebench_tests::timing_sensitive();
-    // The sub-agent's requests take 300 ms each; the session's own are answered at once.
+fn a_branch_runs_beside_its_session_and_its_last_exchange_joins_a_later_turn() {
+    // The sub-agent's requests take 1 s each; the session's own are answered at once, and its
+    // turns think 200 ms: far apart, so their order is the code's on any host.
     let (addr, log) = start_recording_answering(Arc::new(|s| {
         let slow = String::from_utf8_lossy(&s.body).contains("Sub-agent.");
-        let wait = Duration::from_millis(if slow { 300 } else { 0 });
+        let wait = Duration::from_millis(if slow { 1_000 } else { 0 });
         (wait, answer_to(s))
     }));
     let turns: Vec<Value> = (1..=4)
@@ -192,18 +195,16 @@ fn timed_a_branch_runs_beside_its_session_and_its_last_exchange_joins_a_later_tu
         ]
     );
     assert_eq!(messages(&b2).len(), 4, "its own history grows");
-    // It forks when turn 1 is answered, and runs beside turn 2.
+    // It forks when turn 1 is answered (before turn 2, due 200 ms later), and runs beside
+    // turn 2 (sent while the branch's first answer is still a second away).
     let since = |a: &Seen, b: &Seen| b.at.duration_since(a.at);
-    assert!(
-        since(&m1, &b1) < Duration::from_millis(100),
-        "{:?}",
-        since(&m1, &b1)
-    );
-    assert!(since(&m2, &b2) > Duration::ZERO && since(&b1, &m2) < Duration::from_millis(290));
-    // Turn 3 waits for the branch (300 + 300 ms), and carries its last exchange before its own.
+    assert!(b1.at < m2.at, "{:?} {:?}", since(&m1, &b1), since(&m1, &m2));
+    assert!(since(&m2, &b2) > Duration::ZERO && since(&b1, &m2) < Duration::from_millis(990));
+    // Turn 3 waits for the branch (1 + 1 s), and carries its last exchange before its own.
     let wait = since(&m1, &m3);
+    let bound = gatebench_tests::upper_bound(Duration::from_millis(2_200), Duration::from_secs(10));
     assert!(
-        wait >= Duration::from_millis(595) && wait < Duration::from_millis(800),
+        wait >= Duration::from_millis(1_995) && wait < bound,
         "{wait:?}"
     );
     let joined = messages(&m3);
@@ -248,8 +249,7 @@ fn a_failed_branch_fails_its_session_and_the_turns_left_are_counted() {
 }
 
 #[test]
-fn timed_a_turn_sent_late_is_measured_from_when_it_was_due() {
-    let _quiet = gatebench_tests::timing_sensitive();
+fn a_turn_sent_late_is_measured_from_when_it_was_due() {
     // Every first turn is answered in 300 ms; later turns at once.
     let (addr, _log) = start_recording_answering(Arc::new(|s| {
         let first = s.seq.unwrap_or(0) & 0xffff == 1;
@@ -278,19 +278,22 @@ fn timed_a_turn_sent_late_is_measured_from_when_it_was_due() {
     let s = result.runs[0].sessions.as_ref().expect("a session table");
     assert_eq!(s.turns.len(), 3, "{s:?}");
     let second = &s.turns[1].all.response_time;
+    // Never less than the 200 ms it waited for its predecessor; near it, and a service time
+    // that hides the wait, on a host with a timer to measure by.
     assert!(
-        second.p50 >= 190_000 && second.p50 < 260_000,
+        second.p50 >= 190_000,
         "turn 2 measured {} us from when it was due",
         second.p50
     );
-    // Its service time, from the actual send, hides that wait.
-    let service = &result.runs[0].metrics["service_time"];
-    assert!(service.p50 < 50_000, "{service:?}");
+    if gatebench_tests::precision_run() {
+        assert!(second.p50 < 260_000, "turn 2: {} us", second.p50);
+        let service = &result.runs[0].metrics["service_time"];
+        assert!(service.p50 < 50_000, "{service:?}");
+    }
 }
 
 #[test]
-fn timed_a_session_bound_makes_late_sessions_wait_and_counts_them() {
-    let _quiet = gatebench_tests::timing_sensitive();
+fn a_session_bound_makes_late_sessions_wait_and_counts_them() {
     let (addr, _log) =
         start_recording_answering(Arc::new(|s| (Duration::from_millis(200), answer_to(s))));
     let file = sessions_file("bound", 4, 1, 0);
@@ -379,8 +382,7 @@ fn session_options_without_sessions_or_with_what_they_exclude_are_refused() {
 }
 
 #[test]
-fn timed_overhead_pairs_each_turn_of_a_conversation_and_a_slow_hop_shows_on_every_turn() {
-    let _quiet = gatebench_tests::timing_sensitive();
+fn overhead_pairs_each_turn_of_a_conversation_and_a_slow_hop_shows_on_every_turn() {
     let direct = gatebench_tests::start_mock(mock_upstream::Config::default());
     let slow = gatebench_tests::gateway::start_delay_gateway(
         direct.local_addr(),
@@ -426,7 +428,8 @@ fn timed_overhead_pairs_each_turn_of_a_conversation_and_a_slow_hop_shows_on_ever
     for row in result.combined.iter().filter(|c| c.gateway == "slow") {
         let added = row.added_us;
         assert!(
-            added.estimate > 1_500.0 && added.estimate < 6_000.0,
+            !gatebench_tests::precision_run()
+                || (added.estimate > 1_500.0 && added.estimate < 6_000.0),
             "{}: {added:?}",
             row.scenario
         );

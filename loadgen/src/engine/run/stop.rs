@@ -37,12 +37,13 @@ pub(crate) fn stop_flag() -> Arc<Progress> {
             .name("loadgen-signals".into())
             .spawn(move || {
                 rt.block_on(async move {
-                    for flag in [&flag.stop, &flag.abandon] {
+                    for (flag, said) in [(&flag.stop, STOPPING), (&flag.abandon, ABANDONING)] {
                         tokio::select! {
                             _ = int.recv() => {}
                             _ = term.recv() => {}
                         }
                         flag.store(true, Relaxed);
+                        eprintln!("{said}");
                     }
                 });
             });
@@ -50,6 +51,12 @@ pub(crate) fn stop_flag() -> Arc<Progress> {
     })
     .clone()
 }
+
+/// Said on stderr when the first signal is taken.
+pub const STOPPING: &str =
+    "loadgen: stopping: no new requests; waiting for those in flight (again to stop waiting)";
+/// Said on stderr when the second signal is taken.
+pub const ABANDONING: &str = "loadgen: stopping now: no longer waiting for requests in flight";
 
 /// Whether Ctrl-C or SIGTERM has asked the process to stop.
 pub(crate) fn stop_requested() -> bool {
