@@ -4,7 +4,8 @@
 //! its targets and host (`disclose`), the upstream's own count of requests (`upstream`), and the
 //! demo's in-process mock (`embedded`), the twin loadgen starts when none is named (`twin`), and
 //! the live Prometheus endpoint a run can serve (`metrics_endpoint`).
-//! What every comparison is made of (its targets, twin, trials): `comparison`.
+//! What every comparison is made of (its targets, twin, trials): `comparison`; one kept-alive
+//! call at a time to each target, for paired rounds: `paired`.
 
 pub(crate) mod comparison;
 pub(crate) mod disclose;
@@ -13,6 +14,7 @@ pub(crate) mod gateways;
 pub(crate) mod judge;
 pub(crate) mod logged;
 pub(crate) mod metrics_endpoint;
+pub(crate) mod paired;
 pub mod run;
 pub(crate) mod sampler;
 pub(crate) mod steering;

@@ -8,7 +8,8 @@
 
 use gatebench_shared::stats::{bootstrap_median, median};
 
-use super::rounds::{Call, TargetCalls};
+use super::rounds::TargetCalls;
+use crate::engine::paired::Call;
 use crate::results::overhead::Delta;
 
 impl Delta {

@@ -24,12 +24,13 @@ use gatebench_shared::host::raise_open_file_limit;
 
 use crate::engine::run::{stop_flag, SetupError, EXIT_FAILED, EXIT_OK};
 
+use crate::engine::paired::Call;
 use crate::options::OverheadArgs;
 use crate::results::overhead::Percentiles;
 use crate::results::overhead::{OverheadResult, TargetTrial, Trial, SCHEMA};
 use analysis::deltas;
 use plan::OverheadPlan;
-use rounds::{Call, TargetCalls};
+use rounds::TargetCalls;
 
 /// Largest share of failed calls of any target for a valid result.
 const MAX_FAILED: f64 = 0.01;
