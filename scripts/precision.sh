@@ -14,8 +14,8 @@
 # compare its figures with the kernel timer's own lateness printed first.
 #
 # Tests run one at a time, so no test is the host's noise for another. Prints the kernel timer's
-# lateness first (scripts/bench-loadgen.sh's floor), then each test binary's results, and a
-# closing count. LOG (default: a temporary file) keeps the whole output.
+# lateness first, then `loadgen selftest` (every figure beside its target), then each test
+# binary's results, and a closing count. LOG (default: a temporary file) keeps the whole output.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 log=${1:-$(mktemp)}
@@ -34,6 +34,8 @@ q = lambda p: late[min(len(late) - 1, int(p * len(late)))] / 1000
 print(f"kernel timer (1 ms sleeps, python): late p50 {q(0.5):.0f} us, p99 {q(0.99):.0f} us, p99.9 {q(0.999):.0f} us")
 PY
 fi
+# What the machine can measure now, each figure beside its target (exit 3 names a miss).
+cargo run -q -p loadgen -- selftest --quiet 2>&1 | tee -a "$log"
 GATEBENCH_PRECISION=1 cargo test --workspace --no-fail-fast -- --test-threads=1 2>&1 | tee -a "$log"
 code=${PIPESTATUS[0]}
 awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i } }

@@ -1,6 +1,6 @@
 //! Each command from its options to its exit code, one folder per command (`run`, `overhead`,
 //! `compare`, `sweep`, `ladder`, `capacity`, perf `profile` in `perf`, `merge`, `corpus`,
-//! `report`, `check_profile`), none importing another. Each implements [`Command`]
+//! `report`, `check_profile`, `selftest`), none importing another. Each implements [`Command`]
 //! (`command`): its plan, its execution, its options printed as a profile. One dispatch
 //! (`dispatch`) runs a command, prints its configuration (`print_config`) or checks a profile
 //! for it (`check_profile`). `main.rs` only parses and calls [`execute`].
@@ -18,6 +18,7 @@ pub mod perf;
 mod print_config;
 mod report;
 pub mod run;
+pub mod selftest;
 pub mod sweep;
 
 pub use command::Command;
@@ -91,6 +92,7 @@ pub(crate) fn dispatch(
             .and_then(|()| act(*args, action, line)),
         C::Merge(args) => act(args, action, line),
         C::Corpus(args) => act(args, action, line),
+        C::Selftest(args) => act(args, action, line),
         C::Behaviour(args) => act(args, action, line),
         C::Report(args) => act(args, action, line),
         C::CheckProfile(args) => act(args, action, line),

@@ -8,7 +8,7 @@ use crate::wire::target::parse_target;
 /// A mock started in-process for a run without `--target`.
 #[derive(Debug)]
 pub struct EmbeddedMock {
-    _server: MockServer,
+    server: MockServer,
     pub target: Target,
     /// The mock's configuration, disclosed in the result.
     pub config_toml: String,
@@ -18,7 +18,13 @@ impl EmbeddedMock {
     /// Starts one mock worker on `127.0.0.1:0`, pinned to the last core when there are two or
     /// more, with the default (zero) latency model.
     pub fn start(cores: usize) -> Result<EmbeddedMock, StartError> {
-        let config = Config {
+        EmbeddedMock::with_latency(cores, None)
+    }
+
+    /// [`EmbeddedMock::start`], answering each request `latency` after it arrived (a
+    /// `--latency` value like `200us`), or at once.
+    pub fn with_latency(cores: usize, latency: Option<&str>) -> Result<EmbeddedMock, StartError> {
+        let mut config = Config {
             threads: 1,
             pin: if cores >= 2 {
                 vec![cores - 1]
@@ -27,15 +33,26 @@ impl EmbeddedMock {
             },
             ..Config::loopback()
         };
+        config.latency.latency = latency.map(|l| {
+            // Invariant: callers pass durations written in the source, which parse.
+            l.parse().expect("a latency like 200us")
+        });
         let config_toml = config.to_toml();
         let server = MockServer::start(config)?;
         let url = format!("http://{}/v1/chat/completions", server.local_addr());
         // Invariant: a loopback socket address always parses as a target.
         let target = parse_target(&url).expect("loopback target");
         Ok(EmbeddedMock {
-            _server: server,
+            server,
             target,
             config_toml,
         })
+    }
+
+    /// The mock's emission error at quantile `q` (how late it answered against the instant its
+    /// latency model set), µs; none before its first timed answer.
+    pub fn emission_error_us(&self, q: f64) -> Option<u64> {
+        let error = &self.server.metrics().emission_error;
+        (error.count() > 0).then(|| error.quantile_us(q))
     }
 }

@@ -25,6 +25,7 @@ mod perf;
 pub mod profile;
 mod request;
 mod run;
+mod selftest;
 mod sessions;
 mod sweep;
 
@@ -43,6 +44,7 @@ pub use perf::{
 };
 pub use request::RequestFlags;
 pub use run::RunArgs;
+pub use selftest::SelftestArgs;
 pub use sessions::SessionFlags;
 pub use sweep::{
     LevelKind, SweepArgs, DEFAULT_LEVELS as SWEEP_LEVELS, DEFAULT_TRIALS as SWEEP_TRIALS,
@@ -95,6 +97,10 @@ pub enum CommandArgs {
     /// failover, retries, caches, rate limits and balance, steering gatebench mocks through
     /// their control routes and joining each request with what every upstream recorded.
     Behaviour(BehaviourArgs),
+    /// Can this machine measure? Its kernel timer, loopback, loadgen's schedule lag, the mock's
+    /// timing error and the verdicts of an identical mock and a known 20 µs delay, each beside
+    /// its target; exit 3 when the host keeps them from it.
+    Selftest(SelftestArgs),
     /// Render a result file again: Markdown, CSV, JSON, or a self-contained HTML page with plots.
     Report(ReportArgs),
     /// Check a profile file for a command (run, overhead, compare, sweep, ladder, capacity,

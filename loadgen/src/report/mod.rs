@@ -27,6 +27,7 @@ pub mod perf_diff;
 pub mod render;
 pub mod resources;
 pub mod run;
+pub mod selftest;
 pub mod sessions;
 pub mod stacks;
 pub mod svg;

@@ -23,6 +23,7 @@ pub mod plan;
 pub mod resources;
 pub mod role;
 pub mod run;
+pub mod selftest;
 pub mod series;
 pub mod sessions;
 pub mod shards;

@@ -38,6 +38,7 @@ mod responses;
 mod schema;
 mod sdk;
 mod secure;
+mod selftest;
 mod sessions;
 mod stream;
 mod tool_rounds;

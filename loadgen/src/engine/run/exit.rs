@@ -6,6 +6,9 @@ use crate::generator::plan_error::PlanError;
 pub const EXIT_OK: u8 = 0;
 pub const EXIT_FAILED: u8 = 1;
 pub const EXIT_USAGE: u8 = 2;
+/// `loadgen selftest`: this machine cannot measure at gatebench's targets now (its timer or
+/// its neighbours, not the code); the result names each figure that missed.
+pub const EXIT_HOST: u8 = 3;
 /// A run with a planned end stopped early by Ctrl-C or SIGTERM (its partial result is written).
 pub const EXIT_INTERRUPTED: u8 = 130;
 

@@ -11,7 +11,7 @@ mod summary;
 mod target;
 mod watch;
 
-pub use exit::{SetupError, EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE};
+pub use exit::{SetupError, EXIT_FAILED, EXIT_HOST, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE};
 pub(crate) use preflight::{check_connections, check_open_files, probe};
 pub(crate) use stop::{stop_flag, stop_requested};
 pub(crate) use target::{run_target, run_target_watched};
