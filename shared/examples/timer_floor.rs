@@ -6,7 +6,6 @@
 //! Prints, for deadlines 200 µs, 1 ms and 3 ms ahead, the lateness p50 / p99 / p99.9 / max in
 //! µs. WAKES (default 2000) per distance: 0.4 s, 2 s and 6 s.
 
-use std::os::fd::AsRawFd;
 
 use gatebench_shared::clock::monotonic_ns;
 use gatebench_shared::timerfd::{lower_timer_slack, TimerFd};
@@ -31,20 +30,13 @@ fn main() {
     for ahead_us in [200u64, 1_000, 3_000] {
         let mut late_ns = Vec::with_capacity(wakes);
         for _ in 0..wakes {
-            let due = monotonic_ns() + ahead_us * 1_000;
-            if let Err(err) = timer.arm_at(due) {
-                eprintln!("timer_floor: cannot arm the timer: {err}");
-                std::process::exit(1);
+            match timer.sleep_blocking(monotonic_ns() + ahead_us * 1_000) {
+                Ok(late) => late_ns.push(late),
+                Err(err) => {
+                    eprintln!("timer_floor: cannot arm the timer: {err}");
+                    std::process::exit(1);
+                }
             }
-            let mut fds = libc::pollfd {
-                fd: timer.as_raw_fd(),
-                events: libc::POLLIN,
-                revents: 0,
-            };
-            // SAFETY: one valid pollfd, for the length given.
-            unsafe { libc::poll(&mut fds, 1, -1) };
-            late_ns.push(monotonic_ns().saturating_sub(due));
-            let _ = timer.take_expiry();
         }
         late_ns.sort_unstable();
         let at = |q: f64| late_ns[((late_ns.len() - 1) as f64 * q).round() as usize] as f64 / 1e3;

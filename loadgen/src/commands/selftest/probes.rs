@@ -4,7 +4,6 @@
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::os::fd::AsRawFd;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -44,17 +43,7 @@ pub(super) fn timer_lateness(wakes: usize) -> anyhow::Result<Vec<u64>> {
     let timer = TimerFd::new()?;
     let mut late = Vec::with_capacity(wakes);
     for _ in 0..wakes {
-        let due = monotonic_ns() + 1_000_000;
-        timer.arm_at(due)?;
-        let mut fds = libc::pollfd {
-            fd: timer.as_raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        };
-        // SAFETY: one valid pollfd, for the length given.
-        unsafe { libc::poll(&mut fds, 1, -1) };
-        late.push(monotonic_ns().saturating_sub(due));
-        let _ = timer.take_expiry();
+        late.push(timer.sleep_blocking(monotonic_ns() + 1_000_000)?);
     }
     Ok(late)
 }
