@@ -6,7 +6,6 @@
 //! Prints, for deadlines 200 µs, 1 ms and 3 ms ahead, the lateness p50 / p99 / p99.9 / max in
 //! µs. WAKES (default 2000) per distance: 0.4 s, 2 s and 6 s.
 
-
 use gatebench_shared::clock::monotonic_ns;
 use gatebench_shared::timerfd::{lower_timer_slack, TimerFd};
 

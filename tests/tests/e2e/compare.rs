@@ -157,7 +157,12 @@ fn check_combined(dir: &std::path::Path, path: &std::path::Path) {
     for (row, name) in rows[2..].iter().zip(["slow", "other"]) {
         assert!(row.starts_with(&format!("| {name} | 300 |")), "{md}");
         // The p50 verdict in short; that it is "adds" is this machine's precision.
-        let short = ["(adds)", "(faster)", "(within resolution)", "(not distinguishable)"];
+        let short = [
+            "(adds)",
+            "(faster)",
+            "(within resolution)",
+            "(not distinguishable)",
+        ];
         assert!(short.iter().any(|s| row.contains(s)), "{row}");
         assert!(
             row.contains("| full | adds 2 ms |") && (!precision_run() || row.contains("(adds)")),
