@@ -100,7 +100,7 @@ fn a_run_serves_its_counters_while_it_runs() {
     }
     let status = child.wait().unwrap();
     assert!(matches!(status.code(), Some(0 | 1)), "{status:?}");
-    assert!(seen.len() >= 5, "scraped {} times", seen.len());
+    assert!(seen.len() >= 2, "scraped {} times", seen.len());
     assert!(
         seen.windows(2).all(|w| w[0].0 <= w[1].0),
         "a counter went down"

@@ -1,9 +1,9 @@
 //! Simulated time: a clock that tests give the code that decides by time, in place of
 //! `CLOCK_MONOTONIC` and the kernel's timer.
 //!
-//! Readings come from a counter; a sleep registers its instant; a driver task moves the counter
-//! to the earliest registered instant whenever every other task on the runtime waits, and wakes
-//! whoever is due. "Every other task waits" is what tokio's paused time already detects: on a
+//! Readings come from a counter; a sleep registers its instant; [`SimTime::run`] drives a body,
+//! moving the counter to the earliest registered instant whenever every task on the runtime
+//! waits, and waking whoever is due. "Every other task waits" is what tokio's paused time already detects: on a
 //! current-thread runtime started paused (`#[tokio::test(start_paused = true)]`), tokio lets
 //! its own clock jump only when nothing is ready to run, so the driver's tokio sleep ends
 //! exactly then. So a run on simulated time is the same run every time, on any host, however
@@ -89,11 +89,20 @@ impl SimTime {
         }
     }
 
-    /// Moves time on whenever every other task on this runtime waits: to the earliest
-    /// instant anyone sleeps for, waking everyone due by then. Spawn it on a current-thread
-    /// runtime started paused; it runs until the runtime ends. Panics when every task waits
-    /// and nobody waits on the clock: the test would never end.
-    pub async fn drive(self: Arc<SimTime>) {
+    /// Runs `body` with time moving on whenever it, and every other task on this runtime,
+    /// waits: to the earliest instant anyone sleeps for, waking everyone due by then. Call it on
+    /// a current-thread runtime started paused. Panics (failing the test) when every task
+    /// waits and nobody waits on the clock: the body would never end.
+    pub async fn run<F: Future>(self: &Arc<SimTime>, body: F) -> F::Output {
+        tokio::select! {
+            biased;
+            out = body => out,
+            never = self.drive() => match never {},
+        }
+    }
+
+    /// The driver of [`SimTime::run`]: never ends.
+    async fn drive(&self) -> std::convert::Infallible {
         let mut idle = 0;
         loop {
             // On paused time this ends only once no other task can run.
@@ -176,7 +185,6 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn time_moves_only_when_every_task_waits_and_to_the_instant_due() {
         let time = SimTime::new(1_000);
-        tokio::spawn(time.clone().drive());
         let later = tokio::spawn({
             let time = time.clone();
             async move {
@@ -184,29 +192,39 @@ mod tests {
                 time.now_ns()
             }
         });
-        // Busy without waiting: the clock stands still.
-        for _ in 0..100 {
-            tokio::task::yield_now().await;
-        }
-        assert_eq!(time.now_ns(), 1_000);
-        time.sleep_until(3_000).await;
-        assert_eq!(time.now_ns(), 3_000);
-        assert_eq!(later.await.unwrap(), 5_000);
-        // A past instant is ready at once.
-        time.sleep_until(10).await;
-        assert_eq!(time.now_ns(), 5_000);
+        time.run(async {
+            // Busy without waiting: the clock stands still.
+            for _ in 0..100 {
+                tokio::task::yield_now().await;
+            }
+            assert_eq!(time.now_ns(), 1_000);
+            time.sleep_until(3_000).await;
+            assert_eq!(time.now_ns(), 3_000);
+            assert_eq!(later.await.unwrap(), 5_000);
+            // A past instant is ready at once.
+            time.sleep_until(10).await;
+            assert_eq!(time.now_ns(), 5_000);
+        })
+        .await;
     }
 
     #[tokio::test(start_paused = true)]
     async fn a_dropped_sleep_is_forgotten_and_lateness_is_the_models() {
         let time = SimTime::new(0);
-        tokio::spawn(time.clone().drive());
         time.set_lateness(Box::new(|due| due / 10));
         assert_eq!(time.lateness_for(2_000), 200);
         let abandoned = time.sleep_until(1_000_000);
         drop(abandoned);
-        time.sleep_until(500).await;
+        time.run(time.sleep_until(500)).await;
         assert_eq!(time.now_ns(), 500);
         assert!(time.lock().waiters.is_empty());
+    }
+
+    #[tokio::test(start_paused = true)]
+    #[should_panic(expected = "simulated time is stuck")]
+    async fn a_body_that_waits_on_nothing_the_clock_brings_fails() {
+        let time = SimTime::new(0);
+        let (_keep, never) = tokio::sync::oneshot::channel::<()>();
+        let _ = time.run(never).await;
     }
 }

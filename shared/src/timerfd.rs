@@ -90,16 +90,20 @@ impl TimerFd {
     /// (no spin); returns how late it woke, ns: the machine's timer floor, one sample.
     pub fn sleep_blocking(&self, deadline_ns: u64) -> io::Result<u64> {
         self.arm_at(deadline_ns)?;
-        let mut fds = libc::pollfd {
-            fd: self.fd.as_raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        };
-        // SAFETY: one valid pollfd, for the length given.
-        unsafe { libc::poll(&mut fds, 1, -1) };
-        let late = crate::clock::monotonic_ns().saturating_sub(deadline_ns);
-        self.take_expiry()?;
-        Ok(late)
+        loop {
+            let mut fds = libc::pollfd {
+                fd: self.fd.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            // SAFETY: one valid pollfd, for the length given. A signal ends the poll early;
+            // the expiry below says whether the timer fired.
+            unsafe { libc::poll(&mut fds, 1, -1) };
+            let now = crate::clock::monotonic_ns();
+            if self.take_expiry()? {
+                return Ok(now.saturating_sub(deadline_ns));
+            }
+        }
     }
 }
 

@@ -296,10 +296,6 @@ mod tests {
         assert!(SampleSpec::parse("x=cgroup:/nonexistent").is_err());
     }
 
-    /// What a sampled child does: waits for a line on stdin, touches 64 MiB and keeps one
-    /// thread busy for 600 ms, says `busy-done`, and holds all of it until stdin closes. Run
-    /// only by [`a_process_is_sampled_busy_and_resident`], as a process of its own, so the
-    /// memory other tests of this binary take and give back is not in its readings.
     /// This thread's CPU time, ns.
     fn thread_cpu_ns() -> u64 {
         let mut ts = libc::timespec {
@@ -311,6 +307,10 @@ mod tests {
         ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
     }
 
+    /// What a sampled child does: waits for a line on stdin, touches 64 MiB and keeps one
+    /// thread busy for 600 ms of its CPU time, says `busy-done`, and holds all of it until stdin
+    /// closes. Run only by [`a_process_is_sampled_busy_and_resident`], as a process of its own,
+    /// so the memory other tests of this binary take and give back is not in its readings.
     #[test]
     #[ignore = "a child of a_process_is_sampled_busy_and_resident"]
     fn busy_and_resident_child() {

@@ -211,14 +211,13 @@ mod tests {
     }
 
     /// A pacer on simulated time whose run starts `lead` after its now, its kernel wake-ups
-    /// as late as `lateness` says; the time's driver spawned.
+    /// as late as `lateness` says; run its waits inside `time.run`.
     fn simulated(
         lead: Duration,
         lateness: gatebench_shared::sim::Lateness,
     ) -> (Pacer, Arc<SimTime>) {
         let time = SimTime::new(1_000_000_000);
         time.set_lateness(lateness);
-        tokio::spawn(time.clone().drive());
         let clock = RunClock::simulated(&time, lead);
         (
             Pacer::new(clock, WakeMargin::new(Spin::Auto)).unwrap(),
@@ -232,17 +231,20 @@ mod tests {
         // start" for "due" sent it 10 ms early, and recorded it on time).
         let (pacer, time) = simulated(Duration::from_millis(10), Box::new(|_| 0));
         let start = time.now_ns() + 10_000_000;
-        pacer.wait_until(0).await.unwrap();
-        assert_eq!(time.now_ns(), start, "slot 0 left at the run's zero");
-        pacer.wait_until(200_000).await.unwrap();
-        assert_eq!(time.now_ns(), start + 200_000);
+        time.run(async {
+            pacer.wait_until(0).await.unwrap();
+            assert_eq!(time.now_ns(), start, "slot 0 left at the run's zero");
+            pacer.wait_until(200_000).await.unwrap();
+            assert_eq!(time.now_ns(), start + 200_000);
+        })
+        .await;
     }
 
     #[tokio::test(start_paused = true)]
     async fn an_auto_pacer_made_late_widens_its_margin_and_is_then_on_time() {
         // Every kernel wake-up comes 300 µs late, past the 50 µs it starts with.
-        let (pacer, _time) = simulated(Duration::from_millis(5), Box::new(|_| 300_000));
-        let late = paced(&pacer, 100, 1_000).await;
+        let (pacer, time) = simulated(Duration::from_millis(5), Box::new(|_| 300_000));
+        let late = time.run(paced(&pacer, 100, 1_000)).await;
         let r = pacer.into_margin().report();
         // The first wake-up (before the run's zero) was late, and widened the margin past it
         // at once: every wait of the run then woke early enough to spin to its deadline.
@@ -266,8 +268,8 @@ mod tests {
                 seed ^= seed << 17;
                 5_000 + seed % 40_000
             });
-            let (pacer, _time) = simulated(Duration::from_millis(5), lateness);
-            let late = paced(&pacer, 1_000, gap_us).await;
+            let (pacer, time) = simulated(Duration::from_millis(5), lateness);
+            let late = time.run(paced(&pacer, 1_000, gap_us)).await;
             // On time to within one turn of the spin, the simulation's grain.
             let turn = crate::generator::alarm::SIM_SPIN_TURN_NS;
             assert!(

@@ -11,7 +11,8 @@ pub struct SelftestArgs {
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// How long each timed part runs: the timer's wake-ups, each schedule and each mock's
-    /// answers; the verdicts run three trials of it each. Default 2s (about 30 s in all).
+    /// answers; the verdicts run five trials of one paired round per 5 ms of it (at least 40).
+    /// Default 2s (about 15 s in all).
     #[arg(long, default_value = "2s")]
     pub seconds: String,
     /// No progress lines.

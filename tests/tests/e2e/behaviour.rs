@@ -217,11 +217,18 @@ fn a_cache_reports_its_hit_rate_exactly() {
     cache.distinct = Some(5);
     let (result, code) = run_behaviour(cache, vec![]).unwrap();
     assert_valid_but_for_timing(code, &result.invalid_reasons);
-    // 350 requests of 5 prompts a trial, new prompts in each trial: 345 hits in each.
+    // 350 requests of 5 prompts a trial, new prompts in each trial: 345 hits in each. A
+    // generator that fell behind and caught up in a burst can send a prompt again before its
+    // first answer was cached, so a late run (said so) may hit fewer, never more.
     let hits = per_trial(&result, "hit_rate");
-    assert_eq!(hits, vec![Some(345.0 / 350.0); 2], "{hits:?}");
-    assert_eq!(figure(&result, "hit_rate"), Some(345.0 / 350.0));
-    assert_eq!(tally.lock().unwrap().hits, 2 * 345);
+    let counted = tally.lock().unwrap().hits;
+    if result.invalid_reasons.is_empty() {
+        assert_eq!(hits, vec![Some(345.0 / 350.0); 2], "{hits:?}");
+        assert_eq!(figure(&result, "hit_rate"), Some(345.0 / 350.0));
+        assert_eq!(counted, 2 * 345);
+    } else {
+        assert!(counted <= 2 * 345, "{counted}");
+    }
     // Hits and misses have latencies of their own.
     assert!(figure(&result, "hit_p50_ms").is_some() && figure(&result, "miss_p50_ms").is_some());
     crate::schema::assert_matches(&result, "behaviour.schema.json");

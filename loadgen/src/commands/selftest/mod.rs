@@ -11,7 +11,7 @@ mod probes;
 use std::time::Duration;
 
 use crate::commands::command::no_profile;
-use crate::commands::Command;
+use crate::commands::{show, Command};
 use crate::engine::run::{SetupError, EXIT_HOST, EXIT_OK};
 use crate::options::SelftestArgs;
 use crate::report::output::write_json;
@@ -53,9 +53,20 @@ impl Command for SelftestArgs {
 
     fn execute(plan: SelftestPlan, command_line: Vec<String>) -> anyhow::Result<u8> {
         let (result, code) = run(&plan, command_line)?;
-        println!("{}", crate::report::selftest::terminal(&result));
-        if let Some(out) = &plan.args.out {
-            write_json(&result, out)?;
+        let mut report = crate::report::selftest::terminal(&result);
+        report.push('\n');
+        match &plan.args.out {
+            // The result on standard output, the report beside it on standard error.
+            Some(path) if path.as_os_str() == "-" => {
+                show(&serde_json::to_string(&result)?);
+                show("\n");
+                gatebench_shared::say!("{}", report.trim_end());
+            }
+            Some(path) => {
+                write_json(&result, path)?;
+                show(&report);
+            }
+            None => show(&report),
         }
         Ok(code)
     }

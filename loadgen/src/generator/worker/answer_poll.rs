@@ -145,7 +145,7 @@ impl AnswerPoll {
         if self.budget <= 0.0 {
             return Ok(());
         }
-        let mut timer = PollTimer::new()?;
+        let mut timer = PollTimer::new(&self.clock)?;
         let mut last = self.clock.now_ns();
         loop {
             let now = self.clock.now_ns();
@@ -299,9 +299,9 @@ struct PollTimer {
 }
 
 impl PollTimer {
-    fn new() -> io::Result<PollTimer> {
+    fn new(clock: &RunClock) -> io::Result<PollTimer> {
         Ok(PollTimer {
-            alarm: Alarm::new()?,
+            alarm: Alarm::for_clock(clock)?,
             seen: WakeMargin::new(Spin::Fixed(Duration::ZERO)),
             margin_ns: START_MARGIN_NS,
         })
