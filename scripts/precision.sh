@@ -39,6 +39,6 @@ cargo run -q -p loadgen -- selftest --quiet 2>&1 | tee -a "$log"
 GATEBENCH_PRECISION=1 cargo test --workspace --no-fail-fast -- --test-threads=1 2>&1 | tee -a "$log"
 code=${PIPESTATUS[0]}
 awk '/^test result:/ { for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i } }
-     END { printf "precision: %d passed, %d failed\n", p, f }' "$log"
+     END { printf "precision: %d passed, %d failed\n", p, f }' "$log" | tee -a "$log"
 echo "log: $log"
 exit "$code"
