@@ -94,18 +94,7 @@ pub fn run_worker(spec: WorkerSpec) -> WorkerOutput {
     if let Some(id) = spec.core {
         core_affinity::set_for_current(core_affinity::CoreId { id });
     }
-    let recorder = Rc::new(RefCell::new(
-        Recorder::logging(
-            spec.window_start_ns,
-            &crate::generator::intervals::logged(&spec.plan),
-        )
-        .grouped(breakdown(&spec.plan))
-        .live(spec.progress.live.clone()),
-    ));
-    if spec.plan.sessions.is_some() {
-        let plain = std::mem::replace(&mut *recorder.borrow_mut(), Recorder::new(0));
-        *recorder.borrow_mut() = plain.with_sessions();
-    }
+    let recorder = new_recorder(&spec);
     let workers = spec.plan.threads;
     let cap = spec.plan.connections.div_ceil(workers).max(1);
     let client = Rc::new(Client::new(&spec.target, &spec.plan, cap));
@@ -130,6 +119,50 @@ pub fn run_worker(spec: WorkerSpec) -> WorkerOutput {
             )
         }
     };
+    output(recorder, &client, accounts, setup_error)
+}
+
+/// Runs a worker against a model target on the simulated time `clock` reads, from the run's
+/// zero: no start line, no calibration, the pacer starting at its least margin. Await it inside
+/// [`gatebench_shared::sim::SimTime::run`] on a local set.
+#[cfg(test)]
+pub(crate) async fn simulate(
+    spec: WorkerSpec,
+    clock: RunClock,
+    model: crate::wire::model::ModelTarget,
+) -> WorkerOutput {
+    let recorder = new_recorder(&spec);
+    let client = Rc::new(Client::Model(model));
+    let margin = WakeMargin::new(spec.plan.spin);
+    let running = Running::new(spec, clock, 0.0);
+    let (accounts, setup_error) = match sending(running, Some(margin), &recorder, &client).await {
+        Ok(accounts) => (accounts, None),
+        Err(err) => (Accounts::default(), Some(err)),
+    };
+    output(recorder, &client, accounts, setup_error)
+}
+
+/// A worker's recorder, for its plan's metrics, intervals and groups.
+fn new_recorder(spec: &WorkerSpec) -> Rc<RefCell<Recorder>> {
+    let mut recorder = Recorder::logging(
+        spec.window_start_ns,
+        &crate::generator::intervals::logged(&spec.plan),
+    )
+    .grouped(breakdown(&spec.plan))
+    .live(spec.progress.live.clone());
+    if spec.plan.sessions.is_some() {
+        recorder = recorder.with_sessions();
+    }
+    Rc::new(RefCell::new(recorder))
+}
+
+/// What a worker gives back once its tasks are over.
+fn output(
+    recorder: Rc<RefCell<Recorder>>,
+    client: &Client,
+    accounts: Accounts,
+    setup_error: Option<String>,
+) -> WorkerOutput {
     let recorder = Rc::try_unwrap(recorder)
         .map(RefCell::into_inner)
         .unwrap_or_else(|rc| std::mem::replace(&mut rc.borrow_mut(), Recorder::new(0)));
@@ -238,6 +271,16 @@ async fn drive(
     pool: Rc<Client>,
 ) -> Result<Accounts, String> {
     let (running, margin) = prepare(spec, &pool).await?;
+    sending(running, margin, &recorder, &pool).await
+}
+
+/// From the start line on: sends the worker's share, then drains what is in flight.
+async fn sending(
+    running: Running,
+    margin: Option<WakeMargin>,
+    recorder: &Rc<RefCell<Recorder>>,
+    pool: &Rc<Client>,
+) -> Result<Accounts, String> {
     let ctx = Rc::new(running);
     let spec = &ctx.spec;
     let poller = ctx.clone();
@@ -251,14 +294,13 @@ async fn drive(
             let margin = margin.unwrap_or_else(|| WakeMargin::new(spec.plan.spin));
             let load = (rate, arrival);
             pacer = Some(if spec.plan.sessions.is_some() {
-                conversation::send_sessions(&ctx, &recorder, &pool, &in_flight, load, margin)
-                    .await?
+                conversation::send_sessions(&ctx, recorder, pool, &in_flight, load, margin).await?
             } else {
-                send_open(&ctx, &recorder, &pool, &in_flight, load, margin).await?
+                send_open(&ctx, recorder, pool, &in_flight, load, margin).await?
             });
         }
         Load::Closed { concurrency } => {
-            start_closed(&ctx, &recorder, &pool, &in_flight, concurrency);
+            start_closed(&ctx, recorder, pool, &in_flight, concurrency);
             // A closed loop's requests are sent from their own tasks: sending is over when its
             // window ends or a stop is asked (or when every loop has sent its share).
             tokio::select! {
@@ -271,7 +313,7 @@ async fn drive(
     // timeout); what is left then is cancelled, and counted so, as its task is dropped.
     tokio::select! {
         _ = in_flight.wait_all() => {}
-        _ = grace_over(spec.plan.grace) => {}
+        _ = grace_over(&ctx.clock, spec.plan.grace) => {}
         _ = abandoned(&spec.progress) => {}
     }
     Ok(Accounts {
@@ -309,17 +351,7 @@ async fn prepare(spec: WorkerSpec, pool: &Client) -> Result<(Running, Option<Wak
     };
     let setup_cpu_s = thread_cpu_s();
     let clock = spec.start.ready();
-    let requests = Requests::new(&spec.target, &spec.plan);
-    let budget = spec.plan.poll_budget / spec.plan.threads as f64;
-    let poll = AnswerPoll::new(clock.clone(), budget);
-    let running = Running {
-        spec,
-        clock,
-        requests,
-        poll,
-        setup_cpu_s,
-    };
-    Ok((running, margin))
+    Ok((Running::new(spec, clock, setup_cpu_s), margin))
 }
 
 /// Whether sending is over at `now_ns`: the window has ended or a stop was asked.
@@ -459,9 +491,9 @@ async fn closed_loop(
 }
 
 /// Resolves when the grace is over; never without one (each request ends by its timeout).
-async fn grace_over(grace: Option<std::time::Duration>) {
+async fn grace_over(clock: &RunClock, grace: Option<std::time::Duration>) {
     match grace {
-        Some(grace) => tokio::time::sleep(grace).await,
+        Some(grace) => clock.sleep(grace).await,
         None => std::future::pending().await,
     }
 }
@@ -480,7 +512,7 @@ async fn sending_over(ctx: &Running) {
             }
             None => 50_000_000,
         };
-        tokio::time::sleep(std::time::Duration::from_nanos(wait)).await;
+        ctx.clock.sleep(std::time::Duration::from_nanos(wait)).await;
     }
 }
 
@@ -530,6 +562,21 @@ struct Running {
     setup_cpu_s: f64,
 }
 
+impl Running {
+    fn new(spec: WorkerSpec, clock: RunClock, setup_cpu_s: f64) -> Running {
+        let requests = Requests::new(&spec.target, &spec.plan);
+        let budget = spec.plan.poll_budget / spec.plan.threads as f64;
+        let poll = AnswerPoll::new(clock.clone(), budget);
+        Running {
+            spec,
+            clock,
+            requests,
+            poll,
+            setup_cpu_s,
+        }
+    }
+}
+
 /// Runs one exchange under the request timeout and records it.
 async fn one(
     ctx: &Running,
@@ -567,12 +614,14 @@ async fn timed(
     slot: Slot,
 ) -> Result<crate::wire::outcome::Exchange, ErrorKind> {
     let awaited = ctx.poll.sent(slot.dispatched_ns);
-    let result = tokio::time::timeout(
-        ctx.spec.plan.timeout,
-        pool.exchange(template, request, &ctx.clock, slot),
-    )
-    .await
-    .unwrap_or(Err(ErrorKind::Timeout));
+    let result = ctx
+        .clock
+        .timeout(
+            ctx.spec.plan.timeout,
+            pool.exchange(template, request, &ctx.clock, slot),
+        )
+        .await
+        .unwrap_or(Err(ErrorKind::Timeout));
     drop(awaited);
     if let Ok(x) = &result {
         let first = x.first_byte_ns.unwrap_or(x.done_ns);

@@ -149,7 +149,7 @@ fn run_line(number: usize, step: &Step) -> String {
         .map(|j| j.objective.clone())
         .collect();
     format!(
-        "  run {:>2} {:>10.1} req/s  {:<6}  goodput {:>10.1}/s  p50 {:>9}  p99 {:>9}  ok {:>7.3}%{}{}\n",
+        "  run {:>2} {:>10.1} req/s  {:<6}  goodput {:>10.1}/s  p50 {:>9}  p99 {:>9}  ok {:>7.3}%{}{}{}\n",
         number,
         step.rate,
         met(step),
@@ -169,8 +169,21 @@ fn run_line(number: usize, step: &Step) -> String {
                 step.generator_error_us
             ),
             (false, false) => "  [generator behind: inconclusive]".into(),
-        }
+        },
+        drained(step)
     )
+}
+
+/// The wait for the target to drain before the step, when there was one.
+fn drained(step: &Step) -> String {
+    match step.drain {
+        Some(d) if d.drained => format!("  (after {:.0} ms for the backlog to drain)", d.waited_ms),
+        Some(d) => format!(
+            "  [ran on a backlog: a probe still took over {:.1} ms after {:.0} ms]",
+            d.bound_ms, d.waited_ms
+        ),
+        None => String::new(),
+    }
 }
 
 /// The search's answer: a bracket, or a bound and what bounds it.

@@ -34,6 +34,23 @@ pub struct Step {
     /// p99 hundreds of milliseconds over its limit is the target's all the same).
     #[serde(default)]
     pub conclusive: bool,
+    /// The wait for the target to drain before this step, when the step before it missed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drain: Option<Drain>,
+}
+
+/// The wait for a target to drain the backlog of a missed step, before the next.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Drain {
+    /// From the first probe to the last one's answer (or give-up), ms.
+    pub waited_ms: f64,
+    /// Requests sent alone, one after the other, to see.
+    pub probes: u32,
+    /// The last probe was answered within `bound_ms`: the backlog is gone. `false`: the
+    /// longest wait ran out first, and the step ran on what was left of it.
+    pub drained: bool,
+    /// Twice the idle target's response time, plus 1 ms.
+    pub bound_ms: f64,
 }
 
 /// One target's search and its answer.

@@ -2,6 +2,7 @@
 //! the start of the run; or, in tests, simulated time ([`gatebench_shared::sim`]) in its place,
 //! read and waited on through the same calls.
 
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -67,6 +68,27 @@ impl RunClock {
     /// Nanoseconds until the start of the run (0 once it started).
     pub fn until_start_ns(&self) -> u64 {
         self.start_mono_ns.saturating_sub(self.mono_ns())
+    }
+
+    /// Sleeps for `d`, coarsely (tokio's timer, to the millisecond), on this clock: for
+    /// timeouts and graces, not for deadlines that need precision (those use an alarm).
+    pub async fn sleep(&self, d: Duration) {
+        match &self.time {
+            Time::Monotonic => tokio::time::sleep(d).await,
+            Time::Simulated(time) => time.sleep_until(time.now_ns() + d.as_nanos() as u64).await,
+        }
+    }
+
+    /// `work`, or `None` once `d` has passed on this clock.
+    pub async fn timeout<T>(&self, d: Duration, work: impl Future<Output = T>) -> Option<T> {
+        match &self.time {
+            Time::Monotonic => tokio::time::timeout(d, work).await.ok(),
+            Time::Simulated(_) => tokio::select! {
+                biased;
+                out = work => Some(out),
+                () = self.sleep(d) => None,
+            },
+        }
     }
 
     /// A `CLOCK_MONOTONIC` reading (ns) as nanoseconds since the start of the run (0 before it).

@@ -5,14 +5,13 @@
 //! gateway's failure is never the upstream's: above the direct's capacity the baseline itself
 //! fails.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use super::command::{over_profile, table};
 use super::{written, Command};
 use crate::engine::comparison::named;
 use crate::engine::gateways::reach;
-use crate::engine::run::{run_target, stop_requested, SetupError, EXIT_FAILED, EXIT_OK};
+use crate::engine::run::{stop_requested, SetupError, EXIT_FAILED, EXIT_OK};
 use crate::generator::plan::Plan;
 use crate::generator::plan_error::PlanError;
 use crate::generator::quantity::parse_rate;
@@ -22,13 +21,16 @@ use crate::results::plan::Load;
 use crate::results::run::TargetRun;
 use crate::results::target::Named;
 
+mod drain;
 pub mod search;
 pub mod slo;
+mod stepper;
 
 use crate::results::capacity::Bracket;
 use crate::results::capacity::{CapacityResult, Step, TargetSearch, SCHEMA};
 use crate::results::capacity::{Judged, Slo};
 use search::{Next, Search};
+use stepper::{Live, Stepper};
 
 /// A validated `loadgen capacity`.
 #[derive(Debug)]
@@ -224,6 +226,7 @@ impl Step {
             invalid_reasons: run.validity.reasons.clone(),
             generator_error_us,
             conclusive: run.validity.valid || (!met && sent_all && missed_clearly),
+            drain: None,
         }
     }
 }
@@ -274,7 +277,8 @@ fn execute(cp: CapacityPlan, command: Vec<String>) -> anyhow::Result<(CapacityRe
             });
             continue;
         }
-        searches.push(search_target(&cp, target, ceiling, i > 0));
+        let mut live = Live { cp: &cp, target };
+        searches.push(search_target(&cp, &mut live, target, ceiling, i > 0));
     }
     let valid = searches
         .iter()
@@ -295,36 +299,64 @@ fn execute(cp: CapacityPlan, command: Vec<String>) -> anyhow::Result<(CapacityRe
     Ok((result, if valid { EXIT_OK } else { EXIT_FAILED }))
 }
 
-/// Runs `target` at `rate` with the plan's load.
-fn run_at(cp: &CapacityPlan, target: &Named, rate: f64) -> TargetRun {
-    let plan = Plan {
-        load: match cp.plan.load {
-            Load::Open { arrival, .. } => Load::Open { rate, arrival },
-            load => load,
-        },
-        ..cp.plan.clone()
-    };
-    run_target(Arc::new(plan), target.target.clone())
-}
-
 /// The pause before a step whose generator fell behind is run again.
 const RETRY_SETTLE: Duration = Duration::from_secs(1);
 
-/// The step at `rate`, from `run`; an inconclusive one (the generator fell behind) is kept in
-/// `steps` and run once more after a pause. One late run is as likely the machine's neighbours,
-/// or the drain of an overloaded run before it, as a bound of the generator.
-fn step_at(steps: &mut Vec<Step>, settle: Duration, mut run: impl FnMut() -> Step) -> Step {
-    let step = run();
+/// The step `run` gives; an inconclusive one (the generator fell behind) is kept in `steps`
+/// and run once more after a pause. One late run is as likely the machine's neighbours as a
+/// bound of the generator.
+fn step_at(
+    steps: &mut Vec<Step>,
+    stepper: &mut dyn Stepper,
+    mut run: impl FnMut(&mut dyn Stepper) -> Step,
+) -> Step {
+    let step = run(stepper);
     if step.conclusive || stop_requested() {
         return step;
     }
     steps.push(step);
-    crate::engine::comparison::pause(settle);
-    run()
+    stepper.pause(RETRY_SETTLE);
+    run(stepper)
 }
 
-fn search_target(cp: &CapacityPlan, target: &Named, ceiling: f64, gateway: bool) -> TargetSearch {
+/// Runs the steps of a search, each after the target drained what a missed step before it
+/// left queued.
+struct Stepping<'a> {
+    cp: &'a CapacityPlan,
+    /// The idle target's response time (`None`: no probe was answered, so nothing to wait
+    /// for).
+    idle: Option<Duration>,
+    /// The last step missed the SLO.
+    missed: bool,
+}
+
+impl Stepping<'_> {
+    fn step(&mut self, stepper: &mut dyn Stepper, rate: f64) -> Step {
+        let drain = match self.idle {
+            Some(idle) if self.missed => Some(drain::drain(stepper, idle, &stop_requested)),
+            _ => None,
+        };
+        let run = stepper.run(rate);
+        let mut step = Step::of(rate, &run, &self.cp.slo);
+        step.drain = drain;
+        self.missed = !step.met;
+        step
+    }
+}
+
+fn search_target(
+    cp: &CapacityPlan,
+    stepper: &mut dyn Stepper,
+    target: &Named,
+    ceiling: f64,
+    gateway: bool,
+) -> TargetSearch {
     let mut search = Search::new(cp.start_rate, ceiling, cp.precision, cp.max_runs);
+    let mut stepping = Stepping {
+        cp,
+        idle: drain::idle_time(stepper),
+        missed: false,
+    };
     let mut steps = Vec::new();
     let mut limited_by = None;
     let bracket = loop {
@@ -343,9 +375,7 @@ fn search_target(cp: &CapacityPlan, target: &Named, ceiling: f64, gateway: bool)
                         rate
                     );
                 }
-                let step = step_at(&mut steps, RETRY_SETTLE, || {
-                    Step::of(rate, &run_at(cp, target, rate), &cp.slo)
-                });
+                let step = step_at(&mut steps, stepper, |s| stepping.step(s, rate));
                 let (met, conclusive, goodput) = (step.met, step.conclusive, step.goodput);
                 steps.push(step);
                 if !conclusive {
@@ -360,7 +390,16 @@ fn search_target(cp: &CapacityPlan, target: &Named, ceiling: f64, gateway: bool)
         }
     };
     let limited_by = limited_by.or_else(|| bound_of(&bracket, gateway));
-    let confirmations = confirm(cp, target, &bracket);
+    let mut confirmations = Vec::new();
+    for _ in 0..cp.confirm {
+        // `--confirm`: the bracket's two rates run again, that many times.
+        for rate in [bracket.passed, bracket.failed].into_iter().flatten() {
+            if stop_requested() {
+                break;
+            }
+            confirmations.push(stepping.step(stepper, rate));
+        }
+    }
     TargetSearch {
         name: target.name.clone(),
         url: target.target.url.clone(),
@@ -384,21 +423,6 @@ fn bound_of(bracket: &Bracket, gateway: bool) -> Option<String> {
     } else {
         None
     }
-}
-
-/// `--confirm`: the bracket's two rates run again, that many times.
-fn confirm(cp: &CapacityPlan, target: &Named, bracket: &Bracket) -> Vec<Step> {
-    let mut confirmations = Vec::new();
-    for _ in 0..cp.confirm {
-        for rate in [bracket.passed, bracket.failed].into_iter().flatten() {
-            if stop_requested() {
-                break;
-            }
-            let run = run_at(cp, target, rate);
-            confirmations.push(Step::of(rate, &run, &cp.slo));
-        }
-    }
-    confirmations
 }
 
 #[cfg(test)]
@@ -427,7 +451,21 @@ mod tests {
             invalid_reasons: vec![],
             generator_error_us: 0,
             conclusive,
+            drain: None,
         }
+    }
+
+    /// A target nobody may step on: `step_at` runs its steps itself.
+    struct Untouched;
+
+    impl Stepper for Untouched {
+        fn run(&mut self, _: f64) -> TargetRun {
+            unreachable!("the test runs its steps")
+        }
+        fn probe(&mut self) -> stepper::Probe {
+            unreachable!("the test runs its steps")
+        }
+        fn pause(&mut self, _: Duration) {}
     }
 
     #[test]
@@ -435,21 +473,21 @@ mod tests {
         // Late once: the second run is the step's, the first kept beside it.
         let mut runs = [false, true].into_iter();
         let mut steps = vec![];
-        let got = step_at(&mut steps, Duration::ZERO, || step(runs.next().unwrap()));
+        let got = step_at(&mut steps, &mut Untouched, |_| step(runs.next().unwrap()));
         assert!(got.conclusive);
         assert_eq!(steps.len(), 1);
         assert!(!steps[0].conclusive);
         // Late twice: the second is returned for the search to stop on.
         let mut runs = [false, false].into_iter();
         let mut steps = vec![];
-        let got = step_at(&mut steps, Duration::ZERO, || step(runs.next().unwrap()));
+        let got = step_at(&mut steps, &mut Untouched, |_| step(runs.next().unwrap()));
         assert!(!got.conclusive);
         assert_eq!(steps.len(), 1);
         assert!(runs.next().is_none(), "run twice, not more");
         // On time: run once.
         let mut calls = 0;
         let mut steps = vec![];
-        let got = step_at(&mut steps, Duration::ZERO, || {
+        let got = step_at(&mut steps, &mut Untouched, |_| {
             calls += 1;
             step(true)
         });
@@ -472,5 +510,168 @@ mod tests {
         ));
         // Errors count as they are.
         assert!(missed_clearly(&[judged("errors", 0.2, 0.01)], 2_000));
+    }
+
+    mod simulated {
+        //! The whole search on simulated time against a model target: one server taking
+        //! exactly 1 ms a request, so its knee is known by arithmetic.
+
+        use std::sync::Arc;
+
+        use clap::Parser;
+        use gatebench_shared::sim::SimTime;
+
+        use super::super::*;
+        use crate::engine::run::simulated::{block_on, run_simulated};
+        use crate::options::CommandArgs;
+        use crate::wire::exchange::Slot;
+        use crate::wire::model::{ModelTarget, Service};
+        use stepper::{plan_at, Probe};
+
+        /// A search's steps on a model, on simulated time; with `drains: false`, a target
+        /// whose probes all say "drained" (the search as it was before it waited).
+        struct Simulated {
+            time: Arc<SimTime>,
+            model: ModelTarget,
+            plan: Plan,
+            target: crate::results::target::Target,
+            drains: bool,
+        }
+
+        impl Stepper for Simulated {
+            fn run(&mut self, rate: f64) -> TargetRun {
+                let plan = Arc::new(plan_at(&self.plan, rate));
+                run_simulated(plan, self.target.clone(), &self.time, &self.model)
+            }
+
+            fn probe(&mut self) -> Probe {
+                if !self.drains {
+                    return Probe {
+                        took: Duration::from_millis(1),
+                        answered: true,
+                    };
+                }
+                let (time, model, timeout) = (&self.time, &self.model, self.plan.timeout);
+                let from = time.now_ns();
+                let answered = block_on(time, async {
+                    let clock = RunClock::simulated(time, Duration::ZERO);
+                    let slot = Slot {
+                        index: 0,
+                        due_ns: 0,
+                        dispatched_ns: 0,
+                        keep_answer: false,
+                    };
+                    matches!(
+                        clock.timeout(timeout, model.exchange(&clock, slot)).await,
+                        Some(Ok(_))
+                    )
+                });
+                Probe {
+                    took: Duration::from_nanos(time.now_ns() - from),
+                    answered,
+                }
+            }
+
+            fn pause(&mut self, d: Duration) {
+                let time = &self.time;
+                block_on(time, time.sleep_until(time.now_ns() + d.as_nanos() as u64));
+            }
+        }
+
+        use crate::wire::clock::RunClock;
+
+        fn capacity_plan() -> CapacityPlan {
+            let line = [
+                "loadgen",
+                "capacity",
+                "--direct",
+                "http://127.0.0.1:9/v1/chat/completions",
+                "--slo",
+                "p99<5ms",
+                "--duration",
+                "1s",
+                "--start-rate",
+                "100",
+                "--precision",
+                "0.05",
+                "--max-runs",
+                "12",
+                "--timeout",
+                "200ms",
+                "--quiet",
+            ];
+            match crate::Cli::try_parse_from(line)
+                .expect("the flags parse")
+                .command
+            {
+                CommandArgs::Capacity(args) => CapacityPlan::new(args).expect("a plan"),
+                _ => unreachable!("a capacity command line"),
+            }
+        }
+
+        fn search(drains: bool) -> TargetSearch {
+            let cp = capacity_plan();
+            let time = SimTime::new(1_000_000_000);
+            let mut stepper = Simulated {
+                model: ModelTarget::new(&time, 1, Service::Fixed(1_000_000), 1),
+                time,
+                plan: cp.plan.clone(),
+                target: cp.targets[0].target.clone(),
+                drains,
+            };
+            search_target(&cp, &mut stepper, &cp.targets[0], cp.max_rate, false)
+        }
+
+        /// The rate above which a 1 s step at even spacing misses p99 < 5 ms on one server of
+        /// 1 ms: request k waits k(1 ms - 1/r), and the p99's request (k = 0.99 r) must be
+        /// answered within 5 ms, so 0.99 (r / 1000 - 1) < 0.004.
+        const KNEE: f64 = 1_000.0 * (1.0 + 0.004 / 0.99);
+
+        #[test]
+        fn the_search_brackets_the_knee_and_steps_only_once_the_backlog_is_served() {
+            let s = search(true);
+            let (lo, hi) = (s.bracket.passed.unwrap(), s.bracket.failed.unwrap());
+            let rates: Vec<_> = s
+                .steps
+                .iter()
+                .map(|s| {
+                    (
+                        s.rate as u64,
+                        s.met,
+                        s.goodput as u64,
+                        s.response_p99_us,
+                        s.drain.map(|d| d.waited_ms as u64),
+                    )
+                })
+                .collect();
+            assert!(lo <= KNEE && KNEE < hi, "{lo}..{hi}: {rates:?}");
+            assert!(
+                s.bracket.resolved && hi / lo - 1.0 <= 0.05,
+                "{:?}",
+                s.bracket
+            );
+            assert_eq!(s.limited_by, None);
+            for pair in s.steps.windows(2) {
+                // After a miss the search waited, and the next step started on an idle target.
+                assert_eq!(pair[1].drain.is_some(), !pair[0].met, "{:#?}", s.steps);
+                if let Some(drain) = pair[1].drain {
+                    assert!(drain.drained, "{drain:?}");
+                }
+            }
+            // Every step at or under the knee met the SLO: none paid for a backlog.
+            for step in &s.steps {
+                assert_eq!(step.met, step.rate <= KNEE, "{step:#?}");
+            }
+        }
+
+        #[test]
+        fn without_the_wait_a_step_after_an_overload_pays_for_its_backlog() {
+            // The search as it was: a rate under the knee, run on the backlog a missed step
+            // left, misses too, and the bracket ends below the knee.
+            let s = search(false);
+            let wrong = s.steps.iter().find(|step| step.rate <= KNEE && !step.met);
+            assert!(wrong.is_some(), "{:#?}", s.steps);
+            assert!(s.bracket.failed.unwrap() < KNEE, "{:?}", s.bracket);
+        }
     }
 }

@@ -122,3 +122,6 @@ fn execute(plan: ComparePlan, command: Vec<String>) -> anyhow::Result<(CompareRe
     let code = if result.valid { EXIT_OK } else { EXIT_FAILED };
     Ok((result, code))
 }
+
+#[cfg(test)]
+mod simulated;

@@ -9,6 +9,8 @@ mod trials;
 
 pub(crate) use analysis::{analyse, analyse_with_turns, figures_of};
 pub(crate) use judged::{invalid_reasons, Ran};
+#[cfg(test)]
+pub(crate) use trials::run_trials_on;
 pub(crate) use trials::{pause, run_trials, run_trials_watched};
 
 use std::time::Duration;

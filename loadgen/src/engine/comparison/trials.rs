@@ -7,6 +7,7 @@ use std::time::Duration;
 use crate::engine::run::{run_target_watched, stop_requested, Window};
 use crate::generator::plan::Plan;
 use crate::results::compare::TrialRun;
+use crate::results::run::TargetRun;
 use crate::results::target::Named;
 
 /// Runs `trials` alternating trials of `plan`'s load on every target (direct first), until
@@ -31,6 +32,26 @@ pub(crate) fn run_trials_watched(
     label: &str,
     watch: &mut dyn FnMut(&Named, Window),
 ) -> Vec<TrialRun> {
+    let mut run = |plan, t: &Named, watch: &mut dyn FnMut(Window)| {
+        run_target_watched(plan, t.target.clone(), watch)
+    };
+    run_trials_on(plan, targets, trials, settle, label, &mut run, watch)
+}
+
+/// A run of one target under a plan, telling the watcher of its window.
+pub(crate) type RunOne<'a> = dyn FnMut(Arc<Plan>, &Named, &mut dyn FnMut(Window)) -> TargetRun + 'a;
+
+/// [`run_trials_watched`], each target run by `run` (on the wire, or in tests a model on
+/// simulated time).
+pub(crate) fn run_trials_on(
+    plan: &Plan,
+    targets: &[Named],
+    trials: usize,
+    settle: Duration,
+    label: &str,
+    run: &mut RunOne<'_>,
+    watch: &mut dyn FnMut(&Named, Window),
+) -> Vec<TrialRun> {
     let shared = Arc::new(plan.clone());
     let mut runs = Vec::new();
     'trials: for trial in 0..trials {
@@ -46,7 +67,7 @@ pub(crate) fn run_trials_watched(
             }
             watch(t, Window::Starting);
             let plan = salted(&shared, trial, i);
-            let run = run_target_watched(plan, t.target.clone(), &mut |w| watch(t, w));
+            let run = run(plan, t, &mut |w| watch(t, w));
             watch(t, Window::Finished);
             runs.push(TrialRun {
                 trial: trial + 1,

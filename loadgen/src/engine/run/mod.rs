@@ -6,6 +6,8 @@
 mod exit;
 mod preflight;
 mod sessions;
+#[cfg(test)]
+pub(crate) mod simulated;
 mod stop;
 mod summary;
 mod target;

@@ -152,18 +152,27 @@ fn clock_facts(plan: &Plan, started: SystemTime, reference: Option<ReferenceCloc
 }
 
 /// What the workers recorded and used, merged.
-struct Joined {
-    recorder: Recorder,
-    counts: Counts,
+pub(super) struct Joined {
+    pub(super) recorder: Recorder,
+    pub(super) counts: Counts,
     dials: Dials,
     cpu_s: f64,
     setup_cpu_s: f64,
-    pacers: Vec<WakeMargin>,
+    pub(super) pacers: Vec<WakeMargin>,
     answer_poll: AnswerPollReport,
 }
 
 /// Waits for every worker and merges their outputs; a worker that panicked is a setup error.
 fn join_workers(plan: &Plan, handles: Vec<JoinHandle<WorkerOutput>>, bounds: Bounds) -> Joined {
+    merged(plan, bounds, handles.into_iter().map(|h| h.join().ok()))
+}
+
+/// The workers' outputs merged (`None`: a worker that panicked, a setup error).
+pub(super) fn merged(
+    plan: &Plan,
+    bounds: Bounds,
+    outputs: impl Iterator<Item = Option<WorkerOutput>>,
+) -> Joined {
     let recorder = Recorder::logging(bounds.start_ns, &crate::generator::intervals::logged(plan))
         .grouped(crate::generator::worker::breakdown(plan));
     let mut joined = Joined {
@@ -175,9 +184,9 @@ fn join_workers(plan: &Plan, handles: Vec<JoinHandle<WorkerOutput>>, bounds: Bou
         pacers: Vec::new(),
         answer_poll: AnswerPollReport::default(),
     };
-    for handle in handles {
-        match handle.join() {
-            Ok(out) => {
+    for output in outputs {
+        match output {
+            Some(out) => {
                 joined.recorder.merge(out.recorder);
                 joined.counts.opened += out.connections_opened;
                 joined.counts.reused += out.connections_reused;
@@ -188,7 +197,7 @@ fn join_workers(plan: &Plan, handles: Vec<JoinHandle<WorkerOutput>>, bounds: Bou
                 joined.answer_poll.add(&out.answer_poll);
                 joined.counts.setup_errors.extend(out.setup_error);
             }
-            Err(_) => joined.counts.setup_errors.push("a worker panicked".into()),
+            None => joined.counts.setup_errors.push("a worker panicked".into()),
         }
     }
     joined

@@ -166,12 +166,13 @@ impl AnswerPoll {
                 timer.sleep_until(&self.clock, end).await?;
                 continue;
             }
-            self.poll_once(now).await;
+            self.poll_once(now, &timer.alarm).await;
         }
     }
 
-    /// One turn of polling: yields so the runtime polls its sockets (and runs what they woke).
-    async fn poll_once(&self, from: u64) {
+    /// One turn of polling: yields so the runtime polls its sockets (and runs what they woke);
+    /// on simulated time, a spin's turn of it passes.
+    async fn poll_once(&self, from: u64, alarm: &Alarm) {
         {
             let mut account = self.account.borrow_mut();
             if !account.polling {
@@ -179,7 +180,7 @@ impl AnswerPoll {
                 account.windows += 1;
             }
         }
-        tokio::task::yield_now().await;
+        alarm.spin_turn().await;
         let spent = self.clock.now_ns().saturating_sub(from);
         self.account.borrow_mut().spend(spent);
     }

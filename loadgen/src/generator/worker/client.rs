@@ -15,6 +15,9 @@ use crate::wire::{http1, http2};
 pub(super) enum Client {
     Http1(Http1Pool),
     Http2(http2::Http2Pool),
+    /// A model target on simulated time, for tests.
+    #[cfg(test)]
+    Model(crate::wire::model::ModelTarget),
 }
 
 /// A request encoded for the run's HTTP version.
@@ -53,6 +56,8 @@ impl Client {
         match self {
             Client::Http1(pool) => pool.preopen(n).await,
             Client::Http2(pool) => pool.preopen(n).await,
+            #[cfg(test)]
+            Client::Model(_) => Ok(()),
         }
     }
 
@@ -70,6 +75,8 @@ impl Client {
             (Client::Http2(pool), Template::Http2(t)) => {
                 http2::exchange(pool, t, request, clock, slot).await
             }
+            #[cfg(test)]
+            (Client::Model(model), _) => model.exchange(clock, slot).await,
             // Invariant: a worker's templates and client follow the same plan.
             _ => unreachable!("templates are encoded for the client's HTTP version"),
         }
@@ -80,6 +87,8 @@ impl Client {
         match self {
             Client::Http1(pool) => pool.dials.borrow().tls_error.clone(),
             Client::Http2(pool) => pool.dials.borrow().tls_error.clone(),
+            #[cfg(test)]
+            Client::Model(_) => None,
         }
     }
 
@@ -88,6 +97,8 @@ impl Client {
         match self {
             Client::Http1(pool) => (pool.opened.get(), pool.reused.get(), pool.dials.take()),
             Client::Http2(pool) => (pool.opened.get(), pool.reused.get(), pool.dials.take()),
+            #[cfg(test)]
+            Client::Model(_) => (0, 0, Dials::default()),
         }
     }
 }

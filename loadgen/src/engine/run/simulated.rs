@@ -1,0 +1,266 @@
+//! A run on simulated time against a model target, for tests: the plan's workers run as tasks
+//! of one paused runtime, their clock is the simulation's, their client the model; what they
+//! recorded is merged and summarised as a real run's is. Every run of it is the same run.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::Parser;
+use gatebench_shared::sim::SimTime;
+use tokio::task::LocalSet;
+
+use super::summary::summarise;
+use super::target::merged;
+use super::watch::Bounds;
+use crate::generator::plan::Plan;
+use crate::generator::worker::{simulate, Progress, StartLine, WorkerSpec};
+use crate::options::CommandArgs;
+use crate::results::pacing::WakeReport;
+use crate::results::run::TargetRun;
+use crate::results::target::Target;
+use crate::wire::clock::RunClock;
+use crate::wire::model::ModelTarget;
+
+/// How long after its now the simulation's run starts.
+pub(crate) const LEAD: Duration = Duration::from_millis(10);
+
+/// The plan of `loadgen run` with `flags`, against a loopback URL the model stands for.
+pub(crate) fn plan(flags: &[&str]) -> Plan {
+    let line = [
+        "loadgen",
+        "run",
+        "--target",
+        "http://127.0.0.1:9/v1/chat/completions",
+    ];
+    let parsed = crate::Cli::try_parse_from(line.iter().chain(flags)).expect("the flags parse");
+    match parsed.command {
+        CommandArgs::Run(args) => args.plan().expect("the flags make a plan"),
+        _ => unreachable!("a run command line"),
+    }
+}
+
+/// Runs `body` on simulated `time` to its end, on a paused runtime of its own (tasks may be
+/// spawned locally).
+pub(crate) fn block_on<F: std::future::Future>(time: &Arc<SimTime>, body: F) -> F::Output {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .start_paused(true)
+        .build()
+        .expect("a runtime");
+    LocalSet::new().block_on(&runtime, time.run(body))
+}
+
+/// Runs `plan` against `model` (standing for `target`) on `time`, from [`LEAD`] after its now, to the end of its drain;
+/// the run summarised.
+pub(crate) fn run_simulated(
+    plan: Arc<Plan>,
+    target: Target,
+    time: &Arc<SimTime>,
+    model: &ModelTarget,
+) -> TargetRun {
+    let bounds = Bounds::of(&plan);
+    let clock = RunClock::simulated(time, LEAD);
+    let progress = Arc::new(Progress::default());
+    let workers = (0..plan.threads).map(|index| WorkerSpec {
+        index,
+        plan: plan.clone(),
+        target: target.clone(),
+        start: Arc::new(StartLine::new(0)),
+        window_start_ns: bounds.start_ns,
+        end_ns: bounds.end_ns,
+        progress: progress.clone(),
+        core: None,
+    });
+    let outputs = block_on(time, async {
+        let tasks: Vec<_> = workers
+            .map(|spec| tokio::task::spawn_local(simulate(spec, clock.clone(), model.clone())))
+            .collect();
+        let mut outputs = Vec::new();
+        for task in tasks {
+            outputs.push(task.await.ok());
+        }
+        outputs
+    });
+    let joined = merged(&plan, bounds, outputs.into_iter());
+    let margins: Vec<_> = joined.pacers.iter().collect();
+    let pacer = WakeReport::merged(&margins);
+    let mut run = summarise(&plan, target, joined.recorder, joined.counts, None);
+    run.pacer = pacer;
+    run
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::model::{During, Service};
+
+    const START: u64 = 1_000_000_000;
+
+    fn at_ms(ms: f64) -> u64 {
+        START + LEAD.as_nanos() as u64 + (ms * 1e6) as u64
+    }
+
+    #[test]
+    fn every_slot_leaves_at_its_instant_and_takes_the_models_service_time() {
+        for threads in ["1", "2"] {
+            let time = SimTime::new(START);
+            let model = ModelTarget::new(&time, 4, Service::Fixed(2_000_000), 1);
+            let flags = ["--rate", "200", "--duration", "1s", "--threads", threads];
+            let plan = Arc::new(plan(&flags));
+            let run = run_simulated(plan.clone(), plan.targets[0].clone(), &time, &model);
+            assert_eq!((run.requests, model.received()), (200, 200), "{threads}");
+            let m = |name: &str| run.metrics[name];
+            // On time to within one turn of the spin (1 µs), the simulation's grain.
+            assert!(
+                m("schedule_lag").max <= 1,
+                "{threads}: {:?}",
+                m("schedule_lag")
+            );
+            // The model's 2 ms, from the intended send.
+            let response = m("response_time");
+            assert!((2_000..=2_001).contains(&response.min), "{response:?}");
+            assert!((2_000..=2_001).contains(&response.max), "{response:?}");
+            assert!(run.validity.valid, "{threads}: {:?}", run.validity);
+        }
+    }
+
+    #[test]
+    fn a_stall_fills_max_pending_and_the_rest_is_counted_as_backlog() {
+        // One server, 1 ms a request, every 5 ms; answers due from 300 ms are held to 702.5 ms.
+        let time = SimTime::new(START);
+        let model = ModelTarget::new(&time, 1, Service::Fixed(1_000_000), 1).stall(During {
+            from_ns: at_ms(300.0),
+            until_ns: at_ms(702.5),
+        });
+        let flags = ["--rate", "200", "--duration", "1s", "--max-pending", "20"];
+        let plan = Arc::new(plan(&flags));
+        let run = run_simulated(plan.clone(), plan.targets[0].clone(), &time, &model);
+        // Slots 60-79 (300-395 ms) wait in the stall; 80-140 (400-700 ms) find 20 pending and
+        // are counted, not sent; 141 on find the first answers in.
+        assert_eq!(run.errors.get("backlog"), Some(&61), "{:?}", run.errors);
+        assert_eq!((run.requests, model.received()), (200, 139));
+        // Slot 60 is answered at the stall's end, 402.5 ms after it was due.
+        let response = &run.metrics["response_time"];
+        assert!(
+            response.max >= 402_000 && response.max <= 403_000,
+            "{response:?}"
+        );
+    }
+
+    #[test]
+    fn answers_in_an_error_window_are_counted_by_status_and_kept_out_of_the_latencies() {
+        // Requests sent from 200 ms to 400 ms (slots 40-79) are answered 503.
+        let time = SimTime::new(START);
+        let model = ModelTarget::new(&time, 1, Service::Fixed(1_000_000), 1).fail(
+            During {
+                from_ns: at_ms(200.0),
+                until_ns: at_ms(400.0),
+            },
+            503,
+        );
+        let flags = ["--rate", "200", "--duration", "1s"];
+        let plan = Arc::new(plan(&flags));
+        let run = run_simulated(plan.clone(), plan.targets[0].clone(), &time, &model);
+        assert_eq!(run.errors.get("status_503"), Some(&40), "{:?}", run.errors);
+        assert_eq!((run.requests, run.ok), (200, 160));
+        assert_eq!(run.metrics["response_time"].count, 160);
+    }
+
+    /// A file of `text` that lives as long as it.
+    struct Temp(std::path::PathBuf);
+
+    impl Temp {
+        fn new(name: &str, text: &str) -> Temp {
+            let path =
+                std::env::temp_dir().join(format!("gatebench-sim-{}-{name}", std::process::id()));
+            std::fs::write(&path, text).unwrap();
+            Temp(path)
+        }
+    }
+
+    impl Drop for Temp {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_file(&self.0);
+        }
+    }
+
+    /// The model's arrivals, ms from the run's zero.
+    fn arrivals_ms(model: &ModelTarget) -> Vec<f64> {
+        let zero = at_ms(0.0);
+        model
+            .arrivals()
+            .iter()
+            .map(|&ns| (ns - zero) as f64 / 1e6)
+            .collect()
+    }
+
+    #[test]
+    fn a_sessions_turn_is_due_at_the_previous_turns_end_plus_its_think_time() {
+        // Two sessions a second for 1 s: at 0 and 500 ms. Each turn takes the model 2 ms; the
+        // second turn thinks 100 ms after the first's end, the third 250 ms after the second's.
+        let file = Temp::new(
+            "sessions.jsonl",
+            r#"{"session_id": "s", "turns": [{"text": "a"}, {"text": "b", "think_ms": 100}, {"text": "c", "think_ms": 250}]}"#,
+        );
+        let time = SimTime::new(START);
+        let model = ModelTarget::new(&time, 4, Service::Fixed(2_000_000), 1);
+        let path = file.0.to_str().unwrap();
+        let flags = ["--sessions", path, "--rate", "2", "--duration", "1s"];
+        let plan = Arc::new(plan(&flags));
+        let run = run_simulated(plan.clone(), plan.targets[0].clone(), &time, &model);
+        assert_eq!(
+            arrivals_ms(&model),
+            [0.0, 102.0, 354.0, 500.0, 602.0, 854.0],
+            "{:?}",
+            run.errors
+        );
+        assert_eq!((run.requests, run.ok), (6, 6));
+    }
+
+    #[test]
+    fn a_trace_is_replayed_at_its_instants() {
+        // Rows out of order, the first at 10 s: replayed from the run's zero, in time order,
+        // twice as fast with --speedup 2.
+        let file = Temp::new(
+            "trace.jsonl",
+            "{\"timestamp\": 10.0, \"input_tokens\": 20, \"output_tokens\": 4}\n\
+             {\"timestamp\": 10.5, \"input_tokens\": 20, \"output_tokens\": 4}\n\
+             {\"timestamp\": 10.004, \"input_tokens\": 20, \"output_tokens\": 4}\n\
+             {\"timestamp\": 11.25, \"input_tokens\": 20, \"output_tokens\": 4}\n",
+        );
+        let time = SimTime::new(START);
+        let model = ModelTarget::new(&time, 4, Service::Fixed(2_000_000), 1);
+        let path = file.0.to_str().unwrap();
+        let flags = ["--trace", path, "--speedup", "2"];
+        let plan = Arc::new(plan(&flags));
+        let run = run_simulated(plan.clone(), plan.targets[0].clone(), &time, &model);
+        assert_eq!(
+            arrivals_ms(&model),
+            [0.0, 2.0, 250.0, 625.0],
+            "{:?}",
+            run.errors
+        );
+        assert_eq!(run.ok, 4);
+    }
+
+    #[test]
+    fn stages_send_at_each_stages_rate_from_its_start() {
+        // 100 req/s for 500 ms, then a jump to 400 req/s for 500 ms.
+        let time = SimTime::new(START);
+        let model = ModelTarget::new(&time, 4, Service::Fixed(1_000_000), 1);
+        let flags = ["--stages", "0s:100,500ms:100,0s:400,500ms:400"];
+        let plan = Arc::new(plan(&flags));
+        let run = run_simulated(plan.clone(), plan.targets[0].clone(), &time, &model);
+        let expected: Vec<f64> = (0..50)
+            .map(|k| k as f64 * 10.0)
+            .chain((0..200).map(|k| 500.0 + k as f64 * 2.5))
+            .collect();
+        let got = arrivals_ms(&model);
+        assert_eq!(got.len(), expected.len(), "{got:?}");
+        for (got, expected) in got.iter().zip(&expected) {
+            // To within one turn of the spin (1 µs), the simulation's grain.
+            assert!((got - expected).abs() <= 0.001, "{got} against {expected}");
+        }
+        assert_eq!(run.ok, 250);
+    }
+}
