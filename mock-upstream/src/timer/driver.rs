@@ -1,5 +1,7 @@
 //! One worker's timer: the kernel timer, the queue of deadlines it is armed for, the margin it
-//! fires early by, and the task that drives it.
+//! fires early by, and the task that drives it. In tests the kernel timer and its clock can be
+//! simulated time ([`gatebench_shared::sim`]) instead: the same queue, margin and driver, on a
+//! clock the test sets, its wake-ups as late as the simulation's model says.
 //!
 //! The queue's lock also guards the margin ([`WakeMargin`]): the driver feeds it the lateness of
 //! each kernel wake-up (now minus the instant the timerfd was armed for) and the time it spun,
@@ -25,11 +27,23 @@ const MAX_WINDOW_NS: u64 = crate::config::MAX_SPIN.as_nanos() as u64;
 /// One runtime's timer: the kernel timer and the queue of deadlines it is armed for.
 #[derive(Debug)]
 pub(super) struct Shared {
-    timerfd: TimerFd,
+    source: Source,
     queue: Mutex<Queue>,
     /// False once the driving task has ended (its runtime shut down): a later waiter on this
     /// thread starts a new timer.
     pub(super) alive: AtomicBool,
+}
+
+/// Where the timer reads the time and waits: `CLOCK_MONOTONIC` and a timerfd, or simulated time.
+#[derive(Debug)]
+enum Source {
+    Kernel(TimerFd),
+    #[cfg(test)]
+    Simulated {
+        time: Arc<gatebench_shared::sim::SimTime>,
+        /// Told when the timer is armed, so the driver sleeps for the new instant.
+        armed: tokio::sync::Notify,
+    },
 }
 
 #[derive(Debug)]
@@ -127,6 +141,28 @@ impl Queue {
 }
 
 impl Shared {
+    /// The time now, ns, on the clock the timer is armed on.
+    #[inline]
+    pub(super) fn now(&self) -> u64 {
+        match &self.source {
+            Source::Kernel(_) => monotonic_ns(),
+            #[cfg(test)]
+            Source::Simulated { time, .. } => time.now_ns(),
+        }
+    }
+
+    /// Arms the timer to fire at `at_ns`.
+    fn arm_at(&self, at_ns: u64) -> io::Result<()> {
+        match &self.source {
+            Source::Kernel(timerfd) => timerfd.arm_at(at_ns),
+            #[cfg(test)]
+            Source::Simulated { armed, .. } => {
+                armed.notify_one();
+                Ok(())
+            }
+        }
+    }
+
     pub(super) fn queue(&self) -> MutexGuard<'_, Queue> {
         // A poisoned queue only means a waker panicked while the lock was held; the heap itself
         // is intact.
@@ -145,7 +181,7 @@ impl Shared {
         queue.heap.push(Entry { due_ns, waker });
         let fire_at = due_ns.saturating_sub(queue.window_ns());
         if fire_at < queue.armed_ns {
-            self.timerfd.arm_at(fire_at)?;
+            self.arm_at(fire_at)?;
             queue.armed_ns = fire_at;
             queue.armed_when_ns = now_ns;
         }
@@ -158,7 +194,7 @@ impl Shared {
     /// after one yield); otherwise arms the timer a spin window before the next deadline.
     fn fire(&self, kernel_woke: bool) -> io::Result<bool> {
         let mut queue = self.queue();
-        let now = monotonic_ns();
+        let now = self.now();
         if kernel_woke {
             queue.observe(now);
         }
@@ -168,7 +204,7 @@ impl Shared {
             Some(next) if next.due_ns <= now + window => (now, true),
             Some(next) => {
                 let fire_at = next.due_ns - window;
-                self.timerfd.arm_at(fire_at)?;
+                self.arm_at(fire_at)?;
                 queue.armed_when_ns = now;
                 (fire_at, false)
             }
@@ -188,7 +224,12 @@ struct Driven(Arc<Shared>);
 
 impl AsRawFd for Driven {
     fn as_raw_fd(&self) -> RawFd {
-        self.0.timerfd.as_raw_fd()
+        match &self.0.source {
+            Source::Kernel(timerfd) => timerfd.as_raw_fd(),
+            // Invariant: only a kernel timer is driven through `AsyncFd`.
+            #[cfg(test)]
+            Source::Simulated { .. } => unreachable!("a simulated timer has no descriptor"),
+        }
     }
 }
 
@@ -240,17 +281,7 @@ pub(super) fn start(spin: Spin) -> io::Result<Arc<Shared>> {
     if spin == Spin::Auto {
         calibrate(&timerfd, &mut margin, &calibration_sleeps())?;
     }
-    let shared = Arc::new(Shared {
-        timerfd,
-        queue: Mutex::new(Queue {
-            heap: BinaryHeap::with_capacity(1024),
-            armed_ns: u64::MAX,
-            armed_when_ns: 0,
-            spin_from_ns: None,
-            margin,
-        }),
-        alive: AtomicBool::new(true),
-    });
+    let shared = Arc::new(Shared::new(Source::Kernel(timerfd), margin));
     let driven = {
         let _entered = runtime.enter();
         // SAFETY: the descriptor is the timerfd `shared` owns; `Driven` holds `shared`, so it
@@ -261,4 +292,68 @@ pub(super) fn start(spin: Spin) -> io::Result<Arc<Shared>> {
     // The guard is an argument, so it is dropped even if the task never runs.
     runtime.spawn(drive(driven, Alive(shared.clone())));
     Ok(shared)
+}
+
+impl Shared {
+    fn new(source: Source, margin: WakeMargin) -> Shared {
+        Shared {
+            source,
+            queue: Mutex::new(Queue {
+                heap: BinaryHeap::with_capacity(1024),
+                armed_ns: u64::MAX,
+                armed_when_ns: 0,
+                spin_from_ns: None,
+                margin,
+            }),
+            alive: AtomicBool::new(true),
+        }
+    }
+}
+
+/// Starts a timer on simulated `time` for the current thread's runtime, its margin as `spin`
+/// says (not calibrated: an auto margin starts at its least and learns from the simulation's
+/// wake-ups). Its driver sleeps on `time` for each instant the timer is armed at, as late as
+/// the simulation's lateness model says, and each turn of a spin lets 1 µs pass.
+#[cfg(test)]
+pub(super) fn start_simulated(
+    time: &Arc<gatebench_shared::sim::SimTime>,
+    spin: Spin,
+) -> Arc<Shared> {
+    let source = Source::Simulated {
+        time: time.clone(),
+        armed: tokio::sync::Notify::new(),
+    };
+    let shared = Arc::new(Shared::new(source, WakeMargin::new(spin)));
+    tokio::spawn(drive_simulated(shared.clone(), Alive(shared.clone())));
+    shared
+}
+
+/// [`drive`] on simulated time.
+#[cfg(test)]
+async fn drive_simulated(shared: Arc<Shared>, _alive: Alive) {
+    let Source::Simulated { time, armed } = &shared.source else {
+        return;
+    };
+    let mut spinning = false;
+    loop {
+        let kernel_woke = !spinning;
+        if spinning {
+            time.sleep_until(time.now_ns() + 1_000).await;
+        } else {
+            let at = shared.queue().armed_ns;
+            if at == u64::MAX {
+                armed.notified().await;
+                continue;
+            }
+            let late = time.lateness_for(at);
+            tokio::select! {
+                () = time.sleep_until(at + late) => {}
+                () = armed.notified() => continue,
+            }
+        }
+        spinning = match shared.fire(kernel_woke) {
+            Ok(spinning) => spinning,
+            Err(_) => return,
+        };
+    }
 }

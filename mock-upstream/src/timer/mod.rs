@@ -71,6 +71,13 @@ pub fn install(spin: Spin, timers: Option<&Timers>) -> io::Result<()> {
     })
 }
 
+/// Starts this thread's timer on simulated `time` (for tests): waiters then sleep on it.
+#[cfg(test)]
+fn install_simulated(time: &Arc<gatebench_shared::sim::SimTime>, spin: Spin) {
+    let timer = driver::start_simulated(time, spin);
+    LOCAL.with(|local| *local.borrow_mut() = Some(timer));
+}
+
 /// Runs `f` on this thread's timer with its queue locked, starting a timer that never spins if
 /// the thread has none.
 fn with_queue<R>(f: impl FnOnce(&Shared, &mut driver::Queue) -> R) -> io::Result<R> {
@@ -96,8 +103,6 @@ impl Alarm {
     /// `Ready(now_ns)` once `CLOCK_MONOTONIC` has reached `due_ns`; otherwise makes sure the
     /// task is woken at `due_ns` and returns `Pending`. Never ready early.
     pub fn poll_at(&mut self, due_ns: u64, cx: &mut Context<'_>) -> Poll<u64> {
-        let now = monotonic_ns();
-        let due = now >= due_ns;
         let registered = self
             .set
             .as_ref()
@@ -105,14 +110,25 @@ impl Alarm {
         // One visit to the queue: a busy runtime looks at the kernel timer's descriptor only
         // every few dozen task polls, so whoever else is due is woken here too, without waiting
         // for that; and this waiter is queued if it has to wait.
-        let queued = with_queue(|timer, queue| {
+        let visit = with_queue(|timer, queue| {
+            let now = timer.now();
             queue.wake_due(now);
-            if due || registered {
+            let due = now >= due_ns;
+            let queued = if due || registered {
                 Ok(())
             } else {
                 timer.add(queue, now, due_ns, cx.waker().clone())
-            }
+            };
+            (now, due, queued)
         });
+        let (now, due, queued) = match visit {
+            Ok((now, due, queued)) => (now, due, Ok(queued)),
+            // No timer at all: the kernel's clock, and a retry below.
+            Err(err) => {
+                let now = monotonic_ns();
+                (now, now >= due_ns, Err(err))
+            }
+        };
         if due {
             self.set = None;
             return Poll::Ready(now);
@@ -240,6 +256,75 @@ mod tests {
                 assert!(now >= soon);
             });
         }
+    }
+
+    /// Fifty waiters on simulated time, grouped as [`fifty_waiters`]'s: each one's lateness,
+    /// ns, in the order they were due; asserts none woke early.
+    async fn fifty_simulated(time: &Arc<gatebench_shared::sim::SimTime>) -> Vec<u64> {
+        let base = time.now_ns() + 1_000_000;
+        let tasks: Vec<_> = (0..50u64)
+            .map(|i| {
+                let due = base + i * 30_000 + (i / 10) * 2_000_000;
+                tokio::spawn(async move { (due, sleep_until(due).await) })
+            })
+            .collect();
+        let mut late = Vec::new();
+        for task in tasks {
+            let (due, woke) = task.await.unwrap();
+            assert!(woke >= due, "woke {} ns early", due - woke);
+            late.push(woke - due);
+        }
+        late
+    }
+
+    /// Simulated time whose kernel wake-ups are late by a seeded 20-300 µs.
+    fn late_time() -> Arc<gatebench_shared::sim::SimTime> {
+        let time = gatebench_shared::sim::SimTime::new(1_000_000_000);
+        let mut seed = 0x2545_f491_u64;
+        time.set_lateness(Box::new(move |_| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            20_000 + seed % 280_000
+        }));
+        time
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn on_simulated_time_a_timer_spinning_past_the_lateness_wakes_every_waiter_on_time() {
+        // Kernel wake-ups up to 300 µs late, a 400 µs spin: every waiter is woken at its
+        // deadline, to within one turn of the spin (1 µs).
+        let time = late_time();
+        install_simulated(&time, Spin::Fixed(Duration::from_micros(400)));
+        let late = time.run(fifty_simulated(&time)).await;
+        assert_eq!(late.len(), 50);
+        assert!(late.iter().all(|&ns| ns <= 1_000), "{late:?}");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn on_simulated_time_a_timer_without_a_spin_is_as_late_as_the_kernel_and_never_early() {
+        let time = late_time();
+        install_simulated(&time, Spin::Fixed(Duration::ZERO));
+        let late = time.run(fifty_simulated(&time)).await;
+        assert_eq!(late.len(), 50);
+        // Late by the model's wake-up (20-300 µs), and for those behind in a group, by less.
+        assert!(late.iter().all(|&ns| ns <= 300_000), "{late:?}");
+        assert!(late[0] >= 20_000, "{late:?}");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn on_simulated_time_an_auto_timer_learns_its_margin_from_late_wakeups() {
+        // The margin starts at its least; the late wake-ups of the first rounds widen it, and
+        // the last round is then on time.
+        let time = late_time();
+        install_simulated(&time, Spin::Auto);
+        let mut rounds = Vec::new();
+        for _ in 0..20 {
+            rounds.push(time.run(fifty_simulated(&time)).await);
+        }
+        assert!(rounds[0].iter().any(|&ns| ns > 1_000), "{:?}", rounds[0]);
+        let last = rounds.last().unwrap();
+        assert!(last.iter().all(|&ns| ns <= 1_000), "{last:?}");
     }
 
     /// Fifty waiters, their deadlines closer together than a spin window in groups of ten, the
