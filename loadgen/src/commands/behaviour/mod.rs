@@ -14,6 +14,8 @@ mod common;
 mod failover;
 mod join;
 mod limits;
+#[cfg(test)]
+mod model;
 mod plan;
 mod requests;
 mod retries;
