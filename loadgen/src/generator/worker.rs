@@ -123,7 +123,8 @@ pub fn run_worker(spec: WorkerSpec) -> WorkerOutput {
 }
 
 /// Runs a worker against a model target on the simulated time `clock` reads, from the run's
-/// zero: no start line, no calibration, the pacer starting at its least margin. Await it inside
+/// zero: no start line, no calibration, the pacer starting at its starting margin (50 µs with
+/// `--spin auto`). Await it inside
 /// [`gatebench_shared::sim::SimTime::run`] on a local set.
 #[cfg(test)]
 pub(crate) async fn simulate(
@@ -178,6 +179,31 @@ fn output(
         answer_poll: accounts.answer_poll,
         setup_error,
     }
+}
+
+/// One request of the plan's (its first) to `target`, alone, as the run's workers send it (its
+/// HTTP version, TLS and pinned address), on a connection opened first: how long the exchange
+/// took from its send (ns), or why it failed. Needs a current-thread runtime and a local set.
+pub(crate) async fn probe(target: &Target, plan: &Plan) -> Result<u64, ErrorKind> {
+    let client = Client::new(target, plan, 1);
+    // A refused connection fails the exchange below, and says so.
+    let _ = client.preopen(1).await;
+    let requests = Requests::new(target, plan);
+    let sendable = requests.of(0);
+    let clock = RunClock::starting_in(Duration::ZERO);
+    let now = clock.now_ns();
+    let slot = Slot {
+        index: 0,
+        due_ns: now,
+        dispatched_ns: now,
+        keep_answer: false,
+    };
+    let exchange = client.exchange(&sendable.template, &sendable.request, &clock, slot);
+    let x = clock
+        .timeout(plan.timeout, exchange)
+        .await
+        .unwrap_or(Err(ErrorKind::Timeout))?;
+    Ok(x.done_ns.saturating_sub(x.sent_ns))
 }
 
 /// What a worker's waits cost and saw: its pacer's and its answer poller's accounts.
@@ -304,6 +330,7 @@ async fn sending(
             // A closed loop's requests are sent from their own tasks: sending is over when its
             // window ends or a stop is asked (or when every loop has sent its share).
             tokio::select! {
+                biased;
                 _ = in_flight.wait_all() => {}
                 _ = sending_over(&ctx) => {}
             }
@@ -312,6 +339,7 @@ async fn sending(
     // Sending is over: what is in flight gets the grace (each request still bounded by its
     // timeout); what is left then is cancelled, and counted so, as its task is dropped.
     tokio::select! {
+        biased;
         _ = in_flight.wait_all() => {}
         _ = grace_over(&ctx.clock, spec.plan.grace) => {}
         _ = abandoned(&spec.progress) => {}

@@ -113,6 +113,12 @@ pub fn terminal(result: &CapacityResult) -> String {
     );
     for s in &result.searches {
         let _ = writeln!(out, "\n{} ({})", s.name, s.url);
+        if s.idle_ms.is_none() && !s.steps.is_empty() {
+            out.push_str(
+                "  no request sent alone was answered: no step waited for a missed step's \
+                 backlog\n",
+            );
+        }
         for (i, step) in s.steps.iter().enumerate() {
             out.push_str(&run_line(i + 1, step));
         }
@@ -170,18 +176,31 @@ fn run_line(number: usize, step: &Step) -> String {
             ),
             (false, false) => "  [generator behind: inconclusive]".into(),
         },
-        drained(step)
+        backlog(step)
     )
 }
 
-/// The wait for the target to drain before the step, when there was one.
-fn drained(step: &Step) -> String {
-    match step.drain {
-        Some(d) if d.drained => format!("  (after {:.0} ms for the backlog to drain)", d.waited_ms),
-        Some(d) => format!(
-            "  [ran on a backlog: a probe still took over {:.1} ms after {:.0} ms]",
-            d.bound_ms, d.waited_ms
+/// The wait for the target to serve a missed step's backlog before the step, when it took more
+/// than the one request that found none, or did not clear.
+fn backlog(step: &Step) -> String {
+    match &step.backlog_wait {
+        Some(w) if w.cleared && w.probes <= 1 => String::new(),
+        Some(w) if w.cleared => format!(
+            "  (after {:.0} ms for the backlog to be served)",
+            w.waited_ms
         ),
+        Some(w) => match &w.last_error {
+            Some(error) => format!(
+                "  [ran after {:.0} ms of waiting for a backlog: the last request sent alone \
+                 failed ({error})]",
+                w.waited_ms
+            ),
+            None => format!(
+                "  [ran on a backlog: a request sent alone still took over {:.1} ms after {:.0} \
+                 ms]",
+                w.bound_ms, w.waited_ms
+            ),
+        },
         None => String::new(),
     }
 }

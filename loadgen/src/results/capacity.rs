@@ -34,23 +34,28 @@ pub struct Step {
     /// p99 hundreds of milliseconds over its limit is the target's all the same).
     #[serde(default)]
     pub conclusive: bool,
-    /// The wait for the target to drain before this step, when the step before it missed.
+    /// The wait for the target to serve a missed step's backlog before this step, when the
+    /// step before it missed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub drain: Option<Drain>,
+    pub backlog_wait: Option<BacklogWait>,
 }
 
-/// The wait for a target to drain the backlog of a missed step, before the next.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Drain {
-    /// From the first probe to the last one's answer (or give-up), ms.
+/// The wait for a target to serve the backlog of a missed step, before the next.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BacklogWait {
+    /// From the first probe to the last one's end, ms.
     pub waited_ms: f64,
     /// Requests sent alone, one after the other, to see.
     pub probes: u32,
-    /// The last probe was answered within `bound_ms`: the backlog is gone. `false`: the
-    /// longest wait ran out first, and the step ran on what was left of it.
-    pub drained: bool,
+    /// The last probe was answered within `bound_ms`: the backlog is gone. `false`: the wait
+    /// ended first (30 s, a target refusing connections, or Ctrl-C), and the step ran on what
+    /// was left of it.
+    pub cleared: bool,
     /// Twice the idle target's response time, plus 1 ms.
     pub bound_ms: f64,
+    /// Why the last probe failed, when it did (`timeout`, `status_503`, `connect_refused`, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_error: Option<String>,
 }
 
 /// One target's search and its answer.
@@ -61,6 +66,11 @@ pub struct TargetSearch {
     /// The highest rate that met the SLO (None: not even the lowest tried).
     #[serde(default)]
     pub capacity: Option<f64>,
+    /// The idle target's response time before the search, ms: the fastest of three requests
+    /// sent alone (lowered by faster answers during the search). `None`: none was answered, so
+    /// no step waited for a backlog.
+    #[serde(default)]
+    pub idle_ms: Option<f64>,
     pub bracket: Bracket,
     /// The rates the search could go up to: `--max-rate`, or for a gateway the direct's
     /// capacity.

@@ -311,8 +311,8 @@ impl Shared {
 }
 
 /// Starts a timer on simulated `time` for the current thread's runtime, its margin as `spin`
-/// says (not calibrated: an auto margin starts at its least and learns from the simulation's
-/// wake-ups). Its driver sleeps on `time` for each instant the timer is armed at, as late as
+/// says (not calibrated: an auto margin starts at its starting margin, 50 µs, and learns from
+/// the simulation's wake-ups). Its driver sleeps on `time` for each instant the timer is armed at, as late as
 /// the simulation's lateness model says, and each turn of a spin lets 1 µs pass.
 #[cfg(test)]
 pub(super) fn start_simulated(
@@ -347,6 +347,7 @@ async fn drive_simulated(shared: Arc<Shared>, _alive: Alive) {
             }
             let late = time.lateness_for(at);
             tokio::select! {
+                biased;
                 () = time.sleep_until(at + late) => {}
                 () = armed.notified() => continue,
             }

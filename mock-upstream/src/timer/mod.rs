@@ -314,8 +314,8 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn on_simulated_time_an_auto_timer_learns_its_margin_from_late_wakeups() {
-        // The margin starts at its least; the late wake-ups of the first rounds widen it, and
-        // the last round is then on time.
+        // The margin starts at 50 µs; the late wake-ups of the first rounds widen it, and the
+        // last round is then on time.
         let time = late_time();
         install_simulated(&time, Spin::Auto);
         let mut rounds = Vec::new();

@@ -21,7 +21,7 @@ use crate::results::plan::Load;
 use crate::results::run::TargetRun;
 use crate::results::target::Named;
 
-mod drain;
+mod backlog;
 pub mod search;
 pub mod slo;
 mod stepper;
@@ -226,7 +226,7 @@ impl Step {
             invalid_reasons: run.validity.reasons.clone(),
             generator_error_us,
             conclusive: run.validity.valid || (!met && sent_all && missed_clearly),
-            drain: None,
+            backlog_wait: None,
         }
     }
 }
@@ -269,6 +269,7 @@ fn execute(cp: CapacityPlan, command: Vec<String>) -> anyhow::Result<(CapacityRe
                 name: target.name.clone(),
                 url: target.target.url.clone(),
                 capacity: None,
+                idle_ms: None,
                 bracket: Bracket::default(),
                 ceiling,
                 limited_by: Some("upstream".into()),
@@ -319,9 +320,9 @@ fn step_at(
     run(stepper)
 }
 
-/// Runs the steps of a search, each after the target drained what a missed step before it
-/// left queued.
-struct Stepping<'a> {
+/// Takes a search's steps, each after the target has served what a missed step before it left
+/// queued.
+struct Steps<'a> {
     cp: &'a CapacityPlan,
     /// The idle target's response time (`None`: no probe was answered, so nothing to wait
     /// for).
@@ -330,15 +331,20 @@ struct Stepping<'a> {
     missed: bool,
 }
 
-impl Stepping<'_> {
-    fn step(&mut self, stepper: &mut dyn Stepper, rate: f64) -> Step {
-        let drain = match self.idle {
-            Some(idle) if self.missed => Some(drain::drain(stepper, idle, &stop_requested)),
+impl Steps<'_> {
+    fn take(&mut self, stepper: &mut dyn Stepper, rate: f64) -> Step {
+        let wait = match self.idle {
+            Some(idle) if self.missed => {
+                let (wait, fastest) = backlog::wait(stepper, idle, &stop_requested);
+                // A faster answer is a truer idle time (the first may have met a backlog).
+                self.idle = fastest.map_or(Some(idle), |f| Some(f.min(idle)));
+                Some(wait)
+            }
             _ => None,
         };
         let run = stepper.run(rate);
         let mut step = Step::of(rate, &run, &self.cp.slo);
-        step.drain = drain;
+        step.backlog_wait = wait;
         self.missed = !step.met;
         step
     }
@@ -352,11 +358,18 @@ fn search_target(
     gateway: bool,
 ) -> TargetSearch {
     let mut search = Search::new(cp.start_rate, ceiling, cp.precision, cp.max_runs);
-    let mut stepping = Stepping {
+    let mut taken = Steps {
         cp,
-        idle: drain::idle_time(stepper),
+        idle: backlog::idle_time(stepper),
         missed: false,
     };
+    if taken.idle.is_none() && !cp.plan.quiet {
+        gatebench_shared::say!(
+            "loadgen: capacity {}: no request sent alone was answered; steps will not wait for \
+             a missed step's backlog",
+            target.name
+        );
+    }
     let mut steps = Vec::new();
     let mut limited_by = None;
     let bracket = loop {
@@ -375,9 +388,14 @@ fn search_target(
                         rate
                     );
                 }
-                let step = step_at(&mut steps, stepper, |s| stepping.step(s, rate));
+                let step = step_at(&mut steps, stepper, |s| taken.take(s, rate));
                 let (met, conclusive, goodput) = (step.met, step.conclusive, step.goodput);
                 steps.push(step);
+                if stop_requested() {
+                    // Stopped during the step or the wait before it: it ran cut short.
+                    limited_by = Some("interrupted".to_string());
+                    break search.bracket();
+                }
                 if !conclusive {
                     // The generator did not keep its schedule twice: nothing above is
                     // measurable.
@@ -397,13 +415,14 @@ fn search_target(
             if stop_requested() {
                 break;
             }
-            confirmations.push(stepping.step(stepper, rate));
+            confirmations.push(taken.take(stepper, rate));
         }
     }
     TargetSearch {
         name: target.name.clone(),
         url: target.target.url.clone(),
         capacity: bracket.passed,
+        idle_ms: taken.idle.map(|d| d.as_secs_f64() * 1e3),
         bracket,
         ceiling,
         limited_by,
@@ -451,7 +470,7 @@ mod tests {
             invalid_reasons: vec![],
             generator_error_us: 0,
             conclusive,
-            drain: None,
+            backlog_wait: None,
         }
     }
 
@@ -526,16 +545,17 @@ mod tests {
         use crate::options::CommandArgs;
         use crate::wire::exchange::Slot;
         use crate::wire::model::{ModelTarget, Service};
+        use crate::wire::outcome::ErrorKind;
         use stepper::{plan_at, Probe};
 
-        /// A search's steps on a model, on simulated time; with `drains: false`, a target
-        /// whose probes all say "drained" (the search as it was before it waited).
+        /// A search's steps on a model, on simulated time; with `waits: false`, a target whose
+        /// probes all come back at once (the search as it was before it waited).
         struct Simulated {
             time: Arc<SimTime>,
             model: ModelTarget,
             plan: Plan,
             target: crate::results::target::Target,
-            drains: bool,
+            waits: bool,
         }
 
         impl Stepper for Simulated {
@@ -545,15 +565,15 @@ mod tests {
             }
 
             fn probe(&mut self) -> Probe {
-                if !self.drains {
+                if !self.waits {
                     return Probe {
                         took: Duration::from_millis(1),
-                        answered: true,
+                        error: None,
                     };
                 }
                 let (time, model, timeout) = (&self.time, &self.model, self.plan.timeout);
                 let from = time.now_ns();
-                let answered = block_on(time, async {
+                let got = block_on(time, async {
                     let clock = RunClock::simulated(time, Duration::ZERO);
                     let slot = Slot {
                         index: 0,
@@ -561,14 +581,15 @@ mod tests {
                         dispatched_ns: 0,
                         keep_answer: false,
                     };
-                    matches!(
-                        clock.timeout(timeout, model.exchange(&clock, slot)).await,
-                        Some(Ok(_))
-                    )
+                    let exchange = model.exchange(&clock, slot);
+                    clock
+                        .timeout(timeout, exchange)
+                        .await
+                        .unwrap_or(Err(ErrorKind::Timeout))
                 });
                 Probe {
                     took: Duration::from_nanos(time.now_ns() - from),
-                    answered,
+                    error: got.err(),
                 }
             }
 
@@ -604,12 +625,15 @@ mod tests {
                 .expect("the flags parse")
                 .command
             {
-                CommandArgs::Capacity(args) => CapacityPlan::new(args).expect("a plan"),
+                CommandArgs::Capacity(mut args) => {
+                    args.run = crate::engine::run::simulated::own(args.run);
+                    CapacityPlan::new(args).expect("a plan")
+                }
                 _ => unreachable!("a capacity command line"),
             }
         }
 
-        fn search(drains: bool) -> TargetSearch {
+        fn search(waits: bool) -> TargetSearch {
             let cp = capacity_plan();
             let time = SimTime::new(1_000_000_000);
             let mut stepper = Simulated {
@@ -617,7 +641,7 @@ mod tests {
                 time,
                 plan: cp.plan.clone(),
                 target: cp.targets[0].target.clone(),
-                drains,
+                waits,
             };
             search_target(&cp, &mut stepper, &cp.targets[0], cp.max_rate, false)
         }
@@ -640,7 +664,7 @@ mod tests {
                         s.met,
                         s.goodput as u64,
                         s.response_p99_us,
-                        s.drain.map(|d| d.waited_ms as u64),
+                        s.backlog_wait.as_ref().map(|w| w.waited_ms as u64),
                     )
                 })
                 .collect();
@@ -653,9 +677,14 @@ mod tests {
             assert_eq!(s.limited_by, None);
             for pair in s.steps.windows(2) {
                 // After a miss the search waited, and the next step started on an idle target.
-                assert_eq!(pair[1].drain.is_some(), !pair[0].met, "{:#?}", s.steps);
-                if let Some(drain) = pair[1].drain {
-                    assert!(drain.drained, "{drain:?}");
+                assert_eq!(
+                    pair[1].backlog_wait.is_some(),
+                    !pair[0].met,
+                    "{:#?}",
+                    s.steps
+                );
+                if let Some(wait) = &pair[1].backlog_wait {
+                    assert!(wait.cleared, "{wait:?}");
                 }
             }
             // Every step at or under the knee met the SLO: none paid for a backlog.

@@ -6,21 +6,20 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::CapacityPlan;
-use crate::engine::paired::{self, Timing};
 use crate::engine::run::run_target;
 use crate::generator::plan::Plan;
+use crate::generator::worker::probe;
 use crate::results::plan::Load;
 use crate::results::run::TargetRun;
 use crate::results::target::Named;
-use crate::wire::clock::RunClock;
-use crate::wire::http1::pool::Http1Pool;
-use crate::wire::http1::RequestTemplate;
+use crate::wire::outcome::ErrorKind;
 
-/// One request alone: how long it took, and whether it was answered.
+/// One request alone: how long it took from its send (or, failed, from the probe's start),
+/// and why it failed, if it did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Probe {
     pub took: Duration,
-    pub answered: bool,
+    pub error: Option<ErrorKind>,
 }
 
 /// What a search does to its target.
@@ -60,37 +59,27 @@ impl Stepper for Live<'_> {
 
     fn probe(&mut self) -> Probe {
         let started = std::time::Instant::now();
-        let answered = probe_once(&self.cp.plan, self.target);
-        Probe {
-            took: started.elapsed(),
-            answered,
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build();
+        let got = match runtime {
+            Ok(runtime) => tokio::task::LocalSet::new()
+                .block_on(&runtime, probe(&self.target.target, &self.cp.plan)),
+            Err(_) => Err(ErrorKind::Connect),
+        };
+        match got {
+            Ok(ns) => Probe {
+                took: Duration::from_nanos(ns),
+                error: None,
+            },
+            Err(kind) => Probe {
+                took: started.elapsed(),
+                error: Some(kind),
+            },
         }
     }
 
     fn pause(&mut self, d: Duration) {
         crate::engine::comparison::pause(d);
     }
-}
-
-/// One request of the plan's to `target` on a connection of its own, over HTTP/1.1; whether
-/// it was answered.
-fn probe_once(plan: &Plan, target: &Named) -> bool {
-    let Ok(runtime) = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    else {
-        return false;
-    };
-    let target = &target.target;
-    let pool = Http1Pool::new(target.clone(), Default::default(), 1, plan.timeout);
-    let template = RequestTemplate::post(target, &plan.request);
-    let clock = RunClock::starting_in(Duration::ZERO);
-    let how = Timing {
-        timeout: plan.timeout,
-        spin: false,
-    };
-    let call = paired::call(how, &pool, &template, &plan.request, &clock, 0, false);
-    tokio::task::LocalSet::new()
-        .block_on(&runtime, call)
-        .is_ok()
 }

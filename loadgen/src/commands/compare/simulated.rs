@@ -50,7 +50,10 @@ fn compare_plan(seed: u64) -> ComparePlan {
         .expect("the flags parse")
         .command
     {
-        CommandArgs::Compare(args) => ComparePlan::new(args).expect("a plan"),
+        CommandArgs::Compare(mut args) => {
+            args.run = crate::engine::run::simulated::own(args.run);
+            ComparePlan::new(args).expect("a plan")
+        }
         _ => unreachable!("a compare command line"),
     }
 }
@@ -81,11 +84,17 @@ fn verdicts(seed: u64) -> Vec<PercentileDelta> {
     let mut run = |plan, t: &crate::results::target::Named, _: &mut dyn FnMut(_)| {
         run_simulated(plan, t.target.clone(), &time, &models[&t.name.to_string()])
     };
+    // A settle between runs passes on the simulated clock.
+    let mut pause = |d: std::time::Duration| {
+        let at = time.now_ns() + d.as_nanos() as u64;
+        crate::engine::run::simulated::block_on(&time, time.sleep_until(at));
+    };
+    let settle = (c.settle, &mut pause as &mut dyn FnMut(_));
     let runs = run_trials_on(
         &cp.plan,
         &c.targets,
         c.trials,
-        c.settle,
+        settle,
         "",
         &mut run,
         &mut |_, _| {},

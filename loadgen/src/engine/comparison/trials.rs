@@ -35,23 +35,33 @@ pub(crate) fn run_trials_watched(
     let mut run = |plan, t: &Named, watch: &mut dyn FnMut(Window)| {
         run_target_watched(plan, t.target.clone(), watch)
     };
-    run_trials_on(plan, targets, trials, settle, label, &mut run, watch)
+    let (settle, mut pause) = (settle, pause);
+    run_trials_on(
+        plan,
+        targets,
+        trials,
+        (settle, &mut pause),
+        label,
+        &mut run,
+        watch,
+    )
 }
 
 /// A run of one target under a plan, telling the watcher of its window.
 pub(crate) type RunOne<'a> = dyn FnMut(Arc<Plan>, &Named, &mut dyn FnMut(Window)) -> TargetRun + 'a;
 
-/// [`run_trials_watched`], each target run by `run` (on the wire, or in tests a model on
-/// simulated time).
+/// [`run_trials_watched`], each target run by `run` and each settle waited by `settle.1` (on
+/// the wire and the real clock, or in tests a model on simulated time).
 pub(crate) fn run_trials_on(
     plan: &Plan,
     targets: &[Named],
     trials: usize,
-    settle: Duration,
+    settle: (Duration, &mut dyn FnMut(Duration)),
     label: &str,
     run: &mut RunOne<'_>,
     watch: &mut dyn FnMut(&Named, Window),
 ) -> Vec<TrialRun> {
+    let (settle, pause) = settle;
     let shared = Arc::new(plan.clone());
     let mut runs = Vec::new();
     'trials: for trial in 0..trials {

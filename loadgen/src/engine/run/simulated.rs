@@ -34,9 +34,17 @@ pub(crate) fn plan(flags: &[&str]) -> Plan {
     ];
     let parsed = crate::Cli::try_parse_from(line.iter().chain(flags)).expect("the flags parse");
     match parsed.command {
-        CommandArgs::Run(args) => args.plan().expect("the flags make a plan"),
+        CommandArgs::Run(args) => own(args).plan().expect("the flags make a plan"),
         _ => unreachable!("a run command line"),
     }
+}
+
+/// `args` as its flags alone say: what the environment added (`LOADGEN_PROFILE`,
+/// `LOADGEN_SHARD`) taken out, so a test's plan is the same in every shell.
+pub(crate) fn own(mut args: crate::RunArgs) -> crate::RunArgs {
+    args.profile = None;
+    args.shard = None;
+    args
 }
 
 /// Runs `body` on simulated `time` to its end, on a paused runtime of its own (tasks may be

@@ -94,6 +94,7 @@ pub(super) async fn send_sessions(
             (None, None) => {
                 // Only turns in flight: wait for one to end or be due, or for a stop.
                 tokio::select! {
+                    biased;
                     _ = shared.alarms.changed.notified() => {}
                     _ = tokio::time::sleep(std::time::Duration::from_millis(50)) => {}
                 }
@@ -102,6 +103,7 @@ pub(super) async fn send_sessions(
         };
         let next = give_up_ns.map_or(next, |at| next.min(at));
         tokio::select! {
+            biased;
             waited = pacer.wait_until(next) => waited.map_err(|e| format!("timerfd: {e}"))?,
             _ = shared.alarms.changed.notified() => continue,
             _ = stop_asked(&spec.progress) => continue,
