@@ -198,7 +198,7 @@ mod tests {
         model
             .arrivals()
             .iter()
-            .map(|&ns| (ns - zero) as f64 / 1e6)
+            .map(|&ns| (ns as i64 - zero as i64) as f64 / 1e6)
             .collect()
     }
 
