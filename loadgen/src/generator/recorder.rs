@@ -142,8 +142,17 @@ impl Recorder {
         let response_us = us(x.done_ns.saturating_sub(x.due_ns));
         self.record(Metric::ResponseTime, response_us);
         self.record(Metric::ServiceTime, us(x.done_ns.saturating_sub(x.sent_ns)));
-        let lag_us = us(x.dispatched_ns.saturating_sub(x.due_ns));
+        // A request built after it was due could leave only once built: its lag counts from
+        // then, and the building is its own figure.
+        let ready_ns = x.build.map_or(0, |b| b.ready_ns);
+        let lag_us = us(x.dispatched_ns.saturating_sub(x.due_ns.max(ready_ns)));
         self.record(Metric::ScheduleLag, lag_us);
+        if let Some(build) = x.build {
+            self.record(
+                Metric::BuildTime,
+                us(build.ready_ns.saturating_sub(build.from_ns)),
+            );
+        }
         let wait_ns = x.sent_ns.saturating_sub(x.dispatched_ns);
         self.record(Metric::ConnectionWait, us(wait_ns));
         self.record(
@@ -324,6 +333,44 @@ mod tests {
         assert!(at(&closed, Metric::ResponseTime, 0.90) >= 701_000);
         same(&closed, Metric::ResponseTime, 1.0, 1_001_000);
         assert_eq!(closed.ok, 300);
+    }
+
+    #[test]
+    fn a_request_built_after_it_was_due_lags_from_when_it_was_ready() {
+        use crate::wire::outcome::Build;
+        let mut r = Recorder::new(0);
+        // A tool round due at its answer's end (10 ms), built in 30 µs, sent 2 µs later.
+        r.success(&Exchange {
+            due_ns: 10_000_000,
+            dispatched_ns: 10_032_000,
+            sent_ns: 10_032_000,
+            done_ns: 12_000_000,
+            build: Some(Build {
+                from_ns: 10_000_000,
+                ready_ns: 10_030_000,
+            }),
+            ..Exchange::default()
+        });
+        // A turn built ahead of its due time: its lag counts from the due time.
+        r.success(&Exchange {
+            due_ns: 20_000_000,
+            dispatched_ns: 20_005_000,
+            sent_ns: 20_005_000,
+            done_ns: 21_000_000,
+            build: Some(Build {
+                from_ns: 12_000_000,
+                ready_ns: 12_004_000,
+            }),
+            ..Exchange::default()
+        });
+        let lag = r.histogram(Metric::ScheduleLag);
+        assert_eq!((lag.min(), lag.max()), (2, 5));
+        let build = r.histogram(Metric::BuildTime);
+        assert_eq!((build.len(), build.min(), build.max()), (2, 4, 30));
+        // Latencies still count from the due time.
+        assert!(r
+            .histogram(Metric::ResponseTime)
+            .equivalent(r.histogram(Metric::ResponseTime).max(), 2_000));
     }
 
     #[test]

@@ -18,6 +18,10 @@ pub enum Metric {
     /// or all busy until one was given back): the generator's own delay after dispatch, as a
     /// freed connection it had not yet noticed.
     SendDelay,
+    /// A session's request: body ready − the answer before it on its line ended (or the line
+    /// began): the client's own work on the history and the body. Its schedule lag counts
+    /// from the later of its due time and this instant.
+    BuildTime,
     /// First body byte − intended start.
     Ttfb,
     /// First body byte − actual send.
@@ -37,12 +41,13 @@ pub enum Metric {
 }
 
 impl Metric {
-    pub const ALL: [Metric; 13] = [
+    pub const ALL: [Metric; 14] = [
         Metric::ResponseTime,
         Metric::ServiceTime,
         Metric::ScheduleLag,
         Metric::ConnectionWait,
         Metric::SendDelay,
+        Metric::BuildTime,
         Metric::Ttfb,
         Metric::TtfbService,
         Metric::Ttft,
@@ -61,6 +66,7 @@ impl Metric {
             Metric::ScheduleLag => "schedule_lag",
             Metric::ConnectionWait => "connection_wait",
             Metric::SendDelay => "send_delay",
+            Metric::BuildTime => "build_time",
             Metric::Ttfb => "ttfb",
             Metric::TtfbService => "ttfb_service",
             Metric::Ttft => "ttft",
@@ -118,18 +124,25 @@ impl Summary {
     }
 }
 
-/// The metrics a run reports: all for streams; the stream-only ones are left out otherwise.
+/// The metrics a run reports: all for streams; the stream-only ones are left out otherwise, and
+/// `build_time` is a session run's (see [`reported_by`]).
 pub fn reported(stream: bool) -> impl Iterator<Item = Metric> {
+    reported_by(stream, false)
+}
+
+/// The metrics a run of single requests (`sessions` false) or of sessions reports.
+pub fn reported_by(stream: bool, sessions: bool) -> impl Iterator<Item = Metric> {
     Metric::ALL.into_iter().filter(move |m| {
-        stream
-            || !matches!(
-                m,
-                Metric::Ttft
-                    | Metric::TtftService
-                    | Metric::Itl
-                    | Metric::Tpot
-                    | Metric::OutputChunks
-                    | Metric::OutputTokens
-            )
+        (sessions || *m != Metric::BuildTime)
+            && (stream
+                || !matches!(
+                    m,
+                    Metric::Ttft
+                        | Metric::TtftService
+                        | Metric::Itl
+                        | Metric::Tpot
+                        | Metric::OutputChunks
+                        | Metric::OutputTokens
+                ))
     })
 }

@@ -10,13 +10,23 @@ use serde::{Deserialize, Serialize};
 /// The same limit holds for the send delay.
 pub const LAG_P50_LIMIT_US: u64 = 50;
 
+/// `build_time` p50 above which a session run is invalid: building a turn's body from pieces
+/// written once takes a few microseconds (a median of 0.5-9 µs a turn and 2-11 µs a tool round
+/// for 1k-32k tokens of history on a 2-vCPU EPYC guest: `benches/session_body.rs`), so a median
+/// this long means the client's own work delays its requests.
+pub const BUILD_P50_LIMIT_US: u64 = 50;
+
+/// `build_time` p99 above which a session run is invalid (as for the schedule lag).
+pub const BUILD_P99_LIMIT_US: u64 = 1_000;
+
 /// The generator's own timing: when it dispatched each request against its schedule
-/// (`schedule_lag`), and how long it then took to send it beyond what the target caused
-/// (`send_delay`).
+/// (`schedule_lag`), how long it then took to send it beyond what the target caused
+/// (`send_delay`), and how long a session's request took to build (`build_time`).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct GeneratorTiming<'a> {
     pub lag: Option<&'a Histogram<u64>>,
     pub send_delay: Option<&'a Histogram<u64>>,
+    pub build: Option<&'a Histogram<u64>>,
 }
 
 /// The rate an open loop was asked for, and how far under it the achieved rate may fall by
@@ -47,7 +57,8 @@ impl RateTarget {
 /// Why a run's figures cannot be trusted, by the rules every run and every merge of shards is
 /// judged by: nothing succeeded; the achieved rate is under `target` by more than its
 /// tolerance (open loop); the schedule lag or the send delay has a p99 over 1 ms or a p50 over
-/// [`LAG_P50_LIMIT_US`] (open loop).
+/// [`LAG_P50_LIMIT_US`] (open loop); a session's requests took over [`BUILD_P50_LIMIT_US`]
+/// (p50) or [`BUILD_P99_LIMIT_US`] (p99) to build.
 pub fn generator_reasons(
     ok: u64,
     achieved_rate: f64,
@@ -61,6 +72,7 @@ pub fn generator_reasons(
     };
     let (lag_p50_us, lag_p99_us) = quantiles(timing.lag);
     let (send_p50_us, send_p99_us) = quantiles(timing.send_delay);
+    let (build_p50_us, build_p99_us) = quantiles(timing.build.filter(|h| !h.is_empty()));
     let mut reasons = Vec::new();
     if ok == 0 {
         reasons.push(
@@ -96,6 +108,13 @@ pub fn generator_reasons(
                  the generator's error, not the target's"
             ));
         }
+    }
+    if build_p50_us > BUILD_P50_LIMIT_US || build_p99_us > BUILD_P99_LIMIT_US {
+        reasons.push(format!(
+            "build time p50 {build_p50_us} us, p99 {build_p99_us} us (limits \
+             {BUILD_P50_LIMIT_US} us and 1 ms): the client's own work on a turn's history and \
+             body held its requests back, and the latencies of turns due at once carry it"
+        ));
     }
     reasons
 }
@@ -187,6 +206,7 @@ mod tests {
             let timing = GeneratorTiming {
                 lag: Some(&on_time),
                 send_delay: Some(send_delay),
+                build: None,
             };
             generator_reasons(
                 1000,
@@ -209,6 +229,26 @@ mod tests {
         GeneratorTiming {
             lag: Some(lag),
             send_delay: None,
+            build: None,
         }
+    }
+
+    #[test]
+    fn a_slow_client_is_caught_by_its_build_time_and_an_empty_one_is_not_judged() {
+        let on_time = lag(&[(1, 1000)]);
+        let judge = |build: &Histogram<u64>| {
+            let timing = GeneratorTiming {
+                build: Some(build),
+                ..timing(&on_time)
+            };
+            generator_reasons(1000, 5.0, Some(RateTarget::of(5.0, false, 200.0)), timing)
+        };
+        assert!(judge(&lag(&[])).is_empty());
+        assert!(judge(&lag(&[(3, 990), (900, 10)])).is_empty());
+        let slow = judge(&lag(&[(60, 1000)]));
+        assert_eq!(slow.len(), 1, "{slow:?}");
+        assert!(slow[0].starts_with("build time p50 60 us"), "{slow:?}");
+        let tail = judge(&lag(&[(3, 980), (2_000, 20)]));
+        assert!(tail[0].contains("p99 2000 us"), "{tail:?}");
     }
 }

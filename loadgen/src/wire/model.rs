@@ -22,6 +22,9 @@ use crate::wire::outcome::{ErrorKind, Exchange, Kept};
 /// Every answer: a chat completion, whole.
 const ANSWER: &[u8] = br#"{"id":"chatcmpl-model","object":"chat.completion","created":0,"model":"model","choices":[{"index":0,"message":{"role":"assistant","content":"Noted."},"finish_reason":"stop"}],"usage":{"prompt_tokens":10,"completion_tokens":2,"total_tokens":12}}"#;
 
+/// Every answer of a target that calls tools: two calls, no text.
+const CALLING: &[u8] = br#"{"id":"chatcmpl-model","object":"chat.completion","created":0,"model":"model","choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_a","type":"function","function":{"name":"look","arguments":"{\"q\":1}"}},{"id":"call_b","type":"function","function":{"name":"look","arguments":"{}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":10,"completion_tokens":2,"total_tokens":12}}"#;
+
 /// How long serving one request takes.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Service {
@@ -61,6 +64,10 @@ struct Queue {
     errors: Vec<(During, u16)>,
     /// When each request arrived, in order.
     arrivals: Vec<u64>,
+    /// Each request's body, in order.
+    bodies: Vec<bytes::Bytes>,
+    /// Every answer calls tools.
+    calls_tools: bool,
 }
 
 impl ModelTarget {
@@ -75,6 +82,8 @@ impl ModelTarget {
                 stalls: Vec::new(),
                 errors: Vec::new(),
                 arrivals: Vec::new(),
+                bodies: Vec::new(),
+                calls_tools: false,
             })),
         }
     }
@@ -91,6 +100,17 @@ impl ModelTarget {
         self
     }
 
+    /// Every answer calls two tools (`call_a`, `call_b`), as an agent's model does.
+    pub(crate) fn calling_tools(self) -> Self {
+        self.state.borrow_mut().calls_tools = true;
+        self
+    }
+
+    /// Each request's body, in order.
+    pub(crate) fn bodies(&self) -> Vec<bytes::Bytes> {
+        self.state.borrow().bodies.clone()
+    }
+
     /// Requests received so far.
     pub(crate) fn received(&self) -> u64 {
         self.state.borrow().arrivals.len() as u64
@@ -101,14 +121,21 @@ impl ModelTarget {
         self.state.borrow().arrivals.clone()
     }
 
-    /// One exchange sent now, timed on `clock` as the wire times a real one.
+    /// One exchange of `body` sent now, timed on `clock` as the wire times a real one.
     pub(crate) async fn exchange(
         &self,
         clock: &RunClock,
         slot: Slot,
+        body: &bytes::Bytes,
     ) -> Result<Exchange, ErrorKind> {
         let sent_mono = self.time.now_ns();
         let (done_mono, status) = self.state.borrow_mut().admit(sent_mono);
+        self.state.borrow_mut().bodies.push(body.clone());
+        let answer = if self.state.borrow().calls_tools {
+            CALLING
+        } else {
+            ANSWER
+        };
         self.time.sleep_until(done_mono).await;
         if status != 200 {
             return Err(ErrorKind::Status(status));
@@ -125,7 +152,7 @@ impl ModelTarget {
             // A session's turn resends the answer.
             kept: slot.keep_answer.then(|| {
                 Box::new(Kept {
-                    answer: ANSWER.to_vec(),
+                    answer: answer.to_vec(),
                     cache: None,
                 })
             }),

@@ -80,6 +80,16 @@ pub struct Exchange {
     pub tag: Tag,
     /// What a session's turn keeps of its answer (boxed: single requests carry one pointer).
     pub kept: Option<Box<Kept>>,
+    /// A session's request: when its building began and ended.
+    pub build: Option<Build>,
+}
+
+/// When a session's request was built: from the end of the answer before it on its line (or
+/// the line's start) to its body being ready. It could not leave before `ready_ns`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Build {
+    pub from_ns: u64,
+    pub ready_ns: u64,
 }
 
 /// A kept answer: its body, and the prompt cache as the upstream reported it.

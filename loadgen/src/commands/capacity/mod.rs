@@ -581,7 +581,8 @@ mod tests {
                         dispatched_ns: 0,
                         keep_answer: false,
                     };
-                    let exchange = model.exchange(&clock, slot);
+                    let body = bytes::Bytes::new();
+                    let exchange = model.exchange(&clock, slot, &body);
                     clock
                         .timeout(timeout, exchange)
                         .await

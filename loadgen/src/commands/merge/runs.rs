@@ -194,6 +194,7 @@ fn judged(
         GeneratorTiming {
             lag: added.histograms.get(&Metric::ScheduleLag),
             send_delay: added.histograms.get(&Metric::SendDelay),
+            build: added.histograms.get(&Metric::BuildTime),
         },
     ));
     let hosts: std::collections::BTreeSet<&str> = results

@@ -7,7 +7,6 @@
 
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
-use bytes::Bytes;
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use rand_pcg::Pcg64Mcg;
@@ -86,7 +85,7 @@ async fn rounds(
                 }
                 talks[i].user(&turn.user);
                 let mut spec = request.clone();
-                spec.body = Bytes::from(talks[i].body(turn.max_tokens));
+                spec.body = talks[i].body(turn.max_tokens).bytes;
                 let template = RequestTemplate::post(&plan.targets[i].target, &spec);
                 let seq = (index as u64) << 16 | (k as u64 + 1);
                 let got = call(plan, &pools[i], &template, &spec, &clock, seq, true).await;

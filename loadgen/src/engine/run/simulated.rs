@@ -226,6 +226,72 @@ mod tests {
     }
 
     #[test]
+    fn a_tool_round_leaves_when_its_answer_ends_holding_the_calls_and_a_result_for_each() {
+        // Sessions at 0 and 2.5 ms; every answer (2 ms) calls two tools; two rounds a turn,
+        // then a second turn 1 ms after the first's end, opening with the last calls' results.
+        let file = Temp::new(
+            "agents.jsonl",
+            r#"{"session_id": "s", "tools": [{"type": "function", "function": {"name": "look"}}], "tool_rounds": 2, "tool_result_tokens": 2, "turns": [{"text": "a"}, {"text": "b", "think_ms": 1}]}"#,
+        );
+        let time = SimTime::new(START);
+        let model = ModelTarget::new(&time, 4, Service::Fixed(2_000_000), 1).calling_tools();
+        let path = file.0.to_str().unwrap();
+        let flags = ["--sessions", path, "--rate", "400", "--duration", "5ms"];
+        let plan = Arc::new(plan(&flags));
+        let run = run_simulated(plan.clone(), plan.targets[0].clone(), &time, &model);
+        // Each round at its answer's end, ahead of the other session's turn due later.
+        let (first, second) = (
+            [0.0, 2.0, 4.0, 7.0, 9.0, 11.0],
+            [2.5, 4.5, 6.5, 9.5, 11.5, 13.5],
+        );
+        let mut want: Vec<f64> = first.into_iter().chain(second).collect();
+        want.sort_by(f64::total_cmp);
+        assert_eq!(arrivals_ms(&model), want, "{:?}", run.errors);
+        assert_eq!((run.requests, run.ok), (12, 12));
+        // Built and sent at once: on simulated time no instant passes in either.
+        assert_eq!(run.metrics["build_time"].count, 12);
+        assert_eq!(run.metrics["build_time"].max, 1);
+        assert_eq!(run.metrics["schedule_lag"].max, 1);
+        // The first session's requests: its first round (2 ms) and its second turn (7 ms).
+        let bodies = model.bodies();
+        let messages = |i: usize| {
+            let body: serde_json::Value = serde_json::from_slice(&bodies[i]).unwrap();
+            let messages = body["messages"].as_array().unwrap().clone();
+            let said = |m: &serde_json::Value| match m["role"].as_str().unwrap() {
+                "assistant" => {
+                    let calls = m["tool_calls"].as_array().unwrap();
+                    let ids: Vec<&str> = calls.iter().map(|c| c["id"].as_str().unwrap()).collect();
+                    format!("calls {}", ids.join(" "))
+                }
+                "tool" => format!("result {}", m["tool_call_id"].as_str().unwrap()),
+                role => format!("{role} {}", m["content"].as_str().unwrap()),
+            };
+            messages.iter().map(said).collect::<Vec<String>>()
+        };
+        assert_eq!(
+            messages(1),
+            [
+                "user a",
+                "calls call_a call_b",
+                "result call_a",
+                "result call_b"
+            ]
+        );
+        assert_eq!(
+            messages(6)[4..],
+            [
+                "calls call_a call_b",
+                "result call_a",
+                "result call_b",
+                "calls call_a call_b",
+                "result call_a",
+                "result call_b",
+                "user b"
+            ]
+        );
+    }
+
+    #[test]
     fn a_trace_is_replayed_at_its_instants() {
         // Rows out of order, the first at 10 s: replayed from the run's zero, in time order,
         // twice as fast with --speedup 2.

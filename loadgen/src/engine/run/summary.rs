@@ -9,7 +9,7 @@ use crate::generator::rate_curve::RateCurve;
 use crate::generator::recorder::Recorder;
 use crate::results::breakdown::{GroupSummary, StagePlan};
 use crate::results::metric::Metric;
-use crate::results::metric::{reported, Summary};
+use crate::results::metric::{reported_by, Summary};
 use crate::results::plan::Arrival;
 use crate::results::plan::Load;
 use crate::results::run::{steady_throughput, TargetRun};
@@ -94,6 +94,7 @@ fn reasons(plan: &Plan, recorder: &Recorder, window: &Window, setup: Vec<String>
         GeneratorTiming {
             lag: Some(recorder.histogram(Metric::ScheduleLag)),
             send_delay: Some(recorder.histogram(Metric::SendDelay)),
+            build: Some(recorder.histogram(Metric::BuildTime)),
         },
     ));
     reasons
@@ -101,7 +102,7 @@ fn reasons(plan: &Plan, recorder: &Recorder, window: &Window, setup: Vec<String>
 
 /// The reported metrics' percentiles, by name.
 fn metrics(plan: &Plan, recorder: &Recorder) -> BTreeMap<String, Summary> {
-    reported(plan.request.stream)
+    reported_by(plan.request.stream, plan.sessions.is_some())
         .map(|metric| {
             (
                 metric.name().to_string(),
@@ -158,7 +159,7 @@ pub(super) fn summarise(
         pacer: None,
         answer_poll: None,
         interrupted: stopped_at_ns.is_some(),
-        histograms: reported(plan.request.stream)
+        histograms: reported_by(plan.request.stream, plan.sessions.is_some())
             .map(|m| (m, recorder.histogram(m).clone()))
             .collect(),
         metrics,

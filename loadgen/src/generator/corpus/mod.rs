@@ -374,35 +374,45 @@ pub(crate) fn max_tokens(body: &Map<String, Value>) -> Option<u64> {
         })
 }
 
+/// The body's fields that hold the prompt, under any API's name for them.
+pub(crate) const PROMPT_FIELDS: [&str; 7] = [
+    "messages",
+    "input",
+    "prompt",
+    "contents",
+    "system",
+    "systemInstruction",
+    "instructions",
+];
+
+/// The bytes of prompt text in `value`: every string but roles and part types.
+pub(crate) fn text_bytes(value: &Value) -> usize {
+    match value {
+        Value::String(s) => s.len(),
+        Value::Array(items) => items.iter().map(text_bytes).sum(),
+        Value::Object(fields) => fields
+            .iter()
+            .filter(|(k, _)| !matches!(k.as_str(), "role" | "type"))
+            .map(|(_, v)| text_bytes(v))
+            .sum(),
+        _ => 0,
+    }
+}
+
+/// Tokens of `bytes` of prompt text, by the 4-bytes-a-token estimate.
+pub(crate) fn tokens_of_text(bytes: usize) -> u32 {
+    u32::try_from(bytes.div_ceil(4)).unwrap_or(u32::MAX)
+}
+
 /// The prompt's tokens by the 4-bytes-a-token estimate: the bytes of the text in the prompt's
 /// fields (every string but roles and part types), 4 to a token.
 pub(crate) fn prompt_tokens(body: &Map<String, Value>) -> u32 {
-    fn text_bytes(value: &Value) -> usize {
-        match value {
-            Value::String(s) => s.len(),
-            Value::Array(items) => items.iter().map(text_bytes).sum(),
-            Value::Object(fields) => fields
-                .iter()
-                .filter(|(k, _)| !matches!(k.as_str(), "role" | "type"))
-                .map(|(_, v)| text_bytes(v))
-                .sum(),
-            _ => 0,
-        }
-    }
-    let bytes: usize = [
-        "messages",
-        "input",
-        "prompt",
-        "contents",
-        "system",
-        "systemInstruction",
-        "instructions",
-    ]
-    .iter()
-    .filter_map(|k| body.get(*k))
-    .map(text_bytes)
-    .sum();
-    u32::try_from(bytes.div_ceil(4)).unwrap_or(u32::MAX)
+    let bytes: usize = PROMPT_FIELDS
+        .iter()
+        .filter_map(|k| body.get(*k))
+        .map(text_bytes)
+        .sum();
+    tokens_of_text(bytes)
 }
 
 #[cfg(test)]

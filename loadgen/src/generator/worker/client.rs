@@ -76,7 +76,7 @@ impl Client {
                 http2::exchange(pool, t, request, clock, slot).await
             }
             #[cfg(test)]
-            (Client::Model(model), _) => model.exchange(clock, slot).await,
+            (Client::Model(model), _) => model.exchange(clock, slot, &request.body).await,
             // Invariant: a worker's templates and client follow the same plan.
             _ => unreachable!("templates are encoded for the client's HTTP version"),
         }

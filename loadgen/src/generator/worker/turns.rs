@@ -7,8 +7,6 @@ use std::rc::Rc;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 
-use bytes::Bytes;
-
 use super::alarms::Alarms;
 use super::client::{Client, Template};
 use super::{record, timed, Running, Unrecorded};
@@ -19,7 +17,7 @@ use crate::generator::sessions::plan::SessionPlan;
 use crate::generator::sessions::record::{NotSent, SessionTally};
 use crate::generator::sessions::{Branch, Session, Turn};
 use crate::wire::exchange::Slot;
-use crate::wire::outcome::{ErrorKind, Tag};
+use crate::wire::outcome::{Build, ErrorKind, Tag};
 
 /// What every session task of a worker shares.
 pub(super) struct Shared {
@@ -160,6 +158,8 @@ pub(super) async fn run_session(
         seq: Cell::new(0),
         halted: Cell::new(false),
     });
+    // The line's first request is built from when its task began.
+    let begun_ns = shared.ctx.clock.now_ns();
     let mut talk = Talk::new(shared, session, false);
     let mut progress = Progress {
         last_done_ns: start_ns,
@@ -182,8 +182,13 @@ pub(super) async fn run_session(
         }
         // A join turn goes once its branches have answered, and counts from then.
         due_ns = due_ns.max(ended.last_done_ns);
+        let from_ns = match k {
+            0 => begun_ns,
+            _ => progress.last_done_ns.max(ended.last_done_ns),
+        };
         talk.open(turn, &joined);
-        one_turn(shared, &run, &mut talk, turn, due_ns, &mut progress).await;
+        let times = (from_ns, due_ns);
+        one_turn(shared, &run, &mut talk, turn, times, &mut progress).await;
         if progress.failed || progress.stopped {
             run.halted.set(true);
             progress.left += (session.turns.len() - k - 1) as u64;
@@ -265,6 +270,7 @@ async fn run_branch(shared: Rc<Shared>, run: Rc<Run>, b: usize, fork_ns: u64) ->
         turns: Vec::new(),
         branches: Vec::new(),
     };
+    let begun_ns = shared.ctx.clock.now_ns();
     let mut talk = Talk::new(&shared, &own, true);
     let mut progress = Progress {
         last_done_ns: fork_ns,
@@ -276,8 +282,13 @@ async fn run_branch(shared: Rc<Shared>, run: Rc<Run>, b: usize, fork_ns: u64) ->
             break;
         }
         let due_ns = progress.last_done_ns + turn.think_us.unwrap_or(0) * 1_000;
+        let from_ns = match k {
+            0 => begun_ns,
+            _ => progress.last_done_ns,
+        };
         talk.open(turn, &[]);
-        one_turn(&shared, &run, &mut talk, turn, due_ns, &mut progress).await;
+        let times = (from_ns, due_ns);
+        one_turn(&shared, &run, &mut talk, turn, times, &mut progress).await;
         if progress.failed || progress.stopped {
             run.halted.set(true);
             progress.left += (branch.turns.len() - k - 1) as u64;
@@ -290,17 +301,18 @@ async fn run_branch(shared: Rc<Shared>, run: Rc<Run>, b: usize, fork_ns: u64) ->
     (progress, last)
 }
 
-/// Sends turn `turn` of `talk`, due at `due_ns`, and its tool rounds (each sent at once when
-/// the answer before it holds calls and rounds are left); moves `progress` on.
+/// Sends turn `turn` of `talk`, its building begun at `from_ns` and due at `due_ns`, and its
+/// tool rounds (each due, and its building begun, when the answer before it ended, and sent
+/// once built, when that answer holds calls and rounds are left); moves `progress` on.
 async fn one_turn(
     shared: &Shared,
     run: &Run,
     talk: &mut Talk,
     turn: &Turn,
-    due_ns: u64,
+    (from_ns, due_ns): (u64, u64),
     progress: &mut Progress,
 ) {
-    let mut due = due_ns;
+    let (mut from, mut due) = (from_ns, due_ns);
     let mut rounds = 0;
     loop {
         talk.sent = talk.sent.saturating_add(1);
@@ -310,10 +322,15 @@ async fn one_turn(
             branch: talk.branch,
             ..Tag::default()
         };
-        // Built before it is due, so building it is not counted as the schedule's lag.
-        let prepared = prepare(shared, &talk.conversation, turn.max_tokens, tag);
+        // Built as soon as it can be: before it is due, or, due at once, as fast as it can.
+        let mut prepared = prepare(shared, &mut talk.conversation, turn.max_tokens, tag);
+        let ready_ns = shared.ctx.clock.now_ns();
+        prepared.build = Build {
+            from_ns: from.min(ready_ns),
+            ready_ns,
+        };
         // When the generator got to it: the pacer's wake-up, or now when it is due already.
-        let mut dispatched_ns = shared.ctx.clock.now_ns();
+        let mut dispatched_ns = ready_ns;
         if due > dispatched_ns {
             match shared.alarms.at(due).await {
                 Ok(at) => dispatched_ns = at,
@@ -361,7 +378,7 @@ async fn one_turn(
         talk.conversation
             .tool_results(&answer.calls, turn.tool_result_tokens);
         rounds += 1;
-        due = done_ns;
+        (from, due) = (done_ns, done_ns);
     }
 }
 
@@ -370,27 +387,28 @@ struct Prepared {
     request: crate::wire::target::RequestSpec,
     template: Template,
     tag: Tag,
+    build: Build,
 }
 
 /// Builds the next request of `conversation` (its body holds the history so far).
 fn prepare(
     shared: &Shared,
-    conversation: &Conversation,
+    conversation: &mut Conversation,
     max_tokens: Option<u32>,
     mut tag: Tag,
 ) -> Prepared {
     let spec = &shared.ctx.spec;
     let body = conversation.body(max_tokens);
-    tag.body_bytes = u32::try_from(body.len()).unwrap_or(u32::MAX);
-    tag.prompt_tokens =
-        serde_json::from_slice(&body).map_or(0, |b| crate::generator::corpus::prompt_tokens(&b));
+    tag.body_bytes = u32::try_from(body.bytes.len()).unwrap_or(u32::MAX);
+    tag.prompt_tokens = body.prompt_tokens;
     let mut request = spec.plan.request.clone();
-    request.body = Bytes::from(body);
+    request.body = body.bytes;
     let template = Template::new(&spec.plan, &spec.target, &spec.target.path, &request);
     Prepared {
         request,
         template,
         tag,
+        build: Build::default(),
     }
 }
 
@@ -420,6 +438,9 @@ async fn send(
     )
     .await;
     std::mem::forget(unrecorded);
+    if let Ok(x) = &mut result {
+        x.build = Some(prepared.build);
+    }
     let read = match &mut result {
         Ok(x) => match x.kept.as_mut().and_then(|k| {
             let read = answer::read(&std::mem::take(&mut k.answer), x.stream);

@@ -150,13 +150,13 @@ mod tests {
                 {"role": "model", "parts": [{"text": "first"}]},
                 {"role": "user", "parts": [{"text": "two"}]}])
         );
-        let whole = Conversation::new(
+        let mut whole = Conversation::new(
             Shape::of(Dialect::Gemini),
             br#"{"model":"m","max_tokens":4}"#,
             &session(),
             None,
         );
-        let body: serde_json::Value = serde_json::from_slice(&whole.body(None)).unwrap();
+        let body: serde_json::Value = serde_json::from_slice(&whole.body(None).bytes).unwrap();
         assert_eq!(
             body["generationConfig"]["maxOutputTokens"], 4,
             "the run's cap"

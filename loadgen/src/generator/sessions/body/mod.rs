@@ -5,8 +5,11 @@
 //! What is common (the preamble, the salt, the order of a turn's messages) is here; how each
 //! API writes a message, an answer, tool results, the output cap and cache marks is a [`Form`]
 //! in a file of its own: `openai` (chat completions and the Responses API), `anthropic`
-//! (messages), `gemini` (`generateContent`) and `bedrock` (Converse).
+//! (messages), `gemini` (`generateContent`) and `bedrock` (Converse). A body is put together
+//! from pieces written once (`written`): the next turn's costs the new messages' JSON and a
+//! copy, not the whole history serialised again.
 
+use bytes::{Bytes, BytesMut};
 use serde_json::{Map, Value};
 
 use crate::generator::sessions::answer::{Answer, ToolCall};
@@ -17,6 +20,7 @@ mod anthropic;
 mod bedrock;
 mod gemini;
 mod openai;
+mod written;
 
 /// The API whose shape the bodies take.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -112,7 +116,8 @@ trait Form: Sync {
     /// Asks for `n` output tokens.
     fn max_tokens(&self, body: &mut Map<String, Value>, n: u32);
 
-    /// Puts `marks` in a body about to be sent (an API with an explicit cache).
+    /// Puts `marks` in a body about to be sent (an API with an explicit cache): in the body's
+    /// fields (its system prompt, its tools) and in the last of `messages`, never another.
     fn mark(&self, _marks: CacheMarks, _body: &mut Map<String, Value>, _messages: &mut [Value]) {}
 }
 
@@ -144,6 +149,19 @@ pub struct Conversation {
     messages: Vec<Value>,
     /// Not yet put before a message.
     salt: Option<String>,
+    /// The messages' JSON, written once each.
+    written: written::Messages,
+    /// The other fields' JSON, for the last output cap asked for.
+    frame: Option<written::Frame>,
+    /// Where bodies are written.
+    buffer: BytesMut,
+}
+
+/// A request's body, and its prompt's size by the 4-bytes-a-token estimate.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Body {
+    pub bytes: Bytes,
+    pub prompt_tokens: u32,
 }
 
 impl Conversation {
@@ -180,6 +198,9 @@ impl Conversation {
             base,
             messages,
             salt: salt.map(str::to_string),
+            written: written::Messages::default(),
+            frame: None,
+            buffer: BytesMut::new(),
         };
         match form.system_key() {
             Some(key) if !system.is_empty() => {
@@ -213,39 +234,75 @@ impl Conversation {
         }
     }
 
+    /// Changes the history with `change`, which may add messages and change the last one
+    /// (an API whose turns alternate joins a message to the last); what it changed is written
+    /// again when next sent.
+    fn change(&mut self, change: impl FnOnce(&'static dyn Form, &mut Vec<Value>)) {
+        let last = self.messages.len().saturating_sub(1);
+        change(self.dialect.form(), &mut self.messages);
+        self.written.forget_from(last);
+    }
+
     /// Adds the user's new message.
     pub fn user(&mut self, text: &str) {
         let text = self.salted(text.to_string());
-        let form = self.dialect.form();
-        form.push(&mut self.messages, form.message(Role::User, &text));
+        self.change(|form, messages| form.push(messages, form.message(Role::User, &text)));
     }
 
     /// Adds the upstream's answer as the client resends it: its text byte for byte, its tool
     /// calls as they came.
     pub fn answered(&mut self, answer: &Answer) {
-        self.dialect.form().answered(answer, &mut self.messages);
+        self.change(|form, messages| form.answered(answer, messages));
     }
 
     /// Adds a result of `tokens` tokens for each of `calls`, as an agent loop sends them back.
     pub fn tool_results(&mut self, calls: &[ToolCall], tokens: u32) {
         let result = tool_result_text(tokens);
-        self.dialect
-            .form()
-            .tool_results(calls, &result, &mut self.messages);
+        self.change(|form, messages| form.tool_results(calls, &result, messages));
     }
 
-    /// The body of the next request, asking for `max_tokens` when given.
-    pub fn body(&self, max_tokens: Option<u32>) -> Vec<u8> {
+    /// The body of the next request, asking for `max_tokens` when given: the fields written
+    /// for that cap, the messages written so far, the new ones written now, and the last one
+    /// written again with its cache mark when the API takes marks.
+    pub fn body(&mut self, max_tokens: Option<u32>) -> Body {
         let form = self.dialect.form();
-        let mut body = self.base.clone();
-        if let Some(n) = max_tokens {
-            form.max_tokens(&mut body, n);
+        if self.frame.as_ref().map(|f| f.max_tokens) != Some(max_tokens) {
+            let mut fields = self.base.clone();
+            if let Some(n) = max_tokens {
+                form.max_tokens(&mut fields, n);
+            }
+            form.mark(self.marks, &mut fields, &mut []);
+            self.frame = Some(written::Frame::new(max_tokens, &fields, form.key()));
         }
-        let mut messages = self.messages.clone();
-        form.mark(self.marks, &mut body, &mut messages);
-        body.insert(form.key().into(), Value::Array(messages));
-        // Invariant: a map of JSON values always serializes.
-        serde_json::to_vec(&body).expect("a JSON object serializes")
+        self.written.catch_up(&self.messages);
+        // Invariant: made just above when it was missing.
+        let frame = self.frame.as_ref().expect("a frame");
+        let n = self.messages.len();
+        let marked = match self.messages.last() {
+            Some(last) if self.dialect.takes_marks() && self.marks.marks_history() => {
+                let mut last = [last.clone()];
+                form.mark(self.marks, &mut Map::new(), &mut last);
+                Some(last)
+            }
+            _ => None,
+        };
+        let (bytes, text) = match &marked {
+            Some([last]) => {
+                let (before, text) = self.written.first(n - 1);
+                let mut json = Vec::new();
+                written::write(&mut json, last);
+                let bytes = frame.body(&[before, &json], &mut self.buffer);
+                (bytes, text + crate::generator::corpus::text_bytes(last))
+            }
+            None => {
+                let (all, text) = self.written.first(n);
+                (frame.body(&[all], &mut self.buffer), text)
+            }
+        };
+        Body {
+            bytes,
+            prompt_tokens: crate::generator::corpus::tokens_of_text(text + frame.text_bytes()),
+        }
     }
 
     /// Messages so far.
@@ -328,127 +385,4 @@ pub fn tool_result_text(tokens: u32) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use serde_json::{json, Value};
-
-    use super::*;
-    use crate::generator::sessions::{Message, Turn};
-
-    /// A session of one system prompt, one tool and one turn of one tool round.
-    pub(super) fn session() -> Session {
-        Session {
-            id: "s".into(),
-            preamble: vec![Message {
-                role: Role::System,
-                content: "Be brief.".into(),
-            }],
-            tools: Some(std::sync::Arc::new(json!([{"type": "function",
-                "function": {"name": "look", "description": "Looks.",
-                "parameters": {"type": "object"}}}]))),
-            model: None,
-            turns: vec![Turn {
-                user: "Hi".into(),
-                think_us: None,
-                max_tokens: None,
-                tool_rounds: 1,
-                tool_result_tokens: 2,
-            }],
-            branches: Vec::new(),
-        }
-    }
-
-    /// The body asking for 8 tokens, parsed.
-    pub(super) fn parsed(c: &Conversation) -> Value {
-        serde_json::from_slice(&c.body(Some(8))).unwrap()
-    }
-
-    /// A conversation of `session` in `dialect` on the chat scenario's streamed body: one user
-    /// message, answered `first`, then the user's `two`.
-    pub(super) fn two_turns(shape: Shape, session: &Session) -> Conversation {
-        let base = br#"{"model":"m","messages":[{"role":"user","content":"x"}],"max_tokens":4,
-            "stream":true,"stream_options":{"include_usage":true}}"#;
-        let mut c = Conversation::new(shape, base, session, None);
-        c.user("one");
-        c.answered(&Answer {
-            text: "first".into(),
-            ..Answer::default()
-        });
-        c.user("two");
-        c
-    }
-
-    /// One tool round on `c`: an answer of `text` calling `look` as `id` with `arguments`,
-    /// then its result of `tokens` tokens.
-    pub(super) fn tool_round(
-        c: &mut Conversation,
-        text: &str,
-        (id, arguments): (&str, &str),
-        tokens: u32,
-    ) {
-        let call = ToolCall {
-            id: id.into(),
-            name: "look".into(),
-            arguments: arguments.into(),
-            ..ToolCall::default()
-        };
-        c.answered(&Answer {
-            text: text.into(),
-            calls: vec![call.clone()],
-            cache: None,
-        });
-        c.tool_results(&[call], tokens);
-    }
-
-    #[test]
-    fn routes_name_their_dialect() {
-        for (path, dialect) in [
-            ("/v1/chat/completions", Dialect::Chat),
-            (
-                "/openai/deployments/d/chat/completions?api-version=1",
-                Dialect::Chat,
-            ),
-            ("/v1/messages", Dialect::Messages),
-            ("http://h:1/v1/messages?beta=true", Dialect::Messages),
-            ("/v1/responses", Dialect::Responses),
-            (
-                "/v1beta/models/gemini-2.0-flash:generateContent",
-                Dialect::Gemini,
-            ),
-            (
-                "http://h:1/v1/models/g:streamGenerateContent?alt=sse",
-                Dialect::Gemini,
-            ),
-            ("/model/anthropic.claude-v2:1/converse", Dialect::Bedrock),
-            (
-                "/model/amazon.nova-lite-v1%3A0/converse-stream",
-                Dialect::Bedrock,
-            ),
-        ] {
-            assert_eq!(Dialect::of_path(path), dialect, "{path}");
-        }
-        assert!(Dialect::Bedrock.takes_marks() && Dialect::Messages.takes_marks());
-        assert!(!Dialect::Gemini.takes_marks() && !Dialect::Chat.takes_marks());
-    }
-
-    #[test]
-    fn the_salt_goes_before_the_first_text_in_every_dialect() {
-        let mut bare = session();
-        bare.preamble = vec![Message {
-            role: Role::User,
-            content: "context".into(),
-        }];
-        for dialect in [
-            Dialect::Chat,
-            Dialect::Responses,
-            Dialect::Messages,
-            Dialect::Gemini,
-            Dialect::Bedrock,
-        ] {
-            let mut c = Conversation::new(Shape::of(dialect), b"{}", &bare, Some("[s] "));
-            c.user("Hi");
-            let text = String::from_utf8(c.body(None)).unwrap();
-            assert!(text.contains("[s] context"), "{dialect:?}: {text}");
-            assert_eq!(text.matches("[s] ").count(), 1, "{dialect:?}: {text}");
-        }
-    }
-}
+mod tests;

@@ -166,7 +166,7 @@ mod tests {
         let mut c = Conversation::new(Shape::of(Dialect::Responses), base, &session(), None);
         c.user("Hi");
         tool_round(&mut c, "Looking.", ("call_1", "{}"), 1);
-        let body: Value = serde_json::from_slice(&c.body(Some(32))).unwrap();
+        let body: Value = serde_json::from_slice(&c.body(Some(32)).bytes).unwrap();
         assert!(body.get("messages").is_none() && body.get("stream_options").is_none());
         assert_eq!(
             (
