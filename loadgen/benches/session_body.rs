@@ -7,6 +7,9 @@
 //! 32k tokens in all (4 bytes a token), prints the median and p99 of 2,000 builds, each on a
 //! fresh copy of that history after two untimed steps and bodies (as a running session's is).
 //!
+//! First, reading a streamed chat answer of 16, 60 and 256 chunks back (what a tool round does
+//! before it builds).
+//!
 //! `cargo bench -p loadgen --bench session_body`
 
 use std::time::Instant;
@@ -73,7 +76,38 @@ fn time(c: &Conversation, step: impl Fn(&mut Conversation)) -> (f64, f64) {
     (times[SAMPLES / 2], times[SAMPLES * 99 / 100])
 }
 
+/// A streamed chat answer of `tokens` chunks, as the mock sends it, ending in its usage.
+fn stream(tokens: usize) -> Vec<u8> {
+    let mut body = String::new();
+    for _ in 0..tokens {
+        body.push_str(r#"data: {"id":"chatcmpl-mock","object":"chat.completion.chunk","created":0,"model":"gpt-4o-mini","choices":[{"index":0,"delta":{"content":"word "},"finish_reason":null}]}"#);
+        body.push_str("\n\n");
+    }
+    body.push_str(r#"data: {"id":"chatcmpl-mock","object":"chat.completion.chunk","created":0,"model":"gpt-4o-mini","choices":[],"usage":{"prompt_tokens":1000,"completion_tokens":60,"total_tokens":1060}}"#);
+    body.push_str("\n\ndata: [DONE]\n\n");
+    body.into_bytes()
+}
+
 fn main() {
+    // Reading a streamed answer back (a tool round reads it before building its next body).
+    for tokens in [16, 60, 256] {
+        let body = stream(tokens);
+        let mut times: Vec<f64> = (0..SAMPLES)
+            .map(|_| {
+                let start = Instant::now();
+                let answer = loadgen::generator::sessions::answer::read(&body, true);
+                let took = start.elapsed().as_secs_f64() * 1e6;
+                std::hint::black_box(answer);
+                took
+            })
+            .collect();
+        times.sort_by(f64::total_cmp);
+        println!(
+            "read a streamed chat answer of {tokens:>3} chunks: median {:>7.2} / p99 {:>7.2} µs",
+            times[SAMPLES / 2],
+            times[SAMPLES * 99 / 100]
+        );
+    }
     let answer = Answer {
         text: text(50),
         ..Answer::default()

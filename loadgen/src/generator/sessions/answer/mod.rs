@@ -9,6 +9,7 @@ use serde_json::Value;
 use crate::wire::outcome::CacheUsage;
 
 mod bedrock;
+mod chat_chunk;
 mod gemini;
 
 /// A turn's answer, as a client keeps it for the next turn.
@@ -43,6 +44,9 @@ pub fn read(body: &[u8], streamed: bool) -> Option<Answer> {
         bedrock::stream(&mut answer, body)?;
     } else if streamed {
         for data in events(body) {
+            if chat_chunk::read(&mut answer, data) {
+                continue;
+            }
             let Ok(event) = serde_json::from_slice::<Value>(data) else {
                 continue;
             };
