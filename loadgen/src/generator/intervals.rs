@@ -15,7 +15,10 @@ use crate::results::series::Series;
 /// The metrics kept per second for interval logs: the reported ones, with `--hdr-log`.
 pub fn logged(plan: &crate::generator::plan::Plan) -> Vec<Metric> {
     match plan.hdr_log {
-        Some(_) => crate::results::metric::reported(plan.request.stream).collect(),
+        Some(_) => {
+            crate::results::metric::reported_by(plan.request.stream, plan.sessions.is_some())
+                .collect()
+        }
         None => Vec::new(),
     }
 }

@@ -142,16 +142,15 @@ impl Recorder {
         let response_us = us(x.done_ns.saturating_sub(x.due_ns));
         self.record(Metric::ResponseTime, response_us);
         self.record(Metric::ServiceTime, us(x.done_ns.saturating_sub(x.sent_ns)));
-        // A request built after it was due could leave only once built: its lag counts from
-        // then, and the building is its own figure.
-        let ready_ns = x.build.map_or(0, |b| b.ready_ns);
-        let lag_us = us(x.dispatched_ns.saturating_sub(x.due_ns.max(ready_ns)));
+        // What of a session request's building came after it was due (a tool round's, or a
+        // turn's with no think time) is its own figure, and not the schedule's lag; a late
+        // start before the building still is.
+        let built_late_ns = x.build.map_or(0, |b| b.after_due(x.due_ns));
+        let lag_ns = x.dispatched_ns.saturating_sub(x.due_ns);
+        let lag_us = us(lag_ns.saturating_sub(built_late_ns));
         self.record(Metric::ScheduleLag, lag_us);
-        if let Some(build) = x.build {
-            self.record(
-                Metric::BuildTime,
-                us(build.ready_ns.saturating_sub(build.from_ns)),
-            );
+        if x.build.is_some() {
+            self.record(Metric::BuildTime, us(built_late_ns));
         }
         let wait_ns = x.sent_ns.saturating_sub(x.dispatched_ns);
         self.record(Metric::ConnectionWait, us(wait_ns));
@@ -336,41 +335,37 @@ mod tests {
     }
 
     #[test]
-    fn a_request_built_after_it_was_due_lags_from_when_it_was_ready() {
+    fn building_after_the_due_time_is_build_time_and_a_late_start_is_still_lag() {
         use crate::wire::outcome::Build;
         let mut r = Recorder::new(0);
+        let mut sent = |due_ns: u64, (from_ns, ready_ns): (u64, u64), dispatched_ns: u64| {
+            r.success(&Exchange {
+                due_ns,
+                dispatched_ns,
+                sent_ns: dispatched_ns,
+                done_ns: due_ns + 2_000_000,
+                build: Some(Build { from_ns, ready_ns }),
+                ..Exchange::default()
+            });
+        };
         // A tool round due at its answer's end (10 ms), built in 30 µs, sent 2 µs later.
-        r.success(&Exchange {
-            due_ns: 10_000_000,
-            dispatched_ns: 10_032_000,
-            sent_ns: 10_032_000,
-            done_ns: 12_000_000,
-            build: Some(Build {
-                from_ns: 10_000_000,
-                ready_ns: 10_030_000,
-            }),
-            ..Exchange::default()
-        });
-        // A turn built ahead of its due time: its lag counts from the due time.
-        r.success(&Exchange {
-            due_ns: 20_000_000,
-            dispatched_ns: 20_005_000,
-            sent_ns: 20_005_000,
-            done_ns: 21_000_000,
-            build: Some(Build {
-                from_ns: 12_000_000,
-                ready_ns: 12_004_000,
-            }),
-            ..Exchange::default()
-        });
+        sent(10_000_000, (10_000_000, 10_030_000), 10_032_000);
+        // A turn built during its think time, sent 5 µs after it was due: nothing built late.
+        sent(20_000_000, (12_000_000, 12_004_000), 20_005_000);
+        // A session's first turn whose task began 300 µs late, then built in 40 µs.
+        sent(30_000_000, (30_300_000, 30_340_000), 30_341_000);
         let lag = r.histogram(Metric::ScheduleLag);
-        assert_eq!((lag.min(), lag.max()), (2, 5));
+        let values: Vec<u64> = lag.iter_recorded().map(|v| v.value_iterated_to()).collect();
+        assert_eq!(values, [2, 5, 301]);
         let build = r.histogram(Metric::BuildTime);
-        assert_eq!((build.len(), build.min(), build.max()), (2, 4, 30));
+        let values: Vec<u64> = build
+            .iter_recorded()
+            .map(|v| v.value_iterated_to())
+            .collect();
+        assert_eq!(values, [1, 30, 40]);
         // Latencies still count from the due time.
-        assert!(r
-            .histogram(Metric::ResponseTime)
-            .equivalent(r.histogram(Metric::ResponseTime).max(), 2_000));
+        let response = r.histogram(Metric::ResponseTime);
+        assert!(response.equivalent(response.max(), 2_000));
     }
 
     #[test]

@@ -10,7 +10,8 @@ pub enum Metric {
     ResponseTime,
     /// Completion − actual send (stream: e2e from the send).
     ServiceTime,
-    /// Dispatch − intended start: the generator's own timing error.
+    /// Dispatch − intended start: the generator's own timing error (a session request, less
+    /// its `BuildTime`).
     ScheduleLag,
     /// Actual send − dispatch: time waiting for a free or new connection.
     ConnectionWait,
@@ -18,9 +19,9 @@ pub enum Metric {
     /// or all busy until one was given back): the generator's own delay after dispatch, as a
     /// freed connection it had not yet noticed.
     SendDelay,
-    /// A session's request: body ready − the answer before it on its line ended (or the line
-    /// began): the client's own work on the history and the body. Its schedule lag counts
-    /// from the later of its due time and this instant.
+    /// A session's request: body ready − the later of its intended start and the end of the
+    /// answer before it on its line (or its task's start): the client's own work on the
+    /// history and the body that held it back (0 for a body built during a think time).
     BuildTime,
     /// First body byte − intended start.
     Ttfb,

@@ -10,10 +10,11 @@ use serde::{Deserialize, Serialize};
 /// The same limit holds for the send delay.
 pub const LAG_P50_LIMIT_US: u64 = 50;
 
-/// `build_time` p50 above which a session run is invalid: building a turn's body from pieces
-/// written once takes a few microseconds (a median of 0.5-9 µs a turn and 2-11 µs a tool round
-/// for 1k-32k tokens of history on a 2-vCPU EPYC guest: `benches/session_body.rs`), so a median
-/// this long means the client's own work delays its requests.
+/// `build_time` p50 above which a session run is invalid: building a body from pieces written
+/// once takes a few microseconds (a median of 0.5-9 µs a turn and 2-11 µs a tool round for
+/// 1k-32k tokens of history), and reading a streamed chat answer back about 0.4 µs a chunk, on
+/// a 2-vCPU EPYC guest (`benches/session_body.rs`), so a median this long means the client's own
+/// work holds its requests back.
 pub const BUILD_P50_LIMIT_US: u64 = 50;
 
 /// `build_time` p99 above which a session run is invalid (as for the schedule lag).

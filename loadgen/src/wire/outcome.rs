@@ -85,11 +85,18 @@ pub struct Exchange {
 }
 
 /// When a session's request was built: from the end of the answer before it on its line (or
-/// the line's start) to its body being ready. It could not leave before `ready_ns`.
+/// when the line's task began) to its body being ready. It could not leave before `ready_ns`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Build {
     pub from_ns: u64,
     pub ready_ns: u64,
+}
+
+impl Build {
+    /// What of the building came after `due_ns`: 0 for a body ready before it.
+    pub fn after_due(&self, due_ns: u64) -> u64 {
+        self.ready_ns.saturating_sub(self.from_ns.max(due_ns))
+    }
 }
 
 /// A kept answer: its body, and the prompt cache as the upstream reported it.

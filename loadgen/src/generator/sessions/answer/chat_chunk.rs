@@ -17,8 +17,18 @@ struct Chunk<'a> {
     choices: Option<Vec<Choice<'a>>>,
     usage: Option<Value>,
     /// Other APIs' events name their type; a chat chunk does not.
-    #[serde(rename = "type")]
-    kind: Option<IgnoredAny>,
+    #[serde(rename = "type", default, deserialize_with = "present")]
+    kind: bool,
+    /// Gemini's responses, which the tree reader reads as Gemini's whatever else they hold.
+    #[serde(default, deserialize_with = "present")]
+    candidates: bool,
+    #[serde(rename = "usageMetadata", default, deserialize_with = "present")]
+    usage_metadata: bool,
+}
+
+/// True for a field that is there, whatever it holds (`null` too).
+fn present<'de, D: serde::Deserializer<'de>>(field: D) -> Result<bool, D::Error> {
+    IgnoredAny::deserialize(field).map(|_| true)
 }
 
 #[derive(Deserialize)]
@@ -55,10 +65,15 @@ struct FunctionDelta<'a> {
 /// Reads the event `data` into `answer` when it is a chat completion chunk of the usual form,
 /// as the tree reader would; false, with `answer` untouched, when it is anything else.
 pub(super) fn read(answer: &mut Answer, data: &[u8]) -> bool {
+    // serde reads a struct from an array too; the tree reader reads only objects.
+    if data.trim_ascii_start().first() != Some(&b'{') {
+        return false;
+    }
     let Ok(chunk) = serde_json::from_slice::<Chunk>(data) else {
         return false;
     };
-    let Some(choices) = chunk.choices.filter(|_| chunk.kind.is_none()) else {
+    let other = chunk.kind || chunk.candidates || chunk.usage_metadata;
+    let Some(choices) = chunk.choices.filter(|_| !other) else {
         return false;
     };
     if let Some(delta) = choices.into_iter().next().and_then(|c| c.delta) {
@@ -90,15 +105,20 @@ mod tests {
 
     /// `events` read by this reader where it takes them, and by the tree reader alone.
     fn both(events: &[&str]) -> (Answer, Answer, usize) {
-        let (mut fast, mut tree) = (Answer::default(), Answer::default());
-        let mut taken = 0;
+        let taken = events
+            .iter()
+            .filter(|data| read(&mut Answer::default(), data.as_bytes()))
+            .count();
+        let body: String = events.iter().map(|e| format!("data: {e}\n\n")).collect();
+        let fast = super::super::read(body.as_bytes(), true).unwrap();
+        let mut tree = Answer::default();
         for data in events {
-            if read(&mut fast, data.as_bytes()) {
-                taken += 1;
+            let event: Value = serde_json::from_str(data).unwrap();
+            if super::super::gemini::is_response(&event) {
+                super::super::gemini::response(&mut tree, &event);
             } else {
-                super::super::chunk(&mut fast, &serde_json::from_str(data).unwrap());
+                super::super::chunk(&mut tree, &event);
             }
-            super::super::chunk(&mut tree, &serde_json::from_str(data).unwrap());
         }
         (fast, tree, taken)
     }
@@ -116,11 +136,15 @@ mod tests {
             // Not the usual form: left to the tree reader.
             r#"{"choices":[{"delta":{"tool_calls":[{"index":"0","id":7}]}}]}"#,
             r#"{"type":"content_block_delta","delta":{"type":"text_delta","text":"!"}}"#,
+            r#"{"choices":[{"delta":{"content":"?"}}],"type":null}"#,
+            r#"{"choices":[{"delta":{"content":"?"}}],"candidates":null}"#,
+            r#"{"choices":[{"delta":{"content":"?"}}],"usageMetadata":{}}"#,
+            r#"[[{"delta":{"content":"?"}}]]"#,
         ];
         let (fast, tree, taken) = both(&events);
         assert_eq!(fast, tree);
         assert_eq!(taken, 7);
-        assert_eq!(fast.text, "Hello \"you\" \u{e9}!");
+        assert_eq!(fast.text, "Hello \"you\" \u{e9}!?");
         assert_eq!(fast.calls[1].arguments, "{\"q\":1}");
         assert_eq!(fast.cache.map(|c| c.cached_tokens), Some(8));
     }
