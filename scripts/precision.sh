@@ -34,6 +34,12 @@ q = lambda p: late[min(len(late) - 1, int(p * len(late)))] / 1000
 print(f"kernel timer (1 ms sleeps, python): late p50 {q(0.5):.0f} us, p99 {q(0.99):.0f} us, p99.9 {q(0.999):.0f} us")
 PY
 fi
+# The openai npm package the gate installs (scripts/test.sh) lives in the checkout: install it
+# here too, for a checkout that never ran the gate.
+if [ -z "${GATEBENCH_SKIP_SDK:-}" ] && [ ! -d tests/sdk-node/node_modules/openai ] &&
+  command -v npm >/dev/null 2>&1; then
+  npm ci --prefix tests/sdk-node --no-audit --no-fund --silent
+fi
 # What the machine can measure now, each figure beside its target (exit 3 names a miss).
 cargo run -q -p loadgen -- selftest --quiet 2>&1 | tee -a "$log"
 GATEBENCH_PRECISION=1 cargo test --workspace --no-fail-fast -- --test-threads=1 2>&1 | tee -a "$log"
