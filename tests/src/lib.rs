@@ -190,12 +190,14 @@ pub fn precision_run() -> bool {
 }
 
 /// Whether an invalid reason is only about the generator's own timing (its schedule lag, its
-/// send delay, a rate it did not keep up with, a behaviour trial sent late): what a busy host
+/// send delay, a session request's build time, a rate it did not keep up with, a behaviour
+/// trial sent late): what a busy host
 /// makes any generator do, and so no fault of the code under test.
 /// A comparison joins a trial's reasons with "; ": every one of them must be a timing one.
 pub fn timing_reason(reason: &str) -> bool {
-    const TIMING: [&str; 4] = [
+    const TIMING: [&str; 5] = [
         "schedule lag",
+        "build time",
         "send delay",
         "did not keep up",
         "loadgen sent late",
@@ -227,5 +229,26 @@ pub fn upper_bound(tight: std::time::Duration, loose: std::time::Duration) -> st
         tight
     } else {
         loose
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use hdrhistogram::Histogram;
+    use loadgen::results::validity::{generator_reasons, GeneratorTiming, RateTarget};
+
+    #[test]
+    fn every_reason_of_a_late_generator_is_a_timing_one_also_when_a_comparison_joins_them() {
+        let mut h = Histogram::<u64>::new_with_bounds(1, 3_600_000_000, 3).unwrap();
+        h.record_n(6_000, 100).unwrap();
+        let timing = GeneratorTiming {
+            lag: Some(&h),
+            send_delay: Some(&h),
+            build: Some(&h),
+        };
+        let reasons = generator_reasons(100, 1.0, Some(RateTarget::of(5.0, false, 20.0)), timing);
+        assert_eq!(reasons.len(), 5, "{reasons:?}");
+        let joined = format!("slow trial 1: {}", reasons.join("; "));
+        assert!(super::timing_reason(&joined), "{joined}");
     }
 }

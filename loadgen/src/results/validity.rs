@@ -105,7 +105,7 @@ pub fn generator_reasons(
             reasons.push(format!(
                 "send delay p50 {send_p50_us} us, p99 {send_p99_us} us (limits \
                  {LAG_P50_LIMIT_US} us and 1 ms): requests waited on the generator after \
-                 dispatch, as for a connection it had not yet noticed was free; that wait is \
+                 dispatch, as for a connection it had not yet noticed was free: that wait is \
                  the generator's error, not the target's"
             ));
         }
