@@ -7,8 +7,8 @@
 //! 32k tokens in all (4 bytes a token), prints the median and p99 of 2,000 builds, each on a
 //! fresh copy of that history after two untimed steps and bodies (as a running session's is).
 //!
-//! First, reading a streamed chat answer of 16, 60 and 256 chunks back (what a tool round does
-//! before it builds).
+//! First, a streamed chat answer of 16, 60 and 256 chunks that arrived in one read: its events
+//! classified as the wire reads them, then read back (what a tool round does before it builds).
 //!
 //! `cargo bench -p loadgen --bench session_body`
 
@@ -88,7 +88,33 @@ fn stream(tokens: usize) -> Vec<u8> {
     body.into_bytes()
 }
 
+/// Median and p99 of `SAMPLES` runs of `f`, µs.
+fn timed(mut f: impl FnMut()) -> (f64, f64) {
+    let mut times: Vec<f64> = (0..SAMPLES)
+        .map(|_| {
+            let start = Instant::now();
+            f();
+            start.elapsed().as_secs_f64() * 1e6
+        })
+        .collect();
+    times.sort_by(f64::total_cmp);
+    (times[SAMPLES / 2], times[SAMPLES * 99 / 100])
+}
+
 fn main() {
+    // A stream's events, classified as they are read off the connection.
+    for tokens in [16, 60, 256] {
+        let body = stream(tokens);
+        let (median, p99) = timed(|| {
+            let mut sse = loadgen::wire::sse::SseReader::new();
+            let mut events = 0;
+            sse.feed(&body, |_, _| events += 1);
+            std::hint::black_box(events);
+        });
+        println!(
+            "classify the events of a streamed chat answer of {tokens:>3} chunks: median {median:>7.2} / p99 {p99:>7.2} µs"
+        );
+    }
     // Reading a streamed answer back (a tool round reads it before building its next body).
     for tokens in [16, 60, 256] {
         let body = stream(tokens);

@@ -18,7 +18,7 @@ pub fn response(bytes: &[u8]) {
     let mut sse = SseReader::new();
     let mut whole = Vec::new();
     let mut take = |data: &[u8]| {
-        sse.feed(data, |_| {});
+        sse.feed(data, |_, _| {});
         whole.extend_from_slice(data);
     };
     match head.framing {

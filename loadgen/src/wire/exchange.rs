@@ -1,8 +1,8 @@
 //! One request and its response, timed and validated: the reading of bodies and streams and the
 //! checks that HTTP/1.1 (`http1::exchange`) and HTTP/2 (`http2::exchange`) share.
 
-use crate::wire::outcome::{ErrorKind, Exchange};
-use crate::wire::sse::{Event, SseReader};
+use crate::wire::outcome::{ErrorKind, Exchange, Kept};
+use crate::wire::sse::{Event, Held, SseReader};
 
 /// Most bytes of a whole (not streamed) 200 body kept for validation; a larger one is
 /// `invalid`, so a target sending without end cannot fill memory.
@@ -35,7 +35,11 @@ pub(crate) struct Reading {
     /// A 200's whole body, streamed or not, is kept for the caller.
     keep: bool,
     sse: SseReader,
+    /// A whole body, read for its checks (and kept when `keep`).
     body: Vec<u8>,
+    /// A kept stream's answer, read as its events arrive, and the bytes it was read from.
+    kept: Option<Box<Kept>>,
+    kept_bytes: usize,
     done: bool,
     invalid: bool,
     last_output_ns: u64,
@@ -43,13 +47,16 @@ pub(crate) struct Reading {
 
 impl Reading {
     pub(crate) fn new(x: Exchange, status: u16, keep: bool) -> Reading {
+        let streamed = x.stream && status == 200;
         Reading {
-            streamed: x.stream && status == 200,
+            streamed,
             keep: keep && status == 200,
             x,
             status,
             sse: SseReader::new(),
             body: body_buffers::take(),
+            kept: (keep && streamed).then(Box::default),
+            kept_bytes: 0,
             done: false,
             invalid: false,
             last_output_ns: 0,
@@ -60,13 +67,6 @@ impl Reading {
     pub(crate) fn feed(&mut self, data: &[u8], now: u64) {
         let x = &mut self.x;
         x.first_byte_ns.get_or_insert(now);
-        if self.keep && self.streamed {
-            if self.body.len() + data.len() <= MAX_BODY {
-                self.body.extend_from_slice(data);
-            } else {
-                self.invalid = true;
-            }
-        }
         if !self.streamed {
             // Only a 200's body is validated; an error's status says enough.
             if self.status == 200 {
@@ -78,33 +78,56 @@ impl Reading {
             }
             return;
         }
+        if self.kept.is_some() {
+            self.kept_bytes += data.len();
+            if self.kept_bytes > MAX_BODY {
+                self.invalid = true;
+                self.kept = None;
+            }
+        }
         let (done, invalid, last_output_ns) =
             (&mut self.done, &mut self.invalid, &mut self.last_output_ns);
-        self.sse.feed(data, |event| match event {
-            Event::Output | Event::OutputFinal(_) => {
-                if x.first_output_ns.is_none() {
-                    x.first_output_ns = Some(now);
-                } else if x.output_gaps_ns.len() < MAX_OUTPUT_EVENTS {
-                    x.output_gaps_ns.push(now - *last_output_ns);
-                } else {
-                    *invalid = true;
+        let mut kept_events = self.kept.as_deref_mut();
+        self.sse.feed(data, |event, held| {
+            match event {
+                Event::Output | Event::OutputFinal(_) => {
+                    if x.first_output_ns.is_none() {
+                        x.first_output_ns = Some(now);
+                    } else if x.output_gaps_ns.len() < MAX_OUTPUT_EVENTS {
+                        x.output_gaps_ns.push(now - *last_output_ns);
+                    } else {
+                        *invalid = true;
+                    }
+                    *last_output_ns = now;
+                    x.output_events += 1;
+                    if let Event::OutputFinal(tokens) = event {
+                        x.usage_tokens = tokens.or(x.usage_tokens);
+                        *done = true;
+                    }
                 }
-                *last_output_ns = now;
-                x.output_events += 1;
-                if let Event::OutputFinal(tokens) = event {
+                Event::Usage(tokens) => x.usage_tokens = Some(tokens),
+                Event::Done => *done = true,
+                Event::Final(tokens) => {
                     x.usage_tokens = tokens.or(x.usage_tokens);
                     *done = true;
                 }
+                Event::Invalid => *invalid = true,
+                Event::Other => {}
             }
-            Event::Usage(tokens) => x.usage_tokens = Some(tokens),
-            Event::Done => *done = true,
-            Event::Final(tokens) => {
-                x.usage_tokens = tokens.or(x.usage_tokens);
-                *done = true;
+            if let Some(kept) = kept_events.as_deref_mut() {
+                match held {
+                    Held::Chat(Some(delta)) => kept.chat(delta),
+                    Held::Data(data) => kept.event(data),
+                    Held::Chat(None) | Held::Nothing => {}
+                }
             }
-            Event::Invalid => *invalid = true,
-            Event::Other => {}
         });
+        // AWS's binary event stream is kept as it came, for the session's reader.
+        if self.sse.is_binary() {
+            if let Some(kept) = self.kept.as_deref_mut() {
+                kept.answer.extend_from_slice(data);
+            }
+        }
     }
 
     /// The exchange, once its body ended at `done_ns`, or why it failed.
@@ -131,10 +154,12 @@ impl Reading {
             return Err(ErrorKind::Invalid);
         }
         if self.keep {
-            self.x.kept = Some(Box::new(crate::wire::outcome::Kept {
-                answer: std::mem::take(&mut self.body),
-                cache: None,
-            }));
+            self.x.kept = self.kept.take().or_else(|| {
+                Some(Box::new(Kept {
+                    answer: std::mem::take(&mut self.body),
+                    ..Kept::default()
+                }))
+            });
         }
         Ok(std::mem::take(&mut self.x))
     }

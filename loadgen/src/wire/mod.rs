@@ -13,6 +13,6 @@ pub(crate) mod model;
 pub mod outcome;
 pub mod pin;
 pub mod plain;
-pub(crate) mod sse;
+pub mod sse;
 pub mod target;
 pub mod transport;

@@ -153,7 +153,7 @@ impl ModelTarget {
             kept: slot.keep_answer.then(|| {
                 Box::new(Kept {
                     answer: answer.to_vec(),
-                    cache: None,
+                    ..Kept::default()
                 })
             }),
             ..Exchange::default()

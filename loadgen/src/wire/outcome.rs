@@ -100,11 +100,65 @@ impl Build {
 }
 
 /// A kept answer: its body, and the prompt cache as the upstream reported it.
+///
+/// A stream's OpenAI chat chunks are read as they arrive, in the pass that times them: their
+/// text and tool calls are here, and only the stream's other events are in `answer`.
 #[derive(Debug, Clone, Default)]
 pub struct Kept {
-    /// The answer's body (a stream's raw events).
+    /// The answer's body: a whole body, or a stream's events not read as chat chunks (each as
+    /// one `data:` line, or AWS's binary event stream as it came).
     pub answer: Vec<u8>,
+    /// The text of a stream's chat chunks, joined.
+    pub text: String,
+    /// The tool calls of a stream's chat chunks, by index.
+    pub calls: Vec<KeptCall>,
     pub cache: Option<CacheUsage>,
+}
+
+/// Most a tool call fragment's index may run ahead of the calls so far; one further ahead (a
+/// target naming call 10^18) is not read, so it cannot fill memory.
+pub const CALL_INDEX_GAP: usize = 64;
+
+/// A tool call joined from a stream's chat chunks.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct KeptCall {
+    pub id: String,
+    pub name: String,
+    /// The arguments' fragments, joined.
+    pub arguments: String,
+}
+
+impl Kept {
+    /// Adds a chat chunk's delta: its text, and its tool call fragments to their calls.
+    pub fn chat(&mut self, delta: &crate::wire::sse::Delta) {
+        if let Some(text) = &delta.content {
+            self.text.push_str(text);
+        }
+        for part in delta.tool_calls.iter().flatten() {
+            let at = usize::try_from(part.index.unwrap_or(0)).unwrap_or(usize::MAX);
+            if at > self.calls.len() + CALL_INDEX_GAP {
+                continue;
+            }
+            while self.calls.len() <= at {
+                self.calls.push(KeptCall::default());
+            }
+            let call = &mut self.calls[at];
+            call.id.push_str(part.id.as_deref().unwrap_or_default());
+            if let Some(function) = &part.function {
+                call.name
+                    .push_str(function.name.as_deref().unwrap_or_default());
+                call.arguments
+                    .push_str(function.arguments.as_deref().unwrap_or_default());
+            }
+        }
+    }
+
+    /// Adds another event's data, as one `data:` line of its own.
+    pub fn event(&mut self, data: &[u8]) {
+        self.answer.extend_from_slice(b"data: ");
+        self.answer.extend_from_slice(data);
+        self.answer.extend_from_slice(b"\n\n");
+    }
 }
 
 impl Exchange {

@@ -8,6 +8,10 @@
 //! response with text in its candidate's parts. A Gemini stream has no end marker: its last
 //! partial response, the one with a `finishReason`, ends it.
 //!
+//! A caller that keeps the answer (a session's turn) is also handed what each event held: a
+//! chat completion chunk's deltas, read in the same pass that classified it, or any other
+//! event's data, for its own reader.
+//!
 //! AWS's binary event stream (Bedrock's `converse-stream`) is read by the same reader: a body
 //! whose first byte is 0 (the high byte of a message's length; no SSE text starts so) is taken
 //! as event stream messages, each checksum checked: `contentBlockDelta` is output, `metadata`
@@ -36,14 +40,33 @@ pub enum Event {
     Invalid,
 }
 
+/// What an event held besides its class.
+#[derive(Debug, Clone, Copy)]
+pub enum Held<'e, 'a> {
+    /// Nothing to keep: an end marker, a keep-alive, an invalid or a binary event.
+    Nothing,
+    /// An OpenAI chat completion chunk without usage: its first choice's delta, when it had one.
+    Chat(Option<&'e Delta<'a>>),
+    /// Any other event's data (another API's event, or a chunk with usage), unread.
+    Data(&'e [u8]),
+}
+
 /// Most bytes of one event; a longer one (a target that never ends its event) is `Invalid`
 /// and dropped, so memory stays bounded.
 const MAX_EVENT: usize = 1 << 20;
 
 /// Splits a byte stream into events (separated by a blank line) and classifies each.
+///
+/// Events are read in place from the bytes fed; only an unfinished event's bytes are kept for
+/// the next feed, and the search for its end goes on from where it stopped, so a stream costs
+/// one pass over its bytes however it is split (a tool round's answer is read between its last
+/// byte and the next request).
 #[derive(Debug, Default)]
 pub struct SseReader {
     pending: Vec<u8>,
+    /// Bytes of `pending` already searched for a separator (less the 3 a separator cut at its
+    /// end may have begun in).
+    searched: usize,
     /// Set by the body's first byte: AWS event stream messages rather than SSE text.
     binary: Option<bool>,
 }
@@ -53,40 +76,46 @@ impl SseReader {
         SseReader::default()
     }
 
-    /// Feeds bytes as they arrive; calls `on_event` for every event they complete.
-    pub fn feed(&mut self, bytes: &[u8], mut on_event: impl FnMut(Event)) {
-        self.pending.extend_from_slice(bytes);
-        if self.binary.is_none() && !self.pending.is_empty() {
-            self.binary = Some(self.pending[0] == 0);
+    /// Feeds bytes as they arrive; calls `on_event` for every event they complete, with what
+    /// it held.
+    pub fn feed(&mut self, bytes: &[u8], mut on_event: impl FnMut(Event, Held)) {
+        if self.binary.is_none() {
+            self.binary = self.pending.first().or(bytes.first()).map(|b| *b == 0);
         }
         if self.binary == Some(true) {
+            self.pending.extend_from_slice(bytes);
             return self.feed_binary(on_event);
         }
-        let mut start = 0;
-        while let Some(end) = find_blank_line(&self.pending[start..]) {
-            let event = &self.pending[start..start + end.0];
-            on_event(classify(event));
-            start += end.0 + end.1;
+        if self.pending.is_empty() {
+            let used = read_events(bytes, 0, &mut on_event);
+            self.pending.extend_from_slice(&bytes[used..]);
+        } else {
+            // The unfinished event goes on in `bytes`: search on from where the last search
+            // stopped.
+            self.pending.extend_from_slice(bytes);
+            let used = read_events(&self.pending, self.searched, &mut on_event);
+            self.pending.drain(..used);
         }
-        self.pending.drain(..start);
+        self.searched = self.pending.len().saturating_sub(3);
         if self.pending.len() > MAX_EVENT {
-            on_event(Event::Invalid);
+            on_event(Event::Invalid, Held::Nothing);
             self.pending.clear();
+            self.searched = 0;
         }
     }
 
     /// Reads whole event stream messages off the pending bytes.
-    fn feed_binary(&mut self, mut on_event: impl FnMut(Event)) {
+    fn feed_binary(&mut self, mut on_event: impl FnMut(Event, Held)) {
         let mut start = 0;
         loop {
             match gatebench_shared::eventstream::decode(&self.pending[start..]) {
                 Ok(Some((message, used))) => {
-                    on_event(classify_message(&message));
+                    on_event(classify_message(&message), Held::Nothing);
                     start += used;
                 }
                 Ok(None) => break,
                 Err(_) => {
-                    on_event(Event::Invalid);
+                    on_event(Event::Invalid, Held::Nothing);
                     start = self.pending.len();
                     break;
                 }
@@ -94,9 +123,14 @@ impl SseReader {
         }
         self.pending.drain(..start);
         if self.pending.len() > MAX_EVENT {
-            on_event(Event::Invalid);
+            on_event(Event::Invalid, Held::Nothing);
             self.pending.clear();
         }
+    }
+
+    /// True once the body's first byte said it is AWS's binary event stream.
+    pub fn is_binary(&self) -> bool {
+        self.binary == Some(true)
     }
 
     /// True when bytes of an unfinished event are left over.
@@ -105,16 +139,33 @@ impl SseReader {
     }
 }
 
-/// Position and length of the first event separator (`\n\n` or `\r\n\r\n`).
-fn find_blank_line(bytes: &[u8]) -> Option<(usize, usize)> {
-    let lf = bytes.windows(2).position(|w| w == b"\n\n");
-    let crlf = bytes.windows(4).position(|w| w == b"\r\n\r\n");
-    match (lf, crlf) {
-        (Some(a), Some(b)) if b < a => Some((b, 4)),
-        (Some(a), _) => Some((a, 2)),
-        (None, Some(b)) => Some((b, 4)),
-        (None, None) => None,
+/// Classifies every whole event of `bytes`, the first separator searched for from `from`;
+/// the bytes used (up to the end of the last separator).
+fn read_events(bytes: &[u8], from: usize, on_event: &mut impl FnMut(Event, Held)) -> usize {
+    let mut start = 0;
+    let mut search = from;
+    while let Some((at, len)) = find_blank_line(bytes, search) {
+        classify(&bytes[start..at], on_event);
+        start = at + len;
+        search = start;
     }
+    start
+}
+
+/// Position and length of the first event separator (`\n\n` or `\r\n\r\n`) of `bytes` that
+/// ends after `from`, in one pass over the newlines from there.
+fn find_blank_line(bytes: &[u8], from: usize) -> Option<(usize, usize)> {
+    let from = from.min(bytes.len());
+    for i in memchr::memchr_iter(b'\n', &bytes[from..]).map(|i| from + i) {
+        match bytes.get(i + 1) {
+            Some(b'\n') => return Some((i, 2)),
+            Some(b'\r') if i > 0 && bytes[i - 1] == b'\r' && bytes.get(i + 2) == Some(&b'\n') => {
+                return Some((i - 1, 4))
+            }
+            _ => {}
+        }
+    }
+    None
 }
 
 #[derive(Deserialize)]
@@ -192,25 +243,33 @@ struct ChunkChoice<'a> {
     text: Option<std::borrow::Cow<'a, str>>,
 }
 
-#[derive(Deserialize)]
-struct Delta<'a> {
+/// A chat chunk's delta: its text, and its tool calls' fragments.
+#[derive(Debug, Deserialize)]
+pub struct Delta<'a> {
     #[serde(borrow, default)]
-    content: Option<std::borrow::Cow<'a, str>>,
+    pub content: Option<std::borrow::Cow<'a, str>>,
     /// A tool call's `arguments`, streamed in fragments.
     #[serde(borrow, default)]
-    tool_calls: Option<Vec<ToolCallDelta<'a>>>,
+    pub tool_calls: Option<Vec<ToolCallDelta<'a>>>,
 }
 
-#[derive(Deserialize)]
-struct ToolCallDelta<'a> {
+/// A fragment of a tool call: the first names it, the rest add to its arguments.
+#[derive(Debug, Deserialize)]
+pub struct ToolCallDelta<'a> {
+    #[serde(default)]
+    pub index: Option<u64>,
     #[serde(borrow, default)]
-    function: Option<FunctionDelta<'a>>,
+    pub id: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub function: Option<FunctionDelta<'a>>,
 }
 
-#[derive(Deserialize)]
-struct FunctionDelta<'a> {
+#[derive(Debug, Deserialize)]
+pub struct FunctionDelta<'a> {
     #[serde(borrow, default)]
-    arguments: Option<std::borrow::Cow<'a, str>>,
+    pub name: Option<std::borrow::Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub arguments: Option<std::borrow::Cow<'a, str>>,
 }
 
 impl Delta<'_> {
@@ -278,7 +337,8 @@ fn classify_message(message: &gatebench_shared::eventstream::Message) -> Event {
     }
 }
 
-fn classify(event: &[u8]) -> Event {
+/// Classifies one event and hands it to `on_event` with what it held.
+fn classify(event: &[u8], on_event: &mut impl FnMut(Event, Held)) {
     let mut name: &[u8] = b"";
     let mut data: &[u8] = b"";
     for line in event.split(|b| *b == b'\n') {
@@ -289,53 +349,75 @@ fn classify(event: &[u8]) -> Event {
             data = v.trim_ascii();
         }
     }
-    match name {
+    let named = match name {
         b"content_block_delta"
         | b"response.output_text.delta"
-        | b"response.function_call_arguments.delta" => return Event::Output,
-        b"message_stop" => return Event::Done,
-        b"response.completed" | b"response.incomplete" => return final_event(data),
-        b"response.failed" | b"error" => return Event::Invalid,
-        _ => {}
+        | b"response.function_call_arguments.delta" => Some(Event::Output),
+        b"message_stop" => Some(Event::Done),
+        b"response.completed" | b"response.incomplete" => Some(final_event(data)),
+        b"response.failed" | b"error" => Some(Event::Invalid),
+        _ => None,
+    };
+    if let Some(event) = named {
+        return on_event(event, Held::Data(data));
     }
     if data == b"[DONE]" {
-        return Event::Done;
+        return on_event(Event::Done, Held::Nothing);
     }
     if data.is_empty() {
-        return Event::Other; // a comment or a keep-alive
+        return on_event(Event::Other, Held::Nothing); // a comment or a keep-alive
     }
     let Ok(chunk) = serde_json::from_slice::<Chunk>(data) else {
-        return Event::Invalid;
+        return on_event(Event::Invalid, Held::Nothing);
     };
-    if chunk.error.is_some() {
-        return Event::Invalid;
+    let event = chunk.event();
+    let chat = chunk.kind.is_none()
+        && chunk.candidates.is_empty()
+        && chunk.usage_metadata.is_none()
+        && chunk.usage.is_none()
+        && !chunk.choices.is_empty();
+    if chat && event != Event::Invalid {
+        let delta = chunk.choices.first().and_then(|c| c.delta.as_ref());
+        on_event(event, Held::Chat(delta));
+    } else {
+        on_event(event, Held::Data(data));
     }
-    if !chunk.candidates.is_empty() {
-        return chunk.gemini();
-    }
-    if matches!(
-        chunk.kind,
-        Some(
-            "content_block_delta"
-                | "response.output_text.delta"
-                | "response.function_call_arguments.delta"
-        )
-    ) {
-        return Event::Output;
-    }
-    let has_text = chunk.choices.iter().any(|c| {
-        c.delta.as_ref().is_some_and(Delta::has_output)
-            || c.text.as_ref().is_some_and(|t| !t.is_empty())
-    });
-    if has_text {
-        return Event::Output;
-    }
-    match chunk
-        .usage
-        .and_then(|u| u.completion_tokens.or(u.output_tokens))
-    {
-        Some(tokens) => Event::Usage(tokens),
-        None => Event::Other,
+}
+
+impl Chunk<'_> {
+    /// The class of a parsed event's data.
+    fn event(&self) -> Event {
+        if self.error.is_some() {
+            return Event::Invalid;
+        }
+        if !self.candidates.is_empty() {
+            return self.gemini();
+        }
+        if matches!(
+            self.kind,
+            Some(
+                "content_block_delta"
+                    | "response.output_text.delta"
+                    | "response.function_call_arguments.delta"
+            )
+        ) {
+            return Event::Output;
+        }
+        let has_text = self.choices.iter().any(|c| {
+            c.delta.as_ref().is_some_and(Delta::has_output)
+                || c.text.as_ref().is_some_and(|t| !t.is_empty())
+        });
+        if has_text {
+            return Event::Output;
+        }
+        match self
+            .usage
+            .as_ref()
+            .and_then(|u| u.completion_tokens.or(u.output_tokens))
+        {
+            Some(tokens) => Event::Usage(tokens),
+            None => Event::Other,
+        }
     }
 }
 
@@ -347,7 +429,7 @@ mod tests {
         let mut reader = SseReader::new();
         let mut out = Vec::new();
         for part in parts {
-            reader.feed(part, |e| out.push(e));
+            reader.feed(part, |e, _| out.push(e));
         }
         (out, reader.has_partial_event())
     }
@@ -457,5 +539,41 @@ mod tests {
         assert!(partial);
         let (out, _) = events(&[b"data: {\"error\":{\"message\":\"boom\"}}\n\n"]);
         assert_eq!(out, vec![Event::Invalid]);
+    }
+
+    #[test]
+    fn events_are_the_same_however_the_stream_is_cut() {
+        let lf: &[u8] = b"data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\n\n\
+            : keep-alive\n\n\
+            data: {\"choices\":[{\"delta\":{\"content\":\"b\"}}]}\r\n\n\
+            data: [DONE]\n\n";
+        let crlf: &[u8] = b"event: message_start\r\ndata: {\"type\":\"message_start\"}\r\n\r\n\
+            event: content_block_delta\r\ndata: {\"type\":\"content_block_delta\"}\r\n\r\n\
+            event: message_stop\r\ndata: {\"type\":\"message_stop\"}\r\n\r\n";
+        for stream in [lf, crlf] {
+            let whole = events(&[stream]);
+            assert!(!whole.1);
+            for a in 0..stream.len() {
+                for b in a..stream.len() {
+                    let pieces = [&stream[..a], &stream[a..b], &stream[b..]];
+                    assert_eq!(events(&pieces), whole, "cut at {a} and {b}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn an_event_that_never_ends_is_dropped_as_invalid() {
+        let mut sse = SseReader::new();
+        let mut seen = Vec::new();
+        let piece = vec![b'x'; 64 << 10];
+        sse.feed(b"data: ", |e, _| seen.push(e));
+        // The 16th piece takes the event past `MAX_EVENT`.
+        for _ in 0..MAX_EVENT / piece.len() {
+            sse.feed(&piece, |e, _| seen.push(e));
+        }
+        assert_eq!(seen, vec![Event::Invalid]);
+        sse.feed(b"data: [DONE]\n\n", |e, _| seen.push(e));
+        assert_eq!(seen, vec![Event::Invalid, Event::Done]);
     }
 }

@@ -287,13 +287,13 @@ mod tests {
             output_events: 3,
             stream: true,
             kept: Some(Box::new(Kept {
-                answer: Vec::new(),
                 cache: Some(CacheUsage {
                     prompt_tokens: 2_000,
                     cached_tokens: cached,
                     written_tokens: 0,
                     reported: true,
                 }),
+                ..Kept::default()
             })),
             tag: Tag {
                 turn,

@@ -443,7 +443,7 @@ async fn send(
     }
     let read = match &mut result {
         Ok(x) => match x.kept.as_mut().and_then(|k| {
-            let read = answer::read(&std::mem::take(&mut k.answer), x.stream);
+            let read = answer::read_kept(k, x.stream);
             k.cache = read.as_ref().and_then(|a| a.cache);
             read
         }) {

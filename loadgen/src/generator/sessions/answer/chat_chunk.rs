@@ -10,6 +10,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::{usage, Answer, ToolCall};
+use crate::wire::outcome::CALL_INDEX_GAP;
 
 #[derive(Deserialize)]
 struct Chunk<'a> {
@@ -81,7 +82,10 @@ pub(super) fn read(answer: &mut Answer, data: &[u8]) -> bool {
             answer.text.push_str(&text);
         }
         for part in delta.tool_calls.into_iter().flatten() {
-            let at = part.index.unwrap_or(0) as usize;
+            let at = usize::try_from(part.index.unwrap_or(0)).unwrap_or(usize::MAX);
+            if at > answer.calls.len() + CALL_INDEX_GAP {
+                continue;
+            }
             while answer.calls.len() <= at {
                 answer.calls.push(ToolCall::default());
             }

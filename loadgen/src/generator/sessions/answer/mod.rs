@@ -6,7 +6,7 @@
 
 use serde_json::Value;
 
-use crate::wire::outcome::CacheUsage;
+use crate::wire::outcome::{CacheUsage, Kept, CALL_INDEX_GAP};
 
 mod bedrock;
 mod chat_chunk;
@@ -40,20 +40,47 @@ pub struct ToolCall {
 /// body is not an answer of any API.
 pub fn read(body: &[u8], streamed: bool) -> Option<Answer> {
     let mut answer = Answer::default();
+    read_into(&mut answer, body, streamed)?;
+    Some(answer)
+}
+
+/// Reads a kept answer, taking what it holds: the text and calls of a stream's chat chunks (read
+/// as they arrived), then its other events or its whole body. `None` when the body is not an
+/// answer of any API.
+pub fn read_kept(kept: &mut Kept, streamed: bool) -> Option<Answer> {
+    let mut answer = Answer {
+        text: std::mem::take(&mut kept.text),
+        calls: kept
+            .calls
+            .drain(..)
+            .map(|call| ToolCall {
+                id: call.id,
+                name: call.name,
+                arguments: call.arguments,
+                id_made: false,
+            })
+            .collect(),
+        cache: None,
+    };
+    read_into(&mut answer, &std::mem::take(&mut kept.answer), streamed)?;
+    Some(answer)
+}
+
+fn read_into(answer: &mut Answer, body: &[u8], streamed: bool) -> Option<()> {
     if streamed && body.first() == Some(&0) {
-        bedrock::stream(&mut answer, body)?;
+        bedrock::stream(answer, body)?;
     } else if streamed {
         for data in events(body) {
-            if chat_chunk::read(&mut answer, data) {
+            if chat_chunk::read(answer, data) {
                 continue;
             }
             let Ok(event) = serde_json::from_slice::<Value>(data) else {
                 continue;
             };
             if gemini::is_response(&event) {
-                gemini::response(&mut answer, &event);
+                gemini::response(answer, &event);
             } else {
-                chunk(&mut answer, &event);
+                chunk(answer, &event);
             }
         }
     } else {
@@ -62,14 +89,14 @@ pub fn read(body: &[u8], streamed: bool) -> Option<Answer> {
             return None;
         }
         if gemini::is_response(&whole) {
-            gemini::response(&mut answer, &whole);
+            gemini::response(answer, &whole);
         } else if bedrock::is_response(&whole) {
-            bedrock::response(&mut answer, &whole);
+            bedrock::response(answer, &whole);
         } else {
-            complete(&mut answer, &whole);
+            complete(answer, &whole);
         }
     }
-    Some(answer)
+    Some(())
 }
 
 /// The `data:` payloads of a stream's events, `[DONE]` left out.
@@ -174,7 +201,11 @@ fn chunk(answer: &mut Answer, event: &Value) {
             .into_iter()
             .flatten()
         {
-            let at = part.get("index").and_then(Value::as_u64).unwrap_or(0) as usize;
+            let at = part.get("index").and_then(Value::as_u64).unwrap_or(0);
+            let at = usize::try_from(at).unwrap_or(usize::MAX);
+            if at > answer.calls.len() + CALL_INDEX_GAP {
+                continue;
+            }
             while answer.calls.len() <= at {
                 answer.calls.push(ToolCall::default());
             }
@@ -372,5 +403,96 @@ mod tests {
     fn a_body_that_is_not_an_answer_is_refused() {
         assert!(read(b"[1,2]", false).is_none());
         assert!(read(b"not json", false).is_none());
+    }
+
+    /// `body` read by the wire as it arrives in pieces of `piece` bytes, then by `read_kept`.
+    fn read_as_it_arrives(body: &[u8], piece: usize) -> Option<Answer> {
+        use crate::wire::exchange::Reading;
+        use crate::wire::outcome::Exchange;
+        let x = Exchange {
+            stream: true,
+            ..Exchange::default()
+        };
+        let mut reading = Reading::new(x, 200, true);
+        for (i, part) in body.chunks(piece).enumerate() {
+            reading.feed(part, i as u64);
+        }
+        let mut x = reading
+            .finish(body.len() as u64)
+            .unwrap_or_else(|e| panic!("{e:?}: {}", String::from_utf8_lossy(&body[..40])));
+        read_kept(x.kept.as_mut().expect("kept"), true)
+    }
+
+    #[test]
+    fn a_stream_read_as_it_arrives_is_the_stream_read_whole() {
+        let chat = b"data: {\"id\":\"c\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"}}]}\n\n\
+            data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"Hel\"}}]}\n\n\
+            data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"lo\"}}]}\n\n\
+            data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"id\":\"c1\",\"type\":\"function\",\"function\":{\"name\":\"g\",\"arguments\":\"\"}}]}}]}\n\n\
+            data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\"{\\\"x\"}}]}}]}\n\n\
+            data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":{\"arguments\":\"\\\":2}\"}}]}}]}\n\n\
+            data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":1,\"id\":\"c2\",\"function\":{\"name\":\"h\",\"arguments\":\"{}\"}}]}}]}\n\n\
+            data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n\
+            data: {\"choices\":[],\"usage\":{\"prompt_tokens\":50,\"completion_tokens\":5,\"prompt_tokens_details\":{\"cached_tokens\":32}}}\n\n\
+            data: [DONE]\n\n";
+        let anthropic = b"event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":7,\"cache_read_input_tokens\":3}}}\n\n\
+            event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n\
+            event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"Yes\"}}\n\n\
+            event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":1,\"content_block\":{\"type\":\"tool_use\",\"id\":\"toolu_1\",\"name\":\"f\",\"input\":{}}}\n\n\
+            event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{}\"}}\n\n\
+            event: message_delta\ndata: {\"type\":\"message_delta\",\"usage\":{\"output_tokens\":2}}\n\n\
+            event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
+        let responses = b"data: {\"type\":\"response.output_text.delta\",\"delta\":\"He\"}\n\n\
+            data: {\"type\":\"response.output_text.delta\",\"delta\":\"y\"}\n\n\
+            data: {\"type\":\"response.output_item.added\",\"item\":{\"type\":\"function_call\",\"call_id\":\"c1\",\"name\":\"g\",\"arguments\":\"\"}}\n\n\
+            data: {\"type\":\"response.function_call_arguments.delta\",\"delta\":\"{}\"}\n\n\
+            event: response.completed\ndata: {\"type\":\"response.completed\",\"response\":{\"usage\":{\"input_tokens\":9,\"output_tokens\":3,\"input_tokens_details\":{\"cached_tokens\":0}}}}\n\n";
+        let gemini = b"data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"Hel\"}],\"role\":\"model\"},\"index\":0}],\"usageMetadata\":{\"promptTokenCount\":9}}\r\n\r\n\
+            data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"lo\"}],\"role\":\"model\"},\"index\":0}]}\r\n\r\n\
+            data: {\"candidates\":[{\"content\":{\"parts\":[{\"text\":\"!\"}],\"role\":\"model\"},\"finishReason\":\"STOP\",\"index\":0}],\
+            \"usageMetadata\":{\"promptTokenCount\":1200,\"candidatesTokenCount\":3,\"totalTokenCount\":1203}}\r\n\r\n";
+        let bedrock: Vec<u8> = [
+            ("messageStart", r#"{"role":"assistant"}"#),
+            ("contentBlockDelta", r#"{"contentBlockIndex":0,"delta":{"text":"He"}}"#),
+            (
+                "contentBlockStart",
+                r#"{"contentBlockIndex":1,"start":{"toolUse":{"toolUseId":"t1","name":"look"}}}"#,
+            ),
+            (
+                "contentBlockDelta",
+                r#"{"contentBlockIndex":1,"delta":{"toolUse":{"input":"{}"}}}"#,
+            ),
+            (
+                "metadata",
+                r#"{"usage":{"inputTokens":40,"outputTokens":2,"totalTokens":1068,"cacheReadInputTokens":1024}}"#,
+            ),
+        ]
+        .iter()
+        .flat_map(|(kind, json)| gatebench_shared::eventstream::event(kind, json.as_bytes()))
+        .collect();
+        for body in [&chat[..], anthropic, responses, gemini, &bedrock] {
+            let whole = read(body, true).unwrap();
+            assert!(!whole.text.is_empty() && whole.cache.is_some());
+            for piece in [1, 7, 64, body.len()] {
+                assert_eq!(read_as_it_arrives(body, piece).as_ref(), Some(&whole));
+            }
+        }
+        let chat = read(chat, true).unwrap();
+        assert_eq!(chat.text, "Hello");
+        let calls: Vec<_> = chat
+            .calls
+            .iter()
+            .map(|c| (&*c.id, &*c.name, &*c.arguments))
+            .collect();
+        assert_eq!(calls, [("c1", "g", r#"{"x":2}"#), ("c2", "h", "{}")]);
+        assert_eq!(chat.cache.unwrap().cached_tokens, 32);
+    }
+
+    #[test]
+    fn a_call_index_far_ahead_is_not_read() {
+        let chat = b"data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":1000000000000,\"id\":\"c\",\"function\":{\"name\":\"g\",\"arguments\":\"{}\"}}]}}]}\n\n\
+            data: [DONE]\n\n";
+        assert!(read(chat, true).unwrap().calls.is_empty());
+        assert!(read_as_it_arrives(chat, 9).unwrap().calls.is_empty());
     }
 }
