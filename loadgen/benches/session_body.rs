@@ -8,7 +8,8 @@
 //! fresh copy of that history after two untimed steps and bodies (as a running session's is).
 //!
 //! First, a streamed chat answer of 16, 60 and 256 chunks that arrived in one read: its events
-//! classified as the wire reads them, then read back (what a tool round does before it builds).
+//! classified as the wire reads them; classified with a session's answer kept in the same pass
+//! (what a tool round does before it builds); and its raw events read back after the fact.
 //!
 //! `cargo bench -p loadgen --bench session_body`
 
@@ -115,7 +116,27 @@ fn main() {
             "classify the events of a streamed chat answer of {tokens:>3} chunks: median {median:>7.2} / p99 {p99:>7.2} µs"
         );
     }
-    // Reading a streamed answer back (a tool round reads it before building its next body).
+    // A session's kept stream: its chat chunks read into the answer in the pass that classifies
+    // them, then the answer taken (what a tool round does now before it builds).
+    for tokens in [16, 60, 256] {
+        let body = stream(tokens);
+        let (median, p99) = timed(|| {
+            use loadgen::wire::sse::Held;
+            let mut sse = loadgen::wire::sse::SseReader::new();
+            let mut kept = loadgen::wire::outcome::Kept::default();
+            sse.feed(&body, |_, held| match held {
+                Held::Chat(Some(delta)) => kept.chat(delta),
+                Held::Data(data) => kept.event(data),
+                Held::Chat(None) | Held::Nothing => {}
+            });
+            let answer = loadgen::generator::sessions::answer::read_kept(&mut kept, true);
+            std::hint::black_box(answer);
+        });
+        println!(
+            "classify and keep a streamed chat answer of {tokens:>3} chunks, then read it: median {median:>7.2} / p99 {p99:>7.2} µs"
+        );
+    }
+    // Reading a raw streamed answer back (a whole body, or a stream another way kept) (a tool round reads it before building its next body).
     for tokens in [16, 60, 256] {
         let body = stream(tokens);
         let mut times: Vec<f64> = (0..SAMPLES)
