@@ -121,14 +121,9 @@ fn main() {
     for tokens in [16, 60, 256] {
         let body = stream(tokens);
         let (median, p99) = timed(|| {
-            use loadgen::wire::sse::Held;
             let mut sse = loadgen::wire::sse::SseReader::new();
             let mut kept = loadgen::wire::outcome::Kept::default();
-            sse.feed(&body, |_, held| match held {
-                Held::Chat(Some(delta)) => kept.chat(delta),
-                Held::Data(data) => kept.event(data),
-                Held::Chat(None) | Held::Nothing => {}
-            });
+            sse.feed(&body, |_, held| kept.keep(held));
             let answer = loadgen::generator::sessions::answer::read_kept(&mut kept, true);
             std::hint::black_box(answer);
         });

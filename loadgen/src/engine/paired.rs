@@ -11,7 +11,7 @@ use crate::wire::exchange::Slot;
 use crate::wire::http1::exchange;
 use crate::wire::http1::pool::Http1Pool;
 use crate::wire::http1::RequestTemplate;
-use crate::wire::outcome::ErrorKind;
+use crate::wire::outcome::{ErrorKind, Kept};
 use crate::wire::target::RequestSpec;
 
 /// One successful call, timed from its send, in microseconds.
@@ -51,8 +51,8 @@ pub(crate) async fn open_pools(targets: &[Target], timeout: Duration) -> Vec<Rc<
     pools
 }
 
-/// One call of round `seq` to one target, timed from its send; with `keep_answer`, the
-/// answer's body too (a session's turn resends it).
+/// One call of round `seq` to one target, timed from its send; with `keep_answer`, the kept
+/// answer too (a session's turn resends it).
 pub(crate) async fn call(
     how: Timing,
     pool: &Http1Pool,
@@ -61,7 +61,7 @@ pub(crate) async fn call(
     clock: &RunClock,
     seq: u64,
     keep_answer: bool,
-) -> Result<(Call, Option<Vec<u8>>), ErrorKind> {
+) -> Result<(Call, Option<Box<Kept>>), ErrorKind> {
     let sent_mono = gatebench_shared::clock::monotonic_ns();
     let now = clock.now_ns();
     let slot = Slot {
@@ -84,7 +84,7 @@ pub(crate) async fn call(
         let response = (sent_mono + e2e_ns) as f64 - t.started_ns as f64;
         (request / 1e3, response / 1e3)
     });
-    let answer = x.kept.take().map(|k| k.answer);
+    let answer = x.kept.take();
     let call = Call {
         e2e_us: e2e_ns as f64 / 1e3,
         ttft_us: x

@@ -2,7 +2,7 @@
 //! checks that HTTP/1.1 (`http1::exchange`) and HTTP/2 (`http2::exchange`) share.
 
 use crate::wire::outcome::{ErrorKind, Exchange, Kept};
-use crate::wire::sse::{Event, Held, SseReader};
+use crate::wire::sse::{Event, SseReader};
 
 /// Most bytes of a whole (not streamed) 200 body kept for validation; a larger one is
 /// `invalid`, so a target sending without end cannot fill memory.
@@ -115,11 +115,7 @@ impl Reading {
                 Event::Other => {}
             }
             if let Some(kept) = kept_events.as_deref_mut() {
-                match held {
-                    Held::Chat(Some(delta)) => kept.chat(delta),
-                    Held::Data(data) => kept.event(data),
-                    Held::Chat(None) | Held::Nothing => {}
-                }
+                kept.keep(held)
             }
         });
         // AWS's binary event stream is kept as it came, for the session's reader.

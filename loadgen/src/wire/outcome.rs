@@ -105,19 +105,21 @@ impl Build {
 /// text and tool calls are here, and only the stream's other events are in `answer`.
 #[derive(Debug, Clone, Default)]
 pub struct Kept {
-    /// The answer's body: a whole body, or a stream's events not read as chat chunks (each as
-    /// one `data:` line, or AWS's binary event stream as it came).
+    /// The answer's body: a whole body, or a stream's events not read as chat chunks (as they
+    /// came, or AWS's binary event stream as it came).
     pub answer: Vec<u8>,
     /// The text of a stream's chat chunks, joined.
     pub text: String,
+    /// The data of a stream's chat chunks that carry a usage, one `data:` line each.
+    pub usage: Vec<u8>,
     /// The tool calls of a stream's chat chunks, by index.
     pub calls: Vec<KeptCall>,
     pub cache: Option<CacheUsage>,
 }
 
-/// Most a tool call fragment's index may run ahead of the calls so far; one further ahead (a
-/// target naming call 10^18) is not read, so it cannot fill memory.
-pub const CALL_INDEX_GAP: usize = 64;
+/// Most tool calls an answer's stream is read for: a fragment of a call past them (a target
+/// naming call 10^18) is not read, so a stream's calls cannot fill memory.
+pub const MOST_CALLS: usize = 256;
 
 /// A tool call joined from a stream's chat chunks.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -136,7 +138,7 @@ impl Kept {
         }
         for part in delta.tool_calls.iter().flatten() {
             let at = usize::try_from(part.index.unwrap_or(0)).unwrap_or(usize::MAX);
-            if at > self.calls.len() + CALL_INDEX_GAP {
+            if at >= MOST_CALLS {
                 continue;
             }
             while self.calls.len() <= at {
@@ -153,11 +155,26 @@ impl Kept {
         }
     }
 
-    /// Adds another event's data, as one `data:` line of its own.
-    pub fn event(&mut self, data: &[u8]) {
-        self.answer.extend_from_slice(b"data: ");
-        self.answer.extend_from_slice(data);
-        self.answer.extend_from_slice(b"\n\n");
+    /// Keeps what a stream's event held.
+    pub fn keep(&mut self, held: crate::wire::sse::Held) {
+        use crate::wire::sse::Held;
+        match held {
+            Held::Chat { delta, usage } => {
+                if let Some(delta) = delta {
+                    self.chat(delta);
+                }
+                if let Some(data) = usage {
+                    self.usage.extend_from_slice(b"data: ");
+                    self.usage.extend_from_slice(data);
+                    self.usage.extend_from_slice(b"\n\n");
+                }
+            }
+            Held::Event(event) => {
+                self.answer.extend_from_slice(event);
+                self.answer.extend_from_slice(b"\n\n");
+            }
+            Held::Nothing => {}
+        }
     }
 }
 

@@ -45,10 +45,14 @@ pub enum Event {
 pub enum Held<'e, 'a> {
     /// Nothing to keep: an end marker, a keep-alive, an invalid or a binary event.
     Nothing,
-    /// An OpenAI chat completion chunk without usage: its first choice's delta, when it had one.
-    Chat(Option<&'e Delta<'a>>),
-    /// Any other event's data (another API's event, or a chunk with usage), unread.
-    Data(&'e [u8]),
+    /// An OpenAI chat completion chunk: its first choice's delta, when it had one, and its data
+    /// again when it carries a usage (read after the stream, for the prompt's cache).
+    Chat {
+        delta: Option<&'e Delta<'a>>,
+        usage: Option<&'e [u8]>,
+    },
+    /// Any other event, whole and unread (another API's, or one of several `data:` lines).
+    Event(&'e [u8]),
 }
 
 /// Most bytes of one event; a longer one (a target that never ends its event) is `Invalid`
@@ -170,8 +174,9 @@ fn find_blank_line(bytes: &[u8], from: usize) -> Option<(usize, usize)> {
 
 #[derive(Deserialize)]
 struct Chunk<'a> {
+    /// `None` when the event has no `choices` (a chat chunk always has it).
     #[serde(borrow, default)]
-    choices: Vec<ChunkChoice<'a>>,
+    choices: Option<Vec<ChunkChoice<'a>>>,
     #[serde(default)]
     usage: Option<Usage>,
     #[serde(default, rename = "type")]
@@ -254,11 +259,14 @@ pub struct Delta<'a> {
 }
 
 /// A fragment of a tool call: the first names it, the rest add to its arguments.
+///
+/// Its index, id and name are read as the tree reader reads them: one of another type (an index
+/// sent as a string) is none, and the chunk is still read.
 #[derive(Debug, Deserialize)]
 pub struct ToolCallDelta<'a> {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "lenient::number")]
     pub index: Option<u64>,
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "lenient::text")]
     pub id: Option<std::borrow::Cow<'a, str>>,
     #[serde(borrow, default)]
     pub function: Option<FunctionDelta<'a>>,
@@ -266,7 +274,7 @@ pub struct ToolCallDelta<'a> {
 
 #[derive(Debug, Deserialize)]
 pub struct FunctionDelta<'a> {
-    #[serde(borrow, default)]
+    #[serde(borrow, default, deserialize_with = "lenient::text")]
     pub name: Option<std::borrow::Cow<'a, str>>,
     #[serde(borrow, default)]
     pub arguments: Option<std::borrow::Cow<'a, str>>,
@@ -341,12 +349,14 @@ fn classify_message(message: &gatebench_shared::eventstream::Message) -> Event {
 fn classify(event: &[u8], on_event: &mut impl FnMut(Event, Held)) {
     let mut name: &[u8] = b"";
     let mut data: &[u8] = b"";
+    let mut data_lines = 0;
     for line in event.split(|b| *b == b'\n') {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
         if let Some(v) = line.strip_prefix(b"event:") {
             name = v.trim_ascii();
         } else if let Some(v) = line.strip_prefix(b"data:") {
             data = v.trim_ascii();
+            data_lines += 1;
         }
     }
     let named = match name {
@@ -358,8 +368,8 @@ fn classify(event: &[u8], on_event: &mut impl FnMut(Event, Held)) {
         b"response.failed" | b"error" => Some(Event::Invalid),
         _ => None,
     };
-    if let Some(event) = named {
-        return on_event(event, Held::Data(data));
+    if let Some(class) = named {
+        return on_event(class, Held::Event(event));
     }
     if data == b"[DONE]" {
         return on_event(Event::Done, Held::Nothing);
@@ -370,17 +380,26 @@ fn classify(event: &[u8], on_event: &mut impl FnMut(Event, Held)) {
     let Ok(chunk) = serde_json::from_slice::<Chunk>(data) else {
         return on_event(Event::Invalid, Held::Nothing);
     };
-    let event = chunk.event();
+    let class = chunk.event();
+    // A chat chunk as a session's reader of chat chunks takes it; any other event is left to
+    // its reader of every API's events.
     let chat = chunk.kind.is_none()
         && chunk.candidates.is_empty()
         && chunk.usage_metadata.is_none()
-        && chunk.usage.is_none()
-        && !chunk.choices.is_empty();
-    if chat && event != Event::Invalid {
-        let delta = chunk.choices.first().and_then(|c| c.delta.as_ref());
-        on_event(event, Held::Chat(delta));
+        && chunk.choices.is_some()
+        && data_lines == 1
+        && class != Event::Invalid;
+    if chat {
+        let delta = chunk
+            .choices
+            .iter()
+            .flatten()
+            .next()
+            .and_then(|c| c.delta.as_ref());
+        let usage = chunk.usage.is_some().then_some(data);
+        on_event(class, Held::Chat { delta, usage });
     } else {
-        on_event(event, Held::Data(data));
+        on_event(class, Held::Event(event));
     }
 }
 
@@ -403,7 +422,7 @@ impl Chunk<'_> {
         ) {
             return Event::Output;
         }
-        let has_text = self.choices.iter().any(|c| {
+        let has_text = self.choices.iter().flatten().any(|c| {
             c.delta.as_ref().is_some_and(Delta::has_output)
                 || c.text.as_ref().is_some_and(|t| !t.is_empty())
         });
@@ -418,6 +437,84 @@ impl Chunk<'_> {
             Some(tokens) => Event::Usage(tokens),
             None => Event::Other,
         }
+    }
+}
+
+/// Fields read as a tree reader reads them: a value of another type is none, not an error.
+mod lenient {
+    use std::borrow::Cow;
+    use std::fmt;
+
+    use serde::de::{self, IgnoredAny, MapAccess, SeqAccess, Visitor};
+    use serde::Deserializer;
+
+    /// Any other value, skipped: none.
+    macro_rules! none_otherwise {
+        () => {
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(None)
+            }
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(None)
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(None)
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+                Ok(None)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(None)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(None)
+            }
+        };
+    }
+
+    /// A whole number of 64 bits, or none.
+    pub fn number<'de, D: Deserializer<'de>>(field: D) -> Result<Option<u64>, D::Error> {
+        struct Number;
+        impl<'de> Visitor<'de> for Number {
+            type Value = Option<u64>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("any value")
+            }
+            fn visit_u64<E: de::Error>(self, n: u64) -> Result<Self::Value, E> {
+                Ok(Some(n))
+            }
+            fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
+                Ok(None)
+            }
+            none_otherwise!();
+        }
+        field.deserialize_any(Number)
+    }
+
+    /// A string, borrowed when it has no escapes, or none.
+    pub fn text<'de: 'a, 'a, D: Deserializer<'de>>(
+        field: D,
+    ) -> Result<Option<Cow<'a, str>>, D::Error> {
+        struct Text;
+        impl<'de> Visitor<'de> for Text {
+            type Value = Option<Cow<'de, str>>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("any value")
+            }
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(None)
+            }
+            fn visit_borrowed_str<E: de::Error>(self, s: &'de str) -> Result<Self::Value, E> {
+                Ok(Some(Cow::Borrowed(s)))
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<Self::Value, E> {
+                Ok(Some(Cow::Owned(s.to_string())))
+            }
+            none_otherwise!();
+        }
+        field.deserialize_any(Text)
     }
 }
 

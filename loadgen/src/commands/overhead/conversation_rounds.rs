@@ -16,6 +16,7 @@ use crate::generator::sessions::body::{Conversation, Dialect};
 use crate::generator::sessions::plan::SessionPlan;
 use crate::wire::clock::RunClock;
 use crate::wire::http1::RequestTemplate;
+use crate::wire::outcome::Kept;
 use crate::wire::target::RequestSpec;
 
 use super::plan::OverheadPlan;
@@ -89,8 +90,10 @@ async fn rounds(
                 let template = RequestTemplate::post(&plan.targets[i].target, &spec);
                 let seq = (index as u64) << 16 | (k as u64 + 1);
                 let got = call(plan, &pools[i], &template, &spec, &clock, seq, true).await;
-                match got.map(|(c, body)| (c, answer::read(&body.unwrap_or_default(), spec.stream)))
-                {
+                let read = |kept: Option<Box<Kept>>| {
+                    answer::read_kept(&mut kept.unwrap_or_default(), spec.stream)
+                };
+                match got.map(|(c, kept)| (c, read(kept))) {
                     Ok((c, Some(a))) => {
                         talks[i].answered(&a);
                         if !a.calls.is_empty() {

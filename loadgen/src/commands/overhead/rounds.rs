@@ -15,7 +15,7 @@ use crate::engine::paired::{self, Call};
 use crate::wire::clock::RunClock;
 use crate::wire::http1::pool::Http1Pool;
 use crate::wire::http1::RequestTemplate;
-use crate::wire::outcome::ErrorKind;
+use crate::wire::outcome::{ErrorKind, Kept};
 use crate::wire::target::RequestSpec;
 
 use super::plan::OverheadPlan;
@@ -109,8 +109,8 @@ pub(super) async fn open_pools(plan: &OverheadPlan) -> Vec<Rc<Http1Pool>> {
     paired::open_pools(&targets, plan.timeout).await
 }
 
-/// One call of round `seq` to one target, as the plan times it; with `keep_answer`, the
-/// answer's body too (a session's turn resends it).
+/// One call of round `seq` to one target, as the plan times it; with `keep_answer`, the kept
+/// answer too (a session's turn resends it).
 pub(super) async fn call(
     plan: &OverheadPlan,
     pool: &Http1Pool,
@@ -119,7 +119,7 @@ pub(super) async fn call(
     clock: &RunClock,
     seq: u64,
     keep_answer: bool,
-) -> Result<(Call, Option<Vec<u8>>), ErrorKind> {
+) -> Result<(Call, Option<Box<Kept>>), ErrorKind> {
     let how = paired::Timing {
         timeout: plan.timeout,
         spin: plan.spin,

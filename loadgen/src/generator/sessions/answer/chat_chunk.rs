@@ -10,7 +10,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::{usage, Answer, ToolCall};
-use crate::wire::outcome::CALL_INDEX_GAP;
+use crate::wire::outcome::MOST_CALLS;
 
 #[derive(Deserialize)]
 struct Chunk<'a> {
@@ -83,7 +83,7 @@ pub(super) fn read(answer: &mut Answer, data: &[u8]) -> bool {
         }
         for part in delta.tool_calls.into_iter().flatten() {
             let at = usize::try_from(part.index.unwrap_or(0)).unwrap_or(usize::MAX);
-            if at > answer.calls.len() + CALL_INDEX_GAP {
+            if at >= MOST_CALLS {
                 continue;
             }
             while answer.calls.len() <= at {

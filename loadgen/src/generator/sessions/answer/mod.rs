@@ -6,7 +6,7 @@
 
 use serde_json::Value;
 
-use crate::wire::outcome::{CacheUsage, Kept, CALL_INDEX_GAP};
+use crate::wire::outcome::{CacheUsage, Kept, MOST_CALLS};
 
 mod bedrock;
 mod chat_chunk;
@@ -45,7 +45,7 @@ pub fn read(body: &[u8], streamed: bool) -> Option<Answer> {
 }
 
 /// Reads a kept answer, taking what it holds: the text and calls of a stream's chat chunks (read
-/// as they arrived), then its other events or its whole body. `None` when the body is not an
+/// as they arrived), then its other events or its whole body, then its chat chunks' usage. `None` when the body is not an
 /// answer of any API.
 pub fn read_kept(kept: &mut Kept, streamed: bool) -> Option<Answer> {
     let mut answer = Answer {
@@ -63,6 +63,11 @@ pub fn read_kept(kept: &mut Kept, streamed: bool) -> Option<Answer> {
         cache: None,
     };
     read_into(&mut answer, &std::mem::take(&mut kept.answer), streamed)?;
+    for data in events(&kept.usage) {
+        if let Ok(chunk) = serde_json::from_slice::<Value>(data) {
+            usage(&mut answer, chunk.get("usage"));
+        }
+    }
     Some(answer)
 }
 
@@ -203,7 +208,7 @@ fn chunk(answer: &mut Answer, event: &Value) {
         {
             let at = part.get("index").and_then(Value::as_u64).unwrap_or(0);
             let at = usize::try_from(at).unwrap_or(usize::MAX);
-            if at > answer.calls.len() + CALL_INDEX_GAP {
+            if at >= MOST_CALLS {
                 continue;
             }
             while answer.calls.len() <= at {
@@ -470,7 +475,26 @@ mod tests {
         .iter()
         .flat_map(|(kind, json)| gatebench_shared::eventstream::event(kind, json.as_bytes()))
         .collect();
-        for body in [&chat[..], anthropic, responses, gemini, &bedrock] {
+        // A usage on a chunk with text, an index and an id of other types, and an event of two
+        // `data:` lines, each read as the whole-body reader reads it.
+        let odd = b"data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"A\"}}]}\n\n\
+            data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"B\"}}],\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":4}}\n\n\
+            data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"C\"}}]}\n\n\
+            data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":\"0\",\"id\":7,\"function\":{\"name\":\"f\",\"arguments\":\"{}\"}}]}}]}\n\n\
+            data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"D\"}}]}\n\
+            data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"E\"}}]}\n\n\
+            data: [DONE]\n\n";
+        let read_odd = read(odd, true).unwrap();
+        assert_eq!(read_odd.text, "ABCDE");
+        assert_eq!(
+            (
+                read_odd.calls[0].id.as_str(),
+                read_odd.calls[0].name.as_str()
+            ),
+            ("", "f")
+        );
+        assert_eq!(read_odd.cache.unwrap().prompt_tokens, 5);
+        for body in [&chat[..], anthropic, responses, gemini, &bedrock, odd] {
             let whole = read(body, true).unwrap();
             assert!(!whole.text.is_empty() && whole.cache.is_some());
             for piece in [1, 7, 64, body.len()] {
@@ -489,10 +513,21 @@ mod tests {
     }
 
     #[test]
-    fn a_call_index_far_ahead_is_not_read() {
-        let chat = b"data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":1000000000000,\"id\":\"c\",\"function\":{\"name\":\"g\",\"arguments\":\"{}\"}}]}}]}\n\n\
-            data: [DONE]\n\n";
-        assert!(read(chat, true).unwrap().calls.is_empty());
-        assert!(read_as_it_arrives(chat, 9).unwrap().calls.is_empty());
+    fn a_call_past_the_most_read_is_not_read() {
+        let far = |index: usize| {
+            format!("data: {{\"choices\":[{{\"index\":0,\"delta\":{{\"tool_calls\":[{{\"index\":{index},\"id\":\"c\",\"function\":{{\"name\":\"g\",\"arguments\":\"{{}}\"}}}}]}}}}]}}\n\ndata: [DONE]\n\n")
+        };
+        for (index, calls) in [
+            (1_000_000_000_000, 0),
+            (MOST_CALLS, 0),
+            (MOST_CALLS - 1, MOST_CALLS),
+        ] {
+            let chat = far(index);
+            assert_eq!(read(chat.as_bytes(), true).unwrap().calls.len(), calls);
+            assert_eq!(
+                read_as_it_arrives(chat.as_bytes(), 9).unwrap().calls.len(),
+                calls
+            );
+        }
     }
 }
