@@ -4,7 +4,9 @@
 
 use serde_json::{json, Map, Value};
 
-use super::{arguments_object, last_object, tool_name, tool_schema, tools_as, Form};
+use super::{
+    arguments_object, last_object, object, tool_name, tool_schema, tools_as, Form, History,
+};
 use crate::generator::sessions::answer::{Answer, ToolCall};
 use crate::generator::sessions::marks::CacheMarks;
 use crate::generator::sessions::Role;
@@ -30,31 +32,35 @@ impl Form for Messages {
     }
 
     fn system(&self, text: &str) -> Value {
-        json!([text_block(text)])
+        Value::Array(vec![text_block(text)])
     }
 
     fn message(&self, role: Role, text: &str) -> Value {
-        json!({"role": role.as_str(), "content": [text_block(text)]})
+        blocks_message(role.as_str(), vec![text_block(text)])
     }
 
-    fn answered(&self, answer: &Answer, messages: &mut Vec<Value>) {
+    fn answered(&self, answer: &Answer, messages: &mut History) {
         let mut blocks = Vec::new();
         if !answer.text.is_empty() {
             blocks.push(text_block(&answer.text));
         }
         for call in &answer.calls {
-            blocks.push(json!({"type": "tool_use", "id": call.id, "name": call.name,
-                "input": arguments_object(call)}));
+            blocks.push(object([
+                ("type", "tool_use".into()),
+                ("id", call.id.as_str().into()),
+                ("name", call.name.as_str().into()),
+                ("input", arguments_object(call)),
+            ]));
         }
-        messages.push(json!({"role": "assistant", "content": blocks}));
+        messages.push(blocks_message("assistant", blocks));
     }
 
-    fn tool_results(&self, calls: &[ToolCall], result: &str, messages: &mut Vec<Value>) {
+    fn tool_results(&self, calls: &[ToolCall], result: &str, messages: &mut History) {
         let blocks: Vec<Value> = calls
             .iter()
             .map(|c| json!({"type": "tool_result", "tool_use_id": c.id, "content": result}))
             .collect();
-        messages.push(json!({"role": "user", "content": blocks}));
+        messages.push(blocks_message("user", blocks));
     }
 
     fn max_tokens(&self, body: &mut Map<String, Value>, n: u32) {
@@ -86,6 +92,13 @@ impl Form for Messages {
             ));
         }
     }
+
+    fn unmark(&self, messages: &mut [Value]) {
+        let content = messages.last_mut().and_then(|m| m.get_mut("content"));
+        if let Some(block) = last_object(content) {
+            block.remove("cache_control");
+        }
+    }
 }
 
 /// A function in Anthropic's form (`name`, `description`, `input_schema`).
@@ -95,6 +108,11 @@ fn tool(f: &Value) -> Value {
         "description": f.get("description").cloned().unwrap_or_else(|| "".into()),
         "input_schema": tool_schema(f),
     })
+}
+
+/// A message of `role` holding `blocks`.
+fn blocks_message(role: &str, blocks: Vec<Value>) -> Value {
+    object([("role", role.into()), ("content", Value::Array(blocks))])
 }
 
 /// An Anthropic text block.

@@ -7,7 +7,9 @@
 
 use serde_json::{json, Map, Value};
 
-use super::{arguments_object, push_joined, tool_name, tool_schema, tools_as, Form};
+use super::{
+    arguments_object, object, push_joined, tool_name, tool_schema, tools_as, Form, History,
+};
 use crate::generator::sessions::answer::{Answer, ToolCall};
 use crate::generator::sessions::marks::CacheMarks;
 use crate::generator::sessions::Role;
@@ -47,28 +49,32 @@ impl Form for Bedrock {
         json!({"role": role, "content": [{"text": text}]})
     }
 
-    fn push(&self, messages: &mut Vec<Value>, message: Value) {
+    fn push(&self, messages: &mut History, message: Value) {
         push_joined(messages, message, "content");
     }
 
-    fn answered(&self, answer: &Answer, messages: &mut Vec<Value>) {
+    fn answered(&self, answer: &Answer, messages: &mut History) {
         let mut blocks = Vec::new();
         if !answer.text.is_empty() || answer.calls.is_empty() {
             blocks.push(json!({"text": answer.text}));
         }
         for call in &answer.calls {
-            blocks.push(json!({"toolUse": {"toolUseId": call.id, "name": call.name,
-                "input": arguments_object(call)}}));
+            let call = object([
+                ("toolUseId", call.id.as_str().into()),
+                ("name", call.name.as_str().into()),
+                ("input", arguments_object(call)),
+            ]);
+            blocks.push(object([("toolUse", call)]));
         }
-        self.push(messages, json!({"role": "assistant", "content": blocks}));
+        self.push(messages, blocks_message("assistant", blocks));
     }
 
-    fn tool_results(&self, calls: &[ToolCall], result: &str, messages: &mut Vec<Value>) {
+    fn tool_results(&self, calls: &[ToolCall], result: &str, messages: &mut History) {
         let blocks: Vec<Value> = calls
             .iter()
             .map(|c| json!({"toolResult": {"toolUseId": c.id, "content": [{"text": result}]}}))
             .collect();
-        self.push(messages, json!({"role": "user", "content": blocks}));
+        self.push(messages, blocks_message("user", blocks));
     }
 
     fn max_tokens(&self, body: &mut Map<String, Value>, n: u32) {
@@ -99,6 +105,20 @@ impl Form for Bedrock {
             put(messages.last_mut().and_then(|m| m.get_mut("content")));
         }
     }
+
+    fn unmark(&self, messages: &mut [Value]) {
+        let content = messages.last_mut().and_then(|m| m.get_mut("content"));
+        if let Some(blocks) = content.and_then(Value::as_array_mut) {
+            if blocks.last().is_some_and(|b| b.get("cachePoint").is_some()) {
+                blocks.pop();
+            }
+        }
+    }
+}
+
+/// A message of `role` holding content `blocks`.
+fn blocks_message(role: &str, blocks: Vec<Value>) -> Value {
+    object([("role", role.into()), ("content", Value::Array(blocks))])
 }
 
 /// The body's `inferenceConfig`, made when it has none.

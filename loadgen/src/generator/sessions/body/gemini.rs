@@ -7,7 +7,10 @@
 
 use serde_json::{json, Map, Value};
 
-use super::{arguments_object, described, push_joined, tool_name, tool_schema, tools_as, Form};
+use super::{
+    arguments_object, described, object, push_joined, tool_name, tool_schema, tools_as, Form,
+    History,
+};
 use crate::generator::sessions::answer::{Answer, ToolCall};
 use crate::generator::sessions::Role;
 
@@ -53,40 +56,48 @@ impl Form for Gemini {
         json!({"role": role, "parts": [{"text": text}]})
     }
 
-    fn push(&self, messages: &mut Vec<Value>, message: Value) {
+    fn push(&self, messages: &mut History, message: Value) {
         push_joined(messages, message, "parts");
     }
 
-    fn answered(&self, answer: &Answer, messages: &mut Vec<Value>) {
+    fn answered(&self, answer: &Answer, messages: &mut History) {
         let mut parts = Vec::new();
         if !answer.text.is_empty() || answer.calls.is_empty() {
             parts.push(json!({"text": answer.text}));
         }
         for call in &answer.calls {
-            let mut function = json!({"name": call.name, "args": arguments_object(call)});
+            let mut function = object([
+                ("name", call.name.as_str().into()),
+                ("args", arguments_object(call)),
+            ]);
             put_id(&mut function, call);
-            parts.push(json!({"functionCall": function}));
+            parts.push(object([("functionCall", function)]));
         }
-        self.push(messages, json!({"role": "model", "parts": parts}));
+        self.push(messages, parts_message("model", parts));
     }
 
     /// Each result names its function (Gemini pairs them by name, and by id when the call
     /// had one).
-    fn tool_results(&self, calls: &[ToolCall], result: &str, messages: &mut Vec<Value>) {
+    fn tool_results(&self, calls: &[ToolCall], result: &str, messages: &mut History) {
         let parts: Vec<Value> = calls
             .iter()
             .map(|call| {
                 let mut response = json!({"name": call.name, "response": {"output": result}});
                 put_id(&mut response, call);
-                json!({"functionResponse": response})
+                object([("functionResponse", response)])
             })
             .collect();
-        self.push(messages, json!({"role": "user", "parts": parts}));
+        self.push(messages, parts_message("user", parts));
     }
 
     fn max_tokens(&self, body: &mut Map<String, Value>, n: u32) {
         config(body).insert("maxOutputTokens".into(), n.into());
     }
+}
+
+/// A turn of `role` holding `parts`.
+fn parts_message(role: &str, parts: Vec<Value>) -> Value {
+    object([("role", role.into()), ("parts", Value::Array(parts))])
 }
 
 /// The call's id, when the answer gave it (one made to pair a call is not resent).

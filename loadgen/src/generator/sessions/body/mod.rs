@@ -7,7 +7,8 @@
 //! in a file of its own: `openai` (chat completions and the Responses API), `anthropic`
 //! (messages), `gemini` (`generateContent`) and `bedrock` (Converse). A body is put together
 //! from pieces written once (`written`): the next turn's costs the new messages' JSON and a
-//! copy, not the whole history serialised again.
+//! copy, not the whole history serialised again; `history` tells which messages an API that
+//! joins a turn to the last changed after they were written.
 
 use bytes::{Bytes, BytesMut};
 use serde_json::{Map, Value};
@@ -19,8 +20,11 @@ use crate::generator::sessions::{Role, Session};
 mod anthropic;
 mod bedrock;
 mod gemini;
+mod history;
 mod openai;
 mod written;
+
+use history::History;
 
 /// The API whose shape the bodies take.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -103,15 +107,15 @@ trait Form: Sync {
     fn message(&self, role: Role, text: &str) -> Value;
 
     /// Adds a message to the history.
-    fn push(&self, messages: &mut Vec<Value>, message: Value) {
+    fn push(&self, messages: &mut History, message: Value) {
         messages.push(message);
     }
 
     /// Adds the upstream's answer as the client resends it.
-    fn answered(&self, answer: &Answer, messages: &mut Vec<Value>);
+    fn answered(&self, answer: &Answer, messages: &mut History);
 
     /// Adds `result` as the result of each of `calls`.
-    fn tool_results(&self, calls: &[ToolCall], result: &str, messages: &mut Vec<Value>);
+    fn tool_results(&self, calls: &[ToolCall], result: &str, messages: &mut History);
 
     /// Asks for `n` output tokens.
     fn max_tokens(&self, body: &mut Map<String, Value>, n: u32);
@@ -119,6 +123,10 @@ trait Form: Sync {
     /// Puts `marks` in a body about to be sent (an API with an explicit cache): in the body's
     /// fields (its system prompt, its tools) and in the last of `messages`, never another.
     fn mark(&self, _marks: CacheMarks, _body: &mut Map<String, Value>, _messages: &mut [Value]) {}
+
+    /// Takes the mark [`Form::mark`] put in the last of `messages` back out, leaving it as it
+    /// was before.
+    fn unmark(&self, _messages: &mut [Value]) {}
 }
 
 /// How a conversation's bodies are written: the API's shape, and where an explicit cache is
@@ -146,13 +154,16 @@ pub struct Conversation {
     marks: CacheMarks,
     /// The run's body without its messages.
     base: Map<String, Value>,
-    messages: Vec<Value>,
+    messages: History,
     /// Not yet put before a message.
     salt: Option<String>,
     /// The messages' JSON, written once each.
     written: written::Messages,
     /// The other fields' JSON, for the last output cap asked for.
     frame: Option<written::Frame>,
+    /// The last message's JSON with its cache mark, for the last body (an API that takes
+    /// marks).
+    marked: Vec<u8>,
     /// Where bodies are written.
     buffer: BytesMut,
 }
@@ -184,7 +195,7 @@ impl Conversation {
         if let Some(tools) = &session.tools {
             form.tools(tools, &mut base);
         }
-        let mut messages = Vec::new();
+        let mut messages = History::default();
         let mut system = Vec::new();
         for m in &session.preamble {
             match (form.system_key(), m.role) {
@@ -200,6 +211,7 @@ impl Conversation {
             salt: salt.map(str::to_string),
             written: written::Messages::default(),
             frame: None,
+            marked: Vec::new(),
             buffer: BytesMut::new(),
         };
         match form.system_key() {
@@ -235,12 +247,11 @@ impl Conversation {
     }
 
     /// Changes the history with `change`, which may add messages and change the last one
-    /// (an API whose turns alternate joins a message to the last); what it changed is written
-    /// again when next sent.
-    fn change(&mut self, change: impl FnOnce(&'static dyn Form, &mut Vec<Value>)) {
-        let last = self.messages.len().saturating_sub(1);
+    /// (an API whose turns alternate joins a message to the last); a message it changed is
+    /// written again when next sent, one it did not is not.
+    fn change(&mut self, change: impl FnOnce(&'static dyn Form, &mut History)) {
         change(self.dialect.form(), &mut self.messages);
-        self.written.forget_from(last);
+        self.written.forget_from(self.messages.changed_from());
     }
 
     /// Adds the user's new message.
@@ -262,8 +273,9 @@ impl Conversation {
     }
 
     /// The body of the next request, asking for `max_tokens` when given: the fields written
-    /// for that cap, the messages written so far, the new ones written now, and the last one
-    /// written again with its cache mark when the API takes marks.
+    /// for that cap, the messages written so far and the new ones written now. When the API
+    /// takes marks, the last one is written with its cache mark for this body only, and
+    /// written plain once a later message follows it.
     pub fn body(&mut self, max_tokens: Option<u32>) -> Body {
         let form = self.dialect.form();
         if self.frame.as_ref().map(|f| f.max_tokens) != Some(max_tokens) {
@@ -274,31 +286,31 @@ impl Conversation {
             form.mark(self.marks, &mut fields, &mut []);
             self.frame = Some(written::Frame::new(max_tokens, &fields, form.key()));
         }
-        self.written.catch_up(&self.messages);
         // Invariant: made just above when it was missing.
         let frame = self.frame.as_ref().expect("a frame");
         let n = self.messages.len();
-        let marked = match self.messages.last() {
-            Some(last) if self.dialect.takes_marks() && self.marks.marks_history() => {
-                let mut last = [last.clone()];
-                form.mark(self.marks, &mut Map::new(), &mut last);
-                Some(last)
-            }
-            _ => None,
-        };
-        let (bytes, text) = match &marked {
-            Some([last]) => {
-                let (before, text) = self.written.first(n - 1);
-                let mut json = Vec::new();
-                written::write(&mut json, last);
-                let bytes = frame.body(&[before, &json], &mut self.buffer);
-                (bytes, text + crate::generator::corpus::text_bytes(last))
-            }
-            None => {
-                let (all, text) = self.written.first(n);
-                (frame.body(&[all], &mut self.buffer), text)
-            }
-        };
+        let marks_last = n > 0 && self.dialect.takes_marks() && self.marks.marks_history();
+        if !marks_last {
+            self.written.catch_up(&self.messages);
+            let (all, text) = self.written.first(n);
+            let bytes = frame.body(&[all], &mut self.buffer);
+            return Body {
+                bytes,
+                prompt_tokens: crate::generator::corpus::tokens_of_text(text + frame.text_bytes()),
+            };
+        }
+        // The last message is written with its mark, in place: marked, written, and the mark
+        // taken back. Unmarked, it is written once it is no longer the last.
+        self.written.catch_up(&self.messages[..n - 1]);
+        let last = &mut self.messages.as_mut_slice()[n - 1..];
+        form.mark(self.marks, &mut Map::new(), last);
+        self.marked.clear();
+        written::write(&mut self.marked, &last[0]);
+        let last_text = crate::generator::corpus::text_bytes(&last[0]);
+        form.unmark(last);
+        let (before, text) = self.written.first(n - 1);
+        let bytes = frame.body(&[before, &self.marked], &mut self.buffer);
+        let text = text + last_text;
         Body {
             bytes,
             prompt_tokens: crate::generator::corpus::tokens_of_text(text + frame.text_bytes()),
@@ -322,6 +334,17 @@ fn tools_as(tools: &Value, shape: fn(&Value) -> Value) -> Vec<Value> {
     let each = tools.as_array().into_iter().flatten();
     each.map(|t| shape(t.get("function").unwrap_or(t)))
         .collect()
+}
+
+/// A JSON object of `fields`, each value moved in as it is: `json!` serialises a value given
+/// as an expression again, a deep copy of what was just built.
+fn object<const N: usize>(fields: [(&str, Value); N]) -> Value {
+    Value::Object(
+        fields
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect(),
+    )
 }
 
 /// A function's name, or `tool` when it has none.
@@ -357,15 +380,18 @@ fn arguments_object(call: &ToolCall) -> Value {
 /// Adds `message` to the history, its `blocks` (the key of its parts) joined to the last
 /// message's when both are of one role: APIs that want turns to alternate (Bedrock's) see a
 /// turn's tool results and the next user message as one user message, as a client sends them.
-fn push_joined(messages: &mut Vec<Value>, mut message: Value, blocks: &str) {
-    if let Some(last) = messages.last_mut() {
-        if last.get("role").is_some() && last.get("role") == message.get("role") {
-            let new = message.get_mut(blocks).and_then(Value::as_array_mut);
-            let old = last.get_mut(blocks).and_then(Value::as_array_mut);
-            if let (Some(new), Some(old)) = (new, old) {
-                old.append(new);
-                return;
-            }
+fn push_joined(messages: &mut History, mut message: Value, blocks: &str) {
+    let joins = messages.last().is_some_and(|last| {
+        let role = last.get("role");
+        role.is_some() && role == message.get("role") && last[blocks].is_array()
+    });
+    if let Some(new) = message.get_mut(blocks).and_then(Value::as_array_mut) {
+        if joins {
+            // Invariant: the last one is there and holds an array of blocks, as just seen.
+            let last = messages.last_mut().expect("a last message");
+            let old = last[blocks].as_array_mut().expect("blocks");
+            old.append(new);
+            return;
         }
     }
     messages.push(message);

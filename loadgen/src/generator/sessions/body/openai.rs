@@ -4,7 +4,7 @@
 
 use serde_json::{json, Map, Value};
 
-use super::{described, tool_name, tool_schema, tools_as, Form};
+use super::{described, object, tool_name, tool_schema, tools_as, Form, History};
 use crate::generator::sessions::answer::{Answer, ToolCall};
 use crate::generator::sessions::Role;
 
@@ -38,7 +38,7 @@ impl Form for Chat {
         message(role, text)
     }
 
-    fn answered(&self, answer: &Answer, messages: &mut Vec<Value>) {
+    fn answered(&self, answer: &Answer, messages: &mut History) {
         if answer.calls.is_empty() {
             messages.push(json!({"role": "assistant", "content": answer.text}));
             return;
@@ -56,10 +56,14 @@ impl Form for Chat {
         } else {
             answer.text.clone().into()
         };
-        messages.push(json!({"role": "assistant", "content": content, "tool_calls": calls}));
+        messages.push(object([
+            ("role", "assistant".into()),
+            ("content", content),
+            ("tool_calls", Value::Array(calls)),
+        ]));
     }
 
-    fn tool_results(&self, calls: &[ToolCall], result: &str, messages: &mut Vec<Value>) {
+    fn tool_results(&self, calls: &[ToolCall], result: &str, messages: &mut History) {
         for call in calls {
             messages.push(json!({"role": "tool", "tool_call_id": call.id, "content": result}));
         }
@@ -97,7 +101,7 @@ impl Form for Responses {
         message(role, text)
     }
 
-    fn answered(&self, answer: &Answer, messages: &mut Vec<Value>) {
+    fn answered(&self, answer: &Answer, messages: &mut History) {
         if !answer.text.is_empty() {
             messages.push(json!({"role": "assistant", "content": answer.text}));
         }
@@ -107,7 +111,7 @@ impl Form for Responses {
         }
     }
 
-    fn tool_results(&self, calls: &[ToolCall], result: &str, messages: &mut Vec<Value>) {
+    fn tool_results(&self, calls: &[ToolCall], result: &str, messages: &mut History) {
         for call in calls {
             messages.push(json!({"type": "function_call_output",
                 "call_id": call.id, "output": result}));

@@ -133,7 +133,7 @@ fn whole(c: &Conversation, max_tokens: Option<u32>) -> Body {
     if let Some(n) = max_tokens {
         form.max_tokens(&mut body, n);
     }
-    let mut messages = c.messages.clone();
+    let mut messages = c.messages.to_vec();
     form.mark(c.marks, &mut body, &mut messages);
     body.insert(form.key().into(), Value::Array(messages));
     Body {
