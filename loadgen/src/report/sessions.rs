@@ -1,5 +1,6 @@
 //! A run's sessions as text: one line of how the sessions went, and the per-turn table (times,
-//! prompt growth, the cache as the upstream reported it, hits against misses).
+//! prompt growth, the cache as the upstream reported it, hits against misses, tool rounds
+//! apart).
 
 use super::format::micros;
 use super::table::Table;
@@ -28,7 +29,7 @@ pub fn summary_line(s: &SessionsResult) -> String {
     let share =
         |v: Option<f64>| v.map_or_else(|| "not reported".into(), |v| format!("{:.1}%", v * 100.0));
     format!(
-        "sessions {} started, {} completed, {} failed{waited}{branches} (+{} in the warm-up); duration p50 {} p99 {}; \
+        "sessions {} started, {} completed, {} failed{waited}{branches} (+{} in the warm-up); duration p50 {} p99 {}{}; \
          turns per session p50 {}; cache hit rate {}, cached share of the prompt {}{not_sent}",
         s.started,
         s.completed,
@@ -36,9 +37,33 @@ pub fn summary_line(s: &SessionsResult) -> String {
         s.warmup,
         micros(s.duration.p50 as f64),
         micros(s.duration.p99 as f64),
+        tool_rounds(s),
         s.turns_completed.p50,
         share(s.hit_rate),
         share(s.cached_share),
+    )
+}
+
+/// The tool rounds' count and TTFT (response time when they did not stream), and the share of
+/// a session's time they took; nothing when none was sent.
+fn tool_rounds(s: &SessionsResult) -> String {
+    if s.tool.requests == 0 {
+        return String::new();
+    }
+    if s.tool.ok == 0 {
+        return format!("; {} tool rounds, none answered", s.tool.requests);
+    }
+    let (what, time) = match &s.tool.ttft {
+        Some(ttft) => ("TTFT", ttft),
+        None => ("response time", &s.tool.response_time),
+    };
+    let tenths = |v: u64| format!("{:.1}%", v as f64 / 10.0);
+    format!(
+        "; {} tool rounds, {what} p50 {}; a session's time in them p50 {} p90 {}",
+        s.tool.requests,
+        micros(time.p50 as f64),
+        tenths(s.tool_share.p50),
+        tenths(s.tool_share.p90),
     )
 }
 
@@ -70,6 +95,8 @@ fn rows_table(first: &str, rows: &[TurnRow]) -> Table {
         "ITL P50",
         "TTFT P50 hit",
         "TTFT P50 miss",
+        "P50 tool",
+        "TTFT P50 tool",
     ]);
     let t = |s: Option<&Summary>, f: fn(&Summary) -> u64| {
         s.map_or_else(|| "-".into(), |s| micros(f(s) as f64))
@@ -100,6 +127,10 @@ fn rows_table(first: &str, rows: &[TurnRow]) -> Table {
             t(row.itl.as_ref(), |s| s.p50),
             t(row.hit.ttft.as_ref(), |s| s.p50),
             t(row.miss.ttft.as_ref(), |s| s.p50),
+            t((row.tool.ok > 0).then_some(&row.tool.response_time), |s| {
+                s.p50
+            }),
+            t(row.tool.ttft.as_ref(), |s| s.p50),
         ]);
     }
     table

@@ -1,6 +1,7 @@
 //! A run's sessions in its result: per turn number (TTFT, ITL, response time, prompt size, the
-//! cache as the upstream reported it), each split by cache hit and miss, and per session
-//! (duration, turns completed, turns not sent by reason). Every distribution is kept as a
+//! cache as the upstream reported it), each split by cache hit and miss and with its tool
+//! rounds apart, and per session (duration, the share of it in tool rounds, turns completed,
+//! turns not sent by reason). Every distribution is kept as a
 //! histogram too, so `loadgen merge` adds shards' tables exactly.
 
 use std::collections::BTreeMap;
@@ -106,8 +107,11 @@ pub struct TurnRow {
     pub itl: Option<Summary>,
     #[serde(default)]
     pub itl_histogram: String,
-    /// Of which requests that sent tool results.
+    /// Of which requests that sent tool results (tool rounds) …
     pub tool_requests: u64,
+    /// … and their times and TTFT apart.
+    #[serde(default)]
+    pub tool: Split,
     /// Bytes and prompt tokens sent (the 4-bytes-a-token estimate), in all and per request:
     /// the history grows turn by turn.
     pub body_bytes: u64,
@@ -150,6 +154,7 @@ impl TurnRow {
         self.itl = (!itl.is_empty()).then(|| Summary::of(&itl));
         self.itl_histogram = encode(&itl);
         self.tool_requests += other.tool_requests;
+        self.tool.add(&other.tool)?;
         self.body_bytes += other.body_bytes;
         self.prompt_tokens += other.prompt_tokens;
         self.usage_answers += other.usage_answers;
@@ -183,6 +188,13 @@ pub struct SessionsResult {
     pub duration: Summary,
     #[serde(default)]
     pub duration_histogram: String,
+    /// Per session, the share of its duration its own tool rounds took (from the answer that
+    /// called the tools to the answer to their results; a branch's are not counted), in
+    /// tenths of a percent: 1,000 is all of it.
+    #[serde(default)]
+    pub tool_share: Summary,
+    #[serde(default)]
+    pub tool_share_histogram: String,
     /// Turns (requests) answered per session.
     pub turns_completed: Summary,
     #[serde(default)]
@@ -193,6 +205,9 @@ pub struct SessionsResult {
     /// Every turn that hit, and every one that missed.
     pub hit: Split,
     pub miss: Split,
+    /// Every tool round, of the sessions and their branches.
+    #[serde(default)]
+    pub tool: Split,
     pub turns: Vec<TurnRow>,
     /// Branches (sub-agents) started, and their requests by the branch's own turn numbers
     /// (not in `turns`; in the run-wide hit and miss splits).
@@ -260,12 +275,15 @@ impl SessionsResult {
         };
         (self.duration, self.duration_histogram) =
             sum(&self.duration_histogram, &other.duration_histogram)?;
+        (self.tool_share, self.tool_share_histogram) =
+            sum(&self.tool_share_histogram, &other.tool_share_histogram)?;
         (self.turns_completed, self.turns_completed_histogram) = sum(
             &self.turns_completed_histogram,
             &other.turns_completed_histogram,
         )?;
         self.hit.add(&other.hit)?;
         self.miss.add(&other.miss)?;
+        self.tool.add(&other.tool)?;
         add_rows(&mut self.turns, &other.turns)?;
         add_rows(&mut self.branch_turns, &other.branch_turns)?;
         self.branches += other.branches;
@@ -329,6 +347,7 @@ mod tests {
             started: times.len() as u64,
             completed: times.len() as u64,
             duration_histogram: encode(&h),
+            tool_share_histogram: encode(&histogram(&[250])),
             turns_completed_histogram: encode(&histogram(&[1])),
             hit: row.hit.clone(),
             turns: vec![row],
@@ -354,5 +373,6 @@ mod tests {
         );
         assert_eq!(a.started, 5);
         assert_eq!(a.duration.count, 5);
+        assert_eq!((a.tool_share.count, a.tool_share.p50), (2, 250));
     }
 }

@@ -614,6 +614,12 @@ fn a_gemini_tool_round_resends_the_call_and_its_function_response() {
     let s = result.runs[0].sessions.as_ref().expect("a session table");
     assert_eq!(s.completed, 1, "{:?}", result.runs[0].errors);
     assert_eq!(s.turns[1].tool_requests, 1, "{:?}", s.turns);
+    assert_eq!(
+        (s.turns[1].tool.ok, s.tool.ok, s.turns[0].tool.requests),
+        (1, 1, 0)
+    );
+    assert_eq!(s.tool_share.count, 1);
+    assert!(s.tool_share.max <= 1_000, "{:?}", s.tool_share);
     let mut seen = log.lock().unwrap().clone();
     seen.retain(|s| String::from_utf8_lossy(&s.body).contains("Be brief."));
     seen.sort_by_key(|s| s.seq);

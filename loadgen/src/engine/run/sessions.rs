@@ -9,9 +9,11 @@ use crate::results::sessions::{SessionsResult, Split, TurnRow};
 pub(super) fn result(tally: &SessionTally) -> SessionsResult {
     let mut hit = Group::default();
     let mut miss = Group::default();
+    let mut tool = Group::default();
     for turn in tally.turns.iter().chain(&tally.branch_turns) {
         hit.merge(&turn.hit);
         miss.merge(&turn.miss);
+        tool.merge(&turn.tool);
     }
     let mut result = SessionsResult {
         started: tally.started,
@@ -26,12 +28,15 @@ pub(super) fn result(tally: &SessionTally) -> SessionsResult {
             .collect(),
         duration: Summary::of(&tally.duration),
         duration_histogram: crate::results::hdr_codec::encode(&tally.duration),
+        tool_share: Summary::of(&tally.tool_share),
+        tool_share_histogram: crate::results::hdr_codec::encode(&tally.tool_share),
         turns_completed: Summary::of(&tally.turns_done),
         turns_completed_histogram: crate::results::hdr_codec::encode(&tally.turns_done),
         hit_rate: None,
         cached_share: None,
         hit: split(&hit),
         miss: split(&miss),
+        tool: split(&tool),
         turns: rows(&tally.turns),
         branches: tally.branches,
         branch_turns: rows(&tally.branch_turns),
@@ -62,6 +67,7 @@ fn row(turn: u64, t: &TurnGroup) -> TurnRow {
         itl: (!t.itl.is_empty()).then(|| Summary::of(&t.itl)),
         itl_histogram: crate::results::hdr_codec::encode(&t.itl),
         tool_requests: t.tool_requests,
+        tool: split(&t.tool),
         body_bytes: t.all.body_bytes,
         prompt_tokens: t.all.prompt_tokens,
         usage_answers: t.usage_answers,

@@ -252,6 +252,14 @@ mod tests {
         assert_eq!(run.metrics["build_time"].count, 12);
         assert_eq!(run.metrics["build_time"].max, 1);
         assert_eq!(run.metrics["schedule_lag"].max, 1);
+        // Requests 2, 3, 5 and 6 of each session are its rounds, apart in their rows. Each
+        // session took 13 ms from its start to its last answer, 8 of them in its four rounds.
+        let sessions = run.sessions.as_ref().unwrap();
+        let tools: Vec<u64> = sessions.turns.iter().map(|t| t.tool.ok).collect();
+        assert_eq!(tools, [0, 2, 2, 0, 2, 2]);
+        assert_eq!(sessions.tool.ok, 8);
+        let share = &sessions.tool_share;
+        assert_eq!((share.count, share.min, share.max), (2, 615, 615));
         // The first session's requests: its first round (2 ms) and its second turn (7 ms).
         let bodies = model.bodies();
         let messages = |i: usize| {

@@ -1,6 +1,7 @@
 //! What a worker records of its sessions: per turn number, every turn's times and sizes, split
-//! by whether the upstream reported a cache hit; per session, how long it took, how many turns
-//! it completed, and the turns it never sent, by reason.
+//! by whether the upstream reported a cache hit, and its tool rounds apart; per session, how
+//! long it took, how much of that went to tool rounds, how many turns it completed, and the
+//! turns it never sent, by reason.
 
 use std::collections::BTreeMap;
 
@@ -24,8 +25,10 @@ pub struct TurnGroup {
     pub miss: Group,
     /// Inter-token gaps of this turn's streams.
     pub itl: Histogram<u64>,
-    /// Requests that sent tool results (an agent loop's rounds).
+    /// Requests that sent tool results (an agent loop's rounds) …
     pub tool_requests: u64,
+    /// … and their times.
+    pub tool: Group,
     /// Answers whose usage gave the prompt's size, and that size in the upstream's tokens.
     pub usage_answers: u64,
     pub usage_prompt_tokens: u64,
@@ -46,6 +49,7 @@ impl Default for TurnGroup {
             miss: Group::default(),
             itl: new_histogram(2),
             tool_requests: 0,
+            tool: Group::default(),
             usage_answers: 0,
             usage_prompt_tokens: 0,
             reported: 0,
@@ -62,7 +66,10 @@ impl TurnGroup {
         for gap in &x.output_gaps_ns {
             self.itl.saturating_record((gap / 1_000).max(1));
         }
-        self.tool_requests += u64::from(x.tag.tool);
+        if x.tag.tool {
+            self.tool_requests += 1;
+            self.tool.success(x, response_us);
+        }
         if let Some(cache) = x.cache() {
             self.usage_answers += 1;
             self.usage_prompt_tokens += cache.prompt_tokens;
@@ -83,7 +90,10 @@ impl TurnGroup {
 
     fn failure(&mut self, tag: Tag) {
         self.all.failure(tag);
-        self.tool_requests += u64::from(tag.tool);
+        if tag.tool {
+            self.tool_requests += 1;
+            self.tool.failure(tag);
+        }
     }
 
     fn merge(&mut self, other: &TurnGroup) {
@@ -93,6 +103,7 @@ impl TurnGroup {
         // Invariant: every turn group's histograms are made by `new_histogram(2)`.
         self.itl.add(&other.itl).expect("same bounds");
         self.tool_requests += other.tool_requests;
+        self.tool.merge(&other.tool);
         self.usage_answers += other.usage_answers;
         self.usage_prompt_tokens += other.usage_prompt_tokens;
         self.reported += other.reported;
@@ -140,6 +151,9 @@ pub struct SessionTally {
     pub warmup: u64,
     /// From a session's intended start to the end of its last answered turn, µs.
     pub duration: Histogram<u64>,
+    /// Of that, the share its own tool rounds took, in tenths of a percent (1,000 is all of it: exact in
+    /// the histogram, which holds every value up to 2,047 as it is).
+    pub tool_share: Histogram<u64>,
     /// Turns answered per session.
     pub turns_done: Histogram<u64>,
     pub not_sent: BTreeMap<NotSent, u64>,
@@ -165,6 +179,7 @@ impl Default for SessionTally {
             waited: 0,
             warmup: 0,
             duration: new_histogram(3),
+            tool_share: new_histogram(3),
             turns_done: new_histogram(3),
             not_sent: BTreeMap::new(),
             seconds: Vec::new(),
@@ -213,17 +228,22 @@ impl SessionTally {
     }
 
     /// Records a session that ended after `turns_done` answered turns, from its intended start
-    /// to its last answer (`start_ns`, `end_ns`); `failed` when a turn failed; `unsent` turns
-    /// left, for `why`.
+    /// to its last answer (`start_ns`, `end_ns`), of which `tool_ns` in its tool rounds;
+    /// `failed` when a turn failed; `unsent` turns left, for `why`.
     pub fn ended(
         &mut self,
         turns_done: u64,
-        (start_ns, end_ns): (u64, u64),
+        (start_ns, end_ns, tool_ns): (u64, u64, u64),
         failed: bool,
         unsent: (u64, NotSent),
     ) {
         self.second(end_ns.max(start_ns)).1 += 1;
-        let duration_us = end_ns.saturating_sub(start_ns) / 1_000;
+        let span_ns = end_ns.saturating_sub(start_ns);
+        let duration_us = span_ns / 1_000;
+        if turns_done > 0 && span_ns > 0 {
+            let share = u128::from(tool_ns.min(span_ns)) * 1_000 / u128::from(span_ns);
+            self.tool_share.saturating_record(share as u64);
+        }
         if failed {
             self.failed += 1;
         } else if unsent.0 == 0 {
@@ -250,6 +270,7 @@ impl SessionTally {
         self.warmup += other.warmup;
         // Invariant: both tallies' histograms are made by `new_histogram(3)`.
         self.duration.add(&other.duration).expect("same bounds");
+        self.tool_share.add(&other.tool_share).expect("same bounds");
         self.turns_done.add(&other.turns_done).expect("same bounds");
         for (why, n) in &other.not_sent {
             *self.not_sent.entry(*why).or_default() += n;
@@ -313,9 +334,16 @@ mod tests {
             ..Tag::default()
         });
         t.session_started(0);
-        t.ended(2, (0, 1_500_000_000), true, (5, NotSent::EarlierTurnFailed));
+        t.ended(
+            2,
+            (0, 1_500_000_000, 500_000_000),
+            true,
+            (5, NotSent::EarlierTurnFailed),
+        );
         let mut other = SessionTally::default();
-        other.success(&turn(2, 0), 4_000);
+        let mut round = turn(2, 0);
+        round.tag.tool = true;
+        other.success(&round, 4_000);
         let mut branch = turn(1, 0);
         branch.tag.branch = true;
         other.success(&branch, 4_000);
@@ -334,6 +362,16 @@ mod tests {
             (2, 1, 1, 2)
         );
         assert_eq!(two.cached_tokens, 1_920);
+        assert_eq!(
+            (two.tool_requests, two.tool.ok, two.tool.ttft.len()),
+            (1, 1, 1)
+        );
+        assert_eq!(t.turns[0].tool.ok + t.turns[0].tool_requests, 0);
+        assert_eq!(
+            (t.tool_share.len(), t.tool_share.max()),
+            (1, 333),
+            "0.5 s of 1.5 s in tool rounds"
+        );
         assert_eq!(two.itl.len(), 4);
         assert_eq!(t.turns[2].all.errors, 1);
         assert_eq!((t.failed, t.completed), (1, 0));
@@ -343,6 +381,16 @@ mod tests {
             [(1, 0), (0, 1)],
             "started in second 0, ended in second 1"
         );
+    }
+
+    #[test]
+    fn a_session_with_no_answer_or_no_time_has_no_tool_share() {
+        let mut t = SessionTally::default();
+        t.ended(0, (0, 0, 0), true, (4, NotSent::EarlierTurnFailed));
+        t.ended(1, (5, 5, 0), false, (0, NotSent::Stopped));
+        t.ended(1, (0, 10, 99), false, (0, NotSent::Stopped));
+        assert_eq!(t.tool_share.len(), 1);
+        assert_eq!(t.tool_share.max(), 1_000, "at most all of it");
     }
 
     #[test]

@@ -59,6 +59,9 @@ struct Progress {
     /// Requests answered, tool rounds too.
     answered: u64,
     last_done_ns: u64,
+    /// Spent in this line's own tool rounds: from the answer that called the tools to the
+    /// answer to their results.
+    tool_ns: u64,
     failed: bool,
     stopped: bool,
     /// Turns never sent.
@@ -66,6 +69,8 @@ struct Progress {
 }
 
 impl Progress {
+    /// Adds how a branch went. Its tool rounds ran beside this line's time, not in it: they
+    /// stay the branch's.
     fn add(&mut self, other: &Progress) {
         self.answered += other.answered;
         self.last_done_ns = self.last_done_ns.max(other.last_done_ns);
@@ -217,7 +222,7 @@ pub(super) async fn run_session(
         } else {
             NotSent::Stopped
         };
-        let span = (start_ns, progress.last_done_ns);
+        let span = (start_ns, progress.last_done_ns, progress.tool_ns);
         tally(shared, true, |t| {
             t.ended(
                 progress.answered,
@@ -352,6 +357,9 @@ async fn one_turn(
             return;
         };
         progress.answered += 1;
+        if rounds > 0 {
+            progress.tool_ns += done_ns.saturating_sub(due);
+        }
         progress.last_done_ns = done_ns;
         talk.conversation.answered(&answer);
         if answer.calls.is_empty() {
