@@ -57,13 +57,26 @@ fn tool_rounds(s: &SessionsResult) -> String {
         Some(ttft) => ("TTFT", ttft),
         None => ("response time", &s.tool.response_time),
     };
-    let tenths = |v: u64| format!("{:.1}%", v as f64 / 10.0);
+    let share = if s.tool_share.count == 0 {
+        String::new()
+    } else {
+        let tenths = |v: u64| format!("{:.1}%", v as f64 / 10.0);
+        format!(
+            "; a session's own rounds took p50 {} p90 {} of its time (over all {} sessions)",
+            tenths(s.tool_share.p50),
+            tenths(s.tool_share.p90),
+            s.tool_share.count,
+        )
+    };
+    let branches = if s.branches > 0 {
+        " (branches' too)"
+    } else {
+        ""
+    };
     format!(
-        "; {} tool rounds, {what} p50 {}; a session's time in them p50 {} p90 {}",
+        "; {} tool rounds{branches}, {what} p50 {}{share}",
         s.tool.requests,
         micros(time.p50 as f64),
-        tenths(s.tool_share.p50),
-        tenths(s.tool_share.p90),
     )
 }
 

@@ -81,8 +81,13 @@ impl Split {
     }
 }
 
-/// The sum of two encoded histograms (an empty text is an empty histogram).
+/// The sum of two encoded histograms (an empty text is an empty histogram: the other one is
+/// kept as it is, at its own precision, so a shard written before a field existed does not
+/// coarsen it).
 fn added(a: &str, b: &str) -> Result<Histogram<u64>, String> {
+    if a.is_empty() {
+        return decoded(b);
+    }
     let mut sum = decoded(a)?;
     sum.add(decoded(b)?).map_err(|e| e.to_string())?;
     Ok(sum)
@@ -374,5 +379,15 @@ mod tests {
         assert_eq!(a.started, 5);
         assert_eq!(a.duration.count, 5);
         assert_eq!((a.tool_share.count, a.tool_share.p50), (2, 250));
+        // A shard from before the share existed keeps the other's values exact (615 is not
+        // a value of a histogram of two significant digits).
+        let mut share = Histogram::new_with_bounds(1, 3_600_000_000, 3).unwrap();
+        share.record(615).unwrap();
+        let mut old = shard(&[100], 0);
+        old.tool_share_histogram = String::new();
+        let mut new = shard(&[100], 0);
+        new.tool_share_histogram = encode(&share);
+        old.add(&new).unwrap();
+        assert_eq!((old.tool_share.count, old.tool_share.max), (1, 615));
     }
 }

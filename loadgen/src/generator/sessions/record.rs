@@ -151,7 +151,7 @@ pub struct SessionTally {
     pub warmup: u64,
     /// From a session's intended start to the end of its last answered turn, µs.
     pub duration: Histogram<u64>,
-    /// Of that, the share its own tool rounds took, in tenths of a percent (1,000 is all of it: exact in
+    /// Of that, the share its own tool rounds took, rounded to tenths of a percent (1,000 is all of it: exact in
     /// the histogram, which holds every value up to 2,047 as it is).
     pub tool_share: Histogram<u64>,
     /// Turns answered per session.
@@ -241,7 +241,8 @@ impl SessionTally {
         let span_ns = end_ns.saturating_sub(start_ns);
         let duration_us = span_ns / 1_000;
         if turns_done > 0 && span_ns > 0 {
-            let share = u128::from(tool_ns.min(span_ns)) * 1_000 / u128::from(span_ns);
+            let (tool, span) = (u128::from(tool_ns.min(span_ns)), u128::from(span_ns));
+            let share = (tool * 1_000 + span / 2) / span;
             self.tool_share.saturating_record(share as u64);
         }
         if failed {
