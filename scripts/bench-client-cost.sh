@@ -1,20 +1,39 @@
 #!/usr/bin/env bash
-# What each client spends per request, the figure a throughput race on a shared machine hides:
-# CPU time (user and system, from the kernel's rusage of the client process) and system calls
-# per request, closed loop against nginx (one worker pinned on CPU 1), every client pinned on
-# CPU 0, interleaved in every round:
-# 1. HTTP/1.1 in the clear, 64 connections: wrk -t1 -c64, oha -c 64, loadgen --concurrency 64.
-# 2. HTTP/2 over TLS (ALPN h2), 4 connections x 16 streams: h2load -c4 -m16, oha --http2,
-#    loadgen --http2 --connections 4 --concurrency 64 (and LOADGEN_B beside it, if given).
-# CPU per request is the median over the rounds; the system calls are counted once per client
-# by `strace -f -c` (which slows every client alike: counts, not times).
+# What each client and each server spends per request, the figure a throughput race on a shared
+# machine hides: CPU time (user and system, from the kernel's own count for the process) and
+# system calls per request, interleaved in every round:
+# 1. Clients, closed loop against nginx (one worker pinned on CPU 1), each pinned on CPU 0:
+#    - HTTP/1.1 in the clear, 64 connections: wrk -t1 -c64, oha -c 64, loadgen --concurrency 64;
+#    - HTTP/2 over TLS (ALPN h2), 4 connections x 16 streams: h2load -c4 -m16, oha --http2,
+#      loadgen --http2 --connections 4 --concurrency 64 (and LOADGEN_B beside it, if given).
+# 2. With --servers, servers at saturation under wrk -t1 -c64 (CPU 0), each alone on CPU 1 and
+#    answering the same bytes (the mock's own answer to the request): nginx (one worker,
+#    `return 200`), the bare hyper server (mock-upstream/examples/hyper_hello.rs) and the mock
+#    (--threads 1). A server's CPU is what /proc counts for its processes over the wrk run.
+# 3. With --noisy, the tail beside noisy.sh's stalls (--hogs 0): 5,000 req/s open loop against
+#    nginx for SECONDS, loadgen with its defaults and with --spin 1s, and oha -q 5000
+#    --latency-correction: each one's p99 from the intended send time, and loadgen's lag p99.
+#    NOISY=path names noisy.sh (default: ../shared/tools/noisy.sh beside the checkout).
+# CPU per request is the median over the rounds, with every round's figure after it; the system
+# calls are counted once per process by `strace -f -c` (which slows every process alike: counts,
+# not times). Requests per second are printed beside, as a check, not as a figure to compare.
 #
-# Usage: scripts/bench-client-cost.sh [ROUNDS] [SECONDS]   (defaults: 5, 5)
+# Usage: scripts/bench-client-cost.sh [--servers] [--noisy] [ROUNDS] [SECONDS]   (defaults: 5, 5)
 #   LOADGEN_B=path: a second loadgen binary in the HTTP/2 rows.
 # Needs: wrk, nginx, openssl, strace, nghttp2-client (h2load) (apt), oha (cargo install oha
 # --locked), python3.
 set -euo pipefail
 
+servers=false
+noisy_rows=false
+while [[ ${1:-} == --* ]]; do
+  case $1 in
+    --servers) servers=true ;;
+    --noisy) noisy_rows=true ;;
+    *) echo "bench-client-cost: unknown flag $1 (--servers, --noisy)" >&2; exit 2 ;;
+  esac
+  shift
+done
 rounds=${1:-5}
 seconds=${2:-5}
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -25,6 +44,14 @@ require_tool bench-client-cost wrk nginx oha h2load openssl strace taskset pytho
 . "$root/scripts/lib/build.sh"
 build_release -p loadgen
 loadgen="$root/target/release/loadgen"
+if $servers; then
+  build_release -p mock-upstream --bin mock-upstream --example hyper_hello
+fi
+noisy=${NOISY:-$root/../shared/tools/noisy.sh}
+if $noisy_rows && [[ ! -x $noisy ]]; then
+  echo "bench-client-cost: --noisy needs noisy.sh at $noisy (set NOISY=path)" >&2
+  exit 2
+fi
 
 plain=18536
 tls=18537
@@ -103,6 +130,23 @@ syscalls() {
     | awk -v n="$n" '$4 / n >= 0.01 {printf "%s%s %.2f", sep, $NF, $4 / n; sep = ", "}'
 }
 
+# summarise ROWS_FILE SECONDS WHAT: the medians of "name requests user system" rows.
+summarise() {
+  python3 - "$1" "$2" "$3" <<'PY'
+import statistics, sys
+rows = {}
+for line in open(sys.argv[1]):
+    name, n, user, system = line.split()
+    rows.setdefault(name, []).append((int(n) / float(sys.argv[2]), float(user), float(system)))
+print(f"{sys.argv[3]:12} {'ok/s':>9} {'user':>6} {'system':>7} {'total':>6}  total per round")
+for name, runs in rows.items():
+    med = lambda i: statistics.median(r[i] for r in runs)
+    total = statistics.median(r[1] + r[2] for r in runs)
+    each = ", ".join(f"{r[1] + r[2]:.2f}" for r in runs)
+    print(f"{name:12} {med(0):9.0f} {med(1):6.2f} {med(2):7.2f} {total:6.2f}  {each}")
+PY
+}
+
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), kernel $(uname -r)"
 echo "nginx $(nginx -v 2>&1 | cut -d/ -f2) on CPU 1; clients on CPU 0; $(oha --version); wrk $(wrk --version 2>&1 | head -1 | awk '{print $2}'); $(h2load --version | head -1)"
 sections=("HTTP/1.1 in the clear, 64 connections:wrk oha loadgen"
@@ -115,19 +159,136 @@ for section in "${sections[@]}"; do
   for round in $(seq "$rounds"); do
     for name in "${names[@]}"; do echo "$name $(cost "$name")"; done
   done >"$work/rows"
-  python3 - "$work/rows" "$seconds" <<'PY'
-import statistics, sys
-rows = {}
-for line in open(sys.argv[1]):
-    name, n, user, system = line.split()
-    rows.setdefault(name, []).append((int(n) / float(sys.argv[2]), float(user), float(system)))
-print(f"{'client':12} {'ok/s':>9} {'user':>6} {'system':>7} {'total':>6}  total per round")
-for name, runs in rows.items():
-    med = lambda i: statistics.median(r[i] for r in runs)
-    total = statistics.median(r[1] + r[2] for r in runs)
-    each = ", ".join(f"{r[1] + r[2]:.2f}" for r in runs)
-    print(f"{name:12} {med(0):9.0f} {med(1):6.2f} {med(2):7.2f} {total:6.2f}  {each}")
-PY
+  summarise "$work/rows" "$seconds" client
   echo "system calls per request (strace -f -c, one 1 s run each):"
   for name in "${names[@]}"; do echo "  $name: $(syscalls "$name")"; done
 done
+$servers || $noisy_rows || exit 0
+
+# ---- Servers: each alone on CPU 1 under wrk on CPU 0, answering the same bytes.
+served_port=18538
+mock_bin="$root/target/release/mock-upstream"
+hello_bin="$root/target/release/examples/hyper_hello"
+tck=$(getconf CLK_TCK)
+# ticks PID...: "user system" clock ticks the processes have used so far.
+ticks() {
+  local u=0 s=0 p stat
+  for p in "$@"; do
+    stat=$(cat "/proc/$p/stat") || continue
+    read -r -a f <<<"${stat##*) }"
+    u=$((u + f[11])) s=$((s + f[12]))
+  done
+  echo "$u $s"
+}
+# start_server NAME: starts server NAME on CPU 1 at $served_port, sets server_pids (every
+# process whose CPU counts) and server_job (the job to stop).
+start_server() {
+  case $1 in
+    nginx)
+      mkdir -p "$work/served"
+      write_nginx_conf "$work/served" "$served_port" "$work/answer"
+      taskset -c 1 nginx -c "$work/served/nginx.conf" -p "$work/served/nginx" &
+      server_job=$! ;;
+    hyper) taskset -c 1 "$hello_bin" "127.0.0.1:$served_port" "$work/answer" >/dev/null 2>&1 &
+      server_job=$! ;;
+    mock) taskset -c 1 "$mock_bin" --listen "127.0.0.1:$served_port" --threads 1 2>/dev/null &
+      server_job=$! ;;
+  esac
+  wait_answers -f "http://127.0.0.1:$served_port/health" \
+    || { echo "bench-client-cost: $1 did not answer" >&2; exit 2; }
+  # nginx's worker is the master's child; the others are one process.
+  mapfile -t server_pids < <(echo "$server_job"; pgrep -P "$server_job" || true)
+}
+stop_server() {
+  kill "$server_job" 2>/dev/null || true
+  wait "$server_job" 2>/dev/null || true
+  sleep 0.2
+}
+# server_cost NAME: "requests user_us sys_us" per request of one wrk run against server NAME.
+server_cost() {
+  start_server "$1"
+  local before after
+  before=$(ticks "${server_pids[@]}")
+  taskset -c 0 wrk -t1 -c64 -d"${seconds}s" -s "$work/post.lua" \
+    "http://127.0.0.1:$served_port/v1/chat/completions" >"$work/out" 2>/dev/null || true
+  after=$(ticks "${server_pids[@]}")
+  stop_server
+  local n
+  n=$(awk '/requests in/ {print $1}' "$work/out")
+  echo "$before $after" | awk -v n="$n" -v t="$tck" \
+    '{printf "%d %.2f %.2f\n", n, ($3 - $1) / t / n * 1e6, ($4 - $2) / t / n * 1e6}'
+}
+# server_syscalls NAME: server NAME's system calls made at least once in a hundred requests,
+# per request, over a 1 s wrk run.
+server_syscalls() {
+  start_server "$1"
+  local traced=${server_pids[-1]}
+  strace -f -c -o "$work/s" -p "$traced" 2>/dev/null &
+  local tracer=$!
+  sleep 0.5
+  taskset -c 0 wrk -t1 -c64 -d1s -s "$work/post.lua" \
+    "http://127.0.0.1:$served_port/v1/chat/completions" >"$work/out" 2>/dev/null || true
+  kill -INT "$tracer" 2>/dev/null || true
+  wait "$tracer" 2>/dev/null || true
+  stop_server
+  local n
+  n=$(awk '/requests in/ {print $1}' "$work/out")
+  grep -E '^ +[0-9]' "$work/s" | grep -vE ' (wait4|clock_nanosleep|futex)$' \
+    | awk -v n="$n" '$4 / n >= 0.01 {printf "%s%s %.2f", sep, $NF, $4 / n; sep = ", "}'
+}
+
+if $servers; then
+  # The mock's answer to the request, taken once from the mock itself: every server sends it.
+  start_server mock
+  curl -sf -X POST -H 'content-type: application/json' -d "$body" \
+    "http://127.0.0.1:$served_port/v1/chat/completions" -o "$work/answer"
+  stop_server
+  echo
+  echo "## Servers under wrk -t1 -c64 (CPU 0), each on CPU 1, ${seconds}s, $rounds rounds (CPU µs per request, medians)"
+  echo "the same $(wc -c <"$work/answer")-byte answer from each; $(getconf CLK_TCK) ticks a second"
+  for round in $(seq "$rounds"); do
+    for name in nginx hyper mock; do echo "$name $(server_cost "$name")"; done
+  done >"$work/rows"
+  summarise "$work/rows" "$seconds" server
+  echo "system calls per request (strace -f -c on the serving process, one 1 s run each):"
+  for name in nginx hyper mock; do echo "  $name: $(server_syscalls "$name")"; done
+fi
+
+if $noisy_rows; then
+  rate=5000
+  # tail NAME ROUND: "p99_us lag_p99_us" of one open-loop run of NAME beside noisy.sh.
+  tail_of() {
+    local argv
+    case $1 in
+      loadgen) argv=("$loadgen" run --target "$h1" --rate "$rate" --duration "${seconds}s" --pin 0
+        --quiet --out "$work/lg.json") ;;
+      loadgen-spin) argv=("$loadgen" run --target "$h1" --rate "$rate" --duration "${seconds}s"
+        --pin 0 --spin 1s --quiet --out "$work/lg.json") ;;
+      oha) argv=(taskset -c 0 oha --no-tui -z "${seconds}s" -c 64 -q "$rate" --latency-correction
+        -m POST -T application/json -d "$body" --output-format json "$h1") ;;
+    esac
+    "$noisy" --hogs 0 --seed "$2" -- "${argv[@]}" >"$work/out" 2>/dev/null || true
+    case $1 in
+      oha) python3 -c "import json; p=json.load(open('$work/out'))['latencyPercentiles']; print(round(p['p99'] * 1e6), '-')" ;;
+      *) python3 -c "import json; m=json.load(open('$work/lg.json'))['runs'][0]['metrics']; print(m['response_time']['p99'], m['schedule_lag']['p99'])" ;;
+    esac
+  }
+  echo
+  echo "## The tail beside noisy.sh --hogs 0: $rate req/s open loop against nginx, ${seconds}s, $rounds rounds (µs, medians)"
+  for round in $(seq "$rounds"); do
+    for name in loadgen loadgen-spin oha; do echo "$name $(tail_of "$name" "$round")"; done
+  done >"$work/tails"
+  python3 - "$work/tails" <<'PY'
+import statistics, sys
+rows = {}
+for line in open(sys.argv[1]):
+    name, p99, lag = line.split()
+    rows.setdefault(name, []).append((int(p99), None if lag == "-" else int(lag)))
+print(f"{'client':12} {'p99':>8} {'lag p99':>8}  p99 per round")
+for name, runs in rows.items():
+    p99 = statistics.median(r[0] for r in runs)
+    lags = [r[1] for r in runs if r[1] is not None]
+    lag = f"{statistics.median(lags):8.0f}" if lags else f"{'-':>8}"
+    print(f"{name:12} {p99:8.0f} {lag}  {', '.join(str(r[0]) for r in runs)}")
+PY
+fi
