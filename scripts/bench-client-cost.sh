@@ -5,7 +5,8 @@
 # 1. Clients, closed loop against nginx (one worker pinned on CPU 1), each pinned on CPU 0:
 #    - HTTP/1.1 in the clear, 64 connections: wrk -t1 -c64, oha -c 64, loadgen --concurrency 64;
 #    - HTTP/2 over TLS (ALPN h2), 4 connections x 16 streams: h2load -c4 -m16, oha --http2,
-#      loadgen --http2 --connections 4 --concurrency 64 (and LOADGEN_B beside it, if given).
+#      loadgen --http2 --connections 4 --concurrency 64;
+#    with LOADGEN_B=path, that loadgen beside this checkout's in both (loadgen-b, loadgen-h2-b).
 # 2. With --servers, servers at saturation under wrk -t1 -c64 (CPU 0), each alone on CPU 1 and
 #    answering the same bytes (the mock's own answer to the request): nginx (one worker,
 #    `return 200`), the bare hyper server (mock-upstream/examples/hyper_hello.rs) and the mock
@@ -19,7 +20,7 @@
 # not times). Requests per second are printed beside, as a check, not as a figure to compare.
 #
 # Usage: scripts/bench-client-cost.sh [--servers] [--noisy] [ROUNDS] [SECONDS]   (defaults: 5, 5)
-#   LOADGEN_B=path: a second loadgen binary in the HTTP/2 rows.
+#   LOADGEN_B=path: a second loadgen binary in the client rows.
 # Needs: wrk, nginx, openssl, strace, nghttp2-client (h2load) (apt), oha (cargo install oha
 # --locked), python3.
 set -euo pipefail
@@ -89,15 +90,18 @@ command_of() {
     wrk) argv=(taskset -c 0 wrk -t1 -c64 -d"${s}s" -s "$work/post.lua" "$h1") ;;
     oha) argv=(taskset -c 0 oha --no-tui -z "${s}s" -c 64 -m POST -T application/json -d "$body"
       --output-format json "$h1") ;;
-    loadgen) argv=("$loadgen" run --target "$h1" --duration "${s}s" --pin 0 --quiet
-      --concurrency 64 --connections 64 --out "$work/lg.json") ;;
+    loadgen | loadgen-b)
+      local binary=$loadgen
+      [[ $1 == loadgen-b ]] && binary=$LOADGEN_B
+      argv=("$binary" run --target "$h1" --duration "${s}s" --pin 0 --quiet
+        --concurrency 64 --connections 64 --out "$work/lg.json") ;;
     h2load) argv=(taskset -c 0 h2load -t1 -c4 -m16 -D "$s" -d "$work/body.json"
       -H 'content-type: application/json' "$h2") ;;
     oha-h2) argv=(taskset -c 0 oha --no-tui --insecure -z "${s}s" --http2 -c 4 -p 16 -m POST
       -T application/json -d "$body" --output-format json "$h2") ;;
-    loadgen-h2 | loadgen-b)
+    loadgen-h2 | loadgen-h2-b)
       local binary=$loadgen
-      [[ $1 == loadgen-b ]] && binary=$LOADGEN_B
+      [[ $1 == loadgen-h2-b ]] && binary=$LOADGEN_B
       argv=("$binary" run --target "$h2" --cacert "$work/cert.pem" --duration "${s}s" --pin 0
         --quiet --http2 --concurrency 64 --connections 4 --out "$work/lg.json") ;;
   esac
@@ -149,8 +153,8 @@ PY
 
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), kernel $(uname -r)"
 echo "nginx $(nginx -v 2>&1 | cut -d/ -f2) on CPU 1; clients on CPU 0; $(oha --version); wrk $(wrk --version 2>&1 | head -1 | awk '{print $2}'); $(h2load --version | head -1)"
-sections=("HTTP/1.1 in the clear, 64 connections:wrk oha loadgen"
-  "HTTP/2 over TLS, 4 connections x 16 streams:h2load oha-h2 loadgen-h2${LOADGEN_B:+ loadgen-b}")
+sections=("HTTP/1.1 in the clear, 64 connections:wrk oha loadgen${LOADGEN_B:+ loadgen-b}"
+  "HTTP/2 over TLS, 4 connections x 16 streams:h2load oha-h2 loadgen-h2${LOADGEN_B:+ loadgen-h2-b}")
 for section in "${sections[@]}"; do
   title=${section%%:*}
   read -r -a names <<<"${section#*:}"

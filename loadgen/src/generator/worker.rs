@@ -642,12 +642,11 @@ async fn timed(
     slot: Slot,
 ) -> Result<crate::wire::outcome::Exchange, ErrorKind> {
     let awaited = ctx.poll.sent(slot.dispatched_ns);
+    // Pinned here, so the timeout holds a pointer to it, not a copy.
+    let exchange = std::pin::pin!(pool.exchange(template, request, &ctx.clock, slot));
     let result = ctx
         .clock
-        .timeout(
-            ctx.spec.plan.timeout,
-            pool.exchange(template, request, &ctx.clock, slot),
-        )
+        .timeout(ctx.spec.plan.timeout, exchange)
         .await
         .unwrap_or(Err(ErrorKind::Timeout));
     drop(awaited);

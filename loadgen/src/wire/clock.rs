@@ -81,6 +81,9 @@ impl RunClock {
 
     /// `work`, or `None` once `d` has passed on this clock.
     pub async fn timeout<T>(&self, d: Duration, work: impl Future<Output = T>) -> Option<T> {
+        // Pinned where it lies: handed on as a pointer, not moved (an exchange's future is
+        // kilobytes, and each move was a copy of all of it, five a request).
+        let work = std::pin::pin!(work);
         match &self.time {
             Time::Monotonic => tokio::time::timeout(d, work).await.ok(),
             Time::Simulated(_) => tokio::select! {
