@@ -41,5 +41,5 @@ pub fn response(bytes: &[u8]) {
         }
     }
     let _ = sse.has_partial_event();
-    let _ = crate::wire::exchange::is_completion(&whole);
+    let _ = crate::wire::completion::is_completion(&whole);
 }

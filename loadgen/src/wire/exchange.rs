@@ -1,6 +1,7 @@
 //! One request and its response, timed and validated: the reading of bodies and streams and the
 //! checks that HTTP/1.1 (`http1::exchange`) and HTTP/2 (`http2::exchange`) share.
 
+use crate::wire::completion::is_completion;
 use crate::wire::outcome::{ErrorKind, Exchange, Kept};
 use crate::wire::sse::{Event, SseReader};
 
@@ -195,29 +196,5 @@ mod body_buffers {
                 free.push(buffer);
             }
         });
-    }
-}
-
-/// True for a JSON object with a `choices`, `content` or `output` array (chat, messages,
-/// responses), or any JSON object for other routes' bodies.
-pub(crate) fn is_completion(body: &[u8]) -> bool {
-    // A choice is read as a struct with no fields, not skipped whole: serde_json skips each
-    // of its fields (objects one level deep) without the nesting stack it allocates to skip a
-    // deeper value, and a `Vec` of a zero-sized type never allocates.
-    #[derive(serde::Deserialize)]
-    struct Choice {}
-    #[derive(serde::Deserialize)]
-    struct Shape {
-        #[serde(default)]
-        choices: Option<Vec<Choice>>,
-        #[serde(default)]
-        error: Option<serde::de::IgnoredAny>,
-    }
-    if body.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
-        return false;
-    }
-    match serde_json::from_slice::<Shape>(body) {
-        Ok(shape) => shape.error.is_none() && shape.choices.is_none_or(|c| !c.is_empty()),
-        Err(_) => false,
     }
 }

@@ -4,6 +4,7 @@
 //! target on simulated time in place of a socket.
 
 pub mod clock;
+pub(crate) mod completion;
 pub(crate) mod exchange;
 pub(crate) mod get;
 pub(crate) mod http1;
