@@ -20,7 +20,7 @@ shift $(($# < 2 ? $# : 2))
 root=$(cd "$(dirname "$0")/.." && pwd)
 port=18451
 work=$(mktemp -d)
-trap 'kill $(jobs -p) 2>/dev/null || true; [[ -n ${KEEP:-} ]] && cp "$work"/two.out "$KEEP"; rm -rf "$work"' EXIT
+trap 'kill $(jobs -p) 2>/dev/null || true; [[ -n ${KEEP:-} ]] && { cp "$work"/two.out "$KEEP"; cp "$work"/one.out "$KEEP.one"; }; rm -rf "$work"' EXIT
 
 . "$root/scripts/lib/tools.sh"
 require_tool callgrind-mock valgrind callgrind_annotate oha curl
