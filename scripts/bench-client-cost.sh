@@ -15,6 +15,12 @@
 #    nginx for SECONDS, loadgen with its defaults and with --spin 1s, and oha -q 5000
 #    --latency-correction: each one's p99 from the intended send time, and loadgen's lag p99.
 #    NOISY=path names noisy.sh (default: ../shared/tools/noisy.sh beside the checkout).
+#    Then one known stall, whose right answer is arithmetic: each client, at 1,000 req/s open
+#    loop for 5 s, is stopped (SIGSTOP) for 100 ms 2 s in. The 100 requests due in the stall
+#    wait for its end, so a client that measures from the intended send time reports a max of
+#    about 100 ms and, of 5,000 requests, a p99 (the 50th slowest) of about 51 ms, p99.9 about
+#    96 ms. A client whose figures are far below that does not see its own stalls, and a lower
+#    p99 beside noisy.sh above is then no better.
 # CPU per request is the median over the rounds, with every round's figure after it; the system
 # calls are counted once per process by `strace -f -c` (which slows every process alike: counts,
 # not times). Requests per second are printed beside, as a check, not as a figure to compare.
@@ -294,5 +300,45 @@ for name, runs in rows.items():
     lags = [r[1] for r in runs if r[1] is not None]
     lag = f"{statistics.median(lags):8.0f}" if lags else f"{'-':>8}"
     print(f"{name:12} {p99:8.0f} {lag}  {', '.join(str(r[0]) for r in runs)}")
+PY
+
+  # stalled NAME: "p99_us p999_us max_us" of one 5 s run at 1,000 req/s, the client stopped for
+  # 100 ms 2 s in.
+  stalled() {
+    local argv
+    case $1 in
+      loadgen) argv=("$loadgen" run --target "$h1" --rate 1000 --duration 5s --pin 0 --quiet
+        --out "$work/lg.json") ;;
+      oha) argv=(taskset -c 0 oha --no-tui -z 5s -c 64 -q 1000 --latency-correction -m POST
+        -T application/json -d "$body" --output-format json "$h1") ;;
+    esac
+    "${argv[@]}" >"$work/out" 2>/dev/null &
+    local pid=$!
+    sleep 2
+    kill -STOP "$pid"
+    sleep 0.1
+    kill -CONT "$pid"
+    wait "$pid" || true
+    case $1 in
+      oha) python3 -c "import json; p=json.load(open('$work/out')); q=p['latencyPercentiles']; print(round(q['p99'] * 1e6), round(q['p99.9'] * 1e6), round(p['summary']['slowest'] * 1e6))" ;;
+      *) python3 -c "import json; m=json.load(open('$work/lg.json'))['runs'][0]['metrics']['response_time']; print(m['p99'], m['p999'], m['max'])" ;;
+    esac
+  }
+  echo
+  echo "## One known stall: 1,000 req/s for 5 s against nginx, the client stopped for 100 ms 2 s in, $rounds rounds (µs, medians)"
+  echo "(measured from the intended send: p99 about 51,000, p99.9 about 96,000, max about 100,000)"
+  for round in $(seq "$rounds"); do
+    for name in loadgen oha; do echo "$name $(stalled "$name")"; done
+  done >"$work/stalled"
+  python3 - "$work/stalled" <<'PY'
+import statistics, sys
+rows = {}
+for line in open(sys.argv[1]):
+    name, *figures = line.split()
+    rows.setdefault(name, []).append([int(f) for f in figures])
+print(f"{'client':12} {'p99':>8} {'p99.9':>8} {'max':>8}  p99 per round")
+for name, runs in rows.items():
+    med = [statistics.median(r[i] for r in runs) for i in range(3)]
+    print(f"{name:12} {med[0]:8.0f} {med[1]:8.0f} {med[2]:8.0f}  {', '.join(str(r[0]) for r in runs)}")
 PY
 fi
