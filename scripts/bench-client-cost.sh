@@ -312,12 +312,12 @@ PY
       oha) argv=(taskset -c 0 oha --no-tui -z 5s -c 64 -q 1000 --latency-correction -m POST
         -T application/json -d "$body" --output-format json "$h1") ;;
     esac
+    rm -f "$work/lg.json" "$work/out"
     "${argv[@]}" >"$work/out" 2>/dev/null &
     local pid=$!
     sleep 2
-    kill -STOP "$pid"
-    sleep 0.1
-    kill -CONT "$pid"
+    # A client already gone is not stopped (its pid may be another's by now).
+    kill -0 "$pid" 2>/dev/null && kill -STOP "$pid" && sleep 0.1 && kill -CONT "$pid"
     wait "$pid" || true
     case $1 in
       oha) python3 -c "import json; p=json.load(open('$work/out')); q=p['latencyPercentiles']; print(round(q['p99'] * 1e6), round(q['p99.9'] * 1e6), round(p['summary']['slowest'] * 1e6))" ;;
@@ -335,6 +335,9 @@ import statistics, sys
 rows = {}
 for line in open(sys.argv[1]):
     name, *figures = line.split()
+    if len(figures) != 3:
+        print(f"stalled {name}: no figures (the run failed)", file=sys.stderr)
+        continue
     rows.setdefault(name, []).append([int(f) for f in figures])
 print(f"{'client':12} {'p99':>8} {'p99.9':>8} {'max':>8}  p99 per round")
 for name, runs in rows.items():

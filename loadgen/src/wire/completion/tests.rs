@@ -21,6 +21,7 @@ fn a_string_stops_at_its_first_quote_escape_or_control_byte_at_any_offset() {
     }
     assert_eq!(stop_in(text), None);
     assert_eq!(stop_in(b"\x7f \xff\xfe"), None);
+    assert_eq!(stop_in(b"\x7f\x80\xa0\xa2\xdc\xff\xfe\x21\x7f \xe9"), None);
 }
 
 #[test]
@@ -69,8 +70,10 @@ fn errors_and_what_is_not_json_are_not() {
         assert!(!is_completion(body.as_bytes()), "{body}");
     }
     assert!(!is_completion(b"{\"a\":\"\xff\"}"), "not UTF-8");
-    let deep = format!("{{\"a\":{}{}}}", "[".repeat(200), "]".repeat(200));
-    assert!(!is_completion(deep.as_bytes()), "nested past the limit");
+    // The top-level object and 127 arrays are 128 levels, the most there may be.
+    let deep = |arrays: usize| format!("{{\"a\":{}{}}}", "[".repeat(arrays), "]".repeat(arrays));
+    assert!(is_completion(deep(127).as_bytes()), "128 levels");
+    assert!(!is_completion(deep(128).as_bytes()), "129 levels");
 }
 
 #[test]
@@ -113,8 +116,8 @@ fn reads_as_serde_json_does_on_generated_and_damaged_bodies() {
 
 /// The same verdict read by serde_json: UTF-8, then the top-level object's keys in order, each
 /// `error` and `choices` judged by its last value, everything else skipped. (`choices` is read
-/// as a `Value`, which refuses a lone surrogate's escape where the check and a skip allow it:
-/// the bodies generated have no surrogates.)
+/// as a `Value`, which refuses a lone surrogate's escape, a number out of `f64`'s range and 128
+/// levels of nesting, where the check and a skip allow them: the bodies generated have none.)
 fn reference(body: &[u8]) -> bool {
     struct Top(bool);
     struct TopVisitor;
