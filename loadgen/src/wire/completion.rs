@@ -168,6 +168,8 @@ impl<'a> Json<'a> {
         })
     }
 
+    // `top`, `choices`, `object` and `array` each write out the same comma-separated loop: one
+    // loop taking each item as a closure measured 4% more instructions a whole chat request.
     fn object(&mut self, depth: u32) -> Option<()> {
         if depth > MAX_DEPTH {
             return None;
