@@ -1,6 +1,5 @@
 //! Answers one request: route, read, scan, draw, respond.
 
-use std::convert::Infallible;
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
@@ -38,23 +37,25 @@ pub async fn handle_for_hyper(
     if state.control.refusing() {
         return Err(Refused);
     }
-    let catalog_of = state.clone();
     let stamp = Stamp::of(req.headers());
-    let Ok(mut response) = handle(state, req.map(RequestBody::Incoming), socket).await;
+    let mut req = req.map(RequestBody::Incoming);
+    let mut response = handle(&state, &mut req, socket).await;
     if let Some(fixed) = response.body().fixed_headers() {
-        let added = std::mem::replace(response.headers_mut(), catalog_of.catalog.fixed_map(fixed));
+        let added = std::mem::replace(response.headers_mut(), state.catalog.fixed_map(fixed));
         response.headers_mut().extend(added);
     }
-    stamp.insert(&catalog_of, response.headers_mut());
+    stamp.insert(&state, response.headers_mut());
     Ok(response)
 }
 
-/// Answers one request, from hyper or from the own HTTP/1.1 server.
+/// Answers one request, from hyper or from the own HTTP/1.1 server. The request is lent, not
+/// moved: it stays in its caller's future, and the route takes its body out of it. (Moved, it
+/// was copied into each future on its way down, a few hundred bytes a time.)
 pub async fn handle(
-    state: Arc<State>,
-    req: Request<RequestBody>,
+    state: &Arc<State>,
+    req: &mut Request<RequestBody>,
     socket: RawFd,
-) -> Result<Response<MockBody>, Infallible> {
+) -> Response<MockBody> {
     let h2 = req.version() == hyper::Version::HTTP_2;
     // Set when the request asks for timestamps (loadgen's attribution).
     let received_ns = AtomicU64::new(0);
@@ -65,57 +66,57 @@ pub async fn handle(
     // `--record`: the body's user, set once the body is read.
     let user = Mutex::new(UserId::NONE);
     let recorded_as = state.recorder.as_ref().and(routed.api_name());
-    let arrival = arrival(&state, h2, socket, &received_ns, recorded_as.map(|_| &user));
-    let noted = recorded_as.map(|route| Noted::of(&req, p, route, arrival.start));
+    let arrival = arrival(state, h2, socket, &received_ns, recorded_as.map(|_| &user));
+    let noted = recorded_as.map(|route| Noted::of(req, p, route, arrival.start));
     let mut response = match routed {
         Route::ChatCompletions | Route::Azure(AzureApi::Chat) => {
-            api::answer::<api::Chat>(&state, req, arrival, p)
+            api::answer::<api::Chat>(state, req, arrival, p)
                 .await
-                .unwrap_or_else(|r| api::refused::<api::Chat>(&state, p, r))
+                .unwrap_or_else(|r| api::refused::<api::Chat>(state, p, r))
         }
-        Route::Messages => api::answer::<api::Messages>(&state, req, arrival, p)
+        Route::Messages => api::answer::<api::Messages>(state, req, arrival, p)
             .await
-            .unwrap_or_else(|r| api::refused::<api::Messages>(&state, p, r)),
+            .unwrap_or_else(|r| api::refused::<api::Messages>(state, p, r)),
         Route::Responses | Route::Azure(AzureApi::Responses) => {
-            api::answer::<api::Responses>(&state, req, arrival, p)
+            api::answer::<api::Responses>(state, req, arrival, p)
                 .await
-                .unwrap_or_else(|r| api::refused::<api::Responses>(&state, p, r))
+                .unwrap_or_else(|r| api::refused::<api::Responses>(state, p, r))
         }
         Route::Embeddings | Route::Azure(AzureApi::Embeddings) => {
-            api::answer::<api::Embeddings>(&state, req, arrival, p)
+            api::answer::<api::Embeddings>(state, req, arrival, p)
                 .await
-                .unwrap_or_else(|r| api::refused::<api::Embeddings>(&state, p, r))
+                .unwrap_or_else(|r| api::refused::<api::Embeddings>(state, p, r))
         }
         Route::Completions | Route::Azure(AzureApi::Completions) => {
-            api::answer::<api::Completions>(&state, req, arrival, p)
+            api::answer::<api::Completions>(state, req, arrival, p)
                 .await
-                .unwrap_or_else(|r| api::refused::<api::Completions>(&state, p, r))
+                .unwrap_or_else(|r| api::refused::<api::Completions>(state, p, r))
         }
         Route::Gemini { stream: false } => {
-            api::answer::<api::Gemini<false>>(&state, req, arrival, p)
+            api::answer::<api::Gemini<false>>(state, req, arrival, p)
                 .await
-                .unwrap_or_else(|r| api::refused::<api::Gemini<false>>(&state, p, r))
+                .unwrap_or_else(|r| api::refused::<api::Gemini<false>>(state, p, r))
         }
-        Route::Gemini { stream: true } => api::answer::<api::Gemini<true>>(&state, req, arrival, p)
+        Route::Gemini { stream: true } => api::answer::<api::Gemini<true>>(state, req, arrival, p)
             .await
-            .unwrap_or_else(|r| api::refused::<api::Gemini<true>>(&state, p, r)),
+            .unwrap_or_else(|r| api::refused::<api::Gemini<true>>(state, p, r)),
         Route::Bedrock { stream: false } => {
-            api::answer::<api::Bedrock<false>>(&state, req, arrival, p)
+            api::answer::<api::Bedrock<false>>(state, req, arrival, p)
                 .await
-                .unwrap_or_else(|r| api::refused::<api::Bedrock<false>>(&state, p, r))
+                .unwrap_or_else(|r| api::refused::<api::Bedrock<false>>(state, p, r))
         }
         Route::Bedrock { stream: true } => {
-            api::answer::<api::Bedrock<true>>(&state, req, arrival, p)
+            api::answer::<api::Bedrock<true>>(state, req, arrival, p)
                 .await
-                .unwrap_or_else(|r| api::refused::<api::Bedrock<true>>(&state, p, r))
+                .unwrap_or_else(|r| api::refused::<api::Bedrock<true>>(state, p, r))
         }
-        other => service(&state, other, &req),
+        other => service(state, other, req),
     };
-    finish(&state, &mut response, received_ns.load(Relaxed), h2);
+    finish(state, &mut response, received_ns.load(Relaxed), h2);
     if let (Some(recorder), Some(noted)) = (&state.recorder, noted) {
         recorder.push(noted.answered(&user, &response));
     }
-    Ok(response)
+    response
 }
 
 /// What a request's answer needs of its arrival: when it came (only a latency model that

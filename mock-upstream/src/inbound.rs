@@ -109,12 +109,12 @@ pub fn expand_fixed_headers(response: &mut Response<MockBody>, catalog: &Catalog
     }
 }
 
-/// Reads `req`: its `x-gatebench-seq`, its key (with `--require-api-key`), its `x-mock-*`
+/// Reads `req` (taking its body out): its `x-gatebench-seq`, its key (with `--require-api-key`), its `x-mock-*`
 /// headers and its body under the size limit. Errors are in OpenAI's shape; the Anthropic
 /// route turns them into its own.
 pub async fn receive(
     state: &State,
-    req: Request<RequestBody>,
+    req: &mut Request<RequestBody>,
     arrival: Arrival<'_>,
     provider: Provider,
 ) -> Result<Inbound, Rejection> {
@@ -141,10 +141,10 @@ pub async fn receive(
             .then(gatebench_shared::clock::monotonic_ns)
     });
     let path_model = path_model(provider, req.uri().path());
-    let (parts, body) = req.into_parts();
+    let body = std::mem::replace(req.body_mut(), RequestBody::Whole(Bytes::new()));
     let limit = state.config.max_body_bytes;
     let timeout = state.config.body_timeout;
-    let body = read_body_within(&parts.headers, body, limit, timeout)
+    let body = read_body_within(req.headers(), body, limit, timeout)
         .await
         .map_err(|e| body_refused(e, limit, timeout))?;
     state.metrics.bytes_in(body.len());

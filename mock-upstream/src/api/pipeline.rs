@@ -43,7 +43,7 @@ pub fn refused<A: ApiRoute>(
 /// directly: a wrapper future would be one more copy of this large state per request.
 pub async fn answer<A: ApiRoute>(
     state: &Arc<State>,
-    req: Request<RequestBody>,
+    req: &mut Request<RequestBody>,
     arrival: Arrival<'_>,
     provider: Provider,
 ) -> Result<Response<MockBody>, Rejection> {

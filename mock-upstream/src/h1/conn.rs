@@ -129,13 +129,13 @@ pub async fn serve(stream: TcpStream, state: &Arc<State>, stop: watch::Receiver<
                 head.request(&bytes, RequestBody::Failed(err))
             }
         };
-        let Some(request) = request else {
+        let Some(mut request) = request else {
             conn.out.put_slice(BAD_REQUEST);
             let _ = conn.flush().await;
             return Served::Done;
         };
         let stamp = Stamp::of(request.headers());
-        let Ok(mut response) = handle(state.clone(), request, socket).await;
+        let mut response = handle(state, &mut request, socket).await;
         match conn
             .answer(state, &stamp, &mut response, keep_alive, head_only)
             .await
