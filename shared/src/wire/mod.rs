@@ -7,6 +7,7 @@ pub mod embeddings;
 pub mod gemini;
 pub mod openai;
 pub mod responses;
+pub mod scan;
 
 /// Header carrying a request's schedule index. The mock draws that request's latency from it,
 /// so the same request sent direct and through a gateway waits exactly as long.

@@ -1,4 +1,4 @@
-use super::{is_completion, stop_in};
+use super::is_completion;
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, Visitor};
@@ -6,23 +6,6 @@ use serde_json::Value;
 
 /// The mock's chat completion, byte for byte.
 const MOCK_CHAT: &str = r#"{"id":"chatcmpl-gatebench0000000000000000000","object":"chat.completion","created":1767225600,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"Hello from the gatebench mock, a deterministic provider whose bytes are the same every run.","refusal":null},"logprobs":null,"finish_reason":"stop"}],"usage":{"prompt_tokens":7,"completion_tokens":16,"total_tokens":23},"system_fingerprint":"fp_gatebench"}"#;
-
-#[test]
-fn a_string_stops_at_its_first_quote_escape_or_control_byte_at_any_offset() {
-    let text = "ab\u{e9}cdefgh\u{1f600}ijklmnopqrstuvwxyz".as_bytes();
-    for stop in [b'"', b'\\', 0x00, 0x1f, b'\n'] {
-        for at in 0..text.len() {
-            let mut bytes = text.to_vec();
-            bytes[at] = stop;
-            // A later stop does not hide the first.
-            bytes.push(b'"');
-            assert_eq!(stop_in(&bytes), Some(at), "{stop:#x} at {at}");
-        }
-    }
-    assert_eq!(stop_in(text), None);
-    assert_eq!(stop_in(b"\x7f \xff\xfe"), None);
-    assert_eq!(stop_in(b"\x7f\x80\xa0\xa2\xdc\xff\xfe\x21\x7f \xe9"), None);
-}
 
 #[test]
 fn answers_of_every_api_are_completions() {
