@@ -30,6 +30,11 @@ impl ApiRoute for Chat {
     type Extra = ChatExtra;
 
     #[inline]
+    fn read_plain(body: &[u8]) -> Option<ChatRequest<'_>> {
+        super::chat_body::read(body)
+    }
+
+    #[inline]
     fn read(
         _state: &State,
         inbound: &Inbound,

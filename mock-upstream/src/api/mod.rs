@@ -11,6 +11,7 @@
 mod azure;
 mod bedrock;
 mod chat;
+mod chat_body;
 mod completions;
 mod context;
 mod embeddings;
@@ -97,6 +98,14 @@ pub trait ApiRoute {
     /// Checks the request's head before its body is read.
     fn check_head(_headers: &HeaderMap) -> Result<(), Rejection> {
         Ok(())
+    }
+
+    /// The body read without serde, where the API has such a reader (chat): `None` leaves it to
+    /// serde, which reads every body and words the refusals. A reader must take a body only
+    /// when it reads it exactly as serde does.
+    #[inline]
+    fn read_plain(_body: &[u8]) -> Option<Self::Request<'_>> {
+        None
     }
 
     /// The parsed body checked, or the provider's 400.

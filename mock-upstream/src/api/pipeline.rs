@@ -61,7 +61,10 @@ pub async fn answer<A: ApiRoute>(
     }
     A::check_head(req.headers())?;
     let inbound = receive(state, req, arrival, provider).await?;
-    let request = parse::<A::Request<'_>>(&inbound.body, provider)?;
+    let request = match A::read_plain(&inbound.body) {
+        Some(request) => request,
+        None => parse::<A::Request<'_>>(&inbound.body, provider)?,
+    };
     let mut asked = A::read(state, &inbound, request)?;
     if let Some(counter) = &state.tokens {
         asked.prompt_tokens = counter.prompt_tokens(A::API, &inbound.body);
