@@ -7,8 +7,8 @@ use bytes::BytesMut;
 use hyper::header::{HeaderMap, HeaderName, HeaderValue};
 
 use crate::catalog::put_header;
+use crate::request::SEQ_NAME;
 use crate::state::State;
-use gatebench_shared::wire::SEQ_HEADER;
 
 /// The answer's header naming the mock (`--name`).
 pub const UPSTREAM_HEADER: &str = "x-gatebench-upstream";
@@ -26,7 +26,7 @@ impl Stamp {
     #[inline]
     pub fn of(headers: &HeaderMap) -> Stamp {
         Stamp {
-            seq: headers.get(SEQ_HEADER).cloned(),
+            seq: headers.get(&SEQ_NAME).cloned(),
         }
     }
 
