@@ -27,6 +27,7 @@ use tokio::time::{Instant, Sleep};
 use super::encode::{self, Framing};
 use super::head::{self, Parsed};
 use super::replay::Replay;
+use super::target::Target;
 use crate::handler::handle;
 use crate::request::{BodyError, RequestBody};
 use crate::stamp::Stamp;
@@ -71,6 +72,8 @@ struct Conn {
     /// next wait goes straight to the reactor instead of a `recv` that would fail (nginx's
     /// rule too). Data that arrives after that read raises a new edge-triggered event.
     drained: bool,
+    /// The connection's first request target, reused while requests name it.
+    target: Target,
 }
 
 /// Serves `stream` until it ends or a request for hyper arrives. `stop` turns true at
@@ -84,6 +87,7 @@ pub async fn serve(stream: TcpStream, state: &Arc<State>, stop: watch::Receiver<
         out: BytesMut::with_capacity(WRITE_BUFFER),
         timer: None,
         drained: false,
+        target: Target::default(),
     };
     let config = &state.config;
     let mut stop = stop;
@@ -122,11 +126,11 @@ pub async fn serve(stream: TcpStream, state: &Arc<State>, stop: watch::Receiver<
             None => {
                 let bytes = conn.buf.split_to(whole).freeze();
                 let body = RequestBody::Whole(bytes.slice(head.len..));
-                head.request(&bytes, body)
+                head.request(&bytes, body, &mut conn.target)
             }
             Some(err) => {
                 let bytes = conn.buf.split().freeze();
-                head.request(&bytes, RequestBody::Failed(err))
+                head.request(&bytes, RequestBody::Failed(err), &mut conn.target)
             }
         };
         let Some(mut request) = request else {

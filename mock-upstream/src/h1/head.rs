@@ -11,7 +11,9 @@ use std::ops::Range;
 
 use bytes::Bytes;
 use hyper::header::{HeaderName, HeaderValue};
-use hyper::{HeaderMap, Method, Request, Uri, Version};
+use hyper::{Method, Request, Version};
+
+use super::target::Target;
 
 /// Most headers a request served here may have (hyper takes up to 100).
 pub const MAX_HEADERS: usize = 48;
@@ -127,10 +129,17 @@ pub fn parse(buf: &[u8], max_body: u64) -> Parsed {
 
 impl Head {
     /// The request, its parts shared with `head` (the bytes the head was parsed from, frozen),
-    /// or `None` when its target is not a valid URI or a header value is not a valid value.
-    pub fn request<B>(self, head: &Bytes, body: B) -> Option<Request<B>> {
-        let uri = Uri::from_maybe_shared(head.slice(self.path.range())).ok()?;
-        let mut headers = HeaderMap::new();
+    /// its target kept by the connection when it is the one kept; or `None` when its target is
+    /// not a valid URI or a header value is not a valid value.
+    pub fn request<B>(&self, head: &Bytes, body: B, target: &mut Target) -> Option<Request<B>> {
+        let path = self.path.range();
+        let uri = target.uri(&head[path.clone()], || head.slice(path))?;
+        let mut request = Request::new(body);
+        *request.method_mut() = self.method.clone();
+        *request.uri_mut() = uri;
+        *request.version_mut() = Version::HTTP_11;
+        // Filled in place: a map built aside and moved in cost a copy and the empty one's drop.
+        let headers = request.headers_mut();
         for (name, value) in &self.headers[..self.count] {
             // Only what the routes read (see `acted_on`): the rest would cost a map entry each.
             if !crate::request::acted_on(&head[name.range()]) {
@@ -140,11 +149,6 @@ impl Head {
             let value = HeaderValue::from_maybe_shared(head.slice(value.range())).ok()?;
             headers.append(name, value);
         }
-        let mut request = Request::new(body);
-        *request.method_mut() = self.method;
-        *request.uri_mut() = uri;
-        *request.version_mut() = Version::HTTP_11;
-        *request.headers_mut() = headers;
         Some(request)
     }
 }
@@ -201,7 +205,7 @@ mod tests {
         assert_eq!(head.body_len, 12);
         assert!(head.keep_alive);
         let bytes = Bytes::copy_from_slice(text.as_bytes());
-        let req = head.request(&bytes, ()).unwrap();
+        let req = head.request(&bytes, (), &mut Target::default()).unwrap();
         assert_eq!(req.method(), Method::POST);
         assert_eq!(req.uri().path(), "/v1/chat/completions");
         assert_eq!(req.headers()["x-mock-tokens"], "4");

@@ -15,5 +15,6 @@ mod conn;
 mod encode;
 mod head;
 mod replay;
+mod target;
 
 pub use conn::{serve, Served};
