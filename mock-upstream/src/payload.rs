@@ -32,7 +32,7 @@ impl Sink for BytesMut {
     }
 
     fn put_number(&mut self, n: u64) {
-        self.extend_from_slice(Piece::number(n).bytes());
+        crate::catalog::put_decimal(self, n);
     }
 
     fn put_payload(&mut self, payload: Payload) {
@@ -104,19 +104,15 @@ pub enum Piece {
 }
 
 impl Piece {
-    /// A decimal number as a piece.
+    /// A decimal number as a piece (`itoa`'s two digits a step: a digit a step cost about
+    /// twice as much for the two- and three-digit numbers of a usage block).
     #[inline]
-    pub fn number(mut value: u64) -> Piece {
+    pub fn number(value: u64) -> Piece {
+        let mut text = itoa::Buffer::new();
+        let text = text.format(value).as_bytes();
         let mut digits = [0u8; 20];
-        let mut start = digits.len();
-        loop {
-            start -= 1;
-            digits[start] = b'0' + (value % 10) as u8;
-            value /= 10;
-            if value == 0 {
-                break;
-            }
-        }
+        let start = digits.len() - text.len();
+        digits[start..].copy_from_slice(text);
         Piece::Number {
             digits,
             start: start as u8,
