@@ -27,15 +27,16 @@ pin_project! {
     #[project = KindProj]
     #[derive(Debug)]
     enum Kind {
-        Whole { payload: Option<Payload> },
+        // Sent once: an empty payload is the end (taken by hyper, or copied out and consumed).
+        Whole { payload: Payload },
         Stream { #[pin] stream: SseStream },
     }
 }
 
 impl MockBody {
     /// A body of one payload.
+    #[inline]
     pub fn whole(payload: Payload) -> MockBody {
-        let payload = (!payload.is_empty()).then_some(payload);
         MockBody {
             kind: Kind::Whole { payload },
             fixed: None,
@@ -96,10 +97,11 @@ impl MockBody {
         out: &mut BytesMut,
     ) -> Poll<Option<Result<(), crate::sse::ResetOnPurpose>>> {
         match self.project().kind.project() {
-            KindProj::Whole { payload } => Poll::Ready(payload.take().map(|p| {
-                p.copy_to(out);
-                Ok(())
-            })),
+            KindProj::Whole { payload } if payload.is_empty() => Poll::Ready(None),
+            KindProj::Whole { payload } => {
+                payload.copy_out(out);
+                Poll::Ready(Some(Ok(())))
+            }
             KindProj::Stream { stream } => stream.poll_write(cx, out),
         }
     }
@@ -114,23 +116,24 @@ impl Body for MockBody {
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Payload>, Self::Error>>> {
         match self.project().kind.project() {
-            KindProj::Whole { payload } => Poll::Ready(payload.take().map(|p| Ok(Frame::data(p)))),
+            KindProj::Whole { payload } if payload.is_empty() => Poll::Ready(None),
+            KindProj::Whole { payload } => {
+                Poll::Ready(Some(Ok(Frame::data(std::mem::take(payload)))))
+            }
             KindProj::Stream { stream } => stream.poll_frame(cx),
         }
     }
 
     fn is_end_stream(&self) -> bool {
         match &self.kind {
-            Kind::Whole { payload } => payload.is_none(),
+            Kind::Whole { payload } => payload.is_empty(),
             Kind::Stream { stream } => stream.is_done(),
         }
     }
 
     fn size_hint(&self) -> SizeHint {
         match &self.kind {
-            Kind::Whole { payload } => {
-                SizeHint::with_exact(payload.as_ref().map_or(0, |p| p.len() as u64))
-            }
+            Kind::Whole { payload } => SizeHint::with_exact(payload.len() as u64),
             Kind::Stream { .. } => SizeHint::default(),
         }
     }

@@ -210,6 +210,15 @@ impl Payload {
         }
     }
 
+    /// Appends the bytes left to `out`, and leaves none (the pieces are dropped with the
+    /// payload): sent without moving the payload out of its body.
+    #[inline]
+    pub fn copy_out(&mut self, out: &mut BytesMut) {
+        self.copy_to(out);
+        self.next = self.count;
+        self.remaining = 0;
+    }
+
     /// The payload as one contiguous vector.
     pub fn to_vec(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(self.remaining);

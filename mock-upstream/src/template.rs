@@ -167,6 +167,7 @@ impl Template {
     /// buffer, a copy; the chat and Anthropic bodies fit (the catalog's tests check). Stream
     /// events fill a [`crate::payload::Frames`], which takes an event too large for one frame
     /// as two.
+    #[inline]
     pub fn fill(&self, fill: &Fill<'_>) -> Payload {
         let mut frame = Payload::new();
         if self.parts.len() > crate::payload::MAX_PIECES {
