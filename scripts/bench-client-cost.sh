@@ -27,6 +27,7 @@
 #
 # Usage: scripts/bench-client-cost.sh [--servers] [--noisy] [ROUNDS] [SECONDS]   (defaults: 5, 5)
 #   LOADGEN_B=path: a second loadgen binary in the client rows.
+#   MOCK_B=path: a second mock binary in the server rows (mock-b), say an older commit's build.
 # Needs: wrk, nginx, openssl, strace, nghttp2-client (h2load) (apt), oha (cargo install oha
 # --locked), python3.
 set -euo pipefail
@@ -203,6 +204,8 @@ start_server() {
       server_job=$! ;;
     mock) taskset -c 1 "$mock_bin" --listen "127.0.0.1:$served_port" --threads 1 2>/dev/null &
       server_job=$! ;;
+    mock-b) taskset -c 1 "$MOCK_B" --listen "127.0.0.1:$served_port" --threads 1 2>/dev/null &
+      server_job=$! ;;
   esac
   wait_answers -f "http://127.0.0.1:$served_port/health" \
     || { echo "bench-client-cost: $1 did not answer" >&2; exit 2; }
@@ -248,6 +251,11 @@ server_syscalls() {
 }
 
 if $servers; then
+  server_names=(nginx hyper mock)
+  if [[ -n ${MOCK_B:-} ]]; then
+    [[ -x $MOCK_B ]] || { echo "bench-client-cost: MOCK_B=$MOCK_B is not an executable" >&2; exit 2; }
+    server_names+=(mock-b)
+  fi
   # The mock's answer to the request, taken once from the mock itself: every server sends it.
   start_server mock
   curl -sf -X POST -H 'content-type: application/json' -d "$body" \
@@ -257,11 +265,11 @@ if $servers; then
   echo "## Servers under wrk -t1 -c64 (CPU 0), each on CPU 1, ${seconds}s, $rounds rounds (CPU µs per request, medians)"
   echo "the same $(wc -c <"$work/answer")-byte answer from each; $(getconf CLK_TCK) ticks a second"
   for round in $(seq "$rounds"); do
-    for name in nginx hyper mock; do echo "$name $(server_cost "$name")"; done
+    for name in "${server_names[@]}"; do echo "$name $(server_cost "$name")"; done
   done >"$work/rows"
   summarise "$work/rows" "$seconds" server
   echo "system calls per request (strace -f -c on the serving process, one 1 s run each):"
-  for name in nginx hyper mock; do echo "  $name: $(server_syscalls "$name")"; done
+  for name in "${server_names[@]}"; do echo "  $name: $(server_syscalls "$name")"; done
 fi
 
 if $noisy_rows; then
