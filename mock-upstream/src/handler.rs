@@ -39,7 +39,11 @@ pub async fn handle_for_hyper(
     }
     let stamp = Stamp::of(req.headers());
     let mut req = req.map(RequestBody::Incoming);
-    let mut response = handle(&state, &mut req, socket).await;
+    let mut answer = None;
+    handle(&state, &mut req, socket, &mut answer).await;
+    let Some(mut response) = answer else {
+        return Err(Refused);
+    };
     if let Some(fixed) = response.body().fixed_headers() {
         let added = std::mem::replace(response.headers_mut(), state.catalog.fixed_map(fixed));
         response.headers_mut().extend(added);
@@ -48,14 +52,15 @@ pub async fn handle_for_hyper(
     Ok(response)
 }
 
-/// Answers one request, from hyper or from the own HTTP/1.1 server. The request is lent, not
-/// moved: it stays in its caller's future, and the route takes its body out of it. (Moved, it
-/// was copied into each future on its way down, a few hundred bytes a time.)
+/// Answers one request, from hyper or from the own HTTP/1.1 server, into `out` (always filled).
+/// The request is lent and the answer built where the caller keeps it: moved, each was copied
+/// into or out of every future on its way, a few hundred bytes a time.
 pub async fn handle(
     state: &Arc<State>,
     req: &mut Request<RequestBody>,
     socket: RawFd,
-) -> Response<MockBody> {
+    out: &mut Option<Response<MockBody>>,
+) {
     let h2 = req.version() == hyper::Version::HTTP_2;
     // Set when the request asks for timestamps (loadgen's attribution).
     let received_ns = AtomicU64::new(0);
@@ -68,55 +73,62 @@ pub async fn handle(
     let recorded_as = state.recorder.as_ref().and(routed.api_name());
     let arrival = arrival(state, h2, socket, &received_ns, recorded_as.map(|_| &user));
     let noted = recorded_as.map(|route| Noted::of(req, p, route, arrival.start));
-    let mut response = match routed {
+    let answered = match routed {
         Route::ChatCompletions | Route::Azure(AzureApi::Chat) => {
-            api::answer::<api::Chat>(state, req, arrival, p)
+            api::answer::<api::Chat>(state, req, arrival, p, out)
                 .await
-                .unwrap_or_else(|r| api::refused::<api::Chat>(state, p, r))
+                .map_err(|r| api::refused::<api::Chat>(state, p, r))
         }
-        Route::Messages => api::answer::<api::Messages>(state, req, arrival, p)
+        Route::Messages => api::answer::<api::Messages>(state, req, arrival, p, out)
             .await
-            .unwrap_or_else(|r| api::refused::<api::Messages>(state, p, r)),
+            .map_err(|r| api::refused::<api::Messages>(state, p, r)),
         Route::Responses | Route::Azure(AzureApi::Responses) => {
-            api::answer::<api::Responses>(state, req, arrival, p)
+            api::answer::<api::Responses>(state, req, arrival, p, out)
                 .await
-                .unwrap_or_else(|r| api::refused::<api::Responses>(state, p, r))
+                .map_err(|r| api::refused::<api::Responses>(state, p, r))
         }
         Route::Embeddings | Route::Azure(AzureApi::Embeddings) => {
-            api::answer::<api::Embeddings>(state, req, arrival, p)
+            api::answer::<api::Embeddings>(state, req, arrival, p, out)
                 .await
-                .unwrap_or_else(|r| api::refused::<api::Embeddings>(state, p, r))
+                .map_err(|r| api::refused::<api::Embeddings>(state, p, r))
         }
         Route::Completions | Route::Azure(AzureApi::Completions) => {
-            api::answer::<api::Completions>(state, req, arrival, p)
+            api::answer::<api::Completions>(state, req, arrival, p, out)
                 .await
-                .unwrap_or_else(|r| api::refused::<api::Completions>(state, p, r))
+                .map_err(|r| api::refused::<api::Completions>(state, p, r))
         }
         Route::Gemini { stream: false } => {
-            api::answer::<api::Gemini<false>>(state, req, arrival, p)
+            api::answer::<api::Gemini<false>>(state, req, arrival, p, out)
                 .await
-                .unwrap_or_else(|r| api::refused::<api::Gemini<false>>(state, p, r))
+                .map_err(|r| api::refused::<api::Gemini<false>>(state, p, r))
         }
-        Route::Gemini { stream: true } => api::answer::<api::Gemini<true>>(state, req, arrival, p)
-            .await
-            .unwrap_or_else(|r| api::refused::<api::Gemini<true>>(state, p, r)),
-        Route::Bedrock { stream: false } => {
-            api::answer::<api::Bedrock<false>>(state, req, arrival, p)
+        Route::Gemini { stream: true } => {
+            api::answer::<api::Gemini<true>>(state, req, arrival, p, out)
                 .await
-                .unwrap_or_else(|r| api::refused::<api::Bedrock<false>>(state, p, r))
+                .map_err(|r| api::refused::<api::Gemini<true>>(state, p, r))
+        }
+        Route::Bedrock { stream: false } => {
+            api::answer::<api::Bedrock<false>>(state, req, arrival, p, out)
+                .await
+                .map_err(|r| api::refused::<api::Bedrock<false>>(state, p, r))
         }
         Route::Bedrock { stream: true } => {
-            api::answer::<api::Bedrock<true>>(state, req, arrival, p)
+            api::answer::<api::Bedrock<true>>(state, req, arrival, p, out)
                 .await
-                .unwrap_or_else(|r| api::refused::<api::Bedrock<true>>(state, p, r))
+                .map_err(|r| api::refused::<api::Bedrock<true>>(state, p, r))
         }
-        other => service(state, other, req),
+        other => Err(service(state, other, req)),
     };
-    finish(state, &mut response, received_ns.load(Relaxed), h2);
-    if let (Some(recorder), Some(noted)) = (&state.recorder, noted) {
-        recorder.push(noted.answered(&user, &response));
+    if let Err(response) = answered {
+        *out = Some(response);
     }
-    response
+    let Some(response) = out else {
+        return;
+    };
+    finish(state, response, received_ns.load(Relaxed), h2);
+    if let (Some(recorder), Some(noted)) = (&state.recorder, noted) {
+        recorder.push(noted.answered(&user, response));
+    }
 }
 
 /// What a request's answer needs of its arrival: when it came (only a latency model that

@@ -39,21 +39,27 @@ pub fn refused<A: ApiRoute>(
 }
 
 /// Answers a request to `A` on `provider`'s endpoint (its own, or Azure OpenAI's for the
-/// OpenAI APIs), or says why not (see [`refused`]). One future, awaited by the handler
-/// directly: a wrapper future would be one more copy of this large state per request.
+/// OpenAI APIs) into `out`, or says why not (see [`refused`]). One future, awaited by the
+/// handler directly: a wrapper future would be one more copy of this large state per request.
+/// The answer is built where its caller keeps it: returned, it was copied at each level on its
+/// way out, hundreds of bytes a time.
 pub async fn answer<A: ApiRoute>(
     state: &Arc<State>,
     req: &mut Request<RequestBody>,
     arrival: Arrival<'_>,
     provider: Provider,
-) -> Result<Response<MockBody>, Rejection> {
+    out: &mut Option<Response<MockBody>>,
+) -> Result<(), Rejection> {
     // A running slot first, while the future holds little (`--max-running`); boxed, so
     // its state does not enlarge every request's future.
     let running = match &state.prefill {
         None => None,
         Some(prefill) => match Box::pin(prefill.run()).await {
             Ok(running) => Some(Box::new(running)),
-            Err(crate::prefill::QueueFull) => return Ok(crate::faults::response(429, provider)),
+            Err(crate::prefill::QueueFull) => {
+                *out = Some(crate::faults::response(429, provider));
+                return Ok(());
+            }
         },
     };
     if provider == Provider::Azure {
@@ -91,7 +97,10 @@ pub async fn answer<A: ApiRoute>(
     };
     let admitted = match inbound.admit(state, ask) {
         Ok(admitted) => admitted,
-        Err(fault) => return Ok(*fault),
+        Err(fault) => {
+            *out = Some(*fault);
+            return Ok(());
+        }
     };
     let cache = state
         .prompt_cache
@@ -138,9 +147,11 @@ pub async fn answer<A: ApiRoute>(
             };
             let stream = SseStream::new(state.clone(), plan, draw, inbound.start);
             let headers = fixed_headers(provider, None);
-            let mut response = Response::new(MockBody::stream(stream).with_headers(headers));
-            admitted.limits.stamp(&mut response, state);
-            return Ok(response);
+            let response = out.insert(Response::new(
+                MockBody::stream(stream).with_headers(headers),
+            ));
+            admitted.limits.stamp(response, state);
+            return Ok(());
         }
     }
 
@@ -160,10 +171,12 @@ pub async fn answer<A: ApiRoute>(
     if let Some(usage) = &cache {
         payload = reported(A::API, &payload, usage, asked.prompt_tokens);
     }
-    let mut response = Response::new(MockBody::whole(payload).with_headers(headers));
-    admitted.limits.stamp(&mut response, state);
+    let response = out.insert(Response::new(
+        MockBody::whole(payload).with_headers(headers),
+    ));
+    admitted.limits.stamp(response, state);
     drop(running);
-    Ok(response)
+    Ok(())
 }
 
 /// The request's prefill time added to its draw: `uncached` prompt tokens at the per-token

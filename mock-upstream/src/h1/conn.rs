@@ -139,9 +139,13 @@ pub async fn serve(stream: TcpStream, state: &Arc<State>, stop: watch::Receiver<
             return Served::Done;
         };
         let stamp = Stamp::of(request.headers());
-        let mut response = handle(state, &mut request, socket).await;
+        let mut answer = None;
+        handle(state, &mut request, socket, &mut answer).await;
+        let Some(response) = answer.as_mut() else {
+            return Served::Done;
+        };
         match conn
-            .answer(state, &stamp, &mut response, keep_alive, head_only)
+            .answer(state, &stamp, response, keep_alive, head_only)
             .await
         {
             Ok(true) => {}
