@@ -25,7 +25,7 @@ use tokio::sync::watch;
 use tokio::time::{Instant, Sleep};
 
 use super::encode::{self, Framing};
-use super::head::{self, Parsed};
+use super::head::{self, Head, Parsed};
 use super::replay::Replay;
 use super::target::Target;
 use crate::handler::handle;
@@ -74,6 +74,8 @@ struct Conn {
     drained: bool,
     /// The connection's first request target, reused while requests name it.
     target: Target,
+    /// The head being read (parsed in place: it is 400 bytes).
+    head: Head,
 }
 
 /// Serves `stream` until it ends or a request for hyper arrives. `stop` turns true at
@@ -88,6 +90,7 @@ pub async fn serve(stream: TcpStream, state: &Arc<State>, stop: watch::Receiver<
         timer: None,
         drained: false,
         target: Target::default(),
+        head: Head::default(),
     };
     let config = &state.config;
     let mut stop = stop;
@@ -98,9 +101,9 @@ pub async fn serve(stream: TcpStream, state: &Arc<State>, stop: watch::Receiver<
     loop {
         // A whole head, within the header timeout of starting to wait for it.
         let mut deadline = None;
-        let head = loop {
-            match head::parse(&conn.buf, config.max_body_bytes) {
-                Parsed::Ready(head) => break head,
+        loop {
+            match head::parse(&conn.buf, config.max_body_bytes, &mut conn.head) {
+                Parsed::Ready => break,
                 Parsed::HandOff => return Served::HandOff(conn.replay()),
                 Parsed::Partial => {}
             }
@@ -109,7 +112,7 @@ pub async fn serve(stream: TcpStream, state: &Arc<State>, stop: watch::Receiver<
                 Read::Bytes => {}
                 Read::Eof | Read::Failed | Read::TimedOut | Read::Stopped => return Served::Done,
             }
-        };
+        }
 
         // Steered to refuse: the connection closes without an answer.
         if state.control.refusing() {
@@ -117,20 +120,21 @@ pub async fn serve(stream: TcpStream, state: &Arc<State>, stop: watch::Receiver<
         }
 
         // Its body, within the body timeout of the head.
-        let whole = head.len + head.body_len;
+        let (head_len, whole) = (conn.head.len, conn.head.len + conn.head.body_len);
         let failed = conn.read_body(whole, config.body_timeout).await;
 
-        let keep_alive = head.keep_alive && failed.is_none();
-        let head_only = head.method == Method::HEAD;
+        let keep_alive = conn.head.keep_alive && failed.is_none();
+        let head_only = conn.head.method == Method::HEAD;
         let request = match failed {
             None => {
                 let bytes = conn.buf.split_to(whole).freeze();
-                let body = RequestBody::Whole(bytes.slice(head.len..));
-                head.request(&bytes, body, &mut conn.target)
+                let body = RequestBody::Whole(bytes.slice(head_len..));
+                conn.head.request(&bytes, body, &mut conn.target)
             }
             Some(err) => {
                 let bytes = conn.buf.split().freeze();
-                head.request(&bytes, RequestBody::Failed(err), &mut conn.target)
+                conn.head
+                    .request(&bytes, RequestBody::Failed(err), &mut conn.target)
             }
         };
         let Some(mut request) = request else {
