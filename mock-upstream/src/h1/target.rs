@@ -5,9 +5,12 @@
 use bytes::Bytes;
 use hyper::Uri;
 
-/// The first request's target of a connection, copied once (the only allocation it makes); a
-/// later request with another target gets a `Uri` sharing the head's bytes, as without it, so
-/// a connection whose paths change allocates nothing more.
+/// The first request's target of a connection, copied once (two allocations a connection: the
+/// copy, and its promotion to shared bytes when first cloned); a later request with another
+/// target gets a `Uri` sharing the head's bytes, as without it, so a connection whose paths
+/// change allocates nothing more. Only origin-form targets (`/path?query`) reach the own
+/// server (`head::parse` hands any other to hyper), so the path and query are the whole `Uri`
+/// and equal bytes give an equal `Uri`.
 #[derive(Debug, Default)]
 pub struct Target(Option<Uri>);
 

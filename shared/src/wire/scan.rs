@@ -6,7 +6,8 @@
 //!
 //! What it accepts is what serde_json accepts when it skips a value: any `\uXXXX` escape of
 //! four hex digits (a lone surrogate too, as serde_json's skipping does), numbers by the RFC's
-//! grammar (not their size), objects and arrays nested at most [`MAX_DEPTH`] levels.
+//! grammar (not their size); but objects and arrays nested at most [`MAX_DEPTH`] levels, where
+//! serde_json's skipping has no limit (its typed reading stops at 128).
 
 /// Objects and arrays nested more levels deep than this (a top-level one is level 1) are
 /// refused.
@@ -51,12 +52,6 @@ impl<'a> Scan<'a> {
     #[inline]
     pub fn peek(&self) -> Option<u8> {
         self.bytes.get(self.at).copied()
-    }
-
-    /// Consumes one byte (one that [`Scan::peek`] returned).
-    #[inline]
-    pub fn bump(&mut self) {
-        self.at += 1;
     }
 
     /// Consumes whitespace.
@@ -123,7 +118,8 @@ impl<'a> Scan<'a> {
         Some(key)
     }
 
-    /// A value; true when it was `null`.
+    /// A value; true when it was `null`. Any other value is skipped as a value of a top-level
+    /// object or array (nesting counted from level 1): call it there, or after peeking `n`.
     #[inline]
     pub fn null(&mut self) -> Option<bool> {
         if self.bytes[self.at..].starts_with(b"null") {
