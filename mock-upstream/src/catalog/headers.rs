@@ -8,6 +8,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use bytes::{BufMut, Bytes, BytesMut};
 use hyper::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE};
 
+use crate::payload::put_decimal;
+
 /// `openai-processing-ms`: the latency the mock applied, as OpenAI reports its own.
 pub const PROCESSING_MS: HeaderName = HeaderName::from_static("openai-processing-ms");
 
@@ -154,13 +156,6 @@ pub fn put_header(out: &mut BytesMut, name: &[u8], value: &[u8]) {
     out.put_slice(b": ");
     out.put_slice(value);
     out.put_slice(b"\r\n");
-}
-
-/// Appends `n` in decimal.
-// Out of line: inlined into a stream's event filling, it cost the events more than it saved.
-#[inline(never)]
-pub fn put_decimal(out: &mut BytesMut, n: u64) {
-    out.put_slice(itoa::Buffer::new().format(n).as_bytes());
 }
 
 #[cfg(test)]

@@ -18,9 +18,7 @@ pub use bedrock::BedrockCatalog;
 pub use chat::{ChatTemplates, Dialect};
 pub use completions::CompletionsCatalog;
 pub use gemini::GeminiCatalog;
-pub use headers::{
-    header_map, next_second, put_decimal, put_header, FixedHeaders, HeaderSet, PROCESSING_MS,
-};
+pub use headers::{header_map, next_second, put_header, FixedHeaders, HeaderSet, PROCESSING_MS};
 pub use responses::{EventText, Outcome, ResponsesCatalog, RESPONSE_ID};
 
 use bytes::Bytes;
