@@ -3,12 +3,12 @@
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};
 use pin_project_lite::pin_project;
 
 use crate::catalog::FixedHeaders;
-use crate::payload::Payload;
+use crate::payload::{Chunks, Payload};
 use crate::sse::SseStream;
 
 pin_project! {
@@ -94,12 +94,12 @@ impl MockBody {
     pub fn poll_write(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
-        out: &mut BytesMut,
+        out: &mut Chunks<'_>,
     ) -> Poll<Option<Result<(), crate::sse::ResetOnPurpose>>> {
         match self.project().kind.project() {
             KindProj::Whole { payload } if payload.is_empty() => Poll::Ready(None),
             KindProj::Whole { payload } => {
-                payload.copy_out(out);
+                payload.copy_out(out.out);
                 Poll::Ready(Some(Ok(())))
             }
             KindProj::Stream { stream } => stream.poll_write(cx, out),

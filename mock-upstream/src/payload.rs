@@ -9,7 +9,7 @@
 
 use std::io::IoSlice;
 
-use bytes::{Buf, Bytes, BytesMut};
+use bytes::{Buf, BufMut, Bytes, BytesMut};
 
 /// Most pieces a payload holds; the largest body (a whole chat completion) needs 11. A stream
 /// event with more (the Responses API's last, 13) leaves as two frames: every payload is moved a
@@ -23,14 +23,111 @@ pub fn put_decimal(out: &mut BytesMut, n: u64) {
     out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
 }
 
+/// Digits of `n` in decimal.
+#[inline]
+pub fn decimal_len(n: u64) -> usize {
+    n.checked_ilog10().map_or(1, |d| d as usize + 1)
+}
+
+/// Appends a chunk's size line: `len` in upper-case hex (as hyper writes it) and CRLF.
+#[inline(always)]
+pub fn put_chunk_size(out: &mut BytesMut, len: usize) {
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
+    let digit = |shift: usize| HEX[(len >> shift) & 0xF];
+    // An event's line has two or three digits: written as one store, not a copy.
+    match len {
+        0x10..=0xFF => out.put_slice(&[digit(4), digit(0), b'\r', b'\n']),
+        0x100..=0xFFF => out.put_slice(&[digit(8), digit(4), digit(0), b'\r', b'\n']),
+        _ => {
+            let width = (usize::BITS - len.leading_zeros()).div_ceil(4).max(1) as usize;
+            let mut line = [0u8; 18];
+            for (i, at) in (0..width).rev().enumerate() {
+                line[at] = digit(4 * i);
+            }
+            line[width..width + 2].copy_from_slice(b"\r\n");
+            out.put_slice(&line[..width + 2]);
+        }
+    }
+}
+
 /// Where a filled template or event goes, piece by piece.
 pub trait Sink {
     /// Appends shared bytes.
     fn put(&mut self, bytes: &Bytes);
     /// Appends a decimal number.
     fn put_number(&mut self, n: u64);
-    /// Appends a whole payload (tool calls and faults, built as payloads).
+    /// Appends a whole event built as a payload (tool calls and faults).
     fn put_payload(&mut self, payload: Payload);
+    /// Says that an event of `len()` bytes is put next. Only the own server's chunked write
+    /// buffer ([`Chunks`]) asks for the length, to write the chunk's size line first; every
+    /// other sink ignores it and never computes it.
+    #[inline(always)]
+    fn open(&mut self, _len: impl FnOnce() -> usize) {}
+    /// Appends shared bytes that are a whole event.
+    #[inline(always)]
+    fn put_event(&mut self, bytes: &Bytes) {
+        self.open(|| bytes.len());
+        self.put(bytes);
+    }
+}
+
+/// The own HTTP/1.1 server's write buffer while it writes one event of a body. In a chunked
+/// body an event that says its length ([`Sink::open`]) is framed as it begins: its size line
+/// goes in first, and nothing is moved. One that does not say it is framed after it is written
+/// (`h1::encode::close_chunk` moves it behind its line).
+pub struct Chunks<'a> {
+    pub out: &'a mut BytesMut,
+    chunked: bool,
+    /// Bytes of the size line written for this event (0: none yet).
+    line: usize,
+}
+
+impl<'a> Chunks<'a> {
+    /// An event about to be written at the end of `out`; `chunked` for a chunked body.
+    #[inline]
+    pub fn new(out: &'a mut BytesMut, chunked: bool) -> Chunks<'a> {
+        Chunks {
+            out,
+            chunked,
+            line: 0,
+        }
+    }
+
+    /// Bytes of the size line written in front of this event: 0 when it did not say its
+    /// length (or the body is not chunked).
+    pub fn line(&self) -> usize {
+        self.line
+    }
+}
+
+impl Sink for Chunks<'_> {
+    #[inline(always)]
+    fn put(&mut self, bytes: &Bytes) {
+        self.out.extend_from_slice(bytes);
+    }
+
+    #[inline(always)]
+    fn put_number(&mut self, n: u64) {
+        put_decimal(self.out, n);
+    }
+
+    fn put_payload(&mut self, payload: Payload) {
+        self.open(|| payload.len());
+        payload.copy_to(self.out);
+    }
+
+    #[inline(always)]
+    fn open(&mut self, len: impl FnOnce() -> usize) {
+        debug_assert_eq!(self.line, 0, "an event says its length once");
+        if self.chunked {
+            let len = len();
+            if len > 0 {
+                let before = self.out.len();
+                put_chunk_size(self.out, len);
+                self.line = self.out.len() - before;
+            }
+        }
+    }
 }
 
 impl Sink for BytesMut {
@@ -292,6 +389,45 @@ mod tests {
         frame.push_bytes(&Bytes::new());
         frame.push_bytes(&Bytes::from_static(b"}"));
         frame
+    }
+
+    #[test]
+    fn a_chunk_size_line_is_upper_case_hex_of_any_width() {
+        for len in [
+            0usize,
+            1,
+            0xF,
+            0x10,
+            0xFF,
+            0x100,
+            0xABC,
+            0xFFF,
+            0x1000,
+            0xFFFF_FFFF,
+            usize::MAX,
+        ] {
+            let mut out = BytesMut::new();
+            put_chunk_size(&mut out, len);
+            assert_eq!(&out[..], format!("{len:X}\r\n").as_bytes());
+        }
+        for n in [0u64, 9, 10, 99, 100, 12_345, u64::MAX] {
+            assert_eq!(decimal_len(n), n.to_string().len());
+        }
+    }
+
+    #[test]
+    fn an_event_that_says_its_length_gets_its_size_line_first() {
+        let mut out = BytesMut::from(&b"head"[..]);
+        let mut chunks = Chunks::new(&mut out, true);
+        chunks.put_event(&Bytes::from_static(b"data: x\n\n"));
+        assert_eq!(chunks.line(), 3);
+        assert_eq!(&out[..], b"head9\r\ndata: x\n\n");
+        // Not chunked: nothing in front.
+        let mut out = BytesMut::new();
+        let mut chunks = Chunks::new(&mut out, false);
+        chunks.put_payload(sample());
+        assert_eq!(chunks.line(), 0);
+        assert_eq!(&out[..], &sample().to_vec()[..]);
     }
 
     #[test]

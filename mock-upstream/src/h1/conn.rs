@@ -28,8 +28,11 @@ use super::encode::{self, Framing};
 use super::head::{self, Head, Parsed};
 use super::replay::Replay;
 use super::target::Target;
+use crate::body::MockBody;
 use crate::handler::handle;
+use crate::payload::Chunks;
 use crate::request::{BodyError, RequestBody};
+use crate::sse::ResetOnPurpose;
 use crate::stamp::Stamp;
 use crate::state::State;
 
@@ -162,6 +165,21 @@ pub async fn serve(stream: TcpStream, state: &Arc<State>, stop: watch::Receiver<
     }
 }
 
+/// Polls `body` for its next bytes, written at the end of `out`; `line` gets the bytes of the
+/// chunk-size line written in front of them (0 when none was).
+fn poll_event(
+    body: Pin<&mut MockBody>,
+    cx: &mut Context<'_>,
+    out: &mut BytesMut,
+    chunked: bool,
+    line: &mut usize,
+) -> Poll<Option<Result<(), ResetOnPurpose>>> {
+    let mut sink = Chunks::new(out, chunked);
+    let step = body.poll_write(cx, &mut sink);
+    *line = sink.line();
+    step
+}
+
 /// The answer to a head whose target or a header hyper's types refuse.
 const BAD_REQUEST: &[u8] =
     b"HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\nconnection: close\r\n\r\n";
@@ -274,20 +292,31 @@ impl Conn {
             self.flush().await?;
             return Ok(keep_alive);
         }
-        // Each event of a stream is a chunk of its own, as hyper sends it: written into the
-        // buffer from `open` on, then framed.
+        // Each event of a stream is a chunk of its own, as hyper sends it: framed as it is
+        // written when it says its length first (`line`: its size line's bytes), else after.
         let chunked = framing == Framing::Chunked;
         let mut body = Pin::new(response.body_mut());
         loop {
             let mut open = self.out.len();
-            let now = poll_fn(|cx| Poll::Ready(body.as_mut().poll_write(cx, &mut self.out))).await;
+            let mut line = 0;
+            let now = poll_fn(|cx| {
+                Poll::Ready(poll_event(
+                    body.as_mut(),
+                    cx,
+                    &mut self.out,
+                    chunked,
+                    &mut line,
+                ))
+            })
+            .await;
             let step = match now {
                 Poll::Ready(step) => step,
                 // Not due yet: what is ready goes out now.
                 Poll::Pending => {
                     self.flush().await?;
                     open = 0;
-                    poll_fn(|cx| body.as_mut().poll_write(cx, &mut self.out)).await
+                    poll_fn(|cx| poll_event(body.as_mut(), cx, &mut self.out, chunked, &mut line))
+                        .await
                 }
             };
             match step {
@@ -296,7 +325,9 @@ impl Conn {
                 // A reset on purpose: the socket is set to reset when it closes.
                 Some(Err(_)) => return Err(io::ErrorKind::ConnectionAborted.into()),
             }
-            if chunked {
+            if line > 0 {
+                encode::end_chunk(&mut self.out, open, line);
+            } else if chunked {
                 encode::close_chunk(&mut self.out, open);
             }
             if self.out.len() >= WRITE_AHEAD {

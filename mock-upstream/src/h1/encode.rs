@@ -11,7 +11,7 @@ use hyper::header::{CONNECTION, CONTENT_LENGTH, DATE, TRANSFER_ENCODING};
 use hyper::{HeaderMap, StatusCode};
 
 use crate::catalog::{put_header, Catalog, FixedHeaders};
-use crate::payload::put_decimal;
+use crate::payload::{put_chunk_size, put_decimal};
 
 /// How the body after a head is framed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -98,30 +98,28 @@ pub fn head(
 }
 
 /// Frames `out[start..]` as one chunk: its size line goes in front, its end behind. Nothing
-/// is added when it is empty (an empty chunk would end the body). A stream's events are filled
-/// straight into the write buffer, so an event's size is known only once it is there; moving
-/// its few hundred bytes up costs less than building it apart to measure it first.
+/// is added when it is empty (an empty chunk would end the body). For an event that did not
+/// say its length before it was written (`payload::Sink::open`): it is moved behind its line.
 pub fn close_chunk(out: &mut BytesMut, start: usize) {
     let len = out.len() - start;
     if len == 0 {
         return;
     }
-    let mut line = [0u8; 18];
-    let mut at = line.len() - 2;
-    line[at..].copy_from_slice(b"\r\n");
-    let mut n = len;
-    loop {
-        at -= 1;
-        line[at] = b"0123456789ABCDEF"[n & 0xF];
-        n >>= 4;
-        if n == 0 {
-            break;
-        }
-    }
-    let line = &line[at..];
-    out.put_slice(line);
-    out.copy_within(start..start + len, start + line.len());
-    out[start..start + line.len()].copy_from_slice(line);
+    put_chunk_size(out, len);
+    let line = out.len() - start - len;
+    out[start..].rotate_right(line);
+    out.put_slice(b"\r\n");
+}
+
+/// Ends a chunk whose size line (`line` bytes at `start`) was written before its data.
+pub fn end_chunk(out: &mut BytesMut, start: usize, line: usize) {
+    debug_assert_eq!(
+        std::str::from_utf8(&out[start..start + line - 2])
+            .ok()
+            .and_then(|hex| usize::from_str_radix(hex, 16).ok()),
+        Some(out.len() - start - line),
+        "an event is as long as it said"
+    );
     out.put_slice(b"\r\n");
 }
 

@@ -19,13 +19,12 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use bytes::BytesMut;
 use gatebench_shared::RequestDraw;
 use pin_project_lite::pin_project;
 
 pub use plan::{StreamApi, StreamPlan};
 
-use crate::payload::{Frames, Payload};
+use crate::payload::{Chunks, Frames, Payload, Sink};
 use crate::peer::PeerWatch;
 use crate::state::State;
 use crate::timer::Alarm;
@@ -156,6 +155,7 @@ enum Step {
 
 impl SseStream {
     /// Moves the stream on to its next event once that is due.
+    #[inline(always)]
     fn step(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Step {
         let event = self.next;
         let this = self.project();
@@ -195,19 +195,19 @@ impl SseStream {
     pub fn poll_write(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
-        out: &mut BytesMut,
+        out: &mut Chunks<'_>,
     ) -> Poll<Option<Result<(), ResetOnPurpose>>> {
         match self.as_mut().step(cx) {
             Step::Event(event) => {
                 let this = self.project();
-                let before = out.len();
+                let before = out.out.len();
                 this.plan.encode(&this.open.0, event, out);
-                this.open.1 += out.len() - before;
+                this.open.1 += out.out.len() - before - out.line();
                 Poll::Ready(Some(Ok(())))
             }
             Step::Pending => Poll::Pending,
             Step::End => Poll::Ready(None),
-            Step::Fault(poll) => poll.map(|end| end.map(|sent| sent.map(|p| p.copy_to(out)))),
+            Step::Fault(poll) => poll.map(|end| end.map(|sent| sent.map(|p| out.put_payload(p)))),
         }
     }
 }

@@ -97,7 +97,7 @@ impl StreamPlan {
                 b"data: {\"error\":{\"code\":500,\"message\":\"An internal error has occurred. Please retry or report in https://developers.generativeai.google/guide/troubleshooting\",\"status\":\"INTERNAL\"}}\r\n\r\n"
             }
             StreamApi::Bedrock { .. } => {
-                sink.put(state.catalog.bedrock.error());
+                sink.put_event(state.catalog.bedrock.error());
                 return;
             }
             StreamApi::Responses { echo, .. } => {
@@ -110,7 +110,7 @@ impl StreamPlan {
                 return;
             }
         };
-        sink.put(&Bytes::from_static(error));
+        sink.put_event(&Bytes::from_static(error));
     }
 
     /// The event that carries token 0.
@@ -181,7 +181,11 @@ impl StreamPlan {
             StreamApi::Bedrock { .. } if event + 1 == self.events() => {
                 let catalog = &state.catalog.bedrock;
                 let tokens = u64::from(self.tokens);
-                return sink.put(&catalog.metadata_reported(self.prompt_tokens, tokens, usage));
+                return sink.put_event(&catalog.metadata_reported(
+                    self.prompt_tokens,
+                    tokens,
+                    usage,
+                ));
             }
             StreamApi::Bedrock { .. } | StreamApi::Completions { .. } => {
                 return self.encode_event(state, event, sink);
@@ -190,11 +194,12 @@ impl StreamPlan {
         let mut plain = bytes::BytesMut::new();
         self.encode_event(state, event, &mut plain);
         match crate::prompt_cache::report(api, &plain, usage, self.prompt_tokens) {
-            Some(reported) => sink.put(&Bytes::from(reported)),
-            None => sink.put(&plain.freeze()),
+            Some(reported) => sink.put_event(&Bytes::from(reported)),
+            None => sink.put_event(&plain.freeze()),
         }
     }
 
+    #[inline(always)]
     fn encode_event<S: Sink>(&self, state: &State, event: u32, sink: &mut S) {
         if let Some(tool) = &self.tool {
             if let Some(payload) = self.encode_tool(tool, state, event) {
@@ -209,7 +214,7 @@ impl StreamPlan {
             } => self.encode_chat(state, event, finish, include_usage, Dialect::OpenAi, sink),
             // Azure's choiceless first chunk, then the chunks as OpenAI's.
             StreamApi::AzureChat { .. } if event == 0 => {
-                sink.put(state.catalog.chat(Dialect::Azure).prompt_filter())
+                sink.put_event(state.catalog.chat(Dialect::Azure).prompt_filter())
             }
             StreamApi::AzureChat {
                 finish,
@@ -264,11 +269,11 @@ impl StreamPlan {
         let catalog = &state.catalog.bedrock;
         let n = self.tokens;
         match event {
-            0 => sink.put(catalog.message_start()),
-            e if e <= n => sink.put(catalog.delta(e - 1)),
-            e if e == n + 1 => sink.put(catalog.block_stop()),
-            e if e == n + 2 => sink.put(catalog.message_stop(stop)),
-            _ => sink.put(&catalog.metadata(self.prompt_tokens, u64::from(n))),
+            0 => sink.put_event(catalog.message_start()),
+            e if e <= n => sink.put_event(catalog.delta(e - 1)),
+            e if e == n + 1 => sink.put_event(catalog.block_stop()),
+            e if e == n + 2 => sink.put_event(catalog.message_stop(stop)),
+            _ => sink.put_event(&catalog.metadata(self.prompt_tokens, u64::from(n))),
         }
     }
 
@@ -312,7 +317,7 @@ impl StreamPlan {
             }
             e if e == n => catalog.chunk_finish(finish, usage).fill_into(sink, &fill),
             e if e == n + 1 && include_usage => catalog.chunk_usage().fill_into(sink, &fill),
-            _ => sink.put(state.catalog.done()),
+            _ => sink.put_event(state.catalog.done()),
         }
     }
 
@@ -348,15 +353,15 @@ impl StreamPlan {
         let n = self.tokens;
         match event {
             0 => catalog.message_start().fill_into(sink, &fill),
-            1 => sink.put(catalog.block_start()),
-            2 => sink.put(catalog.ping()),
+            1 => sink.put_event(catalog.block_start()),
+            2 => sink.put_event(catalog.ping()),
             e if e < 3 + n => {
                 fill.content = state.catalog.token(e - 3);
                 catalog.delta().fill_into(sink, &fill)
             }
-            e if e == 3 + n => sink.put(catalog.block_stop()),
+            e if e == 3 + n => sink.put_event(catalog.block_stop()),
             e if e == 4 + n => catalog.message_delta(stop).fill_into(sink, &fill),
-            _ => sink.put(catalog.message_stop()),
+            _ => sink.put_event(catalog.message_stop()),
         }
     }
 
@@ -382,7 +387,7 @@ impl StreamPlan {
             }
             e if e == n + 1 => catalog.chunk_finish(finish, usage).fill_into(sink, &fill),
             e if e == n + 2 && include_usage => catalog.chunk_usage().fill_into(sink, &fill),
-            _ => sink.put(state.catalog.done()),
+            _ => sink.put_event(state.catalog.done()),
         }
     }
 }

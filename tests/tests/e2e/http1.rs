@@ -13,6 +13,14 @@ use tokio::net::TcpStream;
 const CHAT: &str =
     r#"{"model":"gpt-4o-mini","messages":[{"role":"user","content":"Hi"}],"max_tokens":5}"#;
 const STREAM: &str = r#"{"model":"gpt-4o-mini","messages":[{"role":"user","content":"Hi"}],"max_tokens":3,"stream":true}"#;
+const STREAM_USAGE: &str = r#"{"model":"gpt-4o-mini","messages":[{"role":"user","content":"Hi"}],"max_tokens":3,"stream":true,"stream_options":{"include_usage":true}}"#;
+const RESPONSES_STREAM: &str =
+    r#"{"model":"gpt-4o-mini","input":"Hi","max_output_tokens":16,"stream":true}"#;
+const COMPLETIONS_STREAM: &str =
+    r#"{"model":"gpt-3.5-turbo-instruct","prompt":"Hi","max_tokens":3,"stream":true}"#;
+const GEMINI: &str = r#"{"contents":[{"role":"user","parts":[{"text":"Hi"}]}],"generationConfig":{"maxOutputTokens":3}}"#;
+const BEDROCK: &str =
+    r#"{"messages":[{"role":"user","content":[{"text":"Hi"}]}],"inferenceConfig":{"maxTokens":3}}"#;
 const MESSAGE: &str = r#"{"model":"claude-x","max_tokens":4,"messages":[{"role":"user","content":"Hi"}],"stream":true}"#;
 
 fn post(path: &str, body: &str, extra: &str) -> String {
@@ -79,6 +87,22 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     haystack.windows(needle.len()).position(|w| w == needle)
 }
 
+/// The data of a chunked body, without its framing.
+fn dechunk(mut body: &[u8]) -> Vec<u8> {
+    let mut data = Vec::new();
+    loop {
+        let end = find(body, b"\r\n").expect("a chunk-size line");
+        let size = std::str::from_utf8(&body[..end]).unwrap();
+        let size = usize::from_str_radix(size, 16).unwrap();
+        if size == 0 {
+            return data;
+        }
+        data.extend_from_slice(&body[end + 2..end + 2 + size]);
+        assert_eq!(&body[end + 2 + size..end + 4 + size], b"\r\n");
+        body = &body[end + 4 + size..];
+    }
+}
+
 /// The head's lines but `date`, sorted (the servers write the same headers, not always in the
 /// same order).
 fn head_lines(head: &str) -> Vec<String> {
@@ -116,6 +140,31 @@ async fn both_servers_give_the_same_answers() {
         post("/v1/chat/completions", CHAT, "x-mock-status: 429\r\n"),
         post("/v1/chat/completions", CHAT, "x-mock-latency: 2ms\r\n"),
         post("/v1/messages", MESSAGE, "anthropic-version: 2023-06-01\r\n"),
+        // Every API's stream, each event a chunk of its own, and two mid-stream faults.
+        post("/v1/chat/completions", STREAM_USAGE, ""),
+        post("/v1/chat/completions", STREAM, "x-mock-fault: error@2\r\n"),
+        post(
+            "/v1/chat/completions",
+            STREAM,
+            "x-mock-fault: truncate@2\r\n",
+        ),
+        post("/v1/responses", RESPONSES_STREAM, ""),
+        post("/v1/completions", COMPLETIONS_STREAM, ""),
+        post(
+            "/v1beta/models/gemini-2.0-flash:streamGenerateContent?alt=sse",
+            GEMINI,
+            "",
+        ),
+        post(
+            "/model/anthropic.claude-3-haiku-20240307-v1%3A0/converse-stream",
+            BEDROCK,
+            "",
+        ),
+        post(
+            "/openai/deployments/gpt-4o-mini/chat/completions?api-version=2024-10-21",
+            STREAM,
+            "",
+        ),
         post("/v1/chat/completions", "{not json", ""),
         post(
             "/v1/embeddings",
@@ -132,9 +181,23 @@ async fn both_servers_give_the_same_answers() {
         let a = exchange(own.local_addr(), request).await;
         let b = exchange(hyper.local_addr(), request).await;
         assert_eq!(a.0, b.0, "heads differ for {request:?}");
+        if request.contains("\"stream\":true") {
+            assert!(
+                a.0.iter().any(|line| line.starts_with("HTTP/1.1 200 ")),
+                "{request:?} answered {:?}",
+                a.0
+            );
+        }
+        // hyper's path sends the Responses API's last event, of more pieces than one frame
+        // holds, as two chunks; the own server as one. The bytes they carry are the same.
+        let (a, b) = if request.starts_with("POST /v1/responses") {
+            (dechunk(&a.1), dechunk(&b.1))
+        } else {
+            (a.1, b.1)
+        };
         assert_eq!(
-            String::from_utf8_lossy(&a.1),
-            String::from_utf8_lossy(&b.1),
+            String::from_utf8_lossy(&a),
+            String::from_utf8_lossy(&b),
             "bodies differ for {request:?}"
         );
     }
