@@ -21,10 +21,11 @@
 //!   corpus.
 //! - `wire`: targets and request specs, TCP and TLS, HTTP/1.1 and HTTP/2 (each with its pool
 //!   and exchange), stream parsing, the run clock, an exchange's outcome and error kinds.
-//! - the two data layers: `results`, each command's versioned JSON result, the envelope every
-//!   file carries and the records they hold (plain data, written and read back as itself), and
+//! - the three data layers: `results`, each command's versioned JSON result, the envelope every
+//!   file carries and the records they hold (plain data, written and read back as itself);
 //!   `options`, every command's flags and profile keys as plain data (a flag of one meaning
-//!   declared once in a group), and the one merge of flags over a profile.
+//!   declared once in a group), and the one merge of flags over a profile; and `model`, what
+//!   every layer works with: targets (names, roles, recording), loads and arrivals, shards.
 //!
 //! `fuzzing` holds entry points for the fuzz targets.
 
@@ -33,6 +34,7 @@ pub mod engine;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod generator;
+pub mod model;
 pub mod options;
 pub mod report;
 pub mod results;

@@ -13,8 +13,9 @@ use std::path::{Path, PathBuf};
 /// loadgen's layers, top to bottom. A module may import from its own layer and those after it.
 /// The crate's root files (`lib.rs`, `main.rs`, `fuzzing.rs`) stand above them all.
 ///
-/// The two data layers stand at the bottom: `results` (plain data written and read back as
-/// itself) above `options`, so a result may name an option's kind but no option a result.
+/// The three data layers stand at the bottom: `results` (plain data written and read back as
+/// itself) above `options`, so a result may name an option's kind but no option a result, and
+/// `model` (targets, loads, shards: what every layer works with) under both.
 const LOADGEN_LAYERS: &[&str] = &[
     "commands",
     "report",
@@ -23,6 +24,7 @@ const LOADGEN_LAYERS: &[&str] = &[
     "wire",
     "results",
     "options",
+    "model",
 ];
 
 /// mock-upstream's data layer: settings that import nothing else of the crate.

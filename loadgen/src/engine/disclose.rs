@@ -2,7 +2,7 @@
 //! own resolved configuration (latency model, token counts, seed), read once before the load
 //! from `GET /v1/gatebench/config`. `report::disclosure` renders it.
 
-use crate::results::target::Target;
+use crate::model::target::Target;
 use crate::wire::get::get;
 
 /// The path the mock serves its configuration on.

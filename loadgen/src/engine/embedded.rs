@@ -2,7 +2,7 @@
 
 use mock_upstream::{Config, MockServer, StartError};
 
-use crate::results::target::Target;
+use crate::model::target::Target;
 use crate::wire::target::parse_target;
 
 /// A mock started in-process for a run without `--target`.

@@ -2,10 +2,10 @@
 //! the user disclosed about it (`--direct`, `--gateway NAME=URL`, `--gateway-info NAME=TEXT`,
 //! `--gateway-recording NAME=LEVEL`).
 
-use crate::results::target::{Named, SAME_PROCESS, TWIN_GIVEN};
+use crate::model::target::{Named, SAME_PROCESS, TWIN_GIVEN};
 
 use crate::generator::plan_error::PlanError;
-use crate::results::role::Role;
+use crate::model::role::Role;
 use crate::wire::pin::Pin;
 use crate::wire::target::parse_target_via;
 
@@ -170,7 +170,7 @@ fn split_named<'a>(flag: &'static str, text: &'a str) -> Result<(&'a str, &'a st
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::target::Recording;
+    use crate::model::target::Recording;
 
     fn targets(infos: &[&str], recordings: &[&str]) -> Result<Vec<Named>, PlanError> {
         let owned = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();

@@ -12,7 +12,7 @@ use gatebench_shared::wake::{Spin, WakeMargin};
 
 use crate::engine::run::stop_requested;
 use crate::generator::pacer::Pacer;
-use crate::results::target::Target;
+use crate::model::target::Target;
 use crate::wire::clock::RunClock;
 use crate::wire::exchange::Slot;
 use crate::wire::http1::exchange;

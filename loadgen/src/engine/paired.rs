@@ -5,7 +5,7 @@
 use std::rc::Rc;
 use std::time::Duration;
 
-use crate::results::target::Target;
+use crate::model::target::Target;
 use crate::wire::clock::RunClock;
 use crate::wire::exchange::Slot;
 use crate::wire::http1::exchange;

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::results::target::Target;
+use crate::model::target::Target;
 use crate::wire::plain::call;
 
 /// Prefix of the mark loadgen writes into a body's `user` field: `gb-` and 20 digits.

@@ -3,7 +3,7 @@
 //! run and reports the difference beside the number it sent: a gateway that retries, caches,
 //! hedges or drops requests shows up as a mismatch.
 
-use crate::results::target::Target;
+use crate::model::target::Target;
 use crate::wire::get::get;
 
 /// The mock's API requests so far, from its `/metrics`; `None` when it cannot be read.

@@ -6,8 +6,8 @@
 use std::time::SystemTime;
 
 use crate::generator::start_at::unix_us;
+use crate::model::target::Target;
 use crate::results::clock::ReferenceClock;
-use crate::results::target::Target;
 
 /// The path of the mock's clock.
 pub const CLOCK_PATH: &str = "/v1/gatebench/clock";

@@ -13,11 +13,11 @@ use crate::generator::quantity::duration_us;
 
 use crate::generator::corpus::Corpus;
 use crate::generator::rate_curve::RateCurve;
-use crate::results::plan::Shard;
-use crate::results::target::Target;
+use crate::model::load::Shard;
+use crate::model::target::Target;
 use crate::wire::target::RequestSpec;
 
-use crate::results::plan::Load;
+use crate::model::load::Load;
 
 /// A validated run.
 #[derive(Debug, Clone, Serialize)]
@@ -182,8 +182,8 @@ pub(crate) fn parse_counts(text: &str, example: &'static str) -> Result<Vec<usiz
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::load::Arrival;
     use crate::options::{RequestFlags, RunArgs};
-    use crate::results::plan::Arrival;
 
     #[test]
     fn plans_validate_every_option() {

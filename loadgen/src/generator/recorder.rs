@@ -278,7 +278,7 @@ mod tests {
         }
     }
 
-    /// A model target: 300 requests due every 10 ms from 0, each answered 1 ms after it is
+    /// A simulated target: 300 requests due every 10 ms from 0, each answered 1 ms after it is
     /// sent, but none before 2,001 ms while the target stalls from 1 s to 2 s. With one
     /// connection, a request is sent when it is due or when the one before it ended.
     fn stalled(connections: usize) -> Recorder {

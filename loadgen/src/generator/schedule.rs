@@ -15,7 +15,7 @@ use rand_pcg::Pcg64Mcg;
 
 use crate::generator::rate_curve::{RateCurve, Stages};
 
-use crate::results::plan::Arrival;
+use crate::model::load::Arrival;
 
 /// The slots of one worker, in order. An iterator of `(index, due offset in ns)`.
 #[derive(Debug, Clone)]

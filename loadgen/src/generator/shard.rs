@@ -4,7 +4,7 @@
 //! exactly the one schedule at the plan's rate, each at rate/N. Within a shard, worker `w` of `W`
 //! takes every `W`-th of the shard's slots: the slots `i ≡ I + N·w (mod N·W)`.
 
-use crate::results::plan::Shard;
+use crate::model::load::Shard;
 
 /// Most shards a schedule may be split into.
 pub const MAX_SHARDS: u64 = 10_000;
@@ -35,7 +35,7 @@ impl Shard {
 mod tests {
     use super::*;
     use crate::generator::schedule::Schedule;
-    use crate::results::plan::Arrival;
+    use crate::model::load::Arrival;
 
     #[test]
     fn shards_parse_from_index_and_count() {

@@ -28,10 +28,10 @@ use crate::generator::plan::Plan;
 use crate::generator::rate_curve::RateCurve;
 use crate::generator::recorder::Recorder;
 use crate::generator::schedule::Schedule;
+use crate::model::load::Arrival;
+use crate::model::load::Load;
+use crate::model::target::Target;
 use crate::results::pacing::AnswerPollReport;
-use crate::results::plan::Arrival;
-use crate::results::plan::Load;
-use crate::results::target::Target;
 use crate::wire::clock::RunClock;
 use crate::wire::exchange::Slot;
 use crate::wire::outcome::{ErrorKind, Tag};
@@ -122,7 +122,7 @@ pub fn run_worker(spec: WorkerSpec) -> WorkerOutput {
     output(recorder, &client, accounts, setup_error)
 }
 
-/// Runs a worker against a model target on the simulated time `clock` reads, from the run's
+/// Runs a worker against a simulated target on the simulated time `clock` reads, from the run's
 /// zero: no start line, no calibration, the pacer starting at its starting margin (50 µs with
 /// `--spin auto`). Await it inside
 /// [`gatebench_shared::sim::SimTime::run`] on a local set.
@@ -130,10 +130,10 @@ pub fn run_worker(spec: WorkerSpec) -> WorkerOutput {
 pub(crate) async fn simulate(
     spec: WorkerSpec,
     clock: RunClock,
-    model: crate::wire::model::ModelTarget,
+    model: crate::wire::simulated::SimulatedTarget,
 ) -> WorkerOutput {
     let recorder = new_recorder(&spec);
-    let client = Rc::new(Client::Model(model));
+    let client = Rc::new(Client::Simulated(model));
     let margin = WakeMargin::new(spec.plan.spin);
     let running = Running::new(spec, clock, 0.0);
     let (accounts, setup_error) = match sending(running, Some(margin), &recorder, &client).await {

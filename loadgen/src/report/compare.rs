@@ -4,10 +4,11 @@
 use super::disclosure::Disclosure;
 use super::format::{micros, resolution, signed};
 use super::table::Table;
+use crate::model::load::Load;
 use crate::results::compare::CompareResult;
 use crate::results::compare::{PercentileDelta, TargetSummary};
 use crate::results::metric::Summary;
-use crate::results::plan::{Load, PlanRecord};
+use crate::results::plan::PlanRecord;
 
 /// requests, throughput, success, P50, P99, P99.9 per target.
 pub fn summary_table(summaries: &[TargetSummary]) -> Table {
@@ -166,7 +167,7 @@ pub fn source(view: &CompareResult) -> String {
 /// How the verdicts are reached, in one paragraph.
 pub fn method(view: &CompareResult) -> String {
     let control = if view.twin {
-        let twin = crate::results::target::twin_info(&view.targets);
+        let twin = crate::model::target::twin_info(&view.targets);
         format!(
             "against the twin ({twin}), an A/A control with trials of its own, by Welch's t test \
              at the same percentile; the resolution is the farthest end of the twin's interval \

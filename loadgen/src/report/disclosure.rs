@@ -5,8 +5,8 @@
 
 use gatebench_shared::host::HostFacts;
 
+use crate::model::target::Named;
 use crate::results::envelope::{Envelope, OpenFiles};
-use crate::results::target::Named;
 
 /// What a result discloses, borrowed from it. Each report fills the parts its result has.
 #[derive(Debug)]

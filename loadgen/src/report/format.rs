@@ -17,11 +17,11 @@ pub fn resolution(us: f64) -> String {
 /// written before it was recorded, the twin's disclosure.
 pub fn resolution_from(
     source: &str,
-    targets: &[crate::results::target::Named],
+    targets: &[crate::model::target::Named],
     twin: bool,
 ) -> String {
     let source = if source.is_empty() {
-        crate::results::target::resolution_source(targets, twin, crate::results::target::NO_TWIN)
+        crate::model::target::resolution_source(targets, twin, crate::model::target::NO_TWIN)
     } else {
         source.to_string()
     };
@@ -40,8 +40,8 @@ pub fn signed(us: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::role::Role;
-    use crate::results::target::{Named, Target, NO_TWIN, SAME_PROCESS};
+    use crate::model::role::Role;
+    use crate::model::target::{Named, Target, NO_TWIN, SAME_PROCESS};
 
     fn twin(info: &str) -> Named {
         Named {

@@ -11,9 +11,9 @@ use anyhow::bail;
 use super::compare::published_cells;
 use super::format::{micros, signed};
 use super::table::Table;
+use crate::model::target::Named;
 use crate::results::compare::CompareResult;
 use crate::results::compare::{PercentileDelta, TargetSummary};
-use crate::results::target::Named;
 
 /// One gateway's row, from the file it was measured in.
 #[derive(Debug)]

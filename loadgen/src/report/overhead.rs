@@ -106,7 +106,7 @@ pub fn source(result: &OverheadResult) -> String {
 pub fn method(result: &OverheadResult) -> String {
     let plan = &result.plan;
     let control = if plan.twin {
-        let twin = crate::results::target::twin_info(&plan.targets);
+        let twin = crate::model::target::twin_info(&plan.targets);
         format!(
             "against the twin ({twin}), an A/A control called in the same rounds, by Welch's t \
              test of the two means across trials; the resolution is the farthest end of the twin's \

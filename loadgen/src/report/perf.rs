@@ -45,7 +45,7 @@ impl ProfileResult {
 /// A gateway's added latency at `percentile`, `+30 µs [+21, +39]`, or `-`.
 fn added(
     deltas: &[PercentileDelta],
-    gateway: &crate::results::role::Role,
+    gateway: &crate::model::role::Role,
     percentile: &str,
 ) -> String {
     deltas

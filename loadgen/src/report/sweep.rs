@@ -4,10 +4,10 @@
 use super::disclosure::Disclosure;
 use super::format::micros;
 use super::table::Table;
+use crate::model::target::Named;
 use crate::results::envelope::Envelope;
 use crate::results::resources::ResourceReport;
 use crate::results::sweep::{Headline, Level, SweepResult};
-use crate::results::target::Named;
 
 /// Per level and target: throughput, p50, p99, errors, added p50 and p99, and the flag.
 pub fn levels_table(levels: &[Level]) -> Table {

@@ -27,8 +27,8 @@ fn together_line(out: &mut String, result: &RunResult, run: &TargetRun) {
     let shard = result.plan.shard;
     if shard.count > 1 {
         let rate = match result.plan.load {
-            crate::results::plan::Load::Open { rate, .. } => rate,
-            crate::results::plan::Load::Closed { .. } => 0.0,
+            crate::model::load::Load::Open { rate, .. } => rate,
+            crate::model::load::Load::Closed { .. } => 0.0,
         };
         let _ = writeln!(
             out,

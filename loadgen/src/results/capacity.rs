@@ -1,7 +1,7 @@
 //! The versioned JSON result of `loadgen capacity`: the SLO, each target's search and its steps.
 
+use crate::model::target::Named;
 use crate::results::plan::PlanRecord;
-use crate::results::target::Named;
 use serde::{Deserialize, Serialize};
 
 /// Identifies the result format; bumped when a field changes meaning or goes away.
@@ -61,7 +61,7 @@ pub struct BacklogWait {
 /// One target's search and its answer.
 #[derive(Debug, Serialize, Deserialize)]
 pub struct TargetSearch {
-    pub name: crate::results::role::Role,
+    pub name: crate::model::role::Role,
     pub url: String,
     /// The highest rate that met the SLO (None: not even the lowest tried).
     #[serde(default)]

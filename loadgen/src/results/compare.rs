@@ -1,10 +1,10 @@
 //! The versioned JSON result of `loadgen compare` (schema `gatebench.loadgen.compare/1`): every
 //! trial's runs, each target's figures across trials, and each percentile's added latency.
 
+use crate::model::target::Named;
 use crate::results::plan::PlanRecord;
 use crate::results::resources::ResourceReport;
 use crate::results::run::TargetRun;
-use crate::results::target::Named;
 use gatebench_shared::stats::Interval;
 use serde::{Deserialize, Serialize};
 
@@ -61,7 +61,7 @@ pub struct CompareResult {
 pub struct TrialRun {
     /// From 1.
     pub trial: usize,
-    pub name: crate::results::role::Role,
+    pub name: crate::model::role::Role,
     pub run: TargetRun,
 }
 
@@ -81,7 +81,7 @@ pub struct TrialFigures {
 /// One target over all its trials: the seven-gateway table's row.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TargetSummary {
-    pub name: crate::results::role::Role,
+    pub name: crate::model::role::Role,
     pub trials: usize,
     pub requests: u64,
     pub ok: u64,
@@ -98,7 +98,7 @@ pub struct TargetSummary {
 /// What a gateway adds at one percentile.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PercentileDelta {
-    pub gateway: crate::results::role::Role,
+    pub gateway: crate::model::role::Role,
     pub percentile: String,
     /// gateway − direct for each trial, µs.
     pub per_trial_us: Vec<f64>,

@@ -1,8 +1,8 @@
 //! The versioned JSON result of `loadgen ladder`: each rung of simultaneous streams per target.
 
+use crate::model::target::Named;
 use crate::results::plan::PlanRecord;
 use crate::results::resources::ResourceReport;
-use crate::results::target::Named;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -13,7 +13,7 @@ pub const SCHEMA: &str = "gatebench.loadgen.ladder/1";
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Rung {
     pub level: usize,
-    pub name: crate::results::role::Role,
+    pub name: crate::model::role::Role,
     pub completed: usize,
     pub failed: usize,
     pub errors: BTreeMap<String, u64>,

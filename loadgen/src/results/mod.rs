@@ -1,7 +1,8 @@
 //! Results: the versioned JSON result of each command (`run`, `overhead`, `compare`, `sweep`,
 //! `ladder`, `capacity`, and `perf` for `loadgen profile`) and the header (`envelope`) every result file carries, as
-//! plain data written and read back as itself, with the records they are made of (targets,
-//! plans, metrics and summaries, clocks, resources). The commands fill them; `report` renders
+//! plain data written and read back as itself, with the records they are made of (plans,
+//! metrics and summaries, clocks, resources; the targets, loads and shards they name are the
+//! `model`'s). The commands fill them; `report` renders
 //! them. Nothing here imports a layer above: the layers above build these types.
 
 pub mod behaviour;
@@ -21,12 +22,10 @@ pub mod pacing;
 pub mod perf;
 pub mod plan;
 pub mod resources;
-pub mod role;
 pub mod run;
 pub mod selftest;
 pub mod series;
 pub mod sessions;
 pub mod shards;
 pub mod sweep;
-pub mod target;
 pub mod validity;

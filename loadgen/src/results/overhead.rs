@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use gatebench_shared::stats::quantile_of_sorted;
 use serde::{Deserialize, Serialize};
 
+use crate::model::target::Named;
 use crate::results::plan::RequestRecord;
-use crate::results::target::Named;
 use gatebench_shared::stats::Interval;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -70,7 +70,7 @@ pub fn scenarios(trials: &[Trial]) -> Vec<&str> {
 /// One target in one trial.
 #[derive(Debug, Serialize, Deserialize)]
 pub struct TargetTrial {
-    pub name: crate::results::role::Role,
+    pub name: crate::model::role::Role,
     pub calls: usize,
     pub ok: usize,
     pub failed: usize,
@@ -119,7 +119,7 @@ impl Percentiles {
 /// What one gateway adds for one scenario and metric, across trials.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Combined {
-    pub gateway: crate::results::role::Role,
+    pub gateway: crate::model::role::Role,
     pub scenario: String,
     pub metric: String,
     /// Trials combined.
@@ -231,7 +231,7 @@ mod micros {
 /// The added latency of one gateway for one metric in one trial.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Delta {
-    pub gateway: crate::results::role::Role,
+    pub gateway: crate::model::role::Role,
     /// `e2e`, `ttft` (streams), `request_leg` or `response_leg` (`--attribute`).
     pub metric: String,
     /// Rounds where both the direct call and the gateway's succeeded.

@@ -38,9 +38,9 @@ pub struct ProfileResult {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Profile {
     /// The gateway's name.
-    pub gateway: crate::results::role::Role,
+    pub gateway: crate::model::role::Role,
     /// The target its sampled runs are reported under (`NAME+perf`).
-    pub sampled_target: crate::results::role::Role,
+    pub sampled_target: crate::model::role::Role,
     pub pid: u32,
     /// The processes sampled: the gateway's and those under it when sampling began.
     pub processes: Vec<u32>,

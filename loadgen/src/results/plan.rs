@@ -6,7 +6,8 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::results::target::Target;
+use crate::model::load::{Load, Shard};
+use crate::model::target::Target;
 
 /// A validated run, as written in its result. A result too old to hold a plan (or some of its
 /// fields) reads back with the defaults: no targets, a closed loop of 0, nothing else set.
@@ -91,54 +92,6 @@ impl PlanRecord {
             Load::Open { rate, .. } => Some(rate / self.shard.count as f64),
             Load::Closed { .. } => None,
         }
-    }
-}
-
-/// Open loop at a rate, or closed loop at a concurrency.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "mode", rename_all = "snake_case")]
-pub enum Load {
-    Open { rate: f64, arrival: Arrival },
-    Closed { concurrency: usize },
-}
-
-impl Default for Load {
-    fn default() -> Load {
-        Load::Closed { concurrency: 0 }
-    }
-}
-
-/// The arrival process of an open loop.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Arrival {
-    /// Evenly spaced, `1 / rate` apart.
-    Constant,
-    /// A Poisson process: exponential gaps of mean `1 / rate`, from a seeded generator.
-    Poisson,
-}
-
-/// One shard of a schedule: `index` of `count`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Shard {
-    pub index: u64,
-    pub count: u64,
-}
-
-impl Shard {
-    /// The whole schedule (no sharding).
-    pub const WHOLE: Shard = Shard { index: 0, count: 1 };
-}
-
-impl Default for Shard {
-    fn default() -> Shard {
-        Shard::WHOLE
-    }
-}
-
-impl std::fmt::Display for Shard {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}/{}", self.index, self.count)
     }
 }
 

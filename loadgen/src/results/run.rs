@@ -13,10 +13,10 @@ use crate::results::clock::ClockFacts;
 use crate::results::metric::{Metric, Summary};
 use crate::results::validity::Validity;
 
+use crate::model::target::Target;
 use crate::results::plan::PlanRecord;
 use crate::results::series::Series;
 use crate::results::shards::Shards;
-use crate::results::target::Target;
 
 /// Identifies the result format; bumped when a field changes meaning or goes away.
 pub const SCHEMA: &str = "gatebench.loadgen.result/1";
@@ -251,7 +251,7 @@ mod tests {
         let result: RunResult = serde_json::from_str(text).unwrap();
         assert_eq!(result.runs[0].metrics["response_time"].p99, 5);
         assert_eq!(result.runs[0].scenario_shown(), "chat");
-        assert_eq!(result.plan.shard, crate::results::plan::Shard::WHOLE);
+        assert_eq!(result.plan.shard, crate::model::load::Shard::WHOLE);
         assert!(result.shards.is_none());
     }
 

@@ -1,10 +1,10 @@
 //! The versioned JSON result of `loadgen sweep`: each load level's comparison and the headline.
 
+use crate::model::target::Named;
 use crate::options::LevelKind;
 use crate::results::compare::TrialRun;
 use crate::results::compare::{PercentileDelta, TargetSummary};
 use crate::results::plan::PlanRecord;
-use crate::results::target::Named;
 use serde::{Deserialize, Serialize};
 
 /// Identifies the result format; bumped when a field changes meaning or goes away.
@@ -28,7 +28,7 @@ pub struct Level {
 /// A gateway's added latency at the highest level whose baseline was not saturated.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Headline {
-    pub gateway: crate::results::role::Role,
+    pub gateway: crate::model::role::Role,
     pub level: f64,
     pub added_p50_us: f64,
     pub added_p99_us: f64,

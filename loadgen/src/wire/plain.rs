@@ -7,7 +7,7 @@ use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
-use crate::results::target::Target;
+use crate::model::target::Target;
 use crate::wire::http1::head::{self, Framing};
 
 /// A whole answer.

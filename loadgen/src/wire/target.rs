@@ -7,7 +7,7 @@ use bytes::Bytes;
 use hyper::header::{HeaderName, HeaderValue};
 use serde::Serialize;
 
-use crate::results::target::Target;
+use crate::model::target::Target;
 
 /// A target or a request the generator cannot use. Each message says what was expected.
 #[derive(Debug, thiserror::Error)]

@@ -14,11 +14,11 @@ mod common;
 mod failover;
 mod join;
 mod limits;
-#[cfg(test)]
-mod model;
 mod plan;
 mod requests;
 mod retries;
+#[cfg(test)]
+mod simulated;
 mod trial;
 
 use std::collections::BTreeMap;
@@ -31,11 +31,11 @@ use super::command::table;
 use super::{written, Command};
 use crate::engine::run::{stop_requested, EXIT_FAILED, EXIT_OK};
 use crate::engine::steering::Steered;
+use crate::model::target::Target;
 use crate::options::BehaviourArgs;
 use crate::results::behaviour::{
     BehaviourResult, GatewayBehaviour, KeyShare, Refusal, Settings, UpstreamShare, SCHEMA,
 };
-use crate::results::target::Target;
 
 /// Requests of one trial are numbered apart from every other's by this much.
 const SEQ_SPAN: u64 = 10_000_000_000;

@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use crate::engine::steering::Upstream;
+use crate::model::target::Target;
 use crate::options::BehaviourArgs;
-use crate::results::target::Target;
 use crate::wire::target::{parse_target, request_spec, RequestSpec};
 use crate::wire::transport::Transport;
 

@@ -8,7 +8,7 @@ use rand_pcg::Pcg64Mcg;
 
 use super::bodies::{marked_body, prompt_body};
 use super::plan::{BehaviourPlan, Scenario};
-use crate::results::target::Target;
+use crate::model::target::Target;
 use crate::wire::http1::RequestTemplate;
 use crate::wire::target::RequestSpec;
 

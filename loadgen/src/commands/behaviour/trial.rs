@@ -8,7 +8,7 @@ use super::plan::{BehaviourPlan, Fault, Scenario, STALL};
 use super::requests::Requests;
 use crate::engine::logged::{drive, Load, Sent};
 use crate::engine::steering::{Arrival, Change, Upstream};
-use crate::results::target::Target;
+use crate::model::target::Target;
 
 /// How long before the load starts the window is asked for: the load's own lead and the
 /// time to build its runtime.

@@ -15,11 +15,11 @@ use crate::engine::run::{stop_requested, SetupError, EXIT_FAILED, EXIT_OK};
 use crate::generator::plan::Plan;
 use crate::generator::plan_error::PlanError;
 use crate::generator::quantity::parse_rate;
+use crate::model::load::Load;
+use crate::model::target::Named;
 use crate::options::profile::PLACEHOLDER;
 use crate::options::{CapacityArgs, DEFAULT_MAX_RUNS, DEFAULT_PRECISION};
-use crate::results::plan::Load;
 use crate::results::run::TargetRun;
-use crate::results::target::Named;
 
 mod backlog;
 pub mod search;
@@ -532,7 +532,7 @@ mod tests {
     }
 
     mod simulated {
-        //! The whole search on simulated time against a model target: one server taking
+        //! The whole search on simulated time against a simulated target: one server taking
         //! exactly 1 ms a request, so its knee is known by arithmetic.
 
         use std::sync::Arc;
@@ -544,17 +544,17 @@ mod tests {
         use crate::engine::run::simulated::{block_on, run_simulated};
         use crate::options::CommandArgs;
         use crate::wire::exchange::Slot;
-        use crate::wire::model::{ModelTarget, Service};
         use crate::wire::outcome::ErrorKind;
+        use crate::wire::simulated::{Service, SimulatedTarget};
         use stepper::{plan_at, Probe};
 
         /// A search's steps on a model, on simulated time; with `waits: false`, a target whose
         /// probes all come back at once (the search as it was before it waited).
         struct Simulated {
             time: Arc<SimTime>,
-            model: ModelTarget,
+            model: SimulatedTarget,
             plan: Plan,
-            target: crate::results::target::Target,
+            target: crate::model::target::Target,
             waits: bool,
         }
 
@@ -638,7 +638,7 @@ mod tests {
             let cp = capacity_plan();
             let time = SimTime::new(1_000_000_000);
             let mut stepper = Simulated {
-                model: ModelTarget::new(&time, 1, Service::Fixed(1_000_000), 1),
+                model: SimulatedTarget::new(&time, 1, Service::Fixed(1_000_000), 1),
                 time,
                 plan: cp.plan.clone(),
                 target: cp.targets[0].target.clone(),

@@ -1,6 +1,6 @@
 //! What a search does to its target, behind one interface: run a step at a rate, send one
 //! request alone (a probe), pause. [`Live`] does it on the wire and the real clock; tests give
-//! the search a model target on simulated time in its place.
+//! the search a simulated target on simulated time in its place.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -9,9 +9,9 @@ use super::CapacityPlan;
 use crate::engine::run::run_target;
 use crate::generator::plan::Plan;
 use crate::generator::worker::probe;
-use crate::results::plan::Load;
+use crate::model::load::Load;
+use crate::model::target::Named;
 use crate::results::run::TargetRun;
-use crate::results::target::Named;
 use crate::wire::outcome::ErrorKind;
 
 /// One request alone: how long it took from its send (or, failed, from the probe's start),

@@ -1,5 +1,5 @@
 //! compare's verdicts on simulated time: the direct target, its twin and three gateways are
-//! model targets of one seeded service-time spread, the gateways adding a known 2 ms, a known
+//! simulated targets of one seeded service-time spread, the gateways adding a known 2 ms, a known
 //! 20 µs and nothing. The trials, the analysis and the verdicts are compare's own; only the
 //! wire and the clock are the model's. Every seed is a different draw of every target's
 //! service times, and every one must give the same verdicts.
@@ -14,7 +14,7 @@ use crate::engine::comparison::{analyse, run_trials_on};
 use crate::engine::run::simulated::run_simulated;
 use crate::options::CommandArgs;
 use crate::results::compare::PercentileDelta;
-use crate::wire::model::{ModelTarget, Service};
+use crate::wire::simulated::{Service, SimulatedTarget};
 
 /// Every target's own service time: uniform in 1.000-1.050 ms.
 const LO_NS: u64 = 1_000_000;
@@ -63,7 +63,7 @@ fn verdicts(seed: u64) -> Vec<PercentileDelta> {
     let cp = compare_plan(seed);
     let c = &cp.comparison;
     let time = SimTime::new(1_000_000_000);
-    let models: BTreeMap<String, ModelTarget> = c
+    let models: BTreeMap<String, SimulatedTarget> = c
         .targets
         .iter()
         .enumerate()
@@ -77,11 +77,11 @@ fn verdicts(seed: u64) -> Vec<PercentileDelta> {
                 lo_ns: LO_NS + added,
                 hi_ns: LO_NS + added + SPREAD_NS,
             };
-            let model = ModelTarget::new(&time, 4, service, seed * 31 + i as u64);
+            let model = SimulatedTarget::new(&time, 4, service, seed * 31 + i as u64);
             (t.name.to_string(), model)
         })
         .collect();
-    let mut run = |plan, t: &crate::results::target::Named, _: &mut dyn FnMut(_)| {
+    let mut run = |plan, t: &crate::model::target::Named, _: &mut dyn FnMut(_)| {
         run_simulated(plan, t.target.clone(), &time, &models[&t.name.to_string()])
     };
     // A settle between runs passes on the simulated clock.

@@ -21,10 +21,10 @@ use crate::engine::sampler::sample_specs;
 use crate::engine::sampler::Sampling;
 use crate::generator::plan::Plan;
 use crate::generator::plan_error::PlanError;
+use crate::model::target::Named;
+use crate::model::target::Target;
 use crate::options::{LadderArgs, SettleFlag, LADDER_LEVELS as DEFAULT_LEVELS};
 use crate::results::ladder::{LadderResult, Rung, SCHEMA};
-use crate::results::target::Named;
-use crate::results::target::Target;
 use crate::wire::clock::RunClock;
 use crate::wire::exchange::Slot;
 use crate::wire::http1::exchange;
@@ -304,7 +304,7 @@ fn climb(target: &Target, plan: &Plan, n: usize) -> Result<Climb, String> {
     }))
 }
 
-fn rung(level: usize, name: &crate::results::role::Role, climb: Climb) -> Rung {
+fn rung(level: usize, name: &crate::model::role::Role, climb: Climb) -> Rung {
     let mut errors = BTreeMap::new();
     let mut ttft = Vec::new();
     let mut e2e = Vec::new();

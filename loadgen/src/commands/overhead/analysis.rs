@@ -44,7 +44,7 @@ fn value(call: &Call, metric: &str) -> Option<f64> {
 
 /// Deltas of every gateway (targets after the first) against the direct target (the first).
 pub fn deltas(
-    names: &[crate::results::role::Role],
+    names: &[crate::model::role::Role],
     targets: &[TargetCalls],
     stream: bool,
     resamples: usize,
@@ -91,7 +91,7 @@ pub fn deltas(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::role::Role;
+    use crate::model::role::Role;
 
     fn calls(values: impl IntoIterator<Item = Option<f64>>) -> TargetCalls {
         TargetCalls {

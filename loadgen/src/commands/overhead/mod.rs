@@ -89,10 +89,10 @@ fn execute(checked: Overhead, command: Vec<String>) -> anyhow::Result<(OverheadR
     let interrupted = stop.stop.load(Relaxed);
     let invalid_reasons = judge(&plan, &trials, interrupted);
     let valid = invalid_reasons.is_empty();
-    let resolution_source = crate::results::target::resolution_source(
+    let resolution_source = crate::model::target::resolution_source(
         &plan.targets,
         plan.twin,
-        crate::results::target::NO_TWIN,
+        crate::model::target::NO_TWIN,
     );
     let result = OverheadResult {
         resolution_source,
@@ -170,7 +170,7 @@ fn summarise(
     request: &crate::wire::target::RequestSpec,
     calls: Vec<rounds::TargetCalls>,
 ) -> Trial {
-    let names: Vec<crate::results::role::Role> =
+    let names: Vec<crate::model::role::Role> =
         plan.targets.iter().map(|t| t.name.clone()).collect();
     let seed = plan.seed ^ ((trial as u64) << 32) ^ u64::from(request.stream);
     let deltas = deltas(
@@ -223,7 +223,7 @@ fn judge(plan: &OverheadPlan, trials: &[Trial], interrupted: bool) -> Vec<String
 }
 
 impl TargetTrial {
-    pub fn new(name: &crate::results::role::Role, calls: TargetCalls, stream: bool) -> TargetTrial {
+    pub fn new(name: &crate::model::role::Role, calls: TargetCalls, stream: bool) -> TargetTrial {
         let ok = calls.calls.iter().flatten().count();
         let e2e: Vec<Option<f64>> = calls.calls.iter().map(|c| c.map(|c| c.e2e_us)).collect();
         let ttft: Vec<Option<f64>> = calls

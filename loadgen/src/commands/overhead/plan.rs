@@ -8,7 +8,7 @@ use crate::engine::comparison::disclosed;
 use crate::engine::gateways::{min_effect_us, named_targets, with_twin};
 use crate::generator::plan::{positive_duration, DEFAULT_MAX_TOKENS, DEFAULT_MODEL};
 use crate::generator::plan_error::PlanError;
-use crate::results::target::Named;
+use crate::model::target::Named;
 /// The plan with its requests encoded, ready to send.
 pub(crate) type OverheadPlan = crate::results::overhead::OverheadPlan<RequestSpec>;
 use crate::wire::target::{request_spec, RequestSpec};

@@ -20,9 +20,9 @@ use gatebench_shared::trials::{holm, AcrossTrials};
 use super::plan::OverheadPlan;
 use crate::engine::judge::ALPHA;
 use crate::engine::judge::{judge, p_value, resolution_of};
+use crate::model::role::Role;
 use crate::results::overhead::{scenarios, Trial};
 use crate::results::overhead::{Between, Combined};
-use crate::results::role::Role;
 
 /// The combined verdicts of every target after direct (the twin's row is the control).
 pub fn combine(plan: &OverheadPlan, trials: &[Trial]) -> Vec<Combined> {

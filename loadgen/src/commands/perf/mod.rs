@@ -29,12 +29,12 @@ use crate::engine::comparison::{figures_of, run_trials_watched, Ran};
 use crate::engine::run::{stop_flag, SetupError, EXIT_FAILED, EXIT_OK};
 use crate::engine::sampler::Sampling;
 use crate::engine::twin::reach;
+use crate::model::role::Role;
+use crate::model::target::Named;
 use crate::options::{CallGraph, ProfileArgs};
 use crate::report::flame;
 use crate::results::compare::{CompareResult, TrialRun};
 use crate::results::compare::{PercentileDelta, TrialFigures};
-use crate::results::role::Role;
-use crate::results::target::Named;
 
 use crate::results::memory::PROBED;
 use crate::results::perf::Folded;

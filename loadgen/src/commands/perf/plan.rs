@@ -11,8 +11,8 @@ use crate::engine::run::SetupError;
 use crate::engine::sampler::{SampleSpec, Source};
 use crate::generator::plan::Plan;
 use crate::generator::plan_error::PlanError;
+use crate::model::role::Role;
 use crate::options::{CallGraph, CompareArgs, ProfileArgs, PROFILE_FREQUENCY, PROFILE_TRIALS};
-use crate::results::role::Role;
 
 use super::SAMPLED;
 use crate::results::memory::PROBED;

@@ -5,9 +5,9 @@
 use crate::engine::metrics_endpoint::parse_listen;
 use crate::engine::run::SetupError;
 use crate::generator::plan::Plan;
+use crate::model::load::Arrival;
+use crate::model::load::Load;
 use crate::options::RunArgs;
-use crate::results::plan::Arrival;
-use crate::results::plan::Load;
 
 /// The demo's rate for whole answers.
 const DEMO_RATE: f64 = 5_000.0;

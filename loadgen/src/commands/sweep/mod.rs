@@ -16,15 +16,15 @@ use crate::engine::run::{stop_flag, SetupError, EXIT_FAILED, EXIT_OK};
 use crate::generator::plan::Plan;
 use crate::generator::plan_error::PlanError;
 use crate::generator::quantity::parse_rate;
+use crate::model::load::Arrival;
+use crate::model::load::Load;
+use crate::model::target::Named;
 use crate::options::{
     CompareArgs, LevelKind, SweepArgs, SWEEP_LEVELS as DEFAULT_LEVELS,
     SWEEP_TRIALS as DEFAULT_TRIALS,
 };
 use crate::results::compare::PercentileDelta;
-use crate::results::plan::Arrival;
-use crate::results::plan::Load;
 use crate::results::sweep::{Headline, Level, SweepResult, SCHEMA};
-use crate::results::target::Named;
 
 /// A level's direct p99 over this many times the floor marks the baseline saturated.
 const SATURATION: f64 = 2.0;
@@ -33,7 +33,7 @@ impl Level {
     /// The delta of `gateway` at `percentile` (`p50`, `p99`, ...), if that gateway was measured.
     pub fn delta(
         &self,
-        gateway: &crate::results::role::Role,
+        gateway: &crate::model::role::Role,
         percentile: &str,
     ) -> Option<&PercentileDelta> {
         self.deltas
@@ -233,7 +233,7 @@ fn execute(plan: SweepPlan, command: Vec<String>) -> anyhow::Result<(SweepResult
     let interrupted = stopped();
     let invalid_reasons = sweep_invalid_reasons(&done, interrupted);
     let valid = invalid_reasons.is_empty();
-    let resolution_source = crate::results::target::resolution_source(
+    let resolution_source = crate::model::target::resolution_source(
         &c.targets,
         c.twin,
         "none (a sweep runs a twin only with --twin URL): verdicts against zero, widened by \
@@ -304,7 +304,7 @@ fn headline(targets: &[Named], levels: &[Level]) -> Vec<Headline> {
     let Some(level) = levels.iter().rev().find(|l| !l.baseline_saturated) else {
         return Vec::new();
     };
-    let added = |gateway: &crate::results::role::Role, percentile: &str| {
+    let added = |gateway: &crate::model::role::Role, percentile: &str| {
         level.delta(gateway, percentile).map_or(f64::NAN, |d| {
             d.added_us.map_or_else(
                 || d.per_trial_us.first().copied().unwrap_or(f64::NAN),

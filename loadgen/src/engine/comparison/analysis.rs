@@ -13,11 +13,11 @@ use gatebench_shared::stats::median;
 use gatebench_shared::trials::{holm, AcrossTrials};
 
 use crate::engine::judge::{judge as judged, p_value, resolution_of};
+use crate::model::role::Role;
+use crate::model::target::Named;
 use crate::results::compare::TrialRun;
 use crate::results::compare::{PercentileDelta, TargetSummary, TrialFigures, PERCENTILES};
-use crate::results::role::Role;
 use crate::results::run::TargetRun;
-use crate::results::target::Named;
 
 impl PercentileDelta {
     /// The verdict (computed for results written before verdicts were stored).

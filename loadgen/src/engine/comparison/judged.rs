@@ -33,10 +33,10 @@ impl CompareResult {
         if ran.interrupted {
             invalid_reasons.push("interrupted before every trial ran".into());
         }
-        let resolution_source = crate::results::target::resolution_source(
+        let resolution_source = crate::model::target::resolution_source(
             &comparison.targets,
             comparison.twin,
-            crate::results::target::NO_TWIN,
+            crate::model::target::NO_TWIN,
         );
         CompareResult {
             envelope,

@@ -22,9 +22,9 @@ use crate::engine::run::SetupError;
 use crate::engine::sampler::{sample_specs, SampleSpec};
 use crate::generator::plan::Plan;
 use crate::generator::plan_error::PlanError;
+use crate::model::target::Named;
 use crate::options::profile::{PLACEHOLDER, PLACEHOLDER_GATEWAY};
 use crate::options::{CompareArgs, GatewayFlags, JudgeFlags, RunArgs, SettleFlag};
-use crate::results::target::Named;
 use crate::wire::pin::Pin;
 
 /// The targets, the twin, the trials and the resources of a comparison.

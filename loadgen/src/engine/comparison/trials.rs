@@ -6,9 +6,9 @@ use std::time::Duration;
 
 use crate::engine::run::{run_target_watched, stop_requested, Window};
 use crate::generator::plan::Plan;
+use crate::model::target::Named;
 use crate::results::compare::TrialRun;
 use crate::results::run::TargetRun;
-use crate::results::target::Named;
 
 /// Runs `trials` alternating trials of `plan`'s load on every target (direct first), until
 /// Ctrl-C; `label` prefixes the progress lines.

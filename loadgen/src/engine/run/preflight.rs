@@ -7,8 +7,8 @@ use gatebench_shared::host::OpenFileLimit;
 
 use super::exit::SetupError;
 use crate::generator::plan::Plan;
-use crate::results::plan::Load;
-use crate::results::target::Target;
+use crate::model::load::Load;
+use crate::model::target::Target;
 
 /// Descriptors kept free for everything but the connections (standard streams, the runtime,
 /// files written, a probe of the target).

@@ -1,4 +1,4 @@
-//! A run on simulated time against a model target, for tests: the plan's workers run as tasks
+//! A run on simulated time against a simulated target, for tests: the plan's workers run as tasks
 //! of one paused runtime, their clock is the simulation's, their client the model; what they
 //! recorded is merged and summarised as a real run's is. Every run of it is the same run.
 
@@ -14,12 +14,12 @@ use super::target::merged;
 use super::watch::Bounds;
 use crate::generator::plan::Plan;
 use crate::generator::worker::{simulate, Progress, StartLine, WorkerSpec};
+use crate::model::target::Target;
 use crate::options::CommandArgs;
 use crate::results::pacing::WakeReport;
 use crate::results::run::TargetRun;
-use crate::results::target::Target;
 use crate::wire::clock::RunClock;
-use crate::wire::model::ModelTarget;
+use crate::wire::simulated::SimulatedTarget;
 
 /// How long after its now the simulation's run starts.
 pub(crate) const LEAD: Duration = Duration::from_millis(10);
@@ -64,7 +64,7 @@ pub(crate) fn run_simulated(
     plan: Arc<Plan>,
     target: Target,
     time: &Arc<SimTime>,
-    model: &ModelTarget,
+    model: &SimulatedTarget,
 ) -> TargetRun {
     let bounds = Bounds::of(&plan);
     let clock = RunClock::simulated(time, LEAD);
@@ -100,7 +100,7 @@ pub(crate) fn run_simulated(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::wire::model::{During, Service};
+    use crate::wire::simulated::{During, Service};
 
     const START: u64 = 1_000_000_000;
 
@@ -112,7 +112,7 @@ mod tests {
     fn every_slot_leaves_at_its_instant_and_takes_the_models_service_time() {
         for threads in ["1", "2"] {
             let time = SimTime::new(START);
-            let model = ModelTarget::new(&time, 4, Service::Fixed(2_000_000), 1);
+            let model = SimulatedTarget::new(&time, 4, Service::Fixed(2_000_000), 1);
             let flags = ["--rate", "200", "--duration", "1s", "--threads", threads];
             let plan = Arc::new(plan(&flags));
             let run = run_simulated(plan.clone(), plan.targets[0].clone(), &time, &model);
@@ -136,7 +136,7 @@ mod tests {
     fn a_stall_fills_max_pending_and_the_rest_is_counted_as_backlog() {
         // One server, 1 ms a request, every 5 ms; answers due from 300 ms are held to 702.5 ms.
         let time = SimTime::new(START);
-        let model = ModelTarget::new(&time, 1, Service::Fixed(1_000_000), 1).stall(During {
+        let model = SimulatedTarget::new(&time, 1, Service::Fixed(1_000_000), 1).stall(During {
             from_ns: at_ms(300.0),
             until_ns: at_ms(702.5),
         });
@@ -159,7 +159,7 @@ mod tests {
     fn answers_in_an_error_window_are_counted_by_status_and_kept_out_of_the_latencies() {
         // Requests sent from 200 ms to 400 ms (slots 40-79) are answered 503.
         let time = SimTime::new(START);
-        let model = ModelTarget::new(&time, 1, Service::Fixed(1_000_000), 1).fail(
+        let model = SimulatedTarget::new(&time, 1, Service::Fixed(1_000_000), 1).fail(
             During {
                 from_ns: at_ms(200.0),
                 until_ns: at_ms(400.0),
@@ -193,7 +193,7 @@ mod tests {
     }
 
     /// The model's arrivals, ms from the run's zero.
-    fn arrivals_ms(model: &ModelTarget) -> Vec<f64> {
+    fn arrivals_ms(model: &SimulatedTarget) -> Vec<f64> {
         let zero = at_ms(0.0);
         model
             .arrivals()
@@ -211,7 +211,7 @@ mod tests {
             r#"{"session_id": "s", "turns": [{"text": "a"}, {"text": "b", "think_ms": 100}, {"text": "c", "think_ms": 250}]}"#,
         );
         let time = SimTime::new(START);
-        let model = ModelTarget::new(&time, 4, Service::Fixed(2_000_000), 1);
+        let model = SimulatedTarget::new(&time, 4, Service::Fixed(2_000_000), 1);
         let path = file.0.to_str().unwrap();
         let flags = ["--sessions", path, "--rate", "2", "--duration", "1s"];
         let plan = Arc::new(plan(&flags));
@@ -234,7 +234,7 @@ mod tests {
             r#"{"session_id": "s", "tools": [{"type": "function", "function": {"name": "look"}}], "tool_rounds": 2, "tool_result_tokens": 2, "turns": [{"text": "a"}, {"text": "b", "think_ms": 1}]}"#,
         );
         let time = SimTime::new(START);
-        let model = ModelTarget::new(&time, 4, Service::Fixed(2_000_000), 1).calling_tools();
+        let model = SimulatedTarget::new(&time, 4, Service::Fixed(2_000_000), 1).calling_tools();
         let path = file.0.to_str().unwrap();
         let flags = ["--sessions", path, "--rate", "400", "--duration", "5ms"];
         let plan = Arc::new(plan(&flags));
@@ -311,7 +311,7 @@ mod tests {
              {\"timestamp\": 11.25, \"input_tokens\": 20, \"output_tokens\": 4}\n",
         );
         let time = SimTime::new(START);
-        let model = ModelTarget::new(&time, 4, Service::Fixed(2_000_000), 1);
+        let model = SimulatedTarget::new(&time, 4, Service::Fixed(2_000_000), 1);
         let path = file.0.to_str().unwrap();
         let flags = ["--trace", path, "--speedup", "2"];
         let plan = Arc::new(plan(&flags));
@@ -329,7 +329,7 @@ mod tests {
     fn stages_send_at_each_stages_rate_from_its_start() {
         // 100 req/s for 500 ms, then a jump to 400 req/s for 500 ms.
         let time = SimTime::new(START);
-        let model = ModelTarget::new(&time, 4, Service::Fixed(1_000_000), 1);
+        let model = SimulatedTarget::new(&time, 4, Service::Fixed(1_000_000), 1);
         let flags = ["--stages", "0s:100,500ms:100,0s:400,500ms:400"];
         let plan = Arc::new(plan(&flags));
         let run = run_simulated(plan.clone(), plan.targets[0].clone(), &time, &model);

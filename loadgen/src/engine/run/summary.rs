@@ -7,13 +7,13 @@ use std::collections::BTreeMap;
 use crate::generator::plan::Plan;
 use crate::generator::rate_curve::RateCurve;
 use crate::generator::recorder::Recorder;
+use crate::model::load::Arrival;
+use crate::model::load::Load;
+use crate::model::target::Target;
 use crate::results::breakdown::{GroupSummary, StagePlan};
 use crate::results::metric::Metric;
 use crate::results::metric::{reported_by, Summary};
-use crate::results::plan::Arrival;
-use crate::results::plan::Load;
 use crate::results::run::{steady_throughput, TargetRun};
-use crate::results::target::Target;
 use crate::results::validity::{generator_reasons, GeneratorTiming, RateTarget, Validity};
 
 /// What the workers counted beside their recorders.

@@ -15,10 +15,10 @@ use crate::generator::plan::Plan;
 use crate::generator::recorder::Recorder;
 use crate::generator::start_at;
 use crate::generator::worker::{run_worker, Progress, StartLine, WorkerOutput, WorkerSpec};
+use crate::model::target::Target;
 use crate::results::clock::{ClockFacts, ReferenceClock};
 use crate::results::pacing::{AnswerPollReport, WakeReport};
 use crate::results::run::{ConnectFacts, TargetRun};
-use crate::results::target::Target;
 use crate::wire::transport::Dials;
 use gatebench_shared::wake::WakeMargin;
 

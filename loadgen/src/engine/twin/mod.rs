@@ -12,7 +12,7 @@ use std::time::Duration;
 pub use process::MockProcess;
 
 use crate::engine::run::SetupError;
-use crate::results::target::{self as texts, Named};
+use crate::model::target::{self as texts, Named};
 use crate::wire::target::parse_target;
 
 /// The longest wait for the started mock to listen.

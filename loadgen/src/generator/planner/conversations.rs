@@ -9,8 +9,8 @@ use crate::generator::plan_error::PlanError;
 use crate::generator::sessions::body::{Dialect, Shape};
 use crate::generator::sessions::marks::CacheMarks;
 use crate::generator::sessions::plan::{SessionPlan, Users};
+use crate::model::load::{Arrival, Load};
 use crate::options::{RunArgs, SessionFlags};
-use crate::results::plan::{Arrival, Load};
 
 /// Most users of `--users`.
 const MOST_USERS: usize = 100_000;

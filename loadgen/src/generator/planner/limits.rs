@@ -8,9 +8,9 @@ use gatebench_shared::wake::Spin;
 
 use crate::generator::plan::{count, positive_duration, MAX_CONNECTIONS, MAX_PENDING, MAX_THREADS};
 use crate::generator::plan_error::PlanError;
+use crate::model::load::Load;
+use crate::model::load::Shard;
 use crate::options::RunArgs;
-use crate::results::plan::Load;
-use crate::results::plan::Shard;
 
 /// A run's bounds, checked.
 #[derive(Debug)]

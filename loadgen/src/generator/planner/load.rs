@@ -8,9 +8,9 @@ use gatebench_shared::latency::parse_duration_us;
 use crate::generator::plan::{count, positive_duration, DEFAULT_RATE, MAX_CONNECTIONS};
 use crate::generator::plan_error::PlanError;
 use crate::generator::quantity::parse_rate;
+use crate::model::load::Arrival;
+use crate::model::load::Load;
 use crate::options::RunArgs;
-use crate::results::plan::Arrival;
-use crate::results::plan::Load;
 
 /// The load and the times of a run, checked.
 #[derive(Debug)]

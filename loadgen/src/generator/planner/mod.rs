@@ -15,9 +15,9 @@ use crate::generator::corpus::Corpus;
 use crate::generator::plan::{Plan, DEFAULT_MAX_TOKENS, DEFAULT_MODEL};
 use crate::generator::plan_error::PlanError;
 use crate::generator::rate_curve::RateCurve;
+use crate::model::load::Load;
+use crate::model::target::Target;
 use crate::options::RunArgs;
-use crate::results::plan::Load;
-use crate::results::target::Target;
 use crate::wire::pin::Pin;
 use crate::wire::target::{
     parse_header, parse_metrics_url, parse_target, parse_target_via, request_spec, RequestSpec,

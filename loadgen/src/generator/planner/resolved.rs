@@ -6,9 +6,9 @@ use gatebench_shared::latency::format_us;
 
 use crate::generator::plan::{Plan, DEFAULT_MAX_TOKENS, DEFAULT_MODEL};
 use crate::generator::rate_curve::RateCurve;
+use crate::model::load::Arrival;
+use crate::model::load::Load;
 use crate::options::{RequestFlags, RunArgs};
-use crate::results::plan::Arrival;
-use crate::results::plan::Load;
 
 fn micros(d: std::time::Duration) -> String {
     format_us(d.as_micros() as u64)

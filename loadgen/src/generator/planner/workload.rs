@@ -17,9 +17,9 @@ use crate::generator::plan::DEFAULT_MODEL;
 use crate::generator::plan_error::PlanError;
 use crate::generator::quantity::parse_rate;
 use crate::generator::rate_curve::{trace, RateCurve, Replay, Stages};
+use crate::model::load::Arrival;
+use crate::model::load::Load;
 use crate::options::RunArgs;
-use crate::results::plan::Arrival;
-use crate::results::plan::Load;
 use crate::results::plan::Order;
 use crate::wire::target::{streams_by_path, RequestSpec};
 

@@ -1,7 +1,7 @@
 //! A worker's connections to its target by HTTP version, and a request encoded for it.
 
 use crate::generator::plan::Plan;
-use crate::results::target::Target;
+use crate::model::target::Target;
 use crate::wire::clock::RunClock;
 use crate::wire::exchange::Slot;
 use crate::wire::http1::pool::Http1Pool;
@@ -15,9 +15,9 @@ use crate::wire::{http1, http2};
 pub(super) enum Client {
     Http1(Http1Pool),
     Http2(http2::Http2Pool),
-    /// A model target on simulated time, for tests.
+    /// A simulated target on simulated time, for tests.
     #[cfg(test)]
-    Model(crate::wire::model::ModelTarget),
+    Simulated(crate::wire::simulated::SimulatedTarget),
 }
 
 /// A request encoded for the run's HTTP version.
@@ -57,7 +57,7 @@ impl Client {
             Client::Http1(pool) => pool.preopen(n).await,
             Client::Http2(pool) => pool.preopen(n).await,
             #[cfg(test)]
-            Client::Model(_) => Ok(()),
+            Client::Simulated(_) => Ok(()),
         }
     }
 
@@ -76,7 +76,7 @@ impl Client {
                 http2::exchange(pool, t, request, clock, slot).await
             }
             #[cfg(test)]
-            (Client::Model(model), _) => model.exchange(clock, slot, &request.body).await,
+            (Client::Simulated(model), _) => model.exchange(clock, slot, &request.body).await,
             // Invariant: a worker's templates and client follow the same plan.
             _ => unreachable!("templates are encoded for the client's HTTP version"),
         }
@@ -88,7 +88,7 @@ impl Client {
             Client::Http1(pool) => pool.dials.borrow().tls_error.clone(),
             Client::Http2(pool) => pool.dials.borrow().tls_error.clone(),
             #[cfg(test)]
-            Client::Model(_) => None,
+            Client::Simulated(_) => None,
         }
     }
 
@@ -98,7 +98,7 @@ impl Client {
             Client::Http1(pool) => (pool.opened.get(), pool.reused.get(), pool.dials.take()),
             Client::Http2(pool) => (pool.opened.get(), pool.reused.get(), pool.dials.take()),
             #[cfg(test)]
-            Client::Model(_) => (0, 0, Dials::default()),
+            Client::Simulated(_) => (0, 0, Dials::default()),
         }
     }
 }

@@ -19,7 +19,7 @@ use crate::generator::pacer::Pacer;
 use crate::generator::recorder::Recorder;
 use crate::generator::schedule::Schedule;
 use crate::generator::sessions::plan::SessionPlan;
-use crate::results::plan::Arrival;
+use crate::model::load::Arrival;
 
 /// Something the pacer starts: a session (from the schedule) or a user (user-centric mode).
 #[derive(Debug, Clone, Copy)]

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use super::client::Template;
 use crate::generator::plan::Plan;
-use crate::results::target::Target;
+use crate::model::target::Target;
 use crate::wire::outcome::Tag;
 use crate::wire::target::RequestSpec;
 

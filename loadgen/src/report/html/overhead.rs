@@ -110,7 +110,7 @@ fn per_scenario_plots(
     result: &OverheadResult,
     title: &str,
     y: Axis,
-    values: impl Fn(&crate::results::overhead::Trial, &crate::results::role::Role) -> Vec<f64>,
+    values: impl Fn(&crate::results::overhead::Trial, &crate::model::role::Role) -> Vec<f64>,
 ) -> String {
     let mut scenarios = crate::results::overhead::scenarios(&result.trials);
     scenarios.sort_unstable();

@@ -10,7 +10,7 @@ use std::time::Duration;
 use gatebench_shared::clock::monotonic_ns;
 use tokio::sync::Notify;
 
-use crate::results::target::Target;
+use crate::model::target::Target;
 use crate::wire::http1::Connection;
 use crate::wire::outcome::ErrorKind;
 use crate::wire::transport::{ConnectError, Dials, Transport};

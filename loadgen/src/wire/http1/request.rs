@@ -8,7 +8,7 @@ use bytes::Bytes;
 use gatebench_shared::wire::SEQ_HEADER;
 use hyper::header::{CONTENT_LENGTH, CONTENT_TYPE, HOST, TRANSFER_ENCODING};
 
-use crate::results::target::Target;
+use crate::model::target::Target;
 use crate::wire::target::RequestSpec;
 
 /// The bytes of a run's requests, around the sequence number.

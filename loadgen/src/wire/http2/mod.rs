@@ -31,7 +31,7 @@ use tokio::task::JoinHandle;
 pub use exchange::exchange;
 pub use request::RequestTemplate;
 
-use crate::results::target::Target;
+use crate::model::target::Target;
 use crate::wire::outcome::ErrorKind;
 use crate::wire::transport::{Dials, Transport};
 

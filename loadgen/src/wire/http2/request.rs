@@ -9,7 +9,7 @@ use hyper::header::{
 };
 use hyper::{Method, Request, Uri};
 
-use crate::results::target::Target;
+use crate::model::target::Target;
 use crate::wire::target::RequestSpec;
 
 /// The parts of a run's HTTP/2 requests.

@@ -23,7 +23,7 @@ use crate::wire::pin::Pin;
 pub use stream::Stream;
 pub use tls::TlsSetupError;
 
-use crate::results::target::Target;
+use crate::model::target::Target;
 use crate::wire::outcome::ErrorKind;
 
 /// The HTTP version and TLS settings of a run, shared by all its connections.

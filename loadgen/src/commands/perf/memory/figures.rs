@@ -5,11 +5,11 @@
 use gatebench_shared::stats::Interval;
 use gatebench_shared::trials::AcrossTrials;
 
+use crate::model::role::Role;
 use crate::results::compare::TrialRun;
 use crate::results::cost::{model, CostModel, Price};
 use crate::results::memory::{MemoryProfile, TrialMemory};
 use crate::results::resources::ResourceReport;
-use crate::results::role::Role;
 
 use super::cpu::GatewayCpu;
 use super::rest;

@@ -12,8 +12,8 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use super::reading::Reading;
+use crate::model::target::Target;
 use crate::results::perf::Folded;
-use crate::results::target::Target;
 use crate::wire::get::get_limited;
 
 /// Largest answer read (its stacks are most of it).

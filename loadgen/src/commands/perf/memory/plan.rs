@@ -124,7 +124,7 @@ fn may_trace(program: &std::path::Path) -> Result<String, String> {
 fn url(
     text: Option<&str>,
     flag: &'static str,
-) -> Result<Option<crate::results::target::Target>, SetupError> {
+) -> Result<Option<crate::model::target::Target>, SetupError> {
     let Some(t) = text else {
         return Ok(None);
     };
@@ -136,7 +136,7 @@ fn url(
     Ok(Some(target))
 }
 
-fn url_pprof(text: Option<&str>) -> Result<Option<crate::results::target::Target>, SetupError> {
+fn url_pprof(text: Option<&str>) -> Result<Option<crate::model::target::Target>, SetupError> {
     url(text, "--pprof-url")
 }
 

@@ -118,7 +118,7 @@ pub fn run(
 fn session_of(
     pid: u32,
     m: &MemoryPlan,
-    targets: &mut Vec<crate::results::target::Named>,
+    targets: &mut Vec<crate::model::target::Named>,
 ) -> (Option<MemorySession>, Vec<String>) {
     match &m.source {
         Ok(source) => (

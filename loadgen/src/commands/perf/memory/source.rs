@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::results::target::Target;
+use crate::model::target::Target;
 
 /// A source, ready to read.
 #[derive(Debug, Clone)]

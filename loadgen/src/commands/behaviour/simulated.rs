@@ -1,4 +1,4 @@
-//! A model gateway in front of model upstreams, for tests: what a trial would observe of a
+//! A simulated gateway in front of simulated upstreams, for tests: what a trial would observe of a
 //! gateway whose failover rules are known, computed rather than sent, so the figures behaviour
 //! reads from an upstream's record can be checked against the rules that made it, exactly.
 

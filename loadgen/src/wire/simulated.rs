@@ -1,4 +1,4 @@
-//! A model target, for tests on simulated time: a seeded queue in place of a socket. Requests
+//! A simulated target, for tests on simulated time: a seeded queue in place of a socket. Requests
 //! are served first come, first served by `servers` servers, each taking a service time drawn
 //! from a seeded distribution; answers inside a stall wait for its end, and requests sent in an
 //! error window are answered with its status. A request that loadgen abandons (a timeout, the
@@ -47,9 +47,9 @@ impl During {
     }
 }
 
-/// A model target; clones share one queue.
+/// A simulated target; clones share one queue.
 #[derive(Debug, Clone)]
-pub(crate) struct ModelTarget {
+pub(crate) struct SimulatedTarget {
     time: Arc<SimTime>,
     state: Rc<RefCell<Queue>>,
 }
@@ -70,10 +70,10 @@ struct Queue {
     calls_tools: bool,
 }
 
-impl ModelTarget {
+impl SimulatedTarget {
     /// A target of `servers` servers on `time`, each request taking `service`, seeded.
     pub(crate) fn new(time: &Arc<SimTime>, servers: usize, service: Service, seed: u64) -> Self {
-        ModelTarget {
+        SimulatedTarget {
             time: time.clone(),
             state: Rc::new(RefCell::new(Queue {
                 service,
@@ -210,7 +210,7 @@ mod tests {
     #[test]
     fn one_server_serves_in_turn_and_a_stall_holds_answers_to_its_end() {
         let time = SimTime::new(0);
-        let model = ModelTarget::new(&time, 1, Service::Fixed(1_000), 7).stall(During {
+        let model = SimulatedTarget::new(&time, 1, Service::Fixed(1_000), 7).stall(During {
             from_ns: 10_000,
             until_ns: 50_000,
         });

@@ -1,4 +1,4 @@
-//! The targets a result names: a target as resolved (`Target`), and a target with its role
+//! The targets a run works with and its result names: a target as resolved (`Target`), and a target with its role
 //! (which names it in reports) and what the user disclosed about it (`Named`, `Recording`);
 //! how a result's resolution was obtained, in the words every report uses (`resolution_source`).
 
@@ -8,7 +8,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-use crate::results::role::Role;
+use crate::model::role::Role;
 
 /// Where requests go: resolved once, so every connection goes to the same address.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
