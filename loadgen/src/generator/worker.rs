@@ -388,6 +388,22 @@ fn past_sending(spec: &WorkerSpec, now_ns: u64) -> bool {
     spec.end_ns.is_some_and(|end| now_ns >= end) || spec.progress.stop.load(Relaxed)
 }
 
+/// This worker's pacer, waking `margin` before each send, and its slots of the run's schedule
+/// (the first and the stride): what an open loop of requests and one of sessions both start
+/// from.
+fn pacer_and_slots(
+    ctx: &Running,
+    margin: WakeMargin,
+) -> Result<(Pacer, u64, u64), String> {
+    let spec = &ctx.spec;
+    let pacer = Pacer::new(ctx.clock.clone(), margin).map_err(|e| format!("timerfd: {e}"))?;
+    let (first, stride) = spec
+        .plan
+        .shard
+        .slots(spec.index as u64, spec.plan.threads as u64);
+    Ok((pacer, first, stride))
+}
+
 /// The open loop: sends each of this worker's slots at its due time, each in its own task,
 /// until the window ends or a stop is asked; paced with `margin`, returned with what it saw.
 async fn send_open(
@@ -401,11 +417,7 @@ async fn send_open(
     let spec = &ctx.spec;
     // This worker's part of `--max-pending`.
     let max_pending = spec.plan.max_pending.div_ceil(spec.plan.threads as u64) as usize;
-    let pacer = Pacer::new(ctx.clock.clone(), margin).map_err(|e| format!("timerfd: {e}"))?;
-    let (first, stride) = spec
-        .plan
-        .shard
-        .slots(spec.index as u64, spec.plan.threads as u64);
+    let (pacer, first, stride) = pacer_and_slots(ctx, margin)?;
     let schedule = Schedule::paced(
         arrival,
         rate,

@@ -15,7 +15,6 @@ use super::alarms::Alarms;
 use super::client::Client;
 use super::turns::{run_session, tally, warmed, Pace, Shared};
 use super::{past_sending, InFlight, Running};
-use crate::generator::pacer::Pacer;
 use crate::generator::recorder::Recorder;
 use crate::generator::schedule::Schedule;
 use crate::generator::sessions::plan::SessionPlan;
@@ -41,11 +40,7 @@ pub(super) async fn send_sessions(
     let spec = &ctx.spec;
     // Invariant: a worker sends sessions only when its plan has them.
     let plan = spec.plan.sessions.clone().expect("a plan with sessions");
-    let pacer = Pacer::new(ctx.clock.clone(), margin).map_err(|e| format!("timerfd: {e}"))?;
-    let (first, stride) = spec
-        .plan
-        .shard
-        .slots(spec.index as u64, spec.plan.threads as u64);
+    let (pacer, first, stride) = super::pacer_and_slots(ctx, margin)?;
     let mut starts = starts(
         &plan,
         (rate, arrival),
