@@ -34,7 +34,7 @@ pub fn decimal_len(n: u64) -> usize {
 pub fn put_chunk_size(out: &mut BytesMut, len: usize) {
     const HEX: &[u8; 16] = b"0123456789ABCDEF";
     let digit = |shift: usize| HEX[(len >> shift) & 0xF];
-    // An event's line has two or three digits: written as one store, not a copy.
+    // Most events' lines have two or three digits: written as one store, not a copy.
     match len {
         0x10..=0xFF => out.put_slice(&[digit(4), digit(0), b'\r', b'\n']),
         0x100..=0xFFF => out.put_slice(&[digit(8), digit(4), digit(0), b'\r', b'\n']),
@@ -76,7 +76,9 @@ pub trait Sink {
 /// goes in first, and nothing is moved. One that does not say it is framed after it is written
 /// (`h1::encode::close_chunk` moves it behind its line).
 pub struct Chunks<'a> {
-    pub out: &'a mut BytesMut,
+    /// The buffer: written straight into only by what frames itself (a whole body with a
+    /// `content-length`) or is framed after (`h1::encode::close_chunk`).
+    pub(crate) out: &'a mut BytesMut,
     chunked: bool,
     /// Bytes of the size line written for this event (0: none yet).
     line: usize,

@@ -73,10 +73,12 @@ enum Part {
 #[derive(Debug, Clone)]
 pub struct Template {
     parts: Vec<Part>,
-    /// Bytes of the literal parts, and how often each slot appears (by `Slot as usize`): a
-    /// filled template's length is counted from these.
+    /// Bytes of the literal parts: with `times`, what a filled template's length is counted
+    /// from.
     literal_len: usize,
+    /// How often each slot appears, by `Slot as usize`.
     times: [usize; Slot::ALL.len()],
+    /// Whether any usage or sequence number appears (their digits cost to count).
     has_number: bool,
 }
 

@@ -391,10 +391,7 @@ fn past_sending(spec: &WorkerSpec, now_ns: u64) -> bool {
 /// This worker's pacer, waking `margin` before each send, and its slots of the run's schedule
 /// (the first and the stride): what an open loop of requests and one of sessions both start
 /// from.
-fn pacer_and_slots(
-    ctx: &Running,
-    margin: WakeMargin,
-) -> Result<(Pacer, u64, u64), String> {
+fn pacer_and_slots(ctx: &Running, margin: WakeMargin) -> Result<(Pacer, u64, u64), String> {
     let spec = &ctx.spec;
     let pacer = Pacer::new(ctx.clock.clone(), margin).map_err(|e| format!("timerfd: {e}"))?;
     let (first, stride) = spec

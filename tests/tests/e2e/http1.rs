@@ -149,6 +149,17 @@ async fn both_servers_give_the_same_answers() {
             "x-mock-fault: truncate@2\r\n",
         ),
         post("/v1/responses", RESPONSES_STREAM, ""),
+        post(
+            "/v1/responses",
+            RESPONSES_STREAM,
+            "x-mock-fault: error@2\r\n",
+        ),
+        // Events that fall due one by one: each waits, then leaves behind the ones before.
+        post(
+            "/v1/chat/completions",
+            STREAM,
+            "x-mock-ttft: 2ms\r\nx-mock-itl: 1ms\r\n",
+        ),
         post("/v1/completions", COMPLETIONS_STREAM, ""),
         post(
             "/v1beta/models/gemini-2.0-flash:streamGenerateContent?alt=sse",
@@ -159,6 +170,11 @@ async fn both_servers_give_the_same_answers() {
             "/model/anthropic.claude-3-haiku-20240307-v1%3A0/converse-stream",
             BEDROCK,
             "",
+        ),
+        post(
+            "/model/anthropic.claude-3-haiku-20240307-v1%3A0/converse-stream",
+            BEDROCK,
+            "x-mock-fault: error@2\r\n",
         ),
         post(
             "/openai/deployments/gpt-4o-mini/chat/completions?api-version=2024-10-21",
