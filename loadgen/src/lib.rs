@@ -8,14 +8,15 @@
 //! `tests/tests/layers.rs`, which lists the exceptions that still stand), top to bottom:
 //!
 //! - `commands`: one folder per command (`run`, `overhead`, `compare`, `sweep`, `ladder`,
-//!   `capacity`, `profile` (perf sampling, in `commands::perf`), `merge`, `corpus`, `report`),
+//!   `capacity`, `profile`, `merge`, `corpus`, `report`),
 //!   none importing another, each a `Command` (its plan, its execution, its options printed as
 //!   a profile) that `--print-config` and `check-profile` go through; `main.rs` only dispatches.
 //! - `report`: every rendering of every result kind (terminal, Markdown, CSV, JSON, HTML,
 //!   `.hgrm`, `.hlog`, flame graphs), and writing result files whole.
 //! - `engine`: running one target and its windows, stop and exit handling, setup errors,
 //!   reaching and naming targets, the comparison the commands share (trials, analysis),
-//!   sampling a process, the judge of a difference, disclosure.
+//!   sampling a process, the profilers' drivers (`profiler`: perf, bpftrace, Go's and V8's
+//!   heap), the judge of a difference, disclosure.
 //! - `generator`: schedule, rate curve, pacer, shards and start times, workers, recorder,
 //!   histograms, intervals, the plan (and the load options validated into it) and the request
 //!   corpus.

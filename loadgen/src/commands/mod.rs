@@ -1,5 +1,5 @@
 //! Each command from its options to its exit code, one folder per command (`run`, `overhead`,
-//! `compare`, `sweep`, `ladder`, `capacity`, perf `profile` in `perf`, `merge`, `corpus`,
+//! `compare`, `sweep`, `ladder`, `capacity`, `profile`, `merge`, `corpus`,
 //! `report`, `check_profile`, `selftest`), none importing another. Each implements [`Command`]
 //! (`command`): its plan, its execution, its options printed as a profile. One dispatch
 //! (`dispatch`) runs a command, prints its configuration (`print_config`) or checks a profile
@@ -14,8 +14,8 @@ mod corpus;
 pub mod ladder;
 pub mod merge;
 pub mod overhead;
-pub mod perf;
 mod print_config;
+pub mod profile;
 mod report;
 pub mod run;
 pub mod selftest;

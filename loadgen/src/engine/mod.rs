@@ -5,7 +5,8 @@
 //! demo's in-process mock (`embedded`), the twin loadgen starts when none is named (`twin`), and
 //! the live Prometheus endpoint a run can serve (`metrics_endpoint`).
 //! What every comparison is made of (its targets, twin, trials): `comparison`; one kept-alive
-//! call at a time to each target, for paired rounds: `paired`.
+//! call at a time to each target, for paired rounds: `paired`. The profilers `loadgen profile`
+//! runs, one driver per source (perf, bpftrace, Go's and V8's heap): `profiler`.
 
 pub(crate) mod comparison;
 pub(crate) mod disclose;
@@ -15,6 +16,7 @@ pub(crate) mod judge;
 pub(crate) mod logged;
 pub(crate) mod metrics_endpoint;
 pub(crate) mod paired;
+pub(crate) mod profiler;
 pub mod run;
 pub(crate) mod sampler;
 pub(crate) mod steering;

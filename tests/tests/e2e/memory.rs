@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 
 use gatebench_tests::start_mock;
-use loadgen::commands::perf::run_profile;
+use loadgen::commands::profile::run_profile;
 use loadgen::options::{CompareArgs, MemoryArgs, ProfileArgs};
 use loadgen::results::perf::ProfileResult;
 use loadgen::RunArgs;

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
 use gatebench_tests::start_mock;
-use loadgen::commands::perf::run_profile;
+use loadgen::commands::profile::run_profile;
 use loadgen::options::Format;
 use loadgen::options::{CompareArgs, ProfileArgs};
 use loadgen::report::render::render;
@@ -189,7 +189,7 @@ fn the_hot_function_leads_the_profile_and_the_report_shows_it() {
     assert!(second.profile.off_cpu.is_none());
     assert_eq!(second.compare.targets.len(), 2);
     loadgen::report::output::write_json(&second, &out2).unwrap();
-    let (page, summary) = loadgen::commands::perf::diff::render(
+    let (page, summary) = loadgen::commands::profile::diff::render(
         &dir.join("hot.on-cpu.folded"),
         &dir.join("cooler.on-cpu.folded"),
         false,

@@ -5,28 +5,25 @@
 //! says what the sampling itself cost; with `--direct`, the direct upstream and its twin run
 //! in the same trials and the gateway's added latency is judged as `compare` judges it.
 //!
+//! perf itself (its checks, its sessions at each measured window, the stacks folded) is driven
+//! from `engine::profiler::perf`; this folder holds the command's plan, flow and result.
+//!
 //! - `command`: the command, a sampled load or `--diff`.
 //! - `plan`: the options checked into one plan before anything is sent.
-//! - `perf`: running perf, and the reason when it may not run (perf_event_paranoid, containers).
-//! - `session`: perf started and stopped at each profiled run's measured window.
-//! - `fold`: folded stacks, on-CPU (inferno) and off-CPU (the scheduler's switches).
-//! - `flame`: flame graphs and differential flame graphs (inferno), as static SVG.
 //! - `diff`: `loadgen profile --diff BEFORE.folded AFTER.folded`.
+//! - `memory`: `--memory`, a gateway's allocations counted at each probed window's edges.
 
 mod command;
 pub mod diff;
 pub mod memory;
-
-pub mod fold;
 mod plan;
-mod record;
-mod session;
 
 use std::path::{Path, PathBuf};
 
 use crate::engine::comparison::analysis;
 use crate::engine::comparison::{figures_of, run_trials_watched, Ran};
-use crate::engine::run::{stop_flag, SetupError, EXIT_FAILED, EXIT_OK};
+use crate::engine::profiler::perf::{perf_at_hand, scratch_dir, Session, Settings};
+use crate::engine::run::{stop_flag, EXIT_FAILED, EXIT_OK};
 use crate::engine::sampler::Sampling;
 use crate::engine::twin::reach;
 use crate::model::role::Role;
@@ -40,8 +37,6 @@ use crate::results::memory::PROBED;
 use crate::results::perf::Folded;
 use crate::results::perf::{Profile, ProfileResult, SAMPLED, SCHEMA};
 pub use plan::ProfilePlan;
-use record::Perf;
-use session::{Session, Settings};
 
 /// Runs `loadgen profile` and returns the result with the exit code it earns. The folded
 /// stacks are written beside `--out` (`NAME.on-cpu.folded`, `NAME.off-cpu.folded`).
@@ -154,36 +149,6 @@ fn run_sampled(
     )
 }
 
-/// perf, when it may sample `pid` here, and whether off-CPU sampling may be on too; each
-/// reason it may not is said, and returned for the result.
-fn perf_at_hand(
-    program: &Path,
-    pid: u32,
-    call_graph: CallGraph,
-    off_cpu: bool,
-    dir: &Path,
-) -> (Option<Perf>, bool, Vec<String>) {
-    let mut unavailable = Vec::new();
-    let perf = match Perf::check(program, pid, call_graph, dir) {
-        Ok(perf) => Some(perf),
-        Err(reason) => {
-            unavailable.push(format!("no profile: {reason}"));
-            None
-        }
-    };
-    let mut off_cpu = off_cpu;
-    if let (Some(perf), true) = (&perf, off_cpu) {
-        if let Err(reason) = perf.check_off_cpu(pid, dir) {
-            unavailable.push(format!("no off-CPU profile: {reason}"));
-            off_cpu = false;
-        }
-    }
-    for reason in &unavailable {
-        gatebench_shared::say!("loadgen: {reason}; the load still runs and is reported");
-    }
-    (perf, off_cpu, unavailable)
-}
-
 /// The session's stacks folded into `profile`; what went wrong in folding them.
 fn folded(profile: &mut Profile, session: Session, off_cpu: bool) -> Vec<String> {
     let processes = session.processes.clone();
@@ -219,18 +184,6 @@ fn empty_profile(
         unavailable: Vec::new(),
         files: Vec::new(),
     }
-}
-
-/// A fresh directory for perf's recordings.
-fn scratch_dir() -> anyhow::Result<PathBuf> {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.subsec_nanos());
-    let dir =
-        std::env::temp_dir().join(format!("gatebench-profile-{}-{nanos}", std::process::id()));
-    std::fs::create_dir_all(&dir)
-        .map_err(|e| SetupError::Other(format!("cannot create {}: {e}", dir.display())))?;
-    Ok(dir)
 }
 
 /// A path beside the result at `out`: `X.json` → `X{suffix}`.

@@ -11,9 +11,9 @@ use crate::results::cost::{model, CostModel, Price};
 use crate::results::memory::{MemoryProfile, TrialMemory};
 use crate::results::resources::ResourceReport;
 
-use super::cpu::GatewayCpu;
-use super::rest;
-use super::session::MemorySession;
+use crate::engine::profiler::cpu::GatewayCpu;
+use crate::engine::profiler::memory::MemorySession;
+use crate::engine::profiler::rest;
 
 /// Fills `memory` from the session and the runs; `gateway` names the gateway's own and its
 /// probed target.

@@ -1,5 +1,5 @@
 //! bpftrace run for a probed window: started before the run and asked until its probes answer
-//! (the program, `bt_script`, counts the C allocator's calls between two marks loadgen makes at
+//! (the program, `script`, counts the C allocator's calls between two marks loadgen makes at
 //! the measured window's edges), then ended at the window's close, with what it printed and
 //! what it complained of.
 //!
@@ -9,6 +9,12 @@
 //! processes. Closing ends bpftrace, which prints its maps and detaches every probe; a probe set
 //! by bpftrace belongs to its process, so nothing is left on the machine when it exits however it
 //! ends (loadgen kills it on every path that does not close a window).
+//!
+//! - `script`: the bpftrace program, each allocator call counted once.
+//! - `maps`: what bpftrace printed, read back into counts and stacks.
+
+pub mod maps;
+mod script;
 
 use std::io::{BufRead, BufReader, Read};
 use std::os::unix::process::CommandExt as _;
@@ -17,8 +23,8 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-pub use super::bt_script::Probe;
-use super::bt_script::{script, CLOSE, CLOSED, OPEN, OPENED, PING, READY};
+pub use script::Probe;
+use script::{script, CLOSE, CLOSED, OPEN, OPENED, PING, READY};
 
 /// Longest wait for bpftrace to compile and attach its probes (about 2 s here).
 const ATTACH_TIMEOUT: Duration = Duration::from_secs(30);

@@ -11,8 +11,8 @@ use crate::options::{MemoryArgs, MEMORY_REST};
 use crate::results::cost::Price;
 use crate::wire::target::parse_target;
 
-use super::bpftrace;
-use super::source::{self, Runtime, Source};
+use crate::engine::profiler::bpftrace;
+use crate::engine::profiler::source::{self, Runtime, Source};
 
 /// A checked `--memory`.
 #[derive(Debug, Clone)]

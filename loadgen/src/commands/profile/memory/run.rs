@@ -4,6 +4,10 @@
 //! that a modeled cost is drawn from.
 
 use crate::engine::comparison::{run_trials_watched, Ran};
+use crate::engine::profiler::cpu::GatewayCpu;
+use crate::engine::profiler::memory::{MemorySession, Settings};
+use crate::engine::profiler::rest;
+use crate::engine::profiler::source::Source;
 use crate::engine::run::stop_flag;
 use crate::engine::sampler::Sampling;
 use crate::engine::twin::reach;
@@ -12,9 +16,7 @@ use crate::results::memory::MemoryProfile;
 use crate::results::perf::{ProfileResult, SCHEMA};
 
 use super::super::{analyse, earned, empty_profile, ProfilePlan};
-use super::cpu::GatewayCpu;
 use super::figures::{cost_of, figures};
-use super::session::{MemorySession, Settings};
 use super::MemoryPlan;
 
 /// Runs the profile with its memory plan and returns the result with the exit code it earns.
@@ -36,9 +38,7 @@ pub fn run(
     let (mut session, unavailable) = session_of(p.pid, &m, &mut comparison.targets);
     // Memory at rest before any load (the first trial's warming is told from later growth).
     let pids = crate::engine::sampler::with_descendants(p.pid);
-    let before_load = session
-        .as_ref()
-        .and_then(|_| super::rest::sample(&pids, m.rest));
+    let before_load = session.as_ref().and_then(|_| rest::sample(&pids, m.rest));
 
     let stop = stop_flag();
     let sampling = Sampling::start(comparison.samples.clone());
@@ -140,8 +140,7 @@ fn session_of(
 }
 
 /// What a runtime source read, for the result.
-fn describe_tool(source: &super::source::Source) -> String {
-    use super::source::Source;
+fn describe_tool(source: &Source) -> String {
     match source {
         Source::Go { metrics, pprof } => format!(
             "{}{}",

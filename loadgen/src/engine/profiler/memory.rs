@@ -9,8 +9,7 @@ use crate::engine::run::Window;
 use crate::results::memory::TrialMemory;
 use crate::results::perf::Folded;
 
-use super::bpftrace::{self, Attached, Probe};
-use super::bt_maps;
+use super::bpftrace::{self, maps, Attached, Probe};
 use super::reading::Reading;
 use super::rest;
 use super::source::Source;
@@ -142,7 +141,7 @@ impl MemorySession {
                         for w in printed.warnings {
                             self.problem(format!("window {n}: {w}"));
                         }
-                        self.counted(bt_maps::parse(&printed.text));
+                        self.counted(maps::parse(&printed.text));
                     }
                     Err(e) => self.problem(format!("window {n}: {e}")),
                 }
@@ -164,7 +163,7 @@ impl MemorySession {
         }
     }
 
-    fn counted(&mut self, maps: bt_maps::Maps) {
+    fn counted(&mut self, maps: maps::Maps) {
         let frees = maps.calls.get("free").copied().unwrap_or(0);
         self.current.allocs = maps
             .calls
