@@ -12,31 +12,27 @@
 //! - `plan`: the options checked into one plan before anything is sent.
 //! - `diff`: `loadgen profile --diff BEFORE.folded AFTER.folded`.
 //! - `memory`: `--memory`, a gateway's allocations counted at each probed window's edges.
+//! - `trials`: what both share: the targets reached, every trial run, the one result.
 
 mod command;
 pub mod diff;
 pub mod memory;
 mod plan;
+mod trials;
 
 use std::path::{Path, PathBuf};
 
-use crate::engine::comparison::analysis;
-use crate::engine::comparison::{figures_of, run_trials_watched, Ran};
+use crate::engine::comparison::{analysis, figures_of};
 use crate::engine::profiler::perf::{perf_at_hand, scratch_dir, Session, Settings};
-use crate::engine::run::{stop_flag, EXIT_FAILED, EXIT_OK};
-use crate::engine::sampler::Sampling;
-use crate::engine::twin::reach;
 use crate::model::role::Role;
 use crate::model::target::Named;
 use crate::options::{CallGraph, ProfileArgs};
 use crate::report::flame;
-use crate::results::compare::{CompareResult, TrialRun};
-use crate::results::compare::{PercentileDelta, TrialFigures};
-
+use crate::results::compare::{PercentileDelta, TrialFigures, TrialRun};
 use crate::results::memory::PROBED;
-use crate::results::perf::Folded;
-use crate::results::perf::{Profile, ProfileResult, SAMPLED, SCHEMA};
+use crate::results::perf::{Folded, Profile, ProfileResult, SAMPLED};
 pub use plan::ProfilePlan;
+use trials::{Found, Start};
 
 /// Runs `loadgen profile` and returns the result with the exit code it earns. The folded
 /// stacks are written beside `--out` (`NAME.on-cpu.folded`, `NAME.off-cpu.folded`).
@@ -49,14 +45,10 @@ fn run_plan(mut p: ProfilePlan, command: Vec<String>) -> anyhow::Result<(Profile
     if let Some(memory) = p.memory.take() {
         return memory::run(p, memory, command);
     }
-    let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
     let program = p.args.perf.clone().unwrap_or_else(|| PathBuf::from("perf"));
     let mut comparison = p.comparison;
     let plan = p.plan;
-    // The twin loadgen starts, if any, runs until this returns.
-    let (mock, _twin) = reach(&mut comparison.targets, plan.timeout)?;
-    let open_files = gatebench_shared::host::raise_open_file_limit().ok();
-    crate::engine::run::check_open_files(&plan, open_files.as_ref())?;
+    let start = Start::new(&mut comparison, &plan)?;
 
     let dir = scratch_dir()?;
     let (perf, off_cpu, mut unavailable) =
@@ -77,8 +69,12 @@ fn run_plan(mut p: ProfilePlan, command: Vec<String>) -> anyhow::Result<(Profile
     };
     let mut session = perf.map(|perf| Session::new(perf, settings));
 
-    let c = &comparison;
-    let (runs, resources, interrupted) = run_sampled(&plan, c, session.as_mut(), &sampled_name);
+    // Every trial of every target, the sampled target's measured windows handed to perf.
+    let ran = trials::run(&plan, &comparison, &mut |t, w| {
+        if let (Some(session), true) = (session.as_mut(), t.name == sampled_name) {
+            session.window(w);
+        }
+    });
     let mut profile = empty_profile(&p.gateway, &sampled_name, p.pid, p.frequency, p.call_graph);
     if let Some(session) = session {
         if !plan.quiet {
@@ -91,62 +87,12 @@ fn run_plan(mut p: ProfilePlan, command: Vec<String>) -> anyhow::Result<(Profile
     if let Some(out) = plan.out.as_deref().filter(|o| o.as_os_str() != "-") {
         profile.files = write_beside(&profile, out)?;
     }
-
-    let (summary, deltas, profiler_cost) = analyse(&c.targets, &runs, c.twin, c.min_effect_us);
-    let envelope = crate::results::envelope::Envelope::new(SCHEMA, command, started_at, open_files);
-    let ran = Ran {
-        turn_deltas: Vec::new(),
-        runs,
-        summary,
-        deltas,
-        resources,
-        interrupted,
-    };
-    let result = ProfileResult {
-        compare: CompareResult::judged(envelope, plan, comparison, mock, ran),
+    let found = Found {
         profile,
-        profiler_cost,
         memory: None,
         cost_model: None,
     };
-    Ok(earned(result))
-}
-
-/// The result with the exit code it earns: a failure when any run was invalid.
-fn earned(result: ProfileResult) -> (ProfileResult, u8) {
-    let code = if result.compare.valid {
-        EXIT_OK
-    } else {
-        EXIT_FAILED
-    };
-    (result, code)
-}
-
-/// Every trial of every target, the sampled target's measured windows handed to the perf
-/// session; the processes' resources, and whether the run was interrupted.
-fn run_sampled(
-    plan: &crate::generator::plan::Plan,
-    c: &crate::engine::comparison::Comparison,
-    mut session: Option<&mut Session>,
-    sampled_name: &Role,
-) -> (
-    Vec<TrialRun>,
-    Vec<crate::results::resources::ResourceReport>,
-    bool,
-) {
-    let stop = stop_flag();
-    let sampling = Sampling::start(c.samples.clone());
-    let runs = run_trials_watched(plan, &c.targets, c.trials, c.settle, "", &mut |t, w| {
-        if let (Some(session), true) = (session.as_mut(), t.name == *sampled_name) {
-            session.window(w);
-        }
-    });
-    let resources = sampling.finish();
-    (
-        runs,
-        resources,
-        stop.stop.load(std::sync::atomic::Ordering::Relaxed),
-    )
+    Ok(trials::result(start, command, plan, comparison, ran, found))
 }
 
 /// The session's stacks folded into `profile`; what went wrong in folding them.
@@ -162,6 +108,7 @@ fn folded(profile: &mut Profile, session: Session, off_cpu: bool) -> Vec<String>
     problems
 }
 
+/// The profile of `sampled` (the gateway `gateway`, its process `pid`) before anything is recorded.
 fn empty_profile(
     gateway: &Role,
     sampled: &Role,

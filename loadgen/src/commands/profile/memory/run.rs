@@ -3,19 +3,15 @@
 //! figures per request with an interval across trials, and the gateway's own runs give the CPU
 //! that a modeled cost is drawn from.
 
-use crate::engine::comparison::{run_trials_watched, Ran};
 use crate::engine::profiler::cpu::GatewayCpu;
 use crate::engine::profiler::memory::{MemorySession, Settings};
 use crate::engine::profiler::rest;
 use crate::engine::profiler::source::Source;
-use crate::engine::run::stop_flag;
-use crate::engine::sampler::Sampling;
-use crate::engine::twin::reach;
-use crate::results::compare::CompareResult;
 use crate::results::memory::MemoryProfile;
-use crate::results::perf::{ProfileResult, SCHEMA};
+use crate::results::perf::ProfileResult;
 
-use super::super::{analyse, earned, empty_profile, ProfilePlan};
+use super::super::trials::{self, Found, Start};
+use super::super::{empty_profile, ProfilePlan};
 use super::figures::{cost_of, figures};
 use super::MemoryPlan;
 
@@ -25,12 +21,9 @@ pub fn run(
     m: MemoryPlan,
     command: Vec<String>,
 ) -> anyhow::Result<(ProfileResult, u8)> {
-    let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
     let mut comparison = p.comparison;
     let plan = p.plan;
-    let (mock, _twin) = reach(&mut comparison.targets, plan.timeout)?;
-    let open_files = gatebench_shared::host::raise_open_file_limit().ok();
-    crate::engine::run::check_open_files(&plan, open_files.as_ref())?;
+    let start = Start::new(&mut comparison, &plan)?;
 
     let n = comparison.targets.len();
     let probed = comparison.targets[n - 1].name.clone();
@@ -40,11 +33,8 @@ pub fn run(
     let pids = crate::engine::sampler::with_descendants(p.pid);
     let before_load = session.as_ref().and_then(|_| rest::sample(&pids, m.rest));
 
-    let stop = stop_flag();
-    let sampling = Sampling::start(comparison.samples.clone());
     let mut cpu = GatewayCpu::new(p.pid);
-    let c = &comparison;
-    let runs = run_trials_watched(&plan, &c.targets, c.trials, c.settle, "", &mut |t, w| {
+    let ran = trials::run(&plan, &comparison, &mut |t, w| {
         if t.name == probed {
             if let Some(s) = session.as_mut() {
                 s.window(w);
@@ -53,8 +43,6 @@ pub fn run(
             cpu.window(w);
         }
     });
-    let resources = sampling.finish();
-    let interrupted = stop.stop.load(std::sync::atomic::Ordering::Relaxed);
 
     let mut memory = MemoryProfile {
         source: m.source.as_ref().ok().map(|s| s.name().to_string()),
@@ -70,7 +58,7 @@ pub fn run(
         ..Default::default()
     };
     if let Some(s) = session {
-        figures(&mut memory, s, &runs, [&unprobed, &probed]);
+        figures(&mut memory, s, &ran.runs, [&unprobed, &probed]);
     }
     memory.unavailable.splice(0..0, unavailable);
     let mut profile = empty_profile(&p.gateway, &probed, p.pid, p.frequency, p.call_graph);
@@ -83,34 +71,22 @@ pub fn run(
     if let Some(out) = plan.out.as_deref().filter(|o| o.as_os_str() != "-") {
         memory.files = super::files::write_beside(&memory, out)?;
     }
-    let (summary, deltas, profiler_cost) = analyse(&c.targets, &runs, c.twin, c.min_effect_us);
-    let cost = m.price.as_ref().and_then(|price| {
+    let cost_model = m.price.as_ref().and_then(|price| {
         cost_of(
             price,
             &cpu,
-            &resources,
-            &runs,
+            &ran.resources,
+            &ran.runs,
             &unprobed,
             &mut memory.unavailable,
         )
     });
-    let envelope = crate::results::envelope::Envelope::new(SCHEMA, command, started_at, open_files);
-    let ran = Ran {
-        turn_deltas: Vec::new(),
-        runs,
-        summary,
-        deltas,
-        resources,
-        interrupted,
-    };
-    let result = ProfileResult {
-        compare: CompareResult::judged(envelope, plan, comparison, mock, ran),
+    let found = Found {
         profile,
-        profiler_cost,
         memory: Some(memory),
-        cost_model: cost,
+        cost_model,
     };
-    Ok(earned(result))
+    Ok(trials::result(start, command, plan, comparison, ran, found))
 }
 
 /// The session for the plan's source; without one, the reason (said now, before any load)
