@@ -76,8 +76,8 @@ pub fn delta_table(deltas: &[PercentileDelta]) -> Table {
 pub fn terminal(result: &CompareResult) -> String {
     let mut out = format!(
         "loadgen compare: {} trial(s) per target, alternating; each trial: {}\n\n",
-        result.trials,
-        load_line(&result.plan)
+        result.header.trials,
+        load_line(&result.header.plan)
     );
     out.push_str(&summary_table(&result.summary).to_text());
     out.push('\n');
@@ -86,7 +86,7 @@ pub fn terminal(result: &CompareResult) -> String {
         out.push_str("\nAdded per turn of the conversations (median of each trial's turn):\n");
         out.push_str(&delta_table(&result.turn_deltas).to_text());
     }
-    out.push_str(if result.twin {
+    out.push_str(if result.header.twin {
         "\nVerdicts against the twin (trials of its own): a gateway differs only beyond the \
          twin's interval at that percentile; Holm over every row.\n"
     } else {
@@ -161,13 +161,17 @@ pub fn trials_csv(view: &CompareResult) -> String {
 
 /// How the resolution was obtained, in one sentence.
 pub fn source(view: &CompareResult) -> String {
-    super::format::resolution_from(&view.resolution_source, &view.targets, view.twin)
+    super::format::resolution_from(
+        &view.header.resolution_source,
+        &view.header.targets,
+        view.header.twin,
+    )
 }
 
 /// How the verdicts are reached, in one paragraph.
 pub fn method(view: &CompareResult) -> String {
-    let control = if view.twin {
-        let twin = crate::model::target::twin_info(&view.targets);
+    let control = if view.header.twin {
+        let twin = crate::model::target::twin_info(&view.header.targets);
         format!(
             "against the twin ({twin}), an A/A control with trials of its own, by Welch's t test \
              at the same percentile; the resolution is the farthest end of the twin's interval \
@@ -176,10 +180,10 @@ pub fn method(view: &CompareResult) -> String {
     } else {
         "against zero (no twin)".to_string()
     };
-    let floor = if view.min_effect_us > 0.0 {
+    let floor = if view.header.min_effect_us > 0.0 {
         format!(
             ", at least --min-effect {}",
-            crate::report::format::micros(view.min_effect_us)
+            crate::report::format::micros(view.header.min_effect_us)
         )
     } else {
         String::new()
@@ -197,7 +201,7 @@ pub fn method(view: &CompareResult) -> String {
 pub fn markdown(view: &CompareResult) -> String {
     let mut out = format!(
         "# Gateway comparison under load\n\n{} alternating trial(s) per target (direct, then each gateway, repeated). Response times are corrected for coordinated omission. {}\n\n",
-        view.trials,
+        view.header.trials,
         method(view)
     );
     out.push_str(&summary_table(&view.summary).to_markdown());
@@ -214,9 +218,9 @@ pub fn markdown(view: &CompareResult) -> String {
     }
     out.push_str(
         &Disclosure {
-            targets: &view.targets,
+            targets: &view.header.targets,
             verdict: Some((view.valid, &view.invalid_reasons)),
-            mock: view.mock.as_deref(),
+            mock: view.header.mock.as_deref(),
             ..Disclosure::of(&view.envelope)
         }
         .markdown(),

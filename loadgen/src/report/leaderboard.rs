@@ -70,7 +70,7 @@ fn rows(views: &[(String, CompareResult)]) -> Vec<Row<'_>> {
             };
             rows.push(Row {
                 summary,
-                named: view.targets.iter().find(|t| t.name == summary.name),
+                named: view.header.targets.iter().find(|t| t.name == summary.name),
                 p50: delta("p50"),
                 p99: delta("p99"),
                 resources: view
@@ -173,7 +173,7 @@ fn notes(views: &[(String, CompareResult)]) -> Vec<String> {
         let plan = &view.envelope;
         notes.push(format!(
             "{file}: {} trial(s), started {}, direct P50 {} P99 {}; {}{}",
-            view.trials,
+            view.header.trials,
             plan.started_at,
             direct.map_or_else(|| "-".into(), |d| micros(d.p50_us)),
             direct.map_or_else(|| "-".into(), |d| micros(d.p99_us)),

@@ -73,7 +73,7 @@ pub fn terminal(result: &SweepResult) -> String {
         "loadgen sweep: {} levels ({}), {} trial(s) per level and target; single-client floor p99 {}\n\n",
         result.levels.len(),
         result.level_kind,
-        result.trials,
+        result.header.trials,
         micros(result.floor_p99_us)
     );
     if result.exploratory {
@@ -92,7 +92,11 @@ pub fn terminal(result: &SweepResult) -> String {
 
 /// How the resolution was obtained, in one sentence.
 pub fn source(view: &SweepResult) -> String {
-    super::format::resolution_from(&view.resolution_source, &view.targets, view.twin)
+    super::format::resolution_from(
+        &view.header.resolution_source,
+        &view.header.targets,
+        view.header.twin,
+    )
 }
 
 /// The headline in words.
@@ -117,7 +121,7 @@ pub fn headline_text(headline: &[Headline]) -> String {
 pub fn sweep_markdown(view: &SweepResult) -> String {
     let mut out = format!(
         "# Load sweep\n\nLevels of {}, {} trial(s) per level and target, alternating. A level whose direct p99 exceeds twice the single-client floor ({:.0} µs) is marked saturated and kept out of the headline. Added figures are means over trials ± half the 95% interval.\n\n",
-        view.level_kind, view.trials, view.floor_p99_us
+        view.level_kind, view.header.trials, view.floor_p99_us
     );
     if view.exploratory {
         out.push_str(super::sweep::EXPLORATORY);
@@ -127,9 +131,9 @@ pub fn sweep_markdown(view: &SweepResult) -> String {
     out.push_str(&format!("\n{}\n", source(view)));
     out.push_str(&disclosure(
         &view.envelope,
-        &view.targets,
+        &view.header.targets,
         (view.valid, &view.invalid_reasons),
-        view.mock.as_deref(),
+        view.header.mock.as_deref(),
         &view.resources,
     ));
     out

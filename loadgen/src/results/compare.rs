@@ -1,8 +1,7 @@
 //! The versioned JSON result of `loadgen compare` (schema `gatebench.loadgen.compare/1`): every
 //! trial's runs, each target's figures across trials, and each percentile's added latency.
 
-use crate::model::target::Named;
-use crate::results::plan::PlanRecord;
+use crate::results::comparison::ComparisonHeader;
 use crate::results::resources::ResourceReport;
 use crate::results::run::TargetRun;
 use gatebench_shared::stats::Interval;
@@ -17,27 +16,9 @@ pub struct CompareResult {
     /// Format, build, command line, start, host, open-file limit.
     #[serde(flatten)]
     pub envelope: crate::results::envelope::Envelope,
-    /// The load of every trial (its `targets` are empty: see `targets`).
-    #[serde(default)]
-    pub plan: PlanRecord,
-    pub targets: Vec<Named>,
-    /// True when the second target is the twin (`--twin`), the A/A control.
-    #[serde(default)]
-    pub twin: bool,
-    /// How the resolution was obtained: the twin's disclosure (`--twin URL`, a second mock
-    /// process started by loadgen, the direct URL again and why), or why there is none.
-    #[serde(default)]
-    pub resolution_source: String,
-    /// `--min-effect`, µs (0 when not given).
-    #[serde(default)]
-    pub min_effect_us: f64,
-    /// The direct target's configuration (TOML) when it is a gatebench mock.
-    #[serde(default)]
-    pub mock: Option<String>,
-    pub trials: usize,
-    /// The pause before each trial after the first (--settle), µs.
-    #[serde(default)]
-    pub settle_us: u64,
+    /// The load, the targets, the twin and the trials.
+    #[serde(flatten)]
+    pub header: ComparisonHeader,
     /// Every trial of every target, in the order they ran.
     pub runs: Vec<TrialRun>,
     pub summary: Vec<TargetSummary>,

@@ -10,6 +10,7 @@ pub mod breakdown;
 pub mod capacity;
 pub mod clock;
 pub mod compare;
+pub mod comparison;
 pub mod cost;
 pub(crate) mod envelope;
 pub mod folded;

@@ -1,10 +1,9 @@
 //! The versioned JSON result of `loadgen sweep`: each load level's comparison and the headline.
 
-use crate::model::target::Named;
 use crate::options::LevelKind;
 use crate::results::compare::TrialRun;
 use crate::results::compare::{PercentileDelta, TargetSummary};
-use crate::results::plan::PlanRecord;
+use crate::results::comparison::ComparisonHeader;
 use serde::{Deserialize, Serialize};
 
 /// Identifies the result format; bumped when a field changes meaning or goes away.
@@ -40,27 +39,9 @@ pub struct SweepResult {
     /// Format, build, command line, start, host, open-file limit.
     #[serde(flatten)]
     pub envelope: crate::results::envelope::Envelope,
-    /// The load options shared by every level (the first level's plan).
-    #[serde(default)]
-    pub plan: PlanRecord,
-    pub targets: Vec<Named>,
-    /// True when the second target is the twin (`--twin URL`), the A/A control.
-    #[serde(default)]
-    pub twin: bool,
-    /// How the resolution was obtained: the twin's disclosure (`--twin URL`, a second mock
-    /// process started by loadgen, the direct URL again and why), or why there is none.
-    #[serde(default)]
-    pub resolution_source: String,
-    /// `--min-effect`, µs (0 when not given).
-    #[serde(default)]
-    pub min_effect_us: f64,
-    /// The direct target's configuration (TOML) when it is a gatebench mock.
-    #[serde(default)]
-    pub mock: Option<String>,
-    pub trials: usize,
-    /// The pause before each trial after the first (--settle), µs.
-    #[serde(default)]
-    pub settle_us: u64,
+    /// The load, the targets, the twin and the trials.
+    #[serde(flatten)]
+    pub header: ComparisonHeader,
     pub level_kind: LevelKind,
     /// True for concurrency levels: closed-loop load, whose latencies cannot be corrected for
     /// coordinated omission (each request waits for the last), so the curve is exploratory,

@@ -60,14 +60,14 @@ fn alternating_trials_find_a_known_delay_and_every_report_renders() {
     // wrong.
     gatebench_tests::assert_valid_but_for_timing(code, &result.invalid_reasons);
     // Each trial after the first waited --settle first: nine 1 s trials and eight pauses.
-    assert_eq!(result.settle_us, 300_000);
+    assert_eq!(result.header.settle_us, 300_000);
     let elapsed = started.elapsed();
     assert!(
         elapsed >= Duration::from_millis(9_000 + 8 * 300),
         "{elapsed:?}"
     );
     // Alternating: direct, twin, slow, three times.
-    assert!(result.twin);
+    assert!(result.header.twin);
     let order: Vec<&str> = result.runs.iter().map(|r| r.name.as_str()).collect();
     assert_eq!(
         order,

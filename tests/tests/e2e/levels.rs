@@ -217,7 +217,7 @@ fn a_sweep_from_a_profile_sends_a_fixed_count_per_level_and_is_marked_explorator
     .unwrap();
     assert_eq!(code, 0, "{:?}", result.invalid_reasons);
     assert!(result.exploratory);
-    assert_eq!(result.plan.requests, Some(40));
+    assert_eq!(result.header.plan.requests, Some(40));
     assert_eq!(
         result.levels.iter().map(|l| l.level).collect::<Vec<_>>(),
         [1.0, 4.0]

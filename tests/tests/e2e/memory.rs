@@ -192,6 +192,7 @@ fn the_c_allocator_counts_exactly_k_allocations_of_size_bytes_per_request() {
     let result = profile(a);
     let names: Vec<&str> = result
         .compare
+        .header
         .targets
         .iter()
         .map(|t| t.name.as_str())
@@ -298,6 +299,7 @@ fn a_source_that_cannot_work_is_said_and_the_load_still_runs() {
     assert!(m.source.is_none());
     let names: Vec<&str> = result
         .compare
+        .header
         .targets
         .iter()
         .map(|t| t.name.as_str())

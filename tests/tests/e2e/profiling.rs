@@ -112,6 +112,7 @@ fn the_hot_function_leads_the_profile_and_the_report_shows_it() {
     // Every target ran in every trial, sampled or not, whatever perf could do.
     let names: Vec<&str> = result
         .compare
+        .header
         .targets
         .iter()
         .map(|t| t.name.as_str())
@@ -187,7 +188,7 @@ fn the_hot_function_leads_the_profile_and_the_report_shows_it() {
         ..args(&cooler, None, Some(out2.clone()))
     });
     assert!(second.profile.off_cpu.is_none());
-    assert_eq!(second.compare.targets.len(), 2);
+    assert_eq!(second.compare.header.targets.len(), 2);
     loadgen::report::output::write_json(&second, &out2).unwrap();
     let (page, summary) = loadgen::commands::profile::diff::render(
         &dir.join("hot.on-cpu.folded"),

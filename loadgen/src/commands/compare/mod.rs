@@ -69,7 +69,7 @@ impl Command for CompareArgs {
     fn execute(plan: ComparePlan, command_line: Vec<String>) -> anyhow::Result<u8> {
         let (result, code) = execute(plan, command_line)?;
         let report = crate::report::compare::terminal(&result);
-        written(&result, result.plan.out.as_deref(), &report, code)
+        written(&result, result.header.plan.out.as_deref(), &report, code)
     }
 
     fn profile(p: &ComparePlan) -> anyhow::Result<toml::Table> {

@@ -64,7 +64,12 @@ impl Command for ProfileArgs {
             PerfPlan::Sample(p) => {
                 let (result, code) = run_plan(*p, command_line)?;
                 let report = crate::report::perf::terminal(&result);
-                written(&result, result.compare.plan.out.as_deref(), &report, code)
+                written(
+                    &result,
+                    result.compare.header.plan.out.as_deref(),
+                    &report,
+                    code,
+                )
             }
         }
     }

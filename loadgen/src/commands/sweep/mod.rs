@@ -154,7 +154,7 @@ impl Command for SweepArgs {
     fn execute(plan: SweepPlan, command_line: Vec<String>) -> anyhow::Result<u8> {
         let (result, code) = execute(plan, command_line)?;
         let report = crate::report::sweep::terminal(&result);
-        written(&result, result.plan.out.as_deref(), &report, code)
+        written(&result, result.header.plan.out.as_deref(), &report, code)
     }
 
     fn profile(p: &SweepPlan) -> anyhow::Result<toml::Table> {
@@ -233,23 +233,13 @@ fn execute(plan: SweepPlan, command: Vec<String>) -> anyhow::Result<(SweepResult
     let interrupted = stopped();
     let invalid_reasons = sweep_invalid_reasons(&done, interrupted);
     let valid = invalid_reasons.is_empty();
-    let resolution_source = crate::model::target::resolution_source(
-        &c.targets,
-        c.twin,
-        "none (a sweep runs a twin only with --twin URL): verdicts against zero, widened by \
-         --min-effect",
-    );
+    let headline = headline(&c.targets, &done);
+    let no_twin = "none (a sweep runs a twin only with --twin URL): verdicts against zero, \
+                   widened by --min-effect";
     let result = SweepResult {
-        resolution_source,
         envelope: crate::results::envelope::Envelope::new(SCHEMA, command, started_at, open_files),
-        plan: (&plans[0]).into(),
-        headline: headline(&c.targets, &done),
-        targets: c.targets,
-        twin: c.twin,
-        min_effect_us: c.min_effect_us,
-        mock,
-        trials: c.trials,
-        settle_us: c.settle.as_micros() as u64,
+        header: c.header(&plans[0], mock, no_twin),
+        headline,
         exploratory: kind == LevelKind::Concurrency,
         level_kind: kind,
         floor_p99_us,

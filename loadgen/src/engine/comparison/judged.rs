@@ -33,21 +33,9 @@ impl CompareResult {
         if ran.interrupted {
             invalid_reasons.push("interrupted before every trial ran".into());
         }
-        let resolution_source = crate::model::target::resolution_source(
-            &comparison.targets,
-            comparison.twin,
-            crate::model::target::NO_TWIN,
-        );
         CompareResult {
             envelope,
-            resolution_source,
-            plan: (&plan).into(),
-            targets: comparison.targets,
-            twin: comparison.twin,
-            min_effect_us: comparison.min_effect_us,
-            mock,
-            trials: comparison.trials,
-            settle_us: comparison.settle.as_micros() as u64,
+            header: comparison.header(&plan, mock, crate::model::target::NO_TWIN),
             runs: ran.runs,
             summary: ran.summary,
             deltas: ran.deltas,

@@ -67,6 +67,29 @@ impl Comparison {
             samples: sample_specs(&args.targets.sample)?,
         })
     }
+    /// The header of this comparison's result, `plan` its load and `mock` the direct mock's
+    /// configuration; `no_twin` says how verdicts are judged when no twin ran.
+    pub(crate) fn header(
+        self,
+        plan: &Plan,
+        mock: Option<String>,
+        no_twin: &str,
+    ) -> crate::results::comparison::ComparisonHeader {
+        crate::results::comparison::ComparisonHeader {
+            resolution_source: crate::model::target::resolution_source(
+                &self.targets,
+                self.twin,
+                no_twin,
+            ),
+            plan: plan.into(),
+            targets: self.targets,
+            twin: self.twin,
+            min_effect_us: self.min_effect_us,
+            mock,
+            trials: self.trials,
+            settle_us: self.settle.as_micros() as u64,
+        }
+    }
 }
 
 /// The direct target and the gateways; `--target` is refused, since `mode` takes `--direct`

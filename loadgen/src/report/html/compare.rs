@@ -16,7 +16,7 @@ pub fn compare_page(view: &CompareResult) -> String {
 /// The body of [`compare_page`]: also the latency half of a profile's page.
 pub(crate) fn compare_body(view: &CompareResult) -> String {
     let mut body = meta(
-        &format!("{} alternating trial(s) per target; ", view.trials),
+        &format!("{} alternating trial(s) per target; ", view.header.trials),
         &view.envelope,
         " Response times are corrected for coordinated omission.",
         &verdict(view.valid, &view.invalid_reasons),
@@ -35,7 +35,7 @@ pub(crate) fn compare_body(view: &CompareResult) -> String {
     body.push_str(&percentiles_figure(view));
     body.push_str("<h2>Timeline (trial 1)</h2>");
     body.push_str(&timeline_figure(view));
-    body.push_str(&upstream_html(view.mock.as_deref()));
+    body.push_str(&upstream_html(view.header.mock.as_deref()));
     body
 }
 

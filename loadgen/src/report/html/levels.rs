@@ -36,7 +36,7 @@ pub fn sweep_page(view: &SweepResult) -> String {
         escape(&crate::report::sweep::source(view))
     ));
     body.push_str(&resources_html(&view.resources));
-    body.push_str(&upstream_html(view.mock.as_deref()));
+    body.push_str(&upstream_html(view.header.mock.as_deref()));
     page("Load sweep", &body)
 }
 
@@ -128,7 +128,8 @@ fn sweep_figures(view: &SweepResult) -> String {
             .collect(),
     };
     let per_target = |pick: fn(&crate::results::compare::TargetSummary) -> f64| {
-        view.targets
+        view.header
+            .targets
             .iter()
             .map(|t| Series {
                 name: t.name.to_string(),
