@@ -41,5 +41,5 @@ pub mod report;
 pub mod results;
 pub mod wire;
 
-pub use options::{Cli, CommandArgs, RunArgs};
+pub use options::{Cli, CommandArgs, LoadArgs};
 pub use results::run::RunResult;

@@ -1,4 +1,4 @@
-//! The one shape of every command: options (flags over the profile) checked into a plan before
+//! The one shape of every command: options (flags over the preset) checked into a plan before
 //! anything is sent, the plan run to an exit code, and the plan's options printed back as a
 //! profile. `--print-config` and `check-profile` go through it, as running a command does.
 
@@ -12,14 +12,14 @@ pub trait Command: Sized {
     /// What the command runs, validated.
     type Plan;
 
-    /// The options with those of their `--profile` under them; commands that take no profile
+    /// The options with those of their `--preset` under them; commands that take no preset
     /// keep theirs.
     fn merged(self) -> anyhow::Result<Self> {
         Ok(self)
     }
 
-    /// Stand-ins for what a profile leaves to the command line (the targets, a process), so
-    /// `check-profile` can make the plan; nothing is sent to them.
+    /// Stand-ins for what a preset leaves to the command line (the targets, a process), so
+    /// `check-preset` can make the plan; nothing is sent to them.
     fn stand_ins(self) -> Self {
         self
     }
@@ -30,27 +30,27 @@ pub trait Command: Sized {
     /// Runs the plan: writes its result files, shows its report; the exit code it earns.
     fn execute(plan: Self::Plan, command_line: Vec<String>) -> anyhow::Result<u8>;
 
-    /// The plan's options as a profile: every setting it resolved, defaults filled in
+    /// The plan's options as a preset: every setting it resolved, defaults filled in
     /// (`--print-config`).
-    fn profile(plan: &Self::Plan) -> anyhow::Result<toml::Table>;
+    fn preset(plan: &Self::Plan) -> anyhow::Result<toml::Table>;
 
-    /// One line on the plan (`check-profile`).
+    /// One line on the plan (`check-preset`).
     fn describe(plan: &Self::Plan) -> String;
 }
 
-/// `flags` with those of the profile at `path` (when there is one) under them.
-pub(crate) fn over_profile<T: Serialize + DeserializeOwned>(
+/// `flags` with those of the preset at `path` (when there is one) under them.
+pub(crate) fn over_preset<T: Serialize + DeserializeOwned>(
     flags: T,
     path: Option<&Path>,
 ) -> anyhow::Result<T> {
-    crate::options::profile::over_profile(flags, path)
+    crate::options::preset::over_preset(flags, path)
 }
 
-/// The refusal of `--print-config` and `check-profile` by a command that takes no profile.
-pub(crate) fn no_profile() -> anyhow::Error {
+/// The refusal of `--print-config` and `check-preset` by a command that takes no preset.
+pub(crate) fn no_preset() -> anyhow::Error {
     anyhow::anyhow!(
         "--print-config is for run, overhead, compare, sweep, ladder, capacity and profile \
-         (merge, report, check-profile and corpus take no profile)"
+         (merge, report, check-preset and corpus take no preset)"
     )
 }
 

@@ -1,13 +1,13 @@
 //! Each command from its options to its exit code, one folder per command (`run`, `overhead`,
 //! `compare`, `sweep`, `ladder`, `capacity`, `profile`, `merge`, `corpus`,
-//! `report`, `check_profile`, `selftest`), none importing another. Each implements [`Command`]
-//! (`command`): its plan, its execution, its options printed as a profile. One dispatch
-//! (`dispatch`) runs a command, prints its configuration (`print_config`) or checks a profile
-//! for it (`check_profile`). `main.rs` only parses and calls [`execute`].
+//! `report`, `check_preset`, `selftest`), none importing another. Each implements [`Command`]
+//! (`command`): its plan, its execution, its options printed as a preset. One dispatch
+//! (`dispatch`) runs a command, prints its configuration (`print_config`) or checks a preset
+//! for it (`check_preset`). `main.rs` only parses and calls [`execute`].
 
 pub mod behaviour;
 pub mod capacity;
-pub mod check_profile;
+pub mod check_preset;
 mod command;
 pub mod compare;
 mod corpus;
@@ -32,9 +32,9 @@ use crate::report::output::write_json;
 pub(crate) enum Action<'a> {
     /// Run it.
     Execute,
-    /// Print its resolved options as a profile.
+    /// Print its resolved options as a preset.
     PrintConfig,
-    /// Check its profile (this file): one line on the plan it makes.
+    /// Check its preset (this file): one line on the plan it makes.
     Check(&'a std::path::Path),
 }
 
@@ -77,25 +77,24 @@ pub(crate) fn dispatch(
         C::Run(args) => act(args, action, line),
         C::Overhead(args) => act(args, action, line),
         C::Compare(args) => {
-            refuse_run_only_flags(&args.run, "compare").and_then(|()| act(args, action, line))
+            refuse_run_only_flags(&args.load, "compare").and_then(|()| act(args, action, line))
         }
-        C::Sweep(args) => {
-            refuse_run_only_flags(&args.compare.run, "sweep").and_then(|()| act(args, action, line))
-        }
+        C::Sweep(args) => refuse_run_only_flags(&args.compare.load, "sweep")
+            .and_then(|()| act(args, action, line)),
         C::Capacity(args) => {
-            refuse_run_only_flags(&args.run, "capacity").and_then(|()| act(args, action, line))
+            refuse_run_only_flags(&args.load, "capacity").and_then(|()| act(args, action, line))
         }
         C::Ladder(args) => {
-            refuse_run_only_flags(&args.run, "ladder").and_then(|()| act(args, action, line))
+            refuse_run_only_flags(&args.load, "ladder").and_then(|()| act(args, action, line))
         }
-        C::Profile(args) => refuse_run_only_flags(&args.compare.run, "profile")
+        C::Profile(args) => refuse_run_only_flags(&args.compare.load, "profile")
             .and_then(|()| act(*args, action, line)),
         C::Merge(args) => act(args, action, line),
         C::Corpus(args) => act(args, action, line),
         C::Selftest(args) => act(args, action, line),
         C::Behaviour(args) => act(args, action, line),
         C::Report(args) => act(args, action, line),
-        C::CheckProfile(args) => act(args, action, line),
+        C::CheckPreset(args) => act(args, action, line),
     }
 }
 
@@ -103,7 +102,7 @@ pub(crate) fn dispatch(
 /// metrics, a shard's schedule and start (also set by LOADGEN_* variables, which a stray
 /// environment could carry into them), and the HdrHistogram files only `run` writes. Taken
 /// silently, each would be a setting the user believes in and the command ignores.
-fn refuse_run_only_flags(run: &crate::options::RunArgs, command: &str) -> anyhow::Result<()> {
+fn refuse_run_only_flags(run: &crate::options::LoadArgs, command: &str) -> anyhow::Result<()> {
     let path = |p: &Option<std::path::PathBuf>| p.as_ref().map(|p| p.display().to_string());
     let given = [
         (
@@ -133,7 +132,7 @@ fn act<C: Command>(args: C, action: Action<'_>, line: Vec<String>) -> anyhow::Re
     match action {
         Action::Execute => Ok(Outcome::Code(C::execute(args.merged()?.plan()?, line)?)),
         Action::PrintConfig => print_config::print(args).map(Outcome::Text),
-        Action::Check(path) => check_profile::describe(args, path).map(Outcome::Text),
+        Action::Check(path) => check_preset::describe(args, path).map(Outcome::Text),
     }
 }
 

@@ -1,27 +1,27 @@
-//! `--print-config`: a command's options as a profile, after the profile file and the flags are
+//! `--print-config`: a command's options as a preset, after the preset file and the flags are
 //! merged and every option left unset is replaced by the value the plan resolved it to (each
-//! command's [`Command::profile`]). The text reads back with `--profile` into the same plan.
+//! command's [`Command::preset`]). The text reads back with `--preset` into the same plan.
 
 use super::Command;
 
-/// The resolved options of `args`'s command as a profile, or an error when they make no valid
+/// The resolved options of `args`'s command as a preset, or an error when they make no valid
 /// plan. Nothing is sent; targets are only parsed and resolved.
 pub(crate) fn print<C: Command>(args: C) -> anyhow::Result<String> {
     let plan = args.merged()?.plan()?;
-    Ok(text(&C::profile(&plan)?))
+    Ok(text(&C::preset(&plan)?))
 }
 
 /// The text `--print-config` prints.
-pub fn text(profile: &toml::Table) -> String {
+pub fn text(preset: &toml::Table) -> String {
     // Invariant: a table of strings, numbers, booleans and arrays of them serialises.
-    toml::to_string(profile).expect("a profile serialises")
+    toml::to_string(preset).expect("a preset serialises")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::commands::{dispatch, Action, Outcome};
-    use crate::options::RunArgs;
+    use crate::options::LoadArgs;
     use clap::Parser;
 
     fn printed(command: crate::CommandArgs) -> anyhow::Result<String> {
@@ -52,7 +52,7 @@ mod tests {
         "x-a: b",
     ];
 
-    /// The printed profile, and the profile printed again from it (`--profile` + the same
+    /// The printed preset, and the preset printed again from it (`--preset` + the same
     /// `--print-config`): the text must be a fixed point.
     fn twice(args: &[&str]) -> (String, String) {
         let cli = crate::Cli::try_parse_from(args).expect("the test's flags parse");
@@ -68,12 +68,12 @@ mod tests {
         let again = crate::Cli::try_parse_from([
             "loadgen",
             command,
-            "--profile",
+            "--preset",
             path.to_str().unwrap(),
             "--print-config",
         ])
         .unwrap();
-        let second = printed(again.command).expect("the printed profile plans");
+        let second = printed(again.command).expect("the printed preset plans");
         std::fs::remove_file(&path).ok();
         (first, second)
     }
@@ -158,8 +158,8 @@ mod tests {
     #[test]
     fn defaults_are_written_out_and_the_flags_kept() {
         let (text, _) = twice(RUN);
-        let profile: toml::Table = toml::from_str(&text).unwrap();
-        let get = |k: &str| profile.get(k).map(|v| v.to_string()).unwrap_or_default();
+        let preset: toml::Table = toml::from_str(&text).unwrap();
+        let get = |k: &str| preset.get(k).map(|v| v.to_string()).unwrap_or_default();
         assert_eq!(get("rate"), "\"2000\"");
         assert_eq!(get("arrival"), "\"poisson\"");
         assert_eq!(get("duration"), "\"90s\"");
@@ -213,7 +213,7 @@ mod tests {
         };
         let plan = run.clone().plan().unwrap();
         let printed = super::super::command::table(&run.resolved(&plan));
-        let again: RunArgs = toml::from_str(&text(&printed)).unwrap();
+        let again: LoadArgs = toml::from_str(&text(&printed)).unwrap();
         let again = again.plan().unwrap();
         assert_eq!(
             serde_json::to_value(&plan).unwrap(),

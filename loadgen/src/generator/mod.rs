@@ -8,6 +8,7 @@
 //! run's connections (`record`).
 
 pub(crate) mod alarm;
+pub(crate) mod as_records;
 pub(crate) mod breakdown;
 pub(crate) mod clock_ref;
 pub mod corpus;
@@ -20,7 +21,6 @@ pub(crate) mod plan_error;
 pub(crate) mod planner;
 pub(crate) mod quantity;
 pub mod rate_curve;
-pub(crate) mod record;
 pub mod recorder;
 pub(crate) mod schedule;
 pub mod sessions;

@@ -183,18 +183,18 @@ pub(crate) fn parse_counts(text: &str, example: &'static str) -> Result<Vec<usiz
 mod tests {
     use super::*;
     use crate::model::load::Arrival;
-    use crate::options::{RequestFlags, RunArgs};
+    use crate::options::{LoadArgs, RequestFlags};
 
     #[test]
     fn plans_validate_every_option() {
-        let plan = RunArgs {
+        let plan = LoadArgs {
             rate: Some("5k".into()),
             request: RequestFlags {
                 scenario: Some("chat-stream".into()),
                 headers: vec!["x-test: 1".into()],
                 ..Default::default()
             },
-            ..RunArgs::default()
+            ..LoadArgs::default()
         }
         .plan()
         .unwrap();
@@ -211,37 +211,37 @@ mod tests {
         assert_eq!(body["stream_options"]["include_usage"], true);
 
         let bad = [
-            RunArgs {
+            LoadArgs {
                 rate: Some("5".into()),
                 concurrency: Some(3),
                 ..Default::default()
             },
-            RunArgs {
+            LoadArgs {
                 duration: Some("0s".into()),
                 ..Default::default()
             },
-            RunArgs {
+            LoadArgs {
                 request: RequestFlags {
                     scenario: Some("embeddings".into()),
                     ..Default::default()
                 },
                 ..Default::default()
             },
-            RunArgs {
+            LoadArgs {
                 request: RequestFlags {
                     headers: vec!["no colon".into()],
                     ..Default::default()
                 },
                 ..Default::default()
             },
-            RunArgs {
+            LoadArgs {
                 request: RequestFlags {
                     body: Some("[1]".into()),
                     ..Default::default()
                 },
                 ..Default::default()
             },
-            RunArgs {
+            LoadArgs {
                 connections: Some(0),
                 ..Default::default()
             },

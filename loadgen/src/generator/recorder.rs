@@ -11,7 +11,7 @@ use hdrhistogram::Histogram;
 use crate::generator::breakdown::Breakdown;
 use crate::generator::intervals::PerSecond;
 use crate::generator::live::Live;
-use crate::generator::sessions::record::SessionTally;
+use crate::generator::sessions::tally::SessionTally;
 use crate::results::series::Series;
 use crate::wire::outcome::{ErrorKind, Exchange, Tag};
 

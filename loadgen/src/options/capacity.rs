@@ -5,7 +5,7 @@
 use clap::Args;
 use serde::{Deserialize, Serialize};
 
-use super::{GatewayFlags, RunArgs};
+use super::{GatewayFlags, LoadArgs};
 
 /// Runs per target when `--max-runs` is not given.
 pub const DEFAULT_MAX_RUNS: usize = 8;
@@ -52,5 +52,5 @@ pub struct CapacityArgs {
     pub targets: GatewayFlags,
     #[command(flatten)]
     #[serde(flatten)]
-    pub run: RunArgs,
+    pub load: LoadArgs,
 }

@@ -4,13 +4,13 @@
 use clap::Args;
 use serde::{Deserialize, Serialize};
 
-use super::{GatewayFlags, JudgeFlags, RunArgs, SettleFlag};
+use super::{GatewayFlags, JudgeFlags, LoadArgs, SettleFlag};
 
 /// Trials per target when `--trials` is not given.
 pub const DEFAULT_TRIALS: usize = 5;
 
 /// Options of `loadgen compare`: the targets and trials, and every option of `loadgen run`
-/// (the load each trial sends). In a `--profile` file the keys are the flags' names.
+/// (the load each trial sends). In a `--preset` file the keys are the flags' names.
 #[derive(Debug, Clone, Default, Args, Deserialize, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub struct CompareArgs {
@@ -25,5 +25,5 @@ pub struct CompareArgs {
     pub pause: SettleFlag,
     #[command(flatten)]
     #[serde(flatten)]
-    pub run: RunArgs,
+    pub load: LoadArgs,
 }

@@ -6,7 +6,7 @@ use clap::Args;
 use serde::{Deserialize, Serialize};
 
 /// The upstream, the gateways in front of it, what to disclose about them and the processes
-/// to sample. Every one is also a key of the `--profile` TOML file.
+/// to sample. Every one is also a key of the `--preset` TOML file.
 #[derive(Debug, Clone, Default, Args, Deserialize, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub struct GatewayFlags {
@@ -39,7 +39,7 @@ pub struct GatewayFlags {
 }
 
 /// How a difference is judged: the A/A twin, the smallest effect resolved, the trials. Every
-/// one is also a key of the `--profile` TOML file.
+/// one is also a key of the `--preset` TOML file.
 #[derive(Debug, Clone, Default, Args, Deserialize, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub struct JudgeFlags {
@@ -66,7 +66,7 @@ pub struct JudgeFlags {
     pub trials: Option<usize>,
 }
 
-/// The pause between trials (or ladder rungs). A key of the `--profile` TOML file too.
+/// The pause between trials (or ladder rungs). A key of the `--preset` TOML file too.
 #[derive(Debug, Clone, Default, Args, Deserialize, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub struct SettleFlag {
@@ -77,7 +77,7 @@ pub struct SettleFlag {
     pub settle: Option<String>,
 }
 
-/// A profile's list of texts, or one text standing for a list of one.
+/// A preset's list of texts, or one text standing for a list of one.
 fn one_or_many<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
     #[derive(Deserialize)]
     #[serde(untagged)]

@@ -4,7 +4,7 @@
 use clap::Args;
 use serde::{Deserialize, Serialize};
 
-use super::{GatewayFlags, RunArgs, SettleFlag};
+use super::{GatewayFlags, LoadArgs, SettleFlag};
 
 /// The levels when none are given.
 pub const DEFAULT_LEVELS: &str = "10,100,250,500,1000";
@@ -16,7 +16,7 @@ pub const DEFAULT_LEVELS: &str = "10,100,250,500,1000";
 pub struct LadderArgs {
     /// Simultaneous streams per level, comma-separated. Default 10,100,250,500,1000.
     #[arg(long)]
-    #[serde(default, deserialize_with = "super::profile::text_or_list")]
+    #[serde(default, deserialize_with = "super::preset::text_or_list")]
     pub levels: Option<String>,
     #[command(flatten)]
     #[serde(flatten)]
@@ -26,5 +26,5 @@ pub struct LadderArgs {
     pub pause: SettleFlag,
     #[command(flatten)]
     #[serde(flatten)]
-    pub run: RunArgs,
+    pub load: LoadArgs,
 }

@@ -1,11 +1,11 @@
 //! Every command's options as plain data, in one place: the command line (flags, shared with the
-//! profile TOML file) and the profile merge (`profile`). Options import nothing of the code that
+//! preset TOML file) and the preset merge (`preset`). Options import nothing of the code that
 //! runs them: each command's module (and the generator, for the load) turns them into a plan.
 //!
-//! - `run`: `loadgen run`'s options, also the load options of every command with a load.
+//! - `load`: the load options of every command with a load (`LoadArgs`), all of `loadgen run`'s.
 //! - `request`: what each request carries (run and overhead); `gateways`: the upstream and the
 //!   gateways, and how a difference is judged against the twin (every command of gateways).
-//! - `compare` / `sweep` / `ladder` / `capacity` / `profiling` / `overhead` / `corpus` /
+//! - `compare` / `sweep` / `ladder` / `capacity` / `profile` / `overhead` / `corpus` /
 //!   `merge`: each command's own options, flattening the groups it takes.
 
 use std::path::PathBuf;
@@ -18,13 +18,13 @@ mod compare;
 mod corpus;
 mod gateways;
 mod ladder;
+mod load;
 mod memory;
 mod merge;
 mod overhead;
-mod perf;
-pub mod profile;
+pub mod preset;
+mod profile;
 mod request;
-mod run;
 mod selftest;
 mod sessions;
 mod sweep;
@@ -35,15 +35,15 @@ pub use compare::{CompareArgs, DEFAULT_TRIALS as COMPARE_TRIALS};
 pub use corpus::{CorpusArgs, DEFAULT_MODELS as CORPUS_MODELS};
 pub use gateways::{GatewayFlags, JudgeFlags, SettleFlag};
 pub use ladder::{LadderArgs, DEFAULT_LEVELS as LADDER_LEVELS};
+pub use load::LoadArgs;
 pub use memory::{MemoryArgs, DEFAULT_REST as MEMORY_REST};
 pub use merge::MergeArgs;
 pub use overhead::OverheadArgs;
-pub use perf::{
+pub use profile::{
     CallGraph, ProfileArgs, DEFAULT_FREQUENCY as PROFILE_FREQUENCY,
     DEFAULT_TRIALS as PROFILE_TRIALS,
 };
 pub use request::RequestFlags;
-pub use run::RunArgs;
 pub use selftest::SelftestArgs;
 pub use sessions::SessionFlags;
 pub use sweep::{
@@ -54,8 +54,8 @@ pub use sweep::{
 #[derive(Debug, Parser)]
 #[command(name = "loadgen", version)]
 pub struct Cli {
-    /// Print the command's resolved options (flags over the profile, defaults filled in) as a
-    /// profile and exit, sending nothing; `--profile` reads the text back into the same plan.
+    /// Print the command's resolved options (flags over the preset, defaults filled in) as a
+    /// preset and exit, sending nothing; `--preset` reads the text back into the same plan.
     #[arg(long, global = true)]
     pub print_config: bool,
     #[command(subcommand)]
@@ -66,7 +66,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum CommandArgs {
     /// Send load to one or more targets (or, with no --target, to an embedded mock) and report.
-    Run(RunArgs),
+    Run(LoadArgs),
     /// Measure what gateways add to a call: paired rounds direct and through each gateway,
     /// with bootstrap intervals.
     Overhead(OverheadArgs),
@@ -103,19 +103,32 @@ pub enum CommandArgs {
     Selftest(SelftestArgs),
     /// Render a result file again: Markdown, CSV, JSON, or a self-contained HTML page with plots.
     Report(ReportArgs),
-    /// Check a profile file for a command (run, overhead, compare, sweep, ladder, capacity,
-    /// profile) without sending anything: it parses and makes a valid plan.
-    CheckProfile(CheckProfileArgs),
+    /// Check a preset file for a command (run, overhead, compare, sweep, ladder, capacity,
+    /// profile) without sending anything: it parses and makes a valid plan. `check-profile`,
+    /// its former name, still works.
+    #[command(alias = "check-profile")]
+    CheckPreset(CheckPresetArgs),
 }
 
-/// Options of `loadgen check-profile`.
+/// Reads the environment's former names as their new ones, before the command line is parsed:
+/// `LOADGEN_PROFILE` names the preset (`LOADGEN_PRESET`) when that is not set. Called first, while
+/// the process has one thread.
+pub fn former_environment() {
+    if std::env::var_os("LOADGEN_PRESET").is_none() {
+        if let Some(preset) = std::env::var_os("LOADGEN_PROFILE") {
+            std::env::set_var("LOADGEN_PRESET", preset);
+        }
+    }
+}
+
+/// Options of `loadgen check-preset`.
 #[derive(Debug, Clone, Args)]
-pub struct CheckProfileArgs {
-    /// The command the profile is for: run, overhead, compare, sweep, ladder, capacity or
+pub struct CheckPresetArgs {
+    /// The command the preset is for: run, overhead, compare, sweep, ladder, capacity or
     /// profile.
     pub command: String,
-    /// The profile file.
-    pub profile: PathBuf,
+    /// The preset file.
+    pub preset: PathBuf,
 }
 
 /// Options of `loadgen report`.

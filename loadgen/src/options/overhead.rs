@@ -1,4 +1,4 @@
-//! Options of `loadgen overhead`: every one a flag and a profile key; flags win over the profile.
+//! Options of `loadgen overhead`: every one a flag and a preset key; flags win over the preset.
 
 use std::path::PathBuf;
 
@@ -7,15 +7,16 @@ use serde::{Deserialize, Serialize};
 
 use super::{GatewayFlags, JudgeFlags, RequestFlags};
 
-/// Options of `loadgen overhead`. Every option is also a key of the `--profile` TOML file
-/// (kebab-case, like the flag); flags win over the profile.
+/// Options of `loadgen overhead`. Every option is also a key of the `--preset` TOML file
+/// (kebab-case, like the flag); flags win over the preset.
 #[derive(Debug, Clone, Default, Args, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct OverheadArgs {
-    /// TOML profile with any of these options.
-    #[arg(long, env = "LOADGEN_PROFILE")]
+    /// A preset: a TOML file with any of these options (kebab-case keys; flags win over it).
+    /// `--profile` and `LOADGEN_PROFILE`, its former names, are still read.
+    #[arg(long, alias = "profile", env = "LOADGEN_PRESET", value_name = "FILE")]
     #[serde(skip)]
-    pub profile: Option<PathBuf>,
+    pub preset: Option<PathBuf>,
     #[command(flatten)]
     #[serde(flatten)]
     pub targets: GatewayFlags,

@@ -4,7 +4,7 @@
 use clap::Args;
 use serde::{Deserialize, Serialize};
 
-/// The request flags. Every one is also a key of the `--profile` TOML file.
+/// The request flags. Every one is also a key of the `--preset` TOML file.
 #[derive(Debug, Clone, Default, Args, Deserialize, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub struct RequestFlags {

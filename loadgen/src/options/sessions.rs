@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::Args;
 use serde::{Deserialize, Serialize};
 
-/// The session flags. Every one is also a key of the `--profile` TOML file.
+/// The session flags. Every one is also a key of the `--preset` TOML file.
 #[derive(Debug, Clone, Default, Args, Deserialize, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub struct SessionFlags {

@@ -11,7 +11,7 @@ use super::CompareArgs;
 pub struct SweepArgs {
     /// Load levels, comma-separated. Default 1,4,16,64,256.
     #[arg(long)]
-    #[serde(default, deserialize_with = "super::profile::text_or_list")]
+    #[serde(default, deserialize_with = "super::preset::text_or_list")]
     pub levels: Option<String>,
     /// What the levels are: concurrency (closed loop) or rate (open loop, requests per second).
     /// Default concurrency.
@@ -40,7 +40,7 @@ pub const DEFAULT_TRIALS: usize = 3;
 pub const DEFAULT_LEVELS: &str = "1,4,16,64,256";
 
 impl LevelKind {
-    /// The name flags, profiles and results use.
+    /// The name flags, presets and results use.
     pub fn name(self) -> &'static str {
         match self {
             LevelKind::Concurrency => "concurrency",

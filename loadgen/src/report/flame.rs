@@ -5,8 +5,8 @@
 use inferno::flamegraph::color::{BasicPalette, Palette};
 use inferno::flamegraph::Options;
 
-use crate::results::perf::Folded;
-use crate::results::perf::Profile;
+use crate::results::profile::Folded;
+use crate::results::profile::Profile;
 
 /// What a flame graph shows, which sets its colours and the unit of its widths.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,6 +1,6 @@
 //! Reports of results, each rendered from the result type itself (`results`): one module per
-//! kind of result (`run`, `compare`, `overhead`, `sweep`, `ladder`, `capacity`, `perf` for
-//! `loadgen profile` and `perf_diff` for its `--diff`, and `merge` for a merged run) with its tables, terminal report, CSV and Markdown; the disclosure
+//! kind of result (`run`, `compare`, `overhead`, `sweep`, `ladder`, `capacity`, `profile`,
+//! `profile_diff` for its `--diff`, and `merge` for a merged run) with its tables, terminal report, CSV and Markdown; the disclosure
 //! section every write-up ends with (`disclosure`); the line on how a run's workers waited
 //! (`waiting`); self-contained HTML pages with SVG plots
 //! (`html`, `svg`); HdrHistogram percentile files and interval logs (`hgrm`, `hlog`); flame
@@ -22,8 +22,8 @@ pub mod memory;
 pub mod merge;
 pub mod output;
 pub mod overhead;
-pub mod perf;
-pub mod perf_diff;
+pub mod profile;
+pub mod profile_diff;
 pub mod render;
 pub mod resources;
 pub mod run;

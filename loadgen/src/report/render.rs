@@ -7,7 +7,7 @@ use crate::results::capacity::SCHEMA as CAPACITY;
 use crate::results::compare::SCHEMA as COMPARE;
 use crate::results::ladder::SCHEMA as LADDER;
 use crate::results::overhead::{OverheadResult, SCHEMA as OVERHEAD};
-use crate::results::perf::SCHEMA as PROFILE;
+use crate::results::profile::SCHEMA as PROFILE;
 use crate::results::run::SCHEMA as RUN;
 use crate::results::sweep::SCHEMA as SWEEP;
 
@@ -15,7 +15,7 @@ use super::{html, overhead, run};
 use crate::results::capacity::CapacityResult;
 use crate::results::compare::CompareResult;
 use crate::results::ladder::LadderResult;
-use crate::results::perf::ProfileResult;
+use crate::results::profile::ProfileResult;
 use crate::results::run::RunResult;
 use crate::results::sweep::SweepResult;
 
@@ -123,9 +123,9 @@ pub fn render(path: &std::path::Path, format: Format) -> anyhow::Result<String> 
         (Result::Capacity(view, _), Format::Md) => super::capacity::markdown(&view),
         (Result::Capacity(view, _), Format::Csv) => super::capacity::steps_table(&view).to_csv(),
         (Result::Capacity(view, _), Format::Html) => html::capacity_page(&view),
-        (Result::Profile(view, _), Format::Md) => super::perf::markdown(&view),
+        (Result::Profile(view, _), Format::Md) => super::profile::markdown(&view),
         (Result::Profile(view, _), Format::Csv) => super::compare::trials_csv(&view.compare),
-        (Result::Profile(view, _), Format::Html) => super::perf::html(&view),
+        (Result::Profile(view, _), Format::Html) => super::profile::html(&view),
         (
             Result::Sweep(_, value)
             | Result::Ladder(_, value)

@@ -2,7 +2,7 @@
 //! where threads waited. The CPU profile's report and the memory profile's share them.
 
 use super::table::Table;
-use crate::results::perf::Folded;
+use crate::results::profile::Folded;
 
 /// The functions holding the most of `folded`: self and total share.
 pub fn top_table(folded: &Folded, n: usize) -> Table {

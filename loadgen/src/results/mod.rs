@@ -1,5 +1,5 @@
 //! Results: the versioned JSON result of each command (`run`, `overhead`, `compare`, `sweep`,
-//! `ladder`, `capacity`, and `perf` for `loadgen profile`) and the header (`envelope`) every result file carries, as
+//! `ladder`, `capacity`, `profile`) and the header (`envelope`) every result file carries, as
 //! plain data written and read back as itself, with the records they are made of (plans,
 //! metrics and summaries, clocks, resources; the targets, loads and shards they name are the
 //! `model`'s). The commands fill them; `report` renders
@@ -20,8 +20,8 @@ pub mod memory;
 pub mod metric;
 pub mod overhead;
 pub mod pacing;
-pub mod perf;
 pub mod plan;
+pub mod profile;
 pub mod resources;
 pub mod run;
 pub mod selftest;

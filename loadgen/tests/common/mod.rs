@@ -5,10 +5,11 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The `loadgen` binary, ignoring any `LOADGEN_PROFILE` of the environment.
+/// The `loadgen` binary, ignoring any preset the environment names (`LOADGEN_PRESET`, or `LOADGEN_PROFILE` as it was called).
 pub fn loadgen() -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_loadgen"));
-    cmd.env_remove("LOADGEN_PROFILE");
+    cmd.env_remove("LOADGEN_PRESET")
+        .env_remove("LOADGEN_PROFILE");
     cmd
 }
 

@@ -7,7 +7,7 @@ use gatebench_tests::gateway::start_delay_gateway;
 use gatebench_tests::start_mock;
 use loadgen::commands::capacity::run_capacity;
 use loadgen::options::CapacityArgs;
-use loadgen::RunArgs;
+use loadgen::LoadArgs;
 use mock_upstream::Config;
 
 use crate::load::url;
@@ -30,7 +30,7 @@ fn the_capacity_of_a_known_limit_is_found_within_five_percent_in_eight_runs() {
             // The direct search is held to 8 below; the thread-per-connection gateway ends
             // requests slower when far overloaded and may take more.
             max_runs: Some(12),
-            run: RunArgs {
+            load: LoadArgs {
                 duration: Some("2s".into()),
                 warmup: Some("500ms".into()),
                 connections: Some(20),
@@ -39,7 +39,7 @@ fn the_capacity_of_a_known_limit_is_found_within_five_percent_in_eight_runs() {
                     timeout: Some("5s".into()),
                     ..Default::default()
                 },
-                ..RunArgs::default()
+                ..LoadArgs::default()
             },
             targets: loadgen::options::GatewayFlags {
                 direct: Some(url(&mock)),
@@ -118,9 +118,9 @@ fn known_capacities(result: &loadgen::results::capacity::CapacityResult, report:
 
 #[test]
 fn capacity_refuses_what_it_cannot_search() {
-    let base = |slo: Option<&str>, run: RunArgs| CapacityArgs {
+    let base = |slo: Option<&str>, load: LoadArgs| CapacityArgs {
         slo: slo.map(String::from),
-        run,
+        load,
         targets: loadgen::options::GatewayFlags {
             direct: Some("http://127.0.0.1:9/v1/chat/completions".into()),
             ..Default::default()
@@ -128,14 +128,14 @@ fn capacity_refuses_what_it_cannot_search() {
         ..CapacityArgs::default()
     };
     for (args, says) in [
-        (base(None, RunArgs::default()), "needs --slo"),
-        (base(Some("p99>5ms"), RunArgs::default()), "invalid --slo"),
+        (base(None, LoadArgs::default()), "needs --slo"),
+        (base(Some("p99>5ms"), LoadArgs::default()), "invalid --slo"),
         (
             base(
                 Some("p99<5ms"),
-                RunArgs {
+                LoadArgs {
                     duration: Some("forever".into()),
-                    ..RunArgs::default()
+                    ..LoadArgs::default()
                 },
             ),
             "fixed --duration",
@@ -143,7 +143,7 @@ fn capacity_refuses_what_it_cannot_search() {
         (
             CapacityArgs {
                 max_runs: Some(1),
-                ..base(Some("p99<5ms"), RunArgs::default())
+                ..base(Some("p99<5ms"), LoadArgs::default())
             },
             "--max-runs 1",
         ),

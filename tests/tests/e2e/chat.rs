@@ -219,7 +219,7 @@ async fn tool_calls_answer_a_seeded_share_of_requests_with_tools() {
 #[test]
 fn loadgen_counts_tool_call_fragments_as_output() {
     use loadgen::commands::run::run;
-    use loadgen::RunArgs;
+    use loadgen::LoadArgs;
     let config = mock_upstream::RawSettings {
         tool_calls: Some("100%".into()),
         tokens: Some("8".into()),
@@ -235,7 +235,7 @@ fn loadgen_counts_tool_call_fragments_as_output() {
         "tools": [{"type": "function", "function": {"name": "f"}}],
     });
     let (result, _) = run(
-        RunArgs {
+        LoadArgs {
             rate: Some("100".into()),
             duration: Some("300ms".into()),
             request: loadgen::options::RequestFlags {

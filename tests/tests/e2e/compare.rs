@@ -10,7 +10,7 @@ use loadgen::options::CompareArgs;
 use loadgen::options::Format;
 use loadgen::report::output::write_json;
 use loadgen::report::render::render;
-use loadgen::RunArgs;
+use loadgen::LoadArgs;
 
 fn url(addr: std::net::SocketAddr) -> String {
     format!("http://{addr}/v1/chat/completions")
@@ -29,12 +29,12 @@ fn alternating_trials_find_a_known_delay_and_every_report_renders() {
                 pause: loadgen::options::SettleFlag {
                     settle: Some("300ms".into()),
                 },
-                run: RunArgs {
+                load: LoadArgs {
                     rate: Some("100".into()),
                     duration: Some("1s".into()),
                     connections: Some(8),
                     quiet: true,
-                    ..RunArgs::default()
+                    ..LoadArgs::default()
                 },
                 targets: loadgen::options::GatewayFlags {
                     direct: Some(url(direct)),

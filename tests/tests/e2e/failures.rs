@@ -4,7 +4,7 @@ use std::time::{Duration, Instant};
 
 use gatebench_tests::faulty::{start_faulty, Fault};
 use loadgen::commands::run::run;
-use loadgen::RunArgs;
+use loadgen::LoadArgs;
 
 use crate::load::args;
 
@@ -12,7 +12,7 @@ fn run_against(fault: Fault, scenario: &str) -> loadgen::results::run::TargetRun
     let addr = start_faulty(fault);
     let started = Instant::now();
     let (mut result, code) = run(
-        RunArgs {
+        LoadArgs {
             rate: Some("50".into()),
             duration: Some("1s".into()),
             connections: Some(8),
@@ -88,7 +88,7 @@ fn a_target_that_goes_away_counts_as_connect_refused() {
         mock.shutdown();
     });
     let (result, _) = run(
-        RunArgs {
+        LoadArgs {
             rate: Some("100".into()),
             duration: Some("3s".into()),
             connections: Some(2),

@@ -185,7 +185,7 @@ async fn mid_stream_faults_break_the_stream_as_asked() {
 #[test]
 fn loadgen_names_each_mid_stream_fault() {
     use loadgen::commands::run::run;
-    use loadgen::RunArgs;
+    use loadgen::LoadArgs;
     let mock = start_mock(Config::default());
     for (fault, kind) in [
         ("error@3", "invalid"),
@@ -195,7 +195,7 @@ fn loadgen_names_each_mid_stream_fault() {
         ("reset@3", "reset"),
     ] {
         let (result, _) = run(
-            RunArgs {
+            LoadArgs {
                 rate: Some("100".into()),
                 duration: Some("300ms".into()),
                 request: loadgen::options::RequestFlags {

@@ -3,7 +3,7 @@
 
 use gatebench_tests::faulty::{start_faulty, Fault};
 use loadgen::commands::run::run;
-use loadgen::RunArgs;
+use loadgen::LoadArgs;
 
 use crate::load::args;
 
@@ -21,7 +21,7 @@ fn run_paced(
 ) -> loadgen::results::run::TargetRun {
     let addr = start_faulty(fault);
     let (mut result, _) = run(
-        RunArgs {
+        LoadArgs {
             rate: Some(rate.into()),
             duration: Some(duration.into()),
             connections: Some(connections),
@@ -87,7 +87,7 @@ fn a_connection_idle_for_more_than_four_seconds_is_replaced_not_reused() {
     // ahead; the second finds it idle too long (a server may be closing it) and opens another.
     let mock = gatebench_tests::start_mock(mock_upstream::Config::default());
     let (mut result, _) = loadgen::commands::run::run(
-        RunArgs {
+        LoadArgs {
             rate: Some("0.2".into()),
             duration: Some("6s".into()),
             connections: Some(1),

@@ -12,7 +12,7 @@ use http_body_util::{BodyExt, Full};
 use hyper::{Request, Response};
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use loadgen::commands::run::run;
-use loadgen::RunArgs;
+use loadgen::LoadArgs;
 use tokio::sync::Notify;
 
 use crate::load::args;
@@ -113,8 +113,8 @@ async fn answer(
         .unwrap())
 }
 
-fn h2_args(addr: SocketAddr, connections: usize, concurrency: usize) -> RunArgs {
-    RunArgs {
+fn h2_args(addr: SocketAddr, connections: usize, concurrency: usize) -> LoadArgs {
+    LoadArgs {
         http2: true,
         concurrency: Some(concurrency),
         requests: Some(400),

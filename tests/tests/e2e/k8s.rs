@@ -147,7 +147,7 @@ fn the_indexed_job_runs_one_shard_per_completion_index() {
         volume["configMap"]["name"].as_str(),
         config_map["metadata"]["name"].as_str()
     );
-    let file = run.profile.unwrap();
+    let file = run.preset.unwrap();
     assert_eq!(file.parent().unwrap().to_str(), mount["mountPath"].as_str());
     let name = file.file_name().unwrap().to_str().unwrap();
     assert!(
@@ -254,7 +254,7 @@ fn the_profile_makes_a_valid_sharded_plan_aimed_at_the_service() {
         .as_str()
         .unwrap()
         .to_string();
-    let args: loadgen::RunArgs = toml::from_str(&profile).unwrap();
+    let args: loadgen::LoadArgs = toml::from_str(&profile).unwrap();
     assert!(
         args.shard.is_none() && args.start_at.is_none(),
         "set per pod"
@@ -271,7 +271,7 @@ fn the_profile_makes_a_valid_sharded_plan_aimed_at_the_service() {
     let reference = format!("http://{service_name}:{mock_port}");
     assert_eq!(args.clock_ref.as_deref(), Some(reference.as_str()));
     // The plan as a shard would make it, with the Service's name resolved here to loopback.
-    let local = loadgen::RunArgs {
+    let local = loadgen::LoadArgs {
         targets: vec![url.replace(&authority, "127.0.0.1:80")],
         clock_ref: Some(format!("http://127.0.0.1:{mock_port}")),
         shard: Some("3/4".into()),

@@ -9,7 +9,7 @@ use loadgen::commands::sweep::run_sweep;
 use loadgen::options::CompareArgs;
 use loadgen::options::LadderArgs;
 use loadgen::options::SweepArgs;
-use loadgen::RunArgs;
+use loadgen::LoadArgs;
 
 fn url(addr: std::net::SocketAddr) -> String {
     format!("http://{addr}/v1/chat/completions")
@@ -31,10 +31,10 @@ fn a_sweep_flags_the_level_where_the_baseline_saturates() {
             levels: Some("1,16".into()),
             level_kind: None,
             compare: CompareArgs {
-                run: RunArgs {
+                load: LoadArgs {
                     duration: Some("1s".into()),
                     quiet: true,
-                    ..RunArgs::default()
+                    ..LoadArgs::default()
                 },
                 targets: loadgen::options::GatewayFlags {
                     direct: Some(url(upstream)),
@@ -128,13 +128,13 @@ fn a_ladder_counts_refusals_and_names_a_buffering_gateway() {
             pause: loadgen::options::SettleFlag {
                 settle: Some("200ms".into()),
             },
-            run: RunArgs {
+            load: LoadArgs {
                 quiet: true,
                 request: loadgen::options::RequestFlags {
                     timeout: Some("5s".into()),
                     ..Default::default()
                 },
-                ..RunArgs::default()
+                ..LoadArgs::default()
             },
             targets: loadgen::options::GatewayFlags {
                 direct: Some(url(upstream)),
@@ -198,10 +198,10 @@ fn a_sweep_from_a_profile_sends_a_fixed_count_per_level_and_is_marked_explorator
     let (result, code) = run_sweep(
         SweepArgs {
             compare: CompareArgs {
-                run: RunArgs {
-                    profile: Some(profile.clone()),
+                load: LoadArgs {
+                    preset: Some(profile.clone()),
                     quiet: true,
-                    ..RunArgs::default()
+                    ..LoadArgs::default()
                 },
                 targets: loadgen::options::GatewayFlags {
                     direct: Some(url(mock.local_addr())),

@@ -4,15 +4,15 @@
 use gatebench_shared::LatencyModel;
 use gatebench_tests::{assert_valid_but_for_timing, precision_run, start_mock};
 use loadgen::commands::run::run;
-use loadgen::RunArgs;
+use loadgen::LoadArgs;
 use mock_upstream::Config;
 
-pub fn args(target: String) -> RunArgs {
-    RunArgs {
+pub fn args(target: String) -> LoadArgs {
+    LoadArgs {
         targets: vec![target],
         quiet: true,
         connections: Some(32),
-        ..RunArgs::default()
+        ..LoadArgs::default()
     }
 }
 
@@ -35,7 +35,7 @@ pub fn url(mock: &mock_upstream::MockServer) -> String {
 fn open_loop_sends_the_schedule_and_accounts_for_every_request() {
     let mock = start_mock(Config::default());
     let (result, code) = run(
-        RunArgs {
+        LoadArgs {
             rate: Some("1k".into()),
             duration: Some("2s".into()),
             warmup: Some("500ms".into()),
@@ -77,7 +77,7 @@ fn throughput_counts_what_finished_not_what_was_planned() {
     // plan asks for 400 a second for 1 s.
     let slow = mock_answering_in("20ms");
     let (result, _) = run(
-        RunArgs {
+        LoadArgs {
             rate: Some("400".into()),
             duration: Some("1s".into()),
             connections: Some(2),
@@ -105,7 +105,7 @@ fn throughput_counts_what_finished_not_what_was_planned() {
     // A target that keeps up: the throughput is the rate.
     let fast = start_mock(Config::default());
     let (result, _) = run(
-        RunArgs {
+        LoadArgs {
             rate: Some("400".into()),
             duration: Some("1s".into()),
             ..args(url(&fast))
@@ -133,7 +133,7 @@ fn stream_metrics_match_the_mock_latency_model() {
         ..Config::default()
     });
     let (result, _) = run(
-        RunArgs {
+        LoadArgs {
             rate: Some("40".into()),
             duration: Some("2s".into()),
             request: loadgen::options::RequestFlags {
@@ -175,7 +175,7 @@ fn stream_metrics_match_the_mock_latency_model() {
 fn closed_loop_keeps_n_requests_in_flight() {
     let mock = mock_answering_in("20ms");
     let (result, _) = run(
-        RunArgs {
+        LoadArgs {
             concurrency: Some(4),
             duration: Some("1s".into()),
             ..args(url(&mock))
@@ -196,7 +196,7 @@ fn poisson_arrivals_are_seeded_and_reach_the_rate() {
     let mock = start_mock(Config::default());
     let once = || {
         let (result, _) = run(
-            RunArgs {
+            LoadArgs {
                 rate: Some("500".into()),
                 arrival: Some("poisson".into()),
                 duration: Some("2s".into()),
@@ -220,7 +220,7 @@ fn poisson_arrivals_are_seeded_and_reach_the_rate() {
 fn the_upstream_count_check_sees_exactly_what_was_sent() {
     let mock = start_mock(Config::default());
     let (result, _) = run(
-        RunArgs {
+        LoadArgs {
             rate: Some("300".into()),
             duration: Some("1s".into()),
             warmup: Some("200ms".into()),
@@ -244,7 +244,7 @@ fn an_upstream_that_saw_other_requests_is_reported_as_a_mismatch() {
     // caching gateway would.
     let elsewhere = start_mock(Config::default());
     let (result, _) = run(
-        RunArgs {
+        LoadArgs {
             rate: Some("200".into()),
             duration: Some("500ms".into()),
             upstream_metrics: Some(format!("http://{}/metrics", elsewhere.local_addr())),
@@ -262,7 +262,7 @@ fn an_upstream_that_saw_other_requests_is_reported_as_a_mismatch() {
 fn a_closed_loop_run_can_send_a_fixed_count_after_its_warm_up() {
     let mock = start_mock(Config::default());
     let (result, code) = run(
-        RunArgs {
+        LoadArgs {
             concurrency: Some(3),
             requests: Some(100),
             warmup: Some("50ms".into()),
@@ -285,12 +285,12 @@ fn a_closed_loop_run_can_send_a_fixed_count_after_its_warm_up() {
     crate::schema::assert_matches(&result, "result.schema.json");
     // A count needs the closed loop, and excludes a duration.
     for bad in [
-        RunArgs {
+        LoadArgs {
             rate: Some("100".into()),
             requests: Some(10),
             ..args(url(&mock))
         },
-        RunArgs {
+        LoadArgs {
             concurrency: Some(2),
             requests: Some(10),
             duration: Some("1s".into()),
@@ -331,7 +331,7 @@ fn every_providers_stream_keeps_the_latency_model() {
     ];
     for (target, body) in cases {
         let (result, _) = run(
-            RunArgs {
+            LoadArgs {
                 rate: Some("20".into()),
                 duration: Some("1s".into()),
                 request: loadgen::options::RequestFlags {

@@ -10,8 +10,8 @@ use std::process::{Child, Command, Stdio};
 use gatebench_tests::start_mock;
 use loadgen::commands::profile::run_profile;
 use loadgen::options::{CompareArgs, MemoryArgs, ProfileArgs};
-use loadgen::results::perf::ProfileResult;
-use loadgen::RunArgs;
+use loadgen::results::profile::ProfileResult;
+use loadgen::LoadArgs;
 
 /// A server process, killed when dropped.
 struct Server {
@@ -103,13 +103,13 @@ fn args(server: &Server, memory: MemoryArgs) -> ProfileArgs {
             ..memory
         },
         compare: CompareArgs {
-            run: RunArgs {
+            load: LoadArgs {
                 rate: Some("200".into()),
                 duration: Some("1500ms".into()),
                 warmup: Some("300ms".into()),
                 connections: Some(4),
                 quiet: true,
-                ..RunArgs::default()
+                ..LoadArgs::default()
             },
             targets: loadgen::options::GatewayFlags {
                 gateways: vec![format!("alloc={}", server.url)],
@@ -188,7 +188,7 @@ fn the_c_allocator_counts_exactly_k_allocations_of_size_bytes_per_request() {
     std::fs::create_dir_all(&dir).unwrap();
     let out = dir.join("alloc.json");
     let mut a = args(&server, MemoryArgs::default());
-    a.compare.run.out = Some(out.clone());
+    a.compare.load.out = Some(out.clone());
     let result = profile(a);
     let names: Vec<&str> = result
         .compare
@@ -241,12 +241,12 @@ fn the_c_allocator_counts_exactly_k_allocations_of_size_bytes_per_request() {
         "{:?}",
         m.files
     );
-    let text = loadgen::report::perf::terminal(&result);
+    let text = loadgen::report::profile::terminal(&result);
     assert!(
         text.contains("allocs_per_request") && text.contains("c-allocator"),
         "{text}"
     );
-    let page = loadgen::report::perf::html(&result);
+    let page = loadgen::report::profile::html(&result);
     assert!(page.contains("Bytes allocated, by stack") && page.contains("<svg"));
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -386,7 +386,7 @@ fn a_price_is_modeled_and_labelled_as_a_model() {
         cost.usd_per_million_requests > 0.0 && cost.requests_per_usd > 0.0,
         "{cost:?}"
     );
-    let text = loadgen::report::perf::terminal(&result);
+    let text = loadgen::report::profile::terminal(&result);
     assert!(text.contains("modeled"), "{text}");
 }
 

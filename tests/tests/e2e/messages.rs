@@ -7,7 +7,7 @@ use gatebench_shared::LatencyModel;
 use gatebench_tests::{named_events, start_mock, Client};
 use hyper::Method;
 use loadgen::commands::run::run;
-use loadgen::RunArgs;
+use loadgen::LoadArgs;
 use mock_upstream::Config;
 use serde_json::{json, Value};
 
@@ -174,7 +174,7 @@ fn loadgen_reads_anthropic_streams() {
     std::fs::write(&file, body(true, 8).to_string()).unwrap();
     // The verdict may be "invalid" on a loaded machine (the generator's lag); the counts may not.
     let (result, _) = run(
-        RunArgs {
+        LoadArgs {
             rate: Some("200".into()),
             duration: Some("1s".into()),
             request: loadgen::options::RequestFlags {

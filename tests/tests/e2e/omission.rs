@@ -6,14 +6,14 @@
 use gatebench_tests::faulty::start_stall_window;
 use loadgen::commands::run::run;
 use loadgen::results::run::TargetRun;
-use loadgen::RunArgs;
+use loadgen::LoadArgs;
 
 use crate::load::args;
 
 fn stalled_run(connections: usize) -> TargetRun {
     let addr = start_stall_window();
     let (mut result, _) = run(
-        RunArgs {
+        LoadArgs {
             rate: Some("500".into()),
             duration: Some("6s".into()),
             connections: Some(connections),

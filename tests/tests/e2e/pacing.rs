@@ -4,7 +4,7 @@
 
 use gatebench_tests::{precision_run, start_mock};
 use loadgen::commands::run::run;
-use loadgen::RunArgs;
+use loadgen::LoadArgs;
 use mock_upstream::Config;
 
 use crate::load::{args, url};
@@ -13,7 +13,7 @@ use crate::load::{args, url};
 fn the_default_pacer_learns_its_margin_and_polls_for_answers() {
     let mock = start_mock(Config::default());
     let (result, _) = run(
-        RunArgs {
+        LoadArgs {
             rate: Some("200".into()),
             duration: Some("1s".into()),
             ..args(url(&mock))
@@ -64,7 +64,7 @@ fn the_default_pacer_learns_its_margin_and_polls_for_answers() {
 fn zero_turns_spinning_and_polling_off() {
     let mock = start_mock(Config::default());
     let (result, _) = run(
-        RunArgs {
+        LoadArgs {
             rate: Some("200".into()),
             duration: Some("500ms".into()),
             spin: Some("0".into()),
@@ -96,7 +96,7 @@ fn zero_turns_spinning_and_polling_off() {
 fn a_closed_loop_has_no_pacer_but_polls_for_its_answers() {
     let mock = start_mock(Config::default());
     let (result, _) = run(
-        RunArgs {
+        LoadArgs {
             concurrency: Some(1),
             duration: Some("300ms".into()),
             poll_budget: Some("0.5".into()),
@@ -131,7 +131,7 @@ fn wrong_values_say_what_is_expected() {
         (None, Some("-1"), "number of cores"),
         (None, Some("NaN"), "number of cores"),
     ] {
-        let bad = RunArgs {
+        let bad = LoadArgs {
             spin: spin.map(Into::into),
             poll_budget: budget.map(Into::into),
             ..args("http://127.0.0.1:9/v1/chat/completions".into())

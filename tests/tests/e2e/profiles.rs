@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use loadgen::RunArgs;
+use loadgen::LoadArgs;
 
 /// Each profile and the command that runs it.
 const PROFILES: [(&str, &str); 8] = [
@@ -32,7 +32,7 @@ fn every_profile_parses_and_validates() {
         let Some((_, command)) = PROFILES.iter().find(|(file, _)| *file == name) else {
             panic!("{name} is not registered in PROFILES with its command");
         };
-        loadgen::commands::check_profile::check(command, &path)
+        loadgen::commands::check_preset::check(command, &path)
             .unwrap_or_else(|e| panic!("{name}: {e:#}"));
     }
     for (file, _) in PROFILES {
@@ -68,14 +68,14 @@ fn profiles_say_what_their_method_says() {
 #[test]
 fn a_profile_of_the_wrong_command_is_refused() {
     let sweep = dir().join("concurrency-sweep.toml");
-    assert!(loadgen::commands::check_profile::check("run", &sweep).is_err());
-    assert!(loadgen::commands::check_profile::check("overhead", &sweep).is_err());
-    assert!(loadgen::commands::check_profile::check("dance", &sweep).is_err());
+    assert!(loadgen::commands::check_preset::check("run", &sweep).is_err());
+    assert!(loadgen::commands::check_preset::check("overhead", &sweep).is_err());
+    assert!(loadgen::commands::check_preset::check("dance", &sweep).is_err());
 }
 
 #[test]
 fn profile_keys_are_the_flags() {
-    let args: RunArgs = toml::from_str(
+    let args: LoadArgs = toml::from_str(
         "target = [\"http://127.0.0.1:4000/v1/chat/completions\"]\nrate = 5000\n\
          header = [\"x-a: 1\"]\nmax-tokens = 8\nscenario = \"chat-stream\"\n",
     )
@@ -83,5 +83,5 @@ fn profile_keys_are_the_flags() {
     assert_eq!(args.targets.len(), 1);
     assert_eq!(args.request.headers, vec!["x-a: 1".to_string()]);
     assert_eq!(args.request.max_tokens, Some(8));
-    assert!(toml::from_str::<RunArgs>("colour = 1").is_err());
+    assert!(toml::from_str::<LoadArgs>("colour = 1").is_err());
 }

@@ -11,8 +11,8 @@ use loadgen::commands::profile::run_profile;
 use loadgen::options::Format;
 use loadgen::options::{CompareArgs, ProfileArgs};
 use loadgen::report::render::render;
-use loadgen::results::perf::ProfileResult;
-use loadgen::RunArgs;
+use loadgen::results::profile::ProfileResult;
+use loadgen::LoadArgs;
 
 /// The forwarder process, killed when dropped.
 struct Forwarder {
@@ -58,14 +58,14 @@ fn args(gateway: &Forwarder, direct: Option<String>, out: Option<PathBuf>) -> Pr
     ProfileArgs {
         pid: Some(gateway.child.id()),
         compare: CompareArgs {
-            run: RunArgs {
+            load: LoadArgs {
                 rate: Some("200".into()),
                 duration: Some("1500ms".into()),
                 warmup: Some("500ms".into()),
                 connections: Some(4),
                 out,
                 quiet: true,
-                ..RunArgs::default()
+                ..LoadArgs::default()
             },
             targets: loadgen::options::GatewayFlags {
                 direct,
@@ -160,7 +160,10 @@ fn the_hot_function_leads_the_profile_and_the_report_shows_it() {
 
     // The folded files beside the result hold the same stacks.
     let folded = std::fs::read_to_string(dir.join("hot.on-cpu.folded")).unwrap();
-    assert_eq!(&loadgen::results::perf::Folded::parse(&folded).unwrap(), on);
+    assert_eq!(
+        &loadgen::results::profile::Folded::parse(&folded).unwrap(),
+        on
+    );
     assert_eq!(
         dir.join("hot.off-cpu.folded").exists(),
         result.profile.off_cpu.is_some()
@@ -223,7 +226,7 @@ fn without_perf_the_load_runs_and_the_result_says_why() {
     assert!(result.compare.runs.iter().all(|r| r.name == "hot"));
     assert!(result.profiler_cost.is_empty());
     assert!(result.compare.runs.iter().all(|r| r.run.ok > 0));
-    let text = loadgen::report::perf::terminal(&result);
+    let text = loadgen::report::profile::terminal(&result);
     assert!(text.contains("was not found"), "{text}");
 }
 

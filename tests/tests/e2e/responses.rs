@@ -8,7 +8,7 @@ use gatebench_shared::LatencyModel;
 use gatebench_tests::{named_events, start_mock, Client, Recorded};
 use hyper::Method;
 use loadgen::commands::run::run;
-use loadgen::RunArgs;
+use loadgen::LoadArgs;
 use mock_upstream::Config;
 use serde_json::{json, Value};
 
@@ -148,7 +148,7 @@ fn loadgen_reads_responses_streams() {
     .unwrap();
     // The verdict may be "invalid" on a loaded machine (the generator's lag); the counts may not.
     let (result, _) = run(
-        RunArgs {
+        LoadArgs {
             rate: Some("200".into()),
             duration: Some("1s".into()),
             request: loadgen::options::RequestFlags {
@@ -170,7 +170,7 @@ fn loadgen_reads_responses_streams() {
 /// loadgen's result of 100 requests of `body` to `target` in a second.
 fn run_100(target: String, body: &serde_json::Value) -> loadgen::RunResult {
     let (result, _) = run(
-        RunArgs {
+        LoadArgs {
             rate: Some("100".into()),
             duration: Some("1s".into()),
             request: loadgen::options::RequestFlags {
@@ -237,7 +237,7 @@ fn loadgen_reads_legacy_completion_streams() {
     )
     .unwrap();
     let (result, _) = run(
-        RunArgs {
+        LoadArgs {
             rate: Some("200".into()),
             duration: Some("1s".into()),
             request: loadgen::options::RequestFlags {

@@ -6,7 +6,7 @@
 
 use gatebench_tests::start_mock;
 use loadgen::commands::run::run;
-use loadgen::RunArgs;
+use loadgen::LoadArgs;
 use mock_upstream::Config;
 use serde_json::Value;
 
@@ -106,7 +106,7 @@ fn results_of_both_scenarios_match_the_committed_schema() {
     let mock = start_mock(Config::default());
     for scenario in ["chat", "chat-stream"] {
         let (result, _) = run(
-            RunArgs {
+            LoadArgs {
                 rate: Some("200".into()),
                 duration: Some("500ms".into()),
                 request: loadgen::options::RequestFlags {
@@ -130,7 +130,7 @@ fn shard_results_and_their_merge_match_the_committed_schema() {
     let mut shards = Vec::new();
     for index in 0..2 {
         let (result, _) = run(
-            RunArgs {
+            LoadArgs {
                 rate: Some("200".into()),
                 duration: Some("500ms".into()),
                 shard: Some(format!("{index}/2")),
@@ -221,7 +221,7 @@ fn a_result_with_sessions_matches_the_committed_schema() {
         .collect();
     std::fs::write(&path, lines.join("\n")).unwrap();
     let (result, _) = run(
-        RunArgs {
+        LoadArgs {
             rate: Some("20".into()),
             duration: Some("500ms".into()),
             request: loadgen::options::RequestFlags {

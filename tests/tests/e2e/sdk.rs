@@ -241,7 +241,7 @@ fn hdrhistograms_python_library_reads_the_interval_log_and_the_results_histogram
     let mock = start_mock(Config::default());
     let dir = std::env::temp_dir().join(format!("gatebench-hdr-log-{}", std::process::id()));
     let (result, _) = loadgen::commands::run::run(
-        loadgen::RunArgs {
+        loadgen::LoadArgs {
             rate: Some("500".into()),
             duration: Some("2500ms".into()),
             hdr_log: Some(dir.clone()),

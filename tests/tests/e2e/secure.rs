@@ -15,7 +15,7 @@ use http_body_util::{BodyExt, Full};
 use hyper::{Request, Response, Version};
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use loadgen::commands::run::run;
-use loadgen::RunArgs;
+use loadgen::LoadArgs;
 
 use crate::load::args;
 use crate::schema::assert_matches;
@@ -58,8 +58,8 @@ impl Drop for TlsMock {
     }
 }
 
-fn secure(url: String, ca: &TlsMock) -> RunArgs {
-    RunArgs {
+fn secure(url: String, ca: &TlsMock) -> LoadArgs {
+    LoadArgs {
         cacert: Some(ca.ca.clone()),
         rate: Some("200".into()),
         duration: Some("1s".into()),
@@ -103,7 +103,7 @@ fn https_runs_against_the_mocks_tls_with_each_handshake_timed_apart() {
 fn http2_over_tls_is_chosen_by_alpn_and_streams_are_timed() {
     let tls = TlsMock::start("localhost");
     let (result, _) = run(
-        RunArgs {
+        LoadArgs {
             http2: true,
             connections: Some(2),
             request: loadgen::options::RequestFlags {
@@ -138,7 +138,7 @@ fn connect_to_keeps_the_urls_name_for_sni_and_the_certificate() {
     let tls = TlsMock::start("api.openai.com");
     let pin = format!("api.openai.com:443:127.0.0.1:{}", tls.port());
     let (result, _) = run(
-        RunArgs {
+        LoadArgs {
             connect_to: vec![pin],
             ..secure("https://api.openai.com/v1/chat/completions".into(), &tls)
         },
@@ -157,7 +157,7 @@ fn an_untrusted_certificate_is_named_and_insecure_accepts_it() {
     let url = format!("https://localhost:{}/v1/chat/completions", tls.port());
     // Trusting the system's certificates only: the mock's CA is not among them.
     let (result, _) = run(
-        RunArgs {
+        LoadArgs {
             cacert: None,
             ..secure(url.clone(), &tls)
         },
@@ -175,7 +175,7 @@ fn an_untrusted_certificate_is_named_and_insecure_accepts_it() {
     assert_eq!(r.ok, 0);
 
     let (result, _) = run(
-        RunArgs {
+        LoadArgs {
             cacert: None,
             insecure: true,
             ..secure(url, &tls)
@@ -191,7 +191,7 @@ fn bad_tls_options_are_refused_before_any_load() {
     let tls = TlsMock::start("localhost");
     let url = format!("https://localhost:{}/v1/chat/completions", tls.port());
     let missing = run(
-        RunArgs {
+        LoadArgs {
             cacert: Some("/nonexistent/ca.pem".into()),
             ..secure(url.clone(), &tls)
         },
@@ -204,7 +204,7 @@ fn bad_tls_options_are_refused_before_any_load() {
         "{missing}"
     );
     let pin = run(
-        RunArgs {
+        LoadArgs {
             connect_to: vec!["localhost:443".into()],
             ..secure(url, &tls)
         },
@@ -275,7 +275,7 @@ fn start_h2c() -> (SocketAddr, Arc<H2Log>) {
 #[test]
 fn h2c_multiplexes_every_request_over_the_connections_asked_for() {
     let (addr, log) = start_h2c();
-    let planned = RunArgs {
+    let planned = LoadArgs {
         http2: true,
         concurrency: Some(16),
         requests: Some(400),
@@ -313,7 +313,7 @@ fn h2c_multiplexes_every_request_over_the_connections_asked_for() {
 fn h2c_streams_reach_the_mock_on_its_plain_port() {
     let mock = start_mock(mock_upstream::Config::default());
     let (result, _) = run(
-        RunArgs {
+        LoadArgs {
             http2: true,
             rate: Some("200".into()),
             duration: Some("1s".into()),

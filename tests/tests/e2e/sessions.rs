@@ -10,7 +10,7 @@ use std::time::Duration;
 use gatebench_tests::recording::{start_recording_answering, Seen};
 use loadgen::commands::run::run;
 use loadgen::options::SessionFlags;
-use loadgen::RunArgs;
+use loadgen::LoadArgs;
 use serde_json::{json, Value};
 
 use crate::load::args;
@@ -48,7 +48,7 @@ fn one_session_line(
 ) -> loadgen::results::run::RunResult {
     let path = std::env::temp_dir().join(format!("gatebench-{name}-{}.jsonl", std::process::id()));
     std::fs::write(&path, line.to_string()).unwrap();
-    let args = RunArgs {
+    let args = LoadArgs {
         rate: Some("1".into()),
         ..session_args(
             format!("http://{addr}/v1/chat/completions"),
@@ -59,8 +59,8 @@ fn one_session_line(
     run(args, vec![]).unwrap().0
 }
 
-fn session_args(url: String, file: PathBuf, flags: SessionFlags) -> RunArgs {
-    RunArgs {
+fn session_args(url: String, file: PathBuf, flags: SessionFlags) -> LoadArgs {
+    LoadArgs {
         duration: Some("1s".into()),
         conversations: SessionFlags {
             sessions: Some(file),
@@ -75,7 +75,7 @@ fn every_turn_resends_the_exact_history_at_its_intended_time() {
     let (addr, log) = start_recording_answering(Arc::new(|s| (Duration::ZERO, answer_to(s))));
     let file = sessions_file("history", 3, 3, 150);
     let (result, _) = run(
-        RunArgs {
+        LoadArgs {
             rate: Some("2".into()),
             ..session_args(
                 format!("http://{addr}/v1/chat/completions"),
@@ -260,7 +260,7 @@ fn a_turn_sent_late_is_measured_from_when_it_was_due() {
     // One user, one turn every 100 ms: turn 2 is due 100 ms after turn 1, which answers at
     // 300 ms, so turn 2 leaves about 200 ms late.
     let (result, _) = run(
-        RunArgs {
+        LoadArgs {
             duration: Some("250ms".into()),
             ..session_args(
                 format!("http://{addr}/v1/chat/completions"),
@@ -298,7 +298,7 @@ fn a_session_bound_makes_late_sessions_wait_and_counts_them() {
         start_recording_answering(Arc::new(|s| (Duration::from_millis(200), answer_to(s))));
     let file = sessions_file("bound", 4, 1, 0);
     let (result, _) = run(
-        RunArgs {
+        LoadArgs {
             rate: Some("20".into()),
             duration: Some("200ms".into()),
             ..session_args(
@@ -322,7 +322,7 @@ fn a_session_bound_makes_late_sessions_wait_and_counts_them() {
 
 #[test]
 fn session_options_without_sessions_or_with_what_they_exclude_are_refused() {
-    let bare = RunArgs {
+    let bare = LoadArgs {
         conversations: SessionFlags {
             think: Some("1s".into()),
             ..SessionFlags::default()
@@ -335,7 +335,7 @@ fn session_options_without_sessions_or_with_what_they_exclude_are_refused() {
         "{err}"
     );
     let file = sessions_file("refused", 1, 1, 0);
-    let with_corpus = RunArgs {
+    let with_corpus = LoadArgs {
         requests_file: Some(file.clone()),
         ..session_args(
             "http://127.0.0.1:9/v1/chat/completions".into(),
@@ -485,7 +485,7 @@ fn the_mocks_cache_hits_show_per_turn_on_every_apis_route() {
     ] {
         for &stream in scenarios {
             let (result, _) = run(
-                RunArgs {
+                LoadArgs {
                     rate: Some("1".into()),
                     request: loadgen::options::RequestFlags {
                         scenario: Some(stream.into()),
@@ -537,7 +537,7 @@ fn the_mocks_cache_hits_show_per_turn_on_every_apis_route() {
         (format!("{bedrock}/converse"), None, vec![]),
     ] {
         let (result, _) = run(
-            RunArgs {
+            LoadArgs {
                 rate: Some("1".into()),
                 request: loadgen::options::RequestFlags {
                     scenario: Some("chat".into()),
@@ -600,7 +600,7 @@ fn a_gemini_tool_round_resends_the_call_and_its_function_response() {
     )
     .unwrap();
     let (result, _) = run(
-        RunArgs {
+        LoadArgs {
             rate: Some("1".into()),
             ..session_args(
                 format!("http://{addr}/v1beta/models/gemini-2.0-flash:generateContent"),

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use gatebench_tests::precision_run;
 use gatebench_tests::recording::{start_recording, Seen};
 use loadgen::commands::run::run;
-use loadgen::RunArgs;
+use loadgen::LoadArgs;
 
 use crate::load::args;
 use crate::schema::assert_matches;
@@ -56,7 +56,7 @@ fn a_corpus_reaches_the_upstream_byte_for_byte_in_file_order() {
     let text: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
     let file = Temp::new("corpus.jsonl", &(text.join("\n") + "\n"));
     let (result, _) = run(
-        RunArgs {
+        LoadArgs {
             rate: Some("200".into()),
             duration: Some("1s".into()),
             requests_file: Some(file.0.clone()),
@@ -108,7 +108,7 @@ fn a_corpus_is_drawn_by_weight_and_seed() {
     let send = |seed| {
         log.lock().unwrap().clear();
         let (result, _) = run(
-            RunArgs {
+            LoadArgs {
                 rate: Some("1k".into()),
                 duration: Some("1s".into()),
                 requests_file: Some(file.0.clone()),
@@ -156,7 +156,7 @@ fn a_trace_is_replayed_at_its_instants() {
         // after it than the trace says, however slow the host.
         let before = Instant::now();
         let (result, _) = run(
-            RunArgs {
+            LoadArgs {
                 trace: Some(file.0.clone()),
                 speedup: Some(speedup),
                 ..args(format!("http://{addr}/v1/chat/completions"))
@@ -209,7 +209,7 @@ fn stages_ramp_the_rate_and_report_each_stage() {
     // than the stages place it, however slow the host.
     let before = Instant::now();
     let (result, _) = run(
-        RunArgs {
+        LoadArgs {
             stages: Some("0s:200,1s:200,0s:600,500ms:600,500ms:0".into()),
             ..args(format!("http://{addr}/v1/chat/completions"))
         },

@@ -65,7 +65,7 @@ impl Command for BehaviourArgs {
         written(&result, plan.args.out.as_deref(), &report, code)
     }
 
-    fn profile(plan: &BehaviourPlan) -> anyhow::Result<toml::Table> {
+    fn preset(plan: &BehaviourPlan) -> anyhow::Result<toml::Table> {
         Ok(table(&plan.args))
     }
 

@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use super::command::{over_profile, table};
+use super::command::{over_preset, table};
 use super::{written, Command};
 use crate::engine::comparison::named;
 use crate::engine::gateways::reach;
@@ -17,7 +17,7 @@ use crate::generator::plan_error::PlanError;
 use crate::generator::quantity::parse_rate;
 use crate::model::load::Load;
 use crate::model::target::Named;
-use crate::options::profile::PLACEHOLDER;
+use crate::options::preset::PLACEHOLDER;
 use crate::options::{CapacityArgs, DEFAULT_MAX_RUNS, DEFAULT_PRECISION};
 use crate::results::run::TargetRun;
 
@@ -44,12 +44,12 @@ pub struct CapacityPlan {
     pub confirm: usize,
     /// Each run's load, but for its rate.
     pub plan: Plan,
-    /// The targets' and load's options as merged (the profile under the flags).
+    /// The targets' and load's options as merged (the preset under the flags).
     pub args: CapacityArgs,
 }
 
 impl CapacityPlan {
-    /// Checks `args` (with its profile under it) without sending anything.
+    /// Checks `args` (with its preset under it) without sending anything.
     pub fn new(args: CapacityArgs) -> anyhow::Result<CapacityPlan> {
         let args = args.merged()?;
         let slo = args.slo.as_deref().ok_or_else(|| {
@@ -61,7 +61,7 @@ impl CapacityPlan {
         let slo = Slo::parse(slo).map_err(SetupError::from)?;
         let bounds = Bounds::of(&args)?;
         let targets = targets(&args)?;
-        let plan = args.run.clone().plan().map_err(SetupError::from)?;
+        let plan = args.load.clone().plan().map_err(SetupError::from)?;
         if plan.duration.is_none() || !matches!(plan.load, Load::Open { .. }) {
             return Err(SetupError::Other(
                 "capacity runs each rate open-loop for a fixed --duration (not forever, not \
@@ -130,7 +130,7 @@ impl Bounds {
 /// The direct upstream alone is a search of its own; gateways are optional here.
 fn targets(args: &CapacityArgs) -> Result<Vec<Named>, SetupError> {
     if !args.targets.gateways.is_empty() {
-        return named(&args.targets, &args.run, "capacity");
+        return named(&args.targets, &args.load, "capacity");
     }
     let direct = args
         .targets
@@ -141,7 +141,7 @@ fn targets(args: &CapacityArgs) -> Result<Vec<Named>, SetupError> {
         )))?;
     Ok(vec![Named {
         name: "direct".into(),
-        target: crate::wire::target::parse_target_via(direct, &args.run.transport()?.connect_to)
+        target: crate::wire::target::parse_target_via(direct, &args.load.transport()?.connect_to)
             .map_err(PlanError::from)?,
         info: None,
         recording: None,
@@ -152,12 +152,12 @@ impl Command for CapacityArgs {
     type Plan = CapacityPlan;
 
     fn merged(self) -> anyhow::Result<CapacityArgs> {
-        let path = self.run.profile.clone();
-        over_profile(self, path.as_deref())
+        let path = self.load.preset.clone();
+        over_preset(self, path.as_deref())
     }
 
     fn stand_ins(mut self) -> CapacityArgs {
-        // The direct upstream alone; without a profile's --slo the plan is refused, as the
+        // The direct upstream alone; without a preset's --slo the plan is refused, as the
         // command refuses it.
         if self.targets.direct.is_none() {
             self.targets.direct = Some(PLACEHOLDER.into());
@@ -175,8 +175,8 @@ impl Command for CapacityArgs {
         written(&result, result.plan.out.as_deref(), &report, code)
     }
 
-    fn profile(p: &CapacityPlan) -> anyhow::Result<toml::Table> {
-        let mut profile = table(&CapacityArgs {
+    fn preset(p: &CapacityPlan) -> anyhow::Result<toml::Table> {
+        let mut preset = table(&CapacityArgs {
             slo: Some(p.slo.text.clone()),
             start_rate: Some(p.start_rate.to_string()),
             max_rate: Some(p.max_rate.to_string()),
@@ -184,11 +184,11 @@ impl Command for CapacityArgs {
             max_runs: Some(p.max_runs),
             confirm: Some(p.confirm),
             targets: p.args.targets.clone(),
-            run: p.args.run.resolved(&p.plan),
+            load: p.args.load.resolved(&p.plan),
         });
         // The search sets each run's rate.
-        profile.remove("rate");
-        Ok(profile)
+        preset.remove("rate");
+        Ok(preset)
     }
 
     fn describe(p: &CapacityPlan) -> String {
@@ -627,7 +627,7 @@ mod tests {
                 .command
             {
                 CommandArgs::Capacity(mut args) => {
-                    args.run = crate::engine::run::simulated::own(args.run);
+                    args.load = crate::engine::run::simulated::own(args.load);
                     CapacityPlan::new(args).expect("a plan")
                 }
                 _ => unreachable!("a capacity command line"),

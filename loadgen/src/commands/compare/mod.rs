@@ -5,7 +5,7 @@
 
 use gatebench_shared::host::raise_open_file_limit;
 
-use super::command::{over_profile, table};
+use super::command::{over_preset, table};
 use super::{written, Command};
 
 use crate::engine::comparison::{analyse_with_turns, run_trials, Comparison, Ran};
@@ -18,7 +18,7 @@ use crate::options::CompareArgs;
 use crate::options::COMPARE_TRIALS as DEFAULT_TRIALS;
 use crate::results::compare::{CompareResult, SCHEMA};
 
-/// A validated `loadgen compare`, made once from its options (flags over the profile): what it
+/// A validated `loadgen compare`, made once from its options (flags over the preset): what it
 /// runs, and what `--print-config` prints.
 #[derive(Debug)]
 pub struct ComparePlan {
@@ -30,11 +30,11 @@ pub struct ComparePlan {
 }
 
 impl ComparePlan {
-    /// Checks `args` (with its profile under it) without sending anything.
+    /// Checks `args` (with its preset under it) without sending anything.
     pub fn new(args: CompareArgs) -> anyhow::Result<ComparePlan> {
         let args = args.merged()?;
         let comparison = Comparison::new(&args, "compare", true, DEFAULT_TRIALS)?;
-        let plan = args.run.clone().plan().map_err(SetupError::from)?;
+        let plan = args.load.clone().plan().map_err(SetupError::from)?;
         if plan.duration.is_none() {
             return Err(SetupError::Other(
                 "compare needs a finite --duration for each trial".into(),
@@ -53,8 +53,8 @@ impl Command for CompareArgs {
     type Plan = ComparePlan;
 
     fn merged(self) -> anyhow::Result<CompareArgs> {
-        let path = self.run.profile.clone();
-        over_profile(self, path.as_deref())
+        let path = self.load.preset.clone();
+        over_preset(self, path.as_deref())
     }
 
     fn stand_ins(mut self) -> CompareArgs {
@@ -72,7 +72,7 @@ impl Command for CompareArgs {
         written(&result, result.header.plan.out.as_deref(), &report, code)
     }
 
-    fn profile(p: &ComparePlan) -> anyhow::Result<toml::Table> {
+    fn preset(p: &ComparePlan) -> anyhow::Result<toml::Table> {
         Ok(table(&resolved(&p.args, &p.plan, &p.comparison)))
     }
 

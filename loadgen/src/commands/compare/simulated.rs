@@ -51,7 +51,7 @@ fn compare_plan(seed: u64) -> ComparePlan {
         .command
     {
         CommandArgs::Compare(mut args) => {
-            args.run = crate::engine::run::simulated::own(args.run);
+            args.load = crate::engine::run::simulated::own(args.load);
             ComparePlan::new(args).expect("a plan")
         }
         _ => unreachable!("a compare command line"),

@@ -11,7 +11,7 @@ use crate::generator::sessions::synth as session_synth;
 use crate::options::CorpusArgs;
 use crate::report::output::write_atomically;
 
-use super::command::no_profile;
+use super::command::no_preset;
 use super::{show, Command};
 use spec::spec;
 
@@ -49,8 +49,8 @@ impl Command for CorpusArgs {
         }
     }
 
-    fn profile(_: &(CorpusArgs, Corpus)) -> anyhow::Result<toml::Table> {
-        Err(no_profile())
+    fn preset(_: &(CorpusArgs, Corpus)) -> anyhow::Result<toml::Table> {
+        Err(no_preset())
     }
 
     fn describe((_, corpus): &(CorpusArgs, Corpus)) -> String {

@@ -12,7 +12,7 @@ use gatebench_shared::host::raise_open_file_limit;
 use gatebench_shared::latency::format_us;
 use gatebench_shared::stats::{median, quantile_of_sorted};
 
-use super::command::{over_profile, table};
+use super::command::{over_preset, table};
 use super::{written, Command};
 use crate::engine::comparison::{named, settle, stand_in_targets};
 use crate::engine::gateways::reach;
@@ -36,7 +36,7 @@ pub(crate) fn parse_levels(text: &str) -> Result<Vec<usize>, PlanError> {
     crate::generator::plan::parse_counts(text, "counts like 10,100,250,500,1000")
 }
 
-/// A validated `loadgen ladder`, made once from its options (flags over the profile): what it
+/// A validated `loadgen ladder`, made once from its options (flags over the preset): what it
 /// runs, and what `--print-config` prints.
 #[derive(Debug)]
 pub struct LadderPlan {
@@ -53,19 +53,19 @@ pub struct LadderPlan {
 }
 
 impl LadderPlan {
-    /// Checks `args` (with its profile under it) without sending anything.
+    /// Checks `args` (with its preset under it) without sending anything.
     pub fn new(args: LadderArgs) -> anyhow::Result<LadderPlan> {
         let mut args = args.merged()?;
         let levels_text = args.levels.clone().unwrap_or_else(|| DEFAULT_LEVELS.into());
-        let request = &mut args.run.request;
+        let request = &mut args.load.request;
         if request.scenario.is_none() && request.body.is_none() {
             request.scenario = Some("chat-stream".into());
         }
         let levels = parse_levels(&levels_text).map_err(SetupError::from)?;
         let settle = settle(args.pause.settle.as_deref(), Duration::from_secs(1))?;
         let samples = sample_specs(&args.targets.sample)?;
-        let targets = named(&args.targets, &args.run, "ladder")?;
-        let plan = args.run.clone().plan().map_err(SetupError::from)?;
+        let targets = named(&args.targets, &args.load, "ladder")?;
+        let plan = args.load.clone().plan().map_err(SetupError::from)?;
         refuse(&plan)?;
         Ok(LadderPlan {
             args,
@@ -101,8 +101,8 @@ impl Command for LadderArgs {
     type Plan = LadderPlan;
 
     fn merged(self) -> anyhow::Result<LadderArgs> {
-        let path = self.run.profile.clone();
-        over_profile(self, path.as_deref())
+        let path = self.load.preset.clone();
+        over_preset(self, path.as_deref())
     }
 
     fn stand_ins(mut self) -> LadderArgs {
@@ -120,20 +120,20 @@ impl Command for LadderArgs {
         written(&result, result.plan.out.as_deref(), &report, code)
     }
 
-    fn profile(p: &LadderPlan) -> anyhow::Result<toml::Table> {
-        let mut profile = table(&LadderArgs {
+    fn preset(p: &LadderPlan) -> anyhow::Result<toml::Table> {
+        let mut preset = table(&LadderArgs {
             levels: Some(p.levels_text.clone()),
             targets: p.args.targets.clone(),
             pause: SettleFlag {
                 settle: Some(format_us(p.settle.as_micros() as u64)),
             },
-            run: p.args.run.resolved(&p.plan),
+            load: p.args.load.resolved(&p.plan),
         });
         // A ladder has no rate: each level is N streams at once.
         for key in ["rate", "arrival"] {
-            profile.remove(key);
+            preset.remove(key);
         }
-        Ok(profile)
+        Ok(preset)
     }
 
     fn describe(p: &LadderPlan) -> String {

@@ -1,7 +1,7 @@
 //! `loadgen merge` as a [`Command`]: the shards merged, the merged result (or log) written and
 //! its report shown.
 
-use super::super::command::no_profile;
+use super::super::command::no_preset;
 use super::super::{show, Command};
 use super::run_merge;
 use crate::engine::run::{EXIT_FAILED, EXIT_OK};
@@ -41,8 +41,8 @@ impl Command for MergeArgs {
         })
     }
 
-    fn profile(_: &MergeArgs) -> anyhow::Result<toml::Table> {
-        Err(no_profile())
+    fn preset(_: &MergeArgs) -> anyhow::Result<toml::Table> {
+        Err(no_preset())
     }
 
     fn describe(args: &MergeArgs) -> String {

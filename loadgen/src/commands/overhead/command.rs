@@ -1,9 +1,9 @@
-//! `loadgen overhead` as a [`Command`]: the options merged with the profile, checked into a
-//! plan, run, and printed back as a profile.
+//! `loadgen overhead` as a [`Command`]: the options merged with the preset, checked into a
+//! plan, run, and printed back as a preset.
 
 use gatebench_shared::latency::format_us;
 
-use super::super::command::{over_profile, table};
+use super::super::command::{over_preset, table};
 use super::super::written;
 use super::super::Command;
 use super::plan::OverheadPlan;
@@ -25,8 +25,8 @@ impl Command for OverheadArgs {
     type Plan = Overhead;
 
     fn merged(self) -> anyhow::Result<OverheadArgs> {
-        let path = self.profile.clone();
-        over_profile(self, path.as_deref())
+        let path = self.preset.clone();
+        over_preset(self, path.as_deref())
     }
 
     fn stand_ins(mut self) -> OverheadArgs {
@@ -50,12 +50,12 @@ impl Command for OverheadArgs {
         written(&result, result.plan.out.as_deref(), &report, code)
     }
 
-    fn profile(checked: &Overhead) -> anyhow::Result<toml::Table> {
+    fn preset(checked: &Overhead) -> anyhow::Result<toml::Table> {
         let (args, plan) = (&checked.args, &checked.plan);
         let given = &args.request;
         let scenario_body = given.body.is_none();
         let resolved = OverheadArgs {
-            profile: None,
+            preset: None,
             rounds: Some(plan.rounds),
             warmup_rounds: Some(plan.warmup_rounds),
             round_gap: Some(format_us(plan.round_gap.as_micros() as u64)),

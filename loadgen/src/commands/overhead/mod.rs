@@ -1,11 +1,11 @@
 //! `loadgen overhead`: what a gateway adds to a call, measured in paired rounds.
 //!
-//! - `plan`: options (flags or a TOML profile) validated into one plan.
+//! - `plan`: options (flags or a TOML preset) validated into one plan.
 //! - `rounds`: one trial: every round calls direct and each gateway once, in a shuffled order.
 //! - `analysis`: per-round differences → median with a bootstrap interval, per trial.
 //! - `verdict`: the trials combined into one figure and verdict per gateway, scenario and
 //!   metric, against the twin, Holm-adjusted.
-//! - `command`: the command: its plan, its execution, its options printed as a profile.
+//! - `command`: the command: its plan, its execution, its options printed as a preset.
 
 pub mod analysis;
 pub mod conversation_rounds;

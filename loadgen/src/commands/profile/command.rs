@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use super::super::command::{over_profile, table};
+use super::super::command::{over_preset, table};
 use super::super::{show, written, Command};
 use super::{run_plan, ProfilePlan};
 use crate::engine::comparison::{resolved, stand_in_targets};
@@ -13,7 +13,7 @@ use crate::report::output::write_atomically;
 
 /// What `loadgen profile` runs.
 #[derive(Debug)]
-pub enum PerfPlan {
+pub enum ProfileMode {
     /// A differential flame graph of two folded stack files, written to `out`.
     Diff {
         before: PathBuf,
@@ -25,13 +25,13 @@ pub enum PerfPlan {
 }
 
 impl Command for ProfileArgs {
-    type Plan = PerfPlan;
+    type Plan = ProfileMode;
 
     fn merged(self) -> anyhow::Result<ProfileArgs> {
         // `--diff`, `--pid` and `--perf` name things of this machine: the command line's only.
         let (diff, pid, perf) = (self.diff.clone(), self.pid, self.perf.clone());
-        let path = self.compare.run.profile.clone();
-        let merged = over_profile(self, path.as_deref())?;
+        let path = self.compare.load.preset.clone();
+        let merged = over_preset(self, path.as_deref())?;
         Ok(ProfileArgs {
             diff,
             pid,
@@ -47,23 +47,23 @@ impl Command for ProfileArgs {
         self
     }
 
-    fn plan(self) -> anyhow::Result<PerfPlan> {
+    fn plan(self) -> anyhow::Result<ProfileMode> {
         match <[PathBuf; 2]>::try_from(self.diff.clone()) {
-            Ok([before, after]) => Ok(PerfPlan::Diff {
+            Ok([before, after]) => Ok(ProfileMode::Diff {
                 before,
                 after,
-                out: self.compare.run.out,
+                out: self.compare.load.out,
             }),
-            Err(_) => Ok(PerfPlan::Sample(Box::new(ProfilePlan::new(self)?))),
+            Err(_) => Ok(ProfileMode::Sample(Box::new(ProfilePlan::new(self)?))),
         }
     }
 
-    fn execute(plan: PerfPlan, command_line: Vec<String>) -> anyhow::Result<u8> {
+    fn execute(plan: ProfileMode, command_line: Vec<String>) -> anyhow::Result<u8> {
         match plan {
-            PerfPlan::Diff { before, after, out } => diff(&before, &after, out),
-            PerfPlan::Sample(p) => {
+            ProfileMode::Diff { before, after, out } => diff(&before, &after, out),
+            ProfileMode::Sample(p) => {
                 let (result, code) = run_plan(*p, command_line)?;
-                let report = crate::report::perf::terminal(&result);
+                let report = crate::report::profile::terminal(&result);
                 written(
                     &result,
                     result.compare.header.plan.out.as_deref(),
@@ -74,8 +74,8 @@ impl Command for ProfileArgs {
         }
     }
 
-    fn profile(plan: &PerfPlan) -> anyhow::Result<toml::Table> {
-        let PerfPlan::Sample(p) = plan else {
+    fn preset(plan: &ProfileMode) -> anyhow::Result<toml::Table> {
+        let ProfileMode::Sample(p) = plan else {
             anyhow::bail!("--print-config is for a profile's load, not for --diff");
         };
         Ok(table(&ProfileArgs {
@@ -87,10 +87,10 @@ impl Command for ProfileArgs {
         }))
     }
 
-    fn describe(plan: &PerfPlan) -> String {
+    fn describe(plan: &ProfileMode) -> String {
         match plan {
-            PerfPlan::Diff { .. } => "profile: --diff of two folded stack files".into(),
-            PerfPlan::Sample(p) => format!(
+            ProfileMode::Diff { .. } => "profile: --diff of two folded stack files".into(),
+            ProfileMode::Sample(p) => format!(
                 "profile: {:?}, {} trial(s), {} Hz, {} stacks, off-CPU {}",
                 p.plan.load,
                 p.comparison.trials,

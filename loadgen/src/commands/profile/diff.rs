@@ -8,14 +8,14 @@ use std::path::{Path, PathBuf};
 use anyhow::Context as _;
 
 use crate::report::flame::Kind;
-use crate::report::perf_diff::Side;
-use crate::results::perf::Folded;
+use crate::report::profile_diff::Side;
+use crate::results::profile::Folded;
 
 /// The page (or, for a `.svg` path, the SVG alone) of the difference between the folded files
 /// `before` and `after`, and a summary for the terminal.
 pub fn render(before: &Path, after: &Path, svg_only: bool) -> anyhow::Result<(String, String)> {
     let (b, a) = (read(before)?, read(after)?);
-    crate::report::perf_diff::render(&b, &a, kind_of(after), svg_only)
+    crate::report::profile_diff::render(&b, &a, kind_of(after), svg_only)
 }
 
 /// One side read: its folded stacks, and the result beside them when there is one.
@@ -24,7 +24,7 @@ fn read(path: &Path) -> anyhow::Result<Side> {
         std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
     let folded = Folded::parse(&text)
         .map_err(|e| anyhow::anyhow!("{} is not folded stacks: {e}", path.display()))?;
-    let result = result_beside(path).and_then(|json| crate::report::perf::read(&json).ok());
+    let result = result_beside(path).and_then(|json| crate::report::profile::read(&json).ok());
     Ok(Side {
         path: path.to_path_buf(),
         folded,

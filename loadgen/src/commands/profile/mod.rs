@@ -30,7 +30,7 @@ use crate::options::{CallGraph, ProfileArgs};
 use crate::report::flame;
 use crate::results::compare::{PercentileDelta, TrialFigures, TrialRun};
 use crate::results::memory::PROBED;
-use crate::results::perf::{Folded, Profile, ProfileResult, SAMPLED};
+use crate::results::profile::{Folded, Profile, ProfileResult, SAMPLED};
 pub use plan::ProfilePlan;
 use trials::{Found, Start};
 

@@ -47,7 +47,7 @@ impl ProfilePlan {
         let memory = super::memory::MemoryPlan::new(&args.memory, pid)?;
         let suffix = if memory.is_some() { PROBED } else { SAMPLED };
         let (comparison, gateway) = comparison(c, pid, suffix)?;
-        let plan = c.run.clone().plan().map_err(SetupError::from)?;
+        let plan = c.load.clone().plan().map_err(SetupError::from)?;
         if plan.duration.is_none() {
             return Err(
                 SetupError::Other("profile needs a finite --duration for each run".into()).into(),
@@ -100,8 +100,8 @@ fn comparison(c: &CompareArgs, pid: u32, suffix: &str) -> Result<(Comparison, Ro
         )));
     }
     let mut named = match gateways.direct {
-        Some(_) => named(gateways, &c.run, "profile")?,
-        None => gateways_only(gateways, &c.run, "profile")?,
+        Some(_) => named(gateways, &c.load, "profile")?,
+        None => gateways_only(gateways, &c.load, "profile")?,
     };
     let gateway = named[named.len() - 1].name.clone();
     let twin = match (&gateways.direct, c.judge.twin.as_deref()) {
@@ -113,7 +113,7 @@ fn comparison(c: &CompareArgs, pid: u32, suffix: &str) -> Result<(Comparison, Ro
             &mut named,
             twin,
             Some(direct),
-            &c.run.transport()?.connect_to,
+            &c.load.transport()?.connect_to,
         )?,
     };
     let mut sampled = named[named.len() - 1].clone();

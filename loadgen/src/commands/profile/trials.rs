@@ -14,7 +14,7 @@ use crate::results::compare::{CompareResult, TrialRun};
 use crate::results::cost::CostModel;
 use crate::results::envelope::Envelope;
 use crate::results::memory::MemoryProfile;
-use crate::results::perf::{Profile, ProfileResult, SCHEMA};
+use crate::results::profile::{Profile, ProfileResult, SCHEMA};
 use crate::results::resources::ResourceReport;
 
 use super::analyse;

@@ -7,7 +7,7 @@ use crate::report::leaderboard;
 use crate::report::output::write_atomically;
 use crate::report::render::render;
 
-use super::command::no_profile;
+use super::command::no_preset;
 use super::{show, Command};
 
 impl Command for ReportArgs {
@@ -21,8 +21,8 @@ impl Command for ReportArgs {
         report(args)
     }
 
-    fn profile(_: &ReportArgs) -> anyhow::Result<toml::Table> {
-        Err(no_profile())
+    fn preset(_: &ReportArgs) -> anyhow::Result<toml::Table> {
+        Err(no_preset())
     }
 
     fn describe(args: &ReportArgs) -> String {

@@ -16,13 +16,13 @@ use crate::results::run::{RunResult, TargetRun, SCHEMA};
 
 pub use plan::RunPlan;
 
-use super::command::{over_profile, table};
+use super::command::{over_preset, table};
 use super::{show, Command};
-use crate::options::RunArgs;
+use crate::options::LoadArgs;
 use crate::report::output::{write_hdr_log, write_hgrm, write_json};
 
 /// Runs `loadgen run` and returns the result with the exit code it earns.
-pub fn run(args: RunArgs, command: Vec<String>) -> anyhow::Result<(RunResult, u8)> {
+pub fn run(args: LoadArgs, command: Vec<String>) -> anyhow::Result<(RunResult, u8)> {
     execute(RunPlan::new(args.merged()?)?, command)
 }
 
@@ -146,12 +146,12 @@ fn run_phases(plan: &Plan, phases: Vec<Plan>) -> (Vec<TargetRun>, Plan) {
     (runs, disclosed)
 }
 
-impl Command for RunArgs {
+impl Command for LoadArgs {
     type Plan = RunPlan;
 
-    fn merged(self) -> anyhow::Result<RunArgs> {
-        let path = self.profile.clone();
-        over_profile(self, path.as_deref())
+    fn merged(self) -> anyhow::Result<LoadArgs> {
+        let path = self.preset.clone();
+        over_preset(self, path.as_deref())
     }
 
     fn plan(self) -> anyhow::Result<RunPlan> {
@@ -164,13 +164,13 @@ impl Command for RunArgs {
         Ok(code)
     }
 
-    fn profile(p: &RunPlan) -> anyhow::Result<toml::Table> {
-        let mut profile = table(&p.args.resolved(&p.plan));
+    fn preset(p: &RunPlan) -> anyhow::Result<toml::Table> {
+        let mut preset = table(&p.args.resolved(&p.plan));
         if p.demo_rates {
             // The demo picks its own rate for each of its phases.
-            profile.remove("rate");
+            preset.remove("rate");
         }
-        Ok(profile)
+        Ok(preset)
     }
 
     fn describe(p: &RunPlan) -> String {
@@ -178,7 +178,7 @@ impl Command for RunArgs {
     }
 }
 
-/// Writes the result files the plan names (from the flags or the profile) and shows the report.
+/// Writes the result files the plan names (from the flags or the preset) and shows the report.
 fn written(result: &RunResult) -> anyhow::Result<()> {
     let plan = &result.plan;
     if let Some(dir) = &plan.hgrm {

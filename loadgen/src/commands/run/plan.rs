@@ -1,4 +1,4 @@
-//! A `loadgen run` checked into its plan before anything is sent: the flags over the profile,
+//! A `loadgen run` checked into its plan before anything is sent: the flags over the preset,
 //! the demo's phases and rates when no target is given, and the runs a shard or a start instant
 //! allows.
 
@@ -7,7 +7,7 @@ use crate::engine::run::SetupError;
 use crate::generator::plan::Plan;
 use crate::model::load::Arrival;
 use crate::model::load::Load;
-use crate::options::RunArgs;
+use crate::options::LoadArgs;
 
 /// The demo's rate for whole answers.
 const DEMO_RATE: f64 = 5_000.0;
@@ -20,8 +20,8 @@ const DEMO_STREAM_RATE: f64 = 2_000.0;
 /// A validated `loadgen run`: what it runs, and what `--print-config` prints.
 #[derive(Debug)]
 pub struct RunPlan {
-    /// The options as merged (the profile under the flags).
-    pub args: RunArgs,
+    /// The options as merged (the preset under the flags).
+    pub args: LoadArgs,
     /// The plan; the demo's targets are filled in when its mock starts.
     pub plan: Plan,
     /// Each phase: the plan with a scenario's requests (the demo's two, else the one).
@@ -38,7 +38,7 @@ pub struct RunPlan {
 
 impl RunPlan {
     /// Checks `args` (merged with their profile) without sending anything.
-    pub fn new(args: RunArgs) -> anyhow::Result<RunPlan> {
+    pub fn new(args: LoadArgs) -> anyhow::Result<RunPlan> {
         let demo = args.targets.is_empty();
         let demo_rates = demo && args.rate.is_none() && args.concurrency.is_none();
         let open = |rate| {
@@ -77,7 +77,7 @@ impl RunPlan {
 
 /// The demo's second phase: streams, at the demo's own rate for them when no load was asked
 /// for.
-fn demo_streams(args: &RunArgs, plan: &Plan, demo_rates: bool) -> Result<Plan, SetupError> {
+fn demo_streams(args: &LoadArgs, plan: &Plan, demo_rates: bool) -> Result<Plan, SetupError> {
     Ok(Plan {
         request: args.request_spec(Some("chat-stream"))?,
         load: match plan.load {
@@ -126,7 +126,7 @@ fn check_together(plan: &Plan) -> Result<(), SetupError> {
 }
 
 /// `--metrics-linger`: a duration, and only beside `--metrics-listen`.
-fn linger(args: &RunArgs) -> Result<std::time::Duration, SetupError> {
+fn linger(args: &LoadArgs) -> Result<std::time::Duration, SetupError> {
     let Some(text) = args.metrics_linger.as_deref() else {
         return Ok(std::time::Duration::ZERO);
     };

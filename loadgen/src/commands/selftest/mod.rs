@@ -10,7 +10,7 @@ mod probes;
 
 use std::time::Duration;
 
-use crate::commands::command::no_profile;
+use crate::commands::command::no_preset;
 use crate::commands::{show, Command};
 use crate::engine::run::{SetupError, EXIT_HOST, EXIT_OK};
 use crate::options::SelftestArgs;
@@ -71,8 +71,8 @@ impl Command for SelftestArgs {
         Ok(code)
     }
 
-    fn profile(_: &SelftestPlan) -> anyhow::Result<toml::Table> {
-        Err(no_profile())
+    fn preset(_: &SelftestPlan) -> anyhow::Result<toml::Table> {
+        Err(no_preset())
     }
 
     fn describe(plan: &SelftestPlan) -> String {

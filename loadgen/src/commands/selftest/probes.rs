@@ -24,7 +24,7 @@ use crate::results::run::TargetRun;
 use crate::wire::clock::RunClock;
 use crate::wire::http1::RequestTemplate;
 use crate::wire::target::RequestSpec;
-use crate::RunArgs;
+use crate::LoadArgs;
 
 /// Percentiles (µs) of a set of nanosecond samples: p50, p99, p99.9.
 pub(super) fn percentiles_us(mut ns: Vec<u64>) -> [f64; 3] {
@@ -78,19 +78,19 @@ pub(super) fn loopback_round_trips(count: usize) -> anyhow::Result<Vec<u64>> {
 }
 
 /// Loads `args` (its rate and duration) on `target` with loadgen's defaults.
-fn run_on(args: RunArgs, mock: &EmbeddedMock) -> anyhow::Result<TargetRun> {
+fn run_on(args: LoadArgs, mock: &EmbeddedMock) -> anyhow::Result<TargetRun> {
     let plan = args.plan_at(None)?;
     Ok(run_target(Arc::new(plan), mock.target.clone()))
 }
 
 /// Options for a run of `seconds` at `rate` req/s.
-fn at_rate(rate: u32, seconds: &str) -> RunArgs {
-    RunArgs {
+fn at_rate(rate: u32, seconds: &str) -> LoadArgs {
+    LoadArgs {
         rate: Some(rate.to_string()),
         duration: Some(seconds.to_string()),
         warmup: Some("0s".to_string()),
         quiet: true,
-        ..RunArgs::default()
+        ..LoadArgs::default()
     }
 }
 

@@ -6,7 +6,7 @@
 
 use gatebench_shared::host::raise_open_file_limit;
 
-use super::command::{over_profile, table};
+use super::command::{over_preset, table};
 use super::{written, Command};
 use crate::engine::comparison::{
     analyse, invalid_reasons, resolved, run_trials, stand_in_targets, Comparison,
@@ -60,7 +60,7 @@ pub(crate) fn level_plan(
     kind: LevelKind,
     level: f64,
 ) -> Result<Plan, PlanError> {
-    let mut run = base.run.clone();
+    let mut run = base.load.clone();
     run.rate = None;
     run.concurrency = None;
     let load = match kind {
@@ -78,7 +78,7 @@ pub(crate) fn level_plan(
     run.plan_at(Some(load))
 }
 
-/// A validated `loadgen sweep`, made once from its options (flags over the profile): what it
+/// A validated `loadgen sweep`, made once from its options (flags over the preset): what it
 /// runs, and what `--print-config` prints.
 #[derive(Debug)]
 pub struct SweepPlan {
@@ -96,7 +96,7 @@ pub struct SweepPlan {
 }
 
 impl SweepPlan {
-    /// Checks `args` (with its profile under it) without sending anything: every level's plan
+    /// Checks `args` (with its preset under it) without sending anything: every level's plan
     /// is made before any load is sent.
     pub fn new(args: SweepArgs) -> anyhow::Result<SweepPlan> {
         let SweepArgs {
@@ -138,8 +138,8 @@ impl Command for SweepArgs {
     type Plan = SweepPlan;
 
     fn merged(self) -> anyhow::Result<SweepArgs> {
-        let path = self.compare.run.profile.clone();
-        over_profile(self, path.as_deref())
+        let path = self.compare.load.preset.clone();
+        over_preset(self, path.as_deref())
     }
 
     fn stand_ins(mut self) -> SweepArgs {
@@ -157,19 +157,19 @@ impl Command for SweepArgs {
         written(&result, result.header.plan.out.as_deref(), &report, code)
     }
 
-    fn profile(p: &SweepPlan) -> anyhow::Result<toml::Table> {
-        let mut profile = table(&SweepArgs {
+    fn preset(p: &SweepPlan) -> anyhow::Result<toml::Table> {
+        let mut preset = table(&SweepArgs {
             levels: Some(p.levels_text.clone()),
             level_kind: Some(p.kind),
             compare: resolved(&p.compare, &p.plans[0], &p.comparison),
         });
         // Each level sets the load (and at least its own count of connections).
-        profile.remove("rate");
-        profile.remove("concurrency");
-        if p.compare.run.connections.is_none() {
-            profile.remove("connections");
+        preset.remove("rate");
+        preset.remove("concurrency");
+        if p.compare.load.connections.is_none() {
+            preset.remove("connections");
         }
-        Ok(profile)
+        Ok(preset)
     }
 
     fn describe(p: &SweepPlan) -> String {

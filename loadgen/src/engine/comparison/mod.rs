@@ -23,8 +23,8 @@ use crate::engine::sampler::{sample_specs, SampleSpec};
 use crate::generator::plan::Plan;
 use crate::generator::plan_error::PlanError;
 use crate::model::target::Named;
-use crate::options::profile::{PLACEHOLDER, PLACEHOLDER_GATEWAY};
-use crate::options::{CompareArgs, GatewayFlags, JudgeFlags, RunArgs, SettleFlag};
+use crate::options::preset::{PLACEHOLDER, PLACEHOLDER_GATEWAY};
+use crate::options::{CompareArgs, GatewayFlags, JudgeFlags, LoadArgs, SettleFlag};
 use crate::wire::pin::Pin;
 
 /// The targets, the twin, the trials and the resources of a comparison.
@@ -48,14 +48,14 @@ impl Comparison {
         twin_by_default: bool,
         default_trials: usize,
     ) -> Result<Comparison, SetupError> {
-        let mut targets = named(&args.targets, &args.run, mode)?;
+        let mut targets = named(&args.targets, &args.load, mode)?;
         let twin = match args.judge.twin.as_deref() {
             None if !twin_by_default => false,
             twin => with_twin(
                 &mut targets,
                 twin,
                 args.targets.direct.as_deref(),
-                &args.run.transport()?.connect_to,
+                &args.load.transport()?.connect_to,
             )?,
         };
         Ok(Comparison {
@@ -96,7 +96,7 @@ impl Comparison {
 /// and `--gateway` instead.
 pub(crate) fn named(
     flags: &GatewayFlags,
-    run: &RunArgs,
+    run: &LoadArgs,
     mode: &str,
 ) -> Result<Vec<Named>, SetupError> {
     let pins = pins(run, mode)?;
@@ -111,7 +111,7 @@ pub(crate) fn named(
 /// The gateways alone (no direct target), for a mode where `--direct` is optional.
 pub(crate) fn gateways_only(
     flags: &GatewayFlags,
-    run: &RunArgs,
+    run: &LoadArgs,
     mode: &str,
 ) -> Result<Vec<Named>, SetupError> {
     let pins = pins(run, mode)?;
@@ -127,7 +127,7 @@ pub(crate) fn disclosed(flags: &GatewayFlags) -> Disclosed<'_> {
 }
 
 /// The `--connect-to` rules, after refusing `--target`.
-fn pins(run: &RunArgs, mode: &str) -> Result<Vec<Pin>, SetupError> {
+fn pins(run: &LoadArgs, mode: &str) -> Result<Vec<Pin>, SetupError> {
     if !run.targets.is_empty() {
         return Err(SetupError::Other(format!(
             "{mode} takes --direct URL and --gateway NAME=URL, not --target"
@@ -167,11 +167,11 @@ pub(crate) fn resolved(args: &CompareArgs, plan: &Plan, comparison: &Comparison)
         pause: SettleFlag {
             settle: Some(format_us(comparison.settle.as_micros() as u64)),
         },
-        run: args.run.resolved(plan),
+        load: args.load.resolved(plan),
     }
 }
 
-/// Stand-in targets where a profile leaves them to the command line (`check-profile`; nothing
+/// Stand-in targets where a preset leaves them to the command line (`check-preset`; nothing
 /// is sent to them).
 pub(crate) fn stand_in_targets(flags: &mut GatewayFlags) {
     if flags.direct.is_none() {

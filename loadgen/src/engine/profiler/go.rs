@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use super::reading::Reading;
 use crate::model::target::Target;
-use crate::results::perf::Folded;
+use crate::results::profile::Folded;
 use crate::wire::get::get_limited;
 
 /// Largest metrics page read (a gateway with many routes exports many series).

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use crate::engine::run::Window;
 use crate::results::memory::TrialMemory;
-use crate::results::perf::Folded;
+use crate::results::profile::Folded;
 
 use super::bpftrace::{self, maps, Attached, Probe};
 use super::reading::Reading;

@@ -13,7 +13,7 @@ use serde::Deserialize;
 
 use super::reading::Reading;
 use crate::model::target::Target;
-use crate::results::perf::Folded;
+use crate::results::profile::Folded;
 use crate::wire::get::get_limited;
 
 /// Largest answer read (its stacks are most of it).

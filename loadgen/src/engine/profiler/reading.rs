@@ -1,7 +1,7 @@
 //! What a memory source reads at one edge of a window (cumulative since the process started),
 //! and the window's own figures: the difference of its two edges.
 
-use crate::results::perf::Folded;
+use crate::results::profile::Folded;
 
 /// Cumulative counts at one instant.
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -1,7 +1,7 @@
 //! A worker's session tally turned into the result's per-turn and per-session tables.
 
 use crate::generator::breakdown::Group;
-use crate::generator::sessions::record::{SessionTally, TurnGroup};
+use crate::generator::sessions::tally::{SessionTally, TurnGroup};
 use crate::results::metric::Summary;
 use crate::results::sessions::{SessionsResult, Split, TurnRow};
 

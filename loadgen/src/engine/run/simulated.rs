@@ -39,10 +39,10 @@ pub(crate) fn plan(flags: &[&str]) -> Plan {
     }
 }
 
-/// `args` as its flags alone say: what the environment added (`LOADGEN_PROFILE`,
+/// `args` as its flags alone say: what the environment added (`LOADGEN_PRESET`,
 /// `LOADGEN_SHARD`) taken out, so a test's plan is the same in every shell.
-pub(crate) fn own(mut args: crate::RunArgs) -> crate::RunArgs {
-    args.profile = None;
+pub(crate) fn own(mut args: crate::LoadArgs) -> crate::LoadArgs {
+    args.preset = None;
     args.shard = None;
     args
 }

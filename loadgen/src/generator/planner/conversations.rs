@@ -10,14 +10,14 @@ use crate::generator::sessions::body::{Dialect, Shape};
 use crate::generator::sessions::marks::CacheMarks;
 use crate::generator::sessions::plan::{SessionPlan, Users};
 use crate::model::load::{Arrival, Load};
-use crate::options::{RunArgs, SessionFlags};
+use crate::options::{LoadArgs, SessionFlags};
 
 /// Most users of `--users`.
 const MOST_USERS: usize = 100_000;
 
 /// The run's sessions, and the load they are sent at; `None` without `--sessions`.
 pub(super) fn resolve(
-    args: &RunArgs,
+    args: &LoadArgs,
     load: Load,
 ) -> Result<Option<(Arc<SessionPlan>, Load)>, PlanError> {
     let flags = &args.conversations;
@@ -85,7 +85,7 @@ pub(crate) fn shape(flags: &SessionFlags, dialect: Dialect) -> Result<Shape, Pla
 }
 
 /// `--users N --turn-gap D`: N users, each one turn per gap, so `N / D` turns a second.
-fn users(args: &RunArgs, count: usize) -> Result<(Option<Users>, Load), PlanError> {
+fn users(args: &LoadArgs, count: usize) -> Result<(Option<Users>, Load), PlanError> {
     if count == 0 || count > MOST_USERS {
         return Err(PlanError::Count("--users", count, MOST_USERS));
     }
@@ -118,7 +118,7 @@ fn users(args: &RunArgs, count: usize) -> Result<(Option<Users>, Load), PlanErro
 }
 
 /// Session options without `--sessions`.
-fn refuse_orphans(args: &RunArgs) -> Result<(), PlanError> {
+fn refuse_orphans(args: &LoadArgs) -> Result<(), PlanError> {
     let f = &args.conversations;
     let orphan = [
         ("--think", f.think.is_some()),
@@ -138,7 +138,7 @@ fn refuse_orphans(args: &RunArgs) -> Result<(), PlanError> {
 }
 
 /// What a run of sessions cannot take.
-fn refuse_with_sessions(args: &RunArgs) -> Result<(), PlanError> {
+fn refuse_with_sessions(args: &LoadArgs) -> Result<(), PlanError> {
     let why = "a session's turns are built from its file and the answers so far";
     let excluded = [
         ("--requests-file", args.requests_file.is_some()),

@@ -10,7 +10,7 @@ use crate::generator::plan::{count, positive_duration, MAX_CONNECTIONS, MAX_PEND
 use crate::generator::plan_error::PlanError;
 use crate::model::load::Load;
 use crate::model::load::Shard;
-use crate::options::RunArgs;
+use crate::options::LoadArgs;
 
 /// A run's bounds, checked.
 #[derive(Debug)]
@@ -27,7 +27,7 @@ pub(super) struct Limits {
 }
 
 /// The bounds of `args`, at `load`.
-pub(super) fn limits(args: &RunArgs, load: &Load) -> Result<Limits, PlanError> {
+pub(super) fn limits(args: &LoadArgs, load: &Load) -> Result<Limits, PlanError> {
     let shard = shard(args, load)?;
     let start_at = args
         .start_at
@@ -106,7 +106,7 @@ fn poll_budget(text: Option<&str>) -> Result<f64, PlanError> {
 }
 
 /// `--shard`, checked against what a shard cannot go with.
-fn shard(args: &RunArgs, load: &Load) -> Result<Shard, PlanError> {
+fn shard(args: &LoadArgs, load: &Load) -> Result<Shard, PlanError> {
     let shard = match args.shard.as_deref() {
         Some(text) => Shard::parse(text).ok_or_else(|| PlanError::Shard(text.to_string()))?,
         None => Shard::WHOLE,

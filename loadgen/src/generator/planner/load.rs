@@ -10,7 +10,7 @@ use crate::generator::plan_error::PlanError;
 use crate::generator::quantity::parse_rate;
 use crate::model::load::Arrival;
 use crate::model::load::Load;
-use crate::options::RunArgs;
+use crate::options::LoadArgs;
 
 /// The load and the times of a run, checked.
 #[derive(Debug)]
@@ -24,7 +24,7 @@ pub(super) struct Timing {
 }
 
 /// The load of `args`, or `load` when a command sets it, with the run's times.
-pub(super) fn timing(args: &RunArgs, load: Option<Load>) -> Result<Timing, PlanError> {
+pub(super) fn timing(args: &LoadArgs, load: Option<Load>) -> Result<Timing, PlanError> {
     let load = load_of(args, load)?;
     let requests = match (args.requests, &load, &args.duration) {
         (None, ..) => None,
@@ -61,7 +61,7 @@ pub(super) fn timing(args: &RunArgs, load: Option<Load>) -> Result<Timing, PlanE
 }
 
 /// The options' load, or `given` (at the options' arrival process when it is a rate).
-fn load_of(args: &RunArgs, given: Option<Load>) -> Result<Load, PlanError> {
+fn load_of(args: &LoadArgs, given: Option<Load>) -> Result<Load, PlanError> {
     let arrival = match args.arrival.as_deref().unwrap_or("constant") {
         "constant" => Arrival::Constant,
         "poisson" => Arrival::Poisson,

@@ -17,14 +17,14 @@ use crate::generator::plan_error::PlanError;
 use crate::generator::rate_curve::RateCurve;
 use crate::model::load::Load;
 use crate::model::target::Target;
-use crate::options::RunArgs;
+use crate::options::LoadArgs;
 use crate::wire::pin::Pin;
 use crate::wire::target::{
     parse_header, parse_metrics_url, parse_target, parse_target_via, request_spec, RequestSpec,
 };
 use crate::wire::transport::Transport;
 
-impl RunArgs {
+impl LoadArgs {
     /// Validates every option, resolving targets and reading a body file.
     pub fn plan(self) -> Result<Plan, PlanError> {
         self.plan_at(None)
@@ -60,7 +60,7 @@ impl RunArgs {
         .map_err(PlanError::from)
     }
 
-    /// [`RunArgs::plan`], at `load` instead of the load the options name (a sweep's level, the
+    /// [`LoadArgs::plan`], at `load` instead of the load the options name (a sweep's level, the
     /// demo's phases); the load is checked as the options' own would be.
     pub fn plan_at(self, load: Option<Load>) -> Result<Plan, PlanError> {
         let given = load.is_some();

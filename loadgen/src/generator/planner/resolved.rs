@@ -1,5 +1,5 @@
 //! The inverse of planning: a run's options with every setting its plan resolved (defaults
-//! filled in, the load named once), what `--print-config` prints and `--profile` reads back
+//! filled in, the load named once), what `--print-config` prints and `--preset` reads back
 //! into the same plan.
 
 use gatebench_shared::latency::format_us;
@@ -8,15 +8,15 @@ use crate::generator::plan::{Plan, DEFAULT_MAX_TOKENS, DEFAULT_MODEL};
 use crate::generator::rate_curve::RateCurve;
 use crate::model::load::Arrival;
 use crate::model::load::Load;
-use crate::options::{RequestFlags, RunArgs};
+use crate::options::{LoadArgs, RequestFlags};
 
 fn micros(d: std::time::Duration) -> String {
     format_us(d.as_micros() as u64)
 }
 
-impl RunArgs {
+impl LoadArgs {
     /// `self` with every setting `plan` resolved.
-    pub fn resolved(&self, plan: &Plan) -> RunArgs {
+    pub fn resolved(&self, plan: &Plan) -> LoadArgs {
         let (rate, arrival, concurrency) = match plan.load {
             Load::Open { rate, arrival } => (
                 Some(rate.to_string()),
@@ -42,8 +42,8 @@ impl RunArgs {
             RateCurve::Stages(_) => (self.rate.clone(), arrival, None),
             RateCurve::Trace(_) => (None, None, self.duration.clone()),
         };
-        RunArgs {
-            profile: None,
+        LoadArgs {
+            preset: None,
             rate,
             arrival,
             concurrency,

@@ -19,7 +19,7 @@ use crate::generator::quantity::parse_rate;
 use crate::generator::rate_curve::{trace, RateCurve, Replay, Stages};
 use crate::model::load::Arrival;
 use crate::model::load::Load;
-use crate::options::RunArgs;
+use crate::options::LoadArgs;
 use crate::results::plan::Order;
 use crate::wire::target::{streams_by_path, RequestSpec};
 
@@ -37,7 +37,7 @@ pub(super) struct Workload {
 /// Resolves the workload of `args`, whose load (`given` when a command set it, not the
 /// options) and times are already checked.
 pub(super) fn resolve(
-    args: &RunArgs,
+    args: &LoadArgs,
     timing: &Timing,
     given: bool,
     headers: &[(HeaderName, HeaderValue)],
@@ -63,7 +63,7 @@ pub(super) fn resolve(
 }
 
 /// Refuses a pace where a command sets its own loads, and options without the one they need.
-fn refuse_unpaired(args: &RunArgs, given: bool) -> Result<(), PlanError> {
+fn refuse_unpaired(args: &LoadArgs, given: bool) -> Result<(), PlanError> {
     let paced = args.trace.is_some() || args.stages.is_some();
     if paced && given {
         return Err(PlanError::Excludes(
@@ -87,7 +87,7 @@ fn refuse_unpaired(args: &RunArgs, given: bool) -> Result<(), PlanError> {
 
 /// The corpus of `--requests-file`, every request streaming when a target's path streams.
 fn corpus(
-    args: &RunArgs,
+    args: &LoadArgs,
     path: &Path,
     headers: &[(HeaderName, HeaderValue)],
     target_streams: bool,
@@ -111,7 +111,7 @@ fn corpus(
 
 /// A ramp in stages (`--stages TEXT`): the stages set the duration and the mean rate.
 fn stages(
-    args: &RunArgs,
+    args: &LoadArgs,
     text: &str,
     timing: &Timing,
     corpus: Option<Arc<Corpus>>,
@@ -159,7 +159,7 @@ fn stages(
 /// A trace's rows as a sequential corpus of chat requests (each row's prompt and output
 /// tokens), sent at the rows' instants.
 fn replay(
-    args: &RunArgs,
+    args: &LoadArgs,
     path: &Path,
     timing: &Timing,
     headers: &[(HeaderName, HeaderValue)],
@@ -206,7 +206,7 @@ fn replay(
 }
 
 /// `--speedup`, after refusing what a trace cannot go with.
-fn replay_speedup(args: &RunArgs) -> Result<f64, PlanError> {
+fn replay_speedup(args: &LoadArgs) -> Result<f64, PlanError> {
     if args.rate.is_some() || args.concurrency.is_some() || args.stages.is_some() {
         return Err(PlanError::Excludes(
             "--trace",
@@ -234,7 +234,7 @@ fn replay_speedup(args: &RunArgs) -> Result<f64, PlanError> {
 
 /// Each row's chat request, of its token counts, and the size classes they fall in.
 fn trace_entries(
-    args: &RunArgs,
+    args: &LoadArgs,
     rows: &[trace::Row],
     stream: bool,
     headers: &[(HeaderName, HeaderValue)],
@@ -281,16 +281,16 @@ mod tests {
     use crate::generator::plan::Plan;
     use crate::options::RequestFlags;
 
-    fn plan(args: RunArgs) -> Result<Plan, PlanError> {
+    fn plan(args: LoadArgs) -> Result<Plan, PlanError> {
         args.plan()
     }
 
     #[test]
     fn stages_set_the_duration_and_the_mean_rate() {
-        let p = plan(RunArgs {
+        let p = plan(LoadArgs {
             stages: Some("10s:1000,10s:1000".into()),
             warmup: Some("5s".into()),
-            ..RunArgs::default()
+            ..LoadArgs::default()
         })
         .unwrap();
         assert_eq!(p.duration, Some(Duration::from_secs(15)));
@@ -302,66 +302,66 @@ mod tests {
     fn workloads_refuse_what_they_cannot_go_with() {
         let cases = [
             (
-                RunArgs {
+                LoadArgs {
                     stages: Some("1s:10".into()),
                     concurrency: Some(2),
-                    ..RunArgs::default()
+                    ..LoadArgs::default()
                 },
                 "--stages excludes --concurrency",
             ),
             (
-                RunArgs {
+                LoadArgs {
                     stages: Some("1s:10".into()),
                     duration: Some("5s".into()),
-                    ..RunArgs::default()
+                    ..LoadArgs::default()
                 },
                 "--stages excludes --duration",
             ),
             (
-                RunArgs {
+                LoadArgs {
                     stages: Some("1s:10".into()),
                     warmup: Some("1s".into()),
-                    ..RunArgs::default()
+                    ..LoadArgs::default()
                 },
                 "--warmup excludes --stages this short",
             ),
             (
-                RunArgs {
+                LoadArgs {
                     speedup: Some(2.0),
-                    ..RunArgs::default()
+                    ..LoadArgs::default()
                 },
                 "missing --trace",
             ),
             (
-                RunArgs {
+                LoadArgs {
                     requests_order: Some("sequential".into()),
-                    ..RunArgs::default()
+                    ..LoadArgs::default()
                 },
                 "missing --requests-file",
             ),
             (
-                RunArgs {
+                LoadArgs {
                     requests_file: Some("/nonexistent/c.jsonl".into()),
                     request: RequestFlags {
                         body: Some("{}".into()),
                         ..Default::default()
                     },
-                    ..RunArgs::default()
+                    ..LoadArgs::default()
                 },
                 "--requests-file excludes --body",
             ),
             (
-                RunArgs {
+                LoadArgs {
                     requests_file: Some("/nonexistent/c.jsonl".into()),
-                    ..RunArgs::default()
+                    ..LoadArgs::default()
                 },
                 "cannot use --requests-file /nonexistent/c.jsonl",
             ),
             (
-                RunArgs {
+                LoadArgs {
                     trace: Some("/nonexistent/t.csv".into()),
                     rate: Some("5".into()),
-                    ..RunArgs::default()
+                    ..LoadArgs::default()
                 },
                 "--trace excludes --rate",
             ),
@@ -370,9 +370,9 @@ mod tests {
             let err = plan(args.clone()).unwrap_err().to_string();
             assert!(err.starts_with(says), "{args:?}: {err}");
         }
-        let sweep = RunArgs {
+        let sweep = LoadArgs {
             stages: Some("1s:10".into()),
-            ..RunArgs::default()
+            ..LoadArgs::default()
         }
         .plan_at(Some(Load::Closed { concurrency: 1 }));
         assert!(sweep.unwrap_err().to_string().contains("this command"));

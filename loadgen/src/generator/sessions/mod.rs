@@ -17,8 +17,8 @@ mod line;
 pub mod marks;
 pub mod plan;
 mod read;
-pub mod record;
 pub mod synth;
+pub mod tally;
 #[cfg(test)]
 mod tests;
 mod text;

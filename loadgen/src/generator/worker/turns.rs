@@ -14,7 +14,7 @@ use crate::generator::recorder::Recorder;
 use crate::generator::sessions::answer::{self, Answer, ToolCall};
 use crate::generator::sessions::body::Conversation;
 use crate::generator::sessions::plan::SessionPlan;
-use crate::generator::sessions::record::{NotSent, SessionTally};
+use crate::generator::sessions::tally::{NotSent, SessionTally};
 use crate::generator::sessions::{Branch, Session, Turn};
 use crate::wire::exchange::Slot;
 use crate::wire::outcome::{Build, ErrorKind, Tag};

@@ -8,7 +8,7 @@ use crate::engine::profiler::memory::{MemorySession, Settings};
 use crate::engine::profiler::rest;
 use crate::engine::profiler::source::Source;
 use crate::results::memory::MemoryProfile;
-use crate::results::perf::ProfileResult;
+use crate::results::profile::ProfileResult;
 
 use super::super::trials::{self, Found, Start};
 use super::super::{empty_profile, ProfilePlan};

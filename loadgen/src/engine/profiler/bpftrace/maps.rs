@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::results::perf::Folded;
+use crate::results::profile::Folded;
 
 /// The maps of one window.
 #[derive(Debug, Default, PartialEq)]

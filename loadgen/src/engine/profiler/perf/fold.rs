@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 
-use crate::results::perf::Folded;
+use crate::results::profile::Folded;
 use inferno::collapse::Collapse as _;
 
 impl Folded {

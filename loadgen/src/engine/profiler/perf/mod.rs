@@ -7,7 +7,7 @@
 //! - `fold`: folded stacks, on-CPU (inferno) and off-CPU (the scheduler's switches).
 
 pub mod fold;
-mod record;
+mod program;
 mod session;
 
 use std::path::{Path, PathBuf};
@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use crate::engine::run::SetupError;
 use crate::options::CallGraph;
 
-pub use record::Perf;
+pub use program::Perf;
 pub use session::{Session, Settings};
 
 /// perf, when it may sample `pid` here, and whether off-CPU sampling may be on too; each

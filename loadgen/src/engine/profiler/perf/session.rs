@@ -9,8 +9,8 @@ use crate::engine::run::Window;
 use crate::options::CallGraph;
 
 use super::fold;
-use super::record::{Perf, Recording};
-use crate::results::perf::Folded;
+use super::program::{Perf, Recording};
+use crate::results::profile::Folded;
 
 /// What a session is asked to do.
 #[derive(Debug, Clone)]

@@ -8,7 +8,7 @@ use super::html::{compare_body, page, table_html};
 pub use super::stacks::{top_table, waits_table};
 use crate::report::flame::{self, Kind};
 use crate::results::compare::PercentileDelta;
-use crate::results::perf::{Profile, ProfileResult};
+use crate::results::profile::{Profile, ProfileResult};
 
 /// Functions listed under each flame graph.
 const TOP: usize = 15;

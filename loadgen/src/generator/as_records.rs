@@ -121,17 +121,17 @@ impl ConnectFacts {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::options::{RequestFlags, RunArgs};
+    use crate::options::{LoadArgs, RequestFlags};
 
     #[test]
     fn a_record_is_written_as_the_plan_was() {
-        let plan = RunArgs {
+        let plan = LoadArgs {
             stages: Some("1s:100,2s:200".into()),
             request: RequestFlags {
                 headers: vec!["x-test: 1".into()],
                 ..Default::default()
             },
-            ..RunArgs::default()
+            ..LoadArgs::default()
         }
         .plan()
         .unwrap();
@@ -141,7 +141,7 @@ mod tests {
             serde_json::to_value(&plan).unwrap()
         );
         // Read back as itself (a rate of whole numbers, which JSON's text keeps exactly).
-        let record = PlanRecord::from(&RunArgs::default().plan().unwrap());
+        let record = PlanRecord::from(&LoadArgs::default().plan().unwrap());
         let text = serde_json::to_string(&record).unwrap();
         assert_eq!(serde_json::from_str::<PlanRecord>(&text).unwrap(), record);
     }

@@ -1,5 +1,6 @@
-//! Options of `loadgen run`, also the load options of `compare`, `sweep` and `ladder`: every
-//! one a flag and a profile key; flags win over the profile.
+//! The load options of every command with a load: all of `loadgen run`'s, and the load of
+//! `compare`, `sweep`, `ladder`, `capacity` and `profile`; every one a flag and a preset key;
+//! flags win over the preset.
 
 use std::path::PathBuf;
 
@@ -8,15 +9,16 @@ use serde::{Deserialize, Serialize};
 
 use super::RequestFlags;
 
-/// Options of `loadgen run`. Every option is also a key of the `--profile` TOML file
-/// (kebab-case, like the flag); flags win over the profile.
+/// The load options (all of `loadgen run`'s, and every other command's load). Every option is
+/// also a key of the `--preset` TOML file (kebab-case, like the flag); flags win over the preset.
 #[derive(Debug, Clone, Default, Args, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct RunArgs {
-    /// TOML profile with any of these options.
-    #[arg(long, env = "LOADGEN_PROFILE")]
+pub struct LoadArgs {
+    /// A preset: a TOML file with any of these options (kebab-case keys; flags win over it).
+    /// `--profile` and `LOADGEN_PROFILE`, its former names, are still read.
+    #[arg(long, alias = "profile", env = "LOADGEN_PRESET", value_name = "FILE")]
     #[serde(skip)]
-    pub profile: Option<PathBuf>,
+    pub preset: Option<PathBuf>,
     /// URL of a target, like http://127.0.0.1:8080/v1/chat/completions (repeatable; each is run
     /// in turn). Default: an embedded mock on loopback, running the demo.
     #[arg(long = "target")]

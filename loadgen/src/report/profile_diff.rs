@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use crate::report::flame::{self, Kind};
 use crate::report::html::{page, table_html};
 use crate::report::table::Table;
-use crate::results::perf::{Folded, ProfileResult};
+use crate::results::profile::{Folded, ProfileResult};
 
 /// One side of the difference.
 #[derive(Debug)]

@@ -1,6 +1,6 @@
-//! `loadgen check-profile COMMAND FILE`: reads a profile for a command and makes its plan,
+//! `loadgen check-preset COMMAND FILE`: reads a preset for a command and makes its plan,
 //! sending nothing. The command is found as the command line finds it, and its plan made as
-//! the command makes it (the [`Command`] trait), with stand-ins for the targets a profile
+//! the command makes it (the [`Command`] trait), with stand-ins for the targets a preset
 //! leaves to the command line.
 
 use std::path::Path;
@@ -9,7 +9,7 @@ use clap::Parser as _;
 
 use super::{dispatch, Action, Command, Outcome};
 use crate::engine::run::EXIT_OK;
-use crate::options::{CheckProfileArgs, Cli};
+use crate::options::{CheckPresetArgs, Cli};
 
 /// Checks `path` as a profile of `command` (run, overhead, compare, sweep, ladder, capacity or
 /// profile) and returns a one-line description of the plan it makes.
@@ -17,12 +17,12 @@ pub fn check(command: &str, path: &Path) -> anyhow::Result<String> {
     let line = [
         "loadgen".as_ref(),
         command.as_ref(),
-        "--profile".as_ref(),
+        "--preset".as_ref(),
         path.as_os_str(),
     ];
     let cli = Cli::try_parse_from(line).map_err(|e| {
         anyhow::anyhow!(
-            "cannot check a profile for '{command}': expected run, overhead, compare, sweep, \
+            "cannot check a preset for '{command}': expected run, overhead, compare, sweep, \
              ladder, capacity or profile ({})",
             e.kind()
         )
@@ -34,7 +34,7 @@ pub fn check(command: &str, path: &Path) -> anyhow::Result<String> {
     }
 }
 
-/// One line on the plan `args` make with their profile (`path`) under them.
+/// One line on the plan `args` make with their preset (`path`) under them.
 pub(crate) fn describe<C: Command>(args: C, path: &Path) -> anyhow::Result<String> {
     let args = args.merged()?.stand_ins();
     let plan = args
@@ -43,24 +43,24 @@ pub(crate) fn describe<C: Command>(args: C, path: &Path) -> anyhow::Result<Strin
     Ok(C::describe(&plan))
 }
 
-impl Command for CheckProfileArgs {
-    type Plan = CheckProfileArgs;
+impl Command for CheckPresetArgs {
+    type Plan = CheckPresetArgs;
 
-    fn plan(self) -> anyhow::Result<CheckProfileArgs> {
+    fn plan(self) -> anyhow::Result<CheckPresetArgs> {
         Ok(self)
     }
 
-    fn execute(args: CheckProfileArgs, _: Vec<String>) -> anyhow::Result<u8> {
-        let plan = check(&args.command, &args.profile)?;
+    fn execute(args: CheckPresetArgs, _: Vec<String>) -> anyhow::Result<u8> {
+        let plan = check(&args.command, &args.preset)?;
         super::show(&format!("ok: {plan}\n"));
         Ok(EXIT_OK)
     }
 
-    fn profile(_: &CheckProfileArgs) -> anyhow::Result<toml::Table> {
-        Err(super::command::no_profile())
+    fn preset(_: &CheckPresetArgs) -> anyhow::Result<toml::Table> {
+        Err(super::command::no_preset())
     }
 
-    fn describe(args: &CheckProfileArgs) -> String {
-        format!("check-profile {}", args.command)
+    fn describe(args: &CheckPresetArgs) -> String {
+        format!("check-preset {}", args.command)
     }
 }
