@@ -100,7 +100,7 @@ command_of() {
     loadgen | loadgen-b)
       local binary=$loadgen
       [[ $1 == loadgen-b ]] && binary=$LOADGEN_B
-      argv=("$binary" run --target "$h1" --duration "${s}s" --pin 0 --quiet
+      argv=("$binary" run --target "$h1" --duration "${s}s" --cores 0 --quiet
         --concurrency 64 --connections 64 --out "$work/lg.json") ;;
     h2load) argv=(taskset -c 0 h2load -t1 -c4 -m16 -D "$s" -d "$work/body.json"
       -H 'content-type: application/json' "$h2") ;;
@@ -109,7 +109,7 @@ command_of() {
     loadgen-h2 | loadgen-h2-b)
       local binary=$loadgen
       [[ $1 == loadgen-h2-b ]] && binary=$LOADGEN_B
-      argv=("$binary" run --target "$h2" --cacert "$work/cert.pem" --duration "${s}s" --pin 0
+      argv=("$binary" run --target "$h2" --cacert "$work/cert.pem" --duration "${s}s" --cores 0
         --quiet --http2 --concurrency 64 --connections 4 --out "$work/lg.json") ;;
   esac
 }
@@ -278,10 +278,10 @@ if $noisy_rows; then
   tail_of() {
     local argv
     case $1 in
-      loadgen) argv=("$loadgen" run --target "$h1" --rate "$rate" --duration "${seconds}s" --pin 0
+      loadgen) argv=("$loadgen" run --target "$h1" --rate "$rate" --duration "${seconds}s" --cores 0
         --quiet --out "$work/lg.json") ;;
       loadgen-spin) argv=("$loadgen" run --target "$h1" --rate "$rate" --duration "${seconds}s"
-        --pin 0 --spin 1s --quiet --out "$work/lg.json") ;;
+        --cores 0 --spin 1s --quiet --out "$work/lg.json") ;;
       oha) argv=(taskset -c 0 oha --no-tui -z "${seconds}s" -c 64 -q "$rate" --latency-correction
         -m POST -T application/json -d "$body" --output-format json "$h1") ;;
     esac
@@ -315,7 +315,7 @@ PY
   stalled() {
     local argv
     case $1 in
-      loadgen) argv=("$loadgen" run --target "$h1" --rate 1000 --duration 5s --pin 0 --quiet
+      loadgen) argv=("$loadgen" run --target "$h1" --rate 1000 --duration 5s --cores 0 --quiet
         --out "$work/lg.json") ;;
       oha) argv=(taskset -c 0 oha --no-tui -z 5s -c 64 -q 1000 --latency-correction -m POST
         -T application/json -d "$body" --output-format json "$h1") ;;

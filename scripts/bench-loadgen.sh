@@ -64,7 +64,7 @@ for round in $(seq "$rounds"); do
   w=$(taskset -c 0 wrk -t1 -c64 -d"${seconds}s" -s "$work/post.lua" "$url" | awk '/Requests\/sec/ {print $2}')
   o=$(taskset -c 0 oha --no-tui -c 64 -z "${seconds}s" -m POST -T application/json -d "$body" --output-format json "$url" \
       | python3 -c "import json,sys; print(round(json.load(sys.stdin)['summary']['requestsPerSec'],1))")
-  "$loadgen" run --target "$url" --concurrency 64 --connections 64 --duration "${seconds}s" --pin 0 --quiet --out "$work/lg.json" >/dev/null || true
+  "$loadgen" run --target "$url" --concurrency 64 --connections 64 --duration "${seconds}s" --cores 0 --quiet --out "$work/lg.json" >/dev/null || true
   l=$(lg_json "$work/lg.json" "round(r['throughput'],1)")
   a=$(awk -v a="$l" -v b="$w" 'BEGIN {printf "%.3f", a / b}'); b=$(awk -v a="$l" -v b="$o" 'BEGIN {printf "%.3f", a / b}')
   r_wrk+=("$a"); r_oha+=("$b")
@@ -79,7 +79,7 @@ low_rate "$loadgen" "$root/target/release/mock-upstream" "$root/target/release/e
 fi
 
 floor() { # [loadgen flags] -> "p50 p99 lag cpu rate valid"
-  "$loadgen" run --target "$url" --rate 5000 --duration "${seconds}s" --pin 0 "$@" --quiet --out "$work/lg.json" >/dev/null || true
+  "$loadgen" run --target "$url" --rate 5000 --duration "${seconds}s" --cores 0 "$@" --quiet --out "$work/lg.json" >/dev/null || true
   python3 -c "import json; d=json.load(open('$work/lg.json')); r=d['runs'][0]; m=r['metrics']
 print(m['response_time']['p50'], m['response_time']['p99'], m['schedule_lag']['p99'], round(r['generator_cpu_cores'], 2), round(r['achieved_rate']), 'valid' if d['valid'] else 'INVALID')"
 }
@@ -129,7 +129,7 @@ fi
 if part rss; then
 echo
 echo "## loadgen RSS at 5,000 req/s over ${rss_seconds}s"
-"$loadgen" run --target "$url" --rate 5000 --duration "${rss_seconds}s" --pin 0 --quiet >/dev/null &
+"$loadgen" run --target "$url" --rate 5000 --duration "${rss_seconds}s" --cores 0 --quiet >/dev/null &
 lg_pid=$!
 sleep 5
 echo "after 5 s: $(awk '/VmRSS/ {print $2, $3}' /proc/$lg_pid/status)"
@@ -141,7 +141,7 @@ fi
 if part long; then
 echo
 echo "## ${long_seconds}s at 5,000 req/s with defaults"
-"$loadgen" run --target "$url" --rate 5000 --duration "${long_seconds}s" --pin 0 --quiet --out "$work/long.json" >/dev/null || true
+"$loadgen" run --target "$url" --rate 5000 --duration "${long_seconds}s" --cores 0 --quiet --out "$work/long.json" >/dev/null || true
 python3 - "$work/long.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))

@@ -27,9 +27,9 @@ mock_pid=$!
 . "$root/scripts/lib/ports.sh"
 wait_answers http://127.0.0.1:18690/health 200
 # shellcheck disable=SC2086 # PROFILE_FLAGS is split into options on purpose
-"$root/target/release/loadgen" profile --profile "$root/profiles/gateway-profile.toml" --memory \
+"$root/target/release/loadgen" profile --preset "$root/presets/gateway-profile.toml" --memory \
   --pid "$mock_pid" --gateway mock=http://127.0.0.1:18690/v1/chat/completions \
-  ${PROFILE_RATE:+--rate "$PROFILE_RATE"} ${PROFILE_FLAGS:-} --pin 0 --quiet \
+  ${PROFILE_RATE:+--rate "$PROFILE_RATE"} ${PROFILE_FLAGS:-} --cores 0 --quiet \
   --out "$out/mock-memory.json" || true
 kill "$mock_pid"
 

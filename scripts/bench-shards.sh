@@ -42,7 +42,7 @@ echo
 run_one() {
   local name=$1 scenario=$2 r=$3; shift 3
   "$loadgen" run --target "$url" --rate "$r" --duration "${seconds}s" --warmup 2s \
-    --scenario "$scenario" --connections 64 --pin 0 --quiet --out "$work/$name.json" "$@" \
+    --scenario "$scenario" --connections 64 --cores 0 --quiet --out "$work/$name.json" "$@" \
     >/dev/null || true
 }
 

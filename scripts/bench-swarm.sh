@@ -2,7 +2,7 @@
 # Shards on a real swarm against one nginx, each merged result beside one process's at the same
 # rate: for each round, for 1, 2 and 4 shards, `LOCAL=1 scripts/swarm/run.sh N` (two daemons of
 # its own, tasks in containers on the host's network) and then one `loadgen run` of the same
-# profile on the host, against nginx answering a fixed chat completion on 127.0.0.1 (one worker
+# preset on the host, against nginx answering a fixed chat completion on 127.0.0.1 (one worker
 # on CPU 1). A gatebench mock is the shards' clock reference. Prints one row per run: shards,
 # requests, achieved rate, response time p50/p99, schedule lag p99, valid.
 #
@@ -23,7 +23,7 @@ require_free_ports bench-swarm "$nginx_port" "$mock_port"
 start_completion_nginx "$work" "$nginx_port" 1
 "$root/target/release/mock-upstream" --listen "127.0.0.1:$mock_port" >/dev/null 2>&1 &
 wait_answers -f "http://127.0.0.1:$mock_port/health"
-cat >"$work/profile.toml" <<TOML
+cat >"$work/preset.toml" <<TOML
 target = ["http://127.0.0.1:$nginx_port/v1/chat/completions"]
 clock-ref = "http://127.0.0.1:$mock_port"
 rate = "$rate"
@@ -52,14 +52,14 @@ echo "| run | requests | achieved (req/s) | p50 (µs) | p99 (µs) | lag p99 (µs
 echo "|---|---:|---:|---:|---:|---:|---:|"
 for round in $(seq "$rounds"); do
   for shards in 1 2 4; do
-    OUT=$work/swarm-$round-$shards PROFILE=$work/profile.toml MOCK_PORT=18682 LOCAL=1 \
+    OUT=$work/swarm-$round-$shards PRESET=$work/preset.toml MOCK_PORT=18682 LOCAL=1 \
       "$root/scripts/swarm/run.sh" "$shards" >"$work/out" 2>"$work/err" || true
     if [ -f "$work/swarm-$round-$shards/merged.json" ]; then
       row "round $round: $shards shard(s) on the swarm" "$work/swarm-$round-$shards/merged.json"
     else
       echo "| round $round: $shards shard(s) on the swarm | failed: $(tail -n 2 "$work/err" | tr '\n' ' ') |"
     fi
-    "$root/target/release/loadgen" run --profile "$work/profile.toml" --out "$work/single.json" \
+    "$root/target/release/loadgen" run --preset "$work/preset.toml" --out "$work/single.json" \
       >/dev/null 2>&1 || true
     row "round $round: one process beside it" "$work/single.json"
   done

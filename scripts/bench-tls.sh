@@ -59,7 +59,7 @@ wrk.headers["Content-Type"] = "application/json"
 LUA
 
 lg() { # loadgen options... -> its throughput (ok/s); LG=path runs another binary
-  "${LG:-$loadgen}" run --target "$url" --cacert "$work/cert.pem" --duration "${seconds}s" --pin 0 --quiet \
+  "${LG:-$loadgen}" run --target "$url" --cacert "$work/cert.pem" --duration "${seconds}s" --cores 0 --quiet \
     --out "$work/lg.json" "$@" >/dev/null || true
   python3 -c "import json; r=json.load(open('$work/lg.json'))['runs'][0]; print(round(r['throughput'],1))"
 }

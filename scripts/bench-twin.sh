@@ -10,7 +10,7 @@
 #
 # MODE=default (or `default` as the second argument) runs loadgen with its defaults instead: no
 # --twin and no twin mock of our own, so loadgen starts its own second mock with the direct
-# mock's configuration (every mock here then takes --pin 0, which that configuration carries, so
+# mock's configuration (every mock here then takes --cores 0, which that configuration carries, so
 # loadgen's twin lands on CPU 0 too rather than on loadgen's CPU). The summary names the twin
 # each run used (`resolution_source`). MODE=twin (the default) is the run described above.
 #
@@ -46,7 +46,7 @@ start() { # port [flags...]
 pin=()
 twin_flag=(--twin "http://127.0.0.1:18452/v1/chat/completions")
 if [ "$mode" = default ]; then
-  pin=(--pin 0)
+  pin=(--cores 0)
   twin_flag=()
 fi
 start 18451

@@ -133,6 +133,6 @@ if part capacity; then
   start_mock --latency 10ms --max-connections 20
   "$loadgen" capacity --slo "p99<50ms,errors<1%" --start-rate 500 --direct "$target" \
     --duration "${seconds}s" --warmup 1s --connections 20 --timeout 5s --quiet \
-    --pin 1 --out "$work/cap.json" | sed 's/^/  /'
+    --cores 1 --out "$work/cap.json" | sed 's/^/  /'
   stop_mock
 fi

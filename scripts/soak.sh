@@ -28,7 +28,7 @@ wait_answers "http://127.0.0.1:$port/health" || true
 
 "$root/target/release/loadgen" run --target "http://127.0.0.1:$port/v1/chat/completions" \
   --scenario chat-stream --rate "$rate" --duration "${seconds}s" --warmup 5s --connections 256 \
-  --pin 0 --quiet --upstream-metrics "http://127.0.0.1:$port/metrics" \
+  --cores 0 --quiet --upstream-metrics "http://127.0.0.1:$port/metrics" \
   --out "$out/result.json" >"$out/loadgen.txt" 2>&1 &
 pids+=($!)
 loadgen_pid=$!

@@ -48,8 +48,8 @@ fn usage_and_setup_errors_exit_2_with_the_expected_format() {
             "cannot connect",
         ),
         (
-            &["run", "--profile", "/nonexistent.toml"],
-            "cannot read profile",
+            &["run", "--preset", "/nonexistent.toml"],
+            "cannot read preset",
         ),
         (&["run", "--duration", "soon"], "expected a duration"),
     ];
@@ -75,7 +75,7 @@ fn the_demo_runs_from_a_profile_and_writes_json_and_hgrm() {
     let out_json = dir.join("result.json");
     let hgrm = dir.join("hgrm");
     let out = loadgen()
-        .args(["run", "--profile"])
+        .args(["run", "--preset"])
         .arg(&profile)
         .args(["--rate", "300", "--out"])
         .arg(&out_json)
@@ -476,4 +476,45 @@ fn flags_only_run_acts_on_are_refused_by_the_commands_that_would_ignore_them() {
     let said = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{said}");
     assert!(said.contains("is LOADGEN_METRICS_LINGER set?"), "{said}");
+}
+
+/// The former names of renamed flags, variables, keys and commands are still read: `--profile`
+/// and `LOADGEN_PROFILE` (now `--preset`, `LOADGEN_PRESET`), `--pin` and the key `pin` (now
+/// `--cores`, `cores`), and `check-profile` (now `check-preset`).
+#[test]
+fn former_names_are_still_read() {
+    let dir = temp_dir("former");
+    let preset = dir.join("old.toml");
+    std::fs::write(&preset, "rate = 700\npin = \"0\"\n").unwrap();
+    let printed = |cmd: &mut std::process::Command| {
+        let out = cmd.output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{cmd:?}: {out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    for text in [
+        printed(
+            loadgen()
+                .args(["run", "--print-config", "--profile"])
+                .arg(&preset),
+        ),
+        printed(
+            loadgen()
+                .args(["run", "--print-config", "--preset"])
+                .arg(&preset),
+        ),
+        printed(
+            loadgen()
+                .args(["run", "--print-config"])
+                .env("LOADGEN_PROFILE", &preset),
+        ),
+    ] {
+        assert!(text.contains("rate = \"700\""), "{text}");
+        assert!(text.contains("cores = \"0\""), "{text}");
+    }
+    let flag = printed(loadgen().args(["run", "--print-config", "--pin", "0"]));
+    assert!(flag.contains("cores = \"0\""), "{flag}");
+    for command in ["check-profile", "check-preset"] {
+        let text = printed(loadgen().args([command, "run"]).arg(&preset));
+        assert!(text.starts_with("ok: "), "{command}: {text}");
+    }
 }

@@ -25,6 +25,17 @@ pub struct Cli {
     pub command: Option<Subcommand>,
 }
 
+/// Reads the environment's former names as their new ones, before the command line is parsed:
+/// `MOCK_PIN` names the cores (`MOCK_CORES`) when that is not set. Called first, while the
+/// process has one thread.
+pub fn former_environment() {
+    if std::env::var_os("MOCK_CORES").is_none() {
+        if let Some(cores) = std::env::var_os("MOCK_PIN") {
+            std::env::set_var("MOCK_CORES", cores);
+        }
+    }
+}
+
 /// What to do instead of serving.
 #[derive(Debug, clap::Subcommand)]
 pub enum Subcommand {
@@ -151,4 +162,17 @@ fn emission_summary(server: &MockServer) -> String {
         e.quantile_us(0.99),
         e.max_us()
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `--pin`: the cores' former flag, still read (`MOCK_PIN` is read by
+    /// [`former_environment`] before parsing).
+    #[test]
+    fn the_cores_former_flag_is_still_read() {
+        let cli = Cli::try_parse_from(["mock-upstream", "--pin", "0"]).unwrap();
+        assert_eq!(cli.settings.cores.as_deref(), Some("0"));
+    }
 }

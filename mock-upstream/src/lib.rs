@@ -70,7 +70,7 @@ mod tokens;
 mod tools;
 
 pub use catalog::{COMPLETION_ID, CREATED, REQUEST_ID, SYSTEM_FINGERPRINT};
-pub use cli::{run, Cli, Subcommand};
+pub use cli::{former_environment, run, Cli, Subcommand};
 pub use config::{Api, FaultKind, FaultRates, StreamFault, StreamFaultKind};
 pub use config::{Config, ConfigError, Http1Server, RawSettings, Tokenizer};
 pub use metrics::{AtomicHistogram, Metrics, RouteKind};

@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
+    mock_upstream::former_environment();
     let cli = mock_upstream::Cli::parse();
     match mock_upstream::run(cli) {
         Ok(code) => ExitCode::from(code),

@@ -61,7 +61,7 @@ impl MockServer {
             None => None,
         };
         let reuse_port = config.threads > 1;
-        let pin = config.pin.clone();
+        let cores = config.cores.clone();
         let tls = match &config.tls {
             Some(settings) => Some(crate::tls::acceptor(settings)?),
             None => None,
@@ -71,7 +71,7 @@ impl MockServer {
         let (ready, timed) = std::sync::mpsc::channel();
         let mut workers = Vec::with_capacity(listeners.len());
         for (i, listener) in listeners.into_iter().enumerate() {
-            let core = (!pin.is_empty()).then(|| pin[i % pin.len()]);
+            let core = (!cores.is_empty()).then(|| cores[i % cores.len()]);
             let state = state.clone();
             let stopped = stopped.clone();
             let tls = tls.clone();

@@ -2,7 +2,7 @@
 # What running the mock in a container adds to each call: the mock on the host, against the
 # same image's mock in a container on the bridge network (a published port: Docker's
 # userland proxy and NAT) and on the host network, all on CPU 1, measured by
-# `loadgen overhead` with the paired-latency profile from CPU 0, a second host mock as the
+# `loadgen overhead` with the paired-latency preset from CPU 0, a second host mock as the
 # twin. The containers are treated as gateways: what they "add" is the container's network path.
 #
 # Usage: scripts/docker/bench-sidecar.sh     (ROUNDS=150 TRIALS=3; needs docker and curl)
@@ -33,10 +33,10 @@ docker run -d --name "$prefix-host" --cpuset-cpus 1 --network host -e MOCK_THREA
 for port in 18620 18621 18622 18623; do wait_port "$port"; done
 url() { echo "http://127.0.0.1:$1/v1/chat/completions"; }
 docker_version=$(docker version --format '{{.Server.Version}}')
-taskset -c 0 "$loadgen" overhead --profile "$root/profiles/paired-latency.toml" \
+taskset -c 0 "$loadgen" overhead --preset "$root/presets/paired-latency.toml" \
   --direct "$(url 18620)" --twin "$(url 18623)" \
   --gateway "bridge=$(url 18621)" --gateway "host-network=$(url 18622)" \
   --gateway-info "bridge=Docker $docker_version, bridge network, port published on 127.0.0.1 (userland proxy)" \
   --gateway-info "host-network=Docker $docker_version, --network host" \
-  ${ROUNDS:+--rounds "$ROUNDS"} ${TRIALS:+--trials "$TRIALS"} --pin 0 --quiet \
+  ${ROUNDS:+--rounds "$ROUNDS"} ${TRIALS:+--trials "$TRIALS"} --cores 0 --quiet \
   --out "${OUT:-$root/bench-out/sidecar.json}"

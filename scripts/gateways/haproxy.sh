@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # HAProxy as a pass-through proxy in front of the mock: a second zero-logic baseline. Installs
-# haproxy from apt if missing, runs the profiles (scripts/gateways/lib.sh) direct and through
+# haproxy from apt if missing, runs the presets (scripts/gateways/lib.sh) direct and through
 # it, writes results and reports to bench-out/gateways/haproxy, and stops what it started.
 #
 # Usage: scripts/gateways/haproxy.sh      (DURATION=20s METHODS="paired ladder" to shorten)

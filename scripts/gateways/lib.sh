@@ -1,12 +1,12 @@
-# Shared by the gateway scripts: build, start the mock, run the profiles direct and through a
+# Shared by the gateway scripts: build, start the mock, run the presets direct and through a
 # gateway, write results and reports, and stop everything started.
 #
 # Layout on a 2-core machine: the mock and the gateway on CPU 1, loadgen on CPU 0. Settings by
 # environment: OUT (results folder, default bench-out/gateways/NAME), DURATION (per trial of the
-# constant-rate table, default the profile's 60s), SETTLE (pause before each constant-rate trial
+# constant-rate table, default the preset's 60s), SETTLE (pause before each constant-rate trial
 # after the first, for a gateway that is still working off its backlog; default none),
 # METHODS (default "paired constant ladder"; "profile" samples the gateway with perf under
-# profiles/gateway-profile.toml: flame graphs beside its latency), PROFILE=1 (start the gateway
+# presets/gateway-profile.toml: flame graphs beside its latency), PROFILE=1 (start the gateway
 # so perf can name its JIT-compiled or interpreted frames, Node with --perf-basic-prof and
 # Python with -X perf, and run only the profile method unless METHODS says otherwise),
 # PROFILE_RATE (the profile method's rate, default the profile's 200 req/s), CALL_GRAPH (its
@@ -77,8 +77,8 @@ build() {
 }
 
 # The mock answers 60 tokens unless a request's max_tokens asks fewer (the paired and constant
-# profiles ask 5 and 16): the ladder's 60-token streams then do not depend on the gateway
-# forwarding the profile's x-mock-tokens header (LiteLLM does not).
+# presets ask 5 and 16): the ladder's 60-token streams then do not depend on the gateway
+# forwarding the preset's x-mock-tokens header (LiteLLM does not).
 start_mock() { # extra MOCK flags...
   taskset -c 1 "$mock_bin" --listen "127.0.0.1:$mock_port" --threads 1 --tokens 60 "$@" \
     2>"$work/mock.log" &
@@ -128,7 +128,7 @@ stop_gateway() {
   wait "$1" 2>/dev/null || true
 }
 
-# run_methods NAME URL INFO RECORDING PID: the profiles direct and through the gateway at URL;
+# run_methods NAME URL INFO RECORDING PID: the presets direct and through the gateway at URL;
 # RECORDING is what it records per call: off, defaults or full.
 run_methods() {
   local name=$1 url=$2 info=$3 recording=$4 pid=$5
@@ -140,13 +140,13 @@ run_methods() {
     echo "== $name: $method" >&2
     case $method in
       paired)
-        "$loadgen_bin" overhead --profile "$root/profiles/paired-latency.toml" "${common[@]}" \
+        "$loadgen_bin" overhead --preset "$root/presets/paired-latency.toml" "${common[@]}" \
           --twin "http://127.0.0.1:$twin_port/v1/chat/completions" \
-          --pin 0 --quiet --out "$out/paired$result_suffix.json" || true ;;
+          --cores 0 --quiet --out "$out/paired$result_suffix.json" || true ;;
       constant)
-        "$loadgen_bin" compare --profile "$root/profiles/constant-5000rps.toml" "${common[@]}" \
+        "$loadgen_bin" compare --preset "$root/presets/constant-5000rps.toml" "${common[@]}" \
           --twin "http://127.0.0.1:$twin_port/v1/chat/completions" \
-          ${DURATION:+--duration "$DURATION"} ${SETTLE:+--settle "$SETTLE"} --pin 0 --quiet --out "$out/constant$result_suffix.json" || true ;;
+          ${DURATION:+--duration "$DURATION"} ${SETTLE:+--settle "$SETTLE"} --cores 0 --quiet --out "$out/constant$result_suffix.json" || true ;;
       profile)
         local memory=() file=profile
         if [ "${MEMORY:-}" = 1 ]; then
@@ -154,14 +154,14 @@ run_methods() {
           file=profile-memory
         fi
         # shellcheck disable=SC2086 # PROFILE_FLAGS is split into options on purpose
-        "$loadgen_bin" profile --profile "$root/profiles/gateway-profile.toml" "${common[@]}" \
+        "$loadgen_bin" profile --preset "$root/presets/gateway-profile.toml" "${common[@]}" \
           --twin "http://127.0.0.1:$twin_port/v1/chat/completions" --pid "$pid" \
           ${PROFILE_RATE:+--rate "$PROFILE_RATE"} ${CALL_GRAPH:+--call-graph "$CALL_GRAPH"} \
           "${memory[@]}" ${PROFILE_FLAGS:-} \
-          --pin 0 --quiet --out "$out/$file$result_suffix.json" || true ;;
+          --cores 0 --quiet --out "$out/$file$result_suffix.json" || true ;;
       ladder)
-        "$loadgen_bin" ladder --profile "$root/profiles/streams-ladder.toml" "${common[@]}" \
-          --pin 0 --quiet --out "$out/ladder$result_suffix.json" || true ;;
+        "$loadgen_bin" ladder --preset "$root/presets/streams-ladder.toml" "${common[@]}" \
+          --cores 0 --quiet --out "$out/ladder$result_suffix.json" || true ;;
       *) echo "gateways: unknown method $method" >&2; exit 2 ;;
     esac
   done

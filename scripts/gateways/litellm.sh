@@ -6,7 +6,7 @@
 # LiteLLM's translation shows against the OpenAI pass-through.
 #
 # With one provider, LiteLLM runs twice, as two gateways: "litellm-off" with message logging
-# turned off and "litellm-defaults" with LiteLLM's defaults (MODES), and the profiles run direct
+# turned off and "litellm-defaults" with LiteLLM's defaults (MODES), and the presets run direct
 # and through each (scripts/gateways/lib.sh); names get the provider appended when it is not
 # openai (litellm-off-bedrock). With several (PROVIDER="openai anthropic azure gemini bedrock"),
 # one LiteLLM per provider runs with logging off, and the paired rounds call all of them in the
@@ -165,10 +165,10 @@ for provider in "${providers[@]}"; do
   port=$((port + 1))
 done
 echo "== litellm providers: paired" >&2
-"$loadgen_bin" overhead --profile "$root/profiles/paired-latency.toml" \
+"$loadgen_bin" overhead --preset "$root/presets/paired-latency.toml" \
   --direct "$(direct_url)" "${gateways[@]}" "${extra_args[@]}" \
   --twin "http://127.0.0.1:$twin_port/v1/chat/completions" \
-  --pin 0 --quiet --out "$out/paired.json" || true
+  --cores 0 --quiet --out "$out/paired.json" || true
 "$loadgen_bin" report "$out/paired.json" --format md --out "$out/paired.md"
 "$loadgen_bin" report "$out/paired.json" --format html --out "$out/paired.html"
 echo "results and reports in $out" >&2

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # nginx as a pass-through proxy in front of the mock: the zero-logic baseline. Installs nginx
-# from apt if missing, runs the profiles (scripts/gateways/lib.sh) direct and through it, writes
+# from apt if missing, runs the presets (scripts/gateways/lib.sh) direct and through it, writes
 # results and reports to bench-out/gateways/nginx, and stops what it started.
 #
 # Usage: scripts/gateways/nginx.sh        (DURATION=20s METHODS="paired ladder" to shorten)

@@ -2,7 +2,7 @@
 # The Portkey AI gateway (@portkey-ai/gateway, npm) in front of the mock, through its custom-host
 # route: requests carry x-portkey-provider: openai and x-portkey-custom-host pointing at the
 # mock (the direct calls carry them too; the mock ignores them). Installs the package into
-# bench-out/gateways/portkey-install, runs the profiles (scripts/gateways/lib.sh) direct and
+# bench-out/gateways/portkey-install, runs the presets (scripts/gateways/lib.sh) direct and
 # through it, writes results and reports to bench-out/gateways/portkey, and stops what it
 # started.
 #

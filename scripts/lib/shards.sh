@@ -1,6 +1,6 @@
 # Shared by the runners that start loadgen shards on a cluster engine (scripts/swarm/run.sh,
 # scripts/slurm/run.sh, scripts/k8s/run.sh): one contract for all three.
-#   - Entry point: the loadgen binary (or image) runs `loadgen run --profile FILE --out -` with
+#   - Entry point: the loadgen binary (or image) runs `loadgen run --preset FILE --out -` with
 #     its shard, start instant and metrics address in the environment: LOADGEN_SHARD (`I/N`, or
 #     `slot:S/N` counting from 1 as Docker Swarm's task slots do), LOADGEN_START_AT (RFC 3339,
 #     UTC) and LOADGEN_METRICS_LISTEN (`HOST:PORT+shard`: the port plus the shard's index).
@@ -15,7 +15,7 @@
 #                                  aimed at it); fails when it does not answer
 #   shards_mock_count PORT OUT     writes the chat requests the mock counted to
 #                                  OUT/mock-chat-requests
-#   shards_halfway PROFILE START_AT  sleeps until half-way through the profile's duration
+#   shards_halfway PRESET START_AT  sleeps until half-way through the preset's duration
 #                                  after the shards' common start instant
 #   shards_start_at LEAD           prints the instant LEAD seconds from now, RFC 3339 in UTC
 #   shards_absent I WHY            records why shard I has no result (for shards_merge)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs one profile as N loadgen shards on Slurm (a job array) and merges their results.
+# Runs one preset as N loadgen shards on Slurm (a job array) and merges their results.
 #
 #   scripts/slurm/run.sh [SHARDS]           # on the cluster sbatch talks to (default 4)
 #   LOCAL=1 scripts/slurm/run.sh [SHARDS]   # a one-node Slurm of its own, on this host
@@ -17,10 +17,11 @@
 # LOCAL=1 starts munged, slurmctld and slurmd of its own (their config, sockets, state and logs
 # under a temporary folder, on ports of their own; the node declared with more CPUs than it has,
 # so all shards run at once), a mock on 127.0.0.1 as the target and clock reference, runs the
-# array, and stops only what it started. Its profile is scripts/swarm/local.toml with the
+# array, and stops only what it started. Its preset is scripts/swarm/local.toml with the
 # mock's address filled in.
 #
-# Settings: PROFILE (no default outside LOCAL: a profile every node can read), LOADGEN (the
+# Settings: PRESET (PROFILE, its former name, is still read; no default outside LOCAL: a
+# preset every node can read), LOADGEN (the
 # binary the tasks run and the merge uses, default target/release/loadgen), LEAD (default 10),
 # DEADLINE (seconds after the start, default 120), OUT (default slurm-results), METRICS_HOST
 # (default 0.0.0.0; LOCAL: 127.0.0.1), METRICS_PORT (default 9600), METRICS_LINGER (how long
@@ -127,16 +128,16 @@ CONF
     exit 1
   }
   shards_local_mock "$root" "$mock_port" "$work"
-  profile=${PROFILE:-$work/local.toml}
+  preset=${PRESET:-${PROFILE:-$work/local.toml}}
   metrics_host=${METRICS_HOST:-127.0.0.1}
 else
-  profile=${PROFILE:?slurm/run: PROFILE must name a profile every node can read}
+  preset=${PRESET:-${PROFILE:?slurm/run: PRESET must name a preset every node can read}}
   metrics_host=${METRICS_HOST:-0.0.0.0}
 fi
 
 start_at=$(shards_start_at "$lead")
 job=$(sbatch --parsable --array="0-$((shards - 1))" --output="$out/shard-%a.log" \
-  --export="ALL,LOADGEN=$loadgen,PROFILE=$profile,LOADGEN_START_AT=$start_at,LOADGEN_METRICS_LISTEN=$metrics_host:$metrics_port+shard,LOADGEN_METRICS_LINGER=${METRICS_LINGER:-3s}" \
+  --export="ALL,LOADGEN=$loadgen,PRESET=$preset,LOADGEN_START_AT=$start_at,LOADGEN_METRICS_LISTEN=$metrics_host:$metrics_port+shard,LOADGEN_METRICS_LINGER=${METRICS_LINGER:-3s}" \
   "${sbatch_flags[@]}" "$root/scripts/slurm/shards.sbatch")
 job=${job%%;*}
 echo "slurm/run: job $job, $shards shards, starting at $start_at" >&2
@@ -162,7 +163,7 @@ json.dump(targets, open(sys.argv[4], 'w'), indent=1)
 # KILL=I (LOCAL only): shard I's loadgen killed half-way through its run, to see a lost shard
 # named (found by the LOADGEN_SHARD in its environment).
 if [ -n "${KILL:-}" ] && [ -n "${LOCAL:-}" ]; then
-  shards_halfway "$profile" "$start_at"
+  shards_halfway "$preset" "$start_at"
   for pid in $(pgrep -x loadgen); do
     if tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qx "LOADGEN_SHARD=$KILL/$shards"; then
       kill -9 "$pid" && echo "slurm/run: killed shard $KILL (pid $pid)" >&2

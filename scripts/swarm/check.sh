@@ -50,7 +50,7 @@ mock=$!
 wait_answers -f "http://127.0.0.1:$port/health" 100 0.05
 sed "s/__MOCK_PORT__/$port/g" "$root/scripts/swarm/local.toml" >"$work/local.toml"
 for i in 1 2; do
-  "$root/target/release/loadgen" run --profile "$work/local.toml" --out "$work/single-$i.json" \
+  "$root/target/release/loadgen" run --preset "$work/local.toml" --out "$work/single-$i.json" \
     >/dev/null 2>&1 || true
 done
 kill "$mock"

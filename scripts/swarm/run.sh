@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Runs one profile as N loadgen shards on Docker Swarm and merges their results.
+# Runs one preset as N loadgen shards on Docker Swarm and merges their results.
 #
 #   scripts/swarm/run.sh [SHARDS]           # on the swarm the docker CLI talks to (default 4)
 #   LOCAL=1 scripts/swarm/run.sh [SHARDS]   # a throwaway two-node swarm of its own, on this host
 #
 # A replicated service of SHARDS tasks, one per shard, spread over the nodes: the loadgen image
-# (FROM scratch, scripts/docker/build-local.sh), host networking, the profile as a Swarm config,
+# (FROM scratch, scripts/docker/build-local.sh), host networking, the preset as a Swarm config,
 # and in each task's environment LOADGEN_SHARD=slot:{{.Task.Slot}}/N (Swarm numbers a replicated
 # service's tasks from 1; a replicated job's from 0, but renders slot 0 as the node's id, so a
 # job cannot carry its shard), LOADGEN_START_AT (now + LEAD) and LOADGEN_METRICS_LISTEN
@@ -23,9 +23,10 @@
 # makes the first a manager and the second a worker joined on 127.0.0.1, builds the images into
 # the first and loads them into the second (no registry), starts a mock on 127.0.0.1 as the
 # target and clock reference, runs the shards across both nodes, and stops only what it
-# started. Its profile is scripts/swarm/local.toml with the mock's address filled in.
+# started. Its preset is scripts/swarm/local.toml with the mock's address filled in.
 #
-# Settings: PROFILE (default scripts/swarm/run.toml; LOCAL: local.toml), IMAGE (default
+# Settings: PRESET (PROFILE, its former name, is still read; default scripts/swarm/run.toml;
+# LOCAL: local.toml), IMAGE (default
 # gatebench/loadgen:local), LEAD (seconds to the start, default 20), DEADLINE (seconds after the
 # start for every task to end, default 120), OUT (default swarm-results), LOADGEN (the binary
 # that merges, default target/release/loadgen, else loadgen on PATH), METRICS_HOST (default
@@ -141,10 +142,10 @@ if [ -n "${LOCAL:-}" ]; then
   "$root/scripts/docker/build-local.sh" >/dev/null
   docker -H "$manager" save "$image" | docker -H "$worker" load >/dev/null
   shards_local_mock "$root" "$mock_port" "$work"
-  profile=${PROFILE:-$work/local.toml}
+  preset=${PRESET:-${PROFILE:-$work/local.toml}}
   metrics_host=${METRICS_HOST:-127.0.0.1}
 else
-  profile=${PROFILE:-$root/scripts/swarm/run.toml}
+  preset=${PRESET:-${PROFILE:-$root/scripts/swarm/run.toml}}
   metrics_host=${METRICS_HOST:-0.0.0.0}
   docker node ls >/dev/null 2>&1 || {
     echo "swarm/run: the docker CLI does not talk to a swarm manager (docker swarm init, or LOCAL=1)" >&2
@@ -156,7 +157,7 @@ fi
 nodes=$(docker node ls -q | wc -l)
 start_at=$(shards_start_at "$lead")
 created=1
-docker config create "$name" "$profile" >/dev/null
+docker config create "$name" "$preset" >/dev/null
 docker service create --detach --quiet --name "$name" --no-resolve-image \
   --mode replicated --replicas "$shards" --restart-condition none \
   --network host --placement-pref spread=node.id \
@@ -165,7 +166,7 @@ docker service create --detach --quiet --name "$name" --no-resolve-image \
   --env "LOADGEN_START_AT=$start_at" \
   --env "LOADGEN_METRICS_LISTEN=$metrics_host:$metrics_port+shard" \
   --env "LOADGEN_METRICS_LINGER=${METRICS_LINGER:-3s}" \
-  "$image" run --profile /etc/gatebench/run.toml --out - >/dev/null
+  "$image" run --preset /etc/gatebench/run.toml --out - >/dev/null
 echo "swarm/run: $shards shards over $nodes node(s), starting at $start_at" >&2
 
 # tasks: one line per task of the service: slot, id, node id, state, exit code, error (two
@@ -204,7 +205,7 @@ PY
 
 # KILL=I (LOCAL only): shard I's container killed half-way through its run.
 if [ -n "${KILL:-}" ] && [ -n "${LOCAL:-}" ]; then
-  shards_halfway "$profile" "$start_at"
+  shards_halfway "$preset" "$start_at"
   victim=$(tasks | awk -v slot=$((KILL + 1)) '$1 == slot {print $2; exit}')
   container=$(docker inspect -f '{{.Status.ContainerStatus.ContainerID}}' "$victim")
   docker -H "$manager" kill "$container" >/dev/null 2>&1 || docker -H "$worker" kill "$container" >/dev/null

@@ -26,7 +26,7 @@ impl EmbeddedMock {
     pub fn with_latency(cores: usize, latency: Option<&str>) -> Result<EmbeddedMock, StartError> {
         let mut config = Config {
             threads: 1,
-            pin: if cores >= 2 {
+            cores: if cores >= 2 {
                 vec![cores - 1]
             } else {
                 Vec::new()

@@ -6,7 +6,7 @@ use crate::model::target::{Named, SAME_PROCESS, TWIN_GIVEN};
 
 use crate::generator::plan_error::PlanError;
 use crate::model::role::Role;
-use crate::wire::pin::Pin;
+use crate::wire::connect_to::ConnectTo;
 use crate::wire::target::parse_target_via;
 
 /// What the user disclosed about the gateways: `--gateway-info` and `--gateway-recording`.
@@ -23,7 +23,7 @@ pub fn with_twin(
     targets: &mut Vec<Named>,
     twin: Option<&str>,
     direct: Option<&str>,
-    pins: &[Pin],
+    rules: &[ConnectTo],
 ) -> Result<bool, PlanError> {
     let twin = match twin {
         Some("none") => None,
@@ -37,7 +37,7 @@ pub fn with_twin(
         1,
         Named {
             name: Role::Twin,
-            target: parse_target_via(url, pins)?,
+            target: parse_target_via(url, rules)?,
             info: Some(info.to_string()),
             recording: None,
         },
@@ -55,24 +55,24 @@ pub fn min_effect_us(text: Option<&str>) -> Result<f64, PlanError> {
     }
 }
 
-/// The direct target, then the gateways ([`named_gateways`]); `pins` are the `--connect-to`
+/// The direct target, then the gateways ([`named_gateways`]); `rules` are the `--connect-to`
 /// rules.
 pub fn named_targets(
     direct: Option<&str>,
     gateways: &[String],
     disclosed: Disclosed<'_>,
-    pins: &[Pin],
+    rules: &[ConnectTo],
 ) -> Result<Vec<Named>, PlanError> {
     let direct = direct.ok_or(PlanError::Missing(
         "--direct URL (the upstream called without a gateway)",
     ))?;
     let mut targets = vec![Named {
         name: Role::Direct,
-        target: parse_target_via(direct, pins)?,
+        target: parse_target_via(direct, rules)?,
         info: None,
         recording: None,
     }];
-    targets.extend(named_gateways(gateways, disclosed, pins)?);
+    targets.extend(named_gateways(gateways, disclosed, rules)?);
     Ok(targets)
 }
 
@@ -80,7 +80,7 @@ pub fn named_targets(
 pub fn named_gateways(
     gateways: &[String],
     disclosed: Disclosed<'_>,
-    pins: &[Pin],
+    rules: &[ConnectTo],
 ) -> Result<Vec<Named>, PlanError> {
     if gateways.is_empty() {
         return Err(PlanError::Missing("--gateway NAME=URL (at least one)"));
@@ -102,7 +102,7 @@ pub fn named_gateways(
         }
         targets.push(Named {
             name,
-            target: parse_target_via(url, pins)?,
+            target: parse_target_via(url, rules)?,
             info: None,
             recording: None,
         });

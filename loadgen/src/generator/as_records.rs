@@ -21,7 +21,7 @@ impl From<&Plan> for PlanRecord {
             warmup_us: us(plan.warmup),
             connections: plan.connections,
             threads: plan.threads,
-            pin: plan.pin.clone(),
+            cores: plan.cores.clone(),
             request: RequestRecord::from(&plan.request),
             corpus: plan.corpus.as_ref().map(|c| c.summary()),
             sessions: plan.sessions.as_ref().map(|s| s.summary()),

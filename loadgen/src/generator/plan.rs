@@ -35,7 +35,7 @@ pub struct Plan {
     pub warmup: Duration,
     pub connections: usize,
     pub threads: usize,
-    pub pin: Vec<usize>,
+    pub cores: Vec<usize>,
     pub request: RequestSpec,
     /// Many requests instead of `request` (`--requests-file`, or a trace's rows).
     #[serde(serialize_with = "crate::generator::corpus::as_summary")]

@@ -22,12 +22,14 @@ pub enum PlanError {
     Missing(&'static str),
     #[error("invalid {0} '{1}': expected {2}")]
     Named(&'static str, String, &'static str),
-    #[error("invalid --pin '{0}': expected core ids like 1 or 0-1, each below the {1} cores here")]
-    Pin(String, usize),
+    #[error(
+        "invalid --cores '{0}': expected core ids like 1 or 0-1, each below the {1} cores here"
+    )]
+    Cores(String, usize),
     #[error(transparent)]
     Spec(#[from] crate::wire::target::SpecError),
     #[error(transparent)]
-    ConnectTo(#[from] crate::wire::pin::PinError),
+    ConnectTo(#[from] crate::wire::connect_to::ConnectToError),
     #[error(transparent)]
     Tls(#[from] crate::wire::transport::TlsSetupError),
     #[error(

@@ -19,6 +19,21 @@ pub struct PresetError(pub String);
 /// and its corpus move together.
 const FILE_KEYS: [&str; 4] = ["requests-file", "trace", "cacert", "sessions"];
 
+/// Keys renamed, as (former name, name): a preset that still uses the former name is read as
+/// if it used the new one.
+const FORMER_KEYS: [(&str, &str); 1] = [("pin", "cores")];
+
+/// `table`'s keys under their former names renamed, unless the new name is there too.
+fn read_former_keys(table: &mut toml::Table) {
+    for (former, now) in FORMER_KEYS {
+        if !table.contains_key(now) {
+            if let Some(value) = table.remove(former) {
+                table.insert(now.to_string(), value);
+            }
+        }
+    }
+}
+
 /// `flags` with those of the preset at `path` under them.
 pub fn merged<T: Serialize + DeserializeOwned>(flags: T, path: &Path) -> anyhow::Result<T> {
     let invalid =
@@ -27,6 +42,7 @@ pub fn merged<T: Serialize + DeserializeOwned>(flags: T, path: &Path) -> anyhow:
         .with_context(|| format!("cannot read preset {}", path.display()))?;
     let mut table: toml::Table = toml::from_str(&text).map_err(|e| invalid(&e))?;
     anchor(&mut table, path);
+    read_former_keys(&mut table);
     let preset: T = table.clone().try_into().map_err(|e| invalid(&e))?;
     // Invariant: options are structs of named fields, which serialise to a map.
     let Value::Object(mut under) = serde_json::to_value(&preset)? else {

@@ -29,13 +29,13 @@ pub struct RequestFlags {
     #[arg(long)]
     pub timeout: Option<String>,
     /// Cores to pin workers to, like 1 or 0-1 (overhead: the one core of its client, like 0).
-    /// Default: not pinned.
-    #[arg(long)]
+    /// Default: not pinned. `--pin` and the key `pin`, its former names, are still read.
+    #[arg(long, alias = "pin")]
     #[serde(
         default,
         deserialize_with = "gatebench_shared::settings::text_or_number"
     )]
-    pub pin: Option<String>,
+    pub cores: Option<String>,
     /// Seed of the Poisson schedule, of a corpus's random order and of a trace's bodies
     /// (overhead: of the round order and of the bootstrap). Default 0.
     #[arg(long)]

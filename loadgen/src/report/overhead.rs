@@ -296,7 +296,7 @@ pub fn markdown(result: &OverheadResult) -> String {
         &Disclosure {
             setup: vec![format!(
                 "Client pinned to core: {}",
-                plan.pin.map_or_else(|| "no".into(), |c| c.to_string())
+                plan.core.map_or_else(|| "no".into(), |c| c.to_string())
             )],
             targets: &plan.targets,
             verdict: Some((result.valid, &result.invalid_reasons)),

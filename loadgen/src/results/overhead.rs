@@ -178,7 +178,9 @@ pub struct OverheadPlan<R = RequestRecord> {
     pub seed: u64,
     pub resamples: usize,
     pub confidence: f64,
-    pub pin: Option<usize>,
+    /// The client's one core (`--cores`; `pin` in files before it was named so).
+    #[serde(alias = "pin")]
+    pub core: Option<usize>,
     /// Busy-poll while waiting for each response.
     #[serde(default)]
     pub spin: bool,
@@ -205,7 +207,7 @@ impl<R> OverheadPlan<R> {
             seed: self.seed,
             resamples: self.resamples,
             confidence: self.confidence,
-            pin: self.pin,
+            core: self.core,
             spin: self.spin,
             attribute: self.attribute,
             out: self.out,

@@ -26,8 +26,9 @@ pub struct PlanRecord {
     pub warmup_us: u64,
     pub connections: usize,
     pub threads: usize,
-    #[serde(default)]
-    pub pin: Vec<usize>,
+    /// The cores the workers were pinned to (`--cores`; `pin` in files before it was named so).
+    #[serde(default, alias = "pin")]
+    pub cores: Vec<usize>,
     pub request: RequestRecord,
     /// Many requests instead of `request` (`--requests-file`, or a trace's rows).
     #[serde(default)]
@@ -186,4 +187,20 @@ pub struct TransportRecord {
     /// `--connect-to` rules, as given.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub connect_to: Vec<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A result written before `--pin` was named `--cores` reads back with its cores.
+    #[test]
+    fn a_plan_recorded_with_pin_reads_back_its_cores() {
+        let mut json = serde_json::to_value(PlanRecord::default()).unwrap();
+        let plan = json.as_object_mut().unwrap();
+        plan.remove("cores");
+        plan.insert("pin".into(), serde_json::json!([0, 1]));
+        let read: PlanRecord = serde_json::from_value(json).unwrap();
+        assert_eq!(read.cores, vec![0, 1]);
+    }
 }

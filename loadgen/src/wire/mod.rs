@@ -1,16 +1,16 @@
-//! The wire, the ground floor: opening connections (TCP, TLS, pinned addresses), HTTP/1.1 (our
+//! The wire, the ground floor: opening connections (TCP, TLS, `--connect-to` addresses), HTTP/1.1 (our
 //! own client, which stamps every socket read) and HTTP/2 (over the `h2` crate), one timed and
 //! validated exchange over either, and stream parsing (SSE, AWS event streams); in tests, a simulated
 //! target in place of a socket.
 
 pub mod clock;
 pub(crate) mod completion;
+pub mod connect_to;
 pub(crate) mod exchange;
 pub(crate) mod get;
 pub(crate) mod http1;
 pub(crate) mod http2;
 pub mod outcome;
-pub mod pin;
 pub mod plain;
 #[cfg(test)]
 pub(crate) mod simulated;

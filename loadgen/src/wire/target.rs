@@ -213,9 +213,12 @@ pub fn parse_target(url: &str) -> Result<Target, SpecError> {
     parse_target_via(url, &[])
 }
 
-/// [`parse_target`], where `--connect-to` rules (`pins`) name the address of a host and port
+/// [`parse_target`], where `--connect-to` rules (`rules`) name the address of a host and port
 /// instead of the resolver.
-pub fn parse_target_via(url: &str, pins: &[crate::wire::pin::Pin]) -> Result<Target, SpecError> {
+pub fn parse_target_via(
+    url: &str,
+    rules: &[crate::wire::connect_to::ConnectTo],
+) -> Result<Target, SpecError> {
     let err = || SpecError::Url(url.to_string());
     let (rest, tls) = match (url.strip_prefix("http://"), url.strip_prefix("https://")) {
         (Some(rest), _) => (rest, false),
@@ -239,7 +242,7 @@ pub fn parse_target_via(url: &str, pins: &[crate::wire::pin::Pin]) -> Result<Tar
         return Err(err());
     }
     let port = port.unwrap_or(if tls { 443 } else { 80 });
-    let resolved = match crate::wire::pin::pinned(pins, host, port) {
+    let resolved = match crate::wire::connect_to::address_under(rules, host, port) {
         Some(address) => address,
         None => {
             let lookup = if host.contains(':') {
@@ -320,13 +323,16 @@ mod tests {
         assert_eq!(t.host(), "localhost");
         assert_eq!(t.resolved.port(), 443);
         // A name nobody resolves, pinned: no lookup is made.
-        let pins =
-            [crate::wire::pin::Pin::parse("api.example.invalid:443:127.0.0.1:8443").unwrap()];
-        let t = parse_target_via("https://api.example.invalid", &pins).unwrap();
+        let rules =
+            [
+                crate::wire::connect_to::ConnectTo::parse("api.example.invalid:443:127.0.0.1:8443")
+                    .unwrap(),
+            ];
+        let t = parse_target_via("https://api.example.invalid", &rules).unwrap();
         assert_eq!(t.resolved, "127.0.0.1:8443".parse().unwrap());
         assert_eq!(t.authority, "api.example.invalid");
         assert!(matches!(
-            parse_target_via("https://api.example.invalid:8443", &pins),
+            parse_target_via("https://api.example.invalid:8443", &rules),
             Err(SpecError::Resolve(..))
         ));
     }

@@ -55,9 +55,9 @@ pub enum ConfigError {
     #[error("invalid --threads {0}: expected a whole number from 1 to 1024")]
     Threads(usize),
     #[error(
-        "invalid --pin '{0}': expected core ids like 0, 0,1 or 0-3, each below the {1} cores here"
+        "invalid --cores '{0}': expected core ids like 0, 0,1 or 0-3, each below the {1} cores here"
     )]
-    Pin(String, usize),
+    Cores(String, usize),
     #[error(transparent)]
     Spec(#[from] SpecError),
     #[error("invalid {0} '{1}': expected a duration like 500ms, 10s or 2m")]
@@ -122,7 +122,7 @@ pub struct Config {
     /// Worker threads. Default one per core.
     pub threads: usize,
     /// Cores the workers are pinned to, round-robin. Default: none.
-    pub pin: Vec<usize>,
+    pub cores: Vec<usize>,
     /// Latency, time to first token, inter-token gap, output length, seed. Default: no latency,
     /// 16 tokens, seed 0.
     pub latency: LatencyModel,
@@ -197,7 +197,7 @@ impl Default for Config {
         Config {
             listen: SocketAddr::from(([127, 0, 0, 1], 8080)),
             threads: 1,
-            pin: Vec::new(),
+            cores: Vec::new(),
             latency: LatencyModel::default(),
             models: vec!["gpt-4o-mini".to_string(), "gpt-4o".to_string()],
             max_body_bytes: 16 << 20,
@@ -253,8 +253,8 @@ impl Config {
         let raw = RawSettings {
             listen: Some(self.listen.to_string()),
             threads: Some(self.threads),
-            pin: (!self.pin.is_empty()).then(|| {
-                let ids: Vec<String> = self.pin.iter().map(|c| c.to_string()).collect();
+            cores: (!self.cores.is_empty()).then(|| {
+                let ids: Vec<String> = self.cores.iter().map(|c| c.to_string()).collect();
                 ids.join(",")
             }),
             latency: m.latency.map(|d| d.to_string()),
@@ -393,10 +393,18 @@ mod tests {
         assert_eq!(config.max_body_bytes, 1024);
     }
 
+    /// The key `pin`: the cores' former name, still read.
+    #[test]
+    fn the_cores_former_key_is_still_read() {
+        let file: RawSettings = toml::from_str("pin = \"0\"\n").unwrap();
+        assert_eq!(file.cores.as_deref(), Some("0"));
+        assert_eq!(file.validate().unwrap().cores, vec![0]);
+    }
+
     #[test]
     fn printed_config_reads_back_the_same() {
         let raw = RawSettings {
-            pin: Some("0".into()),
+            cores: Some("0".into()),
             ttft: Some("lognormal:50ms,0.5".into()),
             tokens: Some("uniform:5..9".into()),
             seed: Some(3),
@@ -430,7 +438,7 @@ mod tests {
             ),
             (
                 RawSettings {
-                    pin: Some("0-99999".into()),
+                    cores: Some("0-99999".into()),
                     ..Default::default()
                 },
                 "expected core ids",

@@ -25,12 +25,14 @@ pub struct RawSettings {
     #[arg(long, env = "MOCK_LISTEN")]
     pub listen: Option<String>,
     /// Worker threads, each with its own runtime and SO_REUSEPORT listener. Default: one per
-    /// core (or one per --pin entry).
+    /// core (or one per --cores entry).
     #[arg(long, env = "MOCK_THREADS")]
     pub threads: Option<usize>,
-    /// Cores to pin worker threads to, like 0 or 0,1 or 0-3. Default: not pinned.
-    #[arg(long, env = "MOCK_PIN")]
-    pub pin: Option<String>,
+    /// Cores to pin worker threads to, like 0 or 0,1 or 0-3. Default: not pinned. `--pin`,
+    /// `MOCK_PIN` and the key `pin`, its former names, are still read.
+    #[arg(long, alias = "pin", env = "MOCK_CORES")]
+    #[serde(alias = "pin")]
+    pub cores: Option<String>,
     /// Time to a whole non-streaming response (a distribution). Default: the stream's e2e,
     /// ttft + itl x (tokens - 1).
     #[arg(long, env = "MOCK_LATENCY")]
@@ -204,7 +206,7 @@ impl RawSettings {
         RawSettings {
             listen: self.listen.or(file.listen),
             threads: self.threads.or(file.threads),
-            pin: self.pin.or(file.pin),
+            cores: self.cores.or(file.cores),
             latency: self.latency.or(file.latency),
             ttft: self.ttft.or(file.ttft),
             itl: self.itl.or(file.itl),
@@ -249,7 +251,7 @@ impl RawSettings {
     pub fn validate(self) -> Result<Config, ConfigError> {
         let defaults = Config::default();
         let listen = given(self.listen, |t| parse_listen(&t), defaults.listen)?;
-        let (threads, pin) = workers(self.threads, self.pin)?;
+        let (threads, cores) = workers(self.threads, self.cores)?;
         let latency = latency_model(self.latency, self.ttft, self.itl, self.tokens, self.seed)?;
         let models = given(self.models, |t| parse_models(&t), defaults.models)?;
         let size = |t: String| parse_size(&t).ok_or(ConfigError::Size(t));
@@ -287,7 +289,7 @@ impl RawSettings {
             tokenizer,
             listen,
             threads,
-            pin,
+            cores,
             faults,
             rate_limit,
             tool_calls,
@@ -383,23 +385,23 @@ fn http1(v: Option<&str>, default: Http1Server) -> Result<Http1Server, ConfigErr
     }
 }
 
-/// `--threads` and `--pin`: the worker count (by default one per pinned core, else one per
+/// `--threads` and `--cores`: the worker count (by default one per pinned core, else one per
 /// core) and the cores, checked.
 fn workers(
     threads: Option<usize>,
-    pin: Option<String>,
+    pinned: Option<String>,
 ) -> Result<(usize, Vec<usize>), ConfigError> {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let pin = match pin {
-        Some(text) => gatebench_shared::host::parse_cores(&text, cores)
-            .ok_or_else(|| ConfigError::Pin(text.clone(), cores))?,
+    let here = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let cores = match pinned {
+        Some(text) => gatebench_shared::host::parse_cores(&text, here)
+            .ok_or_else(|| ConfigError::Cores(text.clone(), here))?,
         None => Vec::new(),
     };
-    let threads = threads.unwrap_or(if pin.is_empty() { cores } else { pin.len() });
+    let threads = threads.unwrap_or(if cores.is_empty() { here } else { cores.len() });
     if !(1..=1024).contains(&threads) {
         return Err(ConfigError::Threads(threads));
     }
-    Ok((threads, pin))
+    Ok((threads, cores))
 }
 
 /// `--latency`, `--ttft`, `--itl`, `--tokens` and `--seed` as one latency model.

@@ -185,7 +185,7 @@ fn invocation(line: &str) -> Option<(&'static str, Vec<String>)> {
 #[test]
 fn every_command_in_the_docs_parses() {
     let mut pages = docs();
-    for extra in ["README.md", "profiles/README.md"] {
+    for extra in ["README.md", "presets/README.md"] {
         let path = root().join(extra);
         let text = std::fs::read_to_string(&path).expect("reads");
         pages.push((path.display().to_string(), text));

@@ -54,10 +54,7 @@ fn the_indexed_job_runs_one_shard_per_completion_index() {
     assert_eq!(pod["restartPolicy"].as_str(), Some("Never"));
     let container = &pod["containers"][0];
     let args = strings(&container["args"]);
-    assert_eq!(
-        args,
-        ["run", "--profile=/etc/gatebench/run.toml", "--out=-"]
-    );
+    assert_eq!(args, ["run", "--preset=/etc/gatebench/run.toml", "--out=-"]);
     let env = container["env"].as_vec().unwrap();
     let var = |name: &str| {
         env.iter()
@@ -133,7 +130,7 @@ fn the_indexed_job_runs_one_shard_per_completion_index() {
         Some(format!("{}/{n}", n - 1).as_str())
     );
 
-    // The profile is the ConfigMap's, mounted where --profile reads it.
+    // The profile is the ConfigMap's, mounted where --preset reads it.
     let mount = &container["volumeMounts"][0];
     let volume = pod["volumes"]
         .as_vec()
@@ -141,8 +138,8 @@ fn the_indexed_job_runs_one_shard_per_completion_index() {
         .iter()
         .find(|v| v["name"] == mount["name"])
         .unwrap();
-    let profile_docs = docs("profile.yaml");
-    let config_map = kind(&profile_docs, "ConfigMap");
+    let preset_docs = docs("preset.yaml");
+    let config_map = kind(&preset_docs, "ConfigMap");
     assert_eq!(
         volume["configMap"]["name"].as_str(),
         config_map["metadata"]["name"].as_str()
@@ -217,7 +214,7 @@ fn the_manifests_validate_against_the_kubernetes_api_schemas() {
     // stable there), and the newest the package knows.
     // backoffLimitPerIndex is in the API from 1.29 (beta, on by default), stable in 1.33.
     for version in ["1.33.0", "1.37.0"] {
-        for file in [k8s("profile.yaml"), k8s("gateway.yaml"), job.clone()] {
+        for file in [k8s("preset.yaml"), k8s("gateway.yaml"), job.clone()] {
             let out = validate(&file, version);
             assert!(
                 out.status.success(),
@@ -249,8 +246,8 @@ fn service_port(service: &Yaml, name: &str) -> i64 {
 
 #[test]
 fn the_profile_makes_a_valid_sharded_plan_aimed_at_the_service() {
-    let profile_docs = docs("profile.yaml");
-    let profile = kind(&profile_docs, "ConfigMap")["data"]["run.toml"]
+    let preset_docs = docs("preset.yaml");
+    let profile = kind(&preset_docs, "ConfigMap")["data"]["run.toml"]
         .as_str()
         .unwrap()
         .to_string();

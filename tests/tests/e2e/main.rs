@@ -30,7 +30,7 @@ mod overhead;
 mod pacing;
 mod packaging;
 mod prefill;
-mod profiles;
+mod presets;
 mod profiling;
 mod prompt_cache;
 mod ratelimit;

@@ -20,7 +20,7 @@ fn stalled_run(connections: usize) -> TargetRun {
             request: loadgen::options::RequestFlags {
                 timeout: Some("5s".into()),
                 // The generator on the first core, the stalling server on the last.
-                pin: Some("0".into()),
+                cores: Some("0".into()),
                 ..Default::default()
             },
             ..args(format!("http://{addr}/v1/chat/completions"))

@@ -121,7 +121,7 @@ fn execute(plan: &BehaviourPlan, command: Vec<String>) -> anyhow::Result<(Behavi
     let started_at = humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string();
     // Ctrl-C stops the load; the mocks are reset on the way out.
     let _ = crate::engine::run::stop_flag();
-    if let Some(core) = plan.pin {
+    if let Some(core) = plan.core {
         core_affinity::set_for_current(core_affinity::CoreId { id: core });
     }
     let steered = Steered::take(&plan.upstreams).map_err(anyhow::Error::msg)?;

@@ -141,8 +141,8 @@ pub struct BehaviourPlan {
     pub transport: Transport,
     pub timeout: Duration,
     pub seed: u64,
-    /// The core loadgen runs on (`--pin`, its first core).
-    pub pin: Option<usize>,
+    /// The core loadgen runs on (`--cores`, its first core).
+    pub core: Option<usize>,
 }
 
 /// Longest a trial may be, and most trials: a bound on what one command holds in memory.
@@ -309,12 +309,12 @@ impl BehaviourPlan {
             slow: duration("slow", args.slow.as_deref(), "200ms")?,
             timeout: duration("timeout", r.timeout.as_deref(), "30s")?,
             seed: r.seed.unwrap_or(0),
-            pin: match &r.pin {
+            core: match &r.cores {
                 Some(text) => {
                     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
                     let pinned =
                         gatebench_shared::host::parse_cores(text, cores).ok_or_else(|| {
-                            format!("--pin {text:?}: cores of 0..{cores}, like 1 or 0-1")
+                            format!("--cores {text:?}: cores of 0..{cores}, like 1 or 0-1")
                         })?;
                     pinned.first().copied()
                 }

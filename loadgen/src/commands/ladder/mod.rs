@@ -164,7 +164,7 @@ fn execute(plan: LadderPlan, command: Vec<String>) -> anyhow::Result<(LadderResu
     let most = levels.iter().copied().max().unwrap_or(0);
     crate::engine::run::check_connections(most, open_files.as_ref())?;
     let mock = reach(&targets, plan.timeout)?;
-    if let Some(core) = plan.pin.first() {
+    if let Some(core) = plan.cores.first() {
         core_affinity::set_for_current(core_affinity::CoreId { id: *core });
     }
     let sampling = Sampling::start(samples);

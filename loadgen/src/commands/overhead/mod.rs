@@ -56,7 +56,7 @@ fn execute(checked: Overhead, command: Vec<String>) -> anyhow::Result<(OverheadR
     // The twin loadgen starts, if any, runs until this returns.
     let (mock, _twin) = crate::engine::twin::reach(&mut plan.targets, plan.timeout)?;
     let samples = crate::engine::sampler::sample_specs(&args_sample)?;
-    if let Some(core) = plan.pin {
+    if let Some(core) = plan.core {
         core_affinity::set_for_current(core_affinity::CoreId { id: core });
     }
     let stop = stop_flag();

@@ -59,7 +59,7 @@ impl OverheadArgs {
             seed: r.seed.unwrap_or(0),
             resamples: count("--resamples", self.resamples, 10_000, 100, MAX_RESAMPLES)?,
             confidence: 0.95,
-            pin: pin(r.pin.as_deref())?,
+            core: one_core(r.cores.as_deref())?,
             spin: !self.no_spin,
             attribute: self.attribute,
             out: self.out,
@@ -113,15 +113,15 @@ fn count(
     }
 }
 
-/// `--pin`: the one core of the client, below the cores here.
-fn pin(text: Option<&str>) -> Result<Option<usize>, PlanError> {
+/// `--cores`: the one core of the client, below the cores here.
+fn one_core(text: Option<&str>) -> Result<Option<usize>, PlanError> {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let Some(text) = text else {
         return Ok(None);
     };
     match text.trim().parse::<usize>() {
         Ok(core) if core < cores => Ok(Some(core)),
-        _ => Err(PlanError::Pin(text.to_string(), cores)),
+        _ => Err(PlanError::Cores(text.to_string(), cores)),
     }
 }
 

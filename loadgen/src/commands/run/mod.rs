@@ -44,8 +44,8 @@ pub fn execute(plan: RunPlan, command: Vec<String>) -> anyhow::Result<(RunResult
         // The mock gets the last core; the generator the others.
         let mock = EmbeddedMock::start(cores).map_err(|e| SetupError::Other(e.to_string()))?;
         plan.targets = vec![mock.target.clone()];
-        if plan.pin.is_empty() && cores >= 2 {
-            plan.pin = (0..cores - 1).collect();
+        if plan.cores.is_empty() && cores >= 2 {
+            plan.cores = (0..cores - 1).collect();
         }
         Some(mock)
     } else {
@@ -128,7 +128,7 @@ fn run_phases(plan: &Plan, phases: Vec<Plan>) -> (Vec<TargetRun>, Plan) {
         .map(|phase| {
             Arc::new(Plan {
                 targets: plan.targets.clone(),
-                pin: plan.pin.clone(),
+                cores: plan.cores.clone(),
                 live: plan.live.clone(),
                 ..phase
             })

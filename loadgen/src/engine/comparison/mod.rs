@@ -25,7 +25,7 @@ use crate::generator::plan_error::PlanError;
 use crate::model::target::Named;
 use crate::options::preset::{PLACEHOLDER, PLACEHOLDER_GATEWAY};
 use crate::options::{CompareArgs, GatewayFlags, JudgeFlags, LoadArgs, SettleFlag};
-use crate::wire::pin::Pin;
+use crate::wire::connect_to::ConnectTo;
 
 /// The targets, the twin, the trials and the resources of a comparison.
 #[derive(Debug)]
@@ -99,12 +99,12 @@ pub(crate) fn named(
     run: &LoadArgs,
     mode: &str,
 ) -> Result<Vec<Named>, SetupError> {
-    let pins = pins(run, mode)?;
+    let rules = connect_to_rules(run, mode)?;
     Ok(named_targets(
         flags.direct.as_deref(),
         &flags.gateways,
         disclosed(flags),
-        &pins,
+        &rules,
     )?)
 }
 
@@ -114,8 +114,8 @@ pub(crate) fn gateways_only(
     run: &LoadArgs,
     mode: &str,
 ) -> Result<Vec<Named>, SetupError> {
-    let pins = pins(run, mode)?;
-    Ok(named_gateways(&flags.gateways, disclosed(flags), &pins)?)
+    let rules = connect_to_rules(run, mode)?;
+    Ok(named_gateways(&flags.gateways, disclosed(flags), &rules)?)
 }
 
 /// What the flags disclose about each gateway.
@@ -127,7 +127,7 @@ pub(crate) fn disclosed(flags: &GatewayFlags) -> Disclosed<'_> {
 }
 
 /// The `--connect-to` rules, after refusing `--target`.
-fn pins(run: &LoadArgs, mode: &str) -> Result<Vec<Pin>, SetupError> {
+fn connect_to_rules(run: &LoadArgs, mode: &str) -> Result<Vec<ConnectTo>, SetupError> {
     if !run.targets.is_empty() {
         return Err(SetupError::Other(format!(
             "{mode} takes --direct URL and --gateway NAME=URL, not --target"

@@ -153,7 +153,7 @@ pub(super) fn summarise(
         connections_opened: counts.opened,
         connections_reused: counts.reused,
         connect: crate::results::run::ConnectFacts::default(),
-        pinned_cores: plan.pin.clone(),
+        pinned_cores: plan.cores.clone(),
         generator_cpu_cores: 0.0,
         generator_setup_cpu_s: None,
         pacer: None,

@@ -121,7 +121,7 @@ fn start_workers(
             window_start_ns: bounds.start_ns,
             end_ns: bounds.end_ns,
             progress: progress.clone(),
-            core: (!plan.pin.is_empty()).then(|| plan.pin[index % plan.pin.len()]),
+            core: (!plan.cores.is_empty()).then(|| plan.cores[index % plan.cores.len()]),
         };
         let handle = std::thread::Builder::new()
             .name(format!("loadgen-worker-{index}"))

@@ -21,7 +21,7 @@ pub(super) struct Limits {
     pub spin: Spin,
     pub poll_budget: f64,
     pub max_p99: Option<Duration>,
-    pub pin: Vec<usize>,
+    pub cores: Vec<usize>,
     pub threads: usize,
     pub connections: usize,
 }
@@ -62,10 +62,10 @@ pub(super) fn limits(args: &LoadArgs, load: &Load) -> Result<Limits, PlanError> 
             return Err(PlanError::ErrorRate(rate));
         }
     }
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let pin = match &args.request.pin {
-        Some(text) => gatebench_shared::host::parse_cores(text, cores)
-            .ok_or_else(|| PlanError::Pin(text.clone(), cores))?,
+    let here = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let cores = match &args.request.cores {
+        Some(text) => gatebench_shared::host::parse_cores(text, here)
+            .ok_or_else(|| PlanError::Cores(text.clone(), here))?,
         None => Vec::new(),
     };
     Ok(Limits {
@@ -75,7 +75,7 @@ pub(super) fn limits(args: &LoadArgs, load: &Load) -> Result<Limits, PlanError> 
         spin,
         poll_budget,
         max_p99,
-        pin,
+        cores,
         threads: count("--threads", args.threads.unwrap_or(1), MAX_THREADS)?,
         connections: count(
             "--connections",

@@ -18,7 +18,7 @@ use crate::generator::rate_curve::RateCurve;
 use crate::model::load::Load;
 use crate::model::target::Target;
 use crate::options::LoadArgs;
-use crate::wire::pin::Pin;
+use crate::wire::connect_to::ConnectTo;
 use crate::wire::target::{
     parse_header, parse_metrics_url, parse_target, parse_target_via, request_spec, RequestSpec,
 };
@@ -32,16 +32,16 @@ impl LoadArgs {
 
     /// The HTTP version, the TLS settings and the `--connect-to` rules.
     pub fn transport(&self) -> Result<Transport, PlanError> {
-        let pins = self
+        let rules = self
             .connect_to
             .iter()
-            .map(|text| Pin::parse(text))
+            .map(|text| ConnectTo::parse(text))
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Transport::new(
             self.http2,
             self.cacert.clone(),
             self.insecure,
-            pins,
+            rules,
         ))
     }
 
@@ -93,7 +93,7 @@ impl LoadArgs {
             warmup: timing.warmup,
             connections: limits.connections,
             threads: limits.threads,
-            pin: limits.pin,
+            cores: limits.cores,
             request,
             corpus: workload.corpus,
             sessions,

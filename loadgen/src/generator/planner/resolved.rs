@@ -71,8 +71,8 @@ impl LoadArgs {
         let given = &self.request;
         let scenario_body = given.body.is_none() && plan.corpus.is_none();
         RequestFlags {
-            pin: (!plan.pin.is_empty()).then(|| {
-                let cores: Vec<String> = plan.pin.iter().map(usize::to_string).collect();
+            cores: (!plan.cores.is_empty()).then(|| {
+                let cores: Vec<String> = plan.cores.iter().map(usize::to_string).collect();
                 cores.join(",")
             }),
             scenario: if plan.corpus.is_some() {

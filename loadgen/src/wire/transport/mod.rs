@@ -19,7 +19,7 @@ use serde::Serialize;
 use tokio::net::TcpStream;
 use tokio_rustls::TlsConnector;
 
-use crate::wire::pin::Pin;
+use crate::wire::connect_to::ConnectTo;
 pub use stream::Stream;
 pub use tls::TlsSetupError;
 
@@ -38,7 +38,7 @@ pub struct Transport {
     pub insecure: bool,
     /// `--connect-to` rules.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub connect_to: Vec<Pin>,
+    pub connect_to: Vec<ConnectTo>,
     /// The TLS client, built at the first TLS connection (or by [`Transport::check_tls`]).
     #[serde(skip)]
     tls: Arc<OnceLock<Result<Arc<ClientConfig>, TlsSetupError>>>,
@@ -53,7 +53,12 @@ pub struct Dial {
 }
 
 impl Transport {
-    pub fn new(http2: bool, cacert: Option<PathBuf>, insecure: bool, connect_to: Vec<Pin>) -> Self {
+    pub fn new(
+        http2: bool,
+        cacert: Option<PathBuf>,
+        insecure: bool,
+        connect_to: Vec<ConnectTo>,
+    ) -> Self {
         Transport {
             http2,
             cacert,

@@ -1,12 +1,12 @@
-//! Every profile in `profiles/` is registered with its command here, parses as that command's
+//! Every preset in `presets/` is registered with its command here, parses as that command's
 //! options, and makes a valid plan (nothing is sent).
 
 use std::path::Path;
 
 use loadgen::LoadArgs;
 
-/// Each profile and the command that runs it.
-const PROFILES: [(&str, &str); 8] = [
+/// Each preset and the command that runs it.
+const PRESETS: [(&str, &str); 8] = [
     ("quickstart.toml", "run"),
     ("constant-5000rps.toml", "compare"),
     ("paired-latency.toml", "overhead"),
@@ -18,30 +18,30 @@ const PROFILES: [(&str, &str); 8] = [
 ];
 
 fn dir() -> &'static Path {
-    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../profiles"))
+    Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../presets"))
 }
 
 #[test]
-fn every_profile_parses_and_validates() {
+fn every_preset_parses_and_validates() {
     for entry in std::fs::read_dir(dir()).unwrap() {
         let path = entry.unwrap().path();
         if path.extension().and_then(|e| e.to_str()) != Some("toml") {
             continue;
         }
         let name = path.file_name().unwrap().to_str().unwrap();
-        let Some((_, command)) = PROFILES.iter().find(|(file, _)| *file == name) else {
-            panic!("{name} is not registered in PROFILES with its command");
+        let Some((_, command)) = PRESETS.iter().find(|(file, _)| *file == name) else {
+            panic!("{name} is not registered in PRESETS with its command");
         };
         loadgen::commands::check_preset::check(command, &path)
             .unwrap_or_else(|e| panic!("{name}: {e:#}"));
     }
-    for (file, _) in PROFILES {
+    for (file, _) in PRESETS {
         assert!(dir().join(file).is_file(), "{file} is missing");
     }
 }
 
 #[test]
-fn profiles_say_what_their_method_says() {
+fn presets_say_what_their_method_says() {
     let read = |name: &str| -> toml::Table {
         toml::from_str(&std::fs::read_to_string(dir().join(name)).unwrap()).unwrap()
     };
@@ -66,7 +66,7 @@ fn profiles_say_what_their_method_says() {
 }
 
 #[test]
-fn a_profile_of_the_wrong_command_is_refused() {
+fn a_preset_of_the_wrong_command_is_refused() {
     let sweep = dir().join("concurrency-sweep.toml");
     assert!(loadgen::commands::check_preset::check("run", &sweep).is_err());
     assert!(loadgen::commands::check_preset::check("overhead", &sweep).is_err());
@@ -74,7 +74,7 @@ fn a_profile_of_the_wrong_command_is_refused() {
 }
 
 #[test]
-fn profile_keys_are_the_flags() {
+fn preset_keys_are_the_flags() {
     let args: LoadArgs = toml::from_str(
         "target = [\"http://127.0.0.1:4000/v1/chat/completions\"]\nrate = 5000\n\
          header = [\"x-a: 1\"]\nmax-tokens = 8\nscenario = \"chat-stream\"\n",

@@ -8,7 +8,7 @@ use serde::{Serialize, Serializer};
 
 /// One `--connect-to` rule.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Pin {
+pub struct ConnectTo {
     /// The text given, for the result.
     pub text: String,
     pub host: String,
@@ -16,7 +16,7 @@ pub struct Pin {
     pub to: SocketAddr,
 }
 
-impl Serialize for Pin {
+impl Serialize for ConnectTo {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(&self.text)
     }
@@ -25,12 +25,12 @@ impl Serialize for Pin {
 /// A `--connect-to` that is not `HOST:PORT:ADDRESS:PORT`, or whose address does not resolve.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("invalid --connect-to '{0}': {1}")]
-pub struct PinError(pub String, pub &'static str);
+pub struct ConnectToError(pub String, pub &'static str);
 
-impl Pin {
+impl ConnectTo {
     /// Parses `HOST:PORT:ADDRESS:PORT` (IPv6 in brackets, like `[::1]`).
-    pub fn parse(text: &str) -> Result<Pin, PinError> {
-        let err = |why| PinError(text.to_string(), why);
+    pub fn parse(text: &str) -> Result<ConnectTo, ConnectToError> {
+        let err = |why| ConnectToError(text.to_string(), why);
         let shape = "expected HOST:PORT:ADDRESS:PORT, like api.openai.com:443:127.0.0.1:8443";
         let (host, rest) = host_part(text).ok_or_else(|| err(shape))?;
         let (port, rest) = rest.split_once(':').ok_or_else(|| err(shape))?;
@@ -45,7 +45,7 @@ impl Pin {
             .ok()
             .and_then(|mut addrs| addrs.next())
             .ok_or_else(|| err("its address does not resolve"))?;
-        Ok(Pin {
+        Ok(ConnectTo {
             text: text.to_string(),
             host: host
                 .trim_matches(|c| c == '[' || c == ']')
@@ -61,9 +61,9 @@ impl Pin {
     }
 }
 
-/// The pinned address of `host` and `port` under `pins`, if any covers them.
-pub fn pinned(pins: &[Pin], host: &str, port: u16) -> Option<SocketAddr> {
-    pins.iter().find(|p| p.covers(host, port)).map(|p| p.to)
+/// The address `rules` send `host` and `port` to, if any covers them.
+pub fn address_under(rules: &[ConnectTo], host: &str, port: u16) -> Option<SocketAddr> {
+    rules.iter().find(|p| p.covers(host, port)).map(|p| p.to)
 }
 
 /// Splits `host:rest`, where the host may be an IPv6 address in brackets.
@@ -83,17 +83,20 @@ mod tests {
 
     #[test]
     fn parses_names_and_addresses_ipv6_included() {
-        let pin = Pin::parse("API.openai.com:443:127.0.0.1:8443").unwrap();
-        assert_eq!(pin.host, "api.openai.com");
-        assert_eq!(pin.port, 443);
-        assert_eq!(pin.to, "127.0.0.1:8443".parse().unwrap());
-        assert!(pin.covers("api.OpenAI.com", 443));
-        assert!(!pin.covers("api.openai.com", 80));
+        let rule = ConnectTo::parse("API.openai.com:443:127.0.0.1:8443").unwrap();
+        assert_eq!(rule.host, "api.openai.com");
+        assert_eq!(rule.port, 443);
+        assert_eq!(rule.to, "127.0.0.1:8443".parse().unwrap());
+        assert!(rule.covers("api.OpenAI.com", 443));
+        assert!(!rule.covers("api.openai.com", 80));
 
-        let six = Pin::parse("[::1]:80:[::1]:9000").unwrap();
+        let six = ConnectTo::parse("[::1]:80:[::1]:9000").unwrap();
         assert_eq!(six.host, "::1");
         assert_eq!(six.to, "[::1]:9000".parse().unwrap());
-        assert_eq!(pinned(&[pin, six], "::1", 80), "[::1]:9000".parse().ok());
+        assert_eq!(
+            address_under(&[rule, six], "::1", 80),
+            "[::1]:9000".parse().ok()
+        );
     }
 
     #[test]
@@ -105,7 +108,7 @@ mod tests {
             ":443:127.0.0.1:80",
             "example.com:443:127.0.0.1:99999",
         ] {
-            let err = Pin::parse(bad).unwrap_err();
+            let err = ConnectTo::parse(bad).unwrap_err();
             assert!(
                 err.to_string().contains("HOST:PORT:ADDRESS:PORT"),
                 "{bad}: {err}"
