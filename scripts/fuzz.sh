@@ -3,7 +3,7 @@
 # request handling over a real connection, the mock's settings, loadgen's response parsing.
 # New corpus entries go to bench-out/fuzz/corpus (the seeds in fuzz/corpus stay as they are);
 # an input that crashes a target is copied to fuzz/regressions/TARGET/, where the test suite
-# replays it (tests/tests/e2e/fuzz_regressions.rs).
+# replays it (mock-upstream/tests/fuzz_regressions.rs, loadgen/tests/fuzz_regressions.rs).
 #
 # Usage: scripts/fuzz.sh [TARGET...]   (FUZZ_SECONDS=60 per target; SANITIZER=address|none)
 #

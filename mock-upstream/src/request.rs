@@ -19,7 +19,7 @@ pub static SEQ_NAME: HeaderName = HeaderName::from_static(SEQ_HEADER);
 /// version, and every `x-mock-*` override (ASCII case ignored). The own HTTP/1.1 server builds a
 /// request's header map from these alone: the others (`host`, `user-agent`, `content-length`,
 /// …) would each cost a map entry and change no answer. A route that starts reading another
-/// header must add it here; the test below lists the names, and `tests/tests/e2e/http1.rs`
+/// header must add it here; the test below lists the names, and `tests/tests/e2e/mock/http1.rs`
 /// checks both servers answer alike.
 pub fn acted_on(name: &[u8]) -> bool {
     const NAMES: [&str; 6] = [

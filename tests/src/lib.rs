@@ -1,12 +1,22 @@
-//! Helpers for the end-to-end tests: a mock on an ephemeral loopback port, an HTTP/1.1
-//! client that keeps one connection and records when each body frame arrived, and servers that
-//! misbehave on purpose (`faulty`).
+//! The harness of the end-to-end tests (`tests/tests/e2e/`), one module per kind:
+//!
+//! - servers: a mock on an ephemeral loopback port (here), servers that behave and misbehave on
+//!   purpose (`behaving`, `faulty`), a forwarding gateway with a known delay (`gateway`), an h2c
+//!   server (`h2c`);
+//! - clients: an HTTP/1.1 client that keeps one connection (here), one that records when each
+//!   body frame arrived (`recording`);
+//! - loadgen: its options for a test (`load_args`), its result files checked against their
+//!   schemas (`schema`) and their reports in every format (`reports`);
+//! - the gate's rules for real durations (`upper_bound`, `precision_run`).
 
 pub mod behaving;
 pub mod faulty;
 pub mod gateway;
 pub mod h2c;
+pub mod load_args;
 pub mod recording;
+pub mod reports;
+pub mod schema;
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};

@@ -17,7 +17,7 @@ fn selftest_measures_every_figure_and_says_which_missed() {
         vec!["loadgen".into(), "selftest".into()],
     )
     .unwrap();
-    crate::schema::assert_matches(&result, "selftest.schema.json");
+    gatebench_tests::schema::assert_matches(&result, "selftest.schema.json");
     let names: Vec<&str> = result.figures.iter().map(|f| f.name.as_str()).collect();
     for wanted in [
         "kernel timer lateness p50 (1 ms sleeps)",

@@ -89,10 +89,10 @@ fn a_sweep_flags_the_level_where_the_baseline_saturates() {
         assert_eq!(level.summary.len(), 2);
         assert!(level.summary.iter().all(|s| s.ok > 0 && s.ok == s.requests));
     }
-    crate::schema::assert_matches(&result, "sweep.schema.json");
+    gatebench_tests::schema::assert_matches(&result, "sweep.schema.json");
     let path = temp("sweep");
     loadgen::report::output::write_json(&result, &path).unwrap();
-    crate::compare::check_reports(&path, "level,target,requests");
+    gatebench_tests::reports::check_reports(&path, "level,target,requests");
     std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
 }
 
@@ -177,10 +177,10 @@ fn a_ladder_counts_refusals_and_names_a_buffering_gateway() {
     assert!(result.resources[0].load_rss_peak_bytes > 0);
     assert!(result.resources[0].samples.len() >= 4);
 
-    crate::schema::assert_matches(&result, "ladder.schema.json");
+    gatebench_tests::schema::assert_matches(&result, "ladder.schema.json");
     let path = temp("ladder");
     loadgen::report::output::write_json(&result, &path).unwrap();
-    crate::compare::check_reports(&path, "streams,target,completed");
+    gatebench_tests::reports::check_reports(&path, "streams,target,completed");
     std::fs::remove_dir_all(path.parent().unwrap()).unwrap();
 }
 
@@ -228,5 +228,5 @@ fn a_sweep_from_a_profile_sends_a_fixed_count_per_level_and_is_marked_explorator
         }
     }
     assert!(loadgen::report::sweep::terminal(&result).contains("Exploratory"));
-    crate::schema::assert_matches(&result, "sweep.schema.json");
+    gatebench_tests::schema::assert_matches(&result, "sweep.schema.json");
 }

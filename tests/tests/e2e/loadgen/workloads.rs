@@ -10,8 +10,8 @@ use gatebench_tests::recording::{start_recording, Seen};
 use loadgen::commands::run::run;
 use loadgen::LoadArgs;
 
-use crate::load::args;
-use crate::schema::assert_matches;
+use gatebench_tests::load_args::args;
+use gatebench_tests::schema::assert_matches;
 
 /// A file in the temporary directory, removed when dropped.
 struct Temp(PathBuf);

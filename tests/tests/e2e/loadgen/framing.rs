@@ -5,7 +5,7 @@ use gatebench_tests::faulty::{start_faulty, Fault};
 use loadgen::commands::run::run;
 use loadgen::LoadArgs;
 
-use crate::load::args;
+use gatebench_tests::load_args::args;
 
 fn run_against(fault: Fault) -> loadgen::results::run::TargetRun {
     run_paced(fault, "100", "1s", 4, 100)
@@ -91,7 +91,7 @@ fn a_connection_idle_for_more_than_four_seconds_is_replaced_not_reused() {
             rate: Some("0.2".into()),
             duration: Some("6s".into()),
             connections: Some(1),
-            ..crate::load::args(crate::load::url(&mock))
+            ..gatebench_tests::load_args::args(gatebench_tests::load_args::url(&mock))
         },
         vec![],
     )

@@ -242,7 +242,7 @@ fn loadgen_counts_tool_call_fragments_as_output() {
                 body: Some(body.to_string()),
                 ..Default::default()
             },
-            ..crate::load::args(crate::load::url(&mock))
+            ..gatebench_tests::load_args::args(gatebench_tests::load_args::url(&mock))
         },
         vec![],
     )

@@ -199,7 +199,7 @@ fn the_c_allocator_counts_exactly_k_allocations_of_size_bytes_per_request() {
         .collect();
     assert_eq!(names, ["alloc", "alloc+memory"]);
     nothing_left();
-    crate::schema::assert_matches(&result, "profile.schema.json");
+    gatebench_tests::schema::assert_matches(&result, "profile.schema.json");
     if !bpftrace_counted(&result) {
         return;
     }
@@ -371,7 +371,7 @@ fn a_price_is_modeled_and_labelled_as_a_model() {
         },
     ));
     nothing_left();
-    crate::schema::assert_matches(&result, "profile.schema.json");
+    gatebench_tests::schema::assert_matches(&result, "profile.schema.json");
     if bpftrace_counted(&result) {
         // Without following frees (`--live off`) the counts are the same, the live ones none.
         let m = result.memory.as_ref().unwrap();

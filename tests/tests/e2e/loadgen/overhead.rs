@@ -57,13 +57,13 @@ fn a_known_delay_is_found_and_no_delay_is_not_distinguishable() {
     };
     let known = median_us(&slow_held) - median_us(&direct_held);
     assert!(known >= 2_000.0 - 50.0, "{known}");
-    crate::schema::assert_matches(&result, "overhead.schema.json");
+    gatebench_tests::schema::assert_matches(&result, "overhead.schema.json");
     let dir = std::env::temp_dir().join(format!("gatebench-overhead-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("overhead.json");
     loadgen::report::output::write_json(&result, &path).unwrap();
-    crate::compare::check_reports(&path, "gateway,scenario,metric");
-    crate::compare::check_disclosure(&path);
+    gatebench_tests::reports::check_reports(&path, "gateway,scenario,metric");
+    gatebench_tests::reports::check_disclosure(&path);
     std::fs::remove_dir_all(&dir).unwrap();
     // Four trials of two scenarios.
     assert_eq!(result.trials.len(), 8);
@@ -208,7 +208,7 @@ fn attribution_puts_a_delay_on_the_leg_it_was_added_to() {
     )
     .unwrap();
     assert_eq!(code, 0, "{:?}", result.invalid_reasons);
-    crate::schema::assert_matches(&result, "overhead.schema.json");
+    gatebench_tests::schema::assert_matches(&result, "overhead.schema.json");
     let trial = &result.trials[0];
     let added = |gateway: &str, metric: &str| {
         trial

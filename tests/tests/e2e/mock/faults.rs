@@ -204,7 +204,7 @@ fn loadgen_names_each_mid_stream_fault() {
                     headers: vec![format!("x-mock-fault: {fault}")],
                     ..Default::default()
                 },
-                ..crate::load::args(crate::load::url(&mock))
+                ..gatebench_tests::load_args::args(gatebench_tests::load_args::url(&mock))
             },
             vec![],
         )

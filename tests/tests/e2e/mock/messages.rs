@@ -11,7 +11,7 @@ use loadgen::LoadArgs;
 use mock_upstream::Config;
 use serde_json::{json, Value};
 
-use crate::load::args;
+use gatebench_tests::load_args::args;
 
 const VERSION: (&str, &str) = ("anthropic-version", "2023-06-01");
 

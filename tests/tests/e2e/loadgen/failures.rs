@@ -6,7 +6,7 @@ use gatebench_tests::faulty::{start_faulty, Fault};
 use loadgen::commands::run::run;
 use loadgen::LoadArgs;
 
-use crate::load::args;
+use gatebench_tests::load_args::args;
 
 fn run_against(fault: Fault, scenario: &str) -> loadgen::results::run::TargetRun {
     let addr = start_faulty(fault);

@@ -7,7 +7,7 @@ use loadgen::commands::run::run;
 use loadgen::LoadArgs;
 use mock_upstream::Config;
 
-use crate::load::{args, url};
+use gatebench_tests::load_args::{args, url};
 
 #[test]
 fn the_default_pacer_learns_its_margin_and_polls_for_answers() {

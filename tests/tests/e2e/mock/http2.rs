@@ -15,7 +15,7 @@ use loadgen::commands::run::run;
 use loadgen::LoadArgs;
 use tokio::sync::Notify;
 
-use crate::load::args;
+use gatebench_tests::load_args::args;
 
 /// How the server misbehaves.
 #[derive(Debug, Clone, Copy, Default)]

@@ -13,7 +13,7 @@ use loadgen::options::SessionFlags;
 use loadgen::LoadArgs;
 use serde_json::{json, Value};
 
-use crate::load::args;
+use gatebench_tests::load_args::args;
 
 /// A chat completion whose text names the request it answers, with characters JSON escapes.
 fn answer_to(seen: &Seen) -> String {

@@ -12,7 +12,7 @@ use loadgen::LoadArgs;
 use mock_upstream::Config;
 use serde_json::{json, Value};
 
-use crate::load::args;
+use gatebench_tests::load_args::args;
 
 async fn post(client: &mut Client, body: Value) -> Recorded {
     let bytes = serde_json::to_vec(&body).unwrap();

@@ -245,7 +245,7 @@ fn hdrhistograms_python_library_reads_the_interval_log_and_the_results_histogram
             rate: Some("500".into()),
             duration: Some("2500ms".into()),
             hdr_log: Some(dir.clone()),
-            ..crate::load::args(crate::load::url(&mock))
+            ..gatebench_tests::load_args::args(gatebench_tests::load_args::url(&mock))
         },
         vec!["loadgen".into()],
     )

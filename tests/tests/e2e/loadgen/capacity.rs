@@ -10,7 +10,7 @@ use loadgen::options::CapacityArgs;
 use loadgen::LoadArgs;
 use mock_upstream::Config;
 
-use crate::load::url;
+use gatebench_tests::load_args::url;
 
 #[test]
 fn the_capacity_of_a_known_limit_is_found_within_five_percent_in_eight_runs() {
@@ -73,7 +73,7 @@ fn the_capacity_of_a_known_limit_is_found_within_five_percent_in_eight_runs() {
     }
     let value = serde_json::to_value(&result).unwrap();
     assert_eq!(value["schema"], "gatebench.loadgen.capacity/1");
-    crate::schema::assert_matches(&result, "capacity.schema.json");
+    gatebench_tests::schema::assert_matches(&result, "capacity.schema.json");
     // `loadgen report` renders it again.
     let path = std::env::temp_dir().join(format!("gatebench-capacity-{}.json", std::process::id()));
     std::fs::write(&path, value.to_string()).unwrap();

@@ -2,19 +2,11 @@
 //! mock's configured latency.
 
 use gatebench_shared::LatencyModel;
+use gatebench_tests::load_args::{args, url};
 use gatebench_tests::{assert_valid_but_for_timing, precision_run, start_mock};
 use loadgen::commands::run::run;
 use loadgen::LoadArgs;
 use mock_upstream::Config;
-
-pub fn args(target: String) -> LoadArgs {
-    LoadArgs {
-        targets: vec![target],
-        quiet: true,
-        connections: Some(32),
-        ..LoadArgs::default()
-    }
-}
 
 /// A mock whose every whole answer takes `latency`.
 fn mock_answering_in(latency: &str) -> mock_upstream::MockServer {
@@ -25,10 +17,6 @@ fn mock_answering_in(latency: &str) -> mock_upstream::MockServer {
         },
         ..Config::default()
     })
-}
-
-pub fn url(mock: &mock_upstream::MockServer) -> String {
-    format!("http://{}/v1/chat/completions", mock.local_addr())
 }
 
 #[test]
@@ -282,7 +270,7 @@ fn a_closed_loop_run_can_send_a_fixed_count_after_its_warm_up() {
     assert_eq!((r.requests, r.ok), (100, 100));
     assert_eq!(result.plan.requests, Some(100));
     assert!(result.plan.duration_us.is_none());
-    crate::schema::assert_matches(&result, "result.schema.json");
+    gatebench_tests::schema::assert_matches(&result, "result.schema.json");
     // A count needs the closed loop, and excludes a duration.
     for bad in [
         LoadArgs {

@@ -147,7 +147,7 @@ fn failover_reports_the_references_retry_delay_switch_over_and_return() {
         "failover penalty {penalty} ms"
     );
     assert_eq!(tally.lock().unwrap().switches, 2, "one switch a trial");
-    crate::schema::assert_matches(&result, "behaviour.schema.json");
+    gatebench_tests::schema::assert_matches(&result, "behaviour.schema.json");
     assert!(!steered(&a) && !steered(&b), "the mocks were reset");
 }
 
@@ -231,7 +231,7 @@ fn a_cache_reports_its_hit_rate_exactly() {
     }
     // Hits and misses have latencies of their own.
     assert!(figure(&result, "hit_p50_ms").is_some() && figure(&result, "miss_p50_ms").is_some());
-    crate::schema::assert_matches(&result, "behaviour.schema.json");
+    gatebench_tests::schema::assert_matches(&result, "behaviour.schema.json");
 }
 
 #[test]

@@ -122,7 +122,7 @@ fn the_hot_function_leads_the_profile_and_the_report_shows_it() {
     assert!(result.compare.runs.iter().all(|r| r.run.ok > 0));
     assert_eq!(result.profiler_cost.len(), 4);
     assert!(result.compare.deltas.iter().any(|d| d.gateway == "hot"));
-    crate::schema::assert_matches(&result, "profile.schema.json");
+    gatebench_tests::schema::assert_matches(&result, "profile.schema.json");
     if !perf_may_sample(&result) {
         return;
     }

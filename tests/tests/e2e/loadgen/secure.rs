@@ -17,8 +17,8 @@ use hyper_util::rt::{TokioExecutor, TokioIo};
 use loadgen::commands::run::run;
 use loadgen::LoadArgs;
 
-use crate::load::args;
-use crate::schema::assert_matches;
+use gatebench_tests::load_args::args;
+use gatebench_tests::schema::assert_matches;
 
 /// A mock serving TLS for `names`, and the CA file it wrote (removed when dropped).
 struct TlsMock {
@@ -322,7 +322,7 @@ fn h2c_streams_reach_the_mock_on_its_plain_port() {
                 scenario: Some("chat-stream".into()),
                 ..Default::default()
             },
-            ..args(crate::load::url(&mock))
+            ..args(gatebench_tests::load_args::url(&mock))
         },
         vec![],
     )

@@ -8,7 +8,7 @@ use loadgen::commands::run::run;
 use loadgen::results::run::TargetRun;
 use loadgen::LoadArgs;
 
-use crate::load::args;
+use gatebench_tests::load_args::args;
 
 fn stalled_run(connections: usize) -> TargetRun {
     let addr = start_stall_window();

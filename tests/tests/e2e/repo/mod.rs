@@ -1,0 +1,9 @@
+//! The repository's own promises: the docs name every flag and every command in them parses,
+//! the presets make valid plans, the results match their schemas, the k8s manifests and the
+//! packages hold together.
+
+mod docs;
+mod k8s;
+mod packaging;
+mod presets;
+mod schema;
