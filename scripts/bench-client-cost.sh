@@ -100,7 +100,8 @@ command_of() {
     loadgen | loadgen-b)
       local binary=$loadgen
       [[ $1 == loadgen-b ]] && binary=$LOADGEN_B
-      argv=("$binary" run --target "$h1" --duration "${s}s" --cores 0 --quiet
+      # --pin, --cores's former name: a LOADGEN_B from before the rename takes it too.
+      argv=("$binary" run --target "$h1" --duration "${s}s" --pin 0 --quiet
         --concurrency 64 --connections 64 --out "$work/lg.json") ;;
     h2load) argv=(taskset -c 0 h2load -t1 -c4 -m16 -D "$s" -d "$work/body.json"
       -H 'content-type: application/json' "$h2") ;;
@@ -109,7 +110,7 @@ command_of() {
     loadgen-h2 | loadgen-h2-b)
       local binary=$loadgen
       [[ $1 == loadgen-h2-b ]] && binary=$LOADGEN_B
-      argv=("$binary" run --target "$h2" --cacert "$work/cert.pem" --duration "${s}s" --cores 0
+      argv=("$binary" run --target "$h2" --cacert "$work/cert.pem" --duration "${s}s" --pin 0
         --quiet --http2 --concurrency 64 --connections 4 --out "$work/lg.json") ;;
   esac
 }

@@ -41,13 +41,14 @@ kill "$mock_pid"; wait "$mock_pid" 2>/dev/null || true
 write_nginx_conf "$work" "$nginx_port" "$work/body.json"
 
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), kernel $(uname -r)"
-echo "loadgen run --rate 5000 --duration ${seconds}s --cores 0 (default pacer); nginx $(nginx -v 2>&1 | cut -d/ -f2), one worker on CPU 1"
+echo "loadgen run --rate 5000 --duration ${seconds}s --pin 0 (default pacer); nginx $(nginx -v 2>&1 | cut -d/ -f2), one worker on CPU 1"
 for loadgen in "$@"; do
   taskset -c 1 nginx -c "$work/nginx.conf" -p "$work/nginx" &
   nginx_pid=$!
   wait_answers "http://127.0.0.1:$nginx_port/" || { echo "bench-long-run: nginx did not start" >&2; exit 2; }
+  # --pin, --cores's former name: builds from before the rename take it too (A/B across builds).
   taskset -c 0 "$loadgen" run --target "http://127.0.0.1:$nginx_port/v1/chat/completions" \
-    --rate 5000 --duration "${seconds}s" --cores 0 --out "$work/run.json" >"$work/run.txt" 2>&1 || true
+    --rate 5000 --duration "${seconds}s" --pin 0 --out "$work/run.json" >"$work/run.txt" 2>&1 || true
   kill "$nginx_pid"; wait "$nginx_pid" 2>/dev/null || true
   echo
   echo "## $loadgen"

@@ -59,7 +59,8 @@ wrk.headers["Content-Type"] = "application/json"
 LUA
 
 lg() { # loadgen options... -> its throughput (ok/s); LG=path runs another binary
-  "${LG:-$loadgen}" run --target "$url" --cacert "$work/cert.pem" --duration "${seconds}s" --cores 0 --quiet \
+  # --pin, --cores's former name: builds from before the rename take it too.
+  "${LG:-$loadgen}" run --target "$url" --cacert "$work/cert.pem" --duration "${seconds}s" --pin 0 --quiet \
     --out "$work/lg.json" "$@" >/dev/null || true
   python3 -c "import json; r=json.load(open('$work/lg.json'))['runs'][0]; print(round(r['throughput'],1))"
 }

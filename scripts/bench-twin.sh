@@ -40,13 +40,13 @@ require_free_ports bench-twin "${ports[@]}"
 start() { # port [flags...]
   local port=$1
   shift
-  taskset -c 0 "$mock_bin" --listen "127.0.0.1:$port" --threads 1 "${pin[@]}" "$@" 2>/dev/null &
+  taskset -c 0 "$mock_bin" --listen "127.0.0.1:$port" --threads 1 "${cores[@]}" "$@" 2>/dev/null &
   wait_answers "http://127.0.0.1:$port/health" || { echo "bench-twin: mock on $port did not start" >&2; exit 2; }
 }
-pin=()
+cores=()
 twin_flag=(--twin "http://127.0.0.1:18452/v1/chat/completions")
 if [ "$mode" = default ]; then
-  pin=(--cores 0)
+  cores=(--cores 0)
   twin_flag=()
 fi
 start 18451

@@ -10,7 +10,7 @@
 //! - `commands`: one folder per command (`run`, `overhead`, `compare`, `sweep`, `ladder`,
 //!   `capacity`, `profile`, `merge`, `corpus`, `report`),
 //!   none importing another, each a `Command` (its plan, its execution, its options printed as
-//!   a profile) that `--print-config` and `check-profile` go through; `main.rs` only dispatches.
+//!   a preset) that `--print-config` and `check-preset` go through; `main.rs` only dispatches.
 //! - `report`: every rendering of every result kind (terminal, Markdown, CSV, JSON, HTML,
 //!   `.hgrm`, `.hlog`, flame graphs), and writing result files whole.
 //! - `engine`: running one target and its windows, stop and exit handling, setup errors,
@@ -24,8 +24,8 @@
 //!   and exchange), stream parsing, the run clock, an exchange's outcome and error kinds.
 //! - the three data layers: `results`, each command's versioned JSON result, the envelope every
 //!   file carries and the records they hold (plain data, written and read back as itself);
-//!   `options`, every command's flags and profile keys as plain data (a flag of one meaning
-//!   declared once in a group), and the one merge of flags over a profile; and `model`, what
+//!   `options`, every command's flags and preset keys as plain data (a flag of one meaning
+//!   declared once in a group), and the one merge of flags over a preset; and `model`, what
 //!   every layer works with: targets (names, roles, recording), loads and arrivals, shards.
 //!
 //! `fuzzing` holds entry points for the fuzz targets.
@@ -42,4 +42,8 @@ pub mod results;
 pub mod wire;
 
 pub use options::{Cli, CommandArgs, LoadArgs};
+
+/// The load options' former name.
+#[deprecated(note = "every command's load options are `LoadArgs`")]
+pub type RunArgs = LoadArgs;
 pub use results::run::RunResult;

@@ -480,7 +480,8 @@ fn flags_only_run_acts_on_are_refused_by_the_commands_that_would_ignore_them() {
 
 /// The former names of renamed flags, variables, keys and commands are still read: `--profile`
 /// and `LOADGEN_PROFILE` (now `--preset`, `LOADGEN_PRESET`), `--pin` and the key `pin` (now
-/// `--cores`, `cores`), and `check-profile` (now `check-preset`).
+/// `--cores`, `cores`), `check-profile` (now `check-preset`) and corpus's `--preset` (now
+/// `--workload`).
 #[test]
 fn former_names_are_still_read() {
     let dir = temp_dir("former");
@@ -516,5 +517,14 @@ fn former_names_are_still_read() {
     for command in ["check-profile", "check-preset"] {
         let text = printed(loadgen().args([command, "run"]).arg(&preset));
         assert!(text.starts_with("ok: "), "{command}: {text}");
+    }
+    for flag in ["--preset", "--workload"] {
+        let out = dir.join(format!("corpus{flag}.jsonl"));
+        printed(
+            loadgen()
+                .args(["corpus", "--count", "3", flag, "azure-code", "--out"])
+                .arg(&out),
+        );
+        assert_eq!(std::fs::read_to_string(&out).unwrap().lines().count(), 3);
     }
 }

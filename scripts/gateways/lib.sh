@@ -9,8 +9,8 @@
 # presets/gateway-profile.toml: flame graphs beside its latency), PROFILE=1 (start the gateway
 # so perf can name its JIT-compiled or interpreted frames, Node with --perf-basic-prof and
 # Python with -X perf, and run only the profile method unless METHODS says otherwise),
-# PROFILE_RATE (the profile method's rate, default the profile's 200 req/s), CALL_GRAPH (its
-# stack walking: fp or dwarf, default the profile's fp), PROFILE_FLAGS (more options for
+# PROFILE_RATE (the profile method's rate, default the preset's 200 req/s), CALL_GRAPH (its
+# stack walking: fp or dwarf, default the preset's fp), PROFILE_FLAGS (more options for
 # `loadgen profile`, like "--off-cpu off --frequency 99"; with MEMORY=1, "--rest 5s" or
 # "--price 0.166/h,4cpu,16GiB"), MEMORY=1 (the profile method counts the gateway's allocations
 # instead of sampling its CPU: `loadgen profile --memory` with the source the gateway script

@@ -11,7 +11,7 @@ use super::{dispatch, Action, Command, Outcome};
 use crate::engine::run::EXIT_OK;
 use crate::options::{CheckPresetArgs, Cli};
 
-/// Checks `path` as a profile of `command` (run, overhead, compare, sweep, ladder, capacity or
+/// Checks `path` as a preset of `command` (run, overhead, compare, sweep, ladder, capacity or
 /// profile) and returns a one-line description of the plan it makes.
 pub fn check(command: &str, path: &Path) -> anyhow::Result<String> {
     let line = [

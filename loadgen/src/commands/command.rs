@@ -1,6 +1,6 @@
 //! The one shape of every command: options (flags over the preset) checked into a plan before
 //! anything is sent, the plan run to an exit code, and the plan's options printed back as a
-//! profile. `--print-config` and `check-profile` go through it, as running a command does.
+//! preset. `--print-config` and `check-preset` go through it, as running a command does.
 
 use std::path::Path;
 

@@ -19,9 +19,10 @@ pub struct CorpusArgs {
     pub seed: u64,
     /// Prompt and output lengths as a published workload has them: sharegpt,
     /// azure-conversation or azure-code (docs/loadgen-workloads.md names each one's source).
-    /// --prompt-tokens and --output-tokens override. Default sharegpt.
-    #[arg(long, default_value = "sharegpt")]
-    pub preset: String,
+    /// --prompt-tokens and --output-tokens override. Default sharegpt. `--preset`, its former
+    /// name, is still read.
+    #[arg(long, alias = "preset", default_value = "sharegpt")]
+    pub workload: String,
     /// Prompt tokens: fixed:N, uniform:LO-HI or lognormal:MEDIAN,SIGMA.
     #[arg(long)]
     pub prompt_tokens: Option<String>,

@@ -9,7 +9,7 @@ use clap::Args;
 /// given.
 pub const DEFAULT_REST: &str = "2s";
 
-/// The memory options of `loadgen profile`. In a `--profile` file the keys are the flags'
+/// The memory options of `loadgen profile`. In a `--preset` file the keys are the flags'
 /// names; `--bpftrace` names a program of this machine and is taken from the command line only.
 #[derive(Debug, Clone, Default, Args, serde::Deserialize, serde::Serialize)]
 #[serde(rename_all = "kebab-case")]

@@ -57,7 +57,7 @@ pub fn merged<T: Serialize + DeserializeOwned>(flags: T, path: &Path) -> anyhow:
     Ok(serde_json::from_value(Value::Object(under)).map_err(|e| invalid(&e))?)
 }
 
-/// `T`'s flags with its profile under them, when `profile` names one.
+/// `T`'s flags with its preset under them, when `preset` names one.
 pub fn over_preset<T: Serialize + DeserializeOwned>(
     flags: T,
     preset: Option<&Path>,

@@ -14,7 +14,7 @@ pub const DEFAULT_FREQUENCY: u32 = 997;
 /// Trials per target when `--trials` is not given.
 pub const DEFAULT_TRIALS: usize = 3;
 
-/// Options of `loadgen profile`. In a `--profile` file the keys are the flags' names
+/// Options of `loadgen profile`. In a `--preset` file the keys are the flags' names
 /// (`frequency`, `call-graph` and `off-cpu` besides compare's and run's keys); `--pid` and
 /// `--perf` name things of this machine and are taken from the command line only.
 #[derive(Debug, Clone, Default, Args, serde::Deserialize, serde::Serialize)]

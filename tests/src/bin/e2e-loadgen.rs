@@ -7,5 +7,6 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
+    loadgen::options::former_environment();
     ExitCode::from(loadgen::commands::execute(loadgen::Cli::parse()))
 }

@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 fn main() -> ExitCode {
+    mock_upstream::former_environment();
     match mock_upstream::run(mock_upstream::Cli::parse()) {
         Ok(code) => ExitCode::from(code),
         Err(err) => {

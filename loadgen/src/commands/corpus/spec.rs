@@ -1,6 +1,6 @@
 //! `loadgen corpus`'s options checked into the spec of the corpus it writes.
 
-use crate::generator::corpus::synth::{Dist, Spec, PRESETS};
+use crate::generator::corpus::synth::{Dist, Spec, WORKLOADS};
 use crate::generator::plan_error::PlanError;
 use crate::options::CorpusArgs;
 
@@ -32,20 +32,20 @@ pub(crate) fn spec(args: &CorpusArgs) -> Result<Spec, PlanError> {
     })
 }
 
-/// The prompt and output lengths: the preset's, each overridden by its flag.
+/// The prompt and output lengths: the workload's, each overridden by its flag.
 pub(super) fn lengths(args: &CorpusArgs) -> Result<(Dist, Dist), PlanError> {
-    let preset = PRESETS
+    let workload = WORKLOADS
         .iter()
-        .find(|p| p.name == args.preset)
+        .find(|p| p.name == args.workload)
         .ok_or_else(|| {
             PlanError::Named(
-                "--preset",
-                args.preset.clone(),
+                "--workload",
+                args.workload.clone(),
                 "sharegpt, azure-conversation or azure-code",
             )
         })?;
-    let prompt = dist("--prompt-tokens", &args.prompt_tokens, preset.prompt)?;
-    let output = dist("--output-tokens", &args.output_tokens, preset.output)?;
+    let prompt = dist("--prompt-tokens", &args.prompt_tokens, workload.prompt)?;
+    let output = dist("--output-tokens", &args.output_tokens, workload.output)?;
     Ok((prompt, output))
 }
 

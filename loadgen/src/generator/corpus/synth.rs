@@ -1,6 +1,6 @@
 //! Synthetic corpora (`loadgen corpus`): seeded chat requests whose prompt and output lengths
 //! follow a distribution, with a models mix and shares of streaming, tool-carrying and repeated
-//! requests. Presets follow published conversation-length statistics; the spreads are ours.
+//! requests. The workloads follow published conversation-length statistics; the spreads are ours.
 
 use rand::{Rng, SeedableRng};
 use rand_distr::{Distribution, LogNormal};
@@ -57,29 +57,29 @@ impl Dist {
 
 /// A named pair of prompt and output distributions, with where its figures come from.
 #[derive(Debug, Clone, Copy)]
-pub struct Preset {
+pub struct WorkloadShape {
     pub name: &'static str,
     pub prompt: Dist,
     pub output: Dist,
     pub source: &'static str,
 }
 
-/// The presets. Medians and means are the sources'; the log-normal spreads are our choice.
-pub const PRESETS: [Preset; 3] = [
-    Preset {
+/// The workloads. Medians and means are the sources'; the log-normal spreads are our choice.
+pub const WORKLOADS: [WorkloadShape; 3] = [
+    WorkloadShape {
         name: "sharegpt",
         // Log-normal with mean = median·e^(σ²/2): medians chosen so the means are the source's.
         prompt: Dist::LogNormal { median: 86.0, sigma: 1.12 },
         output: Dist::LogNormal { median: 220.0, sigma: 0.93 },
         source: "ShareGPT conversations as used by vLLM (Kwon et al., SOSP 2023): mean 161 prompt and 338 output tokens",
     },
-    Preset {
+    WorkloadShape {
         name: "azure-conversation",
         prompt: Dist::LogNormal { median: 1020.0, sigma: 1.0 },
         output: Dist::LogNormal { median: 129.0, sigma: 1.0 },
         source: "Azure LLM inference trace 2023, conversation (Patel et al., Splitwise, ISCA 2024): median 1020 prompt and 129 output tokens",
     },
-    Preset {
+    WorkloadShape {
         name: "azure-code",
         prompt: Dist::LogNormal { median: 1500.0, sigma: 1.0 },
         output: Dist::LogNormal { median: 13.0, sigma: 1.0 },

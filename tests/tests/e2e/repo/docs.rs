@@ -1,6 +1,6 @@
 //! The reference pages against the binaries: every flag of every command of both binaries appears
 //! in `docs/`, and every `loadgen` and `mock-upstream` command written in the docs, the README and
-//! the profiles' README parses with the binaries' own command line.
+//! the presets' README parses with the binaries' own command line.
 
 use std::path::{Path, PathBuf};
 

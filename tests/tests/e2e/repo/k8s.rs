@@ -2,7 +2,7 @@
 //! without one is that they are valid objects of the Kubernetes API (its JSON schemas, through
 //! the `kubernetes-validate` package) and hang together: the Job is Indexed with
 //! completions = parallelism = N and passes its completion index as the shard, its arguments
-//! are ones loadgen accepts, the profile it mounts makes a valid plan aimed at the Service, and
+//! are ones loadgen accepts, the preset it mounts makes a valid plan aimed at the Service, and
 //! the Service selects the gateway's pods and names ports their containers open.
 
 use std::path::{Path, PathBuf};
@@ -130,7 +130,7 @@ fn the_indexed_job_runs_one_shard_per_completion_index() {
         Some(format!("{}/{n}", n - 1).as_str())
     );
 
-    // The profile is the ConfigMap's, mounted where --preset reads it.
+    // The preset is the ConfigMap's, mounted where --preset reads it.
     let mount = &container["volumeMounts"][0];
     let volume = pod["volumes"]
         .as_vec()
@@ -245,13 +245,13 @@ fn service_port(service: &Yaml, name: &str) -> i64 {
 }
 
 #[test]
-fn the_profile_makes_a_valid_sharded_plan_aimed_at_the_service() {
+fn the_preset_makes_a_valid_sharded_plan_aimed_at_the_service() {
     let preset_docs = docs("preset.yaml");
-    let profile = kind(&preset_docs, "ConfigMap")["data"]["run.toml"]
+    let preset = kind(&preset_docs, "ConfigMap")["data"]["run.toml"]
         .as_str()
         .unwrap()
         .to_string();
-    let args: loadgen::LoadArgs = toml::from_str(&profile).unwrap();
+    let args: loadgen::LoadArgs = toml::from_str(&preset).unwrap();
     assert!(
         args.shard.is_none() && args.start_at.is_none(),
         "set per pod"

@@ -2,7 +2,7 @@
 //! setting stands in the way when it may not), the recordings of one session, and the stacks
 //! folded from them.
 //!
-//! - `record`: running `perf record` and `perf script`, and the checks before it.
+//! - `program`: running `perf record` and `perf script`, and the checks before it.
 //! - `session`: perf started and stopped at each profiled run's measured window.
 //! - `fold`: folded stacks, on-CPU (inferno) and off-CPU (the scheduler's switches).
 
