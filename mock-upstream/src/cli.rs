@@ -6,7 +6,7 @@ use anyhow::Context as _;
 use clap::Parser;
 
 use crate::config::{Config, RawSettings};
-use crate::server::MockServer;
+use crate::serving::server::MockServer;
 
 /// A deterministic mock LLM provider (OpenAI, Anthropic) that is never the bottleneck.
 #[derive(Debug, Parser)]
@@ -110,16 +110,18 @@ fn healthcheck(config: &Config, timeout: &str) -> anyhow::Result<u8> {
         .filter(|us| *us > 0)
         .map(std::time::Duration::from_micros)
         .with_context(|| format!("invalid --timeout '{timeout}': expected a duration like 2s"))?;
-    Ok(match crate::healthcheck::check(config, timeout) {
-        Ok(()) => {
-            println!("healthy");
-            0
-        }
-        Err(unhealthy) => {
-            gatebench_shared::say!("mock-upstream healthcheck: {unhealthy}");
-            1
-        }
-    })
+    Ok(
+        match crate::observability::healthcheck::check(config, timeout) {
+            Ok(()) => {
+                println!("healthy");
+                0
+            }
+            Err(unhealthy) => {
+                gatebench_shared::say!("mock-upstream healthcheck: {unhealthy}");
+                1
+            }
+        },
+    )
 }
 
 /// SIGINT and SIGTERM, registered with the kernel from the moment they are watched.
@@ -151,7 +153,7 @@ fn emission_summary(server: &MockServer) -> String {
     let e = &m.emission_error;
     let timer = m
         .timer()
-        .map(|r| format!("; {}", crate::timer::summary(&r)))
+        .map(|r| format!("; {}", crate::timing::timer::summary(&r)))
         .unwrap_or_default();
     format!(
         "mock-upstream: {} connections; emission error over {} timed events: \

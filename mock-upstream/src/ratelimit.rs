@@ -7,7 +7,7 @@
 //! request and its tokens (prompt plus output, charged on admission as OpenAI estimates them)
 //! are in the buckets, and both are taken; otherwise it is refused with the wait until it would
 //! fit, and nothing is taken. A refusal is data ([`Refusal`]): the pipeline answers it with a
-//! 429 in the provider's shape (`crate::inbound`). Every answer carries the buckets' state in the
+//! 429 in the provider's shape (`crate::admission::inbound`). Every answer carries the buckets' state in the
 //! provider's rate-limit headers.
 
 use std::collections::HashMap;

@@ -5,9 +5,9 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 use crate::catalog::Catalog;
 use crate::config::Config;
-use crate::metrics::Metrics;
+use crate::observability::metrics::Metrics;
 use crate::ratelimit::Limiter;
-use crate::tokens::Counter;
+use crate::timing::tokens::Counter;
 
 /// The shared state of one server.
 #[derive(Debug)]
@@ -24,13 +24,13 @@ pub struct State {
     /// The BPE of `--tokenizer`; `None` for the estimate.
     pub tokens: Option<Counter>,
     /// The prompt cache of `--prompt-cache on`; `None` when off.
-    pub prompt_cache: Option<crate::prompt_cache::PromptCache>,
+    pub prompt_cache: Option<crate::timing::prompt_cache::PromptCache>,
     /// The prefill model and running bound; `None` when off.
-    pub prefill: Option<crate::prefill::Prefill>,
+    pub prefill: Option<crate::timing::prefill::Prefill>,
     /// `x-gatebench-upstream` of every answer (`--name`), encoded once.
     pub upstream: Option<hyper::header::HeaderValue>,
     /// The last arrivals (`--record N`); `None` when off.
-    pub recorder: Option<crate::record::Recorder>,
+    pub recorder: Option<crate::observability::record::Recorder>,
     /// What the control listener steers (`--control`); nothing steered without it.
     pub control: std::sync::Arc<crate::control::Control>,
     /// Ordinal of the next request that carries no `x-gatebench-seq`.
@@ -45,14 +45,14 @@ impl State {
             timed: !config.latency.is_instant() || config.prefill.is_on(),
             limiter: Limiter::new(config.rate_limit),
             tokens: Counter::new(config.tokenizer),
-            prompt_cache: crate::prompt_cache::PromptCache::new(&config.prompt_cache),
-            prefill: crate::prefill::Prefill::new(&config.prefill),
+            prompt_cache: crate::timing::prompt_cache::PromptCache::new(&config.prompt_cache),
+            prefill: crate::timing::prefill::Prefill::new(&config.prefill),
             config_toml: config.to_toml_redacted().into(),
             // Invariant: `--name` is validated as visible ASCII, a valid header value.
             upstream: config.name.as_deref().map(|name| {
                 hyper::header::HeaderValue::from_str(name).expect("--name is a header value")
             }),
-            recorder: crate::record::Recorder::new(
+            recorder: crate::observability::record::Recorder::new(
                 config.record,
                 gatebench_shared::clock::monotonic_ns(),
             ),

@@ -1,6 +1,7 @@
 //! The crates' shape, held: every module of loadgen imports only from its own layer or the layers
-//! below it (the order is `LOADGEN_LAYERS`, as DESIGN.md draws it), and no two modules of
-//! loadgen or mock-upstream import each other, directly or round a circle.
+//! below it (the order is `LOADGEN_LAYERS`, as DESIGN.md draws it), every module of mock-upstream
+//! only from its own family or those below it (`MOCK_LAYERS`), and no two modules of loadgen or
+//! mock-upstream import each other, directly or round a circle.
 //!
 //! The source is read as text: every `crate::…` and `super::…` path outside comments counts as
 //! an import of the module it names (a `use`, a path in an expression or a type alike). A module
@@ -25,6 +26,24 @@ const LOADGEN_LAYERS: &[&str] = &[
     "results",
     "options",
     "model",
+];
+
+/// mock-upstream's families, top to bottom (the folders and root files `lib.rs` names). A module
+/// may import from its own family and those after it; the crate's root files (`lib.rs`,
+/// `main.rs`) stand above them all.
+const MOCK_LAYERS: &[&str] = &[
+    "cli",
+    "serving",
+    "api",
+    "admission",
+    "answer",
+    "state",
+    "ratelimit",
+    "control",
+    "catalog",
+    "observability",
+    "timing",
+    "config",
 ];
 
 /// mock-upstream's data layer: settings that import nothing else of the crate.
@@ -98,14 +117,43 @@ fn loadgen_has_no_import_circle_beyond_the_known() {
 }
 
 #[test]
+fn mock_upstream_imports_only_from_its_own_family_or_below() {
+    let crate_dir = workspace().join("mock-upstream/src");
+    let mut upward = BTreeSet::new();
+    for (file, module) in sources(&crate_dir) {
+        let Some(from) = position(MOCK_LAYERS, &module) else {
+            continue;
+        };
+        for import in imports(&file, &module) {
+            if position(MOCK_LAYERS, &import).is_some_and(|to| to < from) {
+                upward.insert(format!(
+                    "{} -> {}",
+                    relative(&crate_dir, &file),
+                    room(&import, 2)
+                ));
+            }
+        }
+    }
+    assert!(
+        upward.is_empty(),
+        "imports from a lower family up into a higher one (families, top to bottom: {}):\n{}",
+        MOCK_LAYERS.join(", "),
+        lines(&upward.iter().collect::<Vec<_>>())
+    );
+}
+
+#[test]
 fn mock_upstream_has_no_import_circle_and_its_settings_import_nothing() {
     let crate_dir = workspace().join("mock-upstream/src");
-    let circles = circles(&crate_dir, 1);
-    assert!(
-        circles.is_empty(),
-        "import circles in mock-upstream:\n{}",
-        lines(&circles)
-    );
+    // Between families, and between the modules inside each family.
+    for depth in [1, 2] {
+        let circles = circles(&crate_dir, depth);
+        assert!(
+            circles.is_empty(),
+            "import circles in mock-upstream:\n{}",
+            lines(&circles)
+        );
+    }
     let mut leaks = Vec::new();
     for (file, module) in sources(&crate_dir) {
         if module.first().map(String::as_str) != Some(MOCK_DATA) {
@@ -363,8 +411,13 @@ fn strongly_connected(graph: &BTreeMap<String, BTreeSet<String>>) -> Vec<BTreeSe
 
 /// A module's layer as its place in `LOADGEN_LAYERS` (0 the top); `None` for the root files.
 fn layer_of(module: &[String]) -> Option<usize> {
+    position(LOADGEN_LAYERS, module)
+}
+
+/// A module's place in `layers` (0 the top) by its first name; `None` for the root files.
+fn position(layers: &[&str], module: &[String]) -> Option<usize> {
     let first = module.first()?;
-    LOADGEN_LAYERS.iter().position(|l| l == first)
+    layers.iter().position(|l| l == first)
 }
 
 /// Every source file under `dir` with its module path (`generator/plan.rs` is

@@ -1,12 +1,12 @@
 //! Azure OpenAI's request side: the `api-version` its deployment paths require. The rest of
-//! Azure is elsewhere: its `api-key` header in `crate::auth`, its own error body in
-//! `crate::error_body`, and its answers (OpenAI's, with Azure's content filter verdicts on chat
+//! Azure is elsewhere: its `api-key` header in `crate::admission::auth`, its own error body in
+//! `crate::admission::error_body`, and its answers (OpenAI's, with Azure's content filter verdicts on chat
 //! completions, `catalog::Dialect::Azure`) and fixed headers in `crate::catalog`.
 
 use hyper::{StatusCode, Uri};
 
-use crate::error_body::Words;
-use crate::rejection::Rejection;
+use crate::admission::error_body::Words;
+use crate::admission::rejection::Rejection;
 
 /// Azure refuses a request without `api-version`, except on its versionless `/openai/v1/`
 /// endpoints.

@@ -6,11 +6,11 @@
 use gatebench_shared::wire::bedrock::{ConverseRequest, StopReason};
 
 use super::{text_answer, ApiRoute, Asked, Drawn, Ending};
+use crate::admission::inbound::Inbound;
+use crate::admission::rejection::Rejection;
+use crate::answer::sse::StreamApi;
+use crate::catalog::payload::Payload;
 use crate::config::Api;
-use crate::inbound::Inbound;
-use crate::payload::Payload;
-use crate::rejection::Rejection;
-use crate::sse::StreamApi;
 use crate::state::State;
 
 /// Bedrock's `converse` (`STREAM` false) or `converse-stream` (true).

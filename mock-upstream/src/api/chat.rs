@@ -3,12 +3,12 @@
 use gatebench_shared::wire::openai::{ChatRequest, FinishReason};
 
 use super::{text_answer, ApiRoute, Asked, Drawn, Ending};
+use crate::admission::inbound::Inbound;
+use crate::admission::rejection::Rejection;
+use crate::answer::sse::StreamApi;
+use crate::catalog::payload::Payload;
 use crate::catalog::Dialect;
 use crate::config::{Api, Provider};
-use crate::inbound::Inbound;
-use crate::payload::Payload;
-use crate::rejection::Rejection;
-use crate::sse::StreamApi;
 use crate::state::State;
 
 /// OpenAI's chat completions.

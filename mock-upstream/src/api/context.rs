@@ -1,8 +1,8 @@
 //! A request past its model's context size (`--context-window`), refused as each provider
 //! refuses it: the errors gateways map to their own "context window exceeded".
 
+use crate::admission::rejection::Rejection;
 use crate::config::Api;
-use crate::rejection::Rejection;
 
 /// The provider's 400 when `prompt` tokens, with the request's output cap `cap` where the API
 /// counts it, do not fit `window`; `None` when they do.

@@ -13,10 +13,10 @@ use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 
 use super::{ApiRoute, Asked, Drawn};
+use crate::admission::inbound::Inbound;
+use crate::admission::rejection::Rejection;
+use crate::catalog::payload::Payload;
 use crate::config::{Api, MAX_DIMENSIONS};
-use crate::inbound::Inbound;
-use crate::payload::Payload;
-use crate::rejection::Rejection;
 use crate::state::State;
 
 /// OpenAI's embeddings.

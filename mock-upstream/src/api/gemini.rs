@@ -5,11 +5,11 @@
 use gatebench_shared::wire::gemini::{FinishReason, GenerateContentRequest};
 
 use super::{text_answer, ApiRoute, Asked, Drawn, Ending};
+use crate::admission::inbound::Inbound;
+use crate::admission::rejection::Rejection;
+use crate::answer::sse::StreamApi;
+use crate::catalog::payload::Payload;
 use crate::config::Api;
-use crate::inbound::Inbound;
-use crate::payload::Payload;
-use crate::rejection::Rejection;
-use crate::sse::StreamApi;
 use crate::state::State;
 
 /// Gemini's `generateContent` (`STREAM` false) or `streamGenerateContent` (true).

@@ -4,11 +4,11 @@ use gatebench_shared::wire::anthropic::{MessagesRequest, StopReason, VERSION_HEA
 use hyper::HeaderMap;
 
 use super::{text_answer, ApiRoute, Asked, Drawn, Ending};
+use crate::admission::inbound::Inbound;
+use crate::admission::rejection::Rejection;
+use crate::answer::sse::StreamApi;
+use crate::catalog::payload::Payload;
 use crate::config::Api;
-use crate::inbound::Inbound;
-use crate::payload::Payload;
-use crate::rejection::Rejection;
-use crate::sse::StreamApi;
 use crate::state::State;
 
 /// Anthropic's Messages API.

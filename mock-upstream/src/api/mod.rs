@@ -6,7 +6,7 @@
 //! Azure OpenAI speaks the OpenAI APIs; `azure` holds the one check its endpoints add (the
 //! required `api-version`).
 //!
-//! A new provider is one new file here, an arm in `crate::router` and one in `crate::handler`.
+//! A new provider is one new file here, an arm in `crate::admission::router` and one in `crate::serving::handler`.
 
 mod azure;
 mod bedrock;
@@ -33,14 +33,14 @@ pub use messages::Messages;
 pub use pipeline::{answer, refused};
 pub use responses::Responses;
 
+use crate::admission::inbound::Inbound;
+use crate::admission::rejection::Rejection;
+use crate::answer::sse::StreamApi;
+use crate::answer::tools::ToolAnswer;
+use crate::catalog::payload::Payload;
+use crate::catalog::template::{Fill, Template, EMPTY};
 use crate::config::Api;
-use crate::inbound::Inbound;
-use crate::payload::Payload;
-use crate::rejection::Rejection;
-use crate::sse::StreamApi;
 use crate::state::State;
-use crate::template::{Fill, Template, EMPTY};
-use crate::tools::ToolAnswer;
 
 /// What a valid request asks of the pipeline, read by its API from the body.
 #[derive(Debug)]

@@ -7,18 +7,18 @@ use std::sync::Arc;
 use hyper::{Request, Response};
 
 use super::{ApiRoute, Drawn, Ending};
-use crate::body::MockBody;
+use crate::admission::inbound::{receive, Arrival, Ask, Inbound};
+use crate::admission::rejection::Rejection;
+use crate::admission::request::RequestBody;
+use crate::answer::body::MockBody;
+use crate::answer::sse::{SseStream, StreamPlan};
+use crate::answer::tools::ToolAnswer;
+use crate::catalog::payload::Payload;
 use crate::catalog::FixedHeaders;
 use crate::config::{Api, Provider};
-use crate::inbound::{receive, Arrival, Ask, Inbound};
-use crate::metrics::RouteKind;
-use crate::payload::Payload;
-use crate::prompt_cache::{CacheUsage, PromptCache};
-use crate::rejection::Rejection;
-use crate::request::RequestBody;
-use crate::sse::{SseStream, StreamPlan};
+use crate::observability::metrics::RouteKind;
 use crate::state::State;
-use crate::tools::ToolAnswer;
+use crate::timing::prompt_cache::{CacheUsage, PromptCache};
 
 /// `A`'s answer to a request it refused, in its provider's shape; counted as a request of the
 /// route, refused.
@@ -56,8 +56,8 @@ pub async fn answer<A: ApiRoute>(
         None => None,
         Some(prefill) => match Box::pin(prefill.run()).await {
             Ok(running) => Some(Box::new(running)),
-            Err(crate::prefill::QueueFull) => {
-                *out = Some(crate::faults::response(429, provider));
+            Err(crate::timing::prefill::QueueFull) => {
+                *out = Some(crate::admission::faults::response(429, provider));
                 return Ok(());
             }
         },
@@ -83,7 +83,7 @@ pub async fn answer<A: ApiRoute>(
     }
 
     let tools = if A::TOOLS {
-        crate::tools::scan(state, &inbound.body)
+        crate::answer::tools::scan(state, &inbound.body)
     } else {
         None
     };
@@ -185,8 +185,8 @@ pub async fn answer<A: ApiRoute>(
 #[cold]
 #[inline(never)]
 fn prefilled(
-    prefill: &crate::prefill::Prefill,
-    running: &crate::prefill::Running,
+    prefill: &crate::timing::prefill::Prefill,
+    running: &crate::timing::prefill::Running,
     draw: &mut gatebench_shared::latency::RequestDraw,
     uncached: u64,
     streaming: bool,
@@ -228,7 +228,8 @@ fn looked_up<A: ApiRoute>(
 #[inline(never)]
 fn reported(api: Api, payload: &Payload, usage: &CacheUsage, prompt_tokens: u64) -> Payload {
     let plain = payload.to_vec();
-    let body = crate::prompt_cache::report(api, &plain, usage, prompt_tokens).unwrap_or(plain);
+    let body =
+        crate::timing::prompt_cache::report(api, &plain, usage, prompt_tokens).unwrap_or(plain);
     let mut out = Payload::new();
     out.push_bytes(&bytes::Bytes::from(body));
     out

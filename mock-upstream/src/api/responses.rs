@@ -4,12 +4,12 @@ use bytes::Bytes;
 use gatebench_shared::wire::responses::ResponsesRequest;
 
 use super::{echoing_answer, ApiRoute, Asked, Drawn, Ending};
+use crate::admission::inbound::Inbound;
+use crate::admission::rejection::Rejection;
+use crate::answer::sse::StreamApi;
+use crate::catalog::payload::Payload;
 use crate::catalog::Outcome;
 use crate::config::Api;
-use crate::inbound::Inbound;
-use crate::payload::Payload;
-use crate::rejection::Rejection;
-use crate::sse::StreamApi;
 use crate::state::State;
 
 /// OpenAI's Responses API.

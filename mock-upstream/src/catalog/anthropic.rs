@@ -8,7 +8,7 @@ use gatebench_shared::wire::anthropic::{
 use hyper::header::{HeaderMap, HeaderValue, CACHE_CONTROL};
 
 use super::{header_map, HeaderSet};
-use crate::template::{permanent, Slot, Template};
+use crate::catalog::template::{permanent, Slot, Template};
 
 /// `id` of every message, constant so the same request always gets the same bytes.
 pub const MESSAGE_ID: &str = "msg_gatebench000000000000000";

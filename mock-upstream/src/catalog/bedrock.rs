@@ -12,7 +12,7 @@ use gatebench_shared::wire::bedrock::{
 use hyper::header::HeaderMap;
 
 use super::{header_map, HeaderSet, REQUEST_ID};
-use crate::template::{permanent, Slot, Template};
+use crate::catalog::template::{permanent, Slot, Template};
 
 /// The pre-encoded Converse answers. Arrays are indexed by [`StopReason`].
 #[derive(Debug)]
@@ -126,11 +126,15 @@ impl BedrockCatalog {
         &self,
         input_tokens: u64,
         output_tokens: u64,
-        usage: &crate::prompt_cache::CacheUsage,
+        usage: &crate::timing::prompt_cache::CacheUsage,
     ) -> Bytes {
         let json = metadata_json(input_tokens, output_tokens);
-        let reported =
-            crate::prompt_cache::report(crate::config::Api::Bedrock, &json, usage, input_tokens);
+        let reported = crate::timing::prompt_cache::report(
+            crate::config::Api::Bedrock,
+            &json,
+            usage,
+            input_tokens,
+        );
         Bytes::from(eventstream::event("metadata", &reported.unwrap_or(json)))
     }
 }

@@ -9,7 +9,7 @@ use gatebench_shared::wire::openai::{
 };
 
 use super::{UsageKey, COMPLETION_ID, CREATED, SYSTEM_FINGERPRINT};
-use crate::template::{permanent, Slot, Template};
+use crate::catalog::template::{permanent, Slot, Template};
 
 /// Whose shape of chat completions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -3,7 +3,7 @@
 use gatebench_shared::wire::completions::{TextChoice, TextChunk, TextCompletion};
 use gatebench_shared::wire::openai::{ChunkUsage, FinishReason, Usage};
 
-use crate::template::{Slot, Template};
+use crate::catalog::template::{Slot, Template};
 
 use super::{UsageKey, CREATED, SYSTEM_FINGERPRINT};
 

@@ -7,7 +7,7 @@ use gatebench_shared::wire::gemini::{
 use hyper::header::HeaderMap;
 
 use super::{header_map, HeaderSet};
-use crate::template::{Slot, Template};
+use crate::catalog::template::{Slot, Template};
 
 /// `responseId` of every response, constant so the same request always gets the same bytes.
 pub const RESPONSE_ID: &str = "gatebench00000000000000";

@@ -8,7 +8,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use bytes::{BufMut, Bytes, BytesMut};
 use hyper::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE};
 
-use crate::payload::put_decimal;
+use crate::catalog::payload::put_decimal;
 
 /// `openai-processing-ms`: the latency the mock applied, as OpenAI reports its own.
 pub const PROCESSING_MS: HeaderName = HeaderName::from_static("openai-processing-ms");

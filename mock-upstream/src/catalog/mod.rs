@@ -11,7 +11,9 @@ mod chat;
 mod completions;
 mod gemini;
 mod headers;
+pub(crate) mod payload;
 mod responses;
+pub(crate) mod template;
 
 pub use anthropic::{AnthropicCatalog, MESSAGE_ID, REQUEST_ID as ANTHROPIC_REQUEST_ID};
 pub use bedrock::BedrockCatalog;
@@ -25,8 +27,8 @@ use bytes::Bytes;
 use gatebench_shared::wire::openai::{Model, ModelList};
 use hyper::header::{HeaderMap, HeaderValue, CACHE_CONTROL};
 
+use crate::catalog::template::{json_escaped, permanent};
 use crate::config::Config;
-use crate::template::{json_escaped, permanent};
 
 /// `id` of every completion. Constant, so the same request always gets the same bytes.
 pub const COMPLETION_ID: &str = "chatcmpl-gatebench0000000000000000000";
@@ -306,8 +308,8 @@ fn azure_headers(content_type: &'static str) -> HeaderMap {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::payload::MAX_PIECES;
-    use crate::template::Fill;
+    use crate::catalog::payload::MAX_PIECES;
+    use crate::catalog::template::Fill;
     use gatebench_shared::wire::openai::{ChatCompletion, Choice, FinishReason, Message, Usage};
 
     #[test]

@@ -7,7 +7,7 @@ use gatebench_shared::wire::responses::{
     ResponseEvent, ResponseParams, Status, TextDelta, TextDone, TokensDetails, Usage,
 };
 
-use crate::template::{permanent, EchoSlot, Slot, Template};
+use crate::catalog::template::{permanent, EchoSlot, Slot, Template};
 
 use super::CREATED;
 
@@ -329,7 +329,7 @@ mod tests {
     use serde_json::Value;
 
     use super::*;
-    use crate::template::Fill;
+    use crate::catalog::template::Fill;
 
     fn filled(template: &Template, echo: &Bytes) -> Value {
         let model = Bytes::from_static(b"gpt-4o");

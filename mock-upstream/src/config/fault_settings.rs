@@ -1,5 +1,5 @@
 //! `--fault`: error statuses and mid-stream breaks at seeded rates, per route or for all, as
-//! settings (what the mock does with them is `crate::faults`).
+//! settings (what the mock does with them is `crate::admission::faults`).
 
 use gatebench_shared::latency::fault_uniform;
 

@@ -177,7 +177,7 @@ pub struct Config {
 /// `--http1`: which server answers clear-text HTTP/1.1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Http1Server {
-    /// The mock's own server (`crate::h1`), handing what it does not take to hyper.
+    /// The mock's own server (`crate::serving::h1`), handing what it does not take to hyper.
     Own,
     /// hyper's server for every connection.
     Hyper,

@@ -1,5 +1,5 @@
 //! `--tokenizer`: how prompt tokens are counted, as a setting (the counting is
-//! `crate::tokens`).
+//! `crate::timing::tokens`).
 
 /// How the mock counts a request's prompt tokens.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -7,7 +7,7 @@
 //!
 //! - `steer`: the POST body as plain data, and what is wrong with a bad one.
 //!
-//! The listener that serves it is `crate::control_listener`; this module imports no part of
+//! The listener that serves it is `crate::serving::control_listener`; this module imports no part of
 //! the server, as the state that holds it does not.
 
 mod steer;

@@ -6,27 +6,27 @@ use std::sync::Arc;
 
 use std::sync::Mutex;
 
-use crate::request::RequestBody;
+use crate::admission::request::RequestBody;
 use bytes::Bytes;
 use gatebench_shared::clock;
 use hyper::body::Incoming;
 use hyper::header::{HeaderValue, CONTENT_TYPE};
 use hyper::{Request, Response};
 
+use crate::admission::inbound::Arrival;
+use crate::admission::rejection::Rejection;
+use crate::admission::router::{route, AzureApi, Route};
+use crate::answer::body::MockBody;
 use crate::api;
-use crate::body::MockBody;
 use crate::config::Provider;
 use crate::control::Refused;
-use crate::inbound::Arrival;
-use crate::metrics::RouteKind;
-use crate::record::{Arrived, UserId};
-use crate::rejection::Rejection;
-use crate::router::{route, AzureApi, Route};
-use crate::stamp::Stamp;
+use crate::observability::metrics::RouteKind;
+use crate::observability::record::{Arrived, UserId};
+use crate::serving::stamp::Stamp;
 use crate::state::State;
 
 /// [`handle`] as hyper's servers call it: the answer's fixed header set goes into its header
-/// map, ahead of the headers the route added, with the stamp (`crate::stamp`). While the mock
+/// map, ahead of the headers the route added, with the stamp (`crate::serving::stamp`). While the mock
 /// is steered to refuse, the request is not answered: the error makes hyper drop the
 /// connection (HTTP/2: the stream).
 pub async fn handle_for_hyper(
@@ -167,8 +167,8 @@ impl Noted {
     ) -> Noted {
         Noted {
             t_ns: start.unwrap_or_else(clock::monotonic_ns),
-            seq: crate::request::seq(req.headers()).ok().flatten(),
-            key: crate::auth::key_hash(req.headers(), provider),
+            seq: crate::admission::request::seq(req.headers()).ok().flatten(),
+            key: crate::admission::auth::key_hash(req.headers(), provider),
             route,
         }
     }
@@ -294,11 +294,11 @@ pub fn record(state: &State, query: Option<&str>) -> Response<MockBody> {
     let Some(recorder) = &state.recorder else {
         return Rejection::recording_off().into_response();
     };
-    match crate::record::since_of(query) {
+    match crate::observability::record::since_of(query) {
         Ok(since) => {
             let now_ns = clock::monotonic_ns();
             let name = state.config.name.as_deref();
-            let body = crate::record::record_json(recorder, since, name, now_ns);
+            let body = crate::observability::record::record_json(recorder, since, name, now_ns);
             typed(MockBody::owned(body), "application/json")
         }
         Err(value) => Rejection::bad_param(

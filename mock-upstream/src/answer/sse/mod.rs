@@ -24,10 +24,10 @@ use pin_project_lite::pin_project;
 
 pub use plan::{StreamApi, StreamPlan};
 
-use crate::payload::{Chunks, Frames, Payload, Sink};
-use crate::peer::PeerWatch;
+use crate::answer::peer::PeerWatch;
+use crate::catalog::payload::{Chunks, Frames, Payload, Sink};
 use crate::state::State;
-use crate::timer::Alarm;
+use crate::timing::timer::Alarm;
 use fault::Broken;
 
 /// A mid-stream reset on purpose: the body fails, so hyper drops the connection (HTTP/1, with

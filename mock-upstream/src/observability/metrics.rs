@@ -3,7 +3,7 @@
 //! The emission error (actual − scheduled time of each delayed response or stream event) is the
 //! mock's own error as an instrument; it is kept in a log-linear atomic histogram (relative
 //! error of a bucket at most 12.5%) with exact count, sum and maximum. Beside it, the precise
-//! timer's own account (`crate::timer::Timers`): its margin, how late the kernel woke it, and
+//! timer's own account (`crate::timing::timer::Timers`): its margin, how late the kernel woke it, and
 //! the time it spun.
 
 use std::fmt::Write as _;
@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicI64, AtomicU64, Ordering::Relaxed};
 use gatebench_shared::wake::WakeReport;
 
 use crate::config::{Api, StreamFaultKind};
-use crate::timer::Timers;
+use crate::timing::timer::Timers;
 
 /// What a request was, for the per-route counters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

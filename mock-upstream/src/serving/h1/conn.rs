@@ -28,12 +28,12 @@ use super::encode::{self, Framing};
 use super::head::{self, Head, Parsed};
 use super::replay::Replay;
 use super::target::Target;
-use crate::body::MockBody;
-use crate::handler::handle;
-use crate::payload::Chunks;
-use crate::request::{BodyError, RequestBody};
-use crate::sse::ResetOnPurpose;
-use crate::stamp::Stamp;
+use crate::admission::request::{BodyError, RequestBody};
+use crate::answer::body::MockBody;
+use crate::answer::sse::ResetOnPurpose;
+use crate::catalog::payload::Chunks;
+use crate::serving::handler::handle;
+use crate::serving::stamp::Stamp;
 use crate::state::State;
 
 /// A connection's read buffer starts this large (hyper's too) and grows for a larger body.
@@ -272,7 +272,7 @@ impl Conn {
         &mut self,
         state: &State,
         stamp: &Stamp,
-        response: &mut hyper::Response<crate::body::MockBody>,
+        response: &mut hyper::Response<crate::answer::body::MockBody>,
         keep_alive: bool,
         head_only: bool,
     ) -> io::Result<bool> {

@@ -20,8 +20,8 @@ use tokio::sync::watch;
 use tokio_rustls::TlsAcceptor;
 
 use crate::config::Http1Server;
-use crate::h1::Served;
-use crate::handler::handle_for_hyper;
+use crate::serving::h1::Served;
+use crate::serving::handler::handle_for_hyper;
 use crate::state::State;
 
 /// A connection counted as open for as long as its task lives.
@@ -146,18 +146,18 @@ impl OverCap {
     async fn answer(
         self,
         req: hyper::Request<hyper::body::Incoming>,
-    ) -> Result<hyper::Response<crate::body::MockBody>, crate::control::Refused> {
+    ) -> Result<hyper::Response<crate::answer::body::MockBody>, crate::control::Refused> {
         if self.state.control.refusing() {
             return Err(crate::control::Refused);
         }
         self.state.metrics.over_capacity();
-        let rejection = crate::rejection::Rejection::over_capacity(self.cap);
+        let rejection = crate::admission::rejection::Rejection::over_capacity(self.cap);
         let mut response = if req.uri().path() == "/v1/messages" {
             rejection.anthropic().into_response()
         } else {
             rejection.into_response()
         };
-        crate::stamp::Stamp::of(req.headers()).insert(&self.state, response.headers_mut());
+        crate::serving::stamp::Stamp::of(req.headers()).insert(&self.state, response.headers_mut());
         self.state.metrics.response(response.status().as_u16());
         Ok(response)
     }
@@ -234,7 +234,7 @@ pub async fn serve(
 ) -> io::Result<()> {
     let mut listener = Some(TcpListener::from_std(listener)?);
     // Before any connection can take the last descriptor.
-    crate::timer::install(state.config.spin, Some(state.metrics.timers()))?;
+    crate::timing::timer::install(state.config.spin, Some(state.metrics.timers()))?;
     let graceful = GracefulShutdown::new();
     let protocols = Protocols::new(&state, stop.clone());
     let mut retry = false;
@@ -326,7 +326,7 @@ async fn serve_connection(
             }
             // The watcher is held, not watched: shutdown waits for it to drop, and the own
             // server hears of shutdown from `stop`.
-            match crate::h1::serve(stream, &open.state, protocols.stop.clone()).await {
+            match crate::serving::h1::serve(stream, &open.state, protocols.stop.clone()).await {
                 Served::Done => drop(watcher),
                 Served::HandOff(replay) => {
                     protocols.serve(replay, false, watcher, socket, open).await;

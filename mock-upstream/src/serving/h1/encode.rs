@@ -10,8 +10,8 @@ use bytes::{BufMut, BytesMut};
 use hyper::header::{CONNECTION, CONTENT_LENGTH, DATE, TRANSFER_ENCODING};
 use hyper::{HeaderMap, StatusCode};
 
+use crate::catalog::payload::{put_chunk_size, put_decimal};
 use crate::catalog::{put_header, Catalog, FixedHeaders};
-use crate::payload::{put_chunk_size, put_decimal};
 
 /// How the body after a head is framed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -7,9 +7,9 @@ use bytes::Bytes;
 use http_body::{Body, Frame, SizeHint};
 use pin_project_lite::pin_project;
 
+use crate::answer::sse::SseStream;
+use crate::catalog::payload::{Chunks, Payload};
 use crate::catalog::FixedHeaders;
-use crate::payload::{Chunks, Payload};
-use crate::sse::SseStream;
 
 pin_project! {
     /// A response body. A whole payload has an exact size, so hyper sends `content-length`; a
@@ -95,7 +95,7 @@ impl MockBody {
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
         out: &mut Chunks<'_>,
-    ) -> Poll<Option<Result<(), crate::sse::ResetOnPurpose>>> {
+    ) -> Poll<Option<Result<(), crate::answer::sse::ResetOnPurpose>>> {
         match self.project().kind.project() {
             KindProj::Whole { payload } if payload.is_empty() => Poll::Ready(None),
             KindProj::Whole { payload } => {
@@ -109,7 +109,7 @@ impl MockBody {
 
 impl Body for MockBody {
     type Data = Payload;
-    type Error = crate::sse::ResetOnPurpose;
+    type Error = crate::answer::sse::ResetOnPurpose;
 
     fn poll_frame(
         self: Pin<&mut Self>,
@@ -147,8 +147,8 @@ mod tests {
     /// keeps its rare second frame boxed to stay under it (inline, 864 bytes).
     #[test]
     fn a_body_is_no_larger_than_a_whole_payload_and_its_kind() {
-        let payload = std::mem::size_of::<crate::payload::Payload>();
-        assert!(std::mem::size_of::<crate::sse::SseStream>() <= payload);
+        let payload = std::mem::size_of::<crate::catalog::payload::Payload>();
+        assert!(std::mem::size_of::<crate::answer::sse::SseStream>() <= payload);
         assert!(std::mem::size_of::<super::MockBody>() <= payload + 32);
     }
 }

@@ -24,7 +24,7 @@ pub use report::report;
 pub use rules::CacheUsage;
 
 use crate::config::{Api, PromptCacheSettings};
-use crate::tokens::Counter;
+use crate::timing::tokens::Counter;
 
 /// The cache of one server.
 #[derive(Debug)]

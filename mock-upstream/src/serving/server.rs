@@ -13,8 +13,8 @@ use tokio::sync::watch;
 use tokio_rustls::TlsAcceptor;
 
 use crate::config::Config;
-use crate::connection::{bind_one, serve, Reopen};
-use crate::metrics::Metrics;
+use crate::observability::metrics::Metrics;
+use crate::serving::connection::{bind_one, serve, Reopen};
 use crate::state::State;
 
 /// The server could not start.
@@ -25,7 +25,7 @@ pub enum StartError {
     #[error("cannot start worker thread: {0}")]
     Thread(io::Error),
     #[error(transparent)]
-    Tls(#[from] crate::tls::TlsError),
+    Tls(#[from] crate::serving::tls::TlsError),
 }
 
 /// A running mock server. Dropping it asks the workers to stop without waiting for them.
@@ -51,7 +51,7 @@ impl MockServer {
             })?;
         let control = match config.control {
             Some(addr) => {
-                let listener = crate::control_listener::bind(addr)
+                let listener = crate::serving::control_listener::bind(addr)
                     .map_err(|source| StartError::Bind { addr, source })?;
                 let bound = listener
                     .local_addr()
@@ -63,7 +63,7 @@ impl MockServer {
         let reuse_port = config.threads > 1;
         let cores = config.cores.clone();
         let tls = match &config.tls {
-            Some(settings) => Some(crate::tls::acceptor(settings)?),
+            Some(settings) => Some(crate::serving::tls::acceptor(settings)?),
             None => None,
         };
         let state = Arc::new(State::new(config));
@@ -153,9 +153,9 @@ fn run_control(listener: std::net::TcpListener, state: Arc<State>, stopped: watc
         .build();
     match runtime {
         Ok(runtime) => {
-            if let Err(err) =
-                runtime.block_on(crate::control_listener::serve(listener, state, stopped))
-            {
+            if let Err(err) = runtime.block_on(crate::serving::control_listener::serve(
+                listener, state, stopped,
+            )) {
                 gatebench_shared::say!("mock-upstream: control listener stopped: {err}");
             }
         }
@@ -183,7 +183,7 @@ fn run_worker(
             let served = runtime.block_on(async move {
                 // Calibrated (`--spin auto`) before the server counts this worker as started.
                 let installed =
-                    crate::timer::install(state.config.spin, Some(state.metrics.timers()));
+                    crate::timing::timer::install(state.config.spin, Some(state.metrics.timers()));
                 let _ = ready.send(());
                 drop(ready);
                 installed?;

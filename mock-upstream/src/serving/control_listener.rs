@@ -17,12 +17,12 @@ use hyper_util::rt::TokioIo;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
-use crate::body::MockBody;
+use crate::admission::rejection::Rejection;
+use crate::admission::request::{read_body, RequestBody};
+use crate::admission::router::Route;
+use crate::answer::body::MockBody;
 use crate::control::{Control, Steer};
-use crate::rejection::Rejection;
-use crate::request::{read_body, RequestBody};
-use crate::router::Route;
-use crate::stamp::Stamp;
+use crate::serving::stamp::Stamp;
 use crate::state::State;
 
 /// Largest control body read.
@@ -129,14 +129,16 @@ async fn route(state: &Arc<State>, req: Request<Incoming>) -> Response<MockBody>
             state.control.reset();
             status(&state.control)
         }
-        ("/v1/gatebench/record", true, _) => crate::handler::record(state, req.uri().query()),
+        ("/v1/gatebench/record", true, _) => {
+            crate::serving::handler::record(state, req.uri().query())
+        }
         ("/metrics", true, _) => {
             let req = req.map(RequestBody::Incoming);
-            crate::handler::service(state, Route::Metrics, &req)
+            crate::serving::handler::service(state, Route::Metrics, &req)
         }
         ("/health", true, _) => {
             let req = req.map(RequestBody::Incoming);
-            crate::handler::service(state, Route::Health, &req)
+            crate::serving::handler::service(state, Route::Health, &req)
         }
         ("/v1/gatebench/control" | "/v1/gatebench/record" | "/metrics" | "/health", _, _)
         | ("/v1/gatebench/control/reset", _, _) => {
@@ -161,5 +163,5 @@ async fn route(state: &Arc<State>, req: Request<Incoming>) -> Response<MockBody>
 }
 
 fn status(control: &Control) -> Response<MockBody> {
-    crate::handler::typed(MockBody::owned(control.status_json()), "application/json")
+    crate::serving::handler::typed(MockBody::owned(control.status_json()), "application/json")
 }

@@ -12,8 +12,8 @@ use bytes::Bytes;
 use gatebench_shared::wire::tools::ToolsRequest;
 use serde_json::{json, Value};
 
+use crate::catalog::payload::Payload;
 use crate::catalog::{Outcome, COMPLETION_ID, CREATED, RESPONSE_ID, SYSTEM_FINGERPRINT};
-use crate::payload::Payload;
 use crate::state::State;
 
 /// `id` of every OpenAI tool call.

@@ -1,6 +1,6 @@
 //! Faults on purpose: error statuses and mid-stream breaks at configured, seeded rates
 //! (`--fault 429:2%`, `--fault chat:reset@5:1%`), or forced per request by `x-mock-*` headers;
-//! each error is answered as the provider answers it (its words are `crate::error_body`'s):
+//! each error is answered as the provider answers it (its words are `crate::admission::error_body`'s):
 //! OpenAI's 429 with `retry-after`, `retry-after-ms`, `x-ratelimit-*` and `x-should-retry`;
 //! Anthropic's 429 and 529 `overloaded_error`; 500 and 503 in each provider's shape.
 //!
@@ -11,11 +11,11 @@ use gatebench_shared::{Distribution, LatencyModel, TokenCount};
 use hyper::header::{HeaderMap, HeaderName, HeaderValue};
 use hyper::{Response, StatusCode};
 
-use crate::body::MockBody;
+use crate::admission::error_body;
+use crate::admission::rejection::Rejection;
+use crate::answer::body::MockBody;
 use crate::config::{Api, FaultKind, Provider, StreamFault, CONTENT_FILTER, STATUSES};
 use crate::control::Steer;
-use crate::error_body;
-use crate::rejection::Rejection;
 use crate::state::State;
 
 /// What a request's `x-mock-*` headers ask for.

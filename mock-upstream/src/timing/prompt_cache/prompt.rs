@@ -7,7 +7,7 @@
 use serde_json::Value;
 
 use crate::config::Api;
-use crate::tokens::Counter;
+use crate::timing::tokens::Counter;
 
 /// How long an explicit breakpoint's entry lives unused.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

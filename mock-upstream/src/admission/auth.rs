@@ -4,9 +4,9 @@
 use hyper::header::{HeaderMap, AUTHORIZATION};
 use hyper::StatusCode;
 
+use crate::admission::error_body::Words;
+use crate::admission::rejection::Rejection;
 use crate::config::Provider;
-use crate::error_body::Words;
-use crate::rejection::Rejection;
 
 /// The API key a request carries: OpenAI's `Authorization: Bearer KEY`; Anthropic's
 /// `x-api-key: KEY`, or a bearer token as the API also takes (recent SDKs send that).

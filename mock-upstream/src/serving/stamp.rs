@@ -6,8 +6,8 @@
 use bytes::BytesMut;
 use hyper::header::{HeaderMap, HeaderName, HeaderValue};
 
+use crate::admission::request::SEQ_NAME;
 use crate::catalog::put_header;
-use crate::request::SEQ_NAME;
 use crate::state::State;
 
 /// The answer's header naming the mock (`--name`).

@@ -6,7 +6,7 @@
 //! The ring is allocated whole at start-up and sits behind one mutex: a push is a lock and a
 //! copy of about 100 bytes. Only the per-second counts grow, one small vector a second.
 //!
-//! - `fields`: the user a body names, kept inline (the key's hash is `crate::auth`'s).
+//! - `fields`: the user a body names, kept inline (the key's hash is `crate::admission::auth`'s).
 //! - `report`: the JSON of `GET /v1/gatebench/record`.
 //!
 //! Plain data: the route that serves it is the handler's.

@@ -153,7 +153,7 @@ impl Head {
         let headers = request.headers_mut();
         for (name, value) in &self.headers[..self.count] {
             // Only what the routes read (see `acted_on`): the rest would cost a map entry each.
-            if !crate::request::acted_on(&head[name.range()]) {
+            if !crate::admission::request::acted_on(&head[name.range()]) {
                 continue;
             }
             let name = HeaderName::from_bytes(&head[name.range()]).ok()?;

@@ -11,17 +11,17 @@ use bytes::Bytes;
 use gatebench_shared::RequestDraw;
 use hyper::{Request, Response, StatusCode};
 
-use crate::body::MockBody;
+use crate::admission::error_body;
+use crate::admission::faults::{self, Overrides};
+use crate::admission::rejection::Rejection;
+use crate::admission::request::{read_body_within, seq, BodyError, RequestBody};
+use crate::answer::body::MockBody;
+use crate::catalog::template::json_escaped;
 use crate::catalog::Catalog;
 use crate::config::{Api, Provider, StreamFault};
-use crate::error_body;
-use crate::faults::{self, Overrides};
-use crate::metrics::RouteKind;
+use crate::observability::metrics::RouteKind;
 use crate::ratelimit::{Exceeded, Quota, Refusal};
-use crate::rejection::Rejection;
-use crate::request::{read_body_within, seq, BodyError, RequestBody};
 use crate::state::State;
-use crate::template::json_escaped;
 
 /// When and on what a request arrived.
 #[derive(Debug, Clone, Copy)]
@@ -36,7 +36,7 @@ pub struct Arrival<'a> {
     /// atomic only because HTTP/2 needs the handler's future to be `Send`.)
     pub received_ns: &'a AtomicU64,
     /// With `--record`: where the body's user goes once the body is read.
-    pub user: Option<&'a std::sync::Mutex<crate::record::UserId>>,
+    pub user: Option<&'a std::sync::Mutex<crate::observability::record::UserId>>,
 }
 
 /// A request read, checked and ready for its route.
@@ -119,14 +119,14 @@ pub async fn receive(
     provider: Provider,
 ) -> Result<Inbound, Rejection> {
     let seq = seq(req.headers()).map_err(|_| bad_seq(provider))?;
-    crate::auth::check(
+    crate::admission::auth::check(
         state.config.require_api_key.as_deref(),
         req.headers(),
         provider,
     )?;
     let keyed = state.config.rate_limit.is_set() || state.prompt_cache.is_some();
     let key = keyed.then(|| {
-        crate::auth::key(req.headers(), provider)
+        crate::admission::auth::key(req.headers(), provider)
             .unwrap_or("")
             .into()
     });
@@ -149,7 +149,8 @@ pub async fn receive(
         .map_err(|e| body_refused(e, limit, timeout))?;
     state.metrics.bytes_in(body.len());
     if let Some(user) = arrival.user {
-        *user.lock().unwrap_or_else(|e| e.into_inner()) = crate::record::user_in_body(&body);
+        *user.lock().unwrap_or_else(|e| e.into_inner()) =
+            crate::observability::record::user_in_body(&body);
     }
     Ok(Inbound {
         seq,
@@ -181,7 +182,7 @@ fn bad_seq(provider: Provider) -> Rejection {
 fn path_model(provider: Provider, path: &str) -> Option<Box<Bytes>> {
     match provider {
         Provider::Azure | Provider::Gemini | Provider::Bedrock => {
-            crate::router::model_in_path(path)
+            crate::admission::router::model_in_path(path)
                 .map(|model| Box::new(Bytes::from(json_escaped(model))))
         }
         Provider::OpenAi | Provider::Anthropic => None,
@@ -307,7 +308,7 @@ impl Inbound {
     pub async fn wait(&self, state: &State, delay_us: u64) {
         if let (Some(start), true) = (self.start, delay_us > 0) {
             let due = start + delay_us * 1000;
-            let now = crate::timer::sleep_until(due).await;
+            let now = crate::timing::timer::sleep_until(due).await;
             state.metrics.emission_error.record((now - due) / 1000);
         }
     }

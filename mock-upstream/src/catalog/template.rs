@@ -7,7 +7,7 @@
 
 use bytes::Bytes;
 
-use crate::payload::{decimal_len, Payload, Sink};
+use crate::catalog::payload::{decimal_len, Payload, Sink};
 
 /// A per-request value in a template.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -143,7 +143,7 @@ impl Template {
             }
         }
         assert!(
-            parts.len() <= 2 * crate::payload::MAX_PIECES,
+            parts.len() <= 2 * crate::catalog::payload::MAX_PIECES,
             "template has {} pieces",
             parts.len()
         );
@@ -226,12 +226,12 @@ impl Template {
     /// This template filled, as a new payload. A template of more pieces than a payload holds
     /// (the Responses API's whole response, with its echoed parameters) is filled into one
     /// buffer, a copy; the chat and Anthropic bodies fit (the catalog's tests check). Stream
-    /// events fill a [`crate::payload::Frames`], which takes an event too large for one frame
+    /// events fill a [`crate::catalog::payload::Frames`], which takes an event too large for one frame
     /// as two.
     #[inline]
     pub fn fill(&self, fill: &Fill<'_>) -> Payload {
         let mut frame = Payload::new();
-        if self.parts.len() > crate::payload::MAX_PIECES {
+        if self.parts.len() > crate::catalog::payload::MAX_PIECES {
             let mut joined = bytes::BytesMut::new();
             self.fill_into(&mut joined, fill);
             frame.push_bytes(&joined.freeze());
@@ -311,7 +311,7 @@ mod tests {
             Slot::MODEL_SENTINEL,
         ]);
         let template = Template::parse(json.to_string().as_bytes());
-        assert!(template.pieces() > crate::payload::MAX_PIECES);
+        assert!(template.pieces() > crate::catalog::payload::MAX_PIECES);
         let model = Bytes::from_static(b"m");
         let content = Bytes::from_static(b"c");
         let fill = Fill {
@@ -322,7 +322,7 @@ mod tests {
             sequence: 9,
             echo: &Bytes::new(),
         };
-        let mut frames = crate::payload::Frames::default();
+        let mut frames = crate::catalog::payload::Frames::default();
         template.fill_into(&mut frames, &fill);
         let mut text = frames.first.to_vec();
         text.extend(frames.second.expect("a second frame").to_vec());

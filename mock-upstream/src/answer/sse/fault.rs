@@ -7,9 +7,9 @@ use std::task::{Context, Poll};
 use bytes::BytesMut;
 
 use super::{ResetOnPurpose, StreamPlan};
+use crate::answer::peer::PeerWatch;
+use crate::catalog::payload::Payload;
 use crate::config::StreamFaultKind;
-use crate::payload::Payload;
-use crate::peer::PeerWatch;
 use crate::state::State;
 
 /// A stream at the event where its fault strikes: what it sends instead.

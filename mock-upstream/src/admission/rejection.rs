@@ -1,5 +1,5 @@
 //! An error the mock answers with, and its response in the provider's shape (the shapes are
-//! `crate::error_body`'s): OpenAI's by default, the other providers' on their routes.
+//! `crate::admission::error_body`'s): OpenAI's by default, the other providers' on their routes.
 //!
 //! These are the answers to what a user can get wrong, and to faults and rate limits; they
 //! allocate, which is fine off the hot path.
@@ -7,8 +7,8 @@
 use hyper::header::{HeaderMap, HeaderValue, ALLOW, CONNECTION, CONTENT_TYPE};
 use hyper::{Response, StatusCode};
 
-use crate::body::MockBody;
-use crate::error_body::{anthropic_kind, Shape, Words};
+use crate::admission::error_body::{anthropic_kind, Shape, Words};
+use crate::answer::body::MockBody;
 
 /// An error the mock answers with.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -100,7 +100,7 @@ pub fn record_json(recorder: &Recorder, since: u64, name: Option<&str>, now_ns: 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::{Arrived, UserId};
+    use crate::observability::record::{Arrived, UserId};
 
     #[test]
     fn the_report_has_the_documented_shape() {

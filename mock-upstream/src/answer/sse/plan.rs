@@ -10,13 +10,13 @@ use gatebench_shared::wire::gemini::FinishReason as GeminiFinish;
 use gatebench_shared::wire::openai::FinishReason;
 
 use super::Layout;
+use crate::answer::tools::ToolAnswer;
+use crate::catalog::payload::{Payload, Sink};
+use crate::catalog::template::{Fill, EMPTY};
 use crate::catalog::{Dialect, EventText, Outcome, UsageKey};
 use crate::config::{Api, StreamFault};
-use crate::payload::{Payload, Sink};
-use crate::prompt_cache::CacheUsage;
 use crate::state::State;
-use crate::template::{Fill, EMPTY};
-use crate::tools::ToolAnswer;
+use crate::timing::prompt_cache::CacheUsage;
 
 /// What one stream sends, decided when the request arrives.
 #[derive(Debug)]
@@ -35,7 +35,7 @@ pub struct StreamPlan {
     pub cache: Option<Box<CacheUsage>>,
     /// The request's running slot (`--max-running`, `--prefill-per-token`), freed with the
     /// stream.
-    pub _running: Option<Box<crate::prefill::Running>>,
+    pub _running: Option<Box<crate::timing::prefill::Running>>,
 }
 
 /// The API whose events a stream sends.
@@ -193,7 +193,7 @@ impl StreamPlan {
         };
         let mut plain = bytes::BytesMut::new();
         self.encode_event(state, event, &mut plain);
-        match crate::prompt_cache::report(api, &plain, usage, self.prompt_tokens) {
+        match crate::timing::prompt_cache::report(api, &plain, usage, self.prompt_tokens) {
             Some(reported) => sink.put_event(&Bytes::from(reported)),
             None => sink.put_event(&plain.freeze()),
         }
