@@ -29,11 +29,7 @@ pub struct Cli {
 /// `MOCK_PIN` names the cores (`MOCK_CORES`) when that is not set. Called first, while the
 /// process has one thread.
 pub fn former_environment() {
-    if std::env::var_os("MOCK_CORES").is_none() {
-        if let Some(cores) = std::env::var_os("MOCK_PIN") {
-            std::env::set_var("MOCK_CORES", cores);
-        }
-    }
+    gatebench_shared::settings::read_former_names(&[("MOCK_PIN", "MOCK_CORES")]);
 }
 
 /// What to do instead of serving.

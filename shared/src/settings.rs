@@ -1,6 +1,20 @@
-//! Reading settings files: what the mock's `--config` and loadgen's `--profile` share.
+//! Reading settings: what the mock's `--config` and loadgen's `--preset` share, and the
+//! environment's former names read as the new ones.
 
 use serde::{Deserialize, Deserializer};
+
+/// Each `(former, now)` variable of the environment: `former`'s value set as `now` when `now` is
+/// not set, so a renamed variable is still read. Called first in `main`, before the command line
+/// is parsed, while the process has one thread.
+pub fn read_former_names(names: &[(&str, &str)]) {
+    for (former, now) in names {
+        if std::env::var_os(now).is_none() {
+            if let Some(value) = std::env::var_os(former) {
+                std::env::set_var(now, value);
+            }
+        }
+    }
+}
 
 /// Accepts a string or a number where a flag takes text, so a TOML file may write `rate = 5000`
 /// or `rate = "5k"`, `tokens = 16` or `tokens = "uniform:10..100"`.

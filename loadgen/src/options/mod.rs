@@ -114,11 +114,7 @@ pub enum CommandArgs {
 /// `LOADGEN_PROFILE` names the preset (`LOADGEN_PRESET`) when that is not set. Called first, while
 /// the process has one thread.
 pub fn former_environment() {
-    if std::env::var_os("LOADGEN_PRESET").is_none() {
-        if let Some(preset) = std::env::var_os("LOADGEN_PROFILE") {
-            std::env::set_var("LOADGEN_PRESET", preset);
-        }
-    }
+    gatebench_shared::settings::read_former_names(&[("LOADGEN_PROFILE", "LOADGEN_PRESET")]);
 }
 
 /// Options of `loadgen check-preset`.
