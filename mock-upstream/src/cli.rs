@@ -102,7 +102,7 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
 /// `mock-upstream healthcheck`: 0 when the server configured by `config` answers within
 /// `timeout` (a duration like 2s), else 1.
 fn healthcheck(config: &Config, timeout: &str) -> anyhow::Result<u8> {
-    let timeout = gatebench_shared::latency::parse_duration_us(timeout)
+    let timeout = gatebench_shared::duration::parse_us(timeout)
         .filter(|us| *us > 0)
         .map(std::time::Duration::from_micros)
         .with_context(|| format!("invalid --timeout '{timeout}': expected a duration like 2s"))?;

@@ -42,7 +42,7 @@ impl State {
     pub fn new(config: Config) -> State {
         State {
             catalog: Catalog::build(&config),
-            timed: !config.latency.is_instant() || config.prefill.is_on(),
+            timed: crate::timing::latency::waits(&config),
             limiter: Limiter::new(config.rate_limit),
             tokens: Counter::new(config.tokenizer),
             prompt_cache: crate::timing::prompt_cache::PromptCache::new(&config.prompt_cache),

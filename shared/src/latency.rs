@@ -1,15 +1,20 @@
 //! Latency models: what the mock waits before it answers, and how long a stream is.
 //!
-//! Every draw is a pure function of `(seed, request ordinal)`, so two runs with the same seed see
-//! the same per-request trace, and a request sent direct and the same request sent through a
-//! gateway (which forwards `x-gatebench-seq`) wait exactly as long.
+//! Every draw is a pure function of `(seed, request ordinal)` (the seed's latency
+//! [`Stream`](crate::seeded::Stream)), so two runs with the same seed see the same per-request
+//! trace, and a request sent direct and the same request sent through a gateway (which forwards
+//! `x-gatebench-seq`) wait exactly as long. Durations are read and written by
+//! [`crate::duration`].
 
 use std::fmt;
 use std::str::FromStr;
 
-use rand::{Rng, SeedableRng};
+use rand::Rng;
 use rand_distr::{Distribution as _, LogNormal, Normal};
 use rand_pcg::Pcg64Mcg;
+
+use crate::duration::{format_us, parse_us};
+use crate::seeded::{self, Stream};
 
 /// A user wrote a latency or token specification the mock cannot read.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -96,17 +101,17 @@ impl FromStr for Distribution {
         let s = s.trim();
         let Some((kind, args)) = s.split_once(':') else {
             return Ok(Distribution::Fixed {
-                us: parse_duration_us(s).ok_or_else(err)?,
+                us: parse_us(s).ok_or_else(err)?,
             });
         };
         match kind {
             "fixed" => Ok(Distribution::Fixed {
-                us: parse_duration_us(args).ok_or_else(err)?,
+                us: parse_us(args).ok_or_else(err)?,
             }),
             "uniform" => {
                 let (lo, hi) = args.split_once("..").ok_or_else(err)?;
-                let lo_us = parse_duration_us(lo).ok_or_else(err)?;
-                let hi_us = parse_duration_us(hi).ok_or_else(err)?;
+                let lo_us = parse_us(lo).ok_or_else(err)?;
+                let hi_us = parse_us(hi).ok_or_else(err)?;
                 if lo_us > hi_us {
                     return Err(err());
                 }
@@ -115,8 +120,8 @@ impl FromStr for Distribution {
             "normal" => {
                 let (mean, sd) = args.split_once(',').ok_or_else(err)?;
                 Ok(Distribution::Normal {
-                    mean_us: parse_duration_us(mean).ok_or_else(err)?,
-                    sd_us: parse_duration_us(sd).ok_or_else(err)?,
+                    mean_us: parse_us(mean).ok_or_else(err)?,
+                    sd_us: parse_us(sd).ok_or_else(err)?,
                 })
             }
             "lognormal" => {
@@ -126,7 +131,7 @@ impl FromStr for Distribution {
                     return Err(err());
                 }
                 Ok(Distribution::LogNormal {
-                    median_us: parse_duration_us(median).ok_or_else(err)?,
+                    median_us: parse_us(median).ok_or_else(err)?,
                     sigma,
                 })
             }
@@ -149,33 +154,6 @@ impl fmt::Display for Distribution {
                 write!(f, "lognormal:{},{sigma}", format_us(median_us))
             }
         }
-    }
-}
-
-/// Parses `0`, `250us`, `20ms`, `1.5s` and the other forms `humantime` reads into microseconds.
-pub fn parse_duration_us(s: &str) -> Option<u64> {
-    let s = s.trim();
-    if s == "0" {
-        return Some(0);
-    }
-    if let Some(secs) = s.strip_suffix('s').and_then(|v| v.parse::<f64>().ok()) {
-        // humantime rejects fractions such as "1.5s"; accept them for seconds.
-        return (secs.is_finite() && secs >= 0.0).then(|| (secs * 1e6).round() as u64);
-    }
-    let d = humantime::parse_duration(s).ok()?;
-    u64::try_from(d.as_micros()).ok()
-}
-
-/// Formats microseconds in the unit a person would write (`0`, `250us`, `20ms`, `2s`).
-pub fn format_us(us: u64) -> String {
-    if us == 0 {
-        "0".to_string()
-    } else if us % 1_000_000 == 0 {
-        format!("{}s", us / 1_000_000)
-    } else if us % 1_000 == 0 {
-        format!("{}ms", us / 1_000)
-    } else {
-        format!("{us}us")
     }
 }
 
@@ -242,27 +220,24 @@ impl fmt::Display for TokenCount {
 /// The whole latency model of the mock. The default adds no latency and answers 16 tokens.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LatencyModel {
-    /// Time to a whole non-streaming response. `None`: the stream's own e2e
+    /// Time to a whole non-streaming response (`--latency`). `None`: the stream's own e2e
     /// (`ttft + itl × (tokens − 1)`), so both modes of one request take equally long.
-    pub latency: Option<Distribution>,
+    pub response: Option<Distribution>,
     /// Time from the request to the first output token of a stream.
     pub ttft: Distribution,
     /// Gap between consecutive output tokens of a stream.
     pub itl: Distribution,
     /// Output length in tokens.
     pub tokens: TokenCount,
-    /// Seed of every draw.
-    pub seed: u64,
 }
 
 impl Default for LatencyModel {
     fn default() -> Self {
         LatencyModel {
-            latency: None,
+            response: None,
             ttft: Distribution::ZERO,
             itl: Distribution::ZERO,
             tokens: TokenCount::Fixed(16),
-            seed: 0,
         }
     }
 }
@@ -270,12 +245,12 @@ impl Default for LatencyModel {
 impl LatencyModel {
     /// True when no response ever waits, so the mock needs no timer at all.
     pub fn is_instant(&self) -> bool {
-        self.latency.is_none_or(|d| d.is_zero()) && self.ttft.is_zero() && self.itl.is_zero()
+        self.response.is_none_or(|d| d.is_zero()) && self.ttft.is_zero() && self.itl.is_zero()
     }
 
-    /// The draws of one request. A pure function of `(seed, ordinal)`.
-    pub fn request(&self, ordinal: u64) -> RequestDraw {
-        let mut rng = Pcg64Mcg::seed_from_u64(mix(self.seed, ordinal));
+    /// The draws of request `ordinal` under `seed` (`--seed`). A pure function of both.
+    pub fn request(&self, seed: u64, ordinal: u64) -> RequestDraw {
+        let mut rng = seeded::rng(seed, Stream::Latency, ordinal);
         let tokens = self.tokens.sample(&mut rng);
         RequestDraw {
             model: *self,
@@ -285,24 +260,6 @@ impl LatencyModel {
             ttft_ahead: NOT_DRAWN,
         }
     }
-}
-
-/// A uniform draw in [0, 1) for request `ordinal`, independent of its latency draws (its own
-/// stream), for deciding seeded faults.
-pub fn fault_uniform(seed: u64, ordinal: u64) -> f64 {
-    use rand::Rng;
-    let mut rng = Pcg64Mcg::seed_from_u64(mix(seed ^ 0xFA17_5EED_0000_0001, ordinal));
-    rng.random::<f64>()
-}
-
-/// splitmix64 finaliser over the pair, so neighbouring ordinals get unrelated streams.
-fn mix(seed: u64, ordinal: u64) -> u64 {
-    let mut z = seed
-        .wrapping_add(ordinal.wrapping_mul(0x9E37_79B9_7F4A_7C15))
-        .wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
 }
 
 /// [`RequestDraw`]'s time to first token not drawn ahead.
@@ -357,8 +314,8 @@ impl RequestDraw {
 
     /// Time to a whole non-streaming response producing `tokens` tokens, in microseconds.
     pub fn response_us(&mut self, tokens: u32) -> u64 {
-        if let Some(latency) = self.model.latency {
-            return latency.sample_us(&mut self.rng) + self.added_us;
+        if let Some(response) = self.model.response {
+            return response.sample_us(&mut self.rng) + self.added_us;
         }
         let mut total = self.ttft_us();
         if let Distribution::Fixed { us } = self.model.itl {
@@ -371,24 +328,10 @@ impl RequestDraw {
     }
 }
 
-/// Microseconds for people: `850 µs`, `1.25 ms`, `2.1 s`.
-pub fn human_us(us: f64) -> String {
-    let magnitude = us.abs();
-    if !us.is_finite() {
-        // A statistic of nothing (every call failed).
-        "-".to_string()
-    } else if magnitude < 1_000.0 {
-        format!("{us:.0} µs")
-    } else if magnitude < 1_000_000.0 {
-        format!("{:.2} ms", us / 1e3)
-    } else {
-        format!("{:.2} s", us / 1e6)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rand::SeedableRng;
 
     #[test]
     fn parses_every_form() {
@@ -464,17 +407,15 @@ mod tests {
             ttft: "lognormal:50ms,0.5".parse().unwrap(),
             itl: "uniform:1ms..9ms".parse().unwrap(),
             tokens: "uniform:1..100".parse().unwrap(),
-            seed: 7,
             ..LatencyModel::default()
         };
         let trace = |ordinal| {
-            let mut d = model.request(ordinal);
+            let mut d = model.request(7, ordinal);
             (d.tokens(), d.ttft_us(), d.itl_us(), d.itl_us())
         };
         assert_eq!(trace(42), trace(42));
         assert_ne!(trace(42), trace(43));
-        let other_seed = LatencyModel { seed: 8, ..model };
-        let mut d = other_seed.request(42);
+        let mut d = model.request(8, 42);
         assert_ne!((d.tokens(), d.ttft_us(), d.itl_us(), d.itl_us()), trace(42));
     }
 
@@ -503,12 +444,12 @@ mod tests {
             itl: "10ms".parse().unwrap(),
             ..LatencyModel::default()
         };
-        assert_eq!(model.request(0).response_us(60), 100_000 + 59 * 10_000);
+        assert_eq!(model.request(0, 0).response_us(60), 100_000 + 59 * 10_000);
         let fixed = LatencyModel {
-            latency: Some("5ms".parse().unwrap()),
+            response: Some("5ms".parse().unwrap()),
             ..model
         };
-        assert_eq!(fixed.request(0).response_us(60), 5_000);
+        assert_eq!(fixed.request(0, 0).response_us(60), 5_000);
         assert!(!model.is_instant());
         assert!(LatencyModel::default().is_instant());
     }

@@ -4,6 +4,8 @@
 //!   and embeddings, Anthropic messages, tool calls) and the `x-gatebench-seq` header.
 //! - [`latency`]: latency models (fixed, uniform, normal, lognormal; time to first token,
 //!   inter-token gap, output length), drawn as a pure function of `(seed, request ordinal)`.
+//! - [`seeded`]: the mock's seeded draws, one stream per purpose (latency, faults, tool calls).
+//! - [`duration`]: durations as people write them (`20ms`, `1.5s`) and read them (`1.25 ms`).
 //! - [`settings`]: helpers for the mock's config file and loadgen's profiles.
 //! - [`stats`]: medians, quantiles and seeded bootstrap intervals for overhead figures.
 //! - [`trials`]: figures combined across trials (the interval across trials, Welch's t, Holm),
@@ -18,10 +20,12 @@
 //! - [`eventstream`]: AWS's binary event stream framing (Bedrock's `converse-stream`).
 
 pub mod clock;
+pub mod duration;
 pub mod errors;
 pub mod eventstream;
 pub mod host;
 pub mod latency;
+pub mod seeded;
 pub mod settings;
 pub mod sim;
 pub mod stats;

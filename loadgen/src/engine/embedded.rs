@@ -33,7 +33,7 @@ impl EmbeddedMock {
             },
             ..Config::loopback()
         };
-        config.latency.latency = latency.map(|l| {
+        config.latency.response = latency.map(|l| {
             // Invariant: callers pass durations written in the source, which parse.
             l.parse().expect("a latency like 200us")
         });

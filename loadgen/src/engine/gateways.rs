@@ -48,7 +48,7 @@ pub fn with_twin(
 /// `--min-effect` in µs (0 when not given).
 pub fn min_effect_us(text: Option<&str>) -> Result<f64, PlanError> {
     match text {
-        Some(text) => gatebench_shared::latency::parse_duration_us(text)
+        Some(text) => gatebench_shared::duration::parse_us(text)
             .map(|us| us as f64)
             .ok_or_else(|| PlanError::Duration("--min-effect", text.to_string(), "")),
         None => Ok(0.0),

@@ -38,7 +38,10 @@ pub fn judge(
     is_twin: bool,
 ) -> String {
     let resolution = if resolution_us > 0.0 {
-        format!(" (±{})", gatebench_shared::latency::human_us(resolution_us))
+        format!(
+            " (±{})",
+            gatebench_shared::duration::human_us(resolution_us)
+        )
     } else {
         String::new()
     };

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
-use gatebench_shared::latency::parse_duration_us;
+use gatebench_shared::duration::parse_us;
 use gatebench_shared::wake::Spin;
 use serde::Serialize;
 
@@ -159,7 +159,7 @@ pub(crate) fn positive_duration(
     text: &str,
     also: &'static str,
 ) -> Result<Duration, PlanError> {
-    parse_duration_us(text)
+    parse_us(text)
         .filter(|us| *us > 0)
         .map(Duration::from_micros)
         .ok_or_else(|| PlanError::Duration(name, text.to_string(), also))

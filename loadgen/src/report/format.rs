@@ -2,7 +2,7 @@
 //! (`micros`), a difference with its sign (`signed`), a resolution (`resolution`) and how it was
 //! obtained (`resolution_from`).
 
-pub use gatebench_shared::latency::human_us as micros;
+pub use gatebench_shared::duration::human_us as micros;
 
 /// A resolution as a table shows it: `±4 µs`, or `-` when none was measured or given.
 pub fn resolution(us: f64) -> String {

@@ -4,10 +4,9 @@
 //! OpenAI's 429 with `retry-after`, `retry-after-ms`, `x-ratelimit-*` and `x-should-retry`;
 //! Anthropic's 429 and 529 `overloaded_error`; 500 and 503 in each provider's shape.
 //!
-//! The same headers override the latency model for one request: `x-mock-latency`,
-//! `x-mock-ttft`, `x-mock-itl` (distributions, like the flags) and `x-mock-tokens`.
+//! The same headers' `x-mock-latency`, `x-mock-ttft`, `x-mock-itl` and `x-mock-tokens` are
+//! read here into [`crate::timing::latency::Changes`], which the request's draw applies.
 
-use gatebench_shared::{Distribution, LatencyModel, TokenCount};
 use hyper::header::{HeaderMap, HeaderName, HeaderValue};
 use hyper::{Response, StatusCode};
 
@@ -17,6 +16,7 @@ use crate::answer::body::MockBody;
 use crate::config::{Api, FaultKind, Provider, StreamFault, CONTENT_FILTER, STATUSES};
 use crate::control::Steer;
 use crate::state::State;
+use crate::timing::latency::Changes;
 
 /// What a request's `x-mock-*` headers ask for.
 #[derive(Debug, Clone, Default)]
@@ -26,10 +26,8 @@ pub struct Overrides {
     pub stream_fault: Option<StreamFault>,
     /// `x-mock-fault: content_filter`.
     pub content_filter: bool,
-    latency: Option<Distribution>,
-    ttft: Option<Distribution>,
-    itl: Option<Distribution>,
-    tokens: Option<TokenCount>,
+    /// `x-mock-latency`, `x-mock-ttft`, `x-mock-itl`, `x-mock-tokens`.
+    pub latency: Changes,
     /// `x-mock-timestamps`: answer with the receipt and answer times.
     pub timestamps: bool,
 }
@@ -45,6 +43,9 @@ impl Overrides {
             let bad =
                 || Rejection::bad_request(format!("Invalid {name} header: {value:?}."), None, None);
             let text = value.to_str().map_err(|_| bad())?;
+            if out.latency.read_header(key, text).map_err(|_| bad())? {
+                continue;
+            }
             match key {
                 "status" => {
                     let status: u16 = text.trim().parse().map_err(|_| bad())?;
@@ -53,10 +54,6 @@ impl Overrides {
                     }
                     out.status = Some(status);
                 }
-                "latency" => out.latency = Some(text.parse().map_err(|_| bad())?),
-                "ttft" => out.ttft = Some(text.parse().map_err(|_| bad())?),
-                "itl" => out.itl = Some(text.parse().map_err(|_| bad())?),
-                "tokens" => out.tokens = Some(text.parse().map_err(|_| bad())?),
                 "fault" if text.trim() == CONTENT_FILTER => out.content_filter = true,
                 "fault" => out.stream_fault = Some(text.parse().map_err(|_| bad())?),
                 "timestamps" => out.timestamps = true,
@@ -64,22 +61,6 @@ impl Overrides {
             }
         }
         Ok(out)
-    }
-
-    /// True when a header changes the latency model.
-    pub fn changes_latency(&self) -> bool {
-        self.latency.is_some() || self.ttft.is_some() || self.itl.is_some() || self.tokens.is_some()
-    }
-
-    /// `model` with this request's overrides.
-    pub fn apply(&self, model: &LatencyModel) -> LatencyModel {
-        LatencyModel {
-            latency: self.latency.or(model.latency),
-            ttft: self.ttft.unwrap_or(model.ttft),
-            itl: self.itl.unwrap_or(model.itl),
-            tokens: self.tokens.unwrap_or(model.tokens),
-            seed: model.seed,
-        }
     }
 }
 
@@ -110,7 +91,7 @@ pub fn check(
         _ if overrides.content_filter => Some(FaultKind::ContentFilter),
         _ => None,
     };
-    let seed = state.config.latency.seed;
+    let seed = state.config.seed;
     let rates = steer
         .and_then(|s| s.faults.as_ref())
         .unwrap_or(&state.config.faults);
@@ -122,20 +103,6 @@ pub fn check(
         Some(FaultKind::Stream(fault)) => Ok(Some(Flaw::Stream(fault))),
         Some(FaultKind::ContentFilter) => Ok(Some(Flaw::ContentFilter)),
         None => Ok(None),
-    }
-}
-
-/// The latency model of one request: the configured one (or as the steered state in force,
-/// `steer`, replaces it), with its headers' overrides.
-pub fn latency(state: &State, overrides: &Overrides, steer: Option<&Steer>) -> LatencyModel {
-    let model = match steer {
-        None => state.config.latency,
-        Some(steer) => crate::control::steered_latency(&state.config.latency, steer),
-    };
-    if overrides.changes_latency() {
-        overrides.apply(&model)
-    } else {
-        model
     }
 }
 
@@ -192,10 +159,11 @@ mod tests {
         headers.insert("x-mock-ttft", HeaderValue::from_static("20ms"));
         let o = Overrides::from_headers(&headers).unwrap();
         assert_eq!(o.status, Some(503));
-        assert!(o.changes_latency());
-        let model = o.apply(&LatencyModel::default());
-        assert_eq!(model.tokens, TokenCount::Fixed(4));
-        assert_eq!(model.ttft, Distribution::Fixed { us: 20_000 });
+        assert_eq!(
+            o.latency.tokens,
+            Some(gatebench_shared::TokenCount::Fixed(4))
+        );
+        assert_eq!(o.latency.ttft, Some("20ms".parse().unwrap()));
         headers.insert("x-mock-status", HeaderValue::from_static("200"));
         assert!(Overrides::from_headers(&headers).is_err());
     }

@@ -8,6 +8,7 @@ use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
 use bytes::Bytes;
+use gatebench_shared::seeded::{self, Stream};
 use gatebench_shared::RequestDraw;
 use hyper::{Request, Response, StatusCode};
 
@@ -135,11 +136,9 @@ pub async fn receive(
         let now = gatebench_shared::clock::monotonic_ns();
         arrival.received_ns.store(now, Relaxed);
     }
-    let start = arrival.start.or_else(|| {
-        overrides
-            .changes_latency()
-            .then(gatebench_shared::clock::monotonic_ns)
-    });
+    let start = arrival
+        .start
+        .or_else(|| (!overrides.latency.is_empty()).then(gatebench_shared::clock::monotonic_ns));
     let path_model = path_model(provider, req.uri().path());
     let body = std::mem::replace(req.body_mut(), RequestBody::Whole(Bytes::new()));
     let limit = state.config.max_body_bytes;
@@ -224,11 +223,6 @@ fn rate_limited(refusal: &Refusal, provider: Provider) -> Rejection {
     rejection
 }
 
-/// A uniform draw in [0, 1) for request `ordinal`, apart from its latency and fault draws.
-fn tool_uniform(seed: u64, ordinal: u64) -> f64 {
-    gatebench_shared::latency::fault_uniform(seed ^ 0x7001_CA11_0000_0000, ordinal)
-}
-
 impl Inbound {
     /// The request's latency draw (and mid-stream fault), or the error it gets instead
     /// (forced by a header or drawn from the configured rates) as `provider` answers it.
@@ -257,7 +251,9 @@ impl Inbound {
             ask.api,
             ask.streaming,
         )?;
-        let draw = faults::latency(state, &self.overrides, steer).request(ordinal);
+        let steered = steer.map(|s| &s.latency);
+        let draw =
+            crate::timing::latency::draw(&state.config, steered, &self.overrides.latency, ordinal);
         let quota = match &self.key {
             Some(key) => {
                 let output = u64::from(draw.tokens()).min(ask.max_output.unwrap_or(u64::MAX));
@@ -275,7 +271,8 @@ impl Inbound {
         };
         let tool_call = ask.has_tools
             && state.config.tool_calls > 0.0
-            && tool_uniform(state.config.latency.seed, ordinal) < state.config.tool_calls;
+            && seeded::uniform(state.config.seed, Stream::ToolCalls, ordinal)
+                < state.config.tool_calls;
         Ok(Admitted {
             draw,
             stream_fault: match flaw {

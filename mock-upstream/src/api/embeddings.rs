@@ -100,7 +100,7 @@ impl ApiRoute for Embeddings {
             dimensions,
             base64,
         } = &asked.extra;
-        let seed = state.config.latency.seed;
+        let seed = state.config.seed;
         let data = inputs
             .iter()
             .enumerate()

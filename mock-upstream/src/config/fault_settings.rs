@@ -1,7 +1,7 @@
 //! `--fault`: error statuses and mid-stream breaks at seeded rates, per route or for all, as
 //! settings (what the mock does with them is `crate::admission::faults`).
 
-use gatebench_shared::latency::fault_uniform;
+use gatebench_shared::seeded::{self, Stream};
 
 use super::api::Api;
 
@@ -121,7 +121,7 @@ impl FaultRates {
         if self.entries.is_empty() {
             return None;
         }
-        let u = fault_uniform(seed, ordinal);
+        let u = seeded::uniform(seed, Stream::Faults, ordinal);
         let mut edge = 0.0;
         for entry in self.entries.iter().filter(|e| e.applies(api, streaming)) {
             edge += entry.rate;

@@ -26,7 +26,7 @@ mod tokenizer;
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::time::Duration;
 
-use gatebench_shared::latency::format_us;
+use gatebench_shared::duration::format_us;
 use gatebench_shared::wake::Spin;
 use gatebench_shared::{LatencyModel, SpecError};
 
@@ -123,9 +123,12 @@ pub struct Config {
     pub threads: usize,
     /// Cores the workers are pinned to, round-robin. Default: none.
     pub cores: Vec<usize>,
-    /// Latency, time to first token, inter-token gap, output length, seed. Default: no latency,
-    /// 16 tokens, seed 0.
+    /// Latency, time to first token, inter-token gap, output length. Default: no latency,
+    /// 16 tokens.
     pub latency: LatencyModel,
+    /// `--seed`: the seed of every seeded draw (latency, faults, tool calls, embeddings), each
+    /// in a stream of its own (`gatebench_shared::seeded`). Default 0.
+    pub seed: u64,
     /// Models listed by `GET /v1/models`. Default `gpt-4o-mini`, `gpt-4o`.
     pub models: Vec<String>,
     /// Largest request body, in bytes. Default 16 MiB.
@@ -199,6 +202,7 @@ impl Default for Config {
             threads: 1,
             cores: Vec::new(),
             latency: LatencyModel::default(),
+            seed: 0,
             models: vec!["gpt-4o-mini".to_string(), "gpt-4o".to_string()],
             max_body_bytes: 16 << 20,
             // Longer than the idle time of common client pools (nginx's upstream keepalive 60 s,
@@ -257,11 +261,11 @@ impl Config {
                 let ids: Vec<String> = self.cores.iter().map(|c| c.to_string()).collect();
                 ids.join(",")
             }),
-            latency: m.latency.map(|d| d.to_string()),
+            latency: m.response.map(|d| d.to_string()),
             ttft: Some(m.ttft.to_string()),
             itl: Some(m.itl.to_string()),
             tokens: Some(m.tokens.to_string()),
-            seed: Some(m.seed),
+            seed: Some(self.seed),
             models: Some(self.models.join(",")),
             max_body: Some(self.max_body_bytes.to_string()),
             header_timeout: Some(format_us(self.header_timeout.as_micros() as u64)),

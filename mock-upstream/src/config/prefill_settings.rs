@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use gatebench_shared::latency::parse_duration_us;
+use gatebench_shared::duration::parse_us;
 
 /// The prefill model's settings. Off by default: the time to first token is the drawn one.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -58,7 +58,7 @@ impl PrefillSettings {
     ) -> Result<PrefillSettings, PrefillError> {
         let per_token = match per_token {
             None => Duration::ZERO,
-            Some(text) => parse_duration_us(text)
+            Some(text) => parse_us(text)
                 .map(Duration::from_micros)
                 .ok_or_else(|| PrefillError::PerToken(text.to_string()))?,
         };

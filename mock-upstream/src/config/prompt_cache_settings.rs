@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use gatebench_shared::latency::parse_duration_us;
+use gatebench_shared::duration::parse_us;
 
 /// The prompt cache's settings. Off by default: answers are the pre-encoded bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,7 +52,7 @@ impl PromptCacheSettings {
         };
         let ttl = match ttl {
             None => defaults.ttl,
-            Some(text) => match parse_duration_us(text) {
+            Some(text) => match parse_us(text) {
                 Some(us) if us > 0 => Duration::from_micros(us),
                 _ => return Err(PromptCacheError::Ttl(text.to_string())),
             },

@@ -5,7 +5,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use clap::Args;
-use gatebench_shared::latency::parse_duration_us;
+use gatebench_shared::duration::parse_us;
 use gatebench_shared::wake::Spin;
 use gatebench_shared::{Distribution, LatencyModel, TokenCount};
 use serde::{Deserialize, Serialize};
@@ -52,7 +52,8 @@ pub struct RawSettings {
         deserialize_with = "gatebench_shared::settings::text_or_number"
     )]
     pub tokens: Option<String>,
-    /// Seed of every latency and length draw. Default 0.
+    /// Seed of every seeded draw: latency and length, faults, tool calls, embeddings (each in
+    /// a stream of its own). Default 0.
     #[arg(long, env = "MOCK_SEED")]
     pub seed: Option<u64>,
     /// Models listed by GET /v1/models (any model name is accepted and echoed).
@@ -252,7 +253,7 @@ impl RawSettings {
         let defaults = Config::default();
         let listen = given(self.listen, |t| parse_listen(&t), defaults.listen)?;
         let (threads, cores) = workers(self.threads, self.cores)?;
-        let latency = latency_model(self.latency, self.ttft, self.itl, self.tokens, self.seed)?;
+        let latency = latency_model(self.latency, self.ttft, self.itl, self.tokens)?;
         let models = given(self.models, |t| parse_models(&t), defaults.models)?;
         let size = |t: String| parse_size(&t).ok_or(ConfigError::Size(t));
         let max_body_bytes = given(self.max_body, size, defaults.max_body_bytes)?;
@@ -297,6 +298,7 @@ impl RawSettings {
             embedding_dimensions,
             require_api_key: self.require_api_key.filter(|k| !k.is_empty()),
             latency,
+            seed: self.seed.unwrap_or(0),
             models,
             max_body_bytes,
             header_timeout: duration(
@@ -343,7 +345,7 @@ fn duration(
     default: Duration,
 ) -> Result<Duration, ConfigError> {
     match v {
-        Some(text) => parse_duration_us(&text)
+        Some(text) => parse_us(&text)
             .map(Duration::from_micros)
             .ok_or(ConfigError::Duration(name, text)),
         None => Ok(default),
@@ -364,7 +366,7 @@ fn spin(v: Option<String>, default: Spin) -> Result<Spin, ConfigError> {
     let Some(text) = v else {
         return Ok(default);
     };
-    let parsed = match parse_duration_us(&text) {
+    let parsed = match parse_us(&text) {
         Some(us) => Some(Spin::Fixed(Duration::from_micros(us))),
         None => Spin::parse(&text),
     };
@@ -404,24 +406,22 @@ fn workers(
     Ok((threads, cores))
 }
 
-/// `--latency`, `--ttft`, `--itl`, `--tokens` and `--seed` as one latency model.
+/// `--latency`, `--ttft`, `--itl` and `--tokens` as one latency model.
 fn latency_model(
     latency: Option<String>,
     ttft: Option<String>,
     itl: Option<String>,
     tokens: Option<String>,
-    seed: Option<u64>,
 ) -> Result<LatencyModel, ConfigError> {
     let dist = |v: Option<String>| v.map(|s| s.parse::<Distribution>()).transpose();
     Ok(LatencyModel {
-        latency: dist(latency)?,
+        response: dist(latency)?,
         ttft: dist(ttft)?.unwrap_or(Distribution::ZERO),
         itl: dist(itl)?.unwrap_or(Distribution::ZERO),
         tokens: match tokens {
             Some(t) => t.parse::<TokenCount>()?,
             None => Config::default().latency.tokens,
         },
-        seed: seed.unwrap_or(0),
     })
 }
 

@@ -17,7 +17,6 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use gatebench_shared::clock::monotonic_ns;
-use gatebench_shared::LatencyModel;
 use serde::Serialize;
 use tokio::sync::watch;
 
@@ -201,8 +200,10 @@ impl Control {
                 .and_then(|s| s.faults.as_ref())
                 .map(FaultRates::to_settings)
                 .unwrap_or_default(),
-            latency: steer.and_then(|s| s.latency).map(|d| d.to_string()),
-            ttft: steer.and_then(|s| s.ttft).map(|d| d.to_string()),
+            latency: steer
+                .and_then(|s| s.latency.response)
+                .map(|d| d.to_string()),
+            ttft: steer.and_then(|s| s.latency.ttft).map(|d| d.to_string()),
             refuse: steer.is_some_and(|s| s.refuse),
             in_force: self.active(),
             since_ns: steer.map(|_| posted.since_ns),
@@ -232,15 +233,6 @@ impl Control {
 #[derive(Debug, thiserror::Error)]
 #[error("connection dropped on purpose: the mock is steered to refuse")]
 pub struct Refused;
-
-/// The latency model of a request: `model` with what the steered state replaces.
-pub fn steered_latency(model: &LatencyModel, steer: &Steer) -> LatencyModel {
-    LatencyModel {
-        latency: steer.latency.or(model.latency),
-        ttft: steer.ttft.unwrap_or(model.ttft),
-        ..*model
-    }
-}
 
 fn nanos(d: std::time::Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)

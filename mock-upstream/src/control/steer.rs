@@ -7,16 +7,15 @@ use gatebench_shared::Distribution;
 use serde::Deserialize;
 
 use crate::config::FaultRates;
+use crate::timing::latency::Changes;
 
 /// A steered state: what replaces the start-up configuration, from when, for how long.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Steer {
     /// Replace the configured `--fault` rates (`None`: keep them).
     pub faults: Option<FaultRates>,
-    /// Replace `--latency` (`None`: keep it).
-    pub latency: Option<Distribution>,
-    /// Replace `--ttft` (`None`: keep it).
-    pub ttft: Option<Distribution>,
+    /// What replaces `--latency` and `--ttft` (`None`: keep it).
+    pub latency: Changes,
     /// Close the main listener and drop its connections at their next request.
     pub refuse: bool,
     /// Time from the POST to the state taking effect.
@@ -106,8 +105,11 @@ impl Steer {
         };
         Ok(Steer {
             faults,
-            latency: distribution("latency", raw.latency)?,
-            ttft: distribution("ttft", raw.ttft)?,
+            latency: Changes {
+                response: distribution("latency", raw.latency)?,
+                ttft: distribution("ttft", raw.ttft)?,
+                ..Changes::default()
+            },
             refuse: raw.refuse.unwrap_or(false),
             after: Duration::from_millis(raw.after_ms.unwrap_or(0)),
             lasts: raw.for_ms.map(Duration::from_millis),
@@ -132,8 +134,11 @@ mod tests {
         // The rates of one route add up to at most 100%, as with --fault.
         let over = Steer::parse(br#"{"faults":["503:100%","chat:reset@5:50%"]}"#).unwrap_err();
         assert!(over.message.contains("at most 100%"), "{}", over.message);
-        assert_eq!(steer.latency, Some(Distribution::Fixed { us: 50_000 }));
-        assert_eq!(steer.ttft, Some(Distribution::Fixed { us: 20_000 }));
+        assert_eq!(
+            steer.latency.response,
+            Some(Distribution::Fixed { us: 50_000 })
+        );
+        assert_eq!(steer.latency.ttft, Some(Distribution::Fixed { us: 20_000 }));
         assert!(steer.refuse);
         assert_eq!(steer.after, Duration::from_millis(10));
         assert_eq!(steer.lasts, Some(Duration::from_secs(2)));

@@ -151,7 +151,7 @@ const MAX_TRIALS: usize = 100;
 
 fn duration(flag: &str, text: Option<&str>, default: &str) -> Result<Duration, String> {
     let text = text.unwrap_or(default);
-    gatebench_shared::latency::parse_duration_us(text)
+    gatebench_shared::duration::parse_us(text)
         .map(Duration::from_micros)
         .filter(|d| *d <= MAX_TRIAL)
         .ok_or_else(|| format!("--{flag} {text:?}: a duration like {default}, an hour at most"))

@@ -49,7 +49,7 @@ impl Slo {
                 .filter(|p| *p > 0.0 && *p < 100.0)
                 .map(|p| (p * 1e4).round() / 1e6)
                 .ok_or_else(err)?;
-            let limit_us = gatebench_shared::latency::parse_duration_us(limit)
+            let limit_us = gatebench_shared::duration::parse_us(limit)
                 .filter(|us| *us > 0)
                 .ok_or_else(err)?;
             objectives.push(Objective::Percentile {

@@ -8,8 +8,8 @@ use std::collections::BTreeMap;
 use std::rc::Rc;
 use std::time::Duration;
 
+use gatebench_shared::duration::format_us;
 use gatebench_shared::host::raise_open_file_limit;
-use gatebench_shared::latency::format_us;
 use gatebench_shared::stats::{median, quantile_of_sorted};
 
 use super::command::{over_preset, table};

@@ -1,7 +1,7 @@
 //! `loadgen overhead` as a [`Command`]: the options merged with the preset, checked into a
 //! plan, run, and printed back as a preset.
 
-use gatebench_shared::latency::format_us;
+use gatebench_shared::duration::format_us;
 
 use super::super::command::{over_preset, table};
 use super::super::written;

@@ -37,7 +37,7 @@ impl OverheadArgs {
         let min_effect_us = min_effect_us(self.judge.min_effect.as_deref())?;
         let requests = self.requests(&targets)?;
         let round_gap = match self.round_gap.as_deref() {
-            Some(text) => gatebench_shared::latency::parse_duration_us(text)
+            Some(text) => gatebench_shared::duration::parse_us(text)
                 .map(Duration::from_micros)
                 .ok_or_else(|| PlanError::Duration("--round-gap", text.to_string(), ""))?,
             None => Duration::ZERO,

@@ -130,7 +130,7 @@ fn linger(args: &LoadArgs) -> Result<std::time::Duration, SetupError> {
     let Some(text) = args.metrics_linger.as_deref() else {
         return Ok(std::time::Duration::ZERO);
     };
-    let linger = gatebench_shared::latency::parse_duration_us(text)
+    let linger = gatebench_shared::duration::parse_us(text)
         .map(std::time::Duration::from_micros)
         .ok_or_else(|| {
             SetupError::Other(format!(

@@ -15,7 +15,7 @@ pub(crate) use trials::{pause, run_trials, run_trials_watched};
 
 use std::time::Duration;
 
-use gatebench_shared::latency::format_us;
+use gatebench_shared::duration::format_us;
 
 use crate::engine::gateways::{min_effect_us, named_gateways, named_targets, with_twin, Disclosed};
 use crate::engine::run::SetupError;
@@ -140,7 +140,7 @@ fn connect_to_rules(run: &LoadArgs, mode: &str) -> Result<Vec<ConnectTo>, SetupE
 pub(crate) fn settle(text: Option<&str>, default: Duration) -> Result<Duration, SetupError> {
     match text {
         None => Ok(default),
-        Some(text) => gatebench_shared::latency::parse_duration_us(text)
+        Some(text) => gatebench_shared::duration::parse_us(text)
             .map(Duration::from_micros)
             .filter(|d| *d <= Duration::from_secs(3_600))
             .ok_or_else(|| PlanError::Duration("--settle", text.into(), ", at most 1h").into()),

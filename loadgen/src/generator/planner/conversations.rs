@@ -3,7 +3,8 @@
 
 use std::sync::Arc;
 
-use gatebench_shared::latency::{parse_duration_us, Distribution};
+use gatebench_shared::duration::parse_us;
+use gatebench_shared::latency::Distribution;
 
 use crate::generator::plan_error::PlanError;
 use crate::generator::sessions::body::{Dialect, Shape};
@@ -103,7 +104,7 @@ fn users(args: &LoadArgs, count: usize) -> Result<(Option<Users>, Load), PlanErr
         .ok_or(PlanError::Missing(
             "--turn-gap (each user's gap between turns, with --users)",
         ))?;
-    let gap_us = parse_duration_us(text)
+    let gap_us = parse_us(text)
         .filter(|us| *us > 0)
         .ok_or_else(|| PlanError::Duration("--turn-gap", text.to_string(), ""))?;
     let users = Users {

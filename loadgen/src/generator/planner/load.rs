@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use gatebench_shared::latency::parse_duration_us;
+use gatebench_shared::duration::parse_us;
 
 use crate::generator::plan::{count, positive_duration, DEFAULT_RATE, MAX_CONNECTIONS};
 use crate::generator::plan_error::PlanError;
@@ -88,7 +88,7 @@ fn load_of(args: &LoadArgs, given: Option<Load>) -> Result<Load, PlanError> {
 
 /// A duration of `flag` that may be zero.
 pub(super) fn any_duration(flag: &'static str, text: &str) -> Result<Duration, PlanError> {
-    parse_duration_us(text)
+    parse_us(text)
         .map(Duration::from_micros)
         .ok_or_else(|| PlanError::Duration(flag, text.to_string(), ""))
 }

@@ -2,7 +2,7 @@
 //! filled in, the load named once), what `--print-config` prints and `--preset` reads back
 //! into the same plan.
 
-use gatebench_shared::latency::format_us;
+use gatebench_shared::duration::format_us;
 
 use crate::generator::plan::{Plan, DEFAULT_MAX_TOKENS, DEFAULT_MODEL};
 use crate::generator::rate_curve::RateCurve;

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use gatebench_shared::latency::parse_duration_us;
+use gatebench_shared::duration::parse_us;
 use serde::Serialize;
 
 use crate::generator::plan_error::PlanError;
@@ -64,7 +64,7 @@ impl Stages {
         let mut stages = Vec::new();
         for part in text.split(',') {
             let (duration, rate) = part.trim().split_once(':').ok_or_else(err)?;
-            let duration = parse_duration_us(duration.trim())
+            let duration = parse_us(duration.trim())
                 .map(Duration::from_micros)
                 .ok_or_else(err)?;
             let to_rate = match rate.trim() {

@@ -16,7 +16,7 @@ use gatebench_tests::load_args::url;
 fn the_capacity_of_a_known_limit_is_found_within_five_percent_in_eight_runs() {
     let mock = start_mock(Config {
         latency: LatencyModel {
-            latency: Some("10ms".parse().unwrap()),
+            response: Some("10ms".parse().unwrap()),
             ..LatencyModel::default()
         },
         max_connections: Some(20),

@@ -12,7 +12,7 @@ use mock_upstream::Config;
 fn mock_answering_in(latency: &str) -> mock_upstream::MockServer {
     start_mock(Config {
         latency: LatencyModel {
-            latency: Some(latency.parse().unwrap()),
+            response: Some(latency.parse().unwrap()),
             ..LatencyModel::default()
         },
         ..Config::default()

@@ -81,9 +81,9 @@ async fn same_request_same_bytes_across_servers() {
     let config = Config {
         latency: gatebench_shared::LatencyModel {
             tokens: "uniform:1..50".parse().unwrap(),
-            seed: 11,
             ..Default::default()
         },
+        seed: 11,
         ..Config::default()
     };
     let (a, b) = (start_mock(config.clone()), start_mock(config));

@@ -87,7 +87,7 @@ async fn non_streaming_takes_the_stream_e2e_unless_latency_is_set() {
     assert_eq!(r.headers["openai-processing-ms"], "200");
 
     let mut config = model("100ms", "10ms", "11");
-    config.latency.latency = Some("30ms".parse().unwrap());
+    config.latency.response = Some("30ms".parse().unwrap());
     let mock = start_mock(config);
     let mut client = Client::connect(mock.local_addr()).await;
     let r = client.chat(&chat_body(false, json!({})), &[]).await;
@@ -127,7 +127,7 @@ async fn a_slow_stream_does_not_hold_up_other_requests() {
 #[test]
 fn a_default_mock_answers_on_time_by_its_own_account() {
     let mut config = model("0", "0", "4");
-    config.latency.latency = Some("3ms".parse().unwrap());
+    config.latency.response = Some("3ms".parse().unwrap());
     let mock = start_mock(config);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()

@@ -158,11 +158,10 @@ async fn last_event_and_chunked_terminator_arrive_together() {
 async fn events_and_answers_are_not_rounded_up_to_a_millisecond_tick() {
     let mock = start_mock(Config {
         latency: gatebench_shared::LatencyModel {
-            latency: Some("2300us".parse().unwrap()),
+            response: Some("2300us".parse().unwrap()),
             ttft: "1300us".parse().unwrap(),
             itl: "700us".parse().unwrap(),
             tokens: "30".parse().unwrap(),
-            ..Default::default()
         },
         ..Config::default()
     });
