@@ -94,9 +94,9 @@ pub fn terminal(result: &CompareResult) -> String {
     });
     out.push_str(&format!("{}\n", source(result)));
     out.push_str(&super::terminal::closing(
-        &result.resources,
-        result.valid,
-        &result.invalid_reasons,
+        &result.footer.resources,
+        result.footer.valid,
+        &result.footer.invalid_reasons,
     ));
     out
 }
@@ -212,14 +212,14 @@ pub fn markdown(view: &CompareResult) -> String {
         out.push_str(&delta_table(&view.turn_deltas).to_markdown());
     }
     out.push_str(&format!("\n{}\n", source(view)));
-    if !view.resources.is_empty() {
+    if !view.footer.resources.is_empty() {
         out.push_str("\n## Sampled processes (`--sample-pid`)\n\n");
-        out.push_str(&crate::report::resources::table(&view.resources).to_markdown());
+        out.push_str(&crate::report::resources::table(&view.footer.resources).to_markdown());
     }
     out.push_str(
         &Disclosure {
             targets: &view.header.targets,
-            verdict: Some((view.valid, &view.invalid_reasons)),
+            verdict: Some((view.footer.valid, &view.footer.invalid_reasons)),
             mock: view.header.mock.as_deref(),
             ..Disclosure::of(&view.envelope)
         }

@@ -58,9 +58,9 @@ pub fn terminal(result: &LadderResult) -> String {
     );
     out.push_str(&rungs_table(&result.rungs).to_text());
     out.push_str(&super::terminal::closing(
-        &result.resources,
-        result.valid,
-        &result.invalid_reasons,
+        &result.footer.resources,
+        result.footer.valid,
+        &result.footer.invalid_reasons,
     ));
     out
 }
@@ -72,9 +72,9 @@ pub fn ladder_markdown(view: &LadderResult) -> String {
     out.push_str(&super::sweep::disclosure(
         &view.envelope,
         &view.targets,
-        (view.valid, &view.invalid_reasons),
+        (view.footer.valid, &view.footer.invalid_reasons),
         view.mock.as_deref(),
-        &view.resources,
+        &view.footer.resources,
     ));
     out
 }

@@ -74,6 +74,7 @@ fn rows(views: &[(String, CompareResult)]) -> Vec<Row<'_>> {
                 p50: delta("p50"),
                 p99: delta("p99"),
                 resources: view
+                    .footer
                     .resources
                     .iter()
                     .find(|r| r.name == summary.name.as_str()),
@@ -182,10 +183,10 @@ fn notes(views: &[(String, CompareResult)]) -> Vec<String> {
                 "resolution",
                 1
             ),
-            if view.valid {
+            if view.footer.valid {
                 String::new()
             } else {
-                format!("; not valid: {}", view.invalid_reasons.join("; "))
+                format!("; not valid: {}", view.footer.invalid_reasons.join("; "))
             }
         ));
     }

@@ -83,9 +83,9 @@ pub fn terminal(result: &SweepResult) -> String {
     out.push_str(&headline_text(&result.headline));
     out.push_str(&format!("{}\n", source(result)));
     out.push_str(&super::terminal::closing(
-        &result.resources,
-        result.valid,
-        &result.invalid_reasons,
+        &result.footer.resources,
+        result.footer.valid,
+        &result.footer.invalid_reasons,
     ));
     out
 }
@@ -132,9 +132,9 @@ pub fn sweep_markdown(view: &SweepResult) -> String {
     out.push_str(&disclosure(
         &view.envelope,
         &view.header.targets,
-        (view.valid, &view.invalid_reasons),
+        (view.footer.valid, &view.footer.invalid_reasons),
         view.header.mock.as_deref(),
-        &view.resources,
+        &view.footer.resources,
     ));
     out
 }

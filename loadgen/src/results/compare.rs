@@ -1,8 +1,7 @@
 //! The versioned JSON result of `loadgen compare` (schema `gatebench.loadgen.compare/1`): every
 //! trial's runs, each target's figures across trials, and each percentile's added latency.
 
-use crate::results::comparison::ComparisonHeader;
-use crate::results::resources::ResourceReport;
+use crate::results::comparison::{ComparisonFooter, ComparisonHeader};
 use crate::results::run::TargetRun;
 use gatebench_shared::stats::Interval;
 use serde::{Deserialize, Serialize};
@@ -27,14 +26,9 @@ pub struct CompareResult {
     /// time (`percentile` names the turn and the metric), judged with `deltas` as one family.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub turn_deltas: Vec<PercentileDelta>,
-    /// Processes sampled with --sample-pid: idle before the load, mean and peak under it.
-    #[serde(default)]
-    pub resources: Vec<ResourceReport>,
-    pub valid: bool,
-    #[serde(default)]
-    pub invalid_reasons: Vec<String>,
-    #[serde(default)]
-    pub interrupted: bool,
+    /// The processes sampled, and whether the figures can be trusted.
+    #[serde(flatten)]
+    pub footer: ComparisonFooter,
 }
 
 /// One trial of one target.

@@ -1,10 +1,12 @@
-//! What the result of every comparison (`compare`, `sweep`, and `profile` through `compare`'s)
-//! says of its set-up before its figures: the load, the targets, the twin and how the
-//! resolution was obtained, the trials. Each result flattens it right after its envelope, so
-//! the fields stand at the top of the JSON file as they always have.
+//! What the result of every comparison says around its figures. Before them, the header
+//! (`compare`, `sweep`, and `profile` through `compare`'s): the load, the targets, the twin and
+//! how the resolution was obtained, the trials. After them, the footer (`compare`, `sweep`,
+//! `ladder`): the processes sampled, and whether the figures can be trusted. Each result
+//! flattens both, so the fields stand where they always have in the JSON file.
 
 use crate::model::target::Named;
 use crate::results::plan::PlanRecord;
+use crate::results::resources::ResourceReport;
 use serde::{Deserialize, Serialize};
 
 /// A comparison's set-up, as its result records it.
@@ -32,4 +34,40 @@ pub struct ComparisonHeader {
     /// The pause before each trial after the first (--settle), µs.
     #[serde(default)]
     pub settle_us: u64,
+}
+
+/// What closes every comparison result (compare, sweep, ladder): the processes sampled
+/// alongside, and whether its figures can be trusted. Flattened, so the fields stand at the
+/// end of the JSON file as they always have.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct ComparisonFooter {
+    /// Processes sampled with --sample-pid: idle before the load, mean and peak under it.
+    #[serde(default)]
+    pub resources: Vec<ResourceReport>,
+    pub valid: bool,
+    #[serde(default)]
+    pub invalid_reasons: Vec<String>,
+    #[serde(default)]
+    pub interrupted: bool,
+}
+
+impl ComparisonFooter {
+    /// Valid when there is no reason against it; stopped early (`interrupted`) is one, said
+    /// as "interrupted before every `step` ran".
+    pub fn new(
+        resources: Vec<ResourceReport>,
+        mut invalid_reasons: Vec<String>,
+        interrupted: bool,
+        step: &str,
+    ) -> ComparisonFooter {
+        if interrupted {
+            invalid_reasons.push(format!("interrupted before every {step} ran"));
+        }
+        ComparisonFooter {
+            resources,
+            valid: invalid_reasons.is_empty(),
+            invalid_reasons,
+            interrupted,
+        }
+    }
 }

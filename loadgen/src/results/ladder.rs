@@ -2,7 +2,6 @@
 
 use crate::model::target::Named;
 use crate::results::plan::PlanRecord;
-use crate::results::resources::ResourceReport;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -61,13 +60,9 @@ pub struct LadderResult {
     #[serde(default)]
     pub settle_us: u64,
     pub rungs: Vec<Rung>,
-    #[serde(default)]
-    pub resources: Vec<ResourceReport>,
-    pub valid: bool,
-    #[serde(default)]
-    pub invalid_reasons: Vec<String>,
-    #[serde(default)]
-    pub interrupted: bool,
+    /// The processes sampled, and whether the figures can be trusted.
+    #[serde(flatten)]
+    pub footer: crate::results::comparison::ComparisonFooter,
 }
 
 /// A statistic of no stream (every one failed) is NaN, written as JSON `null`; read it back

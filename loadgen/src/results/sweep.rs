@@ -52,12 +52,7 @@ pub struct SweepResult {
     pub floor_p99_us: f64,
     pub levels: Vec<Level>,
     pub headline: Vec<Headline>,
-    /// Processes sampled with --sample-pid over the whole sweep.
-    #[serde(default)]
-    pub resources: Vec<crate::results::resources::ResourceReport>,
-    pub valid: bool,
-    #[serde(default)]
-    pub invalid_reasons: Vec<String>,
-    #[serde(default)]
-    pub interrupted: bool,
+    /// The processes sampled over the whole sweep, and whether the figures can be trusted.
+    #[serde(flatten)]
+    pub footer: crate::results::comparison::ComparisonFooter,
 }

@@ -119,7 +119,11 @@ fn execute(plan: ComparePlan, command: Vec<String>) -> anyhow::Result<(CompareRe
         interrupted,
     };
     let result = CompareResult::judged(envelope, plan, comparison, mock, ran);
-    let code = if result.valid { EXIT_OK } else { EXIT_FAILED };
+    let code = if result.footer.valid {
+        EXIT_OK
+    } else {
+        EXIT_FAILED
+    };
     Ok((result, code))
 }
 

@@ -24,6 +24,7 @@ use crate::generator::plan_error::PlanError;
 use crate::model::target::Named;
 use crate::model::target::Target;
 use crate::options::{LadderArgs, SettleFlag, LADDER_LEVELS as DEFAULT_LEVELS};
+use crate::results::comparison::ComparisonFooter;
 use crate::results::ladder::{LadderResult, Rung, SCHEMA};
 use crate::wire::clock::RunClock;
 use crate::wire::exchange::Slot;
@@ -171,9 +172,9 @@ fn execute(plan: LadderPlan, command: Vec<String>) -> anyhow::Result<(LadderResu
     let mut rungs = climb_levels(&levels, &targets, &plan, settle)?;
     let resources = sampling.finish();
     judge_delivery(&mut rungs);
-    let interrupted = stop_requested();
-    let invalid_reasons = ladder_invalid_reasons(&rungs, interrupted);
-    let valid = invalid_reasons.is_empty();
+    let invalid = ladder_invalid_reasons(&rungs);
+    let footer = ComparisonFooter::new(resources, invalid, stop_requested(), "level");
+    let valid = footer.valid;
     let result = LadderResult {
         envelope: crate::results::envelope::Envelope::new(SCHEMA, command, started_at, open_files),
         plan: (&plan).into(),
@@ -181,10 +182,7 @@ fn execute(plan: LadderPlan, command: Vec<String>) -> anyhow::Result<(LadderResu
         mock,
         settle_us: settle.as_micros() as u64,
         rungs,
-        resources,
-        valid,
-        invalid_reasons,
-        interrupted,
+        footer,
     };
     Ok((result, if valid { EXIT_OK } else { EXIT_FAILED }))
 }
@@ -216,9 +214,9 @@ fn climb_levels(
 }
 
 /// Why the ladder's figures cannot be trusted: a direct rung that failed streams (the
-/// baseline did not hold), and an interruption.
-fn ladder_invalid_reasons(rungs: &[Rung], interrupted: bool) -> Vec<String> {
-    let mut reasons: Vec<String> = rungs
+/// baseline did not hold).
+fn ladder_invalid_reasons(rungs: &[Rung]) -> Vec<String> {
+    rungs
         .iter()
         .filter(|r| r.name.is_direct() && r.failed > 0)
         .map(|r| {
@@ -227,11 +225,7 @@ fn ladder_invalid_reasons(rungs: &[Rung], interrupted: bool) -> Vec<String> {
                 r.failed, r.level, r.level
             )
         })
-        .collect();
-    if interrupted {
-        reasons.push("interrupted before every level ran".into());
-    }
-    reasons
+        .collect()
 }
 
 /// What one level's streams gave: each stream's exchange or failure, and the send window.

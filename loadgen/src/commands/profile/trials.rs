@@ -103,7 +103,7 @@ pub(super) fn result(
         memory: found.memory,
         cost_model: found.cost_model,
     };
-    let code = if result.compare.valid {
+    let code = if result.compare.footer.valid {
         EXIT_OK
     } else {
         EXIT_FAILED

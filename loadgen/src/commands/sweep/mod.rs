@@ -24,6 +24,7 @@ use crate::options::{
     SWEEP_TRIALS as DEFAULT_TRIALS,
 };
 use crate::results::compare::PercentileDelta;
+use crate::results::comparison::ComparisonFooter;
 use crate::results::sweep::{Headline, Level, SweepResult, SCHEMA};
 
 /// A level's direct p99 over this many times the floor marks the baseline saturated.
@@ -230,9 +231,9 @@ fn execute(plan: SweepPlan, command: Vec<String>) -> anyhow::Result<(SweepResult
     for level in &mut done {
         level.baseline_saturated = level.direct_p99_us > SATURATION * floor_p99_us;
     }
-    let interrupted = stopped();
-    let invalid_reasons = sweep_invalid_reasons(&done, interrupted);
-    let valid = invalid_reasons.is_empty();
+    let invalid = sweep_invalid_reasons(&done);
+    let footer = ComparisonFooter::new(resources, invalid, stopped(), "level");
+    let valid = footer.valid;
     let headline = headline(&c.targets, &done);
     let no_twin = "none (a sweep runs a twin only with --twin URL): verdicts against zero, \
                    widened by --min-effect";
@@ -244,10 +245,7 @@ fn execute(plan: SweepPlan, command: Vec<String>) -> anyhow::Result<(SweepResult
         level_kind: kind,
         floor_p99_us,
         levels: done,
-        resources,
-        valid,
-        invalid_reasons,
-        interrupted,
+        footer,
     };
     Ok((result, if valid { EXIT_OK } else { EXIT_FAILED }))
 }
@@ -277,16 +275,12 @@ fn level_run(plan: &Plan, level: f64, kind: LevelKind, c: &Comparison) -> Level 
     }
 }
 
-/// Why the sweep's figures cannot be trusted: each level's invalid runs, and an interruption.
-fn sweep_invalid_reasons(levels: &[Level], interrupted: bool) -> Vec<String> {
-    let mut reasons: Vec<String> = levels
+/// Why the sweep's figures cannot be trusted: each level's invalid runs.
+fn sweep_invalid_reasons(levels: &[Level]) -> Vec<String> {
+    levels
         .iter()
         .flat_map(|l| invalid_reasons(&l.runs, &format!("level {} ", l.level)))
-        .collect();
-    if interrupted {
-        reasons.push("interrupted before every level ran".into());
-    }
-    reasons
+        .collect()
 }
 
 /// Each gateway's added p50 and p99 at the highest level whose baseline was not saturated.

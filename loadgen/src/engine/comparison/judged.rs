@@ -3,6 +3,7 @@
 
 use crate::generator::plan::Plan;
 use crate::results::compare::{CompareResult, PercentileDelta, TargetSummary, TrialRun};
+use crate::results::comparison::ComparisonFooter;
 use crate::results::resources::ResourceReport;
 
 use super::Comparison;
@@ -29,10 +30,7 @@ impl CompareResult {
         mock: Option<String>,
         ran: Ran,
     ) -> CompareResult {
-        let mut invalid_reasons = invalid_reasons(&ran.runs, "");
-        if ran.interrupted {
-            invalid_reasons.push("interrupted before every trial ran".into());
-        }
+        let invalid = invalid_reasons(&ran.runs, "");
         CompareResult {
             envelope,
             header: comparison.header(&plan, mock, crate::model::target::NO_TWIN),
@@ -40,10 +38,7 @@ impl CompareResult {
             summary: ran.summary,
             deltas: ran.deltas,
             turn_deltas: ran.turn_deltas,
-            resources: ran.resources,
-            valid: invalid_reasons.is_empty(),
-            invalid_reasons,
-            interrupted: ran.interrupted,
+            footer: ComparisonFooter::new(ran.resources, invalid, ran.interrupted, "trial"),
         }
     }
 }

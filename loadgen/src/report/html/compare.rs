@@ -19,7 +19,7 @@ pub(crate) fn compare_body(view: &CompareResult) -> String {
         &format!("{} alternating trial(s) per target; ", view.header.trials),
         &view.envelope,
         " Response times are corrected for coordinated omission.",
-        &verdict(view.valid, &view.invalid_reasons),
+        &verdict(view.footer.valid, &view.footer.invalid_reasons),
     );
     body.push_str(&format!("<p>{}</p>", escape(&method(view))));
     body.push_str(&format!(
@@ -30,7 +30,7 @@ pub(crate) fn compare_body(view: &CompareResult) -> String {
     body.push_str("<h2>Added latency</h2>");
     body.push_str(&added_figure(view));
     body.push_str(&table_html(&delta_table(&view.deltas)));
-    body.push_str(&resources_html(&view.resources));
+    body.push_str(&resources_html(&view.footer.resources));
     body.push_str("<h2>Response time by percentile</h2>");
     body.push_str(&percentiles_figure(view));
     body.push_str("<h2>Timeline (trial 1)</h2>");

@@ -16,7 +16,7 @@ pub fn sweep_page(view: &SweepResult) -> String {
         "",
         &view.envelope,
         "",
-        &verdict(view.valid, &view.invalid_reasons),
+        &verdict(view.footer.valid, &view.footer.invalid_reasons),
     );
     body.push_str("<h2>Sweep</h2>");
     body.push_str(&sweep_figures(view));
@@ -35,7 +35,7 @@ pub fn sweep_page(view: &SweepResult) -> String {
         "<p>{}</p>",
         escape(&crate::report::sweep::source(view))
     ));
-    body.push_str(&resources_html(&view.resources));
+    body.push_str(&resources_html(&view.footer.resources));
     body.push_str(&upstream_html(view.header.mock.as_deref()));
     page("Load sweep", &body)
 }
@@ -46,7 +46,7 @@ pub fn ladder_page(view: &LadderResult) -> String {
         "",
         &view.envelope,
         "",
-        &verdict(view.valid, &view.invalid_reasons),
+        &verdict(view.footer.valid, &view.footer.invalid_reasons),
     );
     let level_axis = streams_axis(&view.rungs);
     let per_target = |pick: fn(&crate::results::ladder::Rung) -> f64, suffix: &str| {
@@ -91,7 +91,7 @@ pub fn ladder_page(view: &LadderResult) -> String {
     body.push_str(&table_html(&crate::report::ladder::rungs_table(
         &view.rungs,
     )));
-    body.push_str(&resources_html(&view.resources));
+    body.push_str(&resources_html(&view.footer.resources));
     body.push_str(&upstream_html(view.mock.as_deref()));
     page("Simultaneous streams (ladder)", &body)
 }

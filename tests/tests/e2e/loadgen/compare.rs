@@ -59,7 +59,7 @@ fn alternating_trials_find_a_known_delay_and_every_report_renders() {
     };
     // On a busy host a trial may be invalid for the generator's own lag; nothing else may go
     // wrong.
-    gatebench_tests::assert_valid_but_for_timing(code, &result.invalid_reasons);
+    gatebench_tests::assert_valid_but_for_timing(code, &result.footer.invalid_reasons);
     // Each trial after the first waited --settle first: nine 1 s trials and eight pauses.
     assert_eq!(result.header.settle_us, 300_000);
     let elapsed = started.elapsed();
@@ -128,7 +128,7 @@ fn alternating_trials_find_a_known_delay_and_every_report_renders() {
     write_json(&result, &path).unwrap();
     check_reports(&path, "trial,target,requests");
     gatebench_tests::reports::check_disclosure(&path);
-    assert!(!result.resources.is_empty());
+    assert!(!result.footer.resources.is_empty());
     let md = render(&path, Format::Md).unwrap();
     assert!(md.contains("## Sampled processes"), "{md}");
     assert!(md.contains("self (pid"), "{md}");

@@ -173,9 +173,9 @@ fn a_ladder_counts_refusals_and_names_a_buffering_gateway() {
     assert_eq!(capped.errors.values().sum::<u64>(), 30);
     assert_eq!(rung(10, "capped").completed, 10);
     // The test process itself was sampled: idle, then under load.
-    assert_eq!(result.resources.len(), 1);
-    assert!(result.resources[0].load_rss_peak_bytes > 0);
-    assert!(result.resources[0].samples.len() >= 4);
+    assert_eq!(result.footer.resources.len(), 1);
+    assert!(result.footer.resources[0].load_rss_peak_bytes > 0);
+    assert!(result.footer.resources[0].samples.len() >= 4);
 
     gatebench_tests::schema::assert_matches(&result, "ladder.schema.json");
     let path = temp("ladder");
@@ -215,7 +215,7 @@ fn a_sweep_from_a_profile_sends_a_fixed_count_per_level_and_is_marked_explorator
         vec![],
     )
     .unwrap();
-    assert_eq!(code, 0, "{:?}", result.invalid_reasons);
+    assert_eq!(code, 0, "{:?}", result.footer.invalid_reasons);
     assert!(result.exploratory);
     assert_eq!(result.header.plan.requests, Some(40));
     assert_eq!(
