@@ -9,9 +9,10 @@ prints two shares of the samples:
           interpreter, V8, its garbage collector, libuv) own only what no application layer
           called, so a V8 builtin run for a function of the gateway counts as the gateway's
 
-Usage: scripts/profile-layers.py FOLDED (--preset litellm|portkey|syscalls | NAME=REGEX ...)
+Usage: scripts/profile-layers.py FOLDED (--layers litellm|portkey|syscalls | NAME=REGEX ...)
 
-The presets are the layers BENCHMARKS.md describes: LiteLLM's proxy (Python frames named by
+The named sets of layers are those BENCHMARKS.md describes (`--preset`, their former flag, is
+still read): LiteLLM's proxy (Python frames named by
 the perf trampoline, py::FUNCTION:PATH), Portkey's gateway (Node.js frames from
 --perf-basic-prof, JS:NAME PATH), and the system calls (named by the C library's wrapper that entered the kernel).
 """
@@ -19,7 +20,7 @@ the perf trampoline, py::FUNCTION:PATH), Portkey's gateway (Node.js frames from
 import re
 import sys
 
-PRESETS = {
+LAYER_SETS = {
     "litellm": [
         ("uvicorn (HTTP server)", r"py::.*/uvicorn/"),
         ("starlette / fastapi (routing, middleware)", r"py::.*/(starlette|fastapi)/"),
@@ -52,9 +53,9 @@ PRESETS = {
 
 
 def layers_of(args):
-    """(name, regex, owns) for each layer: a preset's, or NAME=REGEX from the command line."""
-    if len(args) == 2 and args[0] == "--preset":
-        return [(layer + (True,))[:3] for layer in PRESETS[args[1]]]
+    """(name, regex, owns) for each layer: a named set's, or NAME=REGEX from the command line."""
+    if len(args) == 2 and args[0] == "--layers":
+        return [(layer + (True,))[:3] for layer in LAYER_SETS[args[1]]]
     return [tuple(a.split("=", 1)) + (True,) for a in args]
 
 
@@ -76,12 +77,14 @@ def main():
     if len(sys.argv) < 3:
         sys.exit(__doc__)
     path, args = sys.argv[1], sys.argv[2:]
+    if args[:1] == ["--preset"]:
+        args = ["--layers"] + args[1:]
     stacks = []
     for line in open(path, encoding="utf-8"):
         stack, _, count = line.rstrip("\n").rpartition(" ")
         stacks.append((stack.split(";"), int(count)))
     total = sum(n for _, n in stacks) or 1
-    if args == ["--preset", "syscalls"]:
+    if args == ["--layers", "syscalls"]:
         calls = {}
         for frames, n in stacks:
             name = syscall_of(frames)

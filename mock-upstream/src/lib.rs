@@ -27,8 +27,9 @@
 //! - `observability`: lock-free counters and the mock's own emission error as Prometheus text
 //!   (`metrics`), `--record N`'s ring of the last arrivals (`record`), the container health
 //!   probe (`healthcheck`).
-//! - `timing`: each worker's kernel timer (timerfd) that every delayed answer and event waits
-//!   on, woken a margin early and spinning the rest (`timer`); the prefill model and the bound
+//! - `timing`: a request's latency, composed and drawn in one place (`latency`); each
+//!   worker's kernel timer (timerfd) that every delayed answer and event waits on, woken a
+//!   margin early and spinning the rest (`timer`); the prefill model and the bound
 //!   on running requests (`prefill`); the per-key prompt cache (`prompt_cache`); the prompt's
 //!   token count by `--tokenizer` (`tokens`).
 //! - `config`: settings types only (flags, `MOCK_*` variables and TOML into one validated
