@@ -12,9 +12,9 @@ prints two shares of the samples:
 Usage: scripts/profile-layers.py FOLDED (--layers litellm|portkey|syscalls | NAME=REGEX ...)
 
 The named sets of layers are those BENCHMARKS.md describes (`--preset`, their former flag, is
-still read): LiteLLM's proxy (Python frames named by
-the perf trampoline, py::FUNCTION:PATH), Portkey's gateway (Node.js frames from
---perf-basic-prof, JS:NAME PATH), and the system calls (named by the C library's wrapper that entered the kernel).
+still read): LiteLLM's proxy (Python frames named by the perf trampoline, py::FUNCTION:PATH),
+Portkey's gateway (Node.js frames from --perf-basic-prof, JS:NAME PATH), and the system calls
+(named by the C library's wrapper that entered the kernel).
 """
 
 import re

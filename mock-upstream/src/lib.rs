@@ -16,8 +16,9 @@
 //!   check Azure OpenAI's endpoints add; `context`, the context-window refusal).
 //! - `admission`: what a request passes before it is answered: its route (`router`), its
 //!   receipt (`inbound`: seq, key, `x-mock-*` headers, body, the rate limiter's refusals
-//!   answered; `request`), `auth`, faults and latency overrides (`faults`), and a refusal and
-//!   its body in every provider's shape (`rejection`, `error_body`).
+//!   answered; `request`), `auth`, faults and the `x-mock-*` headers read (`faults`;
+//!   `timing::latency` applies their latency changes), and a refusal and its body in every
+//!   provider's shape (`rejection`, `error_body`).
 //! - `answer`: the one body type (`body`), the stream on absolute deadlines (`sse`), tool-call
 //!   answers built per request (`tools`), and the watch that frees a stalled stream when its
 //!   client leaves (`peer`).

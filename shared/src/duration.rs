@@ -29,7 +29,7 @@ pub fn format_us(us: u64) -> String {
     }
 }
 
-/// Microseconds for people: `850 µs`, `1.25 ms`, `2.1 s`.
+/// Microseconds for people: `850 µs`, `1.25 ms`, `2.10 s`.
 pub fn human_us(us: f64) -> String {
     let magnitude = us.abs();
     if !us.is_finite() {

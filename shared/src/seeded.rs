@@ -1,7 +1,8 @@
-//! The mock's seeded draws. `--seed` is one number; every draw made for a request is a pure
+//! The mock's seeded draws for a request. `--seed` is one number; each such draw is a pure
 //! function of it, the request's ordinal and the [`Stream`] the draw belongs to. Each stream
 //! is apart from the others, so turning on faults or tool calls changes no latency draw, and
-//! two runs with the same seed see the same per-request trace.
+//! two runs with the same seed see the same per-request trace. (Embeddings use the seed too,
+//! but hash it with their input, not with an ordinal: `mock-upstream`'s `api::embeddings`.)
 
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
@@ -18,7 +19,10 @@ pub enum Stream {
 }
 
 impl Stream {
-    /// The stream's offset of the seed.
+    /// What is XORed into the seed for this stream. Each is the one its draws were made with
+    /// before the streams had names, so a seed gives the same trace as it always has: tool
+    /// calls were drawn as faults of a seed XORed with `0x7001_CA11_0000_0000`, hence two
+    /// constants (do not fold them into one of another value).
     fn salt(self) -> u64 {
         match self {
             Stream::Latency => 0,
@@ -65,5 +69,30 @@ mod tests {
         assert!(draws(Stream::Latency)
             .iter()
             .all(|u| (0.0..1.0).contains(u)));
+    }
+
+    /// The same seed gives the same trace as before the streams had names: the generators as
+    /// they were seeded then, written out.
+    #[test]
+    fn each_stream_draws_what_it_drew_before() {
+        use rand::SeedableRng;
+        let first = |z: u64| Pcg64Mcg::seed_from_u64(z).random::<f64>();
+        for (seed, ordinal) in [(0, 0), (9, 3), (u64::MAX, 1 << 40)] {
+            assert_eq!(
+                uniform(seed, Stream::Faults, ordinal),
+                first(mix(seed ^ 0xFA17_5EED_0000_0001, ordinal))
+            );
+            let tools_seed = seed ^ 0x7001_CA11_0000_0000;
+            assert_eq!(
+                uniform(seed, Stream::ToolCalls, ordinal),
+                first(mix(tools_seed ^ 0xFA17_5EED_0000_0001, ordinal))
+            );
+            assert_eq!(
+                rng(seed, Stream::Latency, ordinal).random::<u64>(),
+                Pcg64Mcg::seed_from_u64(mix(seed, ordinal)).random::<u64>()
+            );
+        }
+        // And splitmix64's first value, so a change to `mix` itself shows too.
+        assert_eq!(mix(0, 0), 0xE220_A839_7B1D_CDAF);
     }
 }

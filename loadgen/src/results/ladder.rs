@@ -1,6 +1,7 @@
 //! The versioned JSON result of `loadgen ladder`: each rung of simultaneous streams per target.
 
 use crate::model::target::Named;
+use crate::results::comparison::ComparisonFooter;
 use crate::results::plan::PlanRecord;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -62,7 +63,7 @@ pub struct LadderResult {
     pub rungs: Vec<Rung>,
     /// The processes sampled, and whether the figures can be trusted.
     #[serde(flatten)]
-    pub footer: crate::results::comparison::ComparisonFooter,
+    pub footer: ComparisonFooter,
 }
 
 /// A statistic of no stream (every one failed) is NaN, written as JSON `null`; read it back

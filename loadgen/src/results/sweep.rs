@@ -3,7 +3,7 @@
 use crate::options::LevelKind;
 use crate::results::compare::TrialRun;
 use crate::results::compare::{PercentileDelta, TargetSummary};
-use crate::results::comparison::ComparisonHeader;
+use crate::results::comparison::{ComparisonFooter, ComparisonHeader};
 use serde::{Deserialize, Serialize};
 
 /// Identifies the result format; bumped when a field changes meaning or goes away.
@@ -54,5 +54,5 @@ pub struct SweepResult {
     pub headline: Vec<Headline>,
     /// The processes sampled over the whole sweep, and whether the figures can be trusted.
     #[serde(flatten)]
-    pub footer: crate::results::comparison::ComparisonFooter,
+    pub footer: ComparisonFooter,
 }

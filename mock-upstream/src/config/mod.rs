@@ -126,8 +126,9 @@ pub struct Config {
     /// Latency, time to first token, inter-token gap, output length. Default: no latency,
     /// 16 tokens.
     pub latency: LatencyModel,
-    /// `--seed`: the seed of every seeded draw (latency, faults, tool calls, embeddings), each
-    /// in a stream of its own (`gatebench_shared::seeded`). Default 0.
+    /// `--seed`: the seed of every request's draws (latency, faults, tool calls), each in a
+    /// stream of its own (`gatebench_shared::seeded`), and of the embeddings (hashed with
+    /// their input). Default 0.
     pub seed: u64,
     /// Models listed by `GET /v1/models`. Default `gpt-4o-mini`, `gpt-4o`.
     pub models: Vec<String>,

@@ -52,8 +52,8 @@ pub struct RawSettings {
         deserialize_with = "gatebench_shared::settings::text_or_number"
     )]
     pub tokens: Option<String>,
-    /// Seed of every seeded draw: latency and length, faults, tool calls, embeddings (each in
-    /// a stream of its own). Default 0.
+    /// Seed of every request's draws (latency and length, faults, tool calls: each in a stream
+    /// of its own) and of the embeddings. Default 0.
     #[arg(long, env = "MOCK_SEED")]
     pub seed: Option<u64>,
     /// Models listed by GET /v1/models (any model name is accepted and echoed).

@@ -55,8 +55,9 @@ impl Changes {
     }
 }
 
-/// True when an answer may wait (the model is not instant, or the prefill model is on), so the
-/// mock reads the arrival time of every request; false: it reads no clock at all.
+/// True when the configuration ever makes an answer wait (the model is not instant, or the
+/// prefill model is on), so every request's arrival time is read. A request's headers or a
+/// steered state can still make one answer wait; the arrival time is then read for it alone.
 pub fn waits(config: &Config) -> bool {
     !config.latency.is_instant() || config.prefill.is_on()
 }
@@ -73,6 +74,7 @@ pub fn draw(
     if let Some(steered) = steered {
         model = steered.applied_to(model);
     }
+    // Most requests carry no header that changes the model: they skip the rebuild.
     if !headers.is_empty() {
         model = headers.applied_to(model);
     }
