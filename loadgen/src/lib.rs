@@ -41,7 +41,8 @@ pub mod report;
 pub mod results;
 pub mod wire;
 
-pub use options::{Cli, CommandArgs, LoadArgs};
+pub use commands::{Cli, CommandArgs};
+pub use options::LoadArgs;
 
 /// The load options' former name.
 #[deprecated(note = "every command's load options are `LoadArgs`")]

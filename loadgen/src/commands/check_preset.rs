@@ -7,9 +7,10 @@ use std::path::Path;
 
 use clap::Parser as _;
 
+use super::Cli;
 use super::{dispatch, Action, Command, Outcome};
 use crate::engine::run::EXIT_OK;
-use crate::options::{CheckPresetArgs, Cli};
+use crate::options::CheckPresetArgs;
 
 /// Checks `path` as a preset of `command` (run, overhead, compare, sweep, ladder, capacity or
 /// profile) and returns a one-line description of the plan it makes.

@@ -3,7 +3,9 @@
 //! `report`, `check_preset`, `selftest`), none importing another. Each implements [`Command`]
 //! (`command`): its plan, its execution, its options printed as a preset. One dispatch
 //! (`dispatch`) runs a command, prints its configuration (`print_config`) or checks a preset
-//! for it (`check_preset`). `main.rs` only parses and calls [`execute`].
+//! for it (`check_preset`). The command line, [`Cli`] and its list of commands
+//! ([`CommandArgs`]), is here beside that dispatch: a command is added in its own folder and in
+//! this file. `main.rs` only parses and calls [`execute`].
 
 pub mod behaviour;
 pub mod capacity;
@@ -23,9 +25,74 @@ pub mod sweep;
 
 pub use command::Command;
 
+use clap::{Parser, Subcommand};
+
 use crate::engine::run::{EXIT_OK, EXIT_USAGE};
-use crate::options::Cli;
+use crate::options::{
+    BehaviourArgs, CapacityArgs, CheckPresetArgs, CompareArgs, CorpusArgs, LadderArgs, LoadArgs,
+    MergeArgs, OverheadArgs, ProfileArgs, ReportArgs, SelftestArgs, SweepArgs,
+};
 use crate::report::output::write_json;
+
+/// An open-loop, rate-paced load generator that corrects coordinated omission.
+#[derive(Debug, Parser)]
+#[command(name = "loadgen", version)]
+pub struct Cli {
+    /// Print the command's resolved options (flags over the preset, defaults filled in) as a
+    /// preset and exit, sending nothing; `--preset` reads the text back into the same plan.
+    #[arg(long, global = true)]
+    pub print_config: bool,
+    #[command(subcommand)]
+    pub command: CommandArgs,
+}
+
+/// The command a command line names, with its options.
+#[derive(Debug, Subcommand)]
+pub enum CommandArgs {
+    /// Send load to one or more targets (or, with no --target, to an embedded mock) and report.
+    Run(LoadArgs),
+    /// Measure what gateways add to a call: paired rounds direct and through each gateway,
+    /// with bootstrap intervals.
+    Overhead(OverheadArgs),
+    /// Compare the same constant-rate load direct and through gateways, in alternating trials,
+    /// with each percentile's added latency and an interval across trials.
+    Compare(CompareArgs),
+    /// Sweep load levels (concurrency or rate), direct and through gateways, flagging levels
+    /// whose direct baseline saturated.
+    Sweep(SweepArgs),
+    /// Find the highest rate each target sustains within an SLO (goodput): bracketing and
+    /// narrowing over fixed-length runs; gateways searched under the direct upstream's own.
+    Capacity(CapacityArgs),
+    /// Open N streams at one instant per level, direct and through gateways: completions,
+    /// failures, TTFT, and whether the gateway re-chunked or buffered the stream.
+    Ladder(LadderArgs),
+    /// Hold a steady load on one gateway and sample its process with perf after the warm-up:
+    /// on-CPU and off-CPU flame graphs beside its latency, its CPU and memory, and (with
+    /// --direct) what it adds and what the sampling itself cost; or --diff two folded stacks.
+    Profile(Box<ProfileArgs>),
+    /// Add the results (or interval logs) of the shards of one plan (`run --shard I/N`) into
+    /// one result and report, exactly: histograms are added, never averaged.
+    Merge(MergeArgs),
+    /// Write a seeded synthetic request corpus (JSON lines) for `run --requests-file`: prompt
+    /// and output lengths from a published workload's statistics or your own distributions,
+    /// a models mix, shares of streaming, tool-carrying and repeated requests.
+    Corpus(CorpusArgs),
+    /// Measure what gateways do when their upstreams fail, throttle, repeat or differ:
+    /// failover, retries, caches, rate limits and balance, steering gatebench mocks through
+    /// their control routes and joining each request with what every upstream recorded.
+    Behaviour(BehaviourArgs),
+    /// Can this machine measure? Its kernel timer, loopback, loadgen's schedule lag, the mock's
+    /// timing error and the verdicts of an identical mock and a known 20 µs delay, each beside
+    /// its target; exit 3 when the host keeps them from it.
+    Selftest(SelftestArgs),
+    /// Render a result file again: Markdown, CSV, JSON, or a self-contained HTML page with plots.
+    Report(ReportArgs),
+    /// Check a preset file for a command (run, overhead, compare, sweep, ladder, capacity,
+    /// profile) without sending anything: it parses and makes a valid plan. `check-profile`,
+    /// its former name, still works.
+    #[command(alias = "check-profile")]
+    CheckPreset(CheckPresetArgs),
+}
 
 /// What to do with a command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -68,11 +135,11 @@ pub fn execute(cli: Cli) -> u8 {
 
 /// `action` on `command`: the one switch over the commands.
 pub(crate) fn dispatch(
-    command: crate::options::CommandArgs,
+    command: CommandArgs,
     action: Action<'_>,
     line: Vec<String>,
 ) -> anyhow::Result<Outcome> {
-    use crate::options::CommandArgs as C;
+    use CommandArgs as C;
     match command {
         C::Run(args) => act(args, action, line),
         C::Overhead(args) => act(args, action, line),

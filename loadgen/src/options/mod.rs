@@ -1,6 +1,8 @@
-//! Every command's options as plain data, in one place: the command line (flags, shared with the
-//! preset TOML file) and the preset merge (`preset`). Options import nothing of the code that
-//! runs them: each command's module (and the generator, for the load) turns them into a plan.
+//! The commands' options as plain data: their flags (shared with the preset TOML file) and the
+//! preset merge (`preset`). Options import nothing of the code that runs them: each command's
+//! module (and the generator, for the load) turns them into a plan. The command line itself,
+//! the list of commands with their options, is `commands::CommandArgs`; a command whose
+//! options no other command shares may keep them in its own folder.
 //!
 //! - `load`: the load options of every command with a load (`LoadArgs`), all of `loadgen run`'s.
 //! - `request`: what each request carries (run and overhead); `gateways`: the upstream and the
@@ -10,7 +12,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::Args;
 
 mod behaviour;
 mod capacity;
@@ -49,66 +51,6 @@ pub use sessions::SessionFlags;
 pub use sweep::{
     LevelKind, SweepArgs, DEFAULT_LEVELS as SWEEP_LEVELS, DEFAULT_TRIALS as SWEEP_TRIALS,
 };
-
-/// An open-loop, rate-paced load generator that corrects coordinated omission.
-#[derive(Debug, Parser)]
-#[command(name = "loadgen", version)]
-pub struct Cli {
-    /// Print the command's resolved options (flags over the preset, defaults filled in) as a
-    /// preset and exit, sending nothing; `--preset` reads the text back into the same plan.
-    #[arg(long, global = true)]
-    pub print_config: bool,
-    #[command(subcommand)]
-    pub command: CommandArgs,
-}
-
-/// The command a command line names, with its options.
-#[derive(Debug, Subcommand)]
-pub enum CommandArgs {
-    /// Send load to one or more targets (or, with no --target, to an embedded mock) and report.
-    Run(LoadArgs),
-    /// Measure what gateways add to a call: paired rounds direct and through each gateway,
-    /// with bootstrap intervals.
-    Overhead(OverheadArgs),
-    /// Compare the same constant-rate load direct and through gateways, in alternating trials,
-    /// with each percentile's added latency and an interval across trials.
-    Compare(CompareArgs),
-    /// Sweep load levels (concurrency or rate), direct and through gateways, flagging levels
-    /// whose direct baseline saturated.
-    Sweep(SweepArgs),
-    /// Find the highest rate each target sustains within an SLO (goodput): bracketing and
-    /// narrowing over fixed-length runs; gateways searched under the direct upstream's own.
-    Capacity(CapacityArgs),
-    /// Open N streams at one instant per level, direct and through gateways: completions,
-    /// failures, TTFT, and whether the gateway re-chunked or buffered the stream.
-    Ladder(LadderArgs),
-    /// Hold a steady load on one gateway and sample its process with perf after the warm-up:
-    /// on-CPU and off-CPU flame graphs beside its latency, its CPU and memory, and (with
-    /// --direct) what it adds and what the sampling itself cost; or --diff two folded stacks.
-    Profile(Box<ProfileArgs>),
-    /// Add the results (or interval logs) of the shards of one plan (`run --shard I/N`) into
-    /// one result and report, exactly: histograms are added, never averaged.
-    Merge(MergeArgs),
-    /// Write a seeded synthetic request corpus (JSON lines) for `run --requests-file`: prompt
-    /// and output lengths from a published workload's statistics or your own distributions,
-    /// a models mix, shares of streaming, tool-carrying and repeated requests.
-    Corpus(CorpusArgs),
-    /// Measure what gateways do when their upstreams fail, throttle, repeat or differ:
-    /// failover, retries, caches, rate limits and balance, steering gatebench mocks through
-    /// their control routes and joining each request with what every upstream recorded.
-    Behaviour(BehaviourArgs),
-    /// Can this machine measure? Its kernel timer, loopback, loadgen's schedule lag, the mock's
-    /// timing error and the verdicts of an identical mock and a known 20 µs delay, each beside
-    /// its target; exit 3 when the host keeps them from it.
-    Selftest(SelftestArgs),
-    /// Render a result file again: Markdown, CSV, JSON, or a self-contained HTML page with plots.
-    Report(ReportArgs),
-    /// Check a preset file for a command (run, overhead, compare, sweep, ladder, capacity,
-    /// profile) without sending anything: it parses and makes a valid plan. `check-profile`,
-    /// its former name, still works.
-    #[command(alias = "check-profile")]
-    CheckPreset(CheckPresetArgs),
-}
 
 /// Reads the environment's former names as their new ones, before the command line is parsed:
 /// `LOADGEN_PROFILE` names the preset (`LOADGEN_PRESET`) when that is not set. Called first, while

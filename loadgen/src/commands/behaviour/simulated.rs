@@ -6,9 +6,9 @@ use clap::Parser;
 
 use super::plan::BehaviourPlan;
 use super::trial::Observed;
+use crate::commands::CommandArgs;
 use crate::engine::logged::Sent;
 use crate::engine::steering::Arrival;
-use crate::options::CommandArgs;
 
 const MS: u64 = 1_000_000;
 

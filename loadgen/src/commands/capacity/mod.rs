@@ -541,8 +541,8 @@ mod tests {
         use gatebench_shared::sim::SimTime;
 
         use super::super::*;
+        use crate::commands::CommandArgs;
         use crate::engine::run::simulated::{block_on, run_simulated};
-        use crate::options::CommandArgs;
         use crate::wire::exchange::Slot;
         use crate::wire::outcome::ErrorKind;
         use crate::wire::simulated::{Service, SimulatedTarget};

@@ -10,9 +10,9 @@ use clap::Parser;
 use gatebench_shared::sim::SimTime;
 
 use super::ComparePlan;
+use crate::commands::CommandArgs;
 use crate::engine::comparison::{analyse, run_trials_on};
 use crate::engine::run::simulated::run_simulated;
-use crate::options::CommandArgs;
 use crate::results::compare::PercentileDelta;
 use crate::wire::simulated::{Service, SimulatedTarget};
 

@@ -197,7 +197,7 @@ mod tests {
     use clap::Parser;
 
     use super::*;
-    use crate::options::CommandArgs;
+    use crate::commands::CommandArgs;
 
     fn args(flags: &[&str]) -> CorpusArgs {
         let line = ["loadgen", "corpus", "--out", "-"].iter().chain(flags);

@@ -15,7 +15,7 @@ use super::watch::Bounds;
 use crate::generator::plan::Plan;
 use crate::generator::worker::{simulate, Progress, StartLine, WorkerSpec};
 use crate::model::target::Target;
-use crate::options::CommandArgs;
+use crate::options::LoadArgs;
 use crate::results::pacing::WakeReport;
 use crate::results::run::TargetRun;
 use crate::wire::clock::RunClock;
@@ -32,11 +32,23 @@ pub(crate) fn plan(flags: &[&str]) -> Plan {
         "--target",
         "http://127.0.0.1:9/v1/chat/completions",
     ];
-    let parsed = crate::Cli::try_parse_from(line.iter().chain(flags)).expect("the flags parse");
-    match parsed.command {
-        CommandArgs::Run(args) => own(args).plan().expect("the flags make a plan"),
-        _ => unreachable!("a run command line"),
-    }
+    let parsed = RunLine::try_parse_from(line.iter().chain(flags)).expect("the flags parse");
+    let RunOnly::Run(load) = parsed.command;
+    own(load).plan().expect("the flags make a plan")
+}
+
+/// `loadgen run`'s command line, read as `run` reads it (the engine does not know the list of
+/// commands above it).
+#[derive(clap::Parser)]
+#[command(name = "loadgen")]
+struct RunLine {
+    #[command(subcommand)]
+    command: RunOnly,
+}
+
+#[derive(clap::Subcommand)]
+enum RunOnly {
+    Run(LoadArgs),
 }
 
 /// `args` as its flags alone say: what the environment added (`LOADGEN_PRESET`,

@@ -54,7 +54,7 @@ fn compose_runs_the_mock_as_a_healthy_sidecar_with_raised_file_limits() {
     // The loadgen arguments are ones loadgen accepts.
     let mut argv = vec!["loadgen"];
     argv.extend(&command);
-    let parsed = <loadgen::options::Cli as clap::Parser>::try_parse_from(argv);
+    let parsed = <loadgen::Cli as clap::Parser>::try_parse_from(argv);
     assert!(parsed.is_ok(), "{:?}", parsed.err());
 }
 
