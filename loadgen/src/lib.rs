@@ -10,7 +10,8 @@
 //! - `commands`: one folder per command (`run`, `overhead`, `compare`, `sweep`, `ladder`,
 //!   `capacity`, `profile`, `merge`, `corpus`, `report`),
 //!   none importing another, each a `Command` (its plan, its execution, its options printed as
-//!   a preset) that `--print-config` and `check-preset` go through; `main.rs` only dispatches.
+//!   a preset) that `--print-config` and `check-preset` go through; the command line (`Cli`,
+//!   `CommandArgs`) stands beside its one dispatch in `commands`; `main.rs` only calls it.
 //! - `report`: every rendering of every result kind (terminal, Markdown, CSV, JSON, HTML,
 //!   `.hgrm`, `.hlog`, flame graphs), and writing result files whole.
 //! - `engine`: running one target and its windows, stop and exit handling, setup errors,
@@ -24,7 +25,7 @@
 //!   and exchange), stream parsing, the run clock, an exchange's outcome and error kinds.
 //! - the three data layers: `results`, each command's versioned JSON result, the envelope every
 //!   file carries and the records they hold (plain data, written and read back as itself);
-//!   `options`, every command's flags and preset keys as plain data (a flag of one meaning
+//!   `options`, the commands' flags and preset keys as plain data (a flag of one meaning
 //!   declared once in a group), and the one merge of flags over a preset; and `model`, what
 //!   every layer works with: targets (names, roles, recording), loads and arrivals, shards.
 //!
