@@ -11,18 +11,23 @@
 #    schedule lag and CPU with defaults and with --spin 1s, beside oha -q 5000 --latency-correction.
 # 4. (idle) The same floor with nginx's core kept out of idle by a SCHED_IDLE spinner (the
 #    clients' own floor).
-# 5. (rss) loadgen's RSS over a long run at 5,000 req/s (histograms, not per-request vectors).
-# 6. (long) A LONG_SECONDS (default 300) run at 5,000 req/s with defaults: schedule lag, validity.
+# 5. (rates) The defaults beside --spin 1s at every rate of RATES (default 1000 5000 20000
+#    50000 req/s, open loop against nginx), interleaved: each one's p50, p99, schedule lag p99,
+#    CPU and achieved rate, and per rate the median of the rounds' --spin 1s p99 / defaults p99
+#    (spinning must never be worse).
+# 6. (rss) loadgen's RSS over a long run at 5,000 req/s (histograms, not per-request vectors).
+# 7. (long) A LONG_SECONDS (default 300) run at 5,000 req/s with defaults: schedule lag, validity.
 #
 # Usage: scripts/bench-loadgen.sh [ROUNDS] [SECONDS] [RSS_SECONDS] [PARTS]
-#   defaults: 3, 10, 60, throughput,low,floor,idle,rss,long; LONG_SECONDS=300.
+#   defaults: 3, 10, 60, throughput,low,floor,idle,rates,rss,long; LONG_SECONDS=300;
+#   RATES="1000 5000 20000 50000".
 # Needs: wrk, nginx, curl (apt), oha (cargo install oha --locked), python3.
 set -euo pipefail
 
 rounds=${1:-3}
 seconds=${2:-10}
 rss_seconds=${3:-60}
-parts=${4:-throughput,low,floor,idle,rss,long}
+parts=${4:-throughput,low,floor,idle,rates,rss,long}
 long_seconds=${LONG_SECONDS:-300}
 part() { [[ ",$parts," == *",$1,"* ]]; }
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -78,11 +83,14 @@ if part low; then
 low_rate "$loadgen" "$root/target/release/mock-upstream" "$root/target/release/examples/timer_floor" 18533 "$rounds" "$work"
 fi
 
-floor() { # [loadgen flags] -> "p50 p99 lag cpu rate valid"
-  "$loadgen" run --target "$url" --rate 5000 --duration "${seconds}s" --cores 0 "$@" --quiet --out "$work/lg.json" >/dev/null || true
+at_rate() { # RATE [loadgen flags] -> "p50 p99 lag cpu rate valid"
+  local rate=$1
+  shift
+  "$loadgen" run --target "$url" --rate "$rate" --duration "${seconds}s" --cores 0 "$@" --quiet --out "$work/lg.json" >/dev/null || true
   python3 -c "import json; d=json.load(open('$work/lg.json')); r=d['runs'][0]; m=r['metrics']
 print(m['response_time']['p50'], m['response_time']['p99'], m['schedule_lag']['p99'], round(r['generator_cpu_cores'], 2), round(r['achieved_rate']), 'valid' if d['valid'] else 'INVALID')"
 }
+floor() { at_rate 5000 "$@"; }
 oha_5000() { # -> "p50 p99" in µs
   taskset -c 0 oha --no-tui -c 64 -q 5000 --latency-correction -z "${seconds}s" -m POST -T application/json -d "$body" \
       --output-format json "$url" >"$work/oha.json"
@@ -124,6 +132,26 @@ for round in $(seq "$rounds"); do
 done
 kill "$spinner"
 echo "median loadgen p99 / oha p99: $(median "${r_floor[@]}")"
+fi
+
+if part rates; then
+echo
+echo "## The defaults beside --spin 1s at each rate, open loop, ${seconds}s, $rounds rounds (CO-corrected µs)"
+printf "%-7s %-6s %8s %8s %8s %6s %8s %8s %8s %8s %6s %8s %7s\n" rate round "def p50" "def p99" "lag p99" "CPU" "req/s" \
+  "spin p50" "spin p99" "lag p99" "CPU" "req/s" "spin/def"
+for rate in ${RATES:-1000 5000 20000 50000}; do
+  ratios=()
+  for round in $(seq "$rounds"); do
+    read -r a50 a99 alag acpu arate avalid <<<"$(at_rate "$rate")"
+    read -r b50 b99 blag bcpu brate bvalid <<<"$(at_rate "$rate" --spin 1s)"
+    ratio=$(awk -v a="$b99" -v b="$a99" 'BEGIN {printf "%.2f", a / b}')
+    ratios+=("$ratio")
+    printf "%-7s %-6s %8s %8s %8s %6s %8s %8s %8s %8s %6s %8s %7s\n" "$rate" "$round" "$a50" "$a99" "$alag" "$acpu" \
+      "$arate${avalid/#valid/}" "$b50" "$b99" "$blag" "$bcpu" "$brate${bvalid/#valid/}" "$ratio"
+  done
+  echo "$rate req/s: median --spin 1s p99 / defaults p99 $(median "${ratios[@]}")"
+done
+echo "(a rate followed by INVALID: that run's own validity check failed; its result says why)"
 fi
 
 if part rss; then
