@@ -25,7 +25,8 @@
 #    about 100 ms and, of 5,000 requests, a p99 (the 50th slowest) of about 51 ms, p99.9 about
 #    96 ms. A client whose figures are far below that does not see its own stalls, and a lower
 #    p99 beside noisy.sh above is then no better.
-# CPU per request is the median over the rounds, with every round's figure after it; the system
+# CPU per request is the median over the rounds, with every round's figure after it, and the
+# median of the rounds' ratios to the section's first row (wrk, h2load, nginx); the system
 # calls are counted once per process by `strace -f -c` (which slows every process alike: counts,
 # not times). Requests per second are printed beside, as a check, not as a figure to compare.
 #
@@ -159,12 +160,16 @@ rows = {}
 for line in open(sys.argv[1]):
     name, n, user, system = line.split()
     rows.setdefault(name, []).append((int(n) / float(sys.argv[2]), float(user), float(system)))
-print(f"{sys.argv[3]:12} {'ok/s':>9} {'user':>6} {'system':>7} {'total':>6}  total per round")
+# Each row's total against the first row's, round by round (the rounds are interleaved), and
+# the median of those ratios: the side-by-side figure a target is put in.
+first = next(iter(rows.values()))
+print(f"{sys.argv[3]:12} {'ok/s':>9} {'user':>6} {'system':>7} {'total':>6} {'/' + next(iter(rows)):>9}  total per round")
 for name, runs in rows.items():
     med = lambda i: statistics.median(r[i] for r in runs)
     total = statistics.median(r[1] + r[2] for r in runs)
+    ratio = statistics.median((r[1] + r[2]) / (f[1] + f[2]) for r, f in zip(runs, first))
     each = ", ".join(f"{r[1] + r[2]:.2f}" for r in runs)
-    print(f"{name:12} {med(0):9.0f} {med(1):6.2f} {med(2):7.2f} {total:6.2f}  {each}")
+    print(f"{name:12} {med(0):9.0f} {med(1):6.2f} {med(2):7.2f} {total:6.2f} {ratio:9.2f}  {each}")
 PY
 }
 
