@@ -10,8 +10,9 @@
 //! The client posts BODY_FILE (as JSON) to PATH on CONNECTIONS connections, closed loop, for
 //! SECONDS, and prints `requests N`; each connection's first answer must be a 200 with a
 //! `content-length`, and every later one is taken to be as long. The server answers every
-//! request with a 200 carrying ANSWER_FILE; each connection's first request is read for its
-//! length, and every later one on it is taken to be as long.
+//! request with a 200 carrying ANSWER_FILE, or with ANSWER_FILE itself when it is a whole
+//! response (`curl -si` saves one: the mock's own head, say); each connection's first request
+//! is read for its length, and every later one on it is taken to be as long.
 
 use std::io::{ErrorKind, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -228,12 +229,18 @@ fn client(
 
 fn server(addr: &str, answer: &str) -> Result<(), String> {
     let body = read_file(answer)?;
-    let mut answer = format!(
-        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
-        body.len()
-    )
-    .into_bytes();
-    answer.extend_from_slice(&body);
+    // A whole response (as `curl -si` saves one) is sent as it is; a body gets a short head.
+    let answer = if body.starts_with(b"HTTP/1.1 ") {
+        body
+    } else {
+        let mut answer = format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n",
+            body.len()
+        )
+        .into_bytes();
+        answer.extend_from_slice(&body);
+        answer
+    };
 
     let listener =
         TcpListener::bind(addr).map_err(|err| format!("cannot listen on {addr}: {err}"))?;
