@@ -8,8 +8,9 @@
 #      loadgen --http2 --connections 4 --concurrency 64;
 #    with LOADGEN_B=path, that loadgen beside this checkout's in both (loadgen-b, loadgen-h2-b);
 #    and over HTTP/1.1 the kernel's floor (shared/examples/tcp_floor.rs: one send and one
-#    receive a request and nothing else in user space, the system calls loadgen makes), what no
-#    client making those calls can spend less than.
+#    receive a request and nothing else in user space, the system calls loadgen makes): what
+#    the kernel charges for the exchange under the same load, the reference the others' costs
+#    are read against (not a strict lower bound: system time moves between processes).
 # 2. With --servers, servers at saturation under wrk -t1 -c64 (CPU 0), each alone on CPU 1 and
 #    answering the same bytes (the mock's own answer to the request): nginx (one worker,
 #    `return 200`), the bare hyper server (mock-upstream/examples/hyper_hello.rs) and the mock
@@ -26,7 +27,8 @@
 #    96 ms. A client whose figures are far below that does not see its own stalls, and a lower
 #    p99 beside noisy.sh above is then no better.
 # CPU per request is the median over the rounds, with every round's figure after it, and the
-# median of the rounds' ratios to the section's first row (wrk, h2load, nginx); the system
+# median of the rounds' ratios to the section's first two rows (wrk and oha, h2load and oha,
+# nginx and the bare hyper server); the system
 # calls are counted once per process by `strace -f -c` (which slows every process alike: counts,
 # not times). Requests per second are printed beside, as a check, not as a figure to compare.
 #
@@ -160,16 +162,21 @@ rows = {}
 for line in open(sys.argv[1]):
     name, n, user, system = line.split()
     rows.setdefault(name, []).append((int(n) / float(sys.argv[2]), float(user), float(system)))
-# Each row's total against the first row's, round by round (the rounds are interleaved), and
-# the median of those ratios: the side-by-side figure a target is put in.
-first = next(iter(rows.values()))
-print(f"{sys.argv[3]:12} {'ok/s':>9} {'user':>6} {'system':>7} {'total':>6} {'/' + next(iter(rows)):>9}  total per round")
+# Each row's total against the first and the second row's, round by round (the rounds are
+# interleaved), and the median of those ratios: the side-by-side figures the targets are put in
+# (against wrk and oha, h2load and oha, nginx and the bare hyper server).
+names = list(rows)
+refs = names[:2]
+head = "".join(f"{'/' + r:>9}" for r in refs)
+print(f"{sys.argv[3]:12} {'ok/s':>9} {'user':>6} {'system':>7} {'total':>6}{head}  total per round")
 for name, runs in rows.items():
     med = lambda i: statistics.median(r[i] for r in runs)
     total = statistics.median(r[1] + r[2] for r in runs)
-    ratio = statistics.median((r[1] + r[2]) / (f[1] + f[2]) for r, f in zip(runs, first))
+    ratios = "".join(
+        f"{statistics.median((r[1] + r[2]) / (f[1] + f[2]) for r, f in zip(runs, rows[ref])):9.2f}"
+        for ref in refs)
     each = ", ".join(f"{r[1] + r[2]:.2f}" for r in runs)
-    print(f"{name:12} {med(0):9.0f} {med(1):6.2f} {med(2):7.2f} {total:6.2f} {ratio:9.2f}  {each}")
+    print(f"{name:12} {med(0):9.0f} {med(1):6.2f} {med(2):7.2f} {total:6.2f}{ratios}  {each}")
 PY
 }
 

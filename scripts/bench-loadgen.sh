@@ -86,7 +86,9 @@ fi
 at_rate() { # RATE [loadgen flags] -> "p50 p99 lag cpu rate valid"
   local rate=$1
   shift
+  rm -f "$work/lg.json"
   "$loadgen" run --target "$url" --rate "$rate" --duration "${seconds}s" --cores 0 "$@" --quiet --out "$work/lg.json" >/dev/null || true
+  [[ -s $work/lg.json ]] || { echo "- - - - - FAILED"; return; }
   python3 -c "import json; d=json.load(open('$work/lg.json')); r=d['runs'][0]; m=r['metrics']
 print(m['response_time']['p50'], m['response_time']['p99'], m['schedule_lag']['p99'], round(r['generator_cpu_cores'], 2), round(r['achieved_rate']), 'valid' if d['valid'] else 'INVALID')"
 }
@@ -139,19 +141,24 @@ echo
 echo "## The defaults beside --spin 1s at each rate, open loop, ${seconds}s, $rounds rounds (CO-corrected µs)"
 printf "%-7s %-6s %8s %8s %8s %6s %8s %8s %8s %8s %6s %8s %7s\n" rate round "def p50" "def p99" "lag p99" "CPU" "req/s" \
   "spin p50" "spin p99" "lag p99" "CPU" "req/s" "spin/def"
+mark() { [[ $1 == valid ]] || echo '*'; }
 for rate in ${RATES:-1000 5000 20000 50000}; do
   ratios=()
   for round in $(seq "$rounds"); do
     read -r a50 a99 alag acpu arate avalid <<<"$(at_rate "$rate")"
     read -r b50 b99 blag bcpu brate bvalid <<<"$(at_rate "$rate" --spin 1s)"
-    ratio=$(awk -v a="$b99" -v b="$a99" 'BEGIN {printf "%.2f", a / b}')
-    ratios+=("$ratio")
+    ratio=-
+    if [[ $a99 =~ ^[0-9]+$ && $b99 =~ ^[0-9]+$ && $a99 -gt 0 ]]; then
+      ratio=$(awk -v a="$b99" -v b="$a99" 'BEGIN {printf "%.2f", a / b}')
+      ratios+=("$ratio")
+    fi
     printf "%-7s %-6s %8s %8s %8s %6s %8s %8s %8s %8s %6s %8s %7s\n" "$rate" "$round" "$a50" "$a99" "$alag" "$acpu" \
-      "$arate${avalid/#valid/}" "$b50" "$b99" "$blag" "$bcpu" "$brate${bvalid/#valid/}" "$ratio"
+      "$arate$(mark "$avalid")" "$b50" "$b99" "$blag" "$bcpu" "$brate$(mark "$bvalid")" "$ratio"
   done
-  echo "$rate req/s: median --spin 1s p99 / defaults p99 $(median "${ratios[@]}")"
+  echo "$rate req/s: median --spin 1s p99 / defaults p99 ${ratios:+$(median "${ratios[@]}")}"
 done
-echo "(a rate followed by INVALID: that run's own validity check failed; its result says why)"
+echo "(a rate marked *: that run's own validity check failed, and its result says why; -*: loadgen"
+echo "wrote no result, and the round has no ratio)"
 fi
 
 if part rss; then
