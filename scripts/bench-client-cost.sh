@@ -30,7 +30,8 @@
 # median of the rounds' ratios to the section's first two rows (wrk and oha, h2load and oha,
 # nginx and the bare hyper server); the system
 # calls are counted once per process by `strace -f -c` (which slows every process alike: counts,
-# not times). Requests per second are printed beside, as a check, not as a figure to compare.
+# not times). Requests per second are printed beside (median and range), as a check, not as a figure to
+# compare.
 #
 # Usage: scripts/bench-client-cost.sh [--servers] [--noisy] [ROUNDS] [SECONDS]   (defaults: 5, 5)
 #   LOADGEN_B=path: a second loadgen binary in the client rows.
@@ -168,7 +169,7 @@ for line in open(sys.argv[1]):
 names = list(rows)
 refs = names[:2]
 head = "".join(f"{'/' + r:>9}" for r in refs)
-print(f"{sys.argv[3]:12} {'ok/s':>9} {'user':>6} {'system':>7} {'total':>6}{head}  total per round")
+print(f"{sys.argv[3]:12} {'ok/s':>9} {'ok/s range':>15} {'user':>6} {'system':>7} {'total':>6}{head}  total per round")
 for name, runs in rows.items():
     med = lambda i: statistics.median(r[i] for r in runs)
     total = statistics.median(r[1] + r[2] for r in runs)
@@ -176,7 +177,8 @@ for name, runs in rows.items():
         f"{statistics.median((r[1] + r[2]) / (f[1] + f[2]) for r, f in zip(runs, rows[ref])):9.2f}"
         for ref in refs)
     each = ", ".join(f"{r[1] + r[2]:.2f}" for r in runs)
-    print(f"{name:12} {med(0):9.0f} {med(1):6.2f} {med(2):7.2f} {total:6.2f}{ratios}  {each}")
+    spread = f"{min(r[0] for r in runs):.0f}-{max(r[0] for r in runs):.0f}"
+    print(f"{name:12} {med(0):9.0f} {spread:>15} {med(1):6.2f} {med(2):7.2f} {total:6.2f}{ratios}  {each}")
 PY
 }
 
