@@ -28,10 +28,9 @@
 #    p99 beside noisy.sh above is then no better.
 # CPU per request is the median over the rounds, with every round's figure after it, and the
 # median of the rounds' ratios to the section's first two rows (wrk and oha, h2load and oha,
-# nginx and the bare hyper server); the system
-# calls are counted once per process by `strace -f -c` (which slows every process alike: counts,
-# not times). Requests per second are printed beside (median and range), as a check, not as a figure to
-# compare.
+# nginx and the bare hyper server); the system calls are counted once per process by
+# `strace -f -c` (which slows every process alike: counts, not times). Requests per second are
+# printed beside (median and range), as a check, not as a figure to compare.
 #
 # Usage: scripts/bench-client-cost.sh [--servers] [--noisy] [ROUNDS] [SECONDS]   (defaults: 5, 5)
 #   LOADGEN_B=path: a second loadgen binary in the client rows.
