@@ -85,6 +85,8 @@ $(nginx_preamble "$work" 4096)
     listen 127.0.0.1:$tls ssl http2;
     ssl_certificate $work/cert.pem;
     ssl_certificate_key $work/key.pem;
+    # nginx before 1.23.4 offers TLS 1.2 at most unless told: every client gets TLS 1.3.
+    ssl_protocols TLSv1.2 TLSv1.3;
     location / { default_type application/json; return 200 '$NGINX_COMPLETION'; }
   }
 }
