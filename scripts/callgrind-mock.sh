@@ -10,7 +10,11 @@
 #   default: chat, N = 1000. MOCK=PATH counts that binary (say, an older commit's build)
 #   instead of this checkout's release build. HELLO=1 counts the floor instead: the repository's
 #   bare hyper server (examples/hyper_hello.rs) returning the very bytes the mock answers to the
-#   same request, which it neither parses nor reads.
+#   same request, which it neither parses nor reads. CONNECTIONS=C sends from C connections
+#   (default 1; at 64, every connection's state and buffers no longer stay in the first-level
+#   caches). CACHE=1 adds callgrind's cache model (--cache-sim=yes: first-level caches as this
+#   machine reports them, no prefetch, the kernel's code not counted) and prints its misses per
+#   request beside the instructions: I1 (instruction fetches), D1 reads and D1 writes.
 # Needs: valgrind (apt-get install valgrind), oha (cargo install oha --locked), curl.
 set -euo pipefail
 
@@ -82,14 +86,17 @@ if [[ -n ${HELLO:-} ]]; then
   kind="$kind (hyper_hello, the mock's $(wc -c <"$work/answer")-byte answer)"
 fi
 
+connections=${CONNECTIONS:-1}
+cache=()
+[[ -n ${CACHE:-} ]] && cache=(--cache-sim=yes)
 # Runs the server under callgrind for `count` requests; prints the total instructions.
 run() { # count out
-  valgrind --tool=callgrind --callgrind-out-file="$2" "${server[@]}" \
+  valgrind --tool=callgrind "${cache[@]}" --callgrind-out-file="$2" "${server[@]}" \
     2>"$work/valgrind.log" &
   local pid=$!
   # valgrind starts slowly: up to 20 s.
   wait_answers "http://127.0.0.1:$port/" 400 || { echo "callgrind-mock: the mock did not start" >&2; cat "$work/valgrind.log" >&2; exit 2; }
-  oha -n "$1" -c 1 --no-tui -m POST -T application/json "${header[@]}" -d "$body" \
+  oha -n "$1" -c "$connections" --no-tui -m POST -T application/json "${header[@]}" -d "$body" \
     "http://127.0.0.1:$port$path" >"$work/oha.txt"
   grep -q "\[200\] $1 responses" "$work/oha.txt" || { echo "callgrind-mock: not every request got 200" >&2; cat "$work/oha.txt" >&2; exit 2; }
   kill "-$stop" "$pid"
@@ -98,8 +105,21 @@ run() { # count out
 }
 one=$(run "$n" "$work/one.out")
 two=$(run "$((2 * n))" "$work/two.out")
-echo "callgrind-mock: $kind, $n and $((2 * n)) requests: $one and $two instructions"
+echo "callgrind-mock: $kind, $n and $((2 * n)) requests from $connections connection(s): $one and $two instructions"
 echo "instructions per request: $(((two - one) / n))"
+if [[ -n ${CACHE:-} ]]; then
+  # The totals line holds every event: Ir Dr Dw I1mr D1mr D1mw ILmr DLmr DLmw.
+  totals() { callgrind_annotate "$1" 2>/dev/null | awk '/PROGRAM TOTALS/ && !done { gsub(",", ""); print; done = 1 }'; }
+  python3 - "$n" "$(totals "$work/one.out")" "$(totals "$work/two.out")" <<'PY'
+import sys
+n = int(sys.argv[1])
+# "263200683 (100.0%) 70006257 (100.0%) ... PROGRAM TOTALS": the counts, in order.
+one, two = ([int(x) for x in a.split() if x.isdigit()][:9] for a in sys.argv[2:4])
+per = [(b - a) / n for a, b in zip(one, two)]
+print(f"cache misses per request (callgrind's model): I1 {per[3]:.0f}, D1 read {per[4]:.0f}, "
+      f"D1 write {per[5]:.0f}; last level {max(0.0, per[6] + per[7] + per[8]):.0f}")
+PY
+fi
 echo
 echo "## Most instructions per request, self (the two runs' difference over $n)"
 # Start-up and shutdown cancel in the difference, so what is left is what a request costs.
