@@ -61,11 +61,12 @@ impl Counted {
     }
 
     /// Receives once; returns how many whole messages are now in, `Ok(None)` at the end of the
-    /// stream. `check` reads the first message's head and says what the message adds to it.
+    /// stream. `measure` reads the first message's head: the whole message's length once the
+    /// head is in.
     fn receive(
         &mut self,
         buf: &mut [u8],
-        check: fn(&str) -> Result<usize, String>,
+        measure: fn(&[u8]) -> Result<Option<usize>, String>,
     ) -> Result<Option<usize>, String> {
         let n = match self.stream.read(buf) {
             Ok(0) => return Ok(None),
@@ -75,14 +76,13 @@ impl Counted {
         };
         if self.length.is_none() {
             self.first.extend_from_slice(&buf[..n]);
-            if self.first.len() > MAX_HEAD {
-                return Err(format!("no end of head in the first {MAX_HEAD} bytes"));
-            }
-            let Some(end) = self.first.windows(4).position(|w| w == b"\r\n\r\n") else {
+            let Some(length) = measure(&self.first)? else {
+                if self.first.len() > MAX_HEAD {
+                    return Err(format!("no end of head in the first {MAX_HEAD} bytes"));
+                }
                 return Ok(Some(0));
             };
-            let head = String::from_utf8_lossy(&self.first[..end]).into_owned();
-            self.length = Some(end + 4 + check(&head)?);
+            self.length = Some(length);
             self.have = std::mem::take(&mut self.first).len();
         } else {
             self.have += n;
@@ -103,30 +103,49 @@ impl Counted {
     }
 }
 
-/// The length of the body a head announces (0 without `content-length`).
-fn content_length(head: &str) -> Result<usize, String> {
-    for line in head.split("\r\n").skip(1) {
-        if let Some((name, value)) = line.split_once(':') {
-            if name.trim().eq_ignore_ascii_case("content-length") {
-                return value
-                    .trim()
-                    .parse()
-                    .map_err(|_| format!("bad content-length {value:?}"));
-            }
-        }
-    }
-    Ok(0)
+/// The body length `headers` announce, if they do.
+fn content_length(headers: &[httparse::Header<'_>]) -> Option<Result<usize, String>> {
+    let header = headers
+        .iter()
+        .find(|h| h.name.eq_ignore_ascii_case("content-length"))?;
+    let value = String::from_utf8_lossy(header.value);
+    Some(
+        value
+            .trim()
+            .parse()
+            .map_err(|_| format!("bad content-length {value:?}")),
+    )
 }
 
-fn answer_length(head: &str) -> Result<usize, String> {
-    if !head.starts_with("HTTP/1.1 200") {
-        let status = head.lines().next().unwrap_or_default();
-        return Err(format!("the server answered {status:?}, not 200"));
+/// A request's whole length once its head is in (a body only with `content-length`).
+fn request_length(bytes: &[u8]) -> Result<Option<usize>, String> {
+    let mut headers = [httparse::EMPTY_HEADER; 64];
+    let mut request = httparse::Request::new(&mut headers);
+    match request.parse(bytes) {
+        Ok(httparse::Status::Partial) => Ok(None),
+        Ok(httparse::Status::Complete(head)) => Ok(Some(
+            head + content_length(request.headers).unwrap_or(Ok(0))?,
+        )),
+        Err(err) => Err(format!("bad request head: {err}")),
     }
-    if !head.to_ascii_lowercase().contains("content-length:") {
-        return Err("the server's answer has no content-length".into());
+}
+
+/// An answer's whole length once its head is in: a 200 with a `content-length`.
+fn answer_length(bytes: &[u8]) -> Result<Option<usize>, String> {
+    let mut headers = [httparse::EMPTY_HEADER; 64];
+    let mut response = httparse::Response::new(&mut headers);
+    match response.parse(bytes) {
+        Ok(httparse::Status::Partial) => Ok(None),
+        Ok(httparse::Status::Complete(head)) => {
+            if let Some(code) = response.code.filter(|&code| code != 200) {
+                return Err(format!("the server answered {code}, not 200"));
+            }
+            let body = content_length(response.headers)
+                .ok_or("the server's answer has no content-length")??;
+            Ok(Some(head + body))
+        }
+        Err(err) => Err(format!("bad answer head: {err}")),
     }
-    content_length(head)
 }
 
 /// Level-triggered epoll over connections numbered by their index.
@@ -298,7 +317,7 @@ fn server(addr: &str, answer: &str) -> Result<(), String> {
             let Some(conn) = conns[key as usize].as_mut() else {
                 continue;
             };
-            match conn.receive(&mut buf, content_length) {
+            match conn.receive(&mut buf, request_length) {
                 Ok(Some(whole)) => {
                     for _ in 0..whole {
                         if conn.send(&answer).is_err() {
