@@ -7,15 +7,16 @@
 #    - HTTP/2 over TLS (ALPN h2), 4 connections x 16 streams: h2load -c4 -m16, oha --http2,
 #      loadgen --http2 --connections 4 --concurrency 64;
 #    with LOADGEN_B=path, that loadgen beside this checkout's in both (loadgen-b, loadgen-h2-b);
-#    and over HTTP/1.1 the kernel's floor (shared/examples/tcp_floor.rs: one send and one
-#    receive a request and nothing else in user space, the system calls loadgen makes): what
-#    the kernel charges for the exchange under the same load, the reference the others' costs
-#    are read against (not a strict lower bound: system time moves between processes).
+#    and over HTTP/1.1 the kernel's floor (tcp-floor: shared/examples/tcp_floor.rs, one send
+#    and one receive a request and nothing else in user space, the system calls loadgen makes):
+#    what the kernel charges for the exchange under the same load, the reference the others'
+#    costs are read against (not a strict lower bound: system time moves between processes).
 # 2. With --servers, servers at saturation under wrk -t1 -c64 (CPU 0), each alone on CPU 1 and
 #    answering the same bytes (the mock's own answer to the request): nginx (one worker,
-#    `return 200`), the bare hyper server (mock-upstream/examples/hyper_hello.rs) and the mock
-#    (--threads 1), and the floor (tcp_floor server: one receive and one send a request, nothing
-#    else). A server's CPU is what /proc counts for its processes over the wrk run.
+#    `return 200`), the bare hyper server (mock-upstream/examples/hyper_hello.rs), the mock
+#    (--threads 1), and the kernel's floor (tcp-floor, tcp_floor's server: one receive and one
+#    send a request, nothing else). A server's CPU is what /proc counts for its processes over
+#    the wrk run.
 # 3. With --noisy, the tail beside noisy.sh's stalls (--hogs 0): 5,000 req/s open loop against
 #    nginx for SECONDS, loadgen with its defaults and with --spin 1s, and oha -q 5000
 #    --latency-correction: each one's p99 from the intended send time, and loadgen's lag p99.
@@ -114,7 +115,7 @@ command_of() {
       # --pin, --cores's former name: a LOADGEN_B from before the rename takes it too.
       argv=("$binary" run --target "$h1" --duration "${s}s" --pin 0 --quiet
         --concurrency 64 --connections 64 --out "$work/lg.json") ;;
-    floor) argv=(taskset -c 0 "$floor" client "127.0.0.1:$plain" /v1/chat/completions
+    tcp-floor) argv=(taskset -c 0 "$floor" client "127.0.0.1:$plain" /v1/chat/completions
       "$work/body.json" 64 "$s") ;;
     h2load) argv=(taskset -c 0 h2load -t1 -c4 -m16 -D "$s" -d "$work/body.json"
       -H 'content-type: application/json' "$h2") ;;
@@ -132,7 +133,7 @@ served() {
   case $1 in
     wrk) awk '/requests in/ {print $1}' "$work/out" ;;
     h2load) awk '/^requests:/ {print $8}' "$work/out" ;;
-    floor) awk '/^requests/ {print $2}' "$work/out" ;;
+    tcp-floor) awk '/^requests/ {print $2}' "$work/out" ;;
     oha | oha-h2) python3 -c "import json; s=json.load(open('$work/out'))['summary']; print(round(s['requestsPerSec']*s['successRate']*s['total']))" ;;
     *) python3 -c "import json; print(json.load(open('$work/lg.json'))['runs'][0]['ok'])" ;;
   esac
@@ -185,7 +186,7 @@ PY
 
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), kernel $(uname -r)"
 echo "nginx $(nginx -v 2>&1 | cut -d/ -f2) on CPU 1; clients on CPU 0; $(oha --version); wrk $(wrk --version 2>&1 | head -1 | awk '{print $2}'); $(h2load --version | head -1)"
-sections=("HTTP/1.1 in the clear, 64 connections:wrk oha loadgen${LOADGEN_B:+ loadgen-b} floor"
+sections=("HTTP/1.1 in the clear, 64 connections:wrk oha loadgen${LOADGEN_B:+ loadgen-b} tcp-floor"
   "HTTP/2 over TLS, 4 connections x 16 streams:h2load oha-h2 loadgen-h2${LOADGEN_B:+ loadgen-h2-b}")
 for section in "${sections[@]}"; do
   title=${section%%:*}
@@ -231,7 +232,7 @@ start_server() {
       server_job=$! ;;
     mock-b) taskset -c 1 "$MOCK_B" --listen "127.0.0.1:$served_port" --threads 1 2>/dev/null &
       server_job=$! ;;
-    floor) taskset -c 1 "$floor" server "127.0.0.1:$served_port" "$work/answer" 2>/dev/null &
+    tcp-floor) taskset -c 1 "$floor" server "127.0.0.1:$served_port" "$work/answer" 2>/dev/null &
       server_job=$! ;;
   esac
   wait_answers -f "http://127.0.0.1:$served_port/health" \
@@ -283,7 +284,7 @@ if $servers; then
     [[ -x $MOCK_B ]] || { echo "bench-client-cost: MOCK_B=$MOCK_B is not an executable" >&2; exit 2; }
     server_names+=(mock-b)
   fi
-  server_names+=(floor)
+  server_names+=(tcp-floor)
   # The mock's answer to the request, taken once from the mock itself: every server sends it.
   start_server mock
   curl -sf -X POST -H 'content-type: application/json' -d "$body" \
