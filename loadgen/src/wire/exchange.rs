@@ -1,7 +1,7 @@
 //! One request and its response, timed and validated: the reading of bodies and streams and the
 //! checks that HTTP/1.1 (`http1::exchange`) and HTTP/2 (`http2::exchange`) share.
 
-use crate::wire::completion::is_completion;
+use crate::wire::completion::is_completion_seen;
 use crate::wire::outcome::{ErrorKind, Exchange, Kept};
 use crate::wire::sse::{Event, SseReader};
 
@@ -147,7 +147,7 @@ impl Reading {
             {
                 return Err(ErrorKind::Invalid);
             }
-        } else if self.invalid || !is_completion(&self.body) {
+        } else if self.invalid || !is_completion_seen(&self.body) {
             return Err(ErrorKind::Invalid);
         }
         if self.keep {

@@ -1,4 +1,4 @@
-use super::is_completion;
+use super::{is_completion, is_completion_seen, MOST_KEPT};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 use serde::de::{Deserialize, Deserializer, IgnoredAny, MapAccess, Visitor};
@@ -238,4 +238,34 @@ fn object(rng: &mut Pcg64, out: &mut String, depth: u32) {
 
 fn space(rng: &mut Pcg64) -> &'static str {
     [" ", "", "", "\n\t", "\r\n "][rng.random_range(0..5)]
+}
+
+#[test]
+fn a_body_seen_before_gets_its_verdict_again() {
+    let error = r#"{"error":{"message":"overloaded"}}"#;
+    let truncated = &MOCK_CHAT[..MOCK_CHAT.len() - 1];
+    // Repeats, changes, and bodies that share a prefix or differ only in length.
+    for (body, want) in [
+        (MOCK_CHAT, true),
+        (MOCK_CHAT, true),
+        (error, false),
+        (error, false),
+        (MOCK_CHAT, true),
+        (truncated, false),
+        (MOCK_CHAT, true),
+        ("", false),
+        ("", false),
+        (" {} ", true),
+    ] {
+        assert_eq!(is_completion_seen(body.as_bytes()), want, "{body}");
+    }
+    // Past the largest kept body, every body is read in full, and the last kept verdict stands
+    // for its own body only.
+    let large = format!("{{\"a\":\"{}\"}}", "x".repeat(MOST_KEPT));
+    let large_error = format!("{{\"error\":1,\"a\":\"{}\"}}", "x".repeat(MOST_KEPT));
+    for _ in 0..2 {
+        assert!(is_completion_seen(large.as_bytes()));
+        assert!(!is_completion_seen(large_error.as_bytes()));
+    }
+    assert!(is_completion_seen(b" {} "));
 }
