@@ -2,8 +2,6 @@
 //! `x-gatebench-seq` value, so the head is built at start-up and each request is three copies
 //! and a number. The body is shared, not copied, between the templates of several workers.
 
-use std::io::Write;
-
 use bytes::Bytes;
 use gatebench_shared::wire::SEQ_HEADER;
 use hyper::header::{CONTENT_LENGTH, CONTENT_TYPE, HOST, TRANSFER_ENCODING};
@@ -76,14 +74,18 @@ impl RequestTemplate {
         out.clear();
         out.reserve(self.head.len() + 24 + self.body.len());
         out.extend_from_slice(&self.head);
-        // Writing into a Vec cannot fail.
-        let _ = write!(out, "{seq}");
+        // itoa, not `write!`: the formatting machinery spent about 230 instructions a request.
+        let mut digits = itoa::Buffer::new();
+        let seq = digits.format(seq).as_bytes();
+        out.extend_from_slice(seq);
         out.extend_from_slice(b"\r\n\r\n");
         match self.mark {
             None => out.extend_from_slice(&self.body),
             Some(at) => {
                 out.extend_from_slice(&self.body[..at]);
-                let _ = write!(out, "{seq:0width$}", width = MARK_WIDTH);
+                // Zero-padded to the mark's width (a longer number is written whole).
+                out.resize(out.len() + MARK_WIDTH.saturating_sub(seq.len()), b'0');
+                out.extend_from_slice(seq);
                 out.extend_from_slice(&self.body[at + MARK_WIDTH..]);
             }
         }
@@ -140,6 +142,13 @@ mod tests {
         );
         assert!(a.ends_with(b"{\"user\":\"gb-00000000000000000007\"}"));
         assert!(b.ends_with(b"{\"user\":\"gb-00000000000000123456\"}"));
+        template.encode(0, &mut a);
+        assert!(a.ends_with(b"{\"user\":\"gb-00000000000000000000\"}"));
+        template.encode(u64::MAX, &mut a);
+        assert!(a.ends_with(b"{\"user\":\"gb-18446744073709551615\"}"));
+        assert!(a
+            .windows(37)
+            .any(|w| w == b"x-gatebench-seq: 18446744073709551615"));
     }
 
     #[test]
