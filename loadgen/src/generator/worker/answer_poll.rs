@@ -261,8 +261,6 @@ struct Recent {
     /// The quantile kept ([`LOW`] of first bytes, [`HIGH`] of ends).
     quantile: f64,
     ring: Vec<u64>,
-    /// The ring, partly ordered to find its quantile; kept so this allocates only once.
-    scratch: Vec<u64>,
     next: usize,
     /// The quantile, recomputed every few answers.
     expected: Option<u64>,
@@ -274,7 +272,6 @@ impl Recent {
         Recent {
             quantile,
             ring: Vec::with_capacity(RECENT),
-            scratch: Vec::with_capacity(RECENT),
             next: 0,
             expected: None,
             since: 0,
@@ -291,13 +288,8 @@ impl Recent {
         self.since += 1;
         if self.ring.len() >= MIN_SAMPLES && (self.expected.is_none() || self.since >= 8) {
             self.since = 0;
-            // The one rank needed is selected, not the ring sorted: sorting both rings of 64
-            // every eighth answer cost about 460 instructions a request.
-            self.scratch.clear();
-            self.scratch.extend_from_slice(&self.ring);
-            let rank = ((self.scratch.len() - 1) as f64 * self.quantile).round() as usize;
-            let (_, &mut at, _) = self.scratch.select_nth_unstable(rank);
-            self.expected = Some(at);
+            let rank = ((self.ring.len() - 1) as f64 * self.quantile).round() as usize;
+            self.expected = Some(ranked(&self.ring, rank));
         }
     }
 
@@ -305,6 +297,40 @@ impl Recent {
     fn expected(&self) -> Option<u64> {
         self.expected
     }
+}
+
+/// Most values a one-pass [`ranked`] keeps: the ring's quantiles are 3 from either end.
+const FEW: usize = 8;
+
+/// The value of `rank` (from 0) among `values` in ascending order. A rank near either end (all
+/// the ring's are) is found in one pass that keeps the few values nearest that end, without a
+/// copy of the ring (a rank further in is selected from a copy). Against nginx at 64
+/// connections, both rings' upkeep cost 490 instructions a request with a copy and
+/// `select_nth_unstable`, 435 with this pass (callgrind).
+fn ranked(values: &[u64], rank: usize) -> u64 {
+    let from_top = values.len() - 1 - rank;
+    if rank.min(from_top) >= FEW {
+        let mut copy = values.to_vec();
+        return *copy.select_nth_unstable(rank).1;
+    }
+    // The k + 1 values nearest the end, ordered from it; the last kept is the answer. Values
+    // are flipped for the top end, so both ends are a search for the smallest.
+    let (k, flip) = if rank <= from_top {
+        (rank, 0)
+    } else {
+        (from_top, u64::MAX)
+    };
+    let mut kept = [u64::MAX; FEW];
+    let nearest = &mut kept[..=k];
+    for &value in values {
+        let value = value ^ flip;
+        if value < nearest[k] {
+            let at = nearest.partition_point(|&v| v <= value);
+            nearest.copy_within(at..k, at + 1);
+            nearest[at] = value;
+        }
+    }
+    nearest[k] ^ flip
 }
 
 /// The poller's timer: armed early by the median lateness of its wake-ups.
@@ -362,6 +388,29 @@ mod tests {
         let [low, high] = recent.map(|r| r.expected().unwrap());
         assert!((3_000_000..3_010_000).contains(&low), "{low}");
         assert!((3_050_000..=3_063_000).contains(&high), "{high}");
+    }
+
+    #[test]
+    fn a_rank_is_the_value_a_sort_puts_there() {
+        // Seeded values with repeats, every length up to past the ring's, every rank.
+        let mut x = 0x9e37_79b9_7f4a_7c15_u64;
+        for len in 1..=RECENT + 9 {
+            let values: Vec<u64> = (0..len)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    x % 50
+                })
+                .collect();
+            let mut sorted = values.clone();
+            sorted.sort_unstable();
+            for (rank, want) in sorted.iter().enumerate() {
+                assert_eq!(ranked(&values, rank), *want, "{values:?} rank {rank}");
+            }
+        }
+        assert_eq!(ranked(&[u64::MAX, 0, u64::MAX - 1], 1), u64::MAX - 1);
+        assert_eq!(ranked(&[u64::MAX, 0, u64::MAX], 2), u64::MAX);
     }
 
     #[test]
