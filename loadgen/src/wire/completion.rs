@@ -14,8 +14,10 @@
 //! the same bytes every time, and the same bytes get the same verdict: `is_completion_seen`
 //! keeps each thread's last body and its verdict, and judges a body equal to it by one
 //! comparison (about 50 instructions against 3,300 for nginx's 281-byte completion). A body that
-//! differs is read in full, as before.
+//! differs is read in full, as before, and once bodies differ every time most are not
+//! compared (`wire::repeats`).
 
+use crate::wire::repeats::Repeats;
 use gatebench_shared::wire::scan::Scan;
 use std::cell::RefCell;
 
@@ -28,6 +30,7 @@ const MOST_KEPT: usize = 16 << 10;
 struct Last {
     body: Vec<u8>,
     verdict: bool,
+    repeats: Repeats,
 }
 
 thread_local! {
@@ -38,11 +41,14 @@ thread_local! {
 pub(crate) fn is_completion_seen(body: &[u8]) -> bool {
     LAST.with(|last| {
         let mut last = last.borrow_mut();
-        if !last.body.is_empty() && last.body == body {
+        let trying = last.repeats.trying();
+        if trying && !last.body.is_empty() && last.body == body {
+            last.repeats.hit();
             return last.verdict;
         }
+        last.repeats.missed();
         let verdict = is_completion(body);
-        if body.len() <= MOST_KEPT {
+        if trying && body.len() <= MOST_KEPT {
             last.body.clear();
             last.body.extend_from_slice(body);
             last.verdict = verdict;

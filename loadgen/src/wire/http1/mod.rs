@@ -116,7 +116,7 @@ impl Connection {
     /// Reads the head of the response (skipping interim 1xx responses).
     pub async fn read_head(&mut self) -> Result<Response, Failure> {
         loop {
-            match head::parse(&self.buf[self.start..self.end]) {
+            match head::parse_seen(&self.buf[self.start..self.end]) {
                 Ok(Some((head, used))) => {
                     self.start += used;
                     if (100..200).contains(&head.status) && head.status != 101 {
