@@ -26,7 +26,6 @@ use std::cell::RefCell;
 const MOST_KEPT: usize = 16 << 10;
 
 /// A thread's last body read in full, and its verdict.
-#[derive(Default)]
 struct Last {
     body: Vec<u8>,
     verdict: bool,
@@ -34,7 +33,13 @@ struct Last {
 }
 
 thread_local! {
-    static LAST: RefCell<Last> = RefCell::default();
+    static LAST: RefCell<Last> = const {
+        RefCell::new(Last {
+            body: Vec::new(),
+            verdict: false,
+            repeats: Repeats::new(),
+        })
+    };
 }
 
 /// `is_completion(body)`, by one comparison when `body` is this thread's last body read in full.

@@ -3,9 +3,10 @@
 //! A target serving fixed bytes repeats its heads and bodies, and a reading kept from the last
 //! one spares the next a parse (`http1::head::parse_seen`, `completion::is_completion_seen`).
 //! A target whose every answer differs (the mock's heads, which echo each request's sequence
-//! number; a provider's bodies, with their ids) would only pay for the comparison and the copy. After [`GIVE_UP`] misses in a row
-//! the kept reading is tried on two answers in every [`RETRY`] (two: the first is kept, the
-//! second compared with it), so a target that starts repeating is seen again within that.
+//! number; a provider's bodies, with their ids) would only pay for the comparison and the copy.
+//! After [`GIVE_UP`] misses in a row, the kept reading is tried on two answers in every
+//! [`RETRY`]: the first is compared with the stale reading and kept, the second compared with
+//! the first, so a target that starts repeating is seen again within that.
 
 /// Misses in a row after which most answers are not compared.
 const GIVE_UP: u32 = 4;
@@ -19,6 +20,11 @@ pub(crate) struct Repeats {
 }
 
 impl Repeats {
+    /// No misses yet.
+    pub(crate) const fn new() -> Repeats {
+        Repeats { misses: 0 }
+    }
+
     /// Whether to compare this answer with the kept reading, and keep its own.
     #[inline]
     pub(crate) fn trying(&self) -> bool {

@@ -45,7 +45,6 @@ pub struct HeadError;
 const MOST_KEPT: usize = 4 << 10;
 
 /// A thread's last head read in full: its bytes and what they said.
-#[derive(Default)]
 struct Last {
     bytes: Vec<u8>,
     head: Option<Head>,
@@ -53,7 +52,13 @@ struct Last {
 }
 
 thread_local! {
-    static LAST: RefCell<Last> = RefCell::default();
+    static LAST: RefCell<Last> = const {
+        RefCell::new(Last {
+            bytes: Vec::new(),
+            head: None,
+            repeats: Repeats::new(),
+        })
+    };
 }
 
 /// [`parse`], by one comparison when `input` starts with this thread's last head read in full.
@@ -302,7 +307,7 @@ mod tests {
             mock.to_string(),
             timed.to_string(),
             format!("{timed}5\r\nhello\r\n"),
-            retimed.clone(),
+            retimed.to_string(),
             "HTTP/1.1 200 OK\r\ncontent-length: 1\r\ncontent-length: 2\r\n\r\n".into(),
             retimed.to_string(),
             "hello\r\n\r\n".into(),

@@ -22,6 +22,8 @@ pub struct RequestTemplate {
 
 /// Digits of the sequence number written into a marked body: fixed, so the length is too.
 pub const MARK_WIDTH: usize = 20;
+// u64::MAX has 20 digits: one more than its log10.
+const _: () = assert!(MARK_WIDTH > u64::MAX.ilog10() as usize);
 
 impl RequestTemplate {
     /// `POST` of `spec`'s body to `target`, with the Host, a JSON content type (unless the user
@@ -83,7 +85,7 @@ impl RequestTemplate {
             None => out.extend_from_slice(&self.body),
             Some(at) => {
                 out.extend_from_slice(&self.body[..at]);
-                // Zero-padded to the mark's width (a longer number is written whole).
+                // Zero-padded to the mark's width, which holds any u64 (checked below).
                 out.resize(out.len() + MARK_WIDTH.saturating_sub(seq.len()), b'0');
                 out.extend_from_slice(seq);
                 out.extend_from_slice(&self.body[at + MARK_WIDTH..]);
