@@ -17,7 +17,7 @@
 //! differs is read in full, as before, and once bodies differ every time most are not
 //! compared (`wire::repeats`).
 
-use crate::wire::repeats::Repeats;
+use crate::wire::repeats::Kept;
 use gatebench_shared::wire::scan::Scan;
 use std::cell::RefCell;
 
@@ -25,39 +25,20 @@ use std::cell::RefCell;
 /// they spare.
 const MOST_KEPT: usize = 16 << 10;
 
-/// A thread's last body read in full, and its verdict.
-struct Last {
-    body: Vec<u8>,
-    verdict: bool,
-    repeats: Repeats,
-}
-
 thread_local! {
-    static LAST: RefCell<Last> = const {
-        RefCell::new(Last {
-            body: Vec::new(),
-            verdict: false,
-            repeats: Repeats::new(),
-        })
-    };
+    /// This thread's last body read in full, and its verdict.
+    static LAST: RefCell<Kept<bool>> = const { RefCell::new(Kept::new()) };
 }
 
 /// `is_completion(body)`, by one comparison when `body` is this thread's last body read in full.
 pub(crate) fn is_completion_seen(body: &[u8]) -> bool {
     LAST.with(|last| {
         let mut last = last.borrow_mut();
-        let trying = last.repeats.trying();
-        if trying && !last.body.is_empty() && last.body == body {
-            last.repeats.hit();
-            return last.verdict;
+        if let Some((verdict, _)) = last.seen(|kept| kept == body) {
+            return verdict;
         }
-        last.repeats.missed();
         let verdict = is_completion(body);
-        if trying && body.len() <= MOST_KEPT {
-            last.body.clear();
-            last.body.extend_from_slice(body);
-            last.verdict = verdict;
-        }
+        last.keep(body, &verdict, MOST_KEPT);
         verdict
     })
 }

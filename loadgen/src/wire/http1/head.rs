@@ -2,7 +2,7 @@
 //! the status, how the body is framed, and whether the connection can carry another request.
 
 use crate::wire::outcome::MockTimes;
-use crate::wire::repeats::Repeats;
+use crate::wire::repeats::Kept;
 use gatebench_shared::clock::{RECEIVED_HEADER, STARTED_HEADER};
 use httparse::{ParserConfig, Status};
 use std::cell::RefCell;
@@ -44,21 +44,9 @@ pub struct HeadError;
 /// The largest head whose reading is kept for the next response.
 const MOST_KEPT: usize = 4 << 10;
 
-/// A thread's last head read in full: its bytes and what they said.
-struct Last {
-    bytes: Vec<u8>,
-    head: Option<Head>,
-    repeats: Repeats,
-}
-
 thread_local! {
-    static LAST: RefCell<Last> = const {
-        RefCell::new(Last {
-            bytes: Vec::new(),
-            head: None,
-            repeats: Repeats::new(),
-        })
-    };
+    /// This thread's last head read in full: its bytes and what they said.
+    static LAST: RefCell<Kept<Head>> = const { RefCell::new(Kept::new()) };
 }
 
 /// [`parse`], by one comparison when `input` starts with this thread's last head read in full.
@@ -69,27 +57,17 @@ thread_local! {
 /// instructions (the mock's 14, 4,800); a head that repeats costs a comparison and a copy of
 /// the parts the client keeps. One that differs is read in full, plus a comparison that stops
 /// at the first differing byte and a copy of its bytes, until the heads are seen to differ
-/// every time ([`Repeats`]). The mock's do: each echoes its request's sequence number
+/// every time (`wire::repeats`). The mock's do: each echoes its request's sequence number
 /// (`x-gatebench-seq-seen`).
 pub fn parse_seen(input: &[u8]) -> Result<Option<(Head, usize)>, HeadError> {
     LAST.with(|last| {
         let mut last = last.borrow_mut();
-        let trying = last.repeats.trying();
-        if let (true, Some(head)) = (trying, &last.head) {
-            if input.starts_with(&last.bytes) {
-                let seen = Some((head.clone(), last.bytes.len()));
-                last.repeats.hit();
-                return Ok(seen);
-            }
+        if let Some(seen) = last.seen(|kept| input.starts_with(kept)) {
+            return Ok(Some(seen));
         }
         let parsed = parse(input)?;
         if let Some((head, used)) = &parsed {
-            last.repeats.missed();
-            if trying && *used <= MOST_KEPT {
-                last.bytes.clear();
-                last.bytes.extend_from_slice(&input[..*used]);
-                last.head = Some(head.clone());
-            }
+            last.keep(&input[..*used], head, MOST_KEPT);
         }
         Ok(parsed)
     })
