@@ -18,6 +18,8 @@
 //!   (`--spin auto` on both sides).
 //! - [`errors`]: an error and its causes as one line for people.
 //! - [`eventstream`]: AWS's binary event stream framing (Bedrock's `converse-stream`).
+//! - [`memo`]: a thread's last reading of some bytes, so that the same bytes are read by one
+//!   comparison (repeated heads and bodies on both sides).
 
 pub mod clock;
 pub mod duration;
@@ -25,6 +27,7 @@ pub mod errors;
 pub mod eventstream;
 pub mod host;
 pub mod latency;
+pub mod memo;
 pub mod seeded;
 pub mod settings;
 pub mod sim;

@@ -15,9 +15,9 @@
 //! keeps each thread's last body and its verdict, and judges a body equal to it by one
 //! comparison (about 50 instructions against 3,300 for nginx's 281-byte completion). A body that
 //! differs is read in full, as before, and once bodies differ every time most are not
-//! compared (`wire::repeats`).
+//! compared (`gatebench_shared::memo`).
 
-use crate::wire::repeats::Kept;
+use gatebench_shared::memo::Memo;
 use gatebench_shared::wire::scan::Scan;
 use std::cell::RefCell;
 
@@ -27,15 +27,15 @@ const MOST_KEPT: usize = 16 << 10;
 
 thread_local! {
     /// This thread's last body read in full, and its verdict.
-    static LAST: RefCell<Kept<bool>> = const { RefCell::new(Kept::new()) };
+    static LAST: RefCell<Memo<bool>> = const { RefCell::new(Memo::new()) };
 }
 
 /// `is_completion(body)`, by one comparison when `body` is this thread's last body read in full.
 pub(crate) fn is_completion_seen(body: &[u8]) -> bool {
     LAST.with(|last| {
         let mut last = last.borrow_mut();
-        if let Some((verdict, _)) = last.seen(|kept| kept == body) {
-            return verdict;
+        if let Some((verdict, _)) = last.seen(|kept, _| kept == body) {
+            return *verdict;
         }
         let verdict = is_completion(body);
         last.keep(body, &verdict, MOST_KEPT);

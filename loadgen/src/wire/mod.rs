@@ -12,7 +12,6 @@ pub(crate) mod http1;
 pub(crate) mod http2;
 pub mod outcome;
 pub mod plain;
-pub(crate) mod repeats;
 #[cfg(test)]
 pub(crate) mod simulated;
 pub mod sse;

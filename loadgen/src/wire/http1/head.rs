@@ -2,8 +2,8 @@
 //! the status, how the body is framed, and whether the connection can carry another request.
 
 use crate::wire::outcome::MockTimes;
-use crate::wire::repeats::Kept;
 use gatebench_shared::clock::{RECEIVED_HEADER, STARTED_HEADER};
+use gatebench_shared::memo::Memo;
 use httparse::{ParserConfig, Status};
 use std::cell::RefCell;
 use std::mem::MaybeUninit;
@@ -46,7 +46,7 @@ const MOST_KEPT: usize = 4 << 10;
 
 thread_local! {
     /// This thread's last head read in full: its bytes and what they said.
-    static LAST: RefCell<Kept<Head>> = const { RefCell::new(Kept::new()) };
+    static LAST: RefCell<Memo<Head>> = const { RefCell::new(Memo::new()) };
 }
 
 /// [`parse`], by one comparison when `input` starts with this thread's last head read in full.
@@ -57,13 +57,13 @@ thread_local! {
 /// instructions (the mock's 14, 4,800); a head that repeats costs a comparison and a copy of
 /// the parts the client keeps. One that differs is read in full, plus a comparison that stops
 /// at the first differing byte and a copy of its bytes, until the heads are seen to differ
-/// every time (`wire::repeats`). The mock's do: each echoes its request's sequence number
+/// every time (`gatebench_shared::memo`). The mock's do: each echoes its request's sequence number
 /// (`x-gatebench-seq-seen`).
 pub fn parse_seen(input: &[u8]) -> Result<Option<(Head, usize)>, HeadError> {
     LAST.with(|last| {
         let mut last = last.borrow_mut();
-        if let Some(seen) = last.seen(|kept| input.starts_with(kept)) {
-            return Ok(Some(seen));
+        if let Some((head, used)) = last.seen(|kept, _| input.starts_with(kept)) {
+            return Ok(Some((head.clone(), used)));
         }
         let parsed = parse(input)?;
         if let Some((head, used)) = &parsed {

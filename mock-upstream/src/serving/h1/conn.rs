@@ -105,7 +105,7 @@ pub async fn serve(stream: TcpStream, state: &Arc<State>, stop: watch::Receiver<
         // A whole head, within the header timeout of starting to wait for it.
         let mut deadline = None;
         loop {
-            match head::parse(&conn.buf, config.max_body_bytes, &mut conn.head) {
+            match head::parse_seen(&conn.buf, config.max_body_bytes, &mut conn.head) {
                 Parsed::Ready => break,
                 Parsed::HandOff => return Served::HandOff(conn.replay()),
                 Parsed::Partial => {}

@@ -7,9 +7,11 @@
 //! that does not parse) goes to hyper, which answers it, its errors included, as it always
 //! has.
 
+use std::cell::RefCell;
 use std::ops::Range;
 
 use bytes::Bytes;
+use gatebench_shared::memo::Memo;
 use hyper::header::{HeaderName, HeaderValue};
 use hyper::{Method, Request, Version};
 
@@ -34,7 +36,7 @@ pub enum Parsed {
 
 /// A parsed head: where its parts lie in the bytes it was parsed from. A connection keeps one
 /// and each head is parsed into it: returned, its 400 bytes were copied twice a request.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Head {
     /// Bytes of the head, up to and including the blank line.
     pub len: usize,
@@ -74,6 +76,39 @@ impl Default for Head {
             count: 0,
         }
     }
+}
+
+/// The largest head whose reading is kept for the next request.
+const MOST_KEPT: usize = 4 << 10;
+
+thread_local! {
+    /// This thread's last head served here and read in full: its bytes, what they said, and
+    /// the `--max-body` it was read under.
+    static LAST: RefCell<Memo<(Head, u64)>> = const { RefCell::new(Memo::new()) };
+}
+
+/// [`parse`], by one comparison when `buf` starts with this thread's last head read in full.
+///
+/// A benchmark's client sends one head again and again (wrk, oha, h2load, an SDK in a loop).
+/// `httparse` decides where a head ends and what it says from its bytes up to that end alone,
+/// so a buffer that starts with the same bytes holds the same head. Reading a 14-header head
+/// cost about 1,700 instructions; a repeated one costs a comparison and a copy of the parts
+/// kept. A head that differs is read in full, plus a comparison that stops at the first
+/// differing byte and a copy of its bytes, until heads are seen to differ every time
+/// (`gatebench_shared::memo`): loadgen's do, since each carries its sequence number.
+pub fn parse_seen(buf: &[u8], max_body: u64, head: &mut Head) -> Parsed {
+    LAST.with_borrow_mut(|last| {
+        let same = |kept: &[u8], (_, max): &(Head, u64)| *max == max_body && buf.starts_with(kept);
+        if let Some(((seen, _), _)) = last.seen(same) {
+            head.copy_from(seen);
+            return Parsed::Ready;
+        }
+        let parsed = parse(buf, max_body, head);
+        if parsed == Parsed::Ready {
+            last.keep(&buf[..head.len], &(head.clone(), max_body), MOST_KEPT);
+        }
+        parsed
+    })
 }
 
 /// Parses the head at the start of `buf` into `head` (whose contents mean nothing unless this
@@ -139,6 +174,17 @@ pub fn parse(buf: &[u8], max_body: u64, head: &mut Head) -> Parsed {
 }
 
 impl Head {
+    /// Becomes `other`: its fields and the spans of its headers, not the unused slots.
+    fn copy_from(&mut self, other: &Head) {
+        self.len = other.len;
+        self.body_len = other.body_len;
+        self.keep_alive = other.keep_alive;
+        self.method.clone_from(&other.method);
+        self.path = other.path;
+        self.count = other.count;
+        self.headers[..other.count].copy_from_slice(&other.headers[..other.count]);
+    }
+
     /// The request, its parts shared with `head` (the bytes the head was parsed from, frozen),
     /// its target kept by the connection when it is the one kept; or `None` when its target is
     /// not a valid URI or a header value is not a valid value.
@@ -261,6 +307,71 @@ mod tests {
         assert!(handed_off(&format!("GET / HTTP/1.1\r\n{many}\r\n")));
         let long = "x".repeat(MAX_HEAD_BYTES);
         assert!(handed_off(&format!("GET / HTTP/1.1\r\nx: {long}")));
+    }
+
+    /// What a parse said, in a form to compare: the outcome and, when ready, the head's fields
+    /// and header spans.
+    fn said(parsed: Parsed, head: &Head) -> String {
+        if parsed != Parsed::Ready {
+            return format!("{parsed:?}");
+        }
+        let spans: Vec<_> = head.headers[..head.count]
+            .iter()
+            .map(|(n, v)| (n.range(), v.range()))
+            .collect();
+        format!(
+            "{} {} {} {} {:?} {spans:?}",
+            head.len,
+            head.body_len,
+            head.keep_alive,
+            head.method,
+            head.path.range()
+        )
+    }
+
+    #[test]
+    fn a_kept_head_reads_every_buffer_as_a_full_parse_does() {
+        let chat = "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n";
+        let other = "POST /v1/chat/completions HTTP/1.1\r\nHost: y\r\nContent-Length: 2\r\n\r\n";
+        let longer =
+            "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nA: b\r\n\r\n";
+        let close = "GET /health HTTP/1.1\r\nConnection: close\r\n\r\n";
+        let mut buffers: Vec<(String, u64)> = Vec::new();
+        // Repeats with bodies and a pipelined head behind, then heads that share a prefix with
+        // the kept one, a partial head, one for hyper, and a smaller --max-body.
+        for _ in 0..3 {
+            buffers.push((format!("{chat}{{}}"), 100));
+            buffers.push((format!("{chat}{{}}{close}"), 100));
+        }
+        for text in [other, longer, &chat[..chat.len() - 2], close, chat, chat] {
+            buffers.push((text.to_string(), 100));
+        }
+        buffers.push((format!("{chat}{{}}"), 1));
+        buffers.push((format!("{chat}{{}}"), 100));
+        buffers.push((
+            "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n".into(),
+            100,
+        ));
+        // Heads that differ every time (a sequence number in each) until the kept reading
+        // backs off, then the first head again: seen again within a round.
+        for i in 0..600 {
+            buffers.push((format!("GET /h HTTP/1.1\r\nx-seq: {i}\r\n\r\n"), 100));
+        }
+        for _ in 0..300 {
+            buffers.push((chat.to_string(), 100));
+        }
+        let mut kept = Head::default();
+        for (i, (text, max_body)) in buffers.iter().enumerate() {
+            let mut fresh = Head::default();
+            let want = parse(text.as_bytes(), *max_body, &mut fresh);
+            let want = said(want, &fresh);
+            let got = parse_seen(text.as_bytes(), *max_body, &mut kept);
+            assert_eq!(said(got, &kept), want, "buffer {i}: {text:?}");
+        }
+        // The last repeats were served from the kept reading.
+        let hit =
+            LAST.with_borrow_mut(|last| last.seen(|kept, _| kept == chat.as_bytes()).is_some());
+        assert!(hit);
     }
 
     #[test]
