@@ -31,7 +31,7 @@ impl ApiRoute for Chat {
 
     #[inline]
     fn read_plain(body: &[u8]) -> Option<ChatRequest<'_>> {
-        super::chat_body::read(body)
+        super::chat_body::read_seen(body)
     }
 
     #[inline]

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 /// The fields of a chat request the mock reads; everything else is skipped without allocation.
-#[derive(Debug, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 pub struct ChatRequest<'a> {
     /// Echoed into the response. Borrowed from the request body when it has no escapes.
     #[serde(borrow, default, deserialize_with = "borrowed_str")]
@@ -56,7 +56,7 @@ pub(crate) fn borrowed_str<'de, D: Deserializer<'de>>(
     Ok(Option::<Borrowed>::deserialize(d)?.map(|b| b.0))
 }
 
-#[derive(Debug, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 pub struct StreamOptions {
     #[serde(default)]
     pub include_usage: Option<bool>,

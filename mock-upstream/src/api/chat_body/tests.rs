@@ -4,7 +4,7 @@ use gatebench_shared::wire::openai::{ChatRequest, MessagesScan, StreamOptions};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 
-use super::read;
+use super::{read, read_seen};
 
 /// serde's reading, the reference.
 fn serde(body: &[u8]) -> Option<ChatRequest<'_>> {
@@ -126,6 +126,48 @@ fn reads_as_serde_does_on_generated_and_damaged_bodies() {
         "{whole_taken} of {whole_read} undamaged"
     );
     assert!(taken > whole_taken, "no damaged body was read at all");
+}
+
+#[test]
+fn a_kept_body_reads_every_body_as_a_full_read_does() {
+    let mut rng = Pcg64::seed_from_u64(51);
+    let mut bodies: Vec<Vec<u8>> = Vec::new();
+    for round in 0..3_000 {
+        let mut body = String::new();
+        top(&mut rng, &mut body);
+        let mut bytes = body.into_bytes();
+        if round % 3 == 0 {
+            damage(&mut rng, &mut bytes);
+        }
+        // Each body once or a few times in a row.
+        for _ in 0..rng.random_range(1..=3) {
+            bodies.push(bytes.clone());
+        }
+    }
+    // Then bodies that all differ (the kept reading backs off), and one body again and again:
+    // seen again within a round.
+    for i in 0..300 {
+        bodies.push(format!(r#"{{"model":"m{i}","messages":[]}}"#).into_bytes());
+    }
+    let again = br#"{"model":"gpt-4o-mini","messages":[{"role":"user","content":"Hi."}]}"#;
+    bodies.extend(std::iter::repeat_n(again.to_vec(), 600));
+    for (i, body) in bodies.iter().enumerate() {
+        // A copy elsewhere: the model is read from this body's bytes, not the kept one's.
+        let copy = body.clone();
+        let want = read(&copy);
+        let got = read_seen(&copy);
+        assert_eq!(got, want, "body {i}: {}", String::from_utf8_lossy(body));
+        if let Some(Cow::Borrowed(model)) = got.as_ref().and_then(|r| r.model.as_ref()) {
+            let inside = copy.as_ptr_range().contains(&model.as_ptr());
+            assert!(
+                inside || model.is_empty(),
+                "body {i}: model not read from it"
+            );
+        }
+    }
+    // The last bodies were served from the kept reading.
+    let hit = super::LAST.with_borrow_mut(|last| last.seen(|kept, _| kept == again).is_some());
+    assert!(hit);
 }
 
 fn top(rng: &mut Pcg64, out: &mut String) {
