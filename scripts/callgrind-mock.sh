@@ -15,6 +15,9 @@
 #   caches). CACHE=1 adds callgrind's cache model (--cache-sim=yes: first-level caches as this
 #   machine reports them, no prefetch, the kernel's code not counted) and prints its misses per
 #   request beside the instructions: I1 (instruction fetches), D1 reads and D1 writes.
+#   VARY=1 makes every request's head differ, as loadgen's do (each carries its sequence
+#   number): a random 12-digit query on the path (oha --rand-regex-url), which the mock ignores.
+#   The mock then reads every head in full; its kept reading of the last one backs off.
 # Needs: valgrind (apt-get install valgrind), oha (cargo install oha --locked), curl.
 set -euo pipefail
 
@@ -87,6 +90,16 @@ if [[ -n ${HELLO:-} ]]; then
 fi
 
 connections=${CONNECTIONS:-1}
+url="http://127.0.0.1:$port$path"
+vary=()
+if [[ -n ${VARY:-} ]]; then
+  # A regex: the path's own `?` (Azure's) escaped, the random part after it.
+  query='\?v=[0-9]{12}'
+  [[ $path == *\?* ]] && query='&v=[0-9]{12}'
+  url="http://127.0.0.1:$port${path//\?/\\?}$query"
+  vary=(--rand-regex-url)
+  kind="$kind, every head different"
+fi
 cache=()
 [[ -n ${CACHE:-} ]] && cache=(--cache-sim=yes)
 # Runs the server under callgrind for `count` requests; prints the total instructions.
@@ -97,7 +110,7 @@ run() { # count out
   # valgrind starts slowly: up to 20 s.
   wait_answers "http://127.0.0.1:$port/" 400 || { echo "callgrind-mock: the mock did not start" >&2; cat "$work/valgrind.log" >&2; exit 2; }
   oha -n "$1" -c "$connections" --no-tui -m POST -T application/json "${header[@]}" -d "$body" \
-    "http://127.0.0.1:$port$path" >"$work/oha.txt"
+    "${vary[@]}" "$url" >"$work/oha.txt"
   grep -q "\[200\] $1 responses" "$work/oha.txt" || { echo "callgrind-mock: not every request got 200" >&2; cat "$work/oha.txt" >&2; exit 2; }
   kill "-$stop" "$pid"
   wait "$pid" 2>/dev/null || true
