@@ -35,6 +35,7 @@ use crate::results::pacing::AnswerPollReport;
 use crate::wire::clock::RunClock;
 use crate::wire::exchange::Slot;
 use crate::wire::outcome::{ErrorKind, Tag};
+use crate::wire::timeouts::Timers;
 use crate::wire::transport::Dials;
 use answer_poll::AnswerPoll;
 use client::{Client, Template};
@@ -595,6 +596,8 @@ struct Running {
     clock: RunClock,
     requests: Requests,
     poll: AnswerPoll,
+    /// The request timeout's timers, kept between requests.
+    timers: Timers,
     /// The thread's CPU before the start line, in seconds.
     setup_cpu_s: f64,
 }
@@ -609,6 +612,7 @@ impl Running {
             clock,
             requests,
             poll,
+            timers: Timers::new(),
             setup_cpu_s,
         }
     }
@@ -654,8 +658,8 @@ async fn timed(
     // Pinned here, so the timeout holds a pointer to it, not a copy.
     let exchange = std::pin::pin!(pool.exchange(template, request, &ctx.clock, slot));
     let result = ctx
-        .clock
-        .timeout(ctx.spec.plan.timeout, exchange)
+        .timers
+        .within(&ctx.clock, ctx.spec.plan.timeout, exchange)
         .await
         .unwrap_or(Err(ErrorKind::Timeout));
     drop(awaited);

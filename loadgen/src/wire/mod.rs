@@ -16,4 +16,5 @@ pub mod plain;
 pub(crate) mod simulated;
 pub mod sse;
 pub mod target;
+pub mod timeouts;
 pub mod transport;
