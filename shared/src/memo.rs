@@ -6,10 +6,10 @@
 //! spares the next a parse: loadgen's response head and completion check, the mock's request
 //! head and chat body. A peer whose every message differs (the mock's heads, which echo each
 //! request's sequence number; loadgen's heads, which carry it; a provider's bodies, with their
-//! ids) would only pay for the comparison and the copy. After [`GIVE_UP`] misses in a row, the
-//! kept reading is tried on two messages in every [`RETRY`]: the first is compared with the stale
-//! reading and kept, the second compared with the first, so a peer that starts repeating is
-//! seen again within that.
+//! ids) would only pay for the comparison and the copy. After `GIVE_UP` (4) misses in a row,
+//! the kept reading is tried on two messages in every `RETRY` (256): the first is compared with
+//! the stale reading and kept, the second compared with the first, so a peer that starts
+//! repeating is seen again within that.
 //!
 //! Exact by construction: a reading is a function of the bytes it was read from (and of what
 //! the `same` test of [`Memo::seen`] also checks), so the same bytes give the same reading.
@@ -73,9 +73,9 @@ impl<T: Clone> Default for Memo<T> {
 }
 
 /// Misses in a row after which most messages are not compared.
-pub const GIVE_UP: u32 = 4;
+const GIVE_UP: u32 = 4;
 /// One round of messages in which two are compared, once given up.
-pub const RETRY: u32 = 256;
+const RETRY: u32 = 256;
 
 /// A kept reading's record of misses.
 #[derive(Debug, Default)]
@@ -145,5 +145,35 @@ mod tests {
         // Too long to keep: the last kept stays.
         memo.keep(b"0123456789abcdefXYZ", &9, 16);
         assert_eq!(memo.seen(|kept, _| kept == b"abd"), Some((&8, 3)));
+    }
+
+    #[test]
+    fn once_given_up_a_message_not_compared_is_not_kept_and_the_retry_pair_finds_a_repeat() {
+        let mut memo = Memo::<u32>::new();
+        // Messages that all differ, read and told: given up after GIVE_UP.
+        for i in 0..GIVE_UP {
+            assert_eq!(memo.seen(|_, _| false), None);
+            memo.keep(&i.to_le_bytes(), &i, 16);
+        }
+        // Not compared now (`same` is never asked), and not kept either.
+        assert_eq!(memo.seen(|_, _| panic!("compared")), None);
+        memo.keep(b"new", &100, 16);
+        assert_eq!(memo.seen(|_, _| panic!("compared")), None);
+        memo.keep(b"new", &100, 16);
+        // Up to the round's end, then the pair: the first is compared with the stale reading
+        // and kept, the second compared with the first and found.
+        for _ in GIVE_UP + 2..RETRY {
+            assert_eq!(memo.seen(|_, _| panic!("compared")), None);
+            memo.keep(b"new", &100, 16);
+        }
+        assert_eq!(
+            memo.seen(|kept, _| kept == b"new"),
+            None,
+            "the stale reading"
+        );
+        memo.keep(b"new", &100, 16);
+        assert_eq!(memo.seen(|kept, _| kept == b"new"), Some((&100, 3)));
+        // Found: every message is compared again.
+        assert_eq!(memo.seen(|kept, _| kept == b"new"), Some((&100, 3)));
     }
 }

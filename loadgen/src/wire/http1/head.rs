@@ -57,8 +57,8 @@ thread_local! {
 /// instructions (the mock's 14, 4,800); a head that repeats costs a comparison and a copy of
 /// the parts the client keeps. One that differs is read in full, plus a comparison that stops
 /// at the first differing byte and a copy of its bytes, until the heads are seen to differ
-/// every time (`gatebench_shared::memo`). The mock's do: each echoes its request's sequence number
-/// (`x-gatebench-seq-seen`).
+/// every time (`gatebench_shared::memo`). The mock's do: each echoes its request's sequence
+/// number (`x-gatebench-seq-seen`).
 pub fn parse_seen(input: &[u8]) -> Result<Option<(Head, usize)>, HeadError> {
     LAST.with(|last| {
         let mut last = last.borrow_mut();

@@ -8,7 +8,6 @@
 //! dropped by the socket's `TCP_USER_TIMEOUT`. One timer per connection serves both timeouts and
 //! is only re-armed when it fires early, so a busy connection arms it once per timeout period.
 
-use std::cell::RefCell;
 use std::future::{poll_fn, Future};
 use std::io;
 use std::os::fd::AsRawFd;
@@ -27,6 +26,7 @@ use tokio::time::{Instant, Sleep};
 
 use super::encode::{self, Framing};
 use super::head::{self, Head, Parsed};
+use super::out::trade_out;
 use super::replay::Replay;
 use super::target::Target;
 use crate::admission::request::{BodyError, RequestBody};
@@ -42,7 +42,7 @@ const READ_BUFFER: usize = 8 * 1024;
 
 /// A connection's write buffer starts this large (a chat completion and its head fit) and
 /// grows for a larger answer; it is kept between answers.
-const WRITE_BUFFER: usize = 2 * 1024;
+pub(super) const WRITE_BUFFER: usize = 2 * 1024;
 
 /// A stream's pending bytes are written once they reach this much, even if more is due.
 const WRITE_AHEAD: usize = 64 * 1024;
@@ -166,22 +166,6 @@ pub async fn serve(stream: TcpStream, state: &Arc<State>, stop: watch::Receiver<
             Err(_) => return Served::Done,
         }
     }
-}
-
-thread_local! {
-    /// The thread's write buffer, lent to each answer in turn (see [`trade_out`]).
-    static OUT: RefCell<BytesMut> = RefCell::new(BytesMut::with_capacity(WRITE_BUFFER));
-}
-
-/// Trades `out`, emptied, for the thread's write buffer: called before an answer and again
-/// after it, the answer is written from the buffer the last answer on this thread was, still
-/// in the cache, rather than from its own connection's, cold once 64 connections take turns
-/// (by callgrind's cache model, about 11 first-level write misses a chat completion). An
-/// answer that waits (a stream, a full socket) keeps the buffer it holds; the next one on the
-/// thread takes the one in the thread's place, so each connection always holds one buffer.
-fn trade_out(out: &mut BytesMut) {
-    out.clear();
-    OUT.with_borrow_mut(|spare| std::mem::swap(spare, out));
 }
 
 /// Polls `body` for its next bytes, written at the end of `out`; `line` gets the bytes of the
@@ -369,32 +353,5 @@ impl Conn {
     fn replay(self) -> Replay {
         let read: Bytes = self.buf.freeze();
         Replay::new(read, self.stream)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn each_answer_writes_into_the_threads_buffer_emptied_and_each_connection_keeps_its_own() {
-        let mut a = BytesMut::with_capacity(64);
-        let own = a.as_ptr();
-        a.put_slice(b"left over");
-        trade_out(&mut a);
-        assert!(a.is_empty());
-        assert_ne!(a.as_ptr(), own);
-        a.put_slice(b"an answer");
-        let hot = a.as_ptr();
-        trade_out(&mut a);
-        assert_eq!(
-            (a.as_ptr(), a.len()),
-            (own, 0),
-            "its own buffer back, emptied"
-        );
-        // The next answer, on another connection, takes the buffer the last one wrote, emptied.
-        let mut b = BytesMut::with_capacity(64);
-        trade_out(&mut b);
-        assert_eq!((b.as_ptr(), b.len()), (hot, 0));
     }
 }

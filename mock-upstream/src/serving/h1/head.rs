@@ -1,5 +1,6 @@
 //! One request head, parsed with `httparse`, and the decision whether the mock's own HTTP/1.1
-//! server answers it or hands the connection to hyper.
+//! server answers it or hands the connection to hyper; a head that repeats the thread's last
+//! one is read by one comparison ([`parse_seen`]).
 //!
 //! The own server takes the requests every benchmark sends: HTTP/1.1, a `content-length` body
 //! (or none) within `--max-body`, no `transfer-encoding`, `expect` or `upgrade`, at most
@@ -343,7 +344,18 @@ mod tests {
             buffers.push((format!("{chat}{{}}"), 100));
             buffers.push((format!("{chat}{{}}{close}"), 100));
         }
-        for text in [other, longer, &chat[..chat.len() - 2], close, chat, chat] {
+        // Each right after `chat`, so it is compared with `chat`'s kept bytes: another head,
+        // one that goes on past `chat`'s last header, `chat` cut short before its blank line.
+        for text in [
+            other,
+            chat,
+            longer,
+            chat,
+            &chat[..chat.len() - 2],
+            close,
+            chat,
+            chat,
+        ] {
             buffers.push((text.to_string(), 100));
         }
         buffers.push((format!("{chat}{{}}"), 1));
@@ -368,7 +380,8 @@ mod tests {
             let got = parse_seen(text.as_bytes(), *max_body, &mut kept);
             assert_eq!(said(got, &kept), want, "buffer {i}: {text:?}");
         }
-        // The last repeats were served from the kept reading.
+        // The last repeats were served from the kept reading (a reading that never matched
+        // would have given up comparing long before).
         let hit =
             LAST.with_borrow_mut(|last| last.seen(|kept, _| kept == chat.as_bytes()).is_some());
         assert!(hit);

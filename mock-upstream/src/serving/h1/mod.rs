@@ -14,6 +14,7 @@
 mod conn;
 mod encode;
 mod head;
+mod out;
 mod replay;
 mod target;
 
