@@ -26,7 +26,7 @@ use tokio::time::{Instant, Sleep};
 
 use super::encode::{self, Framing};
 use super::head::{self, Head, Parsed};
-use super::out::trade_out;
+use super::out::{trade_out, WRITE_BUFFER};
 use super::replay::Replay;
 use super::target::Target;
 use crate::admission::request::{BodyError, RequestBody};
@@ -39,10 +39,6 @@ use crate::state::State;
 
 /// A connection's read buffer starts this large (hyper's too) and grows for a larger body.
 const READ_BUFFER: usize = 8 * 1024;
-
-/// A connection's write buffer starts this large (a chat completion and its head fit) and
-/// grows for a larger answer; it is kept between answers.
-pub(super) const WRITE_BUFFER: usize = 2 * 1024;
 
 /// A stream's pending bytes are written once they reach this much, even if more is due.
 const WRITE_AHEAD: usize = 64 * 1024;

@@ -1,10 +1,12 @@
-//! The thread's write buffer, lent to each answer in turn.
+//! The write buffers: each connection's own, and the thread's, lent to each answer in turn.
 
 use std::cell::RefCell;
 
 use bytes::BytesMut;
 
-use super::conn::WRITE_BUFFER;
+/// A write buffer starts this large (a chat completion and its head fit) and grows for a
+/// larger answer; it is kept between answers.
+pub(super) const WRITE_BUFFER: usize = 2 * 1024;
 
 thread_local! {
     /// The thread's write buffer, lent to each answer in turn (see [`trade_out`]).
