@@ -16,7 +16,12 @@
 #    `return 200`), the bare hyper server (mock-upstream/examples/hyper_hello.rs), the mock
 #    (--threads 1), and the kernel's floor (tcp-floor, tcp_floor's server: one receive and one
 #    send a request, nothing else). A server's CPU is what /proc counts for its processes over
-#    the wrk run.
+#    the wrk run. /proc's user/system split comes from clock ticks: a tick landing in the
+#    kernel (the TCP path, most of each request) counts the whole tick as system time, and on
+#    this kind of guest that split put the mock's gap to hyper in system time, where perf's
+#    samples put it in user time (BENCHMARKS.md). SPLIT=perf splits each server's total by
+#    perf's share of kernel samples instead (`perf record -e cpu-clock -F 10000` over the run,
+#    which adds its own sampling to every server alike); the total stays /proc's.
 # 3. With --noisy, the tail beside noisy.sh's stalls (--hogs 0): 5,000 req/s open loop against
 #    nginx for SECONDS, loadgen with its defaults and with --spin 1s, and oha -q 5000
 #    --latency-correction: each one's p99 from the intended send time, and loadgen's lag p99.
@@ -36,6 +41,7 @@
 # Usage: scripts/bench-client-cost.sh [--servers] [--noisy] [ROUNDS] [SECONDS]   (defaults: 5, 5)
 #   LOADGEN_B=path: a second loadgen binary in the client rows.
 #   MOCK_B=path: a second mock binary in the server rows (mock-b), say an older commit's build.
+#   SPLIT=perf: the servers' user/system split from perf's samples (needs perf, linux-perf).
 # Needs: wrk, nginx, openssl, strace, nghttp2-client (h2load) (apt), oha (cargo install oha
 # --locked), python3.
 set -euo pipefail
@@ -57,6 +63,8 @@ work=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 . "$root/scripts/lib/tools.sh"
 require_tool bench-client-cost wrk nginx oha h2load openssl strace taskset python3
+[[ ${SPLIT:-ticks} == perf ]] && require_tool bench-client-cost perf
+[[ ${SPLIT:-ticks} == @(perf|ticks) ]] || { echo "bench-client-cost: SPLIT=$SPLIT (perf or ticks)" >&2; exit 2; }
 . "$root/scripts/lib/build.sh"
 build_release -p loadgen
 build_release -p gatebench-shared --example tcp_floor
@@ -248,16 +256,34 @@ stop_server() {
 # server_cost NAME: "requests user_us sys_us" per request of one wrk run against server NAME.
 server_cost() {
   start_server "$1"
-  local before after
+  local before after sampler=""
+  if [[ ${SPLIT:-ticks} == perf ]]; then
+    perf record -q -e cpu-clock -F 10000 -o "$work/perf.data" \
+      -p "$(IFS=,; echo "${server_pids[*]}")" -- sleep "$seconds" >/dev/null 2>&1 &
+    sampler=$!
+  fi
   before=$(ticks "${server_pids[@]}")
   taskset -c 0 wrk -t1 -c64 -d"${seconds}s" -s "$work/post.lua" \
     "http://127.0.0.1:$served_port/v1/chat/completions" >"$work/out" 2>/dev/null || true
   after=$(ticks "${server_pids[@]}")
+  local kernel=""
+  if [[ -n $sampler ]]; then
+    wait "$sampler" || true
+    kernel=$(kernel_share "$work/perf.data")
+  fi
   stop_server
   local n
   n=$(awk '/requests in/ {print $1}' "$work/out")
-  echo "$before $after" | awk -v n="$n" -v t="$tck" \
-    '{printf "%d %.2f %.2f\n", n, ($3 - $1) / t / n * 1e6, ($4 - $2) / t / n * 1e6}'
+  echo "$before $after" | awk -v n="$n" -v t="$tck" -v k="$kernel" '{
+    user = ($3 - $1) / t / n * 1e6; sys = ($4 - $2) / t / n * 1e6
+    if (k != "") { total = user + sys; sys = total * k; user = total - sys }
+    printf "%d %.2f %.2f\n", n, user, sys }'
+}
+# kernel_share PERF_DATA: the share of the samples taken in the kernel, 0 to 1.
+kernel_share() {
+  perf report -i "$1" --stdio --no-children --sort dso -g none 2>/dev/null \
+    | awk '/^#/ || !/%/ {next} {gsub("%", "", $1); all += $1; if ($2 == "[kernel.kallsyms]") k += $1}
+      END {printf "%.4f", (all > 0 ? k / all : 0)}'
 }
 # server_syscalls NAME: server NAME's system calls made at least once in a hundred requests,
 # per request, over a 1 s wrk run.
@@ -292,7 +318,7 @@ if $servers; then
   stop_server
   echo
   echo "## Servers under wrk -t1 -c64 (CPU 0), each on CPU 1, ${seconds}s, $rounds rounds (CPU µs per request, medians)"
-  echo "the same $(wc -c <"$work/answer")-byte answer from each; $(getconf CLK_TCK) ticks a second"
+  echo "the same $(wc -c <"$work/answer")-byte answer from each; $(getconf CLK_TCK) ticks a second; user/system split by ${SPLIT:-ticks}"
   for round in $(seq "$rounds"); do
     for name in "${server_names[@]}"; do echo "$name $(server_cost "$name")"; done
   done >"$work/rows"
