@@ -37,7 +37,10 @@ pub fn judge(
     trials: usize,
     is_twin: bool,
 ) -> String {
-    let resolution = if resolution_us > 0.0 {
+    let resolution = if resolution_us > 0.0 && resolution_us < 1.0 {
+        // Below a microsecond a whole number would read "±0 µs".
+        format!(" (±{resolution_us:.1} µs)")
+    } else if resolution_us > 0.0 {
         format!(
             " (±{})",
             gatebench_shared::duration::human_us(resolution_us)
@@ -94,5 +97,18 @@ mod tests {
         assert_eq!(judge(0.001, wide, 119.0, 3, false), "adds latency");
         let across = interval(50.0, -30.0, 130.0);
         assert!(judge(0.2, across, 119.0, 3, false).starts_with("within the resolution"));
+    }
+
+    #[test]
+    fn a_resolution_under_a_microsecond_keeps_its_tenths() {
+        let small = interval(-0.2, -0.3, 0.1);
+        assert_eq!(
+            judge(0.5, small, 0.3, 5, false),
+            "within the resolution (±0.3 µs)"
+        );
+        assert_eq!(
+            judge(0.5, interval(1.0, -4.0, 6.0), 12.4, 5, false),
+            "within the resolution (±12 µs)"
+        );
     }
 }
