@@ -44,9 +44,32 @@ pub fn human_us(us: f64) -> String {
     }
 }
 
+/// A resolution (a smallest difference told apart) for people: as [`human_us`], but under a
+/// microsecond with the digits that keep it from reading as zero: `0.3 µs`, `0.04 µs`.
+pub fn human_resolution_us(us: f64) -> String {
+    let magnitude = us.abs();
+    if us.is_finite() && magnitude > 0.0 && magnitude < 0.1 {
+        format!("{us:.2} µs")
+    } else if us.is_finite() && magnitude > 0.0 && magnitude < 0.95 {
+        format!("{us:.1} µs")
+    } else {
+        human_us(us)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_resolution_under_a_microsecond_keeps_its_digits() {
+        assert_eq!(human_resolution_us(0.3), "0.3 µs");
+        assert_eq!(human_resolution_us(0.04), "0.04 µs");
+        assert_eq!(human_resolution_us(0.96), "1 µs");
+        assert_eq!(human_resolution_us(12.4), "12 µs");
+        assert_eq!(human_resolution_us(1500.0), "1.50 ms");
+        assert_eq!(human_resolution_us(0.0), "0 µs");
+    }
 
     #[test]
     fn every_form_reads_and_formats_back() {

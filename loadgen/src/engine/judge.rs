@@ -37,13 +37,10 @@ pub fn judge(
     trials: usize,
     is_twin: bool,
 ) -> String {
-    let resolution = if resolution_us > 0.0 && resolution_us < 1.0 {
-        // Below a microsecond a whole number would read "±0 µs".
-        format!(" (±{resolution_us:.1} µs)")
-    } else if resolution_us > 0.0 {
+    let resolution = if resolution_us > 0.0 {
         format!(
             " (±{})",
-            gatebench_shared::duration::human_us(resolution_us)
+            gatebench_shared::duration::human_resolution_us(resolution_us)
         )
     } else {
         String::new()

@@ -4,10 +4,11 @@
 
 pub use gatebench_shared::duration::human_us as micros;
 
-/// A resolution as a table shows it: `±4 µs`, or `-` when none was measured or given.
+/// A resolution as a table shows it: `±4 µs`, `±0.3 µs`, or `-` when none was measured or
+/// given.
 pub fn resolution(us: f64) -> String {
     if us > 0.0 {
-        format!("±{}", micros(us))
+        format!("±{}", gatebench_shared::duration::human_resolution_us(us))
     } else {
         "-".to_string()
     }
