@@ -21,7 +21,8 @@
 #    this kind of guest that split put the mock's gap to hyper in system time, where perf's
 #    samples put it in user time (BENCHMARKS.md). SPLIT=perf splits each server's total by
 #    perf's share of kernel samples instead (`perf record -e cpu-clock -F 10000` over the run,
-#    which adds its own sampling to every server alike); the total stays /proc's.
+#    perf itself on CPU 0; its interrupts add to every server's time alike); the total stays
+#    /proc's.
 # 3. With --noisy, the tail beside noisy.sh's stalls (--hogs 0): 5,000 req/s open loop against
 #    nginx for SECONDS, loadgen with its defaults and with --spin 1s, and oha -q 5000
 #    --latency-correction: each one's p99 from the intended send time, and loadgen's lag p99.
@@ -258,8 +259,10 @@ server_cost() {
   start_server "$1"
   local before after sampler=""
   if [[ ${SPLIT:-ticks} == perf ]]; then
-    perf record -q -e cpu-clock -F 10000 -o "$work/perf.data" \
-      -p "$(IFS=,; echo "${server_pids[*]}")" -- sleep "$seconds" >/dev/null 2>&1 &
+    rm -f "$work/perf.data"
+    # perf itself on the client's CPU: its own work is not the server's.
+    taskset -c 0 perf record -q -e cpu-clock -F 10000 -o "$work/perf.data" \
+      -p "$(IFS=,; echo "${server_pids[*]}")" -- sleep "$seconds" >"$work/perf.log" 2>&1 &
     sampler=$!
   fi
   before=$(ticks "${server_pids[@]}")
@@ -270,6 +273,13 @@ server_cost() {
   if [[ -n $sampler ]]; then
     wait "$sampler" || true
     kernel=$(kernel_share "$work/perf.data")
+    # No kernel samples at all means perf saw user space only (perf_event_paranoid > 1 for a
+    # user) or nothing: the split would book every server's time as user time.
+    if [[ -z $kernel || $kernel == 0.0000 ]]; then
+      echo "bench-client-cost: SPLIT=perf: no kernel samples for $1 (run as root, or set kernel.perf_event_paranoid to 1 or less): $(tail -1 "$work/perf.log")" >&2
+      stop_server
+      exit 2
+    fi
   fi
   stop_server
   local n
@@ -279,11 +289,12 @@ server_cost() {
     if (k != "") { total = user + sys; sys = total * k; user = total - sys }
     printf "%d %.2f %.2f\n", n, user, sys }'
 }
-# kernel_share PERF_DATA: the share of the samples taken in the kernel, 0 to 1.
+# kernel_share PERF_DATA: the share of the samples taken in the kernel ([k] symbols, modules
+# included), 0 to 1; empty when perf read nothing.
 kernel_share() {
-  perf report -i "$1" --stdio --no-children --sort dso -g none 2>/dev/null \
-    | awk '/^#/ || !/%/ {next} {gsub("%", "", $1); all += $1; if ($2 == "[kernel.kallsyms]") k += $1}
-      END {printf "%.4f", (all > 0 ? k / all : 0)}'
+  perf report -i "$1" --stdio --no-children --sort sym -g none 2>/dev/null \
+    | awk '/^#/ || !/%/ {next} {gsub("%", "", $1); all += $1; if ($2 == "[k]") k += $1}
+      END {if (all > 0) printf "%.4f", k / all}'
 }
 # server_syscalls NAME: server NAME's system calls made at least once in a hundred requests,
 # per request, over a 1 s wrk run.
