@@ -4,9 +4,10 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-/// mimalloc, not glibc's malloc: over HTTP/2 the `h2` crate and `http`'s header maps allocate
-/// for every stream, and glibc's `malloc` and `free` were about a tenth of a request's
-/// instructions there (BENCHMARKS.md). The HTTP/1.1 path allocates nothing per request.
+/// mimalloc, not glibc's malloc: chosen when the HTTP/2 client was the `h2` crate, which
+/// allocated for every stream (glibc's `malloc` and `free` were about a tenth of a request's
+/// instructions, BENCHMARKS.md). The clients of today allocate little per request (rustls's
+/// record buffers over TLS); it stays, as the schedule lag measured no worse with it.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

@@ -108,12 +108,8 @@ impl ConnectFacts {
             tls,
             tcp_connect_us: summary(&dials.tcp_us),
             tls_handshake_us: summary(&dials.tls_us),
-            body_timed_at: if transport.http2 {
-                "frame_delivered"
-            } else {
-                "socket_read"
-            }
-            .to_string(),
+            // Both clients stamp a body's bytes as they come off the socket.
+            body_timed_at: "socket_read".to_string(),
         }
     }
 }

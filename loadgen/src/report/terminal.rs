@@ -276,6 +276,7 @@ fn connect_line(facts: &crate::results::run::ConnectFacts) -> String {
     if let Some(s) = &facts.tls_handshake_us {
         line += &part("TLS handshake", s);
     }
+    // Results of builds whose HTTP/2 client timed bodies later than the socket's read.
     if facts.body_timed_at == "frame_delivered" {
         line += "; bodies timed as their frames reach each request (not off the socket)";
     }

@@ -56,8 +56,9 @@ pub struct ConnectFacts {
     /// The TLS handshakes after them, µs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tls_handshake_us: Option<Summary>,
-    /// When a body's bytes are timed: `socket_read` (HTTP/1.1: as they come off the socket)
-    /// or `frame_delivered` (HTTP/2: when the connection's task hands their frame to the
+    /// When a body's bytes are timed: `socket_read` (as they come off the socket, over
+    /// HTTP/1.1 and HTTP/2 alike), or in results of builds before HTTP/2 had a client of
+    /// its own, `frame_delivered` (HTTP/2: when the connection's task handed their frame to the
     /// request's, a few µs later on a busy core).
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub body_timed_at: String,

@@ -1,5 +1,5 @@
-//! The wire, the ground floor: opening connections (TCP, TLS, `--connect-to` addresses), HTTP/1.1 (our
-//! own client, which stamps every socket read) and HTTP/2 (over the `h2` crate), one timed and
+//! The wire, the ground floor: opening connections (TCP, TLS, `--connect-to` addresses), HTTP/1.1 and
+//! HTTP/2 (clients of our own, which stamp every socket read), one timed and
 //! validated exchange over either, and stream parsing (SSE, AWS event streams); in tests, a simulated
 //! target in place of a socket.
 

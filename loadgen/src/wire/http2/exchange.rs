@@ -1,17 +1,18 @@
 //! One exchange over HTTP/2, as a stream on one of the worker's connections.
 
-use gatebench_shared::clock::{monotonic_ns, RECEIVED_HEADER, STARTED_HEADER};
-use hyper::HeaderMap;
+use std::cell::RefCell;
+use std::future::poll_fn;
 
 use crate::wire::clock::RunClock;
-use crate::wire::exchange::{Reading, Slot};
-use crate::wire::http2::{error_kind, Http2Pool, RequestTemplate};
-use crate::wire::outcome::MockTimes;
+use crate::wire::exchange::Slot;
+use crate::wire::http2::connection::Conn;
+use crate::wire::http2::{Http2Pool, RequestTemplate};
 use crate::wire::outcome::{ErrorKind, Exchange};
 use crate::wire::target::RequestSpec;
 
-/// Sends the request of `slot` as a new stream and reads its whole response. The caller bounds
-/// it with the request timeout; dropping it resets the stream, not the connection.
+/// Sends the request of `slot` as a new stream and waits for its whole response, which the
+/// connection's task reads. The caller bounds it with the request timeout; dropping it resets
+/// the stream, not the connection.
 pub async fn exchange(
     pool: &Http2Pool,
     template: &RequestTemplate,
@@ -19,51 +20,66 @@ pub async fn exchange(
     clock: &RunClock,
     slot: Slot,
 ) -> Result<Exchange, ErrorKind> {
-    // A handle of its own, checked ready (no GOAWAY, stream ids left): h2 queues a stream
-    // over the server's limit, not the handle.
-    let (mut sender, target_wait_ns) = pool.acquire().await?;
-    let request = template.request(slot.index);
-    let body = template.body();
+    let (conn, target_wait_ns) = pool.acquire().await?;
+    exchange_on(&conn, template, spec, clock, slot, target_wait_ns).await
+}
+
+/// [`exchange`] on connection `conn`, which took `target_wait_ns` to get.
+pub(crate) async fn exchange_on(
+    conn: &RefCell<Conn>,
+    template: &RequestTemplate,
+    spec: &RequestSpec,
+    clock: &RunClock,
+    slot: Slot,
+    target_wait_ns: u64,
+) -> Result<Exchange, ErrorKind> {
     let sent_ns = clock.now_ns();
-    let (response, mut sending) = sender
-        .send_request(request, body.is_empty())
-        .map_err(|e| error_kind(&e))?;
-    if !body.is_empty() {
-        // Buffered by h2 and sent as the windows allow; the last frame ends the stream.
-        sending
-            .send_data(body.clone(), true)
-            .map_err(|e| error_kind(&e))?;
-    }
-    let response = response.await.map_err(|e| error_kind(&e))?;
-    let x = Exchange {
+    let mut pending = Some(Exchange {
         due_ns: slot.due_ns,
         dispatched_ns: slot.dispatched_ns,
         sent_ns,
         target_wait_ns,
         stream: spec.stream,
-        mock_times: mock_times(response.headers()),
         ..Exchange::default()
+    });
+    let (fields, seq) = template.block(slot.index);
+    let block = [fields[0], fields[1], seq.as_bytes()];
+    let mut request = Request {
+        conn,
+        ticket: None,
+        id: None,
     };
-    let mut reading = Reading::new(x, response.status().as_u16(), slot.keep_answer);
-    let mut body = response.into_body();
-    let mut last = None;
-    while let Some(data) = body.data().await {
-        let data = data.map_err(|e| error_kind(&e))?;
-        let at = monotonic_ns();
-        reading.feed(&data, clock.ns_of(at));
-        // The bytes are read: the server may send as many more.
-        let _ = body.flow_control().release_capacity(data.len());
-        last = Some(at);
-    }
-    let done_ns = last.map_or_else(|| clock.now_ns(), |at| clock.ns_of(at));
-    reading.finish(done_ns)
+    let id = poll_fn(|cx| {
+        request.conn.borrow_mut().poll_open(
+            cx,
+            &mut request.ticket,
+            &block,
+            template.body(),
+            &mut pending,
+            slot.keep_answer,
+            clock.start_mono_ns,
+        )
+    })
+    .await?;
+    request.id = Some(id);
+    let outcome = poll_fn(|cx| request.conn.borrow_mut().poll_outcome(cx, id)).await;
+    request.id = None;
+    outcome
 }
 
-/// The mock's `x-mock-received-ns` and `x-mock-started-ns`, when it sent both.
-fn mock_times(headers: &HeaderMap) -> Option<MockTimes> {
-    let value = |name| headers.get(name)?.to_str().ok()?.trim().parse().ok();
-    Some(MockTimes {
-        received_ns: value(RECEIVED_HEADER)?,
-        started_ns: value(STARTED_HEADER)?,
-    })
+/// A request's place on its connection: in the queue for the stream limit, or its stream.
+/// Dropped before its outcome (the request timed out or was cancelled), it leaves the queue
+/// or resets its stream.
+struct Request<'a> {
+    conn: &'a RefCell<Conn>,
+    ticket: Option<u64>,
+    id: Option<u32>,
+}
+
+impl Drop for Request<'_> {
+    fn drop(&mut self) {
+        if self.ticket.is_some() || self.id.is_some() {
+            self.conn.borrow_mut().forget(&mut self.ticket, self.id);
+        }
+    }
 }

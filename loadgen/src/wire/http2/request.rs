@@ -1,23 +1,49 @@
-//! HTTP/2 requests built once: each request of a template is a clone of its head and its
-//! `x-gatebench-seq` value; its body is the template's, shared, not copied.
+//! HTTP/2 requests encoded once: each request's header block is the template's fields, then its
+//! `x-gatebench-seq`; its body is the template's, shared, not copied.
+//!
+//! Every field is a literal never added to a table (RFC 7541, section 6.2.2), its value not
+//! Huffman-coded: no table state to keep in step with the server, and nothing to encode per
+//! request but the number.
 
 use bytes::Bytes;
 use gatebench_shared::wire::SEQ_HEADER;
 use hyper::header::{
-    HeaderMap, HeaderName, HeaderValue, CONNECTION, CONTENT_LENGTH, CONTENT_TYPE, HOST, TE,
-    TRANSFER_ENCODING,
+    HeaderName, HeaderValue, CONNECTION, CONTENT_LENGTH, CONTENT_TYPE, HOST, TE, TRANSFER_ENCODING,
 };
-use hyper::{Method, Request, Uri};
 
 use crate::model::target::Target;
+use crate::wire::http2::hpack::{put_literal, put_string};
 use crate::wire::target::RequestSpec;
+
+/// The static table's entries a request names (RFC 7541, Appendix A).
+const METHOD_POST: u8 = 0x80 | 3;
+const SCHEME_HTTP: u8 = 0x80 | 6;
+const SCHEME_HTTPS: u8 = 0x80 | 7;
+const AUTHORITY: usize = 1;
+const PATH: usize = 4;
+const CONTENT_LENGTH_INDEX: usize = 28;
+const CONTENT_TYPE_INDEX: usize = 31;
 
 /// The parts of a run's HTTP/2 requests.
 #[derive(Debug, Clone)]
 pub struct RequestTemplate {
-    uri: Uri,
-    headers: HeaderMap,
+    /// Every field but the request's number.
+    fields: Vec<u8>,
+    /// The number's field up to its value: never indexed, its literal name.
+    seq_field: Vec<u8>,
     body: Bytes,
+}
+
+/// One request's number as a string literal.
+pub(crate) struct Seq {
+    octets: [u8; 21],
+    len: usize,
+}
+
+impl Seq {
+    pub(crate) fn as_bytes(&self) -> &[u8] {
+        &self.octets[..self.len]
+    }
 }
 
 impl RequestTemplate {
@@ -26,23 +52,29 @@ impl RequestTemplate {
     /// user's headers but those HTTP/2 forbids (RFC 9113, section 8.2.2), and the body's
     /// length.
     pub fn post_to(target: &Target, path: &str, spec: &RequestSpec) -> RequestTemplate {
-        let scheme = if target.tls { "https" } else { "http" };
         let authority = spec
             .headers
             .iter()
             .find(|(n, _)| n == HOST)
             .and_then(|(_, v)| v.to_str().ok())
             .unwrap_or(&target.authority);
-        let uri = Uri::builder()
-            .scheme(scheme)
-            .authority(authority)
-            .path_and_query(path)
-            .build()
-            // A target's authority and path were checked when it was parsed.
-            .unwrap_or_else(|_| Uri::from_static("/"));
-        let mut headers = HeaderMap::with_capacity(spec.headers.len() + 3);
+        let mut fields = vec![
+            METHOD_POST,
+            if target.tls {
+                SCHEME_HTTPS
+            } else {
+                SCHEME_HTTP
+            },
+        ];
+        put_literal(&mut fields, Some(AUTHORITY), b"", authority.as_bytes());
+        put_literal(&mut fields, Some(PATH), b"", path.as_bytes());
         if !spec.headers.iter().any(|(n, _)| n == CONTENT_TYPE) {
-            headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+            put_literal(
+                &mut fields,
+                Some(CONTENT_TYPE_INDEX),
+                b"",
+                b"application/json",
+            );
         }
         // Headers the user's `Connection` names are that hop's only, as the header itself is.
         let listed: Vec<String> = spec
@@ -61,29 +93,55 @@ impl RequestTemplate {
             {
                 continue;
             }
-            headers.append(name.clone(), value.clone());
+            let index = (name == CONTENT_TYPE).then_some(CONTENT_TYPE_INDEX);
+            put_literal(
+                &mut fields,
+                index,
+                name.as_str().as_bytes(),
+                value.as_bytes(),
+            );
         }
-        headers.insert(CONTENT_LENGTH, HeaderValue::from(spec.body.len()));
+        let length = spec.body.len().to_string();
+        put_literal(
+            &mut fields,
+            Some(CONTENT_LENGTH_INDEX),
+            b"",
+            length.as_bytes(),
+        );
+        let mut seq_field = vec![0x10];
+        put_string(&mut seq_field, SEQ_HEADER.as_bytes());
         RequestTemplate {
-            uri,
-            headers,
+            fields,
+            seq_field,
             body: spec.body.clone(),
         }
     }
 
-    /// The head of request `seq`. Its number is sent as never indexed: a value each request
-    /// changes would only churn both sides' HPACK tables.
-    pub fn request(&self, seq: u64) -> Request<()> {
-        let mut request = Request::new(());
-        *request.method_mut() = Method::POST;
-        *request.uri_mut() = self.uri.clone();
-        *request.headers_mut() = self.headers.clone();
-        let mut seq = HeaderValue::from(seq);
-        seq.set_sensitive(true);
-        request
-            .headers_mut()
-            .insert(HeaderName::from_static(SEQ_HEADER), seq);
-        request
+    /// The header block of request `seq`, in parts: its number is sent never indexed, as a
+    /// value each request changes would only churn a table.
+    pub(crate) fn block(&self, seq: u64) -> ([&[u8]; 2], Seq) {
+        let mut digits = [0u8; 20];
+        let mut at = digits.len();
+        let mut n = seq;
+        loop {
+            at -= 1;
+            digits[at] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        let digits = &digits[at..];
+        let mut octets = [0u8; 21];
+        octets[0] = digits.len() as u8;
+        octets[1..=digits.len()].copy_from_slice(digits);
+        (
+            [&self.fields, &self.seq_field],
+            Seq {
+                octets,
+                len: digits.len() + 1,
+            },
+        )
     }
 
     /// The body every request sends.
@@ -98,71 +156,4 @@ fn is_connection_specific(name: &HeaderName, value: &HeaderValue) -> bool {
         || name == TRANSFER_ENCODING
         || (name == TE && value != "trailers")
         || matches!(name.as_str(), "keep-alive" | "proxy-connection" | "upgrade")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn spec(headers: &[(&'static str, &'static str)]) -> RequestSpec {
-        RequestSpec {
-            scenario: "chat".into(),
-            stream: false,
-            body: Bytes::from_static(b"{\"a\":1}"),
-            max_tokens: None,
-            headers: headers
-                .iter()
-                .map(|(n, v)| (HeaderName::from_static(n), HeaderValue::from_static(v)))
-                .collect(),
-        }
-    }
-
-    #[test]
-    fn requests_carry_the_authority_the_headers_and_their_number() {
-        let target =
-            crate::wire::target::parse_target("https://localhost:8443/v1/chat/completions")
-                .expect("loopback target");
-        let template = RequestTemplate::post_to(
-            &target,
-            "/v1/messages",
-            &spec(&[
-                ("authorization", "Bearer k"),
-                ("connection", "keep-alive, x-hop"),
-                ("x-hop", "1"),
-                ("te", "gzip"),
-                ("content-length", "999"),
-            ]),
-        );
-        let request = template.request(42);
-        assert_eq!(request.method(), Method::POST);
-        assert_eq!(
-            request.uri().to_string(),
-            "https://localhost:8443/v1/messages"
-        );
-        let headers = request.headers();
-        assert_eq!(headers[SEQ_HEADER], "42");
-        assert_eq!(headers[CONTENT_TYPE], "application/json");
-        assert_eq!(headers["authorization"], "Bearer k");
-        assert!(!headers.contains_key(CONNECTION));
-        assert!(!headers.contains_key("x-hop"), "named by Connection");
-        assert!(!headers.contains_key(TE), "te other than trailers");
-        assert_eq!(headers[CONTENT_LENGTH], "7", "the body's, not the user's");
-        assert!(headers[SEQ_HEADER].is_sensitive());
-        assert_eq!(template.body().as_ref(), b"{\"a\":1}");
-        assert_eq!(template.request(7).headers()[SEQ_HEADER], "7");
-    }
-
-    #[test]
-    fn the_users_host_becomes_the_authority() {
-        let target = crate::wire::target::parse_target("http://127.0.0.1:9/v1/chat/completions")
-            .expect("loopback target");
-        let template =
-            RequestTemplate::post_to(&target, &target.path, &spec(&[("host", "api.openai.com")]));
-        let request = template.request(0);
-        assert_eq!(
-            request.uri().authority().map(|a| a.as_str()),
-            Some("api.openai.com")
-        );
-        assert!(!request.headers().contains_key(HOST));
-    }
 }

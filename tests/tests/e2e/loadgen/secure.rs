@@ -122,7 +122,7 @@ fn http2_over_tls_is_chosen_by_alpn_and_streams_are_timed() {
     let r = &result.runs[0];
     assert_eq!(r.ok, 200, "{:?} {:?}", r.errors, r.validity.reasons);
     assert_eq!(r.connect.protocol, "HTTP/2");
-    assert_eq!(r.connect.body_timed_at, "frame_delivered");
+    assert_eq!(r.connect.body_timed_at, "socket_read");
     assert_eq!(r.connections_opened, 2);
     // Every stream's events: 16 tokens each, their gaps and the time to the first.
     assert_eq!(r.metrics["output_tokens"].p50, 16);

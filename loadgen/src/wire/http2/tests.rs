@@ -1,0 +1,630 @@
+//! The HTTP/2 client against a server nobody here wrote (the `h2` crate's, over an in-memory
+//! pipe), and against frames written by hand for what that server never sends.
+
+use std::cell::{Cell, RefCell};
+use std::future::{poll_fn, Future};
+use std::rc::Rc;
+use std::task::{Context, Poll, Waker};
+
+use bytes::Bytes;
+use gatebench_shared::clock::{RECEIVED_HEADER, STARTED_HEADER};
+use gatebench_shared::wire::SEQ_HEADER;
+use h2::server::SendResponse;
+use h2::RecvStream;
+use hyper::header::{HeaderName, HeaderValue};
+use hyper::{HeaderMap, Request, Response};
+use tokio::io::DuplexStream;
+
+use super::connection::{Conn, ConnError};
+use super::driver::drive;
+use super::exchange::exchange_on;
+use super::frame::{self, code, flag, kind};
+use super::hpack::put_literal;
+use super::RequestTemplate;
+use crate::wire::clock::RunClock;
+use crate::wire::exchange::Slot;
+use crate::wire::outcome::{ErrorKind, Exchange};
+use crate::wire::target::{parse_target, RequestSpec};
+
+const ANSWER: &str = r#"{"id":"chatcmpl-1","object":"chat.completion","created":1767225600,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"Hi."},"finish_reason":"stop"}],"usage":{"prompt_tokens":9,"completion_tokens":2,"total_tokens":11}}"#;
+
+fn run<F: Future>(work: F) -> F::Output {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    tokio::task::LocalSet::new().block_on(&rt, work)
+}
+
+fn spec(body: Bytes) -> RequestSpec {
+    RequestSpec {
+        scenario: "chat".into(),
+        stream: false,
+        body,
+        max_tokens: None,
+        headers: vec![(
+            HeaderName::from_static("authorization"),
+            HeaderValue::from_static("Bearer k"),
+        )],
+    }
+}
+
+/// A client connection to a server that hands each request to `handle`, on its own task.
+async fn connect<H, F>(builder: h2::server::Builder, handle: H) -> Rc<RefCell<Conn>>
+where
+    H: Fn(Request<RecvStream>, SendResponse<Bytes>) -> F + 'static,
+    F: Future<Output = ()> + 'static,
+{
+    let (client, server) = tokio::io::duplex(1 << 20);
+    tokio::task::spawn_local(serve(builder, server, handle));
+    let conn = Rc::new(RefCell::new(Conn::new()));
+    tokio::task::spawn_local(drive(conn.clone(), client));
+    poll_fn(|cx| conn.borrow_mut().poll_settled(cx))
+        .await
+        .expect("the server's SETTINGS");
+    conn
+}
+
+async fn serve<H, F>(builder: h2::server::Builder, io: DuplexStream, handle: H)
+where
+    H: Fn(Request<RecvStream>, SendResponse<Bytes>) -> F + 'static,
+    F: Future<Output = ()> + 'static,
+{
+    let mut server = builder.handshake::<_, Bytes>(io).await.expect("handshake");
+    while let Some(Ok((request, respond))) = server.accept().await {
+        tokio::task::spawn_local(handle(request, respond));
+    }
+}
+
+/// Request `seq` of `template` on `conn`.
+async fn send(
+    conn: &RefCell<Conn>,
+    template: &RequestTemplate,
+    spec: &RequestSpec,
+    seq: u64,
+) -> Result<Exchange, ErrorKind> {
+    let clock = RunClock::starting_in(std::time::Duration::ZERO);
+    let slot = Slot {
+        index: seq,
+        due_ns: 0,
+        dispatched_ns: 0,
+        keep_answer: false,
+    };
+    exchange_on(conn, template, spec, &clock, slot, 0).await
+}
+
+fn template_for(spec: &RequestSpec) -> RequestTemplate {
+    let target = parse_target("https://localhost:8443/v1/chat/completions").expect("target");
+    RequestTemplate::post_to(&target, "/v1/chat/completions", spec)
+}
+
+/// Reads a request's whole body, giving its bytes back to the window.
+async fn body_of(request: Request<RecvStream>) -> (hyper::http::request::Parts, Vec<u8>) {
+    let (parts, mut body) = request.into_parts();
+    let mut all = Vec::new();
+    while let Some(chunk) = body.data().await {
+        let chunk = chunk.expect("body");
+        let _ = body.flow_control().release_capacity(chunk.len());
+        all.extend_from_slice(&chunk);
+    }
+    (parts, all)
+}
+
+fn ok_head() -> Response<()> {
+    Response::builder()
+        .status(200)
+        .header("content-type", "application/json")
+        .header(RECEIVED_HEADER, "1000")
+        .header(STARTED_HEADER, "2000")
+        .body(())
+        .expect("response")
+}
+
+#[test]
+fn streams_carry_the_head_and_body_the_server_reads() {
+    run(async {
+        let seen = Rc::new(RefCell::new(Vec::new()));
+        let log = seen.clone();
+        let conn = connect(h2::server::Builder::new(), move |request, mut respond| {
+            let log = log.clone();
+            async move {
+                let (parts, body) = body_of(request).await;
+                assert_eq!(parts.method, "POST");
+                assert_eq!(
+                    parts.uri.to_string(),
+                    "https://localhost:8443/v1/chat/completions"
+                );
+                let h = &parts.headers;
+                assert_eq!(h["content-type"], "application/json");
+                assert_eq!(h["authorization"], "Bearer k");
+                assert_eq!(h["content-length"], "7");
+                assert_eq!(body, b"{\"a\":1}");
+                log.borrow_mut()
+                    .push(h[SEQ_HEADER].to_str().expect("seq").to_owned());
+                let mut sending = respond.send_response(ok_head(), false).expect("head");
+                let (a, b) = ANSWER.split_at(40);
+                sending
+                    .send_data(Bytes::from_static(a.as_bytes()), false)
+                    .expect("data");
+                sending
+                    .send_data(Bytes::from_static(b.as_bytes()), true)
+                    .expect("data");
+            }
+        })
+        .await;
+        let spec = spec(Bytes::from_static(b"{\"a\":1}"));
+        let template = template_for(&spec);
+        let requests: Vec<_> = (0..40u64)
+            .map(|seq| {
+                let (conn, template, spec) = (conn.clone(), template.clone(), spec.clone());
+                tokio::task::spawn_local(async move { send(&conn, &template, &spec, seq).await })
+            })
+            .collect();
+        for request in requests {
+            let x = request.await.expect("task").expect("answered");
+            let times = x.mock_times.expect("the mock's times");
+            assert_eq!((times.received_ns, times.started_ns), (1000, 2000));
+            assert!(x.first_byte_ns.is_some());
+        }
+        let mut seen = seen.borrow().clone();
+        seen.sort_by_key(|s| s.parse::<u64>().expect("number"));
+        assert_eq!(seen, (0..40).map(|n| n.to_string()).collect::<Vec<_>>());
+    });
+}
+
+#[test]
+fn headers_http2_forbids_are_left_out_and_host_names_the_authority() {
+    run(async {
+        let conn = connect(
+            h2::server::Builder::new(),
+            |request, mut respond| async move {
+                let (parts, _) = body_of(request).await;
+                assert_eq!(
+                    parts.uri.authority().map(|a| a.as_str()),
+                    Some("api.openai.com")
+                );
+                let h = &parts.headers;
+                for gone in ["connection", "x-hop", "te", "host"] {
+                    assert!(!h.contains_key(gone), "{gone}");
+                }
+                assert_eq!(h["content-length"], "2", "the body's, not the user's");
+                let types: Vec<_> = h.get_all("content-type").iter().collect();
+                assert_eq!(types, ["text/plain"], "the user's, alone");
+                let mut sending = respond.send_response(ok_head(), false).expect("head");
+                sending
+                    .send_data(Bytes::from_static(ANSWER.as_bytes()), true)
+                    .expect("data");
+            },
+        )
+        .await;
+        let mut spec = spec(Bytes::from_static(b"{}"));
+        for (name, value) in [
+            ("connection", "keep-alive, x-hop"),
+            ("x-hop", "1"),
+            ("te", "gzip"),
+            ("content-length", "999"),
+            ("host", "api.openai.com"),
+            ("content-type", "text/plain"),
+        ] {
+            spec.headers.push((
+                HeaderName::from_static(name),
+                HeaderValue::from_static(value),
+            ));
+        }
+        let template = template_for(&spec);
+        assert!(send(&conn, &template, &spec, 0).await.is_ok());
+    });
+}
+
+#[test]
+fn the_servers_stream_limit_is_kept() {
+    run(async {
+        let (open, most) = (Rc::new(Cell::new(0)), Rc::new(Cell::new(0)));
+        let (o, m) = (open.clone(), most.clone());
+        let mut builder = h2::server::Builder::new();
+        builder.max_concurrent_streams(3);
+        let conn = connect(builder, move |request, mut respond| {
+            let (open, most) = (o.clone(), m.clone());
+            async move {
+                open.set(open.get() + 1);
+                most.set(most.get().max(open.get()));
+                let _ = body_of(request).await;
+                for _ in 0..20 {
+                    tokio::task::yield_now().await;
+                }
+                open.set(open.get() - 1);
+                let mut sending = respond.send_response(ok_head(), false).expect("head");
+                sending
+                    .send_data(Bytes::from_static(ANSWER.as_bytes()), true)
+                    .expect("data");
+            }
+        })
+        .await;
+        let spec = spec(Bytes::new());
+        let template = template_for(&spec);
+        let requests: Vec<_> = (0..30u64)
+            .map(|seq| {
+                let (conn, template, spec) = (conn.clone(), template.clone(), spec.clone());
+                tokio::task::spawn_local(async move { send(&conn, &template, &spec, seq).await })
+            })
+            .collect();
+        for request in requests {
+            request.await.expect("task").expect("answered");
+        }
+        assert_eq!(most.get(), 3, "streams open at once on the server");
+    });
+}
+
+#[test]
+fn bodies_longer_than_the_windows_go_both_ways() {
+    run(async {
+        let long_answer = ANSWER.replace("Hi.", &"x".repeat(3 << 20));
+        let answer = Bytes::from(long_answer.clone());
+        let conn = connect(h2::server::Builder::new(), move |request, mut respond| {
+            let answer = answer.clone();
+            async move {
+                let (_, body) = body_of(request).await;
+                assert_eq!(body.len(), 300_000);
+                let mut sending = respond.send_response(ok_head(), false).expect("head");
+                let mut rest = answer;
+                // Sent as the client's windows allow.
+                while !rest.is_empty() {
+                    sending.reserve_capacity(rest.len());
+                    let room = poll_fn(|cx| sending.poll_capacity(cx))
+                        .await
+                        .expect("capacity")
+                        .expect("window");
+                    let chunk = rest.split_to(room.min(rest.len()));
+                    sending.send_data(chunk, rest.is_empty()).expect("data");
+                }
+            }
+        })
+        .await;
+        let spec = spec(Bytes::from(vec![b'a'; 300_000]));
+        let template = template_for(&spec);
+        let x = send(&conn, &template, &spec, 0).await.expect("answered");
+        assert!(x.first_byte_ns.is_some());
+        // The connection goes on.
+        let again = send(&conn, &template, &spec, 1).await;
+        assert!(again.is_ok());
+    });
+}
+
+#[test]
+fn resets_statuses_and_trailers_reach_their_request() {
+    run(async {
+        let conn = connect(
+            h2::server::Builder::new(),
+            |request, mut respond| async move {
+                let seq: u64 = request.headers()[SEQ_HEADER]
+                    .to_str()
+                    .expect("seq")
+                    .parse()
+                    .expect("number");
+                let _ = body_of(request).await;
+                match seq {
+                    0 => respond.send_reset(h2::Reason::INTERNAL_ERROR),
+                    1 => {
+                        let head = Response::builder().status(503).body(()).expect("head");
+                        respond.send_response(head, true).expect("head");
+                    }
+                    _ => {
+                        let mut sending = respond.send_response(ok_head(), false).expect("head");
+                        sending
+                            .send_data(Bytes::from_static(ANSWER.as_bytes()), false)
+                            .expect("data");
+                        let mut trailers = HeaderMap::new();
+                        trailers.insert("x-done", HeaderValue::from_static("1"));
+                        sending.send_trailers(trailers).expect("trailers");
+                    }
+                }
+            },
+        )
+        .await;
+        let spec = spec(Bytes::from_static(b"{}"));
+        let template = template_for(&spec);
+        assert_eq!(
+            send(&conn, &template, &spec, 0).await.err(),
+            Some(ErrorKind::Reset)
+        );
+        assert_eq!(
+            send(&conn, &template, &spec, 1).await.err(),
+            Some(ErrorKind::Status(503))
+        );
+        assert!(send(&conn, &template, &spec, 2).await.is_ok());
+    });
+}
+
+#[test]
+fn a_request_given_up_resets_its_stream_and_the_connection_goes_on() {
+    run(async {
+        let reasons = Rc::new(RefCell::new(Vec::new()));
+        let log = reasons.clone();
+        let conn = connect(h2::server::Builder::new(), move |request, mut respond| {
+            let log = log.clone();
+            async move {
+                let first = request.headers()[SEQ_HEADER] == "0";
+                let _ = body_of(request).await;
+                if first {
+                    // Never answered: it waits for the client's reset.
+                    let reason = poll_fn(|cx| respond.poll_reset(cx)).await.expect("reset");
+                    log.borrow_mut().push(reason);
+                    return;
+                }
+                let mut sending = respond.send_response(ok_head(), false).expect("head");
+                sending
+                    .send_data(Bytes::from_static(ANSWER.as_bytes()), true)
+                    .expect("data");
+            }
+        })
+        .await;
+        let spec = spec(Bytes::from_static(b"{}"));
+        let template = template_for(&spec);
+        let given_up = {
+            let (conn, template, spec) = (conn.clone(), template.clone(), spec.clone());
+            tokio::task::spawn_local(async move { send(&conn, &template, &spec, 0).await })
+        };
+        // Once its stream is open, the request is dropped (as a timeout drops it).
+        while conn.borrow().active_streams() == 0 {
+            tokio::task::yield_now().await;
+        }
+        given_up.abort();
+        assert!(given_up.await.is_err(), "aborted");
+        assert!(send(&conn, &template, &spec, 1).await.is_ok());
+        while reasons.borrow().is_empty() {
+            tokio::task::yield_now().await;
+        }
+        assert_eq!(*reasons.borrow(), [h2::Reason::CANCEL]);
+        assert_eq!(conn.borrow().active_streams(), 0);
+    });
+}
+
+#[test]
+fn a_goaway_answers_the_open_streams_and_opens_no_more() {
+    run(async {
+        let (client, io) = tokio::io::duplex(1 << 20);
+        tokio::task::spawn_local(async move {
+            let mut server = h2::server::handshake(io).await.expect("handshake");
+            let (request, mut respond) = server.accept().await.expect("a request").expect("ok");
+            server.graceful_shutdown();
+            tokio::task::spawn_local(async move {
+                let _ = body_of(request).await;
+                let mut sending = respond.send_response(ok_head(), false).expect("head");
+                sending
+                    .send_data(Bytes::from_static(ANSWER.as_bytes()), true)
+                    .expect("data");
+            });
+            while server.accept().await.is_some() {}
+        });
+        let conn = Rc::new(RefCell::new(Conn::new()));
+        tokio::task::spawn_local(drive(conn.clone(), client));
+        let spec = spec(Bytes::from_static(b"{}"));
+        let template = template_for(&spec);
+        assert!(send(&conn, &template, &spec, 0).await.is_ok());
+        while conn.borrow().accepts_streams() {
+            tokio::task::yield_now().await;
+        }
+        assert_eq!(
+            send(&conn, &template, &spec, 1).await.err(),
+            Some(ErrorKind::Reset)
+        );
+    });
+}
+
+// Frames by hand: what the h2 server never sends.
+
+/// A connection past its SETTINGS, with one stream open (id 1) for an empty-bodied request.
+fn open_stream() -> (Conn, u32) {
+    let mut conn = Conn::new();
+    let mut settings = Vec::new();
+    frame::put_settings(
+        &mut settings,
+        &[(frame::setting::MAX_CONCURRENT_STREAMS, 10)],
+    );
+    assert_eq!(conn.receive(&settings, 0), Ok(settings.len()));
+    let mut cx = Context::from_waker(Waker::noop());
+    let open = conn.poll_open(
+        &mut cx,
+        &mut None,
+        &[&[0x83, 0x87, 0x84]],
+        &Bytes::new(),
+        &mut Some(Exchange::default()),
+        false,
+        0,
+    );
+    let Poll::Ready(Ok(id)) = open else {
+        panic!("the stream opens")
+    };
+    conn.out.clear();
+    (conn, id)
+}
+
+fn outcome(conn: &mut Conn, id: u32) -> Option<Result<Exchange, ErrorKind>> {
+    let mut cx = Context::from_waker(Waker::noop());
+    match conn.poll_outcome(&mut cx, id) {
+        Poll::Ready(outcome) => Some(outcome),
+        Poll::Pending => None,
+    }
+}
+
+/// The frames in `out`: kind, flags, stream and payload.
+fn frames(out: &[u8]) -> Vec<(u8, u8, u32, Vec<u8>)> {
+    let mut at = 0;
+    let mut all = Vec::new();
+    while let Some(h) = frame::Header::parse(&out[at..]) {
+        let payload = out[at + frame::HEADER_LEN..at + frame::HEADER_LEN + h.len].to_vec();
+        all.push((h.kind, h.flags, h.stream, payload));
+        at += frame::HEADER_LEN + h.len;
+    }
+    all
+}
+
+fn head_block(status: &[u8], length: Option<&[u8]>) -> Vec<u8> {
+    let mut block = Vec::new();
+    put_literal(&mut block, Some(8), b"", status);
+    if let Some(length) = length {
+        put_literal(&mut block, Some(28), b"", length);
+    }
+    block
+}
+
+#[test]
+fn padded_continued_and_informational_frames_are_read() {
+    let (mut conn, id) = open_stream();
+    let mut input = Vec::new();
+    // A 103 first, then the head padded, with a priority, continued.
+    let early = head_block(b"103", None);
+    frame::put_header(
+        &mut input,
+        early.len(),
+        kind::HEADERS,
+        flag::END_HEADERS,
+        id,
+    );
+    input.extend_from_slice(&early);
+    let block = head_block(b"200", Some(ANSWER.len().to_string().as_bytes()));
+    let (a, b) = block.split_at(3);
+    let padded_len = 1 + 5 + a.len() + 4;
+    frame::put_header(
+        &mut input,
+        padded_len,
+        kind::HEADERS,
+        flag::PADDED | flag::PRIORITY,
+        id,
+    );
+    input.push(4);
+    input.extend_from_slice(&[0, 0, 0, 0, 16]);
+    input.extend_from_slice(a);
+    input.extend_from_slice(&[0; 4]);
+    frame::put_header(
+        &mut input,
+        b.len(),
+        kind::CONTINUATION,
+        flag::END_HEADERS,
+        id,
+    );
+    input.extend_from_slice(b);
+    // A PING between, and the body in a padded frame and an empty last one.
+    frame::put_header(&mut input, 8, kind::PING, 0, 0);
+    input.extend_from_slice(b"12345678");
+    frame::put_header(&mut input, ANSWER.len() + 3, kind::DATA, flag::PADDED, id);
+    input.push(2);
+    input.extend_from_slice(ANSWER.as_bytes());
+    input.extend_from_slice(&[0, 0]);
+    // Half a frame is left for the next read.
+    frame::put_data(&mut input, id, b"", true);
+    let whole = input.len();
+    input.extend_from_slice(&[0, 0]);
+    assert_eq!(conn.receive(&input, 5_000), Ok(whole));
+    let x = outcome(&mut conn, id).expect("ended").expect("answered");
+    assert_eq!((x.first_byte_ns, x.done_ns), (Some(5_000), 5_000));
+    let written = frames(&conn.out);
+    assert_eq!(written, [(kind::PING, flag::ACK, 0, b"12345678".to_vec())]);
+}
+
+#[test]
+fn a_body_unlike_its_length_or_before_its_head_fails_its_stream() {
+    let (mut conn, id) = open_stream();
+    let mut input = Vec::new();
+    let block = head_block(b"200", Some(b"999"));
+    frame::put_header(
+        &mut input,
+        block.len(),
+        kind::HEADERS,
+        flag::END_HEADERS,
+        id,
+    );
+    input.extend_from_slice(&block);
+    frame::put_data(&mut input, id, ANSWER.as_bytes(), true);
+    assert_eq!(conn.receive(&input, 0), Ok(input.len()));
+    assert_eq!(
+        outcome(&mut conn, id).and_then(Result::err),
+        Some(ErrorKind::Invalid)
+    );
+    let rst = (
+        kind::RST_STREAM,
+        0,
+        id,
+        code::PROTOCOL_ERROR.to_be_bytes().to_vec(),
+    );
+    assert_eq!(frames(&conn.out), [rst]);
+
+    let (mut conn, id) = open_stream();
+    let mut input = Vec::new();
+    frame::put_data(&mut input, id, b"early", false);
+    assert_eq!(conn.receive(&input, 0), Ok(input.len()));
+    assert_eq!(
+        outcome(&mut conn, id).and_then(Result::err),
+        Some(ErrorKind::Invalid)
+    );
+    assert_eq!(conn.active_streams(), 0);
+}
+
+#[test]
+fn frames_that_break_the_protocol_end_the_connection() {
+    let broken = |input: &[u8]| {
+        let (mut conn, _) = open_stream();
+        conn.receive(input, 0).err()
+    };
+    let invalid = |code| {
+        Some(ConnError {
+            code,
+            kind: ErrorKind::Invalid,
+        })
+    };
+    let mut push = Vec::new();
+    frame::put_header(&mut push, 4, kind::PUSH_PROMISE, flag::END_HEADERS, 1);
+    push.extend_from_slice(&[0, 0, 0, 2]);
+    assert_eq!(broken(&push), invalid(code::PROTOCOL_ERROR));
+    let mut huge = Vec::new();
+    frame::put_header(&mut huge, frame::DEFAULT_MAX_FRAME + 1, kind::DATA, 0, 1);
+    assert_eq!(broken(&huge), invalid(code::FRAME_SIZE_ERROR));
+    let mut dynamic = Vec::new();
+    frame::put_header(&mut dynamic, 1, kind::HEADERS, flag::END_HEADERS, 1);
+    dynamic.push(0x80 | 62);
+    assert_eq!(broken(&dynamic), invalid(code::COMPRESSION_ERROR));
+    let mut interleaved = Vec::new();
+    frame::put_header(&mut interleaved, 1, kind::HEADERS, 0, 1);
+    interleaved.push(0x88);
+    frame::put_header(&mut interleaved, 8, kind::PING, 0, 0);
+    interleaved.extend_from_slice(&[0; 8]);
+    assert_eq!(broken(&interleaved), invalid(code::PROTOCOL_ERROR));
+
+    // The connection's end fails its streams and writes a GOAWAY with the code.
+    let (mut conn, id) = open_stream();
+    conn.fail(ConnError {
+        code: code::PROTOCOL_ERROR,
+        kind: ErrorKind::Invalid,
+    });
+    assert_eq!(
+        outcome(&mut conn, id).and_then(Result::err),
+        Some(ErrorKind::Invalid)
+    );
+    assert_eq!(frames(&conn.out)[0].0, kind::GOAWAY);
+    assert!(!conn.accepts_streams());
+}
+
+#[test]
+fn the_preface_sets_the_windows_and_an_empty_table() {
+    let conn = Conn::new();
+    assert!(conn.out.starts_with(frame::PREFACE));
+    let written = frames(&conn.out[frame::PREFACE.len()..]);
+    assert_eq!(written.len(), 2);
+    let (k, _, _, settings) = &written[0];
+    assert_eq!(*k, kind::SETTINGS);
+    let pairs: Vec<(u16, u32)> = settings
+        .chunks(6)
+        .map(|p| {
+            (
+                u16::from_be_bytes([p[0], p[1]]),
+                u32::from_be_bytes([p[2], p[3], p[4], p[5]]),
+            )
+        })
+        .collect();
+    assert!(pairs.contains(&(frame::setting::HEADER_TABLE_SIZE, 0)));
+    assert!(pairs.contains(&(frame::setting::ENABLE_PUSH, 0)));
+    let (k, _, stream, increment) = &written[1];
+    assert_eq!((*k, *stream), (kind::WINDOW_UPDATE, 0));
+    let increment = u32::from_be_bytes(increment[..4].try_into().expect("4 octets"));
+    assert_eq!(increment + 65_535, super::connection::CONNECTION_WINDOW);
+}
