@@ -62,14 +62,10 @@ where
                 Poll::Pending => {}
             }
         }
+        // After a protocol error the GOAWAY got what one write could give it: a server that
+        // reads nothing more holds up nothing.
         if closing {
-            if flushed && written == output.len() {
-                return Poll::Ready(());
-            }
-            if !progress {
-                return Poll::Pending;
-            }
-            continue;
+            return Poll::Ready(());
         }
         if end == input.len() || (start > 0 && input.len() - end < frame::DEFAULT_MAX_FRAME) {
             input.copy_within(start..end, 0);

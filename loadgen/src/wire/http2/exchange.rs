@@ -5,14 +5,19 @@ use std::future::poll_fn;
 
 use crate::wire::clock::RunClock;
 use crate::wire::exchange::Slot;
-use crate::wire::http2::connection::Conn;
+use crate::wire::http2::connection::{Conn, Failed};
 use crate::wire::http2::{Http2Pool, RequestTemplate};
 use crate::wire::outcome::{ErrorKind, Exchange};
 use crate::wire::target::RequestSpec;
 
+/// Most connections one request is tried on when the server processed it on none (each told
+/// to go away before it read the request).
+const MOST_TRIES: usize = 4;
+
 /// Sends the request of `slot` as a new stream and waits for its whole response, which the
-/// connection's task reads. The caller bounds it with the request timeout; dropping it resets
-/// the stream, not the connection.
+/// connection's task reads. A request the server did not process (a GOAWAY came first) is
+/// sent again on the next connection; its response time runs from the first try. The caller
+/// bounds it with the request timeout; dropping it resets the stream, not the connection.
 pub async fn exchange(
     pool: &Http2Pool,
     template: &RequestTemplate,
@@ -20,25 +25,47 @@ pub async fn exchange(
     clock: &RunClock,
     slot: Slot,
 ) -> Result<Exchange, ErrorKind> {
-    let (conn, target_wait_ns) = pool.acquire().await?;
-    exchange_on(&conn, template, spec, clock, slot, target_wait_ns).await
+    let mut target_wait_ns = 0;
+    let mut sent_ns = None;
+    for _ in 0..MOST_TRIES {
+        let (conn, waited) = pool.acquire().await?;
+        target_wait_ns += waited;
+        let sent_ns = *sent_ns.get_or_insert_with(|| clock.now_ns());
+        let at = Sent {
+            sent_ns,
+            target_wait_ns,
+        };
+        match exchange_on(&conn, template, spec, clock, slot, at).await {
+            Ok(x) => return Ok(x),
+            Err(Failed::Kind(kind)) => return Err(kind),
+            Err(Failed::Unprocessed) => {}
+        }
+    }
+    Err(ErrorKind::Reset)
 }
 
-/// [`exchange`] on connection `conn`, which took `target_wait_ns` to get.
+/// When a request was first sent (ns on the run's clock), and how long getting its
+/// connections took.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Sent {
+    pub sent_ns: u64,
+    pub target_wait_ns: u64,
+}
+
+/// One try of [`exchange`] on connection `conn`.
 pub(crate) async fn exchange_on(
     conn: &RefCell<Conn>,
     template: &RequestTemplate,
     spec: &RequestSpec,
     clock: &RunClock,
     slot: Slot,
-    target_wait_ns: u64,
-) -> Result<Exchange, ErrorKind> {
-    let sent_ns = clock.now_ns();
+    at: Sent,
+) -> Result<Exchange, Failed> {
     let mut pending = Some(Exchange {
         due_ns: slot.due_ns,
         dispatched_ns: slot.dispatched_ns,
-        sent_ns,
-        target_wait_ns,
+        sent_ns: at.sent_ns,
+        target_wait_ns: at.target_wait_ns,
         stream: spec.stream,
         ..Exchange::default()
     });

@@ -117,7 +117,8 @@ impl Http2Pool {
             let mut slots = self.slots.borrow_mut();
             match slots[i].get() {
                 Some(Ok(connection)) => {
-                    if connection.conn.borrow().accepts_streams() {
+                    if connection.conn.borrow().accepts_streams() && !connection.task.is_finished()
+                    {
                         self.reused.set(self.reused.get() + 1);
                         return Ok((connection.conn.clone(), 0));
                     }

@@ -15,9 +15,9 @@ use hyper::header::{HeaderName, HeaderValue};
 use hyper::{HeaderMap, Request, Response};
 use tokio::io::DuplexStream;
 
-use super::connection::{Conn, ConnError};
+use super::connection::{Conn, ConnError, Failed};
 use super::driver::drive;
-use super::exchange::exchange_on;
+use super::exchange::{exchange_on, Sent};
 use super::frame::{self, code, flag, kind};
 use super::hpack::put_literal;
 use super::RequestTemplate;
@@ -55,7 +55,20 @@ where
     H: Fn(Request<RecvStream>, SendResponse<Bytes>) -> F + 'static,
     F: Future<Output = ()> + 'static,
 {
-    let (client, server) = tokio::io::duplex(1 << 20);
+    connect_through(1 << 20, builder, handle).await
+}
+
+/// [`connect`] through a pipe that holds `room` octets each way.
+async fn connect_through<H, F>(
+    room: usize,
+    builder: h2::server::Builder,
+    handle: H,
+) -> Rc<RefCell<Conn>>
+where
+    H: Fn(Request<RecvStream>, SendResponse<Bytes>) -> F + 'static,
+    F: Future<Output = ()> + 'static,
+{
+    let (client, server) = tokio::io::duplex(room);
     tokio::task::spawn_local(serve(builder, server, handle));
     let conn = Rc::new(RefCell::new(Conn::new()));
     tokio::task::spawn_local(drive(conn.clone(), client));
@@ -82,7 +95,7 @@ async fn send(
     template: &RequestTemplate,
     spec: &RequestSpec,
     seq: u64,
-) -> Result<Exchange, ErrorKind> {
+) -> Result<Exchange, Failed> {
     let clock = RunClock::starting_in(std::time::Duration::ZERO);
     let slot = Slot {
         index: seq,
@@ -90,7 +103,11 @@ async fn send(
         dispatched_ns: 0,
         keep_answer: false,
     };
-    exchange_on(conn, template, spec, &clock, slot, 0).await
+    let at = Sent {
+        sent_ns: 0,
+        target_wait_ns: 0,
+    };
+    exchange_on(conn, template, spec, &clock, slot, at).await
 }
 
 fn template_for(spec: &RequestSpec) -> RequestTemplate {
@@ -291,6 +308,89 @@ fn bodies_longer_than_the_windows_go_both_ways() {
 }
 
 #[test]
+fn a_body_held_by_its_own_window_lets_the_others_go() {
+    run(async {
+        const N: usize = 4;
+        let done = Rc::new(Cell::new(0));
+        let counted = done.clone();
+        let mut builder = h2::server::Builder::new();
+        // Room on the connection for every body; each stream's window is the default 64 KiB.
+        builder.initial_connection_window_size(4 << 20);
+        let conn = connect(builder, move |request, mut respond| {
+            let done = counted.clone();
+            async move {
+                if request.headers()[SEQ_HEADER] == "0" {
+                    // The first body is read only once every other request is answered.
+                    while done.get() < N - 1 {
+                        tokio::task::yield_now().await;
+                    }
+                }
+                let (_, body) = body_of(request).await;
+                assert_eq!(body.len(), 200_000);
+                let mut sending = respond.send_response(ok_head(), false).expect("head");
+                sending
+                    .send_data(Bytes::from_static(ANSWER.as_bytes()), true)
+                    .expect("data");
+                done.set(done.get() + 1);
+            }
+        })
+        .await;
+        let spec = spec(Bytes::from(vec![b'a'; 200_000]));
+        let template = template_for(&spec);
+        let requests: Vec<_> = (0..N as u64)
+            .map(|seq| {
+                let (conn, template, spec) = (conn.clone(), template.clone(), spec.clone());
+                tokio::task::spawn_local(async move { send(&conn, &template, &spec, seq).await })
+            })
+            .collect();
+        let all = async {
+            for request in requests {
+                request.await.expect("task").expect("answered");
+            }
+        };
+        // Bound only against a hang: it takes milliseconds.
+        tokio::time::timeout(std::time::Duration::from_secs(30), all)
+            .await
+            .expect("every body went");
+    });
+}
+
+#[test]
+fn a_narrow_pipe_splits_frames_across_reads_and_holds_writes() {
+    run(async {
+        let conn = connect_through(
+            64,
+            h2::server::Builder::new(),
+            |request, mut respond| async move {
+                let (_, body) = body_of(request).await;
+                assert_eq!(body.len(), 100_000);
+                let mut sending = respond.send_response(ok_head(), false).expect("head");
+                let (a, b) = ANSWER.split_at(100);
+                sending
+                    .send_data(Bytes::from_static(a.as_bytes()), false)
+                    .expect("data");
+                sending
+                    .send_data(Bytes::from_static(b.as_bytes()), true)
+                    .expect("data");
+            },
+        )
+        .await;
+        let spec = spec(Bytes::from(vec![b'a'; 100_000]));
+        let template = template_for(&spec);
+        let requests: Vec<_> = (0..8u64)
+            .map(|seq| {
+                let (conn, template, spec) = (conn.clone(), template.clone(), spec.clone());
+                tokio::task::spawn_local(async move { send(&conn, &template, &spec, seq).await })
+            })
+            .collect();
+        for request in requests {
+            let x = request.await.expect("task").expect("answered");
+            assert!(x.mock_times.is_some());
+        }
+    });
+}
+
+#[test]
 fn resets_statuses_and_trailers_reach_their_request() {
     run(async {
         let conn = connect(
@@ -325,11 +425,11 @@ fn resets_statuses_and_trailers_reach_their_request() {
         let template = template_for(&spec);
         assert_eq!(
             send(&conn, &template, &spec, 0).await.err(),
-            Some(ErrorKind::Reset)
+            Some(Failed::Kind(ErrorKind::Reset))
         );
         assert_eq!(
             send(&conn, &template, &spec, 1).await.err(),
-            Some(ErrorKind::Status(503))
+            Some(Failed::Kind(ErrorKind::Status(503)))
         );
         assert!(send(&conn, &template, &spec, 2).await.is_ok());
     });
@@ -404,9 +504,10 @@ fn a_goaway_answers_the_open_streams_and_opens_no_more() {
         while conn.borrow().accepts_streams() {
             tokio::task::yield_now().await;
         }
+        // Never sent: it may go on another connection.
         assert_eq!(
             send(&conn, &template, &spec, 1).await.err(),
-            Some(ErrorKind::Reset)
+            Some(Failed::Unprocessed)
         );
     });
 }
@@ -439,7 +540,7 @@ fn open_stream() -> (Conn, u32) {
     (conn, id)
 }
 
-fn outcome(conn: &mut Conn, id: u32) -> Option<Result<Exchange, ErrorKind>> {
+fn outcome(conn: &mut Conn, id: u32) -> Option<Result<Exchange, Failed>> {
     let mut cx = Context::from_waker(Waker::noop());
     match conn.poll_outcome(&mut cx, id) {
         Poll::Ready(outcome) => Some(outcome),
@@ -539,7 +640,28 @@ fn a_body_unlike_its_length_or_before_its_head_fails_its_stream() {
     assert_eq!(conn.receive(&input, 0), Ok(input.len()));
     assert_eq!(
         outcome(&mut conn, id).and_then(Result::err),
-        Some(ErrorKind::Invalid)
+        Some(Failed::Kind(ErrorKind::Invalid))
+    );
+    // Both sides had ended: nothing to reset.
+    assert_eq!(frames(&conn.out), []);
+
+    // A body past its length is cut off at once.
+    let (mut conn, id) = open_stream();
+    let mut input = Vec::new();
+    let block = head_block(b"200", Some(b"5"));
+    frame::put_header(
+        &mut input,
+        block.len(),
+        kind::HEADERS,
+        flag::END_HEADERS,
+        id,
+    );
+    input.extend_from_slice(&block);
+    frame::put_data(&mut input, id, ANSWER.as_bytes(), false);
+    assert_eq!(conn.receive(&input, 0), Ok(input.len()));
+    assert_eq!(
+        outcome(&mut conn, id).and_then(Result::err),
+        Some(Failed::Kind(ErrorKind::Invalid))
     );
     let rst = (
         kind::RST_STREAM,
@@ -555,9 +677,36 @@ fn a_body_unlike_its_length_or_before_its_head_fails_its_stream() {
     assert_eq!(conn.receive(&input, 0), Ok(input.len()));
     assert_eq!(
         outcome(&mut conn, id).and_then(Result::err),
-        Some(ErrorKind::Invalid)
+        Some(Failed::Kind(ErrorKind::Invalid))
     );
     assert_eq!(conn.active_streams(), 0);
+}
+
+#[test]
+fn a_goaway_leaves_the_streams_past_its_last_unprocessed() {
+    let (mut conn, first) = open_stream();
+    let mut cx = Context::from_waker(Waker::noop());
+    let open = conn.poll_open(
+        &mut cx,
+        &mut None,
+        &[&[0x83, 0x87, 0x84]],
+        &Bytes::new(),
+        &mut Some(Exchange::default()),
+        false,
+        0,
+    );
+    let Poll::Ready(Ok(second)) = open else {
+        panic!("the second stream opens")
+    };
+    let mut input = Vec::new();
+    frame::put_goaway(&mut input, first, 0);
+    assert_eq!(conn.receive(&input, 0), Ok(input.len()));
+    assert_eq!(
+        outcome(&mut conn, second).and_then(Result::err),
+        Some(Failed::Unprocessed)
+    );
+    assert!(outcome(&mut conn, first).is_none(), "still to be answered");
+    assert!(!conn.accepts_streams());
 }
 
 #[test]
@@ -598,7 +747,7 @@ fn frames_that_break_the_protocol_end_the_connection() {
     });
     assert_eq!(
         outcome(&mut conn, id).and_then(Result::err),
-        Some(ErrorKind::Invalid)
+        Some(Failed::Kind(ErrorKind::Invalid))
     );
     assert_eq!(frames(&conn.out)[0].0, kind::GOAWAY);
     assert!(!conn.accepts_streams());

@@ -96,8 +96,7 @@ pub(crate) fn decode(src: &[u8], out: &mut [u8]) -> Result<Option<usize>, HpackE
             if len > held.min(LONGEST) {
                 // What is left is shorter than any code it starts: padding, which is fewer
                 // than 8 bits, all ones.
-                let ones = (1u64 << held) - 1;
-                let padding_ok = held < 8 && (bits >> (64 - held)) == ones;
+                let padding_ok = held < 8 && (bits >> (64 - held)) == (1u64 << held) - 1;
                 return if padding_ok {
                     Ok(Some(n))
                 } else {
@@ -199,8 +198,9 @@ mod tests {
         assert!(decoded(&[0x00]).is_err());
         // A whole octet of padding.
         assert!(decoded(&[0x07, 0xff]).is_err());
-        // The end-of-string symbol itself.
+        // The end-of-string symbol itself, alone and before more octets.
         assert!(decoded(&[0xff, 0xff, 0xff, 0xff]).is_err());
+        assert!(decoded(&[0xff; 12]).is_err());
     }
 
     #[test]
