@@ -110,6 +110,33 @@ async fn send(
     exchange_on(conn, template, spec, &clock, slot, at).await
 }
 
+/// Requests 0 to `n` on `conn`, each on a task of its own.
+fn send_all(
+    conn: &Rc<RefCell<Conn>>,
+    template: &RequestTemplate,
+    spec: &RequestSpec,
+    n: u64,
+) -> Vec<tokio::task::JoinHandle<Result<Exchange, Failed>>> {
+    (0..n)
+        .map(|seq| {
+            let (conn, template, spec) = (conn.clone(), template.clone(), spec.clone());
+            tokio::task::spawn_local(async move { send(&conn, &template, &spec, seq).await })
+        })
+        .collect()
+}
+
+/// Answers with the mock's head and the completion, in two DATA frames split at `at`.
+fn answer(mut respond: SendResponse<Bytes>, at: usize) {
+    let mut sending = respond.send_response(ok_head(), false).expect("head");
+    let (a, b) = ANSWER.split_at(at);
+    sending
+        .send_data(Bytes::from_static(a.as_bytes()), false)
+        .expect("data");
+    sending
+        .send_data(Bytes::from_static(b.as_bytes()), true)
+        .expect("data");
+}
+
 fn template_for(spec: &RequestSpec) -> RequestTemplate {
     let target = parse_target("https://localhost:8443/v1/chat/completions").expect("target");
     RequestTemplate::post_to(&target, "/v1/chat/completions", spec)
@@ -142,7 +169,7 @@ fn streams_carry_the_head_and_body_the_server_reads() {
     run(async {
         let seen = Rc::new(RefCell::new(Vec::new()));
         let log = seen.clone();
-        let conn = connect(h2::server::Builder::new(), move |request, mut respond| {
+        let conn = connect(h2::server::Builder::new(), move |request, respond| {
             let log = log.clone();
             async move {
                 let (parts, body) = body_of(request).await;
@@ -158,25 +185,13 @@ fn streams_carry_the_head_and_body_the_server_reads() {
                 assert_eq!(body, b"{\"a\":1}");
                 log.borrow_mut()
                     .push(h[SEQ_HEADER].to_str().expect("seq").to_owned());
-                let mut sending = respond.send_response(ok_head(), false).expect("head");
-                let (a, b) = ANSWER.split_at(40);
-                sending
-                    .send_data(Bytes::from_static(a.as_bytes()), false)
-                    .expect("data");
-                sending
-                    .send_data(Bytes::from_static(b.as_bytes()), true)
-                    .expect("data");
+                answer(respond, 40);
             }
         })
         .await;
         let spec = spec(Bytes::from_static(b"{\"a\":1}"));
         let template = template_for(&spec);
-        let requests: Vec<_> = (0..40u64)
-            .map(|seq| {
-                let (conn, template, spec) = (conn.clone(), template.clone(), spec.clone());
-                tokio::task::spawn_local(async move { send(&conn, &template, &spec, seq).await })
-            })
-            .collect();
+        let requests = send_all(&conn, &template, &spec, 40);
         for request in requests {
             let x = request.await.expect("task").expect("answered");
             let times = x.mock_times.expect("the mock's times");
@@ -192,27 +207,21 @@ fn streams_carry_the_head_and_body_the_server_reads() {
 #[test]
 fn headers_http2_forbids_are_left_out_and_host_names_the_authority() {
     run(async {
-        let conn = connect(
-            h2::server::Builder::new(),
-            |request, mut respond| async move {
-                let (parts, _) = body_of(request).await;
-                assert_eq!(
-                    parts.uri.authority().map(|a| a.as_str()),
-                    Some("api.openai.com")
-                );
-                let h = &parts.headers;
-                for gone in ["connection", "x-hop", "te", "host"] {
-                    assert!(!h.contains_key(gone), "{gone}");
-                }
-                assert_eq!(h["content-length"], "2", "the body's, not the user's");
-                let types: Vec<_> = h.get_all("content-type").iter().collect();
-                assert_eq!(types, ["text/plain"], "the user's, alone");
-                let mut sending = respond.send_response(ok_head(), false).expect("head");
-                sending
-                    .send_data(Bytes::from_static(ANSWER.as_bytes()), true)
-                    .expect("data");
-            },
-        )
+        let conn = connect(h2::server::Builder::new(), |request, respond| async move {
+            let (parts, _) = body_of(request).await;
+            assert_eq!(
+                parts.uri.authority().map(|a| a.as_str()),
+                Some("api.openai.com")
+            );
+            let h = &parts.headers;
+            for gone in ["connection", "x-hop", "te", "host"] {
+                assert!(!h.contains_key(gone), "{gone}");
+            }
+            assert_eq!(h["content-length"], "2", "the body's, not the user's");
+            let types: Vec<_> = h.get_all("content-type").iter().collect();
+            assert_eq!(types, ["text/plain"], "the user's, alone");
+            answer(respond, 0);
+        })
         .await;
         let mut spec = spec(Bytes::from_static(b"{}"));
         for (name, value) in [
@@ -240,7 +249,7 @@ fn the_servers_stream_limit_is_kept() {
         let (o, m) = (open.clone(), most.clone());
         let mut builder = h2::server::Builder::new();
         builder.max_concurrent_streams(3);
-        let conn = connect(builder, move |request, mut respond| {
+        let conn = connect(builder, move |request, respond| {
             let (open, most) = (o.clone(), m.clone());
             async move {
                 open.set(open.get() + 1);
@@ -250,21 +259,13 @@ fn the_servers_stream_limit_is_kept() {
                     tokio::task::yield_now().await;
                 }
                 open.set(open.get() - 1);
-                let mut sending = respond.send_response(ok_head(), false).expect("head");
-                sending
-                    .send_data(Bytes::from_static(ANSWER.as_bytes()), true)
-                    .expect("data");
+                answer(respond, 0);
             }
         })
         .await;
         let spec = spec(Bytes::new());
         let template = template_for(&spec);
-        let requests: Vec<_> = (0..30u64)
-            .map(|seq| {
-                let (conn, template, spec) = (conn.clone(), template.clone(), spec.clone());
-                tokio::task::spawn_local(async move { send(&conn, &template, &spec, seq).await })
-            })
-            .collect();
+        let requests = send_all(&conn, &template, &spec, 30);
         for request in requests {
             request.await.expect("task").expect("answered");
         }
@@ -316,7 +317,7 @@ fn a_body_held_by_its_own_window_lets_the_others_go() {
         let mut builder = h2::server::Builder::new();
         // Room on the connection for every body; each stream's window is the default 64 KiB.
         builder.initial_connection_window_size(4 << 20);
-        let conn = connect(builder, move |request, mut respond| {
+        let conn = connect(builder, move |request, respond| {
             let done = counted.clone();
             async move {
                 if request.headers()[SEQ_HEADER] == "0" {
@@ -327,22 +328,14 @@ fn a_body_held_by_its_own_window_lets_the_others_go() {
                 }
                 let (_, body) = body_of(request).await;
                 assert_eq!(body.len(), 200_000);
-                let mut sending = respond.send_response(ok_head(), false).expect("head");
-                sending
-                    .send_data(Bytes::from_static(ANSWER.as_bytes()), true)
-                    .expect("data");
+                answer(respond, 0);
                 done.set(done.get() + 1);
             }
         })
         .await;
         let spec = spec(Bytes::from(vec![b'a'; 200_000]));
         let template = template_for(&spec);
-        let requests: Vec<_> = (0..N as u64)
-            .map(|seq| {
-                let (conn, template, spec) = (conn.clone(), template.clone(), spec.clone());
-                tokio::task::spawn_local(async move { send(&conn, &template, &spec, seq).await })
-            })
-            .collect();
+        let requests = send_all(&conn, &template, &spec, N as u64);
         let all = async {
             for request in requests {
                 request.await.expect("task").expect("answered");
@@ -361,28 +354,16 @@ fn a_narrow_pipe_splits_frames_across_reads_and_holds_writes() {
         let conn = connect_through(
             64,
             h2::server::Builder::new(),
-            |request, mut respond| async move {
+            |request, respond| async move {
                 let (_, body) = body_of(request).await;
                 assert_eq!(body.len(), 100_000);
-                let mut sending = respond.send_response(ok_head(), false).expect("head");
-                let (a, b) = ANSWER.split_at(100);
-                sending
-                    .send_data(Bytes::from_static(a.as_bytes()), false)
-                    .expect("data");
-                sending
-                    .send_data(Bytes::from_static(b.as_bytes()), true)
-                    .expect("data");
+                answer(respond, 100);
             },
         )
         .await;
         let spec = spec(Bytes::from(vec![b'a'; 100_000]));
         let template = template_for(&spec);
-        let requests: Vec<_> = (0..8u64)
-            .map(|seq| {
-                let (conn, template, spec) = (conn.clone(), template.clone(), spec.clone());
-                tokio::task::spawn_local(async move { send(&conn, &template, &spec, seq).await })
-            })
-            .collect();
+        let requests = send_all(&conn, &template, &spec, 8);
         for request in requests {
             let x = request.await.expect("task").expect("answered");
             assert!(x.mock_times.is_some());
@@ -451,10 +432,7 @@ fn a_request_given_up_resets_its_stream_and_the_connection_goes_on() {
                     log.borrow_mut().push(reason);
                     return;
                 }
-                let mut sending = respond.send_response(ok_head(), false).expect("head");
-                sending
-                    .send_data(Bytes::from_static(ANSWER.as_bytes()), true)
-                    .expect("data");
+                answer(respond, 0);
             }
         })
         .await;
@@ -485,14 +463,11 @@ fn a_goaway_answers_the_open_streams_and_opens_no_more() {
         let (client, io) = tokio::io::duplex(1 << 20);
         tokio::task::spawn_local(async move {
             let mut server = h2::server::handshake(io).await.expect("handshake");
-            let (request, mut respond) = server.accept().await.expect("a request").expect("ok");
+            let (request, respond) = server.accept().await.expect("a request").expect("ok");
             server.graceful_shutdown();
             tokio::task::spawn_local(async move {
                 let _ = body_of(request).await;
-                let mut sending = respond.send_response(ok_head(), false).expect("head");
-                sending
-                    .send_data(Bytes::from_static(ANSWER.as_bytes()), true)
-                    .expect("data");
+                answer(respond, 0);
             });
             while server.accept().await.is_some() {}
         });
@@ -514,7 +489,7 @@ fn a_goaway_answers_the_open_streams_and_opens_no_more() {
 
 // Frames by hand: what the h2 server never sends.
 
-/// A connection past its SETTINGS, with one stream open (id 1) for an empty-bodied request.
+/// A connection past its SETTINGS, with one stream open for an empty-bodied request.
 fn open_stream() -> (Conn, u32) {
     let mut conn = Conn::new();
     let mut settings = Vec::new();
@@ -523,6 +498,13 @@ fn open_stream() -> (Conn, u32) {
         &[(frame::setting::MAX_CONCURRENT_STREAMS, 10)],
     );
     assert_eq!(conn.receive(&settings, 0), Ok(settings.len()));
+    let id = open_on(&mut conn);
+    conn.out.clear();
+    (conn, id)
+}
+
+/// Opens a stream on `conn` for an empty-bodied request.
+fn open_on(conn: &mut Conn) -> u32 {
     let mut cx = Context::from_waker(Waker::noop());
     let open = conn.poll_open(
         &mut cx,
@@ -536,8 +518,19 @@ fn open_stream() -> (Conn, u32) {
     let Poll::Ready(Ok(id)) = open else {
         panic!("the stream opens")
     };
-    conn.out.clear();
-    (conn, id)
+    id
+}
+
+/// Whether stream `id`'s request failed `invalid`.
+fn failed_invalid(conn: &mut Conn, id: u32) -> bool {
+    outcome(conn, id).and_then(Result::err) == Some(Failed::Kind(ErrorKind::Invalid))
+}
+
+/// Appends a response head (`:status`, `content-length`) as one HEADERS frame.
+fn put_head(input: &mut Vec<u8>, id: u32, status: &[u8], length: Option<&[u8]>) {
+    let block = head_block(status, length);
+    frame::put_header(input, block.len(), kind::HEADERS, flag::END_HEADERS, id);
+    input.extend_from_slice(&block);
 }
 
 fn outcome(conn: &mut Conn, id: u32) -> Option<Result<Exchange, Failed>> {
@@ -627,42 +620,20 @@ fn padded_continued_and_informational_frames_are_read() {
 fn a_body_unlike_its_length_or_before_its_head_fails_its_stream() {
     let (mut conn, id) = open_stream();
     let mut input = Vec::new();
-    let block = head_block(b"200", Some(b"999"));
-    frame::put_header(
-        &mut input,
-        block.len(),
-        kind::HEADERS,
-        flag::END_HEADERS,
-        id,
-    );
-    input.extend_from_slice(&block);
+    put_head(&mut input, id, b"200", Some(b"999"));
     frame::put_data(&mut input, id, ANSWER.as_bytes(), true);
     assert_eq!(conn.receive(&input, 0), Ok(input.len()));
-    assert_eq!(
-        outcome(&mut conn, id).and_then(Result::err),
-        Some(Failed::Kind(ErrorKind::Invalid))
-    );
+    assert!(failed_invalid(&mut conn, id));
     // Both sides had ended: nothing to reset.
     assert_eq!(frames(&conn.out), []);
 
     // A body past its length is cut off at once.
     let (mut conn, id) = open_stream();
     let mut input = Vec::new();
-    let block = head_block(b"200", Some(b"5"));
-    frame::put_header(
-        &mut input,
-        block.len(),
-        kind::HEADERS,
-        flag::END_HEADERS,
-        id,
-    );
-    input.extend_from_slice(&block);
+    put_head(&mut input, id, b"200", Some(b"5"));
     frame::put_data(&mut input, id, ANSWER.as_bytes(), false);
     assert_eq!(conn.receive(&input, 0), Ok(input.len()));
-    assert_eq!(
-        outcome(&mut conn, id).and_then(Result::err),
-        Some(Failed::Kind(ErrorKind::Invalid))
-    );
+    assert!(failed_invalid(&mut conn, id));
     let rst = (
         kind::RST_STREAM,
         0,
@@ -675,29 +646,14 @@ fn a_body_unlike_its_length_or_before_its_head_fails_its_stream() {
     let mut input = Vec::new();
     frame::put_data(&mut input, id, b"early", false);
     assert_eq!(conn.receive(&input, 0), Ok(input.len()));
-    assert_eq!(
-        outcome(&mut conn, id).and_then(Result::err),
-        Some(Failed::Kind(ErrorKind::Invalid))
-    );
+    assert!(failed_invalid(&mut conn, id));
     assert_eq!(conn.active_streams(), 0);
 }
 
 #[test]
 fn a_goaway_leaves_the_streams_past_its_last_unprocessed() {
     let (mut conn, first) = open_stream();
-    let mut cx = Context::from_waker(Waker::noop());
-    let open = conn.poll_open(
-        &mut cx,
-        &mut None,
-        &[&[0x83, 0x87, 0x84]],
-        &Bytes::new(),
-        &mut Some(Exchange::default()),
-        false,
-        0,
-    );
-    let Poll::Ready(Ok(second)) = open else {
-        panic!("the second stream opens")
-    };
+    let second = open_on(&mut conn);
     let mut input = Vec::new();
     frame::put_goaway(&mut input, first, 0);
     assert_eq!(conn.receive(&input, 0), Ok(input.len()));
@@ -745,10 +701,7 @@ fn frames_that_break_the_protocol_end_the_connection() {
         code: code::PROTOCOL_ERROR,
         kind: ErrorKind::Invalid,
     });
-    assert_eq!(
-        outcome(&mut conn, id).and_then(Result::err),
-        Some(Failed::Kind(ErrorKind::Invalid))
-    );
+    assert!(failed_invalid(&mut conn, id));
     assert_eq!(frames(&conn.out)[0].0, kind::GOAWAY);
     assert!(!conn.accepts_streams());
 }
