@@ -25,16 +25,15 @@ pub async fn exchange(
     clock: &RunClock,
     slot: Slot,
 ) -> Result<Exchange, ErrorKind> {
-    let mut target_wait_ns = 0;
-    let mut sent_ns = None;
+    let mut first: Option<Sent> = None;
     for _ in 0..MOST_TRIES {
         let (conn, waited) = pool.acquire().await?;
-        target_wait_ns += waited;
-        let sent_ns = *sent_ns.get_or_insert_with(|| clock.now_ns());
-        let at = Sent {
-            sent_ns,
-            target_wait_ns,
-        };
+        // The first try's wait for its connection is the target's part of the time to send;
+        // a later try's is after the send, in the service time.
+        let at = *first.get_or_insert_with(|| Sent {
+            sent_ns: clock.now_ns(),
+            target_wait_ns: waited,
+        });
         match exchange_on(&conn, template, spec, clock, slot, at).await {
             Ok(x) => return Ok(x),
             Err(Failed::Kind(kind)) => return Err(kind),
@@ -44,8 +43,8 @@ pub async fn exchange(
     Err(ErrorKind::Reset)
 }
 
-/// When a request was first sent (ns on the run's clock), and how long getting its
-/// connections took.
+/// When a request was first sent (ns on the run's clock), and how long getting the connection
+/// for that first try took.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Sent {
     pub sent_ns: u64,

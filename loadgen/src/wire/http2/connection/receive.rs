@@ -96,11 +96,11 @@ impl Conn {
                 let unanswered: Vec<u32> = self
                     .streams
                     .iter()
-                    .filter(|(&id, s)| id > last && s.outcome.is_none())
+                    .filter(|(&id, s)| id > last && s.outcome.is_none() && s.pending.is_some())
                     .map(|(&id, _)| id)
                     .collect();
-                // Streams past the last the server will answer were not processed: they may go
-                // on another connection.
+                // Streams past the last the server will answer were not processed (unless a
+                // head came for one): they may go on another connection.
                 for id in unanswered {
                     self.complete(id, Err(Failed::Unprocessed), true);
                 }
@@ -163,10 +163,11 @@ impl Conn {
             reading.feed(data, now);
         }
         stream.received += data.len() as u64;
-        if stream.content_length.is_some_and(|l| stream.received > l) {
+        if stream.content_length.is_some_and(|l| stream.received > l) && !end_stream {
             self.stream_error(h.stream, code::PROTOCOL_ERROR);
             return Ok(());
         }
+        // A body that ended is held to its length in `finish`.
         if end_stream {
             self.finish(h.stream, now);
             return Ok(());
