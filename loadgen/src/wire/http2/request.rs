@@ -120,18 +120,8 @@ impl RequestTemplate {
     /// The header block of request `seq`, in parts: its number is sent never indexed, as a
     /// value each request changes would only churn a table.
     pub(crate) fn block(&self, seq: u64) -> ([&[u8]; 2], Seq) {
-        let mut digits = [0u8; 20];
-        let mut at = digits.len();
-        let mut n = seq;
-        loop {
-            at -= 1;
-            digits[at] = b'0' + (n % 10) as u8;
-            n /= 10;
-            if n == 0 {
-                break;
-            }
-        }
-        let digits = &digits[at..];
+        let mut number = itoa::Buffer::new();
+        let digits = number.format(seq).as_bytes();
         let mut octets = [0u8; 21];
         octets[0] = digits.len() as u8;
         octets[1..=digits.len()].copy_from_slice(digits);

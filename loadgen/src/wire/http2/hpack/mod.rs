@@ -170,25 +170,25 @@ pub(crate) fn decode_head(block: &[u8], names: &Names, trailers: bool) -> Result
             (field, Some(src.string()?))
         };
         fields += 1;
-        let number = |value: Option<Str>| -> Result<Option<u64>, HpackError> {
+        let read = |value: Option<Str>| -> Result<Option<u64>, HpackError> {
             value.map_or(Ok(None), |v| number(&v))
         };
         match field {
             Field::Status => {
-                let status = number(value)?.filter(|s| (100..1000).contains(s));
+                let status = read(value)?.filter(|s| (100..1000).contains(s));
                 match status {
                     Some(s) if head.status == 0 => head.status = s as u16,
                     _ => malformed = true,
                 }
             }
-            Field::ContentLength => match number(value)? {
+            Field::ContentLength => match read(value)? {
                 Some(n) if head.content_length.is_none_or(|l| l == n) => {
                     head.content_length = Some(n)
                 }
                 _ => malformed = true,
             },
-            Field::Received => head.received_ns = number(value)?,
-            Field::Started => head.started_ns = number(value)?,
+            Field::Received => head.received_ns = read(value)?,
+            Field::Started => head.started_ns = read(value)?,
             Field::Pseudo => malformed = true,
             Field::Other => {}
         }
