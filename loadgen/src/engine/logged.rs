@@ -113,6 +113,7 @@ pub fn drive(load: &Load<'_>) -> Result<Driven, String> {
                     due_ns: due,
                     dispatched_ns: dispatched,
                     keep_answer: false,
+                    lane: None,
                 };
                 let x = tokio::time::timeout(
                     timeout,

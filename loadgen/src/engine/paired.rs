@@ -69,6 +69,7 @@ pub(crate) async fn call(
         due_ns: now,
         dispatched_ns: now,
         keep_answer,
+        lane: None,
     };
     let mut x = tokio::time::timeout(
         how.timeout,

@@ -198,6 +198,7 @@ pub(crate) async fn probe(target: &Target, plan: &Plan) -> Result<u64, ErrorKind
         due_ns: now,
         dispatched_ns: now,
         keep_answer: false,
+        lane: None,
     };
     let exchange = client.exchange(&sendable.template, &sendable.request, &clock, slot);
     let x = clock
@@ -446,7 +447,7 @@ async fn send_open(
             in_flight.clone(),
         );
         tokio::task::spawn_local(async move {
-            one(&ctx, &recorder, &pool, index, due_ns, dispatched_ns).await;
+            one(&ctx, &recorder, &pool, index, due_ns, dispatched_ns, None).await;
             in_flight.end();
         });
     }
@@ -480,7 +481,7 @@ fn start_closed(
         n / threads + u64::from((spec.index as u64) < n % threads)
     });
     let measured = Rc::new(Cell::new(0u64));
-    for _ in 0..mine {
+    for lane in 0..mine {
         in_flight.start();
         let (ctx, recorder, pool, in_flight, next, measured) = (
             ctx.clone(),
@@ -491,19 +492,20 @@ fn start_closed(
             measured.clone(),
         );
         tokio::task::spawn_local(async move {
-            closed_loop(&ctx, &recorder, &pool, &next, &measured, budget).await;
+            closed_loop(&ctx, &recorder, &pool, lane, &next, &measured, budget).await;
             in_flight.end();
         });
     }
 }
 
-/// One closed loop: sends a request as soon as the last one ended, until the window ends, a
-/// stop is asked or the worker's measured `budget` is sent; `next` and `measured` are shared
-/// by the worker's loops.
+/// One closed loop, the worker's `lane`th: sends a request as soon as the last one ended,
+/// until the window ends, a stop is asked or the worker's measured `budget` is sent; `next` and
+/// `measured` are shared by the worker's loops.
 async fn closed_loop(
     ctx: &Running,
     recorder: &RefCell<Recorder>,
     pool: &Client,
+    lane: usize,
     next: &Cell<u64>,
     measured: &Cell<u64>,
     budget: Option<u64>,
@@ -524,7 +526,7 @@ async fn closed_loop(
         next.set(k + 1);
         let index = k * spec.plan.threads as u64 + spec.index as u64;
         recorder.borrow_mut().dispatch(now, now);
-        one(ctx, recorder, pool, index, now, now).await;
+        one(ctx, recorder, pool, index, now, now, Some(lane)).await;
     }
 }
 
@@ -626,6 +628,7 @@ async fn one(
     index: u64,
     due_ns: u64,
     dispatched_ns: u64,
+    lane: Option<usize>,
 ) {
     let sendable = ctx.requests.of(index);
     let unrecorded = Unrecorded {
@@ -639,6 +642,7 @@ async fn one(
         due_ns,
         dispatched_ns,
         keep_answer: false,
+        lane,
     };
     let mut result = timed(ctx, pool, &sendable.template, &sendable.request, slot).await;
     std::mem::forget(unrecorded);

@@ -25,6 +25,11 @@ pub struct Slot {
     /// The answer's body is kept in the exchange (`Exchange::answer`): a session's turn resends
     /// it. Single requests keep nothing.
     pub keep_answer: bool,
+    /// The closed loop that sends it (`--concurrency` without a rate), whose requests all go
+    /// on one connection over HTTP/2: loop `i` on connection `i mod --connections`, as each of
+    /// h2load's clients keeps its own. A loop's next request then joins the answers read with
+    /// it in one write. `None` takes the next connection in turn.
+    pub lane: Option<usize>,
 }
 
 /// What is read of one response's body as it arrives, and its checks once it ended.

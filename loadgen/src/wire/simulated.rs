@@ -66,6 +66,8 @@ struct Queue {
     arrivals: Vec<u64>,
     /// Each request's body, in order.
     bodies: Vec<bytes::Bytes>,
+    /// Each request's lane, in order.
+    lanes: Vec<Option<usize>>,
     /// Every answer calls tools.
     calls_tools: bool,
 }
@@ -83,6 +85,7 @@ impl SimulatedTarget {
                 errors: Vec::new(),
                 arrivals: Vec::new(),
                 bodies: Vec::new(),
+                lanes: Vec::new(),
                 calls_tools: false,
             })),
         }
@@ -111,6 +114,11 @@ impl SimulatedTarget {
         self.state.borrow().bodies.clone()
     }
 
+    /// Each request's lane ([`Slot::lane`]), in order.
+    pub(crate) fn lanes(&self) -> Vec<Option<usize>> {
+        self.state.borrow().lanes.clone()
+    }
+
     /// Requests received so far.
     pub(crate) fn received(&self) -> u64 {
         self.state.borrow().arrivals.len() as u64
@@ -131,6 +139,7 @@ impl SimulatedTarget {
         let sent_mono = self.time.now_ns();
         let (done_mono, status) = self.state.borrow_mut().admit(sent_mono);
         self.state.borrow_mut().bodies.push(body.clone());
+        self.state.borrow_mut().lanes.push(slot.lane);
         let answer = if self.state.borrow().calls_tools {
             CALLING
         } else {

@@ -580,6 +580,7 @@ mod tests {
                         due_ns: 0,
                         dispatched_ns: 0,
                         keep_answer: false,
+                        lane: None,
                     };
                     let body = bytes::Bytes::new();
                     let exchange = model.exchange(&clock, slot, &body);

@@ -271,6 +271,7 @@ fn climb(target: &Target, plan: &Plan, n: usize) -> Result<Climb, String> {
                     due_ns: 0,
                     dispatched_ns: 0,
                     keep_answer: false,
+                    lane: None,
                 };
                 let x = tokio::time::timeout(
                     timeout,

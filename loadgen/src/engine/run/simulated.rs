@@ -357,4 +357,24 @@ mod tests {
         }
         assert_eq!(run.ok, 250);
     }
+
+    #[test]
+    fn a_closed_loops_requests_go_in_its_lane_and_an_open_loops_in_none() {
+        // Three loops, 10 ms a request on 4 servers: each loop sends at 0, 10, 20 ... ms.
+        let time = SimTime::new(START);
+        let model = SimulatedTarget::new(&time, 4, Service::Fixed(10_000_000), 1);
+        let flags = ["--concurrency", "3", "--requests", "12"];
+        let closed = Arc::new(plan(&flags));
+        let run = run_simulated(closed.clone(), closed.targets[0].clone(), &time, &model);
+        assert_eq!(run.ok, 12, "{:?}", run.errors);
+        let lanes: Vec<_> = model.lanes().into_iter().flatten().collect();
+        assert_eq!(lanes, [0, 1, 2].repeat(4), "{:?}", model.lanes());
+
+        let time = SimTime::new(START);
+        let model = SimulatedTarget::new(&time, 4, Service::Fixed(1_000_000), 1);
+        let flags = ["--rate", "100", "--duration", "100ms"];
+        let open = Arc::new(plan(&flags));
+        run_simulated(open.clone(), open.targets[0].clone(), &time, &model);
+        assert_eq!(model.lanes(), [None; 10]);
+    }
 }

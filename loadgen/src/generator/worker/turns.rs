@@ -351,6 +351,7 @@ async fn one_turn(
             due_ns: due,
             dispatched_ns,
             keep_answer: true,
+            lane: None,
         };
         let Some((answer, done_ns)) = send(shared, &prepared, slot, run.measured).await else {
             progress.failed = true;

@@ -21,6 +21,8 @@ pub async fn exchange(
         due_ns,
         dispatched_ns,
         keep_answer,
+        // One request at a time a connection: any free one will do.
+        lane: _,
     } = slot;
     let mut lease = pool.acquire().await?;
     let target_wait_ns = lease.target_wait_ns;

@@ -15,8 +15,8 @@ use crate::wire::target::RequestSpec;
 const MOST_TRIES: usize = 4;
 
 /// Sends the request of `slot` as a new stream and waits for its whole response, which the
-/// connection's task reads. A request the server did not process (a GOAWAY came first) is
-/// sent again on the next connection; its response time runs from the first try. The caller
+/// connection's task reads: on its lane's connection, or on the next in turn. A request the
+/// server did not process (a GOAWAY came first) is sent again on a new connection; its response time runs from the first try. The caller
 /// bounds it with the request timeout; dropping it resets the stream, not the connection.
 pub async fn exchange(
     pool: &Http2Pool,
@@ -27,7 +27,7 @@ pub async fn exchange(
 ) -> Result<Exchange, ErrorKind> {
     let mut first: Option<Sent> = None;
     for _ in 0..MOST_TRIES {
-        let (conn, waited) = pool.acquire().await?;
+        let (conn, waited) = pool.acquire(slot.lane).await?;
         // The first try's wait for its connection is the target's part of the time to send;
         // a later try's is after the send, in the service time.
         let at = *first.get_or_insert_with(|| Sent {

@@ -1,6 +1,7 @@
 //! The generator's HTTP/2 client (`--http2`): a client of its own, its streams multiplexed
 //! over a worker's connections. The connections are opened ahead of the start, like
-//! HTTP/1.1's, and each request takes the next one in turn; a connection that closed is opened
+//! HTTP/1.1's, and each request takes the next one in turn, or a closed loop's its own
+//! ([`Slot::lane`](crate::wire::exchange::Slot)); a connection that closed is opened
 //! anew by the first request that finds it so, and the requests that find it while it opens
 //! wait for it. A request over the server's stream limit waits, in order, for a stream to end,
 //! and that wait counts in its response time.
@@ -108,11 +109,14 @@ impl Http2Pool {
         Ok(())
     }
 
-    /// The next connection in turn (opened now if it is not open, or awaited if another
-    /// request is opening it), and how long that took (ns): the target's part of the wait.
-    pub(crate) async fn acquire(&self) -> Result<(Rc<RefCell<Conn>>, u64), ErrorKind> {
-        let i = self.next.get();
-        self.next.set((i + 1) % self.slots.borrow().len());
+    /// Connection `lane mod n`, or with no lane the next in turn (opened now if it is not
+    /// open, or awaited if another request is opening it), and how long that took (ns): the
+    /// target's part of the wait.
+    pub(crate) async fn acquire(
+        &self,
+        lane: Option<usize>,
+    ) -> Result<(Rc<RefCell<Conn>>, u64), ErrorKind> {
+        let i = slot_of(lane, &self.next, self.slots.borrow().len());
         let slot = {
             let mut slots = self.slots.borrow_mut();
             match slots[i].get() {
@@ -176,5 +180,18 @@ impl Http2Pool {
             .map_err(|_| ErrorKind::ConnectTimeout)??;
         self.opened.set(self.opened.get() + 1);
         Ok(connection)
+    }
+}
+
+/// The slot of `n` a request takes: its lane's, or with none the next in turn (`next`, moved
+/// on).
+fn slot_of(lane: Option<usize>, next: &Cell<usize>, n: usize) -> usize {
+    match lane {
+        Some(lane) => lane % n,
+        None => {
+            let i = next.get();
+            next.set((i + 1) % n);
+            i
+        }
     }
 }

@@ -20,7 +20,7 @@ use super::driver::drive;
 use super::exchange::{exchange_on, Sent};
 use super::frame::{self, code, flag, kind};
 use super::hpack::put_literal;
-use super::RequestTemplate;
+use super::{slot_of, RequestTemplate};
 use crate::wire::clock::RunClock;
 use crate::wire::exchange::Slot;
 use crate::wire::outcome::{ErrorKind, Exchange};
@@ -102,6 +102,7 @@ async fn send(
         due_ns: 0,
         dispatched_ns: 0,
         keep_answer: false,
+        lane: None,
     };
     let at = Sent {
         sent_ns: 0,
@@ -729,4 +730,19 @@ fn the_preface_sets_the_windows_and_an_empty_table() {
     assert_eq!((*k, *stream), (kind::WINDOW_UPDATE, 0));
     let increment = u32::from_be_bytes(increment[..4].try_into().expect("4 octets"));
     assert_eq!(increment + 65_535, super::connection::CONNECTION_WINDOW);
+}
+
+#[test]
+fn a_lane_keeps_its_connection_and_requests_without_one_take_each_in_turn() {
+    let next = Cell::new(0);
+    let lanes: Vec<usize> = [0, 1, 2, 3, 4, 5, 6, 7]
+        .map(|lane| slot_of(Some(lane), &next, 3))
+        .into();
+    assert_eq!(lanes, [0, 1, 2, 0, 1, 2, 0, 1]);
+    // Lanes leave the turn where it was.
+    assert_eq!(next.get(), 0);
+    let turns: Vec<usize> = (0..5).map(|_| slot_of(None, &next, 3)).collect();
+    assert_eq!(turns, [0, 1, 2, 0, 1]);
+    assert_eq!(slot_of(Some(7), &next, 3), 1);
+    assert_eq!(slot_of(None, &next, 3), 2);
 }
