@@ -6,7 +6,13 @@
 #    - HTTP/1.1 in the clear, 64 connections: wrk -t1 -c64, oha -c 64, loadgen --concurrency 64;
 #    - HTTP/2 over TLS (ALPN h2), 4 connections x 16 streams: h2load -c4 -m16, oha --http2,
 #      loadgen --http2 --connections 4 --concurrency 64;
-#    with LOADGEN_B=path, that loadgen beside this checkout's in both (loadgen-b, loadgen-h2-b);
+#    loadgen once with its defaults and once with --poll-budget 0 (the -sleep rows): by default
+#    a worker polls its sockets while an answer is due, and a closed loop always has one due, so
+#    it spends the core's idle time polling (up to its budget, one core); with --poll-budget 0
+#    it sleeps in epoll between answers, as wrk, oha and h2load do, so those rows are the
+#    like-for-like cost of the exchange;
+#    with LOADGEN_B=path, that loadgen beside this checkout's in both (loadgen-b, loadgen-h2-b,
+#    and their -sleep rows);
 #    and over HTTP/1.1 the kernel's floor (tcp-floor: shared/examples/tcp_floor.rs, one send
 #    and one receive a request and nothing else in user space, the system calls loadgen makes):
 #    what the kernel charges for the exchange under the same load, the reference the others'
@@ -35,15 +41,17 @@
 #    p99 beside noisy.sh above is then no better.
 # CPU per request is the median over the rounds, with every round's figure after it, and the
 # median of the rounds' ratios to the section's first two rows (wrk and oha, h2load and oha,
-# nginx and the bare hyper server); the system calls are counted once per process by
-# `strace -f -c` (which slows every process alike: counts, not times). Requests per second are
+# nginx and the bare hyper server); the system calls are counted in one 1 s run per process
+# by the kernel's tracepoints (`perf stat`, scripts/lib/syscalls.sh), which do not slow the
+# process as strace did (under strace answers piled up between reads, and the counts came out
+# lower than at full speed). Requests per second are
 # printed beside (median and range), as a check, not as a figure to compare.
 #
 # Usage: scripts/bench-client-cost.sh [--servers] [--noisy] [ROUNDS] [SECONDS]   (defaults: 5, 5)
 #   LOADGEN_B=path: a second loadgen binary in the client rows.
 #   MOCK_B=path: a second mock binary in the server rows (mock-b), say an older commit's build.
 #   SPLIT=perf: the servers' user/system split from perf's samples (needs perf, linux-perf).
-# Needs: wrk, nginx, openssl, strace, nghttp2-client (h2load) (apt), oha (cargo install oha
+# Needs: wrk, nginx, openssl, linux-perf, nghttp2-client (h2load) (apt), oha (cargo install oha
 # --locked), python3.
 set -euo pipefail
 
@@ -63,8 +71,8 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 . "$root/scripts/lib/tools.sh"
-require_tool bench-client-cost wrk nginx oha h2load openssl strace taskset python3
-[[ ${SPLIT:-ticks} == perf ]] && require_tool bench-client-cost perf
+. "$root/scripts/lib/syscalls.sh"
+require_tool bench-client-cost wrk nginx oha h2load openssl perf taskset python3
 [[ ${SPLIT:-ticks} == @(perf|ticks) ]] || { echo "bench-client-cost: SPLIT=$SPLIT (perf or ticks)" >&2; exit 2; }
 . "$root/scripts/lib/build.sh"
 build_release -p loadgen
@@ -111,9 +119,15 @@ LUA
 h1="http://127.0.0.1:$plain/v1/chat/completions"
 h2="https://localhost:$tls/v1/chat/completions"
 
-# command NAME SECONDS: sets argv to client NAME's command, closed loop for SECONDS.
+# command NAME SECONDS: sets argv to client NAME's command, closed loop for SECONDS; NAME-sleep
+# is loadgen NAME with --poll-budget 0.
 command_of() {
   local s=$2
+  if [[ $1 == *-sleep ]]; then
+    command_of "${1%-sleep}" "$s"
+    argv+=(--poll-budget 0)
+    return
+  fi
   case $1 in
     wrk) argv=(taskset -c 0 wrk -t1 -c64 -d"${s}s" -s "$work/post.lua" "$h1") ;;
     oha) argv=(taskset -c 0 oha --no-tui -z "${s}s" -c 64 -m POST -T application/json -d "$body"
@@ -155,16 +169,14 @@ cost() {
   n=$(served "$1")
   awk -v n="$n" '{printf "%d %.2f %.2f\n", n, $1 / n * 1e6, $2 / n * 1e6}' "$work/t"
 }
-# syscalls NAME: the system calls of one 1 s run of NAME made at least once in a hundred
-# requests, per request.
+# syscalls NAME: the system calls of one 1 s run of NAME, per request: all, then each made at
+# least once in a hundred requests.
 syscalls() {
   command_of "$1" 1
-  strace -f -c -o "$work/s" "${argv[@]}" >"$work/out" 2>/dev/null || true
-  local n
-  n=$(served "$1")
-  grep -E '^ +[0-9]' "$work/s" | grep -vE ' (wait4|clock_nanosleep|futex)$' \
-    | awk -v n="$n" '$4 / n >= 0.01 {printf "%s%s %.2f", sep, $NF, $4 / n; sep = ", "}'
+  perf stat -x, -e "$events" -o "$work/s" -- "${argv[@]}" >"$work/out" 2>/dev/null || true
+  syscalls_per_request "$work/s" "$(served "$1")"
 }
+events=$(syscall_events)
 
 # summarise ROWS_FILE SECONDS WHAT: the medians of "name requests user system" rows.
 summarise() {
@@ -195,8 +207,8 @@ PY
 
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), kernel $(uname -r)"
 echo "nginx $(nginx -v 2>&1 | cut -d/ -f2) on CPU 1; clients on CPU 0; $(oha --version); wrk $(wrk --version 2>&1 | head -1 | awk '{print $2}'); $(h2load --version | head -1)"
-sections=("HTTP/1.1 in the clear, 64 connections:wrk oha loadgen${LOADGEN_B:+ loadgen-b} tcp-floor"
-  "HTTP/2 over TLS, 4 connections x 16 streams:h2load oha-h2 loadgen-h2${LOADGEN_B:+ loadgen-h2-b}")
+sections=("HTTP/1.1 in the clear, 64 connections:wrk oha loadgen loadgen-sleep${LOADGEN_B:+ loadgen-b loadgen-b-sleep} tcp-floor"
+  "HTTP/2 over TLS, 4 connections x 16 streams:h2load oha-h2 loadgen-h2 loadgen-h2-sleep${LOADGEN_B:+ loadgen-h2-b loadgen-h2-b-sleep}")
 for section in "${sections[@]}"; do
   title=${section%%:*}
   read -r -a names <<<"${section#*:}"
@@ -206,7 +218,7 @@ for section in "${sections[@]}"; do
     for name in "${names[@]}"; do echo "$name $(cost "$name")"; done
   done >"$work/rows"
   summarise "$work/rows" "$seconds" client
-  echo "system calls per request (strace -f -c, one 1 s run each):"
+  echo "system calls per request (perf stat's tracepoints, one 1 s run each):"
   for name in "${names[@]}"; do echo "  $name: $(syscalls "$name")"; done
 done
 $servers || $noisy_rows || exit 0
@@ -300,19 +312,15 @@ kernel_share() {
 # per request, over a 1 s wrk run.
 server_syscalls() {
   start_server "$1"
-  local traced=${server_pids[-1]}
-  strace -f -c -o "$work/s" -p "$traced" 2>/dev/null &
-  local tracer=$!
+  # Every thread of the serving process, counted from before wrk starts until after it ends.
+  perf stat -x, -e "$events" -o "$work/s" -p "${server_pids[-1]}" -- sleep 2 2>/dev/null &
+  local counter=$!
   sleep 0.5
   taskset -c 0 wrk -t1 -c64 -d1s -s "$work/post.lua" \
     "http://127.0.0.1:$served_port/v1/chat/completions" >"$work/out" 2>/dev/null || true
-  kill -INT "$tracer" 2>/dev/null || true
-  wait "$tracer" 2>/dev/null || true
+  wait "$counter" 2>/dev/null || true
   stop_server
-  local n
-  n=$(awk '/requests in/ {print $1}' "$work/out")
-  grep -E '^ +[0-9]' "$work/s" | grep -vE ' (wait4|clock_nanosleep|futex)$' \
-    | awk -v n="$n" '$4 / n >= 0.01 {printf "%s%s %.2f", sep, $NF, $4 / n; sep = ", "}'
+  syscalls_per_request "$work/s" "$(awk '/requests in/ {print $1}' "$work/out")"
 }
 
 if $servers; then
@@ -334,7 +342,7 @@ if $servers; then
     for name in "${server_names[@]}"; do echo "$name $(server_cost "$name")"; done
   done >"$work/rows"
   summarise "$work/rows" "$seconds" server
-  echo "system calls per request (strace -f -c on the serving process, one 1 s run each):"
+  echo "system calls per request (perf stat's tracepoints on the serving process, one 1 s run each):"
   for name in "${server_names[@]}"; do echo "  $name: $(server_syscalls "$name")"; done
 fi
 

@@ -15,6 +15,7 @@ tool_source() {
     oha | cargo-fuzz) echo "cargo $1" ;;
     taskset | chrt) echo "apt util-linux" ;;
     h2load) echo "apt nghttp2-client" ;;
+    perf) echo "apt linux-perf" ;;
     valgrind | callgrind_annotate) echo "apt valgrind" ;;
     node) echo "apt nodejs" ;;
     docker) echo "apt docker.io" ;;
