@@ -73,6 +73,9 @@ trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 . "$root/scripts/lib/tools.sh"
 . "$root/scripts/lib/syscalls.sh"
 require_tool bench-client-cost wrk nginx oha h2load openssl perf taskset python3
+# Counting tracepoints needs root (or perf_event_paranoid -1) and a readable tracefs.
+perf stat -x, -e raw_syscalls:sys_enter -o /dev/null -- true 2>/dev/null \
+  || { echo "bench-client-cost: perf cannot count system calls here (run as root, or set kernel.perf_event_paranoid=-1)" >&2; exit 2; }
 [[ ${SPLIT:-ticks} == @(perf|ticks) ]] || { echo "bench-client-cost: SPLIT=$SPLIT (perf or ticks)" >&2; exit 2; }
 . "$root/scripts/lib/build.sh"
 build_release -p loadgen
@@ -164,6 +167,8 @@ served() {
 # cost NAME: "requests user_us sys_us" per request of one run of client NAME.
 cost() {
   command_of "$1" "$seconds"
+  # A run that fails must not be read as the last one's.
+  rm -f "$work/lg.json" "$work/out"
   /usr/bin/time -f "%U %S" -o "$work/t" "${argv[@]}" >"$work/out" 2>/dev/null || true
   local n
   n=$(served "$1")
@@ -173,6 +178,7 @@ cost() {
 # least once in a hundred requests.
 syscalls() {
   command_of "$1" 1
+  rm -f "$work/lg.json" "$work/out"
   perf stat -x, -e "$events" -o "$work/s" -- "${argv[@]}" >"$work/out" 2>/dev/null || true
   syscalls_per_request "$work/s" "$(served "$1")"
 }
@@ -313,7 +319,7 @@ kernel_share() {
 server_syscalls() {
   start_server "$1"
   # Every thread of the serving process, counted from before wrk starts until after it ends.
-  perf stat -x, -e "$events" -o "$work/s" -p "${server_pids[-1]}" -- sleep 2 2>/dev/null &
+  perf stat -x, -e "$events" -o "$work/s" -p "${server_pids[-1]}" -- sleep 3 2>/dev/null &
   local counter=$!
   sleep 0.5
   taskset -c 0 wrk -t1 -c64 -d1s -s "$work/post.lua" \

@@ -26,9 +26,10 @@ pub struct Slot {
     /// it. Single requests keep nothing.
     pub keep_answer: bool,
     /// The closed loop that sends it (`--concurrency` without a rate), whose requests all go
-    /// on one connection over HTTP/2: loop `i` on connection `i mod --connections`, as each of
-    /// h2load's clients keeps its own. A loop's next request then joins the answers read with
-    /// it in one write. `None` takes the next connection in turn.
+    /// on one connection over HTTP/2: the worker's loop `i` on its connection `i mod n` (`n`
+    /// its share of `--connections`), as each of h2load's clients keeps its own. The requests
+    /// that one read's answers start then go out in one write. `None` takes the next
+    /// connection in turn.
     pub lane: Option<usize>,
 }
 

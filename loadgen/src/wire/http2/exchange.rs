@@ -16,8 +16,9 @@ const MOST_TRIES: usize = 4;
 
 /// Sends the request of `slot` as a new stream and waits for its whole response, which the
 /// connection's task reads: on its lane's connection, or on the next in turn. A request the
-/// server did not process (a GOAWAY came first) is sent again on a new connection; its response time runs from the first try. The caller
-/// bounds it with the request timeout; dropping it resets the stream, not the connection.
+/// server did not process (a GOAWAY came first) is sent again, on its lane's connection opened
+/// anew or on the next in turn; its response time runs from the first try. The caller bounds
+/// it with the request timeout; dropping it resets the stream, not the connection.
 pub async fn exchange(
     pool: &Http2Pool,
     template: &RequestTemplate,
