@@ -695,6 +695,36 @@ fn frames_that_break_the_protocol_end_the_connection() {
     frame::put_header(&mut interleaved, 8, kind::PING, 0, 0);
     interleaved.extend_from_slice(&[0; 8]);
     assert_eq!(broken(&interleaved), invalid(code::PROTOCOL_ERROR));
+    // Frames on streams the client never opened: past its last (1), or the server's own.
+    for stream in [3, 2] {
+        let mut data = Vec::new();
+        frame::put_header(&mut data, 0, kind::DATA, flag::END_STREAM, stream);
+        assert_eq!(broken(&data), invalid(code::PROTOCOL_ERROR), "{stream}");
+        let mut head = Vec::new();
+        put_head(&mut head, stream, b"200", None);
+        assert_eq!(broken(&head), invalid(code::PROTOCOL_ERROR), "{stream}");
+        let mut reset = Vec::new();
+        frame::put_header(&mut reset, 4, kind::RST_STREAM, 0, stream);
+        reset.extend_from_slice(&[0, 0, 0, 8]);
+        assert_eq!(broken(&reset), invalid(code::PROTOCOL_ERROR), "{stream}");
+        let mut window = Vec::new();
+        frame::put_window_update(&mut window, stream, 1);
+        assert_eq!(broken(&window), invalid(code::PROTOCOL_ERROR), "{stream}");
+        // PRIORITY may name any stream.
+        let mut priority = Vec::new();
+        frame::put_header(&mut priority, 5, kind::PRIORITY, 0, stream);
+        priority.extend_from_slice(&[0, 0, 0, 1, 15]);
+        assert_eq!(broken(&priority), None, "{stream}");
+    }
+    // A stream opened and ended may still get frames the server sent before it knew.
+    let (mut conn, id) = open_stream();
+    let mut reset = Vec::new();
+    frame::put_header(&mut reset, 4, kind::RST_STREAM, 0, id);
+    reset.extend_from_slice(&[0, 0, 0, 8]);
+    assert_eq!(conn.receive(&reset, 0), Ok(reset.len()));
+    let mut late = Vec::new();
+    frame::put_header(&mut late, 0, kind::DATA, 0, id);
+    assert_eq!(conn.receive(&late, 0), Ok(late.len()));
 
     // The connection's end fails its streams and writes a GOAWAY with the code.
     let (mut conn, id) = open_stream();

@@ -39,6 +39,15 @@ impl Conn {
                 return Err(protocol(code::PROTOCOL_ERROR));
             }
         }
+        // A stream the client never opened is idle (push is off, so the server opens none),
+        // and a stream's frames other than PRIORITY may not name it (RFC 9113, section 5.1).
+        let on_stream = matches!(
+            h.kind,
+            kind::DATA | kind::HEADERS | kind::RST_STREAM | kind::WINDOW_UPDATE
+        );
+        if on_stream && h.stream != 0 && (h.stream % 2 == 0 || h.stream >= self.next_id) {
+            return Err(protocol(code::PROTOCOL_ERROR));
+        }
         match h.kind {
             kind::DATA => self.on_data(h, payload, at),
             kind::HEADERS => self.on_headers(h, payload, at),
