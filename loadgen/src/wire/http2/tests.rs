@@ -698,14 +698,13 @@ fn frames_that_break_the_protocol_end_the_connection() {
     // Frames on streams the client never opened: past its last (1), or the server's own.
     for stream in [3, 2] {
         let mut data = Vec::new();
-        frame::put_header(&mut data, 0, kind::DATA, flag::END_STREAM, stream);
+        frame::put_data(&mut data, stream, b"", true);
         assert_eq!(broken(&data), invalid(code::PROTOCOL_ERROR), "{stream}");
         let mut head = Vec::new();
         put_head(&mut head, stream, b"200", None);
         assert_eq!(broken(&head), invalid(code::PROTOCOL_ERROR), "{stream}");
         let mut reset = Vec::new();
-        frame::put_header(&mut reset, 4, kind::RST_STREAM, 0, stream);
-        reset.extend_from_slice(&[0, 0, 0, 8]);
+        frame::put_rst_stream(&mut reset, stream, code::CANCEL);
         assert_eq!(broken(&reset), invalid(code::PROTOCOL_ERROR), "{stream}");
         let mut window = Vec::new();
         frame::put_window_update(&mut window, stream, 1);
@@ -719,11 +718,10 @@ fn frames_that_break_the_protocol_end_the_connection() {
     // A stream opened and ended may still get frames the server sent before it knew.
     let (mut conn, id) = open_stream();
     let mut reset = Vec::new();
-    frame::put_header(&mut reset, 4, kind::RST_STREAM, 0, id);
-    reset.extend_from_slice(&[0, 0, 0, 8]);
+    frame::put_rst_stream(&mut reset, id, code::CANCEL);
     assert_eq!(conn.receive(&reset, 0), Ok(reset.len()));
     let mut late = Vec::new();
-    frame::put_header(&mut late, 0, kind::DATA, 0, id);
+    frame::put_data(&mut late, id, b"", false);
     assert_eq!(conn.receive(&late, 0), Ok(late.len()));
 
     // The connection's end fails its streams and writes a GOAWAY with the code.
