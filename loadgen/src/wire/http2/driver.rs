@@ -36,7 +36,7 @@ where
         if written == output.len() {
             output.clear();
             written = 0;
-            std::mem::swap(&mut output, &mut conn.borrow_mut().out);
+            conn.borrow_mut().take_out(&mut output);
         }
         while written < output.len() {
             match Pin::new(&mut io).poll_write(cx, &output[written..]) {

@@ -37,9 +37,11 @@ pub(crate) mod flag {
 pub(crate) mod code {
     pub const PROTOCOL_ERROR: u32 = 1;
     pub const FLOW_CONTROL_ERROR: u32 = 3;
+    pub const STREAM_CLOSED: u32 = 5;
     pub const FRAME_SIZE_ERROR: u32 = 6;
     pub const CANCEL: u32 = 8;
     pub const COMPRESSION_ERROR: u32 = 9;
+    pub const ENHANCE_YOUR_CALM: u32 = 11;
 }
 
 /// SETTINGS parameters (section 6.5.2).

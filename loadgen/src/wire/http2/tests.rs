@@ -15,7 +15,7 @@ use hyper::header::{HeaderName, HeaderValue};
 use hyper::{HeaderMap, Request, Response};
 use tokio::io::DuplexStream;
 
-use super::connection::{Conn, ConnError, Failed};
+use super::connection::{Conn, ConnError, Failed, MAX_QUEUED_ANSWERS};
 use super::driver::drive;
 use super::exchange::{exchange_on, Sent};
 use super::frame::{self, code, flag, kind};
@@ -500,7 +500,8 @@ fn open_stream() -> (Conn, u32) {
     );
     assert_eq!(conn.receive(&settings, 0), Ok(settings.len()));
     let id = open_on(&mut conn);
-    conn.out.clear();
+    // Written by the connection's task.
+    conn.take_out(&mut Vec::new());
     (conn, id)
 }
 
@@ -715,14 +716,60 @@ fn frames_that_break_the_protocol_end_the_connection() {
         priority.extend_from_slice(&[0, 0, 0, 1, 15]);
         assert_eq!(broken(&priority), None, "{stream}");
     }
-    // A stream opened and ended may still get frames the server sent before it knew.
+    // A PRIORITY frame of the wrong length, or on the connection.
+    let mut short = Vec::new();
+    frame::put_header(&mut short, 4, kind::PRIORITY, 0, 1);
+    short.extend_from_slice(&[0, 0, 0, 3]);
+    assert_eq!(broken(&short), invalid(code::FRAME_SIZE_ERROR));
+    let mut on_connection = Vec::new();
+    frame::put_header(&mut on_connection, 5, kind::PRIORITY, 0, 0);
+    on_connection.extend_from_slice(&[0, 0, 0, 1, 15]);
+    assert_eq!(broken(&on_connection), invalid(code::PROTOCOL_ERROR));
+
+    // DATA or HEADERS after the server ended the stream; the answer it ended stands.
+    for late_kind in [kind::DATA, kind::HEADERS] {
+        let (mut conn, id) = open_stream();
+        let mut ended = Vec::new();
+        put_head(&mut ended, id, b"200", None);
+        frame::put_data(&mut ended, id, b"{}", true);
+        // A window may still come for the request's side.
+        frame::put_window_update(&mut ended, id, 1);
+        assert_eq!(conn.receive(&ended, 0), Ok(ended.len()));
+        let mut late = Vec::new();
+        match late_kind {
+            kind::DATA => frame::put_data(&mut late, id, b"", false),
+            _ => put_head(&mut late, id, b"200", None),
+        }
+        let err = conn
+            .receive(&late, 0)
+            .expect_err("a frame after END_STREAM");
+        assert_eq!(err, invalid(code::STREAM_CLOSED).unwrap(), "{late_kind}");
+        conn.fail(err);
+        assert!(matches!(outcome(&mut conn, id), Some(Ok(_))), "{late_kind}");
+    }
+    // Frames after the server reset the stream are answered with STREAM_CLOSED, and the
+    // connection goes on.
     let (mut conn, id) = open_stream();
     let mut reset = Vec::new();
     frame::put_rst_stream(&mut reset, id, code::CANCEL);
+    frame::put_data(&mut reset, id, b"", false);
+    frame::put_window_update(&mut reset, id, 1);
     assert_eq!(conn.receive(&reset, 0), Ok(reset.len()));
+    let closed = (
+        kind::RST_STREAM,
+        0,
+        id,
+        code::STREAM_CLOSED.to_be_bytes().to_vec(),
+    );
+    assert_eq!(frames(&conn.out), [closed.clone(), closed]);
+    // A stream the client reset may still get frames the server sent before it knew.
+    let (mut conn, id) = open_stream();
+    conn.forget(&mut None, Some(id));
+    conn.out.clear();
     let mut late = Vec::new();
     frame::put_data(&mut late, id, b"", false);
     assert_eq!(conn.receive(&late, 0), Ok(late.len()));
+    assert!(conn.out.is_empty());
 
     // The connection's end fails its streams and writes a GOAWAY with the code.
     let (mut conn, id) = open_stream();
@@ -733,6 +780,35 @@ fn frames_that_break_the_protocol_end_the_connection() {
     assert!(failed_invalid(&mut conn, id));
     assert_eq!(frames(&conn.out)[0].0, kind::GOAWAY);
     assert!(!conn.accepts_streams());
+}
+
+#[test]
+fn a_server_flooding_the_connection_with_pings_is_stopped() {
+    let (mut conn, _) = open_stream();
+    let mut pings = Vec::new();
+    for _ in 0..MAX_QUEUED_ANSWERS {
+        frame::put_header(&mut pings, 8, kind::PING, 0, 0);
+        pings.extend_from_slice(&[7; 8]);
+    }
+    assert_eq!(conn.receive(&pings, 0), Ok(pings.len()));
+    assert_eq!(frames(&conn.out).len(), MAX_QUEUED_ANSWERS);
+    // Once the connection's task takes the answers to write, the count starts again.
+    let mut taken = Vec::new();
+    conn.take_out(&mut taken);
+    assert_eq!(conn.receive(&pings, 0), Ok(pings.len()));
+    // One more while those wait.
+    let mut one = Vec::new();
+    frame::put_header(&mut one, 8, kind::PING, 0, 0);
+    one.extend_from_slice(&[7; 8]);
+    let calm = ConnError {
+        code: code::ENHANCE_YOUR_CALM,
+        kind: ErrorKind::Invalid,
+    };
+    assert_eq!(conn.receive(&one, 0), Err(calm));
+    // The same count holds SETTINGS acknowledgements.
+    let mut settings = Vec::new();
+    frame::put_settings(&mut settings, &[]);
+    assert_eq!(conn.receive(&settings, 0), Err(calm));
 }
 
 #[test]

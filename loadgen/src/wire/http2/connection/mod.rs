@@ -31,6 +31,11 @@ const INITIAL_MAX_STREAMS: usize = 100;
 const MAX_BLOCK: usize = 64 << 10;
 /// The highest stream id a client may use.
 const MAX_STREAM_ID: u32 = (1 << 31) - 1;
+/// The most answers to the server's own frames (PING and SETTINGS acknowledgements, resets
+/// of streams it had closed) queued while the socket has not taken the frames before them:
+/// past this the server is flooding the connection, which ends with ENHANCE_YOUR_CALM.
+/// nghttp2's default limit on queued acknowledgements is the same.
+pub(crate) const MAX_QUEUED_ANSWERS: usize = 1000;
 
 /// A connection error: the code sent in the GOAWAY, and what the streams on it fail with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -94,6 +99,18 @@ struct Stream {
     /// The outcome, once the response ended or failed.
     outcome: Option<Result<Exchange, Failed>>,
     waker: Option<Waker>,
+    /// How the server's side of the stream stands.
+    remote: Remote,
+}
+
+/// The server's side of a stream: the frames it may still send on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Remote {
+    Open,
+    /// It sent END_STREAM: DATA or HEADERS after it break the connection.
+    Ended,
+    /// It reset the stream: any frame but PRIORITY after it is answered with STREAM_CLOSED.
+    Reset,
 }
 
 /// A request waiting for the server's stream limit, in order.
@@ -113,6 +130,8 @@ struct PeerSettings {
 pub(crate) struct Conn {
     /// Frames to write, in order.
     pub(crate) out: Vec<u8>,
+    /// Answers to the server's own frames in `out` (see [`MAX_QUEUED_ANSWERS`]).
+    queued_answers: usize,
     names: Names,
     streams: HashMap<u32, Stream, BuildHasherDefault<IdHasher>>,
     next_id: u32,
@@ -172,6 +191,7 @@ impl Conn {
         );
         Conn {
             out,
+            queued_answers: 0,
             names: Names::default(),
             streams: HashMap::default(),
             next_id: 1,
@@ -258,6 +278,23 @@ impl Conn {
             self.wake_driver();
         }
         self.wake_first_waiter();
+    }
+
+    /// Hands the frames to write to the connection's task, which has written the last ones:
+    /// `into` (empty) takes their place.
+    pub(crate) fn take_out(&mut self, into: &mut Vec<u8>) {
+        std::mem::swap(into, &mut self.out);
+        self.queued_answers = 0;
+    }
+
+    /// Counts one answer to the server's own frames, about to be queued; past
+    /// [`MAX_QUEUED_ANSWERS`] the connection ends instead.
+    fn queue_answer(&mut self) -> Result<(), ConnError> {
+        self.queued_answers += 1;
+        if self.queued_answers > MAX_QUEUED_ANSWERS {
+            return Err(protocol(code::ENHANCE_YOUR_CALM));
+        }
+        Ok(())
     }
 
     /// A stream error: the stream is reset with `code` and its request fails `invalid`.

@@ -5,7 +5,7 @@ use std::task::{Context, Poll};
 
 use bytes::Bytes;
 
-use super::{Conn, Failed, Stream, Waiter, STREAM_WINDOW};
+use super::{Conn, Failed, Remote, Stream, Waiter, STREAM_WINDOW};
 use crate::wire::http2::frame::{self, code};
 use crate::wire::outcome::Exchange;
 
@@ -81,6 +81,7 @@ impl Conn {
                 recv_unacked: 0,
                 outcome: None,
                 waker: None,
+                remote: Remote::Open,
             },
         );
         if !body.is_empty() {

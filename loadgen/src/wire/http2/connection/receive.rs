@@ -2,7 +2,8 @@
 //! into its request's [`Reading`] and timed by the read that brought it.
 
 use super::{
-    protocol, Conn, ConnError, Failed, CONNECTION_WINDOW, MAX_BLOCK, MAX_STREAM_ID, STREAM_WINDOW,
+    protocol, Conn, ConnError, Failed, Remote, CONNECTION_WINDOW, MAX_BLOCK, MAX_STREAM_ID,
+    STREAM_WINDOW,
 };
 use crate::wire::exchange::Reading;
 use crate::wire::http2::frame::{self, code, flag, kind, setting, Header};
@@ -45,8 +46,16 @@ impl Conn {
             h.kind,
             kind::DATA | kind::HEADERS | kind::RST_STREAM | kind::WINDOW_UPDATE
         );
-        if on_stream && h.stream != 0 && (h.stream % 2 == 0 || h.stream >= self.next_id) {
-            return Err(protocol(code::PROTOCOL_ERROR));
+        if on_stream && h.stream != 0 {
+            if h.stream % 2 == 0 || h.stream >= self.next_id {
+                return Err(protocol(code::PROTOCOL_ERROR));
+            }
+            // DATA and HEADERS are checked where their stream is looked up.
+            if matches!(h.kind, kind::RST_STREAM | kind::WINDOW_UPDATE) {
+                if let Some(remote) = self.streams.get(&h.stream).map(|s| s.remote) {
+                    self.after_close(h.stream, remote, false)?;
+                }
+            }
         }
         match h.kind {
             kind::DATA => self.on_data(h, payload, at),
@@ -76,6 +85,9 @@ impl Conn {
                 if payload.len() != 4 {
                     return Err(protocol(code::FRAME_SIZE_ERROR));
                 }
+                if let Some(stream) = self.streams.get_mut(&h.stream) {
+                    stream.remote = Remote::Reset;
+                }
                 self.complete(h.stream, Err(Failed::Kind(ErrorKind::Reset)), true);
                 Ok(())
             }
@@ -88,6 +100,7 @@ impl Conn {
                     return Err(protocol(code::FRAME_SIZE_ERROR));
                 }
                 if !h.has(flag::ACK) {
+                    self.queue_answer()?;
                     frame::put_ping_ack(&mut self.out, payload);
                 }
                 Ok(())
@@ -121,9 +134,45 @@ impl Conn {
             kind::WINDOW_UPDATE => self.on_window_update(h, payload),
             // Push is off: a promise breaks the protocol.
             kind::PUSH_PROMISE => Err(protocol(code::PROTOCOL_ERROR)),
-            // Priorities and frame types this client does not know are ignored.
-            kind::PRIORITY => Ok(()),
+            // Priorities are ignored, once well formed (RFC 9113, section 6.3; a connection
+            // error may stand in for the stream error the RFC names, section 5.4.1), and so
+            // are frame types this client does not know.
+            kind::PRIORITY => {
+                if h.stream == 0 {
+                    return Err(protocol(code::PROTOCOL_ERROR));
+                }
+                if payload.len() != 5 {
+                    return Err(protocol(code::FRAME_SIZE_ERROR));
+                }
+                Ok(())
+            }
             _ => Ok(()),
+        }
+    }
+
+    /// A frame on stream `id`, whose server side stands at `remote` (RFC 9113, section 5.1):
+    /// DATA or HEADERS (`data_or_headers`) after its END_STREAM end the connection with
+    /// STREAM_CLOSED; any of the stream's frames after its RST_STREAM are answered with a
+    /// RST_STREAM of STREAM_CLOSED, and still applied to the connection (its window, its
+    /// header table). Frames on a stream the client reset are ignored, as the server may have
+    /// sent them before it knew, and so are frames on a stream whose request has taken its
+    /// outcome: the connection keeps no record of it.
+    fn after_close(
+        &mut self,
+        id: u32,
+        remote: Remote,
+        data_or_headers: bool,
+    ) -> Result<(), ConnError> {
+        match remote {
+            Remote::Open => Ok(()),
+            Remote::Ended if data_or_headers => Err(protocol(code::STREAM_CLOSED)),
+            Remote::Ended => Ok(()),
+            Remote::Reset => {
+                self.queue_answer()?;
+                frame::put_rst_stream(&mut self.out, id, code::STREAM_CLOSED);
+                self.wake_driver();
+                Ok(())
+            }
         }
     }
 
@@ -148,14 +197,20 @@ impl Conn {
         }
         let data = frame::unpadded(h, payload).ok_or(protocol(code::PROTOCOL_ERROR))?;
         let end_stream = h.has(flag::END_STREAM);
-        // A stream the request gave up on, or that ended, reads nothing more.
-        let Some(stream) = self
-            .streams
-            .get_mut(&h.stream)
-            .filter(|s| s.outcome.is_none())
-        else {
+        let Some(stream) = self.streams.get_mut(&h.stream) else {
             return Ok(());
         };
+        if stream.remote != Remote::Open {
+            let remote = stream.remote;
+            return self.after_close(h.stream, remote, true);
+        }
+        if end_stream {
+            stream.remote = Remote::Ended;
+        }
+        // A stream the request gave up on, or that ended, reads nothing more.
+        if stream.outcome.is_some() {
+            return Ok(());
+        }
         stream.recv_window -= len as i64;
         let Some(reading) = stream.reading.as_mut().filter(|_| stream.recv_window >= 0) else {
             // DATA before the head, or past the stream's window.
@@ -234,7 +289,11 @@ impl Conn {
         end_stream: bool,
         at: u64,
     ) -> Result<(), ConnError> {
-        let trailers = self.streams.get(&id).is_some_and(|s| s.reading.is_some());
+        let (trailers, remote) = match self.streams.get(&id) {
+            Some(s) => (s.reading.is_some(), s.remote),
+            None => (false, Remote::Open),
+        };
+        self.after_close(id, remote, true)?;
         let head = match hpack::decode_head(block, &self.names, trailers) {
             Ok(head) => head,
             Err(HpackError::Compression) => return Err(protocol(code::COMPRESSION_ERROR)),
@@ -243,9 +302,15 @@ impl Conn {
                 return Ok(());
             }
         };
-        let Some(stream) = self.streams.get_mut(&id).filter(|s| s.outcome.is_none()) else {
+        let Some(stream) = self.streams.get_mut(&id) else {
             return Ok(());
         };
+        if end_stream {
+            stream.remote = Remote::Ended;
+        }
+        if stream.outcome.is_some() {
+            return Ok(());
+        }
         let now = at.saturating_sub(stream.start_mono_ns);
         if trailers {
             if end_stream {
@@ -333,6 +398,7 @@ impl Conn {
                 _ => {}
             }
         }
+        self.queue_answer()?;
         frame::put_settings_ack(&mut self.out);
         if !self.settled {
             self.settled = true;
