@@ -15,7 +15,7 @@ use hyper::header::{HeaderName, HeaderValue};
 use hyper::{HeaderMap, Request, Response};
 use tokio::io::DuplexStream;
 
-use super::connection::{Conn, ConnError, Failed, MAX_QUEUED_ANSWERS};
+use super::connection::{Conn, ConnError, Failed, CONNECTION_WINDOW, MAX_QUEUED_ANSWERS};
 use super::driver::drive;
 use super::exchange::{exchange_on, Sent};
 use super::frame::{self, code, flag, kind};
@@ -747,13 +747,24 @@ fn frames_that_break_the_protocol_end_the_connection() {
         conn.fail(err);
         assert!(matches!(outcome(&mut conn, id), Some(Ok(_))), "{late_kind}");
     }
-    // Frames after the server reset the stream are answered with STREAM_CLOSED, and the
-    // connection goes on.
+    // DATA, HEADERS and WINDOW_UPDATE after the server reset the stream are answered with
+    // STREAM_CLOSED, a second RST_STREAM is not, and the connection goes on; the DATA still
+    // counts against the connection's window, which is given back.
     let (mut conn, id) = open_stream();
     let mut reset = Vec::new();
     frame::put_rst_stream(&mut reset, id, code::CANCEL);
-    frame::put_data(&mut reset, id, b"", false);
+    // A head that ends the stream does not make the reset an end.
+    let block = head_block(b"200", None);
+    let ends = flag::END_HEADERS | flag::END_STREAM;
+    frame::put_header(&mut reset, block.len(), kind::HEADERS, ends, id);
+    reset.extend_from_slice(&block);
     frame::put_window_update(&mut reset, id, 1);
+    frame::put_rst_stream(&mut reset, id, code::CANCEL);
+    let full = vec![0; frame::DEFAULT_MAX_FRAME];
+    let frames_to_half = CONNECTION_WINDOW as usize / 2 / full.len();
+    for _ in 0..frames_to_half {
+        frame::put_data(&mut reset, id, &full, false);
+    }
     assert_eq!(conn.receive(&reset, 0), Ok(reset.len()));
     let closed = (
         kind::RST_STREAM,
@@ -761,13 +772,27 @@ fn frames_that_break_the_protocol_end_the_connection() {
         id,
         code::STREAM_CLOSED.to_be_bytes().to_vec(),
     );
-    assert_eq!(frames(&conn.out), [closed.clone(), closed]);
-    // A stream the client reset may still get frames the server sent before it knew.
+    let given_back = (CONNECTION_WINDOW / 2).to_be_bytes().to_vec();
+    let (windows, resets): (Vec<_>, Vec<_>) = frames(&conn.out)
+        .into_iter()
+        .partition(|f| f.0 == kind::WINDOW_UPDATE);
+    assert_eq!(windows, [(kind::WINDOW_UPDATE, 0, 0, given_back)]);
+    assert_eq!(resets, vec![closed; 2 + frames_to_half]);
+    // A stream the client reset while the server's side was open (here, DATA before its
+    // head) may still get frames the server sent before it knew, and so may one it forgot.
     let (mut conn, id) = open_stream();
-    conn.forget(&mut None, Some(id));
-    conn.out.clear();
+    let mut early = Vec::new();
+    frame::put_data(&mut early, id, b"{}", false);
+    assert_eq!(conn.receive(&early, 0), Ok(early.len()));
+    assert_eq!(frames(&conn.out)[0].0, kind::RST_STREAM);
+    conn.take_out(&mut Vec::new());
     let mut late = Vec::new();
-    frame::put_data(&mut late, id, b"", false);
+    put_head(&mut late, id, b"200", None);
+    frame::put_data(&mut late, id, b"{}", true);
+    frame::put_window_update(&mut late, id, 1);
+    assert_eq!(conn.receive(&late, 0), Ok(late.len()));
+    assert!(conn.out.is_empty());
+    conn.forget(&mut None, Some(id));
     assert_eq!(conn.receive(&late, 0), Ok(late.len()));
     assert!(conn.out.is_empty());
 
@@ -784,31 +809,30 @@ fn frames_that_break_the_protocol_end_the_connection() {
 
 #[test]
 fn a_server_flooding_the_connection_with_pings_is_stopped() {
-    let (mut conn, _) = open_stream();
-    let mut pings = Vec::new();
-    for _ in 0..MAX_QUEUED_ANSWERS {
-        frame::put_header(&mut pings, 8, kind::PING, 0, 0);
-        pings.extend_from_slice(&[7; 8]);
-    }
-    assert_eq!(conn.receive(&pings, 0), Ok(pings.len()));
-    assert_eq!(frames(&conn.out).len(), MAX_QUEUED_ANSWERS);
-    // Once the connection's task takes the answers to write, the count starts again.
-    let mut taken = Vec::new();
-    conn.take_out(&mut taken);
-    assert_eq!(conn.receive(&pings, 0), Ok(pings.len()));
-    // One more while those wait.
-    let mut one = Vec::new();
-    frame::put_header(&mut one, 8, kind::PING, 0, 0);
-    one.extend_from_slice(&[7; 8]);
-    let calm = ConnError {
+    let ping = |input: &mut Vec<u8>| {
+        frame::put_header(input, 8, kind::PING, 0, 0);
+        input.extend_from_slice(&[7; 8]);
+    };
+    let calm = Err(ConnError {
         code: code::ENHANCE_YOUR_CALM,
         kind: ErrorKind::Invalid,
-    };
-    assert_eq!(conn.receive(&one, 0), Err(calm));
-    // The same count holds SETTINGS acknowledgements.
-    let mut settings = Vec::new();
-    frame::put_settings(&mut settings, &[]);
-    assert_eq!(conn.receive(&settings, 0), Err(calm));
+    });
+    // PING and SETTINGS acknowledgements count alike, up to the limit.
+    let (mut conn, _) = open_stream();
+    let mut answered = Vec::new();
+    for _ in 1..MAX_QUEUED_ANSWERS {
+        ping(&mut answered);
+    }
+    frame::put_settings(&mut answered, &[]);
+    assert_eq!(conn.receive(&answered, 0), Ok(answered.len()));
+    assert_eq!(frames(&conn.out).len(), MAX_QUEUED_ANSWERS);
+    // Once the connection's task takes them to write, the count starts again.
+    conn.take_out(&mut Vec::new());
+    assert_eq!(conn.receive(&answered, 0), Ok(answered.len()));
+    // One more while those wait.
+    let mut one = Vec::new();
+    ping(&mut one);
+    assert_eq!(conn.receive(&one, 0), calm);
 }
 
 #[test]

@@ -109,7 +109,8 @@ enum Remote {
     Open,
     /// It sent END_STREAM: DATA or HEADERS after it break the connection.
     Ended,
-    /// It reset the stream: any frame but PRIORITY after it is answered with STREAM_CLOSED.
+    /// It reset the stream: DATA, HEADERS or WINDOW_UPDATE after it are answered with a
+    /// RST_STREAM of STREAM_CLOSED.
     Reset,
 }
 

@@ -50,8 +50,9 @@ impl Conn {
             if h.stream % 2 == 0 || h.stream >= self.next_id {
                 return Err(protocol(code::PROTOCOL_ERROR));
             }
-            // DATA and HEADERS are checked where their stream is looked up.
-            if matches!(h.kind, kind::RST_STREAM | kind::WINDOW_UPDATE) {
+            // DATA and HEADERS are checked where their stream is looked up; a RST_STREAM is
+            // never answered with one (section 5.4.2).
+            if h.kind == kind::WINDOW_UPDATE {
                 if let Some(remote) = self.streams.get(&h.stream).map(|s| s.remote) {
                     self.after_close(h.stream, remote, false)?;
                 }
@@ -85,7 +86,11 @@ impl Conn {
                 if payload.len() != 4 {
                     return Err(protocol(code::FRAME_SIZE_ERROR));
                 }
-                if let Some(stream) = self.streams.get_mut(&h.stream) {
+                if let Some(stream) = self
+                    .streams
+                    .get_mut(&h.stream)
+                    .filter(|s| s.remote == Remote::Open)
+                {
                     stream.remote = Remote::Reset;
                 }
                 self.complete(h.stream, Err(Failed::Kind(ErrorKind::Reset)), true);
@@ -152,11 +157,12 @@ impl Conn {
 
     /// A frame on stream `id`, whose server side stands at `remote` (RFC 9113, section 5.1):
     /// DATA or HEADERS (`data_or_headers`) after its END_STREAM end the connection with
-    /// STREAM_CLOSED; any of the stream's frames after its RST_STREAM are answered with a
-    /// RST_STREAM of STREAM_CLOSED, and still applied to the connection (its window, its
-    /// header table). Frames on a stream the client reset are ignored, as the server may have
-    /// sent them before it knew, and so are frames on a stream whose request has taken its
-    /// outcome: the connection keeps no record of it.
+    /// STREAM_CLOSED; DATA, HEADERS or WINDOW_UPDATE after its RST_STREAM are answered with a
+    /// RST_STREAM of STREAM_CLOSED (a RST_STREAM never is), and still applied to the
+    /// connection (its window, its header table). Frames on a stream the client reset while
+    /// the server's side was open are ignored, as the server may have sent them before it
+    /// knew, and so are frames on a stream whose request has taken its outcome: the
+    /// connection keeps no record of it.
     fn after_close(
         &mut self,
         id: u32,
@@ -305,7 +311,7 @@ impl Conn {
         let Some(stream) = self.streams.get_mut(&id) else {
             return Ok(());
         };
-        if end_stream {
+        if end_stream && stream.remote == Remote::Open {
             stream.remote = Remote::Ended;
         }
         if stream.outcome.is_some() {
