@@ -41,7 +41,9 @@
 #    p99 beside noisy.sh above is then no better.
 # CPU per request is the median over the rounds, with every round's figure after it, and the
 # median of the rounds' ratios to the section's first two rows (wrk and oha, h2load and oha,
-# nginx and the bare hyper server); the system calls are counted in one 1 s run per process
+# nginx and the bare hyper server), printed again below the table with the interval of the
+# rounds' ratios that holds that median with the chance printed (scripts/lib/median_interval.py;
+# 94% for 5 rounds): a target inside it is neither met nor missed by this run; the system calls are counted in one 1 s run per process
 # by the kernel's tracepoints (`perf stat`, scripts/lib/syscalls.sh), which do not slow the
 # process as strace did (under strace answers piled up between reads, and the counts came out
 # lower than at full speed). Requests per second are
@@ -186,8 +188,10 @@ events=$(syscall_events)
 
 # summarise ROWS_FILE SECONDS WHAT: the medians of "name requests user system" rows.
 summarise() {
-  python3 - "$1" "$2" "$3" <<'PY'
+  python3 - "$1" "$2" "$3" "$root/scripts/lib" <<'PY'
 import statistics, sys
+sys.path.insert(0, sys.argv[4])
+from median_interval import interval, said
 rows = {}
 for line in open(sys.argv[1]):
     name, n, user, system = line.split()
@@ -208,6 +212,18 @@ for name, runs in rows.items():
     each = ", ".join(f"{r[1] + r[2]:.2f}" for r in runs)
     spread = f"{min(r[0] for r in runs):.0f}-{max(r[0] for r in runs):.0f}"
     print(f"{name:12} {med(0):9.0f} {spread:>15} {med(1):6.2f} {med(2):7.2f} {total:6.2f}{ratios}  {each}")
+# How far each ratio can be trusted: the interval of the rounds' own ratios that holds their
+# median with the chance given (the sign test's; no distribution assumed). Two builds of the
+# same code have come out 0.1 apart in one run here, so a target inside the interval is not
+# met or missed by this run.
+chance = interval(range(len(rows[names[0]])))[2]
+print(f"ratios with their {chance:.0%} interval (order statistics of the rounds' ratios):")
+for name, runs in rows.items():
+    cells = []
+    for ref in (r for r in refs if r != name):
+        each = [(r[1] + r[2]) / (f[1] + f[2]) for r, f in zip(runs, rows[ref])]
+        cells.append(f"/{ref} {said(each)}")
+    print(f"  {name:18} " + "   ".join(cells))
 PY
 }
 
