@@ -42,12 +42,14 @@
 # CPU per request is the median over the rounds, with every round's figure after it, and the
 # median of the rounds' ratios to the section's first two rows (wrk and oha, h2load and oha,
 # nginx and the bare hyper server), printed again below the table with the interval of the
-# rounds' ratios that holds that median with the chance printed (scripts/lib/median_interval.py;
-# 94% for 5 rounds): a target inside it is neither met nor missed by this run; the system calls are counted in one 1 s run per process
-# by the kernel's tracepoints (`perf stat`, scripts/lib/syscalls.sh), which do not slow the
-# process as strace did (under strace answers piled up between reads, and the counts came out
-# lower than at full speed). Requests per second are
-# printed beside (median and range), as a check, not as a figure to compare.
+# rounds' ratios that holds that median with the chance printed
+# (scripts/lib/median_interval.py; 94% for 5 rounds): a target inside it is neither met nor
+# missed by this run. Each round runs its rows in another order (rotated by one a round), and
+# a round whose run failed is left out of its row and counted. The system calls are counted
+# in one 1 s run per process by the kernel's tracepoints (`perf stat`, scripts/lib/syscalls.sh),
+# which do not slow the process as strace did (under strace answers piled up between reads,
+# and the counts came out lower than at full speed). Requests per second are printed beside
+# (median and range), as a check, not as a figure to compare.
 #
 # Usage: scripts/bench-client-cost.sh [--servers] [--noisy] [ROUNDS] [SECONDS]   (defaults: 5, 5)
 #   LOADGEN_B=path: a second loadgen binary in the client rows.
@@ -186,44 +188,77 @@ syscalls() {
 }
 events=$(syscall_events)
 
-# summarise ROWS_FILE SECONDS WHAT: the medians of "name requests user system" rows.
+# rotated ROUND NAME...: the names, the first ROUND - 1 moved to the end: each round runs
+# them in another order, so no one's place in the round (after a given peer, first after the
+# pause) favours it in every round alike.
+rotated() {
+  local round=$1
+  shift
+  local k=$(((round - 1) % $#))
+  echo "${@:k+1}" "${@:1:k}"
+}
+
+# summarise ROWS_FILE SECONDS WHAT NAME...: the medians of "round name requests user system"
+# rows, the names in the order given (the first two are the ratios' references). A round
+# whose run failed (no requests counted) is left out and counted.
 summarise() {
-  python3 - "$1" "$2" "$3" "$root/scripts/lib" <<'PY'
+  python3 - "$1" "$2" "$3" "$root/scripts/lib" "${@:4}" <<'PY'
 import statistics, sys
-sys.path.insert(0, sys.argv[4])
+rows_file, seconds, what, lib, *order = sys.argv[1:]
+sys.path.insert(0, lib)
 from median_interval import interval, said
-rows = {}
-for line in open(sys.argv[1]):
-    name, n, user, system = line.split()
-    rows.setdefault(name, []).append((int(n) / float(sys.argv[2]), float(user), float(system)))
+rows = {name: {} for name in order}
+failed = {name: 0 for name in order}
+for line in open(rows_file):
+    f = line.split()
+    if len(f) < 2 or f[1] not in rows:
+        continue
+    if len(f) != 5 or int(f[2]) == 0:
+        failed[f[1]] += 1
+        continue
+    rows[f[1]][int(f[0])] = (int(f[2]) / float(seconds), float(f[3]), float(f[4]))
 # Each row's total against the first and the second row's, round by round (the rounds are
 # interleaved), and the median of those ratios: the side-by-side figures the targets are put in
 # (against wrk and oha, h2load and oha, nginx and the bare hyper server).
-names = list(rows)
-refs = names[:2]
+refs = order[:2]
+total = lambda r: r[1] + r[2]
+def ratios(name, ref):
+    both = sorted(set(rows[name]) & set(rows[ref]))
+    return [total(rows[name][i]) / total(rows[ref][i]) for i in both]
 head = "".join(f"{'/' + r:>9}" for r in refs)
-print(f"{sys.argv[3]:12} {'ok/s':>9} {'ok/s range':>15} {'user':>6} {'system':>7} {'total':>6}{head}  total per round")
-for name, runs in rows.items():
+print(f"{what:12} {'ok/s':>9} {'ok/s range':>15} {'user':>6} {'system':>7} {'total':>6}{head}  total per round")
+for name in order:
+    runs = [rows[name][i] for i in sorted(rows[name])]
+    if not runs:
+        print(f"{name:12} every run failed ({failed[name]})")
+        continue
     med = lambda i: statistics.median(r[i] for r in runs)
-    total = statistics.median(r[1] + r[2] for r in runs)
-    ratios = "".join(
-        f"{statistics.median((r[1] + r[2]) / (f[1] + f[2]) for r, f in zip(runs, rows[ref])):9.2f}"
+    cells = "".join(
+        f"{statistics.median(each):9.2f}" if (each := ratios(name, ref)) else f"{'-':>9}"
         for ref in refs)
-    each = ", ".join(f"{r[1] + r[2]:.2f}" for r in runs)
+    each = ", ".join(f"{total(r):.2f}" for r in runs)
     spread = f"{min(r[0] for r in runs):.0f}-{max(r[0] for r in runs):.0f}"
-    print(f"{name:12} {med(0):9.0f} {spread:>15} {med(1):6.2f} {med(2):7.2f} {total:6.2f}{ratios}  {each}")
+    lost = f"  ({failed[name]} failed)" if failed[name] else ""
+    print(f"{name:12} {med(0):9.0f} {spread:>15} {med(1):6.2f} {med(2):7.2f} "
+          f"{statistics.median(total(r) for r in runs):6.2f}{cells}  {each}{lost}")
 # How far each ratio can be trusted: the interval of the rounds' own ratios that holds their
-# median with the chance given (the sign test's; no distribution assumed). Two builds of the
-# same code have come out 0.1 apart in one run here, so a target inside the interval is not
-# met or missed by this run.
-chance = interval(range(len(rows[names[0]])))[2]
-print(f"ratios with their {chance:.0%} interval (order statistics of the rounds' ratios):")
-for name, runs in rows.items():
+# median with the chance given (the sign test's; no distribution assumed). It assumes the
+# rounds independent and alike; it does not cover drift over the run, nor a difference
+# between two builds' layouts of the same code: two such builds came out 0.1 apart in one
+# run here. A target inside the interval is neither met nor missed by this run.
+rounds = max(len(r) for r in rows.values())
+print(f"ratios with their {interval(range(rounds))[2]:.0%} interval (order statistics of the "
+      f"rounds' ratios; fewer rounds, another chance, as marked):")
+for name in order:
     cells = []
     for ref in (r for r in refs if r != name):
-        each = [(r[1] + r[2]) / (f[1] + f[2]) for r, f in zip(runs, rows[ref])]
-        cells.append(f"/{ref} {said(each)}")
-    print(f"  {name:18} " + "   ".join(cells))
+        each = ratios(name, ref)
+        if not each:
+            continue
+        mark = "" if len(each) == rounds else f" ({len(each)} rounds, {interval(each)[2]:.0%})"
+        cells.append(f"/{ref} {said(each)}{mark}")
+    if cells:
+        print(f"  {name:18} " + "   ".join(cells))
 PY
 }
 
@@ -237,9 +272,9 @@ for section in "${sections[@]}"; do
   echo
   echo "## $title, closed loop, ${seconds}s, $rounds rounds (CPU µs per request, medians)"
   for round in $(seq "$rounds"); do
-    for name in "${names[@]}"; do echo "$name $(cost "$name")"; done
+    for name in $(rotated "$round" "${names[@]}"); do echo "$round $name $(cost "$name")"; done
   done >"$work/rows"
-  summarise "$work/rows" "$seconds" client
+  summarise "$work/rows" "$seconds" client "${names[@]}"
   echo "system calls per request (perf stat's tracepoints, one 1 s run each):"
   for name in "${names[@]}"; do echo "  $name: $(syscalls "$name")"; done
 done
@@ -361,9 +396,11 @@ if $servers; then
   echo "## Servers under wrk -t1 -c64 (CPU 0), each on CPU 1, ${seconds}s, $rounds rounds (CPU µs per request, medians)"
   echo "the same $(wc -c <"$work/answer")-byte answer from each; $(getconf CLK_TCK) ticks a second; user/system split by ${SPLIT:-ticks}"
   for round in $(seq "$rounds"); do
-    for name in "${server_names[@]}"; do echo "$name $(server_cost "$name")"; done
+    for name in $(rotated "$round" "${server_names[@]}"); do
+      echo "$round $name $(server_cost "$name")"
+    done
   done >"$work/rows"
-  summarise "$work/rows" "$seconds" server
+  summarise "$work/rows" "$seconds" server "${server_names[@]}"
   echo "system calls per request (perf stat's tracepoints on the serving process, one 1 s run each):"
   for name in "${server_names[@]}"; do echo "  $name: $(server_syscalls "$name")"; done
 fi
