@@ -46,17 +46,11 @@ impl Conn {
             h.kind,
             kind::DATA | kind::HEADERS | kind::RST_STREAM | kind::WINDOW_UPDATE
         );
-        if on_stream && h.stream != 0 {
-            if h.stream % 2 == 0 || h.stream >= self.next_id {
-                return Err(protocol(code::PROTOCOL_ERROR));
-            }
-            // DATA and HEADERS are checked where their stream is looked up; a RST_STREAM is
-            // never answered with one (section 5.4.2).
-            if h.kind == kind::WINDOW_UPDATE {
-                if let Some(remote) = self.streams.get(&h.stream).map(|s| s.remote) {
-                    self.after_close(h.stream, remote, false)?;
-                }
-            }
+        // DATA, HEADERS and WINDOW_UPDATE on a closed stream are checked where their stream is
+        // looked up ([`Conn::after_close`]); a RST_STREAM is never answered with one (section
+        // 5.4.2).
+        if on_stream && h.stream != 0 && (h.stream % 2 == 0 || h.stream >= self.next_id) {
+            return Err(protocol(code::PROTOCOL_ERROR));
         }
         match h.kind {
             kind::DATA => self.on_data(h, payload, at),
@@ -438,9 +432,11 @@ impl Conn {
             }
         } else if let Some(stream) = self.streams.get_mut(&h.stream) {
             stream.send_window += increment;
+            let (remote, over) = (stream.remote, stream.send_window > frame::MAX_WINDOW);
+            self.after_close(h.stream, remote, false)?;
             if increment == 0 {
                 self.stream_error(h.stream, code::PROTOCOL_ERROR);
-            } else if stream.send_window > frame::MAX_WINDOW {
+            } else if over {
                 self.stream_error(h.stream, code::FLOW_CONTROL_ERROR);
             }
         }
