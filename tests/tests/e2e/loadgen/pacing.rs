@@ -90,6 +90,8 @@ fn zero_turns_spinning_and_polling_off() {
         (0.0, 0, 0.0),
         "{a:?}"
     );
+    // Nor does it keep the recent answers the poller would read.
+    assert_eq!((a.expected_from_us, a.expected_to_us), (0.0, 0.0), "{a:?}");
 }
 
 #[test]
