@@ -22,7 +22,8 @@ pub struct AnswerPollReport {
     pub over_budget: u64,
     /// The answers polled for were expected from this long after the send (a low quantile of
     /// the worker's recent times to first byte) to this long (a high one), at the end of the
-    /// run; the widest of the workers'.
+    /// run; the widest of the workers'. Both 0 when no worker polled (`--poll-budget 0`) or had
+    /// its first few answers.
     pub expected_from_us: f64,
     pub expected_to_us: f64,
 }
