@@ -30,8 +30,9 @@
 #    perf itself on CPU 0; its interrupts add to every server's time alike); the total stays
 #    /proc's.
 # 3. With --noisy, the tail beside noisy.sh's stalls (--hogs 0): 5,000 req/s open loop against
-#    nginx for SECONDS, loadgen with its defaults and with --spin 1s, and oha -q 5000
-#    --latency-correction: each one's p99 from the intended send time, and loadgen's lag p99.
+#    nginx for TAIL_SECONDS (default 5) in TAIL_ROUNDS rounds (default 5), loadgen with its
+#    defaults and with --spin 1s, and oha -q 5000 --latency-correction: each one's p99 from the
+#    intended send time, and loadgen's lag p99.
 #    NOISY=path names noisy.sh (default: ../shared/tools/noisy.sh beside the checkout).
 #    Then one known stall, whose right answer is arithmetic: each client, at 1,000 req/s open
 #    loop for 5 s, is stopped (SIGSTOP) for 100 ms 2 s in. The 100 requests due in the stall
@@ -43,15 +44,22 @@
 # median of the rounds' ratios to the section's first two rows (wrk and oha, h2load and oha,
 # nginx and the bare hyper server), printed again below the table with the interval of the
 # rounds' ratios that holds that median with the chance printed
-# (scripts/lib/median_interval.py; 94% for 5 rounds): a target inside it is neither met nor
-# missed by this run. Each round runs its rows in another order (rotated by one a round), and
-# a round whose run failed is left out of its row and counted. The system calls are counted
+# (scripts/lib/median_interval.py; 96% for 20 rounds, 94% for 5): a target inside it is
+# neither met nor missed by this run. Each round runs its rows in another order (rotated by one
+# a round), and a round whose run failed is left out of its row and counted. The system calls are counted
 # in one 1 s run per process by the kernel's tracepoints (`perf stat`, scripts/lib/syscalls.sh),
 # which do not slow the process as strace did (under strace answers piled up between reads,
 # and the counts came out lower than at full speed). Requests per second are printed beside
 # (median and range), as a check, not as a figure to compare.
 #
-# Usage: scripts/bench-client-cost.sh [--servers] [--noisy] [ROUNDS] [SECONDS]   (defaults: 5, 5)
+# Short runs and many rounds: this machine's CPU cost per request moves between two modes, about
+# 20% apart, that last tens of seconds, so rows run seconds apart pair better in a round than
+# rows run a minute apart. 20 rounds of 2 s gave intervals 1.3-5 times narrower than 9 rounds
+# of 5 s for 8 of 9 client ratios, in about the same time a row (BENCHMARKS.md; more rounds and
+# shorter runs were not tried apart). A client's start-up (loadgen's 64 connections and
+# threads, about 10 ms of CPU; wrk's, about 3 ms) adds under 0.05 µs a request to a 2 s run.
+#
+# Usage: scripts/bench-client-cost.sh [--servers] [--noisy] [ROUNDS] [SECONDS]   (defaults: 20, 2)
 #   LOADGEN_B=path: a second loadgen binary in the client rows.
 #   MOCK_B=path: a second mock binary in the server rows (mock-b), say an older commit's build.
 #   SPLIT=perf: the servers' user/system split from perf's samples (needs perf, linux-perf).
@@ -69,8 +77,11 @@ while [[ ${1:-} == --* ]]; do
   esac
   shift
 done
-rounds=${1:-5}
-seconds=${2:-5}
+rounds=${1:-20}
+seconds=${2:-2}
+# The tail rows' own: a p99 of each run, not a cost paired within a round.
+tail_rounds=${TAIL_ROUNDS:-5}
+tail_seconds=${TAIL_SECONDS:-5}
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
@@ -411,12 +422,12 @@ if $noisy_rows; then
   tail_of() {
     local argv
     case $1 in
-      loadgen) argv=("$loadgen" run --target "$h1" --rate "$rate" --duration "${seconds}s" --cores 0
-        --quiet --out "$work/lg.json") ;;
-      loadgen-spin) argv=("$loadgen" run --target "$h1" --rate "$rate" --duration "${seconds}s"
+      loadgen) argv=("$loadgen" run --target "$h1" --rate "$rate" --duration "${tail_seconds}s"
+        --cores 0 --quiet --out "$work/lg.json") ;;
+      loadgen-spin) argv=("$loadgen" run --target "$h1" --rate "$rate" --duration "${tail_seconds}s"
         --cores 0 --spin 1s --quiet --out "$work/lg.json") ;;
-      oha) argv=(taskset -c 0 oha --no-tui -z "${seconds}s" -c 64 -q "$rate" --latency-correction
-        -m POST -T application/json -d "$body" --output-format json "$h1") ;;
+      oha) argv=(taskset -c 0 oha --no-tui -z "${tail_seconds}s" -c 64 -q "$rate"
+        --latency-correction -m POST -T application/json -d "$body" --output-format json "$h1") ;;
     esac
     "$noisy" --hogs 0 --seed "$2" -- "${argv[@]}" >"$work/out" 2>/dev/null || true
     case $1 in
@@ -425,8 +436,8 @@ if $noisy_rows; then
     esac
   }
   echo
-  echo "## The tail beside noisy.sh --hogs 0: $rate req/s open loop against nginx, ${seconds}s, $rounds rounds (µs, medians)"
-  for round in $(seq "$rounds"); do
+  echo "## The tail beside noisy.sh --hogs 0: $rate req/s open loop against nginx, ${tail_seconds}s, $tail_rounds rounds (µs, medians)"
+  for round in $(seq "$tail_rounds"); do
     for name in loadgen loadgen-spin oha; do echo "$name $(tail_of "$name" "$round")"; done
   done >"$work/tails"
   python3 - "$work/tails" <<'PY'
@@ -466,9 +477,9 @@ PY
     esac
   }
   echo
-  echo "## One known stall: 1,000 req/s for 5 s against nginx, the client stopped for 100 ms 2 s in, $rounds rounds (µs, medians)"
+  echo "## One known stall: 1,000 req/s for 5 s against nginx, the client stopped for 100 ms 2 s in, $tail_rounds rounds (µs, medians)"
   echo "(measured from the intended send: p99 about 51,000, p99.9 about 96,000, max about 100,000)"
-  for round in $(seq "$rounds"); do
+  for round in $(seq "$tail_rounds"); do
     for name in loadgen oha; do echo "$name $(stalled "$name")"; done
   done >"$work/stalled"
   python3 - "$work/stalled" <<'PY'
