@@ -55,8 +55,8 @@
 # Short runs and many rounds: this machine's CPU cost per request moves between two modes, about
 # 20% apart, that last tens of seconds, so rows run seconds apart pair better in a round than
 # rows run a minute apart. 20 rounds of 2 s gave intervals 1.3-5 times narrower than 9 rounds
-# of 5 s for 8 of 9 client ratios, in about the same time a row (BENCHMARKS.md; more rounds and
-# shorter runs were not tried apart). A client's start-up (loadgen's 64 connections and
+# of 5 s for 11 of 13 client ratios, in about the same time a row (BENCHMARKS.md; more rounds
+# and shorter runs were not tried apart). A client's start-up (loadgen's 64 connections and
 # threads, about 10 ms of CPU; wrk's, about 3 ms) adds under 0.05 µs a request to a 2 s run.
 #
 # Usage: scripts/bench-client-cost.sh [--servers] [--noisy] [ROUNDS] [SECONDS]   (defaults: 20, 2)
