@@ -34,8 +34,8 @@
 #    defaults and with --spin 1s, and oha -q 5000 --latency-correction: each one's p99 from the
 #    intended send time, and loadgen's lag p99.
 #    NOISY=path names noisy.sh (default: ../shared/tools/noisy.sh beside the checkout).
-#    Then one known stall, whose right answer is arithmetic: each client, at 1,000 req/s open
-#    loop for 5 s, is stopped (SIGSTOP) for 100 ms 2 s in. The 100 requests due in the stall
+#    Then one known stall (TAIL_ROUNDS rounds too), whose right answer is arithmetic: each
+#    client, at 1,000 req/s open loop for 5 s, is stopped (SIGSTOP) for 100 ms 2 s in. The 100 requests due in the stall
 #    wait for its end, so a client that measures from the intended send time reports a max of
 #    about 100 ms and, of 5,000 requests, a p99 (the 50th slowest) of about 51 ms, p99.9 about
 #    96 ms. A client whose figures are far below that does not see its own stalls, and a lower
@@ -55,7 +55,7 @@
 # Short runs and many rounds: this machine's CPU cost per request moves between two modes, about
 # 20% apart, that last tens of seconds, so rows run seconds apart pair better in a round than
 # rows run a minute apart. 20 rounds of 2 s gave intervals 1.3-5 times narrower than 9 rounds
-# of 5 s for 11 of 13 client ratios, in about the same time a row (BENCHMARKS.md; more rounds
+# of 5 s for 12 of 14 client ratios, in about the same time a row (BENCHMARKS.md; more rounds
 # and shorter runs were not tried apart). A client's start-up (loadgen's 64 connections and
 # threads, about 10 ms of CPU; wrk's, about 3 ms) adds under 0.05 µs a request to a 2 s run.
 #
@@ -63,6 +63,7 @@
 #   LOADGEN_B=path: a second loadgen binary in the client rows.
 #   MOCK_B=path: a second mock binary in the server rows (mock-b), say an older commit's build.
 #   SPLIT=perf: the servers' user/system split from perf's samples (needs perf, linux-perf).
+#   TAIL_ROUNDS=N, TAIL_SECONDS=S: the --noisy rows' rounds and run length (default 5, 5).
 # Needs: wrk, nginx, openssl, linux-perf, nghttp2-client (h2load) (apt), oha (cargo install oha
 # --locked), python3.
 set -euo pipefail
