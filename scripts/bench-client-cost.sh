@@ -35,10 +35,10 @@
 #    intended send time, and loadgen's lag p99.
 #    NOISY=path names noisy.sh (default: ../shared/tools/noisy.sh beside the checkout).
 #    Then one known stall (TAIL_ROUNDS rounds too), whose right answer is arithmetic: each
-#    client, at 1,000 req/s open loop for 5 s, is stopped (SIGSTOP) for 100 ms 2 s in. The 100 requests due in the stall
-#    wait for its end, so a client that measures from the intended send time reports a max of
-#    about 100 ms and, of 5,000 requests, a p99 (the 50th slowest) of about 51 ms, p99.9 about
-#    96 ms. A client whose figures are far below that does not see its own stalls, and a lower
+#    client, at 1,000 req/s open loop for 5 s, is stopped (SIGSTOP) for 100 ms 2 s in. The 100
+#    requests due in the stall wait for its end, so a client that measures from the intended
+#    send time reports a max of about 100 ms and, of 5,000 requests, a p99 (the 50th slowest)
+#    of about 51 ms, p99.9 about 96 ms. A client whose figures are far below that does not see its own stalls, and a lower
 #    p99 beside noisy.sh above is then no better.
 # CPU per request is the median over the rounds, with every round's figure after it, and the
 # median of the rounds' ratios to the section's first two rows (wrk and oha, h2load and oha,
