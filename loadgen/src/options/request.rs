@@ -25,7 +25,7 @@ pub struct RequestFlags {
     /// Output tokens asked for in scenario bodies (max_tokens). Default 16.
     #[arg(long)]
     pub max_tokens: Option<u64>,
-    /// Time a request may take, connect included, like 30s. Default 30s.
+    /// Time a request may take from its dispatch, connect included, like 30s. Default 30s.
     #[arg(long)]
     pub timeout: Option<String>,
     /// Cores to pin workers to, like 1 or 0-1 (overhead: the one core of its client, like 0).

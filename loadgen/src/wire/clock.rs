@@ -14,6 +14,9 @@ use gatebench_shared::sim::SimTime;
 pub struct RunClock {
     /// `CLOCK_MONOTONIC` at the start of the run, in ns.
     pub(crate) start_mono_ns: u64,
+    /// The start of the run as a `std::time::Instant` (the same `CLOCK_MONOTONIC`, read beside
+    /// `start_mono_ns`), for tokio's timers; unused on simulated time.
+    start_instant: std::time::Instant,
     /// Where readings come from.
     time: Time,
 }
@@ -28,8 +31,12 @@ enum Time {
 impl RunClock {
     /// A clock whose zero is `lead` from now (so workers can get ready before the first slot).
     pub fn starting_in(lead: Duration) -> RunClock {
+        // Two readings of one clock, tens of nanoseconds apart: an instant made from a reading
+        // ([`RunClock::instant_of`]) is that much early, far below tokio's millisecond timers.
+        let instant = std::time::Instant::now();
         RunClock {
             start_mono_ns: monotonic_ns() + lead.as_nanos() as u64,
+            start_instant: instant + lead,
             time: Time::Monotonic,
         }
     }
@@ -39,6 +46,7 @@ impl RunClock {
     pub fn simulated(time: &Arc<SimTime>, lead: Duration) -> RunClock {
         RunClock {
             start_mono_ns: time.now_ns() + lead.as_nanos() as u64,
+            start_instant: std::time::Instant::now(),
             time: Time::Simulated(time.clone()),
         }
     }
@@ -94,8 +102,40 @@ impl RunClock {
         }
     }
 
+    /// The instant `ns` after the start of the run, for tokio's timers: a deadline from a
+    /// reading already taken, without reading the clock again. Real time only.
+    pub fn instant_of(&self, ns: u64) -> tokio::time::Instant {
+        tokio::time::Instant::from_std(self.start_instant + Duration::from_nanos(ns))
+    }
+
     /// A `CLOCK_MONOTONIC` reading (ns) as nanoseconds since the start of the run (0 before it).
     pub fn ns_of(&self, mono_ns: u64) -> u64 {
         mono_ns.saturating_sub(self.start_mono_ns)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_instant_made_from_a_reading_is_never_after_it() {
+        let clock = RunClock::starting_in(Duration::ZERO);
+        for _ in 0..1000 {
+            let ns = clock.now_ns();
+            let after = tokio::time::Instant::now();
+            let at = clock.instant_of(ns);
+            assert!(at <= after, "{at:?} after {after:?}");
+            assert!(after - at < Duration::from_secs(5), "{at:?} {after:?}");
+        }
+    }
+
+    #[test]
+    fn instants_are_as_far_apart_as_their_readings() {
+        let clock = RunClock::starting_in(Duration::from_millis(3));
+        assert_eq!(
+            clock.instant_of(5_000_123) - clock.instant_of(2_000_000),
+            Duration::from_nanos(3_000_123)
+        );
     }
 }

@@ -7,7 +7,8 @@
 //! kept from an earlier request and moved to a later deadline stays where it is in the wheel:
 //! tokio notes the new deadline and files the timer again only when the old one comes, once a
 //! timeout period. A worker keeps its idle timers here and lends one to each request: moving
-//! and polling it cost about 280 instructions.
+//! and polling it cost about 280 instructions. Each deadline is counted from a reading the
+//! caller already took (the request's dispatch), not from a reading of its own.
 
 use std::cell::RefCell;
 use std::future::{poll_fn, Future};
@@ -35,10 +36,12 @@ impl Timers {
         Timers::default()
     }
 
-    /// `work`, or `None` once `d` has passed on `clock`: [`RunClock::timeout`] on a kept timer.
+    /// `work`, or `None` once `d` has passed since `from`: [`RunClock::timeout`] on a kept
+    /// timer. On simulated time `d` counts from `clock`'s now.
     pub async fn within<T>(
         &self,
         clock: &RunClock,
+        from: Instant,
         d: Duration,
         work: impl Future<Output = T>,
     ) -> Option<T> {
@@ -47,7 +50,7 @@ impl Timers {
         }
         // Pinned where it lies: an exchange's future is kilobytes, and a move copies it all.
         let mut work = pin!(work);
-        let mut timer = self.lend(Instant::now() + d);
+        let mut timer = self.lend(from + d);
         // The work first, then the timer, as `tokio::time::timeout` polls them.
         let out = poll_fn(|cx| {
             if let Poll::Ready(out) = work.as_mut().poll(cx) {
@@ -105,7 +108,7 @@ mod tests {
             let clock = RunClock::starting_in(Duration::ZERO);
             for i in 0..3 {
                 let out = timers
-                    .within(&clock, Duration::from_secs(1), async move {
+                    .within(&clock, Instant::now(), Duration::from_secs(1), async move {
                         tokio::time::sleep(Duration::from_millis(10)).await;
                         i
                     })
@@ -123,7 +126,12 @@ mod tests {
             let clock = RunClock::starting_in(Duration::ZERO);
             // A kept timer first, its deadline long past by the next request's start.
             let _ = timers
-                .within(&clock, Duration::from_millis(5), std::future::ready(()))
+                .within(
+                    &clock,
+                    Instant::now(),
+                    Duration::from_millis(5),
+                    std::future::ready(()),
+                )
                 .await;
             tokio::time::sleep(Duration::from_secs(10)).await;
             for _ in 0..2 {
@@ -131,6 +139,7 @@ mod tests {
                 let out = timers
                     .within(
                         &clock,
+                        start,
                         Duration::from_millis(300),
                         std::future::pending::<()>(),
                     )
@@ -147,10 +156,15 @@ mod tests {
             let timers = Timers::new();
             let clock = RunClock::starting_in(Duration::ZERO);
             let slow = |ms| {
-                timers.within(&clock, Duration::from_millis(50), async move {
-                    tokio::time::sleep(Duration::from_millis(ms)).await;
-                    ms
-                })
+                timers.within(
+                    &clock,
+                    Instant::now(),
+                    Duration::from_millis(50),
+                    async move {
+                        tokio::time::sleep(Duration::from_millis(ms)).await;
+                        ms
+                    },
+                )
             };
             let (a, b, c) = tokio::join!(slow(10), slow(100), slow(20));
             assert_eq!((a, b, c), (Some(10), None, Some(20)));

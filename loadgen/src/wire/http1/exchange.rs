@@ -24,10 +24,11 @@ pub async fn exchange(
         // One request at a time a connection: any free one will do.
         lane: _,
     } = slot;
-    let mut lease = pool.acquire().await?;
+    // One reading for an idle connection's age and the send.
+    let mut lease = pool.acquire(clock.mono_ns()).await?;
     let target_wait_ns = lease.target_wait_ns;
+    let sent_ns = clock.ns_of(lease.ready_ns);
     let connection = lease.connection();
-    let sent_ns = clock.now_ns();
     connection
         .send(|out| template.encode(index, out))
         .await

@@ -54,6 +54,9 @@ pub struct Lease<'a> {
     /// Time (ns) the target held up this lease: connecting, or every connection busy until the
     /// moment one was freed.
     pub target_wait_ns: u64,
+    /// When the lease was had (`CLOCK_MONOTONIC` ns): the reading [`Http1Pool::acquire`] was
+    /// given when a connection was idle, else one taken once it was connected or freed.
+    pub ready_ns: u64,
 }
 
 impl Lease<'_> {
@@ -64,13 +67,14 @@ impl Lease<'_> {
     }
 
     /// Returns a connection that finished its exchange cleanly to the idle set (or closes it
-    /// if it cannot carry another request).
+    /// if it cannot carry another request). It is idle, and freed, from its last read: the
+    /// moment the target let it go.
     pub fn give_back(mut self) {
         if let Some(connection) = self.connection.take() {
             if connection.is_reusable() {
-                let now = monotonic_ns();
-                self.pool.idle.borrow_mut().push((connection, now));
-                self.pool.freed_ns.set(now);
+                let at = connection.last_read().unwrap_or_else(monotonic_ns);
+                self.pool.idle.borrow_mut().push((connection, at));
+                self.pool.freed_ns.set(at);
                 self.pool.freed.notify_one();
             } else {
                 self.pool.close_one();
@@ -134,14 +138,17 @@ impl Http1Pool {
     }
 
     /// A connection: an idle one, else a new one under the cap, else the next one freed.
-    pub async fn acquire(&self) -> Result<Lease<'_>, ErrorKind> {
+    /// `now_ns` is a `CLOCK_MONOTONIC` reading the caller just took: an idle connection's age
+    /// is read from it, and the lease is ready at it unless it had to wait.
+    pub async fn acquire(&self, now_ns: u64) -> Result<Lease<'_>, ErrorKind> {
+        let mut now = now_ns;
         let mut target_wait_ns = 0;
         loop {
             let idle = self.idle.borrow_mut().pop();
             if let Some((mut connection, since)) = idle {
-                let aged = self.max_idle.is_some_and(|most| {
-                    Duration::from_nanos(monotonic_ns().saturating_sub(since)) > most
-                });
+                let aged = self
+                    .max_idle
+                    .is_some_and(|most| Duration::from_nanos(now.saturating_sub(since)) > most);
                 if aged || !connection.is_usable() {
                     // Too old to trust, or the server closed it while it was idle.
                     self.open.set(self.open.get() - 1);
@@ -152,23 +159,25 @@ impl Http1Pool {
                     pool: self,
                     connection: Some(connection),
                     target_wait_ns,
+                    ready_ns: now,
                 });
             }
             if self.open.get() < self.cap {
-                let started = monotonic_ns();
                 let connection = self.connect().await?;
-                target_wait_ns += monotonic_ns().saturating_sub(started);
+                let ready_ns = monotonic_ns();
+                target_wait_ns += ready_ns.saturating_sub(now);
                 return Ok(Lease {
                     pool: self,
                     connection: Some(connection),
                     target_wait_ns,
+                    ready_ns,
                 });
             }
-            // Every connection busy: the target's doing until one is freed; the time from
-            // then until this task runs again is the generator's.
-            let started = monotonic_ns();
+            // Every connection busy: the target's doing until one is freed (its last read);
+            // the time from then until this task runs again is the generator's.
             self.freed.notified().await;
-            target_wait_ns += self.freed_ns.get().saturating_sub(started);
+            target_wait_ns += self.freed_ns.get().saturating_sub(now);
+            now = monotonic_ns();
         }
     }
 
