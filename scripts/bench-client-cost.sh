@@ -45,7 +45,12 @@
 # nginx and the bare hyper server), printed again below the table with the interval of the
 # rounds' ratios that holds that median with the chance printed
 # (scripts/lib/median_interval.py; 96% for 20 rounds, 94% for 5): a target inside it is
-# neither met nor missed by this run. Each round runs its rows in another order (rotated by one
+# neither met nor missed by this run. Below them, each of issue 49's targets the section holds
+# (loadgen over HTTP/1.1 at most 0.9x wrk and 0.6x oha, over HTTP/2 0.9x h2load and 0.8x oha;
+# the mock at most 1.0x hyper and 0.8x nginx) is said met (the whole interval at or under it),
+# missed (the whole interval over) or open, beside the floor's own ratio to the same peer: a
+# floor over a target puts it beyond any program making the floor's system calls here.
+# Each round runs its rows in another order (rotated by one
 # a round), and a round whose run failed is left out of its row and counted. The system calls are counted
 # in one 1 s run per process by the kernel's tracepoints (`perf stat`, scripts/lib/syscalls.sh),
 # which do not slow the process as strace did (under strace answers piled up between reads,
@@ -212,13 +217,15 @@ rotated() {
 
 # summarise ROWS_FILE SECONDS WHAT NAME...: the medians of "round name requests user system"
 # rows, the names in the order given (the first two are the ratios' references). A round
-# whose run failed (no requests counted) is left out and counted.
+# whose run failed (no requests counted) is left out and counted. With TARGETS set ("NAME/REF
+# BOUND ..."), each target of issue 49 that the rows hold is said met, missed or open, and
+# with FLOOR (a row's name) beside what the floor itself gives against the same reference.
 summarise() {
   python3 - "$1" "$2" "$3" "$root/scripts/lib" "${@:4}" <<'PY'
-import statistics, sys
+import os, statistics, sys
 rows_file, seconds, what, lib, *order = sys.argv[1:]
 sys.path.insert(0, lib)
-from median_interval import interval, said
+from median_interval import interval, said, verdict
 rows = {name: {} for name in order}
 failed = {name: 0 for name in order}
 for line in open(rows_file):
@@ -271,6 +278,30 @@ for name in order:
         cells.append(f"/{ref} {said(each)}{mark}")
     if cells:
         print(f"  {name:18} " + "   ".join(cells))
+# The targets: met, missed or open by this run's interval. A floor over a target means no
+# program making the floor's system calls (one receive and one send a request, nothing else
+# in user space) reaches it on this machine, whatever its own code does.
+targets = os.environ.get("TARGETS", "").split()
+floor = os.environ.get("FLOOR", "")
+said_targets = []
+for pair, bound in zip(targets[::2], targets[1::2]):
+    name, ref = pair.split("/")
+    each = ratios(name, ref) if name in rows and ref in rows else []
+    if not each:
+        continue
+    bound = float(bound)
+    line = f"  {name + ' /' + ref:26} <= {bound:.2f}: {said(each)} {verdict(each, bound)}"
+    floors = ratios(floor, ref) if floor in rows else []
+    if floors:
+        over = statistics.median(floors) > bound
+        line += f"; the floor {said(floors)}" + (", over the target" if over else "")
+    said_targets.append(line)
+if said_targets:
+    print("issue 49's targets (met: the whole interval at or under; missed: the whole interval "
+          "over; open: the target inside it)" + (f"; the floor is {floor}, and a floor over a "
+          "target puts it beyond any program making the floor's system calls on this machine"
+          if floor in rows else "") + ":")
+    print("\n".join(said_targets))
 PY
 }
 
@@ -278,6 +309,11 @@ echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -
 echo "nginx $(nginx -v 2>&1 | cut -d/ -f2) on CPU 1; clients on CPU 0; $(oha --version); wrk $(wrk --version 2>&1 | head -1 | awk '{print $2}'); $(h2load --version | head -1)"
 sections=("HTTP/1.1 in the clear, 64 connections:wrk oha loadgen loadgen-sleep${LOADGEN_B:+ loadgen-b loadgen-b-sleep} tcp-floor"
   "HTTP/2 over TLS, 4 connections x 16 streams:h2load oha-h2 loadgen-h2 loadgen-h2-sleep${LOADGEN_B:+ loadgen-h2-b loadgen-h2-b-sleep}")
+# Issue 49's targets for loadgen, each row against its reference, at most the bound.
+declare -A targets=(
+  ["HTTP/1.1 in the clear, 64 connections"]="loadgen/wrk 0.9 loadgen/oha 0.6 loadgen-sleep/wrk 0.9 loadgen-sleep/oha 0.6"
+  ["HTTP/2 over TLS, 4 connections x 16 streams"]="loadgen-h2/h2load 0.9 loadgen-h2/oha-h2 0.8 loadgen-h2-sleep/h2load 0.9 loadgen-h2-sleep/oha-h2 0.8"
+)
 for section in "${sections[@]}"; do
   title=${section%%:*}
   read -r -a names <<<"${section#*:}"
@@ -286,7 +322,7 @@ for section in "${sections[@]}"; do
   for round in $(seq "$rounds"); do
     for name in $(rotated "$round" "${names[@]}"); do echo "$round $name $(cost "$name")"; done
   done >"$work/rows"
-  summarise "$work/rows" "$seconds" client "${names[@]}"
+  TARGETS=${targets[$title]} FLOOR=tcp-floor summarise "$work/rows" "$seconds" client "${names[@]}"
   echo "system calls per request (perf stat's tracepoints, one 1 s run each):"
   for name in "${names[@]}"; do echo "  $name: $(syscalls "$name")"; done
 done
@@ -412,7 +448,8 @@ if $servers; then
       echo "$round $name $(server_cost "$name")"
     done
   done >"$work/rows"
-  summarise "$work/rows" "$seconds" server "${server_names[@]}"
+  TARGETS="mock/hyper 1.0 mock/nginx 0.8" FLOOR=tcp-floor \
+    summarise "$work/rows" "$seconds" server "${server_names[@]}"
   echo "system calls per request (perf stat's tracepoints on the serving process, one 1 s run each):"
   for name in "${server_names[@]}"; do echo "  $name: $(server_syscalls "$name")"; done
 fi

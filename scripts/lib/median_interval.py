@@ -55,3 +55,18 @@ def said(values):
     """
     low, high, _ = interval(values)
     return f"{median(values):.2f} [{low:.2f}-{high:.2f}]"
+
+
+def verdict(values, bound):
+    """A target "at most `bound`" against the rounds' figures: met when the whole interval is at
+    or under it, missed when the whole interval is over it, open when it lies inside.
+
+    >>> verdict([0.81, 0.83, 0.84, 0.85, 0.86], 0.9)
+    'met'
+    >>> verdict([0.93, 0.95, 0.96, 0.98, 1.02], 0.9)
+    'missed'
+    >>> verdict([0.85, 0.88, 0.91, 0.93, 0.95], 0.9)
+    'open'
+    """
+    low, high, _ = interval(values)
+    return "met" if high <= bound else "missed" if low > bound else "open"
