@@ -659,17 +659,17 @@ async fn timed(
     slot: Slot,
 ) -> Result<crate::wire::outcome::Exchange, ErrorKind> {
     let awaited = ctx.poll.sent(slot.dispatched_ns);
-    // The timeout counts from the dispatch, whose reading is at hand; one dispatched at the
-    // run's zero or before it (a closed loop's first, in the lead) reads the clock.
-    let from = match slot.dispatched_ns {
-        0 => tokio::time::Instant::now(),
-        at => ctx.clock.instant_of(at),
-    };
     // Pinned here, so the timeout holds a pointer to it, not a copy.
     let exchange = std::pin::pin!(pool.exchange(template, request, &ctx.clock, slot));
+    // The timeout counts from the dispatch, whose reading is at hand.
     let result = ctx
         .timers
-        .within(&ctx.clock, from, ctx.spec.plan.timeout, exchange)
+        .within(
+            &ctx.clock,
+            slot.dispatched_ns,
+            ctx.spec.plan.timeout,
+            exchange,
+        )
         .await
         .unwrap_or(Err(ErrorKind::Timeout));
     drop(awaited);

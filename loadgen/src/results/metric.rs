@@ -16,8 +16,8 @@ pub enum Metric {
     /// Actual send − dispatch: time waiting for a free or new connection.
     ConnectionWait,
     /// Actual send − dispatch, less the time the target held every connection (its handshake,
-    /// or all busy until one was given back): the generator's own delay after dispatch, as a
-    /// freed connection it had not yet noticed.
+    /// or all busy until one's answer was read in full): the generator's own delay after
+    /// dispatch, as a freed connection it had not yet noticed.
     SendDelay,
     /// A session's request: body ready − the later of its intended start and the end of the
     /// answer before it on its line (or its task's start): the client's own work on the

@@ -3,12 +3,14 @@
 //! `tokio::time::timeout` files a new timer in the runtime's wheel for every request and takes it
 //! out again when the answer comes first, as it nearly always does: about 550 instructions a
 //! request against nginx, most of them the wheel's lock and lists. A worker's requests all wait
-//! the same `--timeout` from their send, so each deadline is later than the one before. A timer
-//! kept from an earlier request and moved to a later deadline stays where it is in the wheel:
-//! tokio notes the new deadline and files the timer again only when the old one comes, once a
-//! timeout period. A worker keeps its idle timers here and lends one to each request: moving
-//! and polling it cost about 280 instructions. Each deadline is counted from a reading the
-//! caller already took (the request's dispatch), not from a reading of its own.
+//! the same `--timeout` from their dispatch, so each deadline is nearly always later than the
+//! one before (a session's turns, dispatched by their own alarms, can come out of order: that
+//! timer is filed again, nothing worse). A timer kept from an earlier request and moved to a
+//! later deadline stays where it is in the wheel: tokio notes the new deadline and files the
+//! timer again only when the old one comes, once a timeout period. A worker keeps its idle
+//! timers here and lends one to each request: moving and polling it cost about 280
+//! instructions. Each deadline counts from a reading the caller already took (the request's
+//! dispatch), not from a reading of its own.
 
 use std::cell::RefCell;
 use std::future::{poll_fn, Future};
@@ -36,18 +38,24 @@ impl Timers {
         Timers::default()
     }
 
-    /// `work`, or `None` once `d` has passed since `from`: [`RunClock::timeout`] on a kept
-    /// timer. On simulated time `d` counts from `clock`'s now.
+    /// `work`, or `None` once `d` has passed since `from_ns` on `clock` (a reading already
+    /// taken, ns since the start of the run): [`RunClock::timeout`] on a kept timer. A
+    /// `from_ns` of 0 (a reading at the run's zero or before it, which saturates to 0) counts
+    /// from now, as does simulated time.
     pub async fn within<T>(
         &self,
         clock: &RunClock,
-        from: Instant,
+        from_ns: u64,
         d: Duration,
         work: impl Future<Output = T>,
     ) -> Option<T> {
         if clock.simulated_time().is_some() {
             return clock.timeout(d, work).await;
         }
+        let from = match from_ns {
+            0 => Instant::now(),
+            at => clock.instant_of(at),
+        };
         // Pinned where it lies: an exchange's future is kilobytes, and a move copies it all.
         let mut work = pin!(work);
         let mut timer = self.lend(from + d);
@@ -108,7 +116,7 @@ mod tests {
             let clock = RunClock::starting_in(Duration::ZERO);
             for i in 0..3 {
                 let out = timers
-                    .within(&clock, Instant::now(), Duration::from_secs(1), async move {
+                    .within(&clock, 0, Duration::from_secs(1), async move {
                         tokio::time::sleep(Duration::from_millis(10)).await;
                         i
                     })
@@ -126,12 +134,7 @@ mod tests {
             let clock = RunClock::starting_in(Duration::ZERO);
             // A kept timer first, its deadline long past by the next request's start.
             let _ = timers
-                .within(
-                    &clock,
-                    Instant::now(),
-                    Duration::from_millis(5),
-                    std::future::ready(()),
-                )
+                .within(&clock, 0, Duration::from_millis(5), std::future::ready(()))
                 .await;
             tokio::time::sleep(Duration::from_secs(10)).await;
             for _ in 0..2 {
@@ -139,7 +142,7 @@ mod tests {
                 let out = timers
                     .within(
                         &clock,
-                        start,
+                        0,
                         Duration::from_millis(300),
                         std::future::pending::<()>(),
                     )
@@ -156,19 +159,43 @@ mod tests {
             let timers = Timers::new();
             let clock = RunClock::starting_in(Duration::ZERO);
             let slow = |ms| {
-                timers.within(
-                    &clock,
-                    Instant::now(),
-                    Duration::from_millis(50),
-                    async move {
-                        tokio::time::sleep(Duration::from_millis(ms)).await;
-                        ms
-                    },
-                )
+                timers.within(&clock, 0, Duration::from_millis(50), async move {
+                    tokio::time::sleep(Duration::from_millis(ms)).await;
+                    ms
+                })
             };
             let (a, b, c) = tokio::join!(slow(10), slow(100), slow(20));
             assert_eq!((a, b, c), (Some(10), None, Some(20)));
             assert_eq!(timers.idle(), 3);
+        });
+    }
+
+    #[test]
+    fn the_deadline_counts_from_the_reading_given_not_from_the_call() {
+        runtime().block_on(async {
+            let timers = Timers::new();
+            let clock = RunClock::starting_in(Duration::ZERO);
+            // Dispatched 40 ms after the run's zero; its exchange begins 100 ms later.
+            let dispatched_ns = 40_000_000;
+            let deadline = clock.instant_of(dispatched_ns) + Duration::from_millis(300);
+            tokio::time::sleep_until(clock.instant_of(dispatched_ns + 100_000_000)).await;
+            let out = timers
+                .within(
+                    &clock,
+                    dispatched_ns,
+                    Duration::from_millis(300),
+                    std::future::pending::<()>(),
+                )
+                .await;
+            assert_eq!(out, None);
+            // On the paused clock a timer fires at the first millisecond tick at or after it.
+            let now = Instant::now();
+            assert!(now >= deadline, "{:?} early", deadline - now);
+            assert!(
+                now - deadline < Duration::from_millis(1),
+                "{:?} late",
+                now - deadline
+            );
         });
     }
 }

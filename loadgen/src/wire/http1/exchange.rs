@@ -1,5 +1,7 @@
 //! One exchange over HTTP/1.1, on a connection of the worker's pool.
 
+use gatebench_shared::clock::monotonic_ns;
+
 use crate::wire::clock::RunClock;
 use crate::wire::exchange::{Reading, Slot};
 use crate::wire::http1::pool::Http1Pool;
@@ -24,8 +26,8 @@ pub async fn exchange(
         // One request at a time a connection: any free one will do.
         lane: _,
     } = slot;
-    // One reading for an idle connection's age and the send.
-    let mut lease = pool.acquire(clock.mono_ns()).await?;
+    // One reading for an idle connection's age and the send (the pool's real clock).
+    let mut lease = pool.acquire(monotonic_ns()).await?;
     let target_wait_ns = lease.target_wait_ns;
     let sent_ns = clock.ns_of(lease.ready_ns);
     let connection = lease.connection();

@@ -1,8 +1,10 @@
 //! One worker's connections to one target: opened ahead of the start, reused, and opened anew
 //! (up to a cap) when every one is busy. Time spent waiting for a connection counts in the
 //! response time of the request that waited. A lease also tells how much of that wait the
-//! target caused (its handshake, or every connection busy until one was given back); the rest
-//! of the time from dispatch to send is the generator's own delay.
+//! target caused (its handshake, or every connection busy until one's answer was read in
+//! full); the rest of the time from dispatch to send is the generator's own delay. The pool
+//! reads the real `CLOCK_MONOTONIC`, as its connections stamp their reads: HTTP/1.1 never runs
+//! on simulated time.
 
 use std::cell::{Cell, RefCell};
 use std::time::Duration;
@@ -30,12 +32,14 @@ pub struct Http1Pool {
     connect_timeout: Duration,
     /// Longest idle time of a reused connection; `None`: any.
     max_idle: Option<Duration>,
-    /// Idle connections, each with the `CLOCK_MONOTONIC` reading (ns) of when it went idle; the
-    /// last one freed is reused first, so a few stay warm and the rest can age out.
+    /// Idle connections, each with the `CLOCK_MONOTONIC` reading (ns) of when it went idle (its
+    /// last read); the last one freed is reused first, so a few stay warm and the rest can age
+    /// out.
     idle: RefCell<Vec<(Connection, u64)>>,
     open: Cell<usize>,
     freed: Notify,
-    /// When a connection was last given back or closed (`CLOCK_MONOTONIC` ns).
+    /// When a connection was last freed (`CLOCK_MONOTONIC` ns): given back (its last read) or
+    /// closed (when it was).
     freed_ns: Cell<u64>,
     /// Connections opened, ever.
     pub opened: Cell<u64>,
@@ -163,9 +167,11 @@ impl Http1Pool {
                 });
             }
             if self.open.get() < self.cap {
+                // Read again: closing aged connections above is the generator's time.
+                let started = monotonic_ns();
                 let connection = self.connect().await?;
                 let ready_ns = monotonic_ns();
-                target_wait_ns += ready_ns.saturating_sub(now);
+                target_wait_ns += ready_ns.saturating_sub(started);
                 return Ok(Lease {
                     pool: self,
                     connection: Some(connection),
