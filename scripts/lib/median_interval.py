@@ -59,7 +59,8 @@ def said(values):
 
 def verdict(values, bound):
     """A target "at most `bound`" against the rounds' figures: met when the whole interval is at
-    or under it, missed when the whole interval is over it, open when it lies inside.
+    or under it, missed when the whole interval is over it, open when it lies inside; the
+    interval's ends as `said` prints them, to two places.
 
     >>> verdict([0.81, 0.83, 0.84, 0.85, 0.86], 0.9)
     'met'
@@ -67,6 +68,9 @@ def verdict(values, bound):
     'missed'
     >>> verdict([0.85, 0.88, 0.91, 0.93, 0.95], 0.9)
     'open'
+    >>> verdict([0.8, 0.85, 0.88, 0.89, 0.9004], 0.9)
+    'met'
     """
     low, high, _ = interval(values)
+    low, high = round(low, 2), round(high, 2)
     return "met" if high <= bound else "missed" if low > bound else "open"
