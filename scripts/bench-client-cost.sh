@@ -50,10 +50,9 @@
 # the mock at most 1.0x hyper and 0.8x nginx) is said met (the whole interval at or under it),
 # missed (the whole interval over) or open, beside the floor's own ratio to the same peer: a
 # floor over a target says that even a program doing nothing but the floor's system calls did
-# not reach it in that run (the LOADGEN_B and MOCK_B rows are not judged).
-# Each round runs its rows in another order (rotated by one
-# a round), and a round whose run failed is left out of its row and counted. The system calls are counted
-# in one 1 s run per process by the kernel's tracepoints (`perf stat`, scripts/lib/syscalls.sh),
+# not reach it in that run (the LOADGEN_B and MOCK_B rows are not judged). Each round runs its
+# rows in another order (rotated by one a round), and a round whose run failed is left out of
+# its row and counted. The system calls are counted in one 1 s run per process by the kernel's tracepoints (`perf stat`, scripts/lib/syscalls.sh),
 # which do not slow the process as strace did (under strace answers piled up between reads,
 # and the counts came out lower than at full speed). Requests per second are printed beside
 # (median and range), as a check, not as a figure to compare.
